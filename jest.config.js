@@ -1,0 +1,30 @@
+// One jest run over every workspace: tests import sibling packages from their TypeScript sources
+// (no build needed), transpiled by swc. See docs/decisions.md "Module format and jest".
+const fs = require('node:fs');
+const path = require('node:path');
+
+const moduleNameMapper = {};
+for (const group of ['packages', 'apps']) {
+  const base = path.join(__dirname, group);
+  if (!fs.existsSync(base)) continue;
+  for (const dir of fs.readdirSync(base)) {
+    const pkgFile = path.join(base, dir, 'package.json');
+    if (!fs.existsSync(pkgFile)) continue;
+    const name = JSON.parse(fs.readFileSync(pkgFile, 'utf8')).name;
+    moduleNameMapper[`^${name}$`] = `<rootDir>/${group}/${dir}/src/index.ts`;
+    moduleNameMapper[`^${name}/(.*)$`] = `<rootDir>/${group}/${dir}/src/$1/index.ts`;
+  }
+}
+
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/apps', '<rootDir>/scripts'],
+  testMatch: ['**/test/**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  moduleNameMapper,
+  setupFiles: ['<rootDir>/jest.setup.js'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/fixtures/'],
+  testTimeout: 30000,
+};

@@ -1,0 +1,41 @@
+import { ErrorCodes, fail } from '../errors';
+import type { Plan, Product } from '../model';
+
+export const isArchived = (r: { archivedAt: Date | null }): boolean => r.archivedAt !== null;
+
+export function archiveProduct(product: Product, now: Date): Product {
+  if (product.archivedAt) fail(ErrorCodes.PRODUCT_ARCHIVED, 'product is already archived');
+  return { ...product, archivedAt: now, updatedAt: now };
+}
+
+export function archivePlan(plan: Plan, now: Date): Plan {
+  if (plan.archivedAt) fail(ErrorCodes.PLAN_ARCHIVED, 'plan is already archived');
+  return { ...plan, archivedAt: now, updatedAt: now };
+}
+
+/** A plan can be bought or moved to only while it and its product are not archived. */
+export function assertPlanSellable(plan: Plan, product: Product): void {
+  if (plan.archivedAt) fail(ErrorCodes.PLAN_ARCHIVED, 'the plan is archived');
+  if (product.archivedAt) fail(ErrorCodes.PLAN_ARCHIVED, "the plan's product is archived");
+  if (plan.productId !== product.id) fail(ErrorCodes.PLAN_NOT_IN_PRODUCT, 'the plan belongs to another product');
+}
+
+export const isPerSeat = (plan: Plan): boolean => plan.licenseType === 'perSeat';
+
+/** Minimum seats: the plan's `perSeatAmount`, at least 1. */
+export const minimumSeats = (plan: Plan): number => Math.max(1, Math.floor(plan.perSeatAmount || 1));
+
+/** A product is paid when any of its plans is. */
+export const isPaidProduct = (plans: Plan[]): boolean => plans.some((p) => p.pricingType === 'paid');
+
+/** The legacy/v1 status of a product or plan: CANCELLED iff archived. */
+export const legacyStatus = (r: { archivedAt: Date | null }): 'ACTIVE' | 'CANCELLED' =>
+  r.archivedAt ? 'CANCELLED' : 'ACTIVE';
+
+const ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
+
+/** Digits after the decimal point of a currency's major unit. */
+export const currencyExponent = (shortName: string): number => (ZERO_DECIMAL.has(shortName.toUpperCase()) ? 0 : 2);
+
+export const toMajor = (minor: number, currency: string): number => minor / 10 ** currencyExponent(currency);
+export const toMinor = (major: number, currency: string): number => Math.round(major * 10 ** currencyExponent(currency));

@@ -1,0 +1,118 @@
+import { ErrorCodes, fail } from '../errors';
+import type { Customer, Id, License, Plan, Product, Subscription } from '../model';
+import { assertPlanSellable, isPerSeat, minimumSeats } from './catalog';
+import { seatLicense } from './seats';
+import { addDays, addInterval } from './time';
+
+export interface AdHocLicenseInput {
+  plan: Plan;
+  product: Product;
+  member: string;
+  granteeId: string | null;
+  now: Date;
+  id: Id;
+}
+
+/**
+ * A license without payment: for a free plan it is ACTIVE and does not end; for an evaluation plan
+ * it is EVALUATION and ends `evalDays` after now. A paid plan without evaluation needs a checkout.
+ */
+export function createAdHocLicense({ plan, product, member, granteeId, now, id }: AdHocLicenseInput): License {
+  assertPlanSellable(plan, product);
+  const evaluation = plan.evaluation && plan.evalDays > 0;
+  if (plan.pricingType !== 'free' && !evaluation) {
+    fail(ErrorCodes.PLAN_NOT_FREE_OR_EVALUATION, 'ad hoc licenses are for free or evaluation plans; use a checkout link for paid plans');
+  }
+  return {
+    id,
+    organisationId: plan.organisationId,
+    isTest: plan.isTest,
+    productId: plan.productId,
+    planId: plan.id,
+    subscriptionId: null,
+    granteeId,
+    purchaser: member,
+    email: member.includes('@') ? member : null,
+    name: null,
+    paymentService: 'none',
+    type: plan.licenseType,
+    status: evaluation ? 'EVALUATION' : 'ACTIVE',
+    cancelAtPeriodEnd: false,
+    startTime: now,
+    endTime: evaluation ? addDays(now, plan.evalDays) : null,
+    metadata: {},
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** Gives the license to a grantee, or takes it back with null. */
+export function assignGrantee(license: License, granteeId: string | null, now: Date): License {
+  if (license.status === 'CANCELED') fail(ErrorCodes.LICENSE_CANCELED, 'a canceled license cannot be reassigned');
+  if (granteeId !== null && (typeof granteeId !== 'string' || granteeId.trim() === '')) {
+    fail(ErrorCodes.VALIDATION_FAILED, 'granteeId must be a non-empty string or null', [{ property: 'granteeId', error: 'must be a non-empty string or null' }]);
+  }
+  return { ...license, granteeId, updatedAt: now };
+}
+
+export function cancelLicense(license: License, now: Date): License {
+  if (license.status === 'CANCELED') fail(ErrorCodes.LICENSE_CANCELED, 'the license is already canceled');
+  return { ...license, status: 'CANCELED', cancelAtPeriodEnd: false, endTime: now, updatedAt: now };
+}
+
+export interface PurchaseInput {
+  plan: Plan;
+  product: Product;
+  customer: Customer;
+  granteeId: string;
+  quantity: number;
+  currency: string;
+  paymentProvider: string;
+  paymentSubscriptionId: string | null;
+  now: Date;
+  newId: () => Id;
+}
+
+/**
+ * A completed checkout: the subscription (trialing when the plan has trial days) and one license
+ * per seat, the first assigned to the grantee.
+ */
+export function startSubscription(input: PurchaseInput): { subscription: Subscription; licenses: License[] } {
+  const { plan, product, customer, now } = input;
+  assertPlanSellable(plan, product);
+  const quantity = isPerSeat(plan) ? input.quantity : 1;
+  if (isPerSeat(plan) && quantity < minimumSeats(plan)) {
+    fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `the plan needs at least ${minimumSeats(plan)} seat(s)`);
+  }
+  const trialing = (plan.trialDays ?? 0) > 0;
+  const periodEnd = trialing ? addDays(now, plan.trialDays as number) : addInterval(now, plan.interval, plan.length);
+  const subscription: Subscription = {
+    id: input.newId(),
+    organisationId: plan.organisationId,
+    isTest: plan.isTest,
+    productId: product.id,
+    planId: plan.id,
+    customerId: customer.id,
+    granteeId: input.granteeId,
+    email: customer.emailAddress,
+    paymentProvider: input.paymentProvider,
+    paymentSubscriptionId: input.paymentSubscriptionId,
+    type: plan.licenseType,
+    quantity,
+    status: trialing ? 'TRIALING' : 'ACTIVE',
+    currency: input.currency,
+    currentPeriodStart: now,
+    currentPeriodEnd: periodEnd,
+    cancelAtPeriodEnd: false,
+    canceledAt: null,
+    replacesId: null,
+    lineItemIds: plan.lineItems.map((li) => li.id),
+    createdAt: now,
+    updatedAt: now,
+  };
+  const licenses = Array.from({ length: quantity }, (_, i) => {
+    const l = seatLicense(subscription, plan, customer.value, input.newId(), now);
+    return i === 0 ? { ...l, granteeId: input.granteeId } : l;
+  });
+  return { subscription, licenses };
+}

@@ -1,0 +1,56 @@
+import { invalid } from '../errors';
+import type { Id, Page } from '../model';
+
+/** Position of a record in (createdAt, id) order, opaque to callers. */
+export interface CursorKey {
+  createdAt: Date;
+  id: Id;
+}
+
+export const encodeCursor = (k: CursorKey): string =>
+  Buffer.from(JSON.stringify([k.createdAt.toISOString(), k.id]), 'utf8').toString('base64url');
+
+export function decodeCursor(cursor: string, name = 'cursor'): CursorKey {
+  try {
+    const [t, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const createdAt = new Date(t);
+    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
+    return { createdAt, id };
+  } catch {
+    return invalid(name, 'is not a cursor this service issued');
+  }
+}
+
+export const compareKeys = (a: CursorKey, b: CursorKey): number =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * One page of `all` (any order) by keyset: `after` gives the items following the cursor, `before`
+ * those preceding it. Used by the in-memory adapter; SQL adapters do the same in the query.
+ */
+export function pageOf<T extends CursorKey>(all: T[], q: { limit: number; after?: string; before?: string }): Page<T> {
+  const sorted = [...all].sort(compareKeys);
+  let start = 0;
+  let end = sorted.length;
+  if (q.after) {
+    const k = decodeCursor(q.after, 'after');
+    start = sorted.findIndex((x) => compareKeys(x, k) > 0);
+    if (start < 0) start = sorted.length;
+    end = Math.min(sorted.length, start + q.limit);
+  } else if (q.before) {
+    const k = decodeCursor(q.before, 'before');
+    end = sorted.findIndex((x) => compareKeys(x, k) >= 0);
+    if (end < 0) end = sorted.length;
+    start = Math.max(0, end - q.limit);
+  } else {
+    end = Math.min(sorted.length, q.limit);
+  }
+  const items = sorted.slice(start, end);
+  const hasMore = end < sorted.length;
+  return {
+    items,
+    hasMore,
+    nextCursor: hasMore && items.length ? encodeCursor(items[items.length - 1]) : null,
+    previousCursor: start > 0 && items.length ? encodeCursor(items[0]) : null,
+  };
+}

@@ -1,0 +1,154 @@
+import { ErrorCodes, fail } from '../errors';
+import type { Id, License, Plan, Product, Proration, Subscription, SubscriptionStatus } from '../model';
+import { assertPlanSellable } from './catalog';
+import { SUBSCRIPTION_STATUSES } from './status';
+
+export const isRunning = (s: Subscription): boolean => SUBSCRIPTION_STATUSES[s.status].running;
+
+/**
+ * The status a reader must see at `now`: a subscription whose cancellation was scheduled is
+ * CANCELED from the end of its period on, even before the sweep has written it.
+ */
+export function effectiveStatus(s: Subscription, now: Date): SubscriptionStatus {
+  if (isRunning(s) && s.cancelAtPeriodEnd && now >= s.currentPeriodEnd) return 'CANCELED';
+  return s.status;
+}
+
+function assertRunning(s: Subscription, now: Date): void {
+  if (effectiveStatus(s, now) === 'CANCELED') fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
+}
+
+/** Licenses of the subscription, ended with it. */
+const endLicenses = (licenses: License[], now: Date): License[] =>
+  licenses.map((l) =>
+    l.status === 'CANCELED' ? l : { ...l, status: 'CANCELED', cancelAtPeriodEnd: false, endTime: now, updatedAt: now },
+  );
+
+export interface SubscriptionChange {
+  subscription: Subscription;
+  licenses: License[];
+}
+
+export function cancelNow(s: Subscription, licenses: License[], now: Date): SubscriptionChange {
+  assertRunning(s, now);
+  return {
+    subscription: { ...s, status: 'CANCELED', cancelAtPeriodEnd: false, canceledAt: now, updatedAt: now },
+    licenses: endLicenses(licenses, now),
+  };
+}
+
+/** Schedules cancellation; asking again while scheduled changes nothing. */
+export function cancelAtPeriodEnd(s: Subscription, licenses: License[], now: Date): SubscriptionChange {
+  assertRunning(s, now);
+  if (s.cancelAtPeriodEnd) return { subscription: s, licenses };
+  return {
+    subscription: { ...s, cancelAtPeriodEnd: true, updatedAt: now },
+    licenses: licenses.map((l) => (l.status === 'CANCELED' ? l : { ...l, cancelAtPeriodEnd: true, updatedAt: now })),
+  };
+}
+
+/** The sweep: a scheduled cancellation takes effect once the period has ended. */
+export function periodEndReached(s: Subscription, licenses: License[], now: Date): SubscriptionChange {
+  if (!isRunning(s)) fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
+  if (!s.cancelAtPeriodEnd || now < s.currentPeriodEnd) {
+    fail(ErrorCodes.SUBSCRIPTION_PERIOD_NOT_ENDED, 'no cancellation is due for this subscription');
+  }
+  const end = s.currentPeriodEnd;
+  return {
+    subscription: { ...s, status: 'CANCELED', canceledAt: end, updatedAt: now },
+    licenses: endLicenses(licenses, end),
+  };
+}
+
+/** Only while cancellation is scheduled and the period has not passed. */
+export function reactivate(s: Subscription, licenses: License[], now: Date): SubscriptionChange {
+  if (!isRunning(s) || !s.cancelAtPeriodEnd || now >= s.currentPeriodEnd) {
+    fail(
+      ErrorCodes.SUBSCRIPTION_NOT_REACTIVATABLE,
+      'only a subscription whose cancellation is scheduled and whose period has not passed can be reactivated; create a new subscription',
+    );
+  }
+  return {
+    subscription: { ...s, cancelAtPeriodEnd: false, updatedAt: now },
+    licenses: licenses.map((l) => (l.status === 'CANCELED' ? l : { ...l, cancelAtPeriodEnd: false, updatedAt: now })),
+  };
+}
+
+/** A payment for the next period arrived: the period and the licenses move on. */
+export function renew(s: Subscription, licenses: License[], periodStart: Date, periodEnd: Date, now: Date): SubscriptionChange {
+  assertRunning(s, now);
+  return {
+    subscription: { ...s, status: 'ACTIVE', currentPeriodStart: periodStart, currentPeriodEnd: periodEnd, updatedAt: now },
+    licenses: licenses.map((l) =>
+      l.status === 'CANCELED' ? l : { ...l, status: l.status === 'TRIALING' ? 'ACTIVE' : l.status, endTime: periodEnd, updatedAt: now },
+    ),
+  };
+}
+
+export type PlanChange =
+  | { kind: 'moved'; subscription: Subscription; licenses: License[]; proration: Proration }
+  | { kind: 'replaced'; canceled: Subscription; created: Subscription; canceledLicenses: License[]; createdLicenses: License[] };
+
+export interface ChangePlanInput {
+  subscription: Subscription;
+  licenses: License[];
+  currentPlan: Plan;
+  target: Plan;
+  targetProduct: Product;
+  proration: Proration;
+  now: Date;
+  newId: () => Id;
+}
+
+/**
+ * Not usage-based: the same subscription moves to the target plan (prorated by `proration`).
+ * Usage-based: the subscription is canceled and a new one starts on the target plan, with no
+ * proration. Licenses follow the subscription either way.
+ */
+export function changePlan(input: ChangePlanInput): PlanChange {
+  const { subscription: s, licenses, currentPlan, target, targetProduct, now } = input;
+  assertPlanSellable(target, targetProduct);
+  assertRunning(s, now);
+  if (target.id === s.planId) fail(ErrorCodes.SUBSCRIPTION_ALREADY_ON_PLAN, 'the subscription is already on that plan');
+  if (target.productId !== s.productId) fail(ErrorCodes.PLAN_NOT_IN_PRODUCT, "the plan does not belong to the subscription's product");
+
+  if (!currentPlan.usageBased) {
+    return {
+      kind: 'moved',
+      subscription: { ...s, planId: target.id, type: target.licenseType, updatedAt: now },
+      licenses: licenses.map((l) => (l.status === 'CANCELED' ? l : { ...l, planId: target.id, type: target.licenseType, updatedAt: now })),
+      proration: input.proration,
+    };
+  }
+  const canceled = cancelNow(s, licenses, now);
+  const created: Subscription = {
+    ...s,
+    id: input.newId(),
+    planId: target.id,
+    type: target.licenseType,
+    status: 'ACTIVE',
+    paymentSubscriptionId: null,
+    cancelAtPeriodEnd: false,
+    canceledAt: null,
+    replacesId: s.id,
+    currentPeriodStart: now,
+    currentPeriodEnd: s.currentPeriodEnd > now ? s.currentPeriodEnd : now,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const createdLicenses = licenses
+    .filter((l) => l.status !== 'CANCELED')
+    .map((l) => ({
+      ...l,
+      id: input.newId(),
+      subscriptionId: created.id,
+      planId: target.id,
+      type: target.licenseType,
+      startTime: now,
+      endTime: created.currentPeriodEnd,
+      cancelAtPeriodEnd: false,
+      createdAt: now,
+      updatedAt: now,
+    }));
+  return { kind: 'replaced', canceled: canceled.subscription, created, canceledLicenses: canceled.licenses, createdLicenses };
+}

@@ -1,0 +1,72 @@
+/**
+ * Domain errors carry a stable machine-readable `code` and never an HTTP status: each interface
+ * generation maps codes to statuses in one table at its edge.
+ */
+export const ErrorCodes = {
+  VALIDATION_FAILED: 'VALIDATION_FAILED',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  ORGANISATION_NOT_FOUND: 'ORGANISATION_NOT_FOUND',
+  PRODUCT_NOT_FOUND: 'PRODUCT_NOT_FOUND',
+  PRODUCT_ARCHIVED: 'PRODUCT_ARCHIVED',
+  PRODUCT_HAS_SUBSCRIPTIONS: 'PRODUCT_HAS_SUBSCRIPTIONS',
+  PLAN_NOT_FOUND: 'PLAN_NOT_FOUND',
+  PLAN_ARCHIVED: 'PLAN_ARCHIVED',
+  PLAN_HAS_SUBSCRIPTIONS: 'PLAN_HAS_SUBSCRIPTIONS',
+  PLAN_NOT_IN_PRODUCT: 'PLAN_NOT_IN_PRODUCT',
+  PLAN_NOT_FREE_OR_EVALUATION: 'PLAN_NOT_FREE_OR_EVALUATION',
+  PRICING_TABLE_NOT_FOUND: 'PRICING_TABLE_NOT_FOUND',
+  SUBSCRIPTION_NOT_FOUND: 'SUBSCRIPTION_NOT_FOUND',
+  SUBSCRIPTION_CANCELED: 'SUBSCRIPTION_CANCELED',
+  SUBSCRIPTION_NOT_REACTIVATABLE: 'SUBSCRIPTION_NOT_REACTIVATABLE',
+  SUBSCRIPTION_ALREADY_ON_PLAN: 'SUBSCRIPTION_ALREADY_ON_PLAN',
+  SUBSCRIPTION_PERIOD_NOT_ENDED: 'SUBSCRIPTION_PERIOD_NOT_ENDED',
+  SUBSCRIPTION_NOT_PER_SEAT: 'SUBSCRIPTION_NOT_PER_SEAT',
+  SEATS_INVALID_COUNT: 'SEATS_INVALID_COUNT',
+  SEATS_BELOW_MINIMUM: 'SEATS_BELOW_MINIMUM',
+  SEATS_EXCEED_UNASSIGNED: 'SEATS_EXCEED_UNASSIGNED',
+  LICENSE_NOT_FOUND: 'LICENSE_NOT_FOUND',
+  LICENSE_CANCELED: 'LICENSE_CANCELED',
+  EVENT_NOT_FOUND: 'EVENT_NOT_FOUND',
+  CHECK_GRACE_INVALID: 'CHECK_GRACE_INVALID',
+  CHECKOUT_PROMO_CODE_CONFLICT: 'CHECKOUT_PROMO_CODE_CONFLICT',
+  CHECKOUT_INVALID_EMAIL: 'CHECKOUT_INVALID_EMAIL',
+  CHECKOUT_INVALID_URL: 'CHECKOUT_INVALID_URL',
+  CHECKOUT_CURRENCY_NOT_SUPPORTED: 'CHECKOUT_CURRENCY_NOT_SUPPORTED',
+  CHECKOUT_QUANTITY_NOT_PER_SEAT: 'CHECKOUT_QUANTITY_NOT_PER_SEAT',
+  CHECKOUT_QUANTITY_BELOW_MINIMUM: 'CHECKOUT_QUANTITY_BELOW_MINIMUM',
+  CHECKOUT_QUANTITY_INVALID: 'CHECKOUT_QUANTITY_INVALID',
+  PAYMENT_NOT_AVAILABLE: 'PAYMENT_NOT_AVAILABLE',
+  PAYMENT_PROVIDER_FAILED: 'PAYMENT_PROVIDER_FAILED',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** One offending input, for validation errors. */
+export interface ErrorDetail {
+  property: string;
+  error: string;
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;
+
+export const fail = (code: ErrorCode, message: string, details?: ErrorDetail[]): never => {
+  throw new DomainError(code, message, details);
+};
+
+/** A request that does not validate; `details` name each offending property. */
+export const invalid = (property: string, error: string): never =>
+  fail(ErrorCodes.VALIDATION_FAILED, `${property}: ${error}`, [{ property, error }]);

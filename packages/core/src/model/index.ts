@@ -1,0 +1,6 @@
+export * from './common';
+export * from './organisation';
+export * from './catalog';
+export * from './subscription';
+export * from './license';
+export * from './event';

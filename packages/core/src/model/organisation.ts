@@ -1,0 +1,39 @@
+import type { Id } from './common';
+
+export interface Organisation {
+  id: Id;
+  /** Unique, human-chosen name (the `organisation` of the catalog file). */
+  name: string;
+  createdAt: Date;
+}
+
+/** Scopes are `<resource>:read` / `<resource>:write`, or `*` for everything. */
+export const SCOPE_RESOURCES = ['products', 'plans', 'pricing-tables', 'subscriptions', 'licenses'] as const;
+export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
+export type Scope = `${ScopeResource}:${'read' | 'write'}` | '*';
+
+export interface ApiKey {
+  id: Id;
+  organisationId: Id;
+  name: string;
+  /** SHA-256 hex of the whole key; the key itself is never stored. */
+  keyHash: string;
+  /** First characters of the key, enough to recognise it in a listing. */
+  prefix: string;
+  scopes: Scope[];
+  isTest: boolean;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface PaymentIntegration {
+  id: Id;
+  organisationId: Id;
+  isTest: boolean;
+  /** `sandbox` or `stripe`. */
+  integrationName: string;
+  accountName: string;
+  accountId: string;
+  accountData: Record<string, unknown>;
+  updatedAt: Date;
+}

@@ -1,0 +1,3 @@
+export * from './repositories';
+export * from './services';
+export * from './payment';

@@ -1,0 +1,59 @@
+import type { CheckoutOptions } from '../domain/checkout';
+import type { Customer, Plan, Product, Proration, Subscription } from '../model';
+
+export interface CheckoutRequest {
+  /** Identifies the checkout in the provider's and our records. */
+  sessionId: string;
+  product: Product;
+  plan: Plan;
+  options: CheckoutOptions;
+  granteeId: string;
+  member: string;
+  successUrl: string;
+  cancelUrl: string;
+}
+
+/** A provider invoice, in the provider's own shape (the contract's invoice object). */
+export type ProviderInvoice = Record<string, unknown> & { id: string };
+
+export interface InvoiceList {
+  first: string | null;
+  last: string | null;
+  hasMore: boolean;
+  data: ProviderInvoice[];
+}
+
+/** A provider payment method, in the provider's own shape (the contract's payment method). */
+export type ProviderPaymentMethod = Record<string, unknown> & { id: string };
+
+export interface PlanChangeRequest {
+  subscription: Subscription;
+  from: Plan;
+  to: Plan;
+  proration: Proration;
+}
+
+export interface PaymentProvider {
+  /** Provider name recorded on subscriptions and licenses (`sandbox`, `stripe`, `none`). */
+  readonly name: string;
+  /** A URL where the customer pays for the plan. */
+  checkoutLink(request: CheckoutRequest): Promise<{ url: string }>;
+  /** A URL where the customer replaces the payment method. */
+  updatePaymentLink(subscription: Subscription, customer: Customer): Promise<{ url: string }>;
+  /** A URL of the provider's customer portal. */
+  portalLink(subscription: Subscription, customer: Customer): Promise<{ url: string }>;
+  /** A URL where the customer cancels the subscription. */
+  cancelLink(subscription: Subscription, customer: Customer): Promise<{ url: string }>;
+  /** Moves the provider's subscription to another plan with the given proration. */
+  changePlan(request: PlanChangeRequest): Promise<void>;
+  /** Sets the provider's seat quantity with the given proration. */
+  changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration): Promise<void>;
+  /** Cancels at the provider, now or at the period end. */
+  cancel(subscription: Subscription, when: 'now' | 'end'): Promise<void>;
+  /** Removes a scheduled cancellation at the provider. */
+  reactivate(subscription: Subscription): Promise<void>;
+  /** The subscription's invoices, newest first. */
+  listInvoices(subscription: Subscription): Promise<InvoiceList>;
+  /** The subscription's default payment method, if any. */
+  paymentMethod(subscription: Subscription, customer: Customer): Promise<ProviderPaymentMethod | null>;
+}

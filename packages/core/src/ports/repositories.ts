@@ -1,0 +1,198 @@
+import type {
+  ApiKey, Currency, Customer, DomainEvent, Id, Interval, License, LicenseStatus, Organisation, Page,
+  PaymentIntegration, Plan, PricingTable, Product, Subscription, Tenant, TierTag,
+} from '../model';
+
+/** Keyset pagination over (createdAt, id): cursors stay stable when rows are inserted meanwhile. */
+export interface ListQuery {
+  limit: number;
+  /** Opaque cursor of the last item seen: the page after it. */
+  after?: string;
+  /** Opaque cursor of the first item seen: the page before it. */
+  before?: string;
+  /** Case-insensitive substring of the name. */
+  search?: string;
+  includeArchived?: boolean;
+}
+
+export interface PlanListQuery extends ListQuery {
+  productId?: Id;
+  currency?: string;
+  interval?: Interval;
+  intervalCount?: number;
+  isActive?: boolean;
+}
+
+export interface PlanFilterOptions {
+  currencies: string[];
+  intervals: { interval: string | null; intervalCount: number | null }[];
+}
+
+export interface OrganisationRepository {
+  /** The organisation with this id, if any. */
+  get(id: Id): Promise<Organisation | undefined>;
+  /** The organisation with this unique name, if any. */
+  findByName(name: string): Promise<Organisation | undefined>;
+  /** Inserts the organisation or updates it by id. */
+  save(org: Organisation): Promise<void>;
+}
+
+export interface ApiKeyRepository {
+  /** The key whose SHA-256 hash this is, revoked or not. */
+  findByHash(keyHash: string): Promise<ApiKey | undefined>;
+  /** The key with this id, if any. */
+  get(id: Id): Promise<ApiKey | undefined>;
+  /** Every key of the organisation, newest first. */
+  listByOrganisation(organisationId: Id): Promise<ApiKey[]>;
+  /** Inserts the key or updates it by id. */
+  save(key: ApiKey): Promise<void>;
+}
+
+export interface PaymentIntegrationRepository {
+  /** The integration with this id, if any. */
+  get(id: Id): Promise<PaymentIntegration | undefined>;
+  /** The tenant's integration of this provider, if any. */
+  findByName(tenant: Tenant, integrationName: string): Promise<PaymentIntegration | undefined>;
+  /** Inserts the integration or updates it by id. */
+  save(integration: PaymentIntegration): Promise<void>;
+}
+
+export interface CurrencyRepository {
+  /** Every known currency (reference data shared by all organisations). */
+  list(): Promise<Currency[]>;
+  /** Inserts the currency or updates it by id. */
+  save(currency: Currency): Promise<void>;
+}
+
+export interface ProductRepository {
+  /** The product with its settings, currencies, features and capabilities, if any. */
+  get(id: Id): Promise<Product | undefined>;
+  /** The tenant's product with this catalog-file key, if any. */
+  findByKey(tenant: Tenant, key: string): Promise<Product | undefined>;
+  /** The tenant's products, oldest first; archived ones only when asked. */
+  list(tenant: Tenant, options?: { includeArchived?: boolean }): Promise<Product[]>;
+  /** One page of the tenant's products. */
+  page(tenant: Tenant, query: ListQuery): Promise<Page<Product>>;
+  /** Inserts or updates the product and replaces its settings, currencies, features and capabilities. */
+  save(product: Product): Promise<void>;
+  /** Removes the product (with its plans, features and capabilities). */
+  delete(id: Id): Promise<void>;
+}
+
+export interface PlanRepository {
+  /** The plan with its currencies, capabilities, feature values and line items, if any. */
+  get(id: Id): Promise<Plan | undefined>;
+  /** The plans with these ids that exist. */
+  getMany(ids: Id[]): Promise<Plan[]>;
+  /** The plan of the product with this catalog-file key, if any. */
+  findByKey(productId: Id, key: string): Promise<Plan | undefined>;
+  /** Every plan of the product, oldest first, archived included. */
+  listByProduct(productId: Id): Promise<Plan[]>;
+  /** One page of the tenant's plans. */
+  page(tenant: Tenant, query: PlanListQuery): Promise<Page<Plan>>;
+  /** Currencies and intervals present among the tenant's plans. */
+  filterOptions(tenant: Tenant): Promise<PlanFilterOptions>;
+  /** Inserts or updates the plan and replaces its currencies, capabilities, feature values and line items. */
+  save(plan: Plan): Promise<void>;
+  /** Removes the plan and its children. */
+  delete(id: Id): Promise<void>;
+  /** The tier tag, if any. */
+  getTierTag(id: Id): Promise<TierTag | undefined>;
+  /** Inserts the tier tag or updates it by id. */
+  saveTierTag(tag: TierTag): Promise<void>;
+}
+
+export interface PricingTableRepository {
+  /** The pricing table with its plans and features, if any. */
+  get(id: Id): Promise<PricingTable | undefined>;
+  /** The product's pricing tables, oldest first. */
+  listByProduct(productId: Id): Promise<PricingTable[]>;
+  /** Inserts or updates the table and replaces its plan and feature rows. */
+  save(table: PricingTable): Promise<void>;
+}
+
+export interface CustomerRepository {
+  /** The customer with this id, if any. */
+  get(id: Id): Promise<Customer | undefined>;
+  /** The tenant's customer with this member value, if any. */
+  findByValue(tenant: Tenant, value: string): Promise<Customer | undefined>;
+  /** Inserts the customer or updates it by id. */
+  save(customer: Customer): Promise<void>;
+}
+
+export interface SubscriptionRepository {
+  /** The subscription, if any. */
+  get(id: Id): Promise<Subscription | undefined>;
+  /** The subscription, locked until the unit of work ends, so concurrent changes queue behind it. */
+  getForUpdate(id: Id): Promise<Subscription | undefined>;
+  /** The subscription the payment provider knows by this id, if any. */
+  findByPaymentId(paymentSubscriptionId: string): Promise<Subscription | undefined>;
+  /** Subscriptions on this plan, oldest first. */
+  listByPlan(planId: Id): Promise<Subscription[]>;
+  /** How many subscriptions reference the plan or the product. */
+  countReferencing(ref: { planId?: Id; productId?: Id }): Promise<number>;
+  /** Ids of running subscriptions whose scheduled cancellation is due at `now`. */
+  listDueForCancellation(now: Date, limit: number): Promise<Id[]>;
+  /** Inserts the subscription or updates it by id. */
+  save(subscription: Subscription): Promise<void>;
+}
+
+export interface LicenseFilter {
+  status?: LicenseStatus;
+  subscriptionId?: Id;
+  productId?: Id;
+}
+
+export interface LicenseCount {
+  count: number;
+  assigned: number;
+  unassigned: number;
+}
+
+export interface LicenseRepository {
+  /** The license, if any. */
+  get(id: Id): Promise<License | undefined>;
+  /** The licenses with these ids that exist, locked until the unit of work ends. */
+  getManyForUpdate(ids: Id[]): Promise<License[]>;
+  /** Every license of the subscription, oldest first. */
+  listBySubscription(subscriptionId: Id): Promise<License[]>;
+  /** The tenant's licenses matching the filter, oldest first. */
+  list(tenant: Tenant, filter: LicenseFilter): Promise<License[]>;
+  /** Counts of the tenant's licenses matching the filter, split by whether a grantee holds them. */
+  count(tenant: Tenant, filter: LicenseFilter): Promise<LicenseCount>;
+  /** The tenant's licenses of the product held by any of the grantees (the hot path of the check). */
+  findForCheck(tenant: Tenant, productId: Id, granteeIds: string[]): Promise<License[]>;
+  /** Inserts or updates each license by id. */
+  saveMany(licenses: License[]): Promise<void>;
+  /** Removes the licenses. */
+  deleteMany(ids: Id[]): Promise<void>;
+}
+
+export interface EventRepository {
+  /** The event, if any. */
+  get(id: Id): Promise<DomainEvent | undefined>;
+  /** Inserts the event or updates it by id. */
+  save(event: DomainEvent): Promise<void>;
+  /** The oldest due queued or pending event, locked for this unit of work; other workers skip it. */
+  claimNext(now: Date): Promise<DomainEvent | undefined>;
+}
+
+/** Every repository, bound to one transaction. */
+export interface Repositories {
+  organisations: OrganisationRepository;
+  apiKeys: ApiKeyRepository;
+  paymentIntegrations: PaymentIntegrationRepository;
+  currencies: CurrencyRepository;
+  products: ProductRepository;
+  plans: PlanRepository;
+  pricingTables: PricingTableRepository;
+  customers: CustomerRepository;
+  subscriptions: SubscriptionRepository;
+  licenses: LicenseRepository;
+  events: EventRepository;
+}
+
+export interface UnitOfWork {
+  /** Runs `work` in one transaction: every write commits together, or none does if it throws. */
+  run<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+}

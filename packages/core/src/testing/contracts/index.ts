@@ -1,0 +1,367 @@
+/* Contract suites: one per port, run against the in-memory fake and every real adapter.
+   They use jest's globals (describe/it/expect) and create fresh organisations, so several suites
+   may share one database. */
+import { randomUUID } from 'node:crypto';
+import type { Organisation, Repositories, UnitOfWork } from '../..';
+import { hashApiKey } from '../../usecases/api-keys';
+import { T0, aCustomer, aLicense, aPlan, aProduct, aSubscription, aTenant, anEvent, anOrganisation, at } from '../fixtures';
+
+export type UnitOfWorkFactory = () => UnitOfWork;
+
+async function withOrg(uow: UnitOfWork, over: Partial<Organisation> = {}) {
+  const org = anOrganisation(over);
+  await uow.run((r) => r.organisations.save(org));
+  return org;
+}
+
+const tx = <T>(uow: UnitOfWork, fn: (r: Repositories) => Promise<T>) => uow.run(fn);
+
+export function describeOrganisationAndKeyContracts(name: string, uow: UnitOfWorkFactory): void {
+  describe(`${name}: organisations and API keys`, () => {
+    it('saves, gets and finds an organisation by name', async () => {
+      const org = await withOrg(uow());
+      expect(await tx(uow(), (r) => r.organisations.get(org.id))).toEqual(org);
+      expect(await tx(uow(), (r) => r.organisations.findByName(org.name))).toEqual(org);
+      expect(await tx(uow(), (r) => r.organisations.get(randomUUID()))).toBeUndefined();
+    });
+
+    it('finds keys by hash, lists them newest first and records revocation', async () => {
+      const org = await withOrg(uow());
+      const k1 = { id: randomUUID(), organisationId: org.id, name: 'a', keyHash: hashApiKey(randomUUID()), prefix: 'live_abcd', scopes: ['products:read' as const], isTest: false, createdAt: T0, revokedAt: null };
+      const k2 = { ...k1, id: randomUUID(), keyHash: hashApiKey(randomUUID()), isTest: true, createdAt: at(1000), scopes: ['*' as const] };
+      await tx(uow(), async (r) => { await r.apiKeys.save(k1); await r.apiKeys.save(k2); });
+      expect(await tx(uow(), (r) => r.apiKeys.findByHash(k2.keyHash))).toEqual(k2);
+      expect((await tx(uow(), (r) => r.apiKeys.listByOrganisation(org.id))).map((k) => k.id)).toEqual([k2.id, k1.id]);
+      await tx(uow(), (r) => r.apiKeys.save({ ...k1, revokedAt: at(5) }));
+      expect((await tx(uow(), (r) => r.apiKeys.get(k1.id)))?.revokedAt).toEqual(at(5));
+    });
+
+    it('keeps payment integrations per tenant and currencies as shared reference data', async () => {
+      const org = await withOrg(uow());
+      const pi = { id: randomUUID(), organisationId: org.id, isTest: true, integrationName: 'sandbox', accountName: 'Sandbox', accountId: 'acct_1', accountData: { a: 1 }, updatedAt: T0 };
+      await tx(uow(), (r) => r.paymentIntegrations.save(pi));
+      expect(await tx(uow(), (r) => r.paymentIntegrations.findByName(aTenant(org, true), 'sandbox'))).toEqual(pi);
+      expect(await tx(uow(), (r) => r.paymentIntegrations.findByName(aTenant(org, false), 'sandbox'))).toBeUndefined();
+      const code = `Q${randomUUID().replace(/[^A-Z]/gi, '').slice(0, 6).toUpperCase()}`;
+      const c = { id: randomUUID(), shortName: code, longName: 'Test money', symbol: 'T' };
+      await tx(uow(), (r) => r.currencies.save(c));
+      expect((await tx(uow(), (r) => r.currencies.list())).find((x) => x.id === c.id)).toEqual(c);
+    });
+  });
+}
+
+export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWorkFactory): void {
+  describe(`${name}: products, plans and pricing tables`, () => {
+    it('round-trips a product with settings, currencies, features (enum options) and capabilities', async () => {
+      const org = await withOrg(uow());
+      const c = { id: randomUUID(), shortName: 'USD', longName: 'US Dollar', symbol: '$' };
+      const currencies = await tx(uow(), (r) => r.currencies.list());
+      const usd = currencies.find((x) => x.shortName === 'USD') ?? c;
+      if (usd === c) await tx(uow(), (r) => r.currencies.save(c));
+      const p = { ...aProduct(aTenant(org)), key: 'notes', currencies: [{ currencyId: usd.id, isDefault: true }] };
+      await tx(uow(), (r) => r.products.save(p));
+      expect(await tx(uow(), (r) => r.products.get(p.id))).toEqual(p);
+      expect(await tx(uow(), (r) => r.products.findByKey(aTenant(org), 'notes'))).toEqual(p);
+      expect(await tx(uow(), (r) => r.products.findByKey(aTenant(org, true), 'notes'))).toBeUndefined();
+
+      const changed = { ...p, name: 'renamed', features: [{ ...p.features[0], enumOptions: p.features[0].enumOptions.slice(0, 1) }], capabilities: p.capabilities.slice(1) };
+      await tx(uow(), (r) => r.products.save(changed));
+      expect(await tx(uow(), (r) => r.products.get(p.id))).toEqual(changed);
+    });
+
+    it('lists a tenant\'s products without archived ones unless asked, and pages them by cursor', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const products = Array.from({ length: 5 }, (_, i) => aProduct(t, { name: `p${i}`, createdAt: at(i * 1000) }));
+      products[4] = { ...products[4], archivedAt: at(9999) };
+      await tx(uow(), async (r) => { for (const p of products) await r.products.save(p); });
+      await tx(uow(), (r) => r.products.save(aProduct(aTenant(org, true), { name: 'test-mode' })));
+      expect((await tx(uow(), (r) => r.products.list(t))).map((p) => p.name)).toEqual(['p0', 'p1', 'p2', 'p3']);
+      expect(await tx(uow(), (r) => r.products.list(t, { includeArchived: true }))).toHaveLength(5);
+
+      const first = await tx(uow(), (r) => r.products.page(t, { limit: 2 }));
+      expect(first.items.map((p) => p.name)).toEqual(['p0', 'p1']);
+      expect(first.hasMore).toBe(true);
+      expect(first.previousCursor).toBeNull();
+      // An insert before the cursor does not shift the next page.
+      await tx(uow(), (r) => r.products.save(aProduct(t, { name: 'early', createdAt: at(-5000) })));
+      const second = await tx(uow(), (r) => r.products.page(t, { limit: 2, after: first.nextCursor as string }));
+      expect(second.items.map((p) => p.name)).toEqual(['p2', 'p3']);
+      expect(second.hasMore).toBe(false);
+      expect(second.nextCursor).toBeNull();
+      const back = await tx(uow(), (r) => r.products.page(t, { limit: 2, before: second.previousCursor as string }));
+      expect(back.items.map((p) => p.name)).toEqual(['p0', 'p1']);
+      expect(back.hasMore).toBe(true);
+      const searched = await tx(uow(), (r) => r.products.page(t, { limit: 10, search: 'EAR' }));
+      expect(searched.items.map((p) => p.name)).toEqual(['early']);
+    });
+
+    it('round-trips a plan with currencies, capabilities, feature values, tier tag and nested line items', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const product = aProduct(t);
+      const currency = { id: randomUUID(), shortName: `X${randomUUID().replace(/[^A-Z]/gi, '').slice(0, 2).toUpperCase()}`, longName: 'X', symbol: 'x' };
+      const tierTag = { id: randomUUID(), organisationId: org.id, name: 'gold', createdAt: T0, updatedAt: T0 };
+      const plan = aPlan(product, {
+        key: 'team',
+        tierTag,
+        currencies: [{ currencyId: currency.id, amountMinor: 1250, paymentPlanId: 'team_x' }],
+        capabilityIds: product.capabilities.map((c) => c.id),
+        features: [{ featureId: product.features[0].id, value: '', enumOptionId: product.features[0].enumOptions[1].id, isUnlimited: false, isUsage: false, pricePerUnit: 0, minUsage: 0, maxUsage: 0, updatedAt: T0 }],
+        lineItems: [{
+          id: randomUUID(), name: 'Seats', slug: 'seats', paymentProductId: 'prod_1', nickname: 'Seats', priceType: 'per_seat', intervalType: 'recurring',
+          billingScheme: 'tiered', tiersMode: 'graduated', minQuantity: 1, maxQuantity: 50, isActive: true, allowChangingQuantity: true, unitLabel: 'seat',
+          meter: { id: randomUUID(), slug: 'm', name: 'meter', paymentMeterId: 'mtr_1', createdAt: T0, updatedAt: T0 }, archivedAt: null, createdAt: T0, updatedAt: T0,
+          prices: [{
+            id: randomUUID(), paymentPriceId: 'price_1', interval: 'month', intervalCount: 1, archivedAt: null, createdAt: T0, updatedAt: T0,
+            currencyOptions: [{
+              id: randomUUID(), currency: 'usd', unitAmount: null, isDefault: true, createdAt: T0, updatedAt: T0,
+              tiers: [
+                { id: randomUUID(), upTo: '10', flatAmount: null, unitAmount: 1000, createdAt: T0, updatedAt: T0 },
+                { id: randomUUID(), upTo: 'inf', flatAmount: 500, unitAmount: 800, createdAt: T0, updatedAt: T0 },
+              ],
+            }],
+          }],
+        }],
+      });
+      await tx(uow(), async (r) => { await r.currencies.save(currency); await r.products.save(product); await r.plans.save(plan); });
+      expect(await tx(uow(), (r) => r.plans.get(plan.id))).toEqual(plan);
+      expect(await tx(uow(), (r) => r.plans.findByKey(product.id, 'team'))).toEqual(plan);
+      expect(await tx(uow(), (r) => r.plans.getTierTag(tierTag.id))).toEqual(tierTag);
+      expect((await tx(uow(), (r) => r.plans.getMany([plan.id, randomUUID()]))).map((p) => p.id)).toEqual([plan.id]);
+
+      const replaced = { ...plan, lineItems: [], currencies: [], capabilityIds: [], features: [], tierTag: null, archivedAt: at(1) };
+      await tx(uow(), (r) => r.plans.save(replaced));
+      expect(await tx(uow(), (r) => r.plans.get(plan.id))).toEqual(replaced);
+    });
+
+    it('filters and pages plans, and reports filter options', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const product = aProduct(t);
+      const mk = (name: string, i: number, currency: string, interval: 'month' | 'year', over = {}) => aPlan(product, {
+        name, createdAt: at(i * 1000),
+        lineItems: [{
+          id: randomUUID(), name: 'base', slug: 'base', paymentProductId: 'p', nickname: 'base', priceType: 'flat_rate', intervalType: 'recurring', billingScheme: 'flat_rate',
+          tiersMode: null, minQuantity: 1, maxQuantity: 1, isActive: true, allowChangingQuantity: false, unitLabel: null, meter: null, archivedAt: null, createdAt: T0, updatedAt: T0,
+          prices: [{ id: randomUUID(), paymentPriceId: 'x', interval, intervalCount: 1, archivedAt: null, createdAt: T0, updatedAt: T0,
+            currencyOptions: [{ id: randomUUID(), currency, unitAmount: 100, isDefault: true, tiers: [], createdAt: T0, updatedAt: T0 }] }],
+        }],
+        ...over,
+      });
+      const plans = [mk('monthly usd', 0, 'usd', 'month'), mk('yearly eur', 1, 'eur', 'year'), mk('inactive', 2, 'usd', 'month', { active: false }), mk('archived', 3, 'usd', 'month', { archivedAt: at(1) })];
+      await tx(uow(), async (r) => { await r.products.save(product); for (const p of plans) await r.plans.save(p); });
+      const names = async (q: object) => (await tx(uow(), (r) => r.plans.page(t, { limit: 10, ...q }))).items.map((p) => p.name);
+      expect(await names({})).toEqual(['monthly usd', 'yearly eur', 'inactive']);
+      expect(await names({ includeArchived: true })).toHaveLength(4);
+      expect(await names({ currency: 'eur' })).toEqual(['yearly eur']);
+      expect(await names({ interval: 'month', intervalCount: 1 })).toEqual(['monthly usd', 'inactive']);
+      expect(await names({ isActive: false })).toEqual(['inactive']);
+      expect(await names({ productId: product.id, search: 'YEAR' })).toEqual(['yearly eur']);
+      expect(await names({ productId: randomUUID() })).toEqual([]);
+      const page = await tx(uow(), (r) => r.plans.page(t, { limit: 1 }));
+      expect(page.hasMore).toBe(true);
+      expect((await tx(uow(), (r) => r.plans.page(t, { limit: 5, after: page.nextCursor as string }))).items.map((p) => p.name)).toEqual(['yearly eur', 'inactive']);
+      const options = await tx(uow(), (r) => r.plans.filterOptions(t));
+      expect(options.currencies).toEqual(['eur', 'usd']);
+      expect(options.intervals).toEqual(expect.arrayContaining([{ interval: 'month', intervalCount: 1 }, { interval: 'year', intervalCount: 1 }]));
+      expect(await tx(uow(), (r) => r.plans.listByProduct(product.id))).toHaveLength(4);
+    });
+
+    it('deletes a product with its plans, and a single plan', async () => {
+      const org = await withOrg(uow());
+      const product = aProduct(aTenant(org));
+      const [a, b] = [aPlan(product), aPlan(product)];
+      await tx(uow(), async (r) => { await r.products.save(product); await r.plans.save(a); await r.plans.save(b); });
+      await tx(uow(), (r) => r.plans.delete(a.id));
+      expect(await tx(uow(), (r) => r.plans.get(a.id))).toBeUndefined();
+      await tx(uow(), (r) => r.products.delete(product.id));
+      expect(await tx(uow(), (r) => r.products.get(product.id))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.plans.get(b.id))).toBeUndefined();
+    });
+
+    it('round-trips pricing tables with their plan and feature rows', async () => {
+      const org = await withOrg(uow());
+      const product = aProduct(aTenant(org));
+      const plan = aPlan(product);
+      const table = {
+        id: randomUUID(), organisationId: org.id, isTest: false, productId: product.id, key: 'main', name: 'Main', status: 'ACTIVE' as const, title: 'Pick',
+        text: 'text', theme: 'light', featureOrder: 'asc', customTheme: { accent: '#123' }, featuredPlanId: plan.id,
+        plans: [{ planId: plan.id, sortOrder: 0, updatedAt: T0 }], features: [{ featureId: product.features[0].id, sortOrder: 0, updatedAt: T0 }], updatedAt: T0,
+      };
+      await tx(uow(), async (r) => { await r.products.save(product); await r.plans.save(plan); await r.pricingTables.save(table); });
+      expect(await tx(uow(), (r) => r.pricingTables.get(table.id))).toEqual(table);
+      expect(await tx(uow(), (r) => r.pricingTables.listByProduct(product.id))).toEqual([table]);
+      const emptied = { ...table, plans: [], features: [], featuredPlanId: null };
+      await tx(uow(), (r) => r.pricingTables.save(emptied));
+      expect(await tx(uow(), (r) => r.pricingTables.get(table.id))).toEqual(emptied);
+    });
+  });
+}
+
+export function describeSubscriptionRepositoryContracts(name: string, uow: UnitOfWorkFactory): void {
+  describe(`${name}: customers, subscriptions, licenses and events`, () => {
+    async function world() {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const product = aProduct(t);
+      const plan = aPlan(product);
+      const customer = aCustomer(t);
+      await tx(uow(), async (r) => { await r.products.save(product); await r.plans.save(plan); await r.customers.save(customer); });
+      return { org, t, product, plan, customer };
+    }
+
+    it('round-trips customers and finds them by member value within a tenant', async () => {
+      const { t, customer } = await world();
+      expect(await tx(uow(), (r) => r.customers.get(customer.id))).toEqual(customer);
+      expect(await tx(uow(), (r) => r.customers.findByValue(t, customer.value))).toEqual(customer);
+      expect(await tx(uow(), (r) => r.customers.findByValue({ ...t, isTest: true }, customer.value))).toBeUndefined();
+    });
+
+    it('round-trips subscriptions, finds them by provider id, plan and due cancellation', async () => {
+      const { plan, product, customer } = await world();
+      const s = aSubscription(plan, customer, { paymentSubscriptionId: `sub_${randomUUID()}`, lineItemIds: ['a', 'b'] });
+      const due = aSubscription(plan, customer, { cancelAtPeriodEnd: true, currentPeriodEnd: at(10), createdAt: at(5) });
+      const canceled = aSubscription(plan, customer, { cancelAtPeriodEnd: true, currentPeriodEnd: at(10), status: 'CANCELED', canceledAt: at(10) });
+      await tx(uow(), async (r) => { for (const x of [s, due, canceled]) await r.subscriptions.save(x); });
+      expect(await tx(uow(), (r) => r.subscriptions.get(s.id))).toEqual(s);
+      expect(await tx(uow(), (r) => r.subscriptions.getForUpdate(s.id))).toEqual(s);
+      expect(await tx(uow(), (r) => r.subscriptions.findByPaymentId(s.paymentSubscriptionId as string))).toEqual(s);
+      expect((await tx(uow(), (r) => r.subscriptions.listByPlan(plan.id))).map((x) => x.id).sort()).toEqual([s.id, due.id, canceled.id].sort());
+      expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ planId: plan.id }))).toBe(3);
+      expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ productId: product.id }))).toBe(3);
+      const dueIds = await tx(uow(), (r) => r.subscriptions.listDueForCancellation(at(10), 1000));
+      expect(dueIds).toContain(due.id);
+      expect(dueIds).not.toContain(canceled.id);
+      expect(dueIds).not.toContain(s.id);
+      expect(await tx(uow(), (r) => r.subscriptions.listDueForCancellation(at(9), 1000))).not.toContain(due.id);
+    });
+
+    it('stores licenses; lists, counts and finds them for the check by tenant, product and grantee', async () => {
+      const { t, plan, customer, product } = await world();
+      const s = aSubscription(plan, customer);
+      const ls = [
+        aLicense(plan, { subscriptionId: s.id, granteeId: 'alice', createdAt: at(1) }),
+        aLicense(plan, { subscriptionId: s.id, granteeId: null, createdAt: at(2) }),
+        aLicense(plan, { granteeId: 'bob', status: 'EVALUATION', endTime: null, createdAt: at(3), metadata: { source: 'trial' } }),
+        aLicense(plan, { granteeId: 'alice', status: 'CANCELED', createdAt: at(4) }),
+      ];
+      const testMode = aLicense({ ...plan, isTest: true }, { granteeId: 'alice' });
+      await tx(uow(), async (r) => { await r.subscriptions.save(s); await r.licenses.saveMany([...ls, testMode]); });
+      expect(await tx(uow(), (r) => r.licenses.get(ls[2].id))).toEqual(ls[2]);
+      expect((await tx(uow(), (r) => r.licenses.listBySubscription(s.id))).map((l) => l.id)).toEqual([ls[0].id, ls[1].id]);
+      expect((await tx(uow(), (r) => r.licenses.list(t, {}))).map((l) => l.id)).toEqual(ls.map((l) => l.id));
+      expect((await tx(uow(), (r) => r.licenses.list(t, { status: 'EVALUATION' }))).map((l) => l.id)).toEqual([ls[2].id]);
+      expect(await tx(uow(), (r) => r.licenses.count(t, {}))).toEqual({ count: 4, assigned: 3, unassigned: 1 });
+      expect(await tx(uow(), (r) => r.licenses.count(t, { subscriptionId: s.id }))).toEqual({ count: 2, assigned: 1, unassigned: 1 });
+      const found = await tx(uow(), (r) => r.licenses.findForCheck(t, product.id, ['alice']));
+      expect(found.map((l) => l.id).sort()).toEqual([ls[0].id, ls[3].id].sort());
+      expect(await tx(uow(), (r) => r.licenses.findForCheck(t, randomUUID(), ['alice']))).toEqual([]);
+      expect((await tx(uow(), (r) => r.licenses.getManyForUpdate([ls[0].id, randomUUID()]))).map((l) => l.id)).toEqual([ls[0].id]);
+      await tx(uow(), (r) => r.licenses.saveMany([{ ...ls[1], granteeId: 'carol' }]));
+      expect((await tx(uow(), (r) => r.licenses.get(ls[1].id)))?.granteeId).toBe('carol');
+      await tx(uow(), (r) => r.licenses.deleteMany([ls[0].id, ls[1].id]));
+      expect(await tx(uow(), (r) => r.licenses.listBySubscription(s.id))).toEqual([]);
+    });
+
+    it('claims the oldest due event and skips done or future ones', async () => {
+      const { t, plan, customer } = await world();
+      const s = aSubscription(plan, customer);
+      await tx(uow(), (r) => r.subscriptions.save(s));
+      const far = at(10 * 365 * 86_400_000);
+      const done = anEvent(t, s.id, { status: 'success', createdAt: at(-3) });
+      const future = anEvent(t, s.id, { runAt: at(1e12), createdAt: at(-2) });
+      const due = anEvent(t, s.id, { createdAt: at(-1), runAt: at(-1) });
+      await tx(uow(), async (r) => { for (const e of [done, future, due]) await r.events.save(e); });
+      expect(await tx(uow(), (r) => r.events.get(due.id))).toEqual(due);
+      const claimed = await tx(uow(), async (r) => {
+        const e = await r.events.claimNext(far);
+        // claimNext may return events of other suites sharing the database; look for ours.
+        return e;
+      });
+      expect(claimed).toBeDefined();
+      const ours = await tx(uow(), async (r) => {
+        const seen: string[] = [];
+        for (;;) {
+          const e = await r.events.claimNext(at(0));
+          if (!e || seen.includes(e.id)) break;
+          seen.push(e.id);
+          await r.events.save({ ...e, status: 'success' });
+          if (e.id === due.id) break;
+        }
+        throw Object.assign(new Error('rollback'), { seen });
+      }).catch((e: { seen: string[] }) => e.seen);
+      expect(ours).toContain(due.id);
+      expect(ours).not.toContain(future.id);
+      expect(ours).not.toContain(done.id);
+    });
+
+    it('never hands one event to two concurrent claimers', async () => {
+      const { t, plan, customer } = await world();
+      const s = aSubscription(plan, customer);
+      await tx(uow(), (r) => r.subscriptions.save(s));
+      const early = [anEvent(t, s.id, { createdAt: at(-2e9), runAt: at(-2e9) }), anEvent(t, s.id, { createdAt: at(-2e9 + 1), runAt: at(-2e9) })];
+      await tx(uow(), async (r) => { for (const e of early) await r.events.save(e); });
+      const claim = () => uow().run(async (r) => {
+        const e = await r.events.claimNext(at(0));
+        await new Promise((res) => setTimeout(res, 50));
+        if (e) await r.events.save({ ...e, status: 'success' });
+        return e?.id;
+      });
+      const [a, b] = await Promise.all([claim(), claim()]);
+      expect(a).toBeDefined();
+      expect(b).toBeDefined();
+      expect(a).not.toEqual(b);
+      expect([a, b].sort()).toEqual(early.map((e) => e.id).sort());
+    });
+  });
+}
+
+export function describeUnitOfWorkContract(name: string, uow: UnitOfWorkFactory): void {
+  describe(`${name}: unit of work`, () => {
+    it('commits every write of a successful unit together', async () => {
+      const org = anOrganisation();
+      const product = aProduct(aTenant(org));
+      await uow().run(async (r) => { await r.organisations.save(org); await r.products.save(product); });
+      expect(await uow().run((r) => r.products.get(product.id))).toEqual(product);
+    });
+
+    it('rolls back every write when the unit throws', async () => {
+      const org = anOrganisation();
+      const product = aProduct(aTenant(org));
+      await expect(
+        uow().run(async (r) => {
+          await r.organisations.save(org);
+          await r.products.save(product);
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await uow().run((r) => r.organisations.get(org.id))).toBeUndefined();
+      expect(await uow().run((r) => r.products.get(product.id))).toBeUndefined();
+    });
+
+    it('serialises writers of one subscription row (getForUpdate): no lost update', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const product = aProduct(t);
+      const plan = aPlan(product);
+      const customer = aCustomer(t);
+      const s = aSubscription(plan, customer, { quantity: 0 });
+      await uow().run(async (r) => { await r.products.save(product); await r.plans.save(plan); await r.customers.save(customer); await r.subscriptions.save(s); });
+      await Promise.all(Array.from({ length: 10 }, () => uow().run(async (r) => {
+        const cur = await r.subscriptions.getForUpdate(s.id);
+        await new Promise((res) => setTimeout(res, 2));
+        await r.subscriptions.save({ ...(cur as typeof s), quantity: (cur as typeof s).quantity + 1 });
+      })));
+      expect((await uow().run((r) => r.subscriptions.get(s.id)))?.quantity).toBe(10);
+    });
+  });
+}
+
+/** Every repository and unit-of-work contract, for one adapter. */
+export function describeRepositoryContracts(name: string, uow: UnitOfWorkFactory): void {
+  describeOrganisationAndKeyContracts(name, uow);
+  describeCatalogRepositoryContracts(name, uow);
+  describeSubscriptionRepositoryContracts(name, uow);
+  describeUnitOfWorkContract(name, uow);
+}

@@ -1,0 +1,100 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import type { Customer, Plan, Proration, Subscription } from '../model';
+import type { CheckoutRequest, Clock, EventQueue, IdGenerator, InvoiceList, PaymentProvider, PlanChangeRequest, ProviderPaymentMethod, Signer, SignedMessage } from '../ports';
+
+/** A clock that stands still until moved. */
+export class FixedClock implements Clock {
+  constructor(private current: Date = new Date('2026-01-15T12:00:00.000Z')) {}
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  set(date: Date | string): void {
+    this.current = new Date(date);
+  }
+  advanceDays(days: number): void {
+    this.current = new Date(this.current.getTime() + days * 86_400_000);
+  }
+}
+
+export class RandomIds implements IdGenerator {
+  newId(): string {
+    return randomUUID();
+  }
+}
+
+/** HMAC with a fixed secret per organisation: enough to tell a signed check from an unsigned one. */
+export class FakeSigner implements Signer {
+  async sign(organisationId: string, message: string): Promise<SignedMessage> {
+    return {
+      signature: createHmac('sha256', `secret-${organisationId}`).update(message).digest('hex'),
+      publicHash: createHmac('sha256', 'public').update(organisationId).digest('hex'),
+    };
+  }
+}
+
+export class CountingEventQueue implements EventQueue {
+  wakes = 0;
+  wake(): void {
+    this.wakes++;
+  }
+}
+
+export type PaymentCall =
+  | { op: 'checkoutLink'; request: CheckoutRequest }
+  | { op: 'changePlan'; request: PlanChangeRequest }
+  | { op: 'changeSeats'; subscriptionId: string; quantity: number; proration: Proration }
+  | { op: 'cancel'; subscriptionId: string; when: 'now' | 'end' }
+  | { op: 'reactivate'; subscriptionId: string }
+  | { op: 'link'; kind: 'updatePayment' | 'portal' | 'cancel'; subscriptionId: string };
+
+/** Records every call; `failNext` makes the next call throw, as a provider outage would. */
+export class FakePaymentProvider implements PaymentProvider {
+  readonly name = 'fake';
+  calls: PaymentCall[] = [];
+  failNext: Error | undefined;
+
+  private record(call: PaymentCall): void {
+    if (this.failNext) {
+      const e = this.failNext;
+      this.failNext = undefined;
+      throw e;
+    }
+    this.calls.push(call);
+  }
+
+  async checkoutLink(request: CheckoutRequest) {
+    this.record({ op: 'checkoutLink', request });
+    return { url: `https://pay.example.test/checkout/${request.sessionId}` };
+  }
+  async updatePaymentLink(s: Subscription, _c: Customer) {
+    this.record({ op: 'link', kind: 'updatePayment', subscriptionId: s.id });
+    return { url: `https://pay.example.test/payment/${s.id}` };
+  }
+  async portalLink(s: Subscription, _c: Customer) {
+    this.record({ op: 'link', kind: 'portal', subscriptionId: s.id });
+    return { url: `https://pay.example.test/portal/${s.id}` };
+  }
+  async cancelLink(s: Subscription, _c: Customer) {
+    this.record({ op: 'link', kind: 'cancel', subscriptionId: s.id });
+    return { url: `https://pay.example.test/cancel/${s.id}` };
+  }
+  async changePlan(request: PlanChangeRequest) {
+    this.record({ op: 'changePlan', request });
+  }
+  async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration) {
+    this.record({ op: 'changeSeats', subscriptionId: s.id, quantity, proration });
+  }
+  async cancel(s: Subscription, when: 'now' | 'end') {
+    this.record({ op: 'cancel', subscriptionId: s.id, when });
+  }
+  async reactivate(s: Subscription) {
+    this.record({ op: 'reactivate', subscriptionId: s.id });
+  }
+  async listInvoices(s: Subscription): Promise<InvoiceList> {
+    const data = [{ id: `in_${s.id.slice(0, 8)}`, object: 'invoice', subscription: s.id }];
+    return { first: data[0].id, last: data[0].id, hasMore: false, data };
+  }
+  async paymentMethod(_s: Subscription, c: Customer): Promise<ProviderPaymentMethod | null> {
+    return { id: 'pm_fake', object: 'payment_method', customer: c.paymentCustomerId, type: 'card' };
+  }
+}

@@ -1,0 +1,5 @@
+export * from './memory';
+export * from './fakes';
+export * from './harness';
+export * from './fixtures';
+export * from './contracts';

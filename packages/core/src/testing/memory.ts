@@ -1,0 +1,198 @@
+import type {
+  ApiKey, Currency, Customer, DomainEvent, Id, License, Organisation, PaymentIntegration, Plan, PricingTable, Product,
+  Subscription, Tenant, TierTag,
+} from '../model';
+import { pageOf } from '../domain/pagination';
+import type { LicenseFilter, ListQuery, PlanListQuery, Repositories, UnitOfWork } from '../ports';
+
+/** All tables of the in-memory database. Records are stored and handed out as copies. */
+interface Tables {
+  organisations: Map<Id, Organisation>;
+  apiKeys: Map<Id, ApiKey>;
+  paymentIntegrations: Map<Id, PaymentIntegration>;
+  currencies: Map<Id, Currency>;
+  products: Map<Id, Product>;
+  plans: Map<Id, Plan>;
+  tierTags: Map<Id, TierTag>;
+  pricingTables: Map<Id, PricingTable>;
+  customers: Map<Id, Customer>;
+  subscriptions: Map<Id, Subscription>;
+  licenses: Map<Id, License>;
+  events: Map<Id, DomainEvent>;
+}
+
+const emptyTables = (): Tables => ({
+  organisations: new Map(), apiKeys: new Map(), paymentIntegrations: new Map(), currencies: new Map(), products: new Map(),
+  plans: new Map(), tierTags: new Map(), pricingTables: new Map(), customers: new Map(), subscriptions: new Map(),
+  licenses: new Map(), events: new Map(),
+});
+
+const copy = <T>(v: T): T => structuredClone(v);
+const values = <T>(m: Map<Id, T>): T[] => [...m.values()].map(copy);
+const inTenant = (r: { organisationId: Id; isTest: boolean }, t: Tenant) => r.organisationId === t.organisationId && r.isTest === t.isTest;
+const byCreated = <T extends { createdAt: Date; id: Id }>(a: T, b: T) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1);
+const matchesSearch = (name: string, q: ListQuery) => !q.search || name.toLowerCase().includes(q.search.toLowerCase());
+
+function repositories(db: Tables): Repositories {
+  return {
+    organisations: {
+      get: async (id) => copy(db.organisations.get(id)),
+      findByName: async (name) => values(db.organisations).find((o) => o.name === name),
+      save: async (org) => void db.organisations.set(org.id, copy(org)),
+    },
+    apiKeys: {
+      findByHash: async (h) => values(db.apiKeys).find((k) => k.keyHash === h),
+      get: async (id) => copy(db.apiKeys.get(id)),
+      listByOrganisation: async (orgId) => values(db.apiKeys).filter((k) => k.organisationId === orgId).sort(byCreated).reverse(),
+      save: async (k) => void db.apiKeys.set(k.id, copy(k)),
+    },
+    paymentIntegrations: {
+      get: async (id) => copy(db.paymentIntegrations.get(id)),
+      findByName: async (t, name) => values(db.paymentIntegrations).find((p) => inTenant(p, t) && p.integrationName === name),
+      save: async (p) => void db.paymentIntegrations.set(p.id, copy(p)),
+    },
+    currencies: {
+      list: async () => values(db.currencies).sort((a, b) => (a.shortName < b.shortName ? -1 : 1)),
+      save: async (c) => void db.currencies.set(c.id, copy(c)),
+    },
+    products: {
+      get: async (id) => copy(db.products.get(id)),
+      findByKey: async (t, key) => values(db.products).find((p) => inTenant(p, t) && p.key === key),
+      list: async (t, o) => values(db.products).filter((p) => inTenant(p, t) && (o?.includeArchived || !p.archivedAt)).sort(byCreated),
+      page: async (t, q) => pageOf(values(db.products).filter((p) => inTenant(p, t) && (q.includeArchived || !p.archivedAt) && matchesSearch(p.name, q)), q),
+      save: async (p) => void db.products.set(p.id, copy(p)),
+      delete: async (id) => {
+        db.products.delete(id);
+        for (const plan of values(db.plans)) if (plan.productId === id) db.plans.delete(plan.id);
+        for (const t of values(db.pricingTables)) if (t.productId === id) db.pricingTables.delete(t.id);
+      },
+    },
+    plans: {
+      get: async (id) => copy(db.plans.get(id)),
+      getMany: async (ids) => ids.map((id) => db.plans.get(id)).filter((p): p is Plan => !!p).map(copy),
+      findByKey: async (productId, key) => values(db.plans).find((p) => p.productId === productId && p.key === key),
+      listByProduct: async (productId) => values(db.plans).filter((p) => p.productId === productId).sort(byCreated),
+      page: async (t, q: PlanListQuery) =>
+        pageOf(values(db.plans).filter((p) => inTenant(p, t) && planMatches(p, q)), q),
+      filterOptions: async (t) => {
+        const currencies = new Set<string>();
+        const intervals = new Map<string, { interval: string | null; intervalCount: number | null }>();
+        for (const p of values(db.plans).filter((x) => inTenant(x, t))) {
+          for (const li of p.lineItems) for (const pr of li.prices) {
+            intervals.set(`${pr.interval}/${pr.intervalCount}`, { interval: pr.interval, intervalCount: pr.intervalCount });
+            for (const o of pr.currencyOptions) currencies.add(o.currency);
+          }
+        }
+        return { currencies: [...currencies].sort(), intervals: [...intervals.values()] };
+      },
+      save: async (p) => {
+        if (p.tierTag) db.tierTags.set(p.tierTag.id, copy(p.tierTag));
+        db.plans.set(p.id, copy(p));
+      },
+      delete: async (id) => void db.plans.delete(id),
+      getTierTag: async (id) => copy(db.tierTags.get(id)),
+      saveTierTag: async (tag) => void db.tierTags.set(tag.id, copy(tag)),
+    },
+    pricingTables: {
+      get: async (id) => copy(db.pricingTables.get(id)),
+      listByProduct: async (productId) => values(db.pricingTables).filter((t) => t.productId === productId),
+      save: async (t) => void db.pricingTables.set(t.id, copy(t)),
+    },
+    customers: {
+      get: async (id) => copy(db.customers.get(id)),
+      findByValue: async (t, v) => values(db.customers).find((c) => inTenant(c, t) && c.value === v),
+      save: async (c) => void db.customers.set(c.id, copy(c)),
+    },
+    subscriptions: {
+      get: async (id) => copy(db.subscriptions.get(id)),
+      getForUpdate: async (id) => copy(db.subscriptions.get(id)),
+      findByPaymentId: async (pid) => values(db.subscriptions).find((s) => s.paymentSubscriptionId === pid),
+      listByPlan: async (planId) => values(db.subscriptions).filter((s) => s.planId === planId).sort(byCreated),
+      countReferencing: async ({ planId, productId }) =>
+        values(db.subscriptions).filter((s) => (planId && s.planId === planId) || (productId && s.productId === productId)).length,
+      listDueForCancellation: async (now, limit) =>
+        values(db.subscriptions).filter((s) => s.status !== 'CANCELED' && s.cancelAtPeriodEnd && s.currentPeriodEnd <= now).sort(byCreated).slice(0, limit).map((s) => s.id),
+      save: async (s) => void db.subscriptions.set(s.id, copy(s)),
+    },
+    licenses: {
+      get: async (id) => copy(db.licenses.get(id)),
+      getManyForUpdate: async (ids) => ids.map((id) => db.licenses.get(id)).filter((l): l is License => !!l).map(copy),
+      listBySubscription: async (sid) => values(db.licenses).filter((l) => l.subscriptionId === sid).sort(byCreated),
+      list: async (t, f) => values(db.licenses).filter((l) => inTenant(l, t) && licenseMatches(l, f)).sort(byCreated),
+      count: async (t, f) => {
+        const ls = values(db.licenses).filter((l) => inTenant(l, t) && licenseMatches(l, f));
+        const assigned = ls.filter((l) => l.granteeId !== null).length;
+        return { count: ls.length, assigned, unassigned: ls.length - assigned };
+      },
+      findForCheck: async (t, productId, grantees) =>
+        values(db.licenses).filter((l) => inTenant(l, t) && l.productId === productId && l.granteeId !== null && grantees.includes(l.granteeId)),
+      saveMany: async (ls) => ls.forEach((l) => db.licenses.set(l.id, copy(l))),
+      deleteMany: async (ids) => ids.forEach((id) => db.licenses.delete(id)),
+    },
+    events: {
+      get: async (id) => copy(db.events.get(id)),
+      save: async (e) => void db.events.set(e.id, copy(e)),
+      claimNext: async (now) =>
+        values(db.events).filter((e) => (e.status === 'queued' || e.status === 'pending') && e.runAt <= now).sort(byCreated)[0],
+    },
+  };
+}
+
+function planMatches(p: Plan, q: PlanListQuery): boolean {
+  if (!q.includeArchived && p.archivedAt) return false;
+  if (!matchesSearch(p.name, q)) return false;
+  if (q.productId && p.productId !== q.productId) return false;
+  if (q.isActive !== undefined && (p.active && !p.archivedAt) !== q.isActive) return false;
+  const prices = p.lineItems.flatMap((li) => li.prices);
+  if (q.currency && !prices.some((pr) => pr.currencyOptions.some((o) => o.currency === q.currency?.toLowerCase()))) return false;
+  if (q.interval && !prices.some((pr) => pr.interval === q.interval && (q.intervalCount === undefined || pr.intervalCount === q.intervalCount))) return false;
+  if (!q.interval && q.intervalCount !== undefined && !prices.some((pr) => pr.intervalCount === q.intervalCount)) return false;
+  return true;
+}
+
+function licenseMatches(l: License, f: LicenseFilter): boolean {
+  return (!f.status || l.status === f.status) && (!f.subscriptionId || l.subscriptionId === f.subscriptionId) && (!f.productId || l.productId === f.productId);
+}
+
+/**
+ * The in-memory database: transactions run one at a time (which makes every read a locking read)
+ * and roll back by restoring a snapshot taken at their start.
+ */
+export class InMemoryUnitOfWork implements UnitOfWork {
+  private tables = emptyTables();
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Fault injection for tests: called after each repository write; throw to abort the transaction. */
+  afterWrite: ((table: string, method: string) => void) | undefined;
+
+  run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    const next = this.queue.then(async () => {
+      const snapshot = new Map(Object.entries(this.tables).map(([k, m]) => [k, new Map(m as Map<Id, unknown>)]));
+      try {
+        return await work(this.instrument(repositories(this.tables)));
+      } catch (e) {
+        this.tables = Object.fromEntries(snapshot) as unknown as Tables;
+        throw e;
+      }
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private instrument(repos: Repositories): Repositories {
+    const hook = () => this.afterWrite;
+    const wrapped: Record<string, unknown> = {};
+    for (const [table, repo] of Object.entries(repos)) {
+      wrapped[table] = Object.fromEntries(
+        Object.entries(repo as Record<string, (...a: unknown[]) => Promise<unknown>>).map(([method, fn]) => [
+          method,
+          async (...args: unknown[]) => {
+            const out = await fn(...args);
+            if (/^(save|delete)/.test(method)) hook()?.(table, method);
+            return out;
+          },
+        ]),
+      );
+    }
+    return wrapped as unknown as Repositories;
+  }
+}

@@ -1,0 +1,232 @@
+import { ErrorCodes, fail, invalid } from '../errors';
+import type { Capability, Currency, EnumOption, Feature, FeatureValueType, Id, Interval, LicenseType, Plan, PlanFeatureValue, PricingTable, Product, Tenant } from '../model';
+import { INTERVALS } from '../model';
+import { newPlan, newProduct } from '../domain/builders';
+import { toMinor } from '../domain/catalog';
+import type { Repositories } from '../ports';
+import type { CoreDeps } from './deps';
+
+/** The catalog file (DESIGN.md section 9), already parsed from YAML or JSON. */
+export interface CatalogFile {
+  organisation: string;
+  test?: boolean;
+  products?: ProductEntry[];
+}
+export interface FeatureEntry { key: string; displayName?: string; description?: string; valueType: FeatureValueType; enumOptions?: string[]; defaultValue?: string; showUnlimited?: boolean; visibility?: 'public' | 'private' }
+export interface PlanEntry {
+  key: string; displayName?: string; description?: string; pricingType: 'free' | 'paid'; licenseType?: LicenseType; perSeatAmount?: number;
+  interval?: Interval; length?: number; evaluation?: boolean; evalDays?: number; trialDays?: number | null; usageBased?: boolean;
+  visibility?: 'public' | 'private'; active?: boolean; prices?: Record<string, number>; capabilities?: string[]; features?: Record<string, string>;
+}
+export interface PricingTableEntry { key: string; name?: string; title?: string; text?: string; theme?: string; plans?: string[]; featuredPlan?: string; features?: string[] }
+export interface ProductEntry {
+  key: string; name: string; displayName?: string; description?: string; currencies?: string[]; capabilities?: string[];
+  features?: FeatureEntry[]; plans?: PlanEntry[]; pricingTables?: PricingTableEntry[];
+}
+
+export interface ImportResult {
+  organisationId: Id;
+  /** Catalog-file keys mapped to uuids: `products.notes`, `plans.notes.team`, `pricingTables.notes.main`. */
+  keys: Record<string, Id>;
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+
+const KNOWN_CURRENCIES: Record<string, [string, string]> = {
+  USD: ['US Dollar', '$'], EUR: ['Euro', '€'], GBP: ['Pound Sterling', '£'], JPY: ['Yen', '¥'], CHF: ['Swiss Franc', 'CHF'],
+  CAD: ['Canadian Dollar', 'CA$'], AUD: ['Australian Dollar', 'A$'], SEK: ['Swedish Krona', 'kr'], NOK: ['Norwegian Krone', 'kr'], DKK: ['Danish Krone', 'kr'],
+};
+
+/** Compares two records ignoring timestamps, so re-importing an unchanged file writes nothing. */
+const stripTimes = (v: unknown): unknown => {
+  if (Array.isArray(v)) return v.map(stripTimes);
+  if (v instanceof Date) return v.toISOString();
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'updatedAt' && k !== 'createdAt').map(([k, x]) => [k, stripTimes(x)]));
+  }
+  return v;
+};
+const same = (a: unknown, b: unknown) => JSON.stringify(stripTimes(a)) === JSON.stringify(stripTimes(b));
+
+function requireKey(where: string, key: unknown): string {
+  if (typeof key !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(key)) return invalid(`${where}.key`, 'must be a non-empty string of letters, digits, _, . or -');
+  return key;
+}
+
+/**
+ * Applies a catalog file: creates or updates records matched by `key` within the organisation, all
+ * in one transaction. Applying the same file twice changes nothing.
+ */
+export class CatalogFileImport {
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids'>) {}
+
+  async apply(file: CatalogFile): Promise<ImportResult> {
+    if (!file || typeof file.organisation !== 'string' || !file.organisation) invalid('organisation', 'is required');
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const org = (await r.organisations.findByName(file.organisation)) ?? fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${file.organisation}`);
+      const tenant: Tenant = { organisationId: org.id, isTest: !!file.test };
+      const result: ImportResult = { organisationId: org.id, keys: {}, created: 0, updated: 0, unchanged: 0 };
+      const count = (before: unknown, after: unknown) => {
+        if (!before) result.created++;
+        else if (same(before, after)) result.unchanged++;
+        else result.updated++;
+        return !before || !same(before, after);
+      };
+      const currencies = await this.ensureCurrencies(r, file.products ?? []);
+      for (const entry of file.products ?? []) await this.product(r, tenant, entry, currencies, now, result, count);
+      return result;
+    });
+  }
+
+  private async ensureCurrencies(r: Repositories, products: ProductEntry[]): Promise<Map<string, Currency>> {
+    const byName = new Map((await r.currencies.list()).map((c) => [c.shortName, c]));
+    const wanted = new Set<string>();
+    for (const p of products) {
+      for (const c of p.currencies ?? []) wanted.add(c.toUpperCase());
+      for (const plan of p.plans ?? []) for (const c of Object.keys(plan.prices ?? {})) wanted.add(c.toUpperCase());
+    }
+    for (const name of wanted) {
+      if (!/^[A-Z]{3}$/.test(name)) invalid('currencies', `${name} is not a three-letter currency code`);
+      if (byName.has(name)) continue;
+      const [longName, symbol] = KNOWN_CURRENCIES[name] ?? [name, name];
+      const c: Currency = { id: this.deps.ids.newId(), shortName: name, longName, symbol };
+      await r.currencies.save(c);
+      byName.set(name, c);
+    }
+    return byName;
+  }
+
+  private async product(
+    r: Repositories, tenant: Tenant, e: ProductEntry, currencies: Map<string, Currency>, now: Date, result: ImportResult,
+    count: (before: unknown, after: unknown) => boolean,
+  ): Promise<void> {
+    const key = requireKey('products', e.key);
+    if (typeof e.name !== 'string' || !e.name) invalid(`products.${key}.name`, 'is required');
+    const existing = await r.products.findByKey(tenant, key);
+    const base = existing ?? newProduct(tenant, { id: this.deps.ids.newId(), settingsId: this.deps.ids.newId() }, { name: e.name }, now);
+
+    const capabilities: Capability[] = (e.capabilities ?? []).map((name) => {
+      const prev = base.capabilities.find((c) => c.name === name);
+      return prev ?? { id: this.deps.ids.newId(), productId: base.id, name, description: '', status: 'ACTIVE', createdAt: now, updatedAt: now };
+    });
+    const features: Feature[] = (e.features ?? []).map((f, i) => this.feature(base, f, i, now));
+    const productCurrencies = (e.currencies ?? []).map((c, i) => ({ currencyId: (currencies.get(c.toUpperCase()) as Currency).id, isDefault: i === 0 }));
+    const product: Product = {
+      ...base,
+      key,
+      name: e.name,
+      displayName: e.displayName ?? e.name,
+      description: e.description ?? '',
+      paid: (e.plans ?? []).some((p) => p.pricingType === 'paid'),
+      currencies: productCurrencies,
+      capabilities,
+      features,
+      updatedAt: now,
+    };
+    if (count(existing, product)) await r.products.save(product);
+    result.keys[`products.${key}`] = product.id;
+
+    const plansByKey = new Map<string, Plan>();
+    for (const pe of e.plans ?? []) {
+      const plan = await this.plan(r, tenant, product, pe, currencies, now, count);
+      plansByKey.set(plan.key as string, plan);
+      result.keys[`plans.${key}.${plan.key}`] = plan.id;
+    }
+    const tables = await r.pricingTables.listByProduct(product.id);
+    for (const te of e.pricingTables ?? []) {
+      const tkey = requireKey(`products.${key}.pricingTables`, te.key);
+      const prev = tables.find((t) => t.key === tkey);
+      const planIds = (te.plans ?? []).map((k) => plansByKey.get(k)?.id ?? invalid(`pricingTables.${tkey}.plans`, `unknown plan ${k}`));
+      const featureIds = (te.features ?? []).map((k) => features.find((f) => f.key === k)?.id ?? invalid(`pricingTables.${tkey}.features`, `unknown feature ${k}`));
+      const table: PricingTable = {
+        id: prev?.id ?? this.deps.ids.newId(),
+        organisationId: tenant.organisationId,
+        isTest: tenant.isTest,
+        productId: product.id,
+        key: tkey,
+        name: te.name ?? tkey,
+        status: 'ACTIVE',
+        title: te.title ?? '',
+        text: te.text ?? '',
+        theme: te.theme ?? 'light',
+        featureOrder: 'asc',
+        customTheme: null,
+        featuredPlanId: te.featuredPlan ? plansByKey.get(te.featuredPlan)?.id ?? invalid(`pricingTables.${tkey}.featuredPlan`, `unknown plan ${te.featuredPlan}`) : null,
+        plans: planIds.map((planId, sortOrder) => ({ planId, sortOrder, updatedAt: now })),
+        features: featureIds.map((featureId, sortOrder) => ({ featureId, sortOrder, updatedAt: now })),
+        updatedAt: now,
+      };
+      if (count(prev, table)) await r.pricingTables.save(table);
+      result.keys[`pricingTables.${key}.${tkey}`] = table.id;
+    }
+  }
+
+  private feature(product: Product, f: FeatureEntry, sortOrder: number, now: Date): Feature {
+    const key = requireKey(`products.${product.key}.features`, f.key);
+    if (!['boolean', 'numerical', 'enum'].includes(f.valueType)) invalid(`features.${key}.valueType`, 'must be boolean, numerical or enum');
+    const prev = product.features.find((x) => x.key === key);
+    const id = prev?.id ?? this.deps.ids.newId();
+    const enumOptions: EnumOption[] = (f.valueType === 'enum' ? f.enumOptions ?? [] : []).map((name) => {
+      const o = prev?.enumOptions.find((x) => x.name === name);
+      return o ?? { id: this.deps.ids.newId(), featureId: id, name, updatedAt: now };
+    });
+    if (f.valueType === 'enum' && enumOptions.length === 0) invalid(`features.${key}.enumOptions`, 'an enum feature needs options');
+    return {
+      id, productId: product.id, key, name: key, displayName: f.displayName ?? key, description: f.description ?? '', variableName: key,
+      status: 'ACTIVE', visibility: f.visibility ?? 'public', valueType: f.valueType, defaultValue: f.defaultValue ?? '',
+      showUnlimited: f.showUnlimited ?? false, sortOrder, enumOptions, updatedAt: now,
+    };
+  }
+
+  private async plan(
+    r: Repositories, tenant: Tenant, product: Product, e: PlanEntry, currencies: Map<string, Currency>, now: Date,
+    count: (before: unknown, after: unknown) => boolean,
+  ): Promise<Plan> {
+    const key = requireKey(`products.${product.key}.plans`, e.key);
+    const where = `plans.${key}`;
+    if (e.pricingType !== 'free' && e.pricingType !== 'paid') invalid(`${where}.pricingType`, 'must be free or paid');
+    if (e.interval !== undefined && !INTERVALS.includes(e.interval)) invalid(`${where}.interval`, 'must be day, week, month or year');
+    const existing = await r.plans.findByKey(product.id, key);
+    const base = existing ?? newPlan(tenant, this.deps.ids.newId(), { name: key, productId: product.id }, now);
+    const capabilityIds = (e.capabilities ?? []).map((n) => product.capabilities.find((c) => c.name === n)?.id ?? invalid(`${where}.capabilities`, `unknown capability ${n}`));
+    const features: PlanFeatureValue[] = Object.entries(e.features ?? {}).map(([fkey, raw]) => {
+      const feature = product.features.find((f) => f.key === fkey) ?? invalid(`${where}.features`, `unknown feature ${fkey}`);
+      const value = String(raw);
+      const unlimited = feature.valueType === 'numerical' && value === 'unlimited';
+      const option = feature.valueType === 'enum' ? feature.enumOptions.find((o) => o.name === value) ?? invalid(`${where}.features.${fkey}`, `unknown option ${value}`) : null;
+      return { featureId: feature.id, value: option || unlimited ? '' : value, enumOptionId: option?.id ?? null, isUnlimited: unlimited, isUsage: false, pricePerUnit: 0, minUsage: 0, maxUsage: 0, updatedAt: now };
+    });
+    const planCurrencies = Object.entries(e.prices ?? {}).map(([name, amount]) => {
+      if (typeof amount !== 'number' || amount < 0) invalid(`${where}.prices.${name}`, 'must be a number of at least 0');
+      const c = currencies.get(name.toUpperCase()) as Currency;
+      return { currencyId: c.id, amountMinor: toMinor(amount, c.shortName), paymentPlanId: `${key}_${c.shortName.toLowerCase()}` };
+    });
+    const plan: Plan = {
+      ...base,
+      key,
+      name: e.displayName ?? key,
+      displayName: e.displayName ?? key,
+      description: e.description ?? '',
+      active: e.active ?? true,
+      visibility: e.visibility ?? 'public',
+      licenseType: e.licenseType ?? 'user',
+      planType: e.evaluation ? 'evaluation' : 'standard',
+      pricingType: e.pricingType,
+      interval: e.interval ?? 'month',
+      length: e.length ?? 1,
+      trialDays: e.trialDays ?? null,
+      evaluation: e.evaluation ?? false,
+      evalDays: e.evalDays ?? 0,
+      perSeatAmount: e.perSeatAmount ?? 1,
+      usageBased: e.usageBased ?? false,
+      capabilityIds,
+      features,
+      currencies: planCurrencies,
+      updatedAt: now,
+    };
+    if (count(existing, plan)) await r.plans.save(plan);
+    return plan;
+  }
+}

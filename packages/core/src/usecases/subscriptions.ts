@@ -1,0 +1,206 @@
+import { ErrorCodes, fail } from '../errors';
+import type { Customer, DomainEvent, Id, Plan, Product, Proration, Subscription, Tenant } from '../model';
+import { assertAccessible } from '../domain/tenancy';
+import { addSeats, removeSeats, validateSeatChange } from '../domain/seats';
+import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndReached, reactivate, type PlanChange } from '../domain/subscription';
+import type { InvoiceList, ProviderPaymentMethod, Repositories } from '../ports';
+import type { CoreDeps } from './deps';
+import { loadCurrencies } from './catalog-queries';
+import type { Currency } from '../model';
+
+export interface SubscriptionView {
+  /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
+  subscription: Subscription;
+  plan: Plan;
+  product: Product;
+  customer: Customer | undefined;
+  currencies: ReadonlyMap<Id, Currency>;
+}
+
+export type SeatChange = { increment: number } | { decrement: number };
+
+async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpdate: boolean): Promise<Subscription> {
+  const s = forUpdate ? await r.subscriptions.getForUpdate(id) : await r.subscriptions.get(id);
+  return assertAccessible(s, tenant, ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription');
+}
+
+async function loadPlan(r: Repositories, id: Id): Promise<Plan> {
+  return (await r.plans.get(id)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+}
+
+async function loadCustomer(r: Repositories, s: Subscription): Promise<Customer> {
+  return (await r.customers.get(s.customerId)) ?? fail(ErrorCodes.NOT_FOUND, 'the subscription has no customer');
+}
+
+/** Subscription use cases of v1: read, change plan, cancel, reactivate, links, seats. */
+export class SubscriptionService {
+  constructor(private readonly deps: CoreDeps) {}
+
+  async get(tenant: Tenant, id: Id): Promise<SubscriptionView> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      const [plan, product, customer, currencies] = await Promise.all([loadPlan(r, s.planId), r.products.get(s.productId), r.customers.get(s.customerId), loadCurrencies(r)]);
+      if (!product) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      return { subscription: { ...s, status: effectiveStatus(s, now) }, plan, product, customer, currencies };
+    });
+  }
+
+  /** Moves to another plan of the same product (usage-based: cancels and starts a new subscription). */
+  async changePlan(tenant: Tenant, id: Id, planId: Id, proration: Proration): Promise<PlanChange> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, true);
+      const target = assertAccessible(await r.plans.get(planId), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
+      const [currentPlan, targetProduct, licenses] = await Promise.all([loadPlan(r, s.planId), r.products.get(target.productId), r.licenses.listBySubscription(s.id)]);
+      if (!targetProduct) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      const change = changePlan({ subscription: s, licenses, currentPlan, target, targetProduct, proration, now, newId: () => this.deps.ids.newId() });
+      if (change.kind === 'moved') {
+        await this.deps.payments.changePlan({ subscription: s, from: currentPlan, to: target, proration });
+        await r.subscriptions.save(change.subscription);
+        await r.licenses.saveMany(change.licenses);
+      } else {
+        await this.deps.payments.cancel(s, 'now');
+        await r.subscriptions.save(change.canceled);
+        await r.subscriptions.save(change.created);
+        await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
+      }
+      return change;
+    });
+  }
+
+  async cancel(tenant: Tenant, id: Id, when: 'now' | 'end'): Promise<Subscription> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, true);
+      const licenses = await r.licenses.listBySubscription(s.id);
+      const change = when === 'now' ? cancelNow(s, licenses, now) : cancelAtPeriodEnd(s, licenses, now);
+      if (change.subscription !== s) await this.deps.payments.cancel(s, when);
+      await r.subscriptions.save(change.subscription);
+      await r.licenses.saveMany(change.licenses);
+      return change.subscription;
+    });
+  }
+
+  async reactivate(tenant: Tenant, id: Id): Promise<Subscription> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, true);
+      const change = reactivate(s, await r.licenses.listBySubscription(s.id), now);
+      await this.deps.payments.reactivate(s);
+      await r.subscriptions.save(change.subscription);
+      await r.licenses.saveMany(change.licenses);
+      return change.subscription;
+    });
+  }
+
+  /** Plans of the same product the subscription can switch to: active, not archived, not the current one. */
+  async switchablePlans(tenant: Tenant, id: Id): Promise<{ plans: Plan[]; product: Product; currencies: ReadonlyMap<Id, Currency> }> {
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      const [plans, product, currencies] = await Promise.all([r.plans.listByProduct(s.productId), r.products.get(s.productId), loadCurrencies(r)]);
+      if (!product) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      return { plans: plans.filter((p) => p.id !== s.planId && p.active && !p.archivedAt && !product.archivedAt), product, currencies };
+    });
+  }
+
+  async invoices(tenant: Tenant, id: Id): Promise<InvoiceList> {
+    const s = await this.deps.uow.run((r) => loadOwned(r, tenant, id, false));
+    return this.deps.payments.listInvoices(s);
+  }
+
+  async paymentMethod(tenant: Tenant, id: Id): Promise<ProviderPaymentMethod> {
+    const { s, customer } = await this.withCustomer(tenant, id);
+    return (await this.deps.payments.paymentMethod(s, customer)) ?? fail(ErrorCodes.NOT_FOUND, 'the subscription has no payment method');
+  }
+
+  async link(tenant: Tenant, id: Id, kind: 'updatePayment' | 'portal' | 'cancel'): Promise<{ url: string }> {
+    const { s, customer } = await this.withCustomer(tenant, id);
+    if (kind === 'portal') return this.deps.payments.portalLink(s, customer);
+    if (effectiveStatus(s, this.deps.clock.now()) === 'CANCELED') fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
+    return kind === 'updatePayment' ? this.deps.payments.updatePaymentLink(s, customer) : this.deps.payments.cancelLink(s, customer);
+  }
+
+  private async withCustomer(tenant: Tenant, id: Id) {
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      return { s, customer: await loadCustomer(r, s) };
+    });
+  }
+
+  /**
+   * Checks a seat change now (400 before anything is queued) and queues it as an event; the event
+   * worker applies it. Returns the queued event.
+   */
+  async requestSeatChange(tenant: Tenant, id: Id, change: SeatChange, proration: Proration): Promise<DomainEvent> {
+    const now = this.deps.clock.now();
+    const event = await this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      const [plan, licenses] = await Promise.all([loadPlan(r, s.planId), r.licenses.listBySubscription(s.id)]);
+      validateSeatChange(s, plan, licenses, change, now);
+      const payload =
+        'increment' in change
+          ? ({ type: 'seats.increment', subscriptionId: s.id, count: change.increment, proration } as const)
+          : ({ type: 'seats.decrement', subscriptionId: s.id, count: change.decrement, proration } as const);
+      const e: DomainEvent = {
+        id: this.deps.ids.newId(),
+        organisationId: s.organisationId,
+        isTest: s.isTest,
+        type: payload.type,
+        subscriptionId: s.id,
+        payload,
+        status: 'queued',
+        attempts: 0,
+        runAt: now,
+        lastError: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      await r.events.save(e);
+      return e;
+    });
+    this.deps.events.wake();
+    return event;
+  }
+
+  /**
+   * Applies a seat change inside the caller's unit of work, with the subscription row locked, so
+   * concurrent changes never lose an update.
+   */
+  async applySeatChange(r: Repositories, subscriptionId: Id, change: SeatChange, proration: Proration): Promise<Subscription> {
+    const now = this.deps.clock.now();
+    const s = (await r.subscriptions.getForUpdate(subscriptionId)) ?? fail(ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription not found');
+    const [plan, customer] = await Promise.all([loadPlan(r, s.planId), loadCustomer(r, s)]);
+    if ('increment' in change) {
+      const added = addSeats(s, plan, customer.value, change.increment, now, () => this.deps.ids.newId());
+      await this.deps.payments.changeSeats(s, plan, added.subscription.quantity, proration);
+      await r.subscriptions.save(added.subscription);
+      await r.licenses.saveMany(added.created);
+      return added.subscription;
+    }
+    const licenses = await r.licenses.listBySubscription(s.id);
+    const removed = removeSeats(s, plan, licenses, change.decrement, now);
+    await this.deps.payments.changeSeats(s, plan, removed.subscription.quantity, proration);
+    await r.subscriptions.save(removed.subscription);
+    await r.licenses.deleteMany(removed.removed.map((l) => l.id));
+    return removed.subscription;
+  }
+
+  /** The sweep: cancels subscriptions whose scheduled cancellation is due. Returns how many. */
+  async sweepCancellations(limit = 100): Promise<number> {
+    const now = this.deps.clock.now();
+    const due = await this.deps.uow.run((r) => r.subscriptions.listDueForCancellation(now, limit));
+    let done = 0;
+    for (const id of due) {
+      await this.deps.uow.run(async (r) => {
+        const s = await r.subscriptions.getForUpdate(id);
+        if (!s || !s.cancelAtPeriodEnd || s.status === 'CANCELED' || now < s.currentPeriodEnd) return;
+        const change = periodEndReached(s, await r.licenses.listBySubscription(s.id), now);
+        await r.subscriptions.save(change.subscription);
+        await r.licenses.saveMany(change.licenses);
+        done++;
+      });
+    }
+    return done;
+  }
+}
