@@ -75,7 +75,11 @@ export class CatalogFileImport {
         return !before || !same(before, after);
       };
       const currencies = await this.ensureCurrencies(r, file.products ?? []);
-      for (const entry of file.products ?? []) await this.product(r, tenant, entry, currencies, now, result, count);
+      // Records created by one import get distinct creation instants in file order, so lists that
+      // order by creation show them as the file does.
+      let seq = 0;
+      const created = () => new Date(now.getTime() + seq++);
+      for (const entry of file.products ?? []) await this.product(r, tenant, entry, currencies, now, created, result, count);
       return result;
     });
   }
@@ -99,13 +103,13 @@ export class CatalogFileImport {
   }
 
   private async product(
-    r: Repositories, tenant: Tenant, e: ProductEntry, currencies: Map<string, Currency>, now: Date, result: ImportResult,
+    r: Repositories, tenant: Tenant, e: ProductEntry, currencies: Map<string, Currency>, now: Date, created: () => Date, result: ImportResult,
     count: (before: unknown, after: unknown) => boolean,
   ): Promise<void> {
     const key = requireKey('products', e.key);
     if (typeof e.name !== 'string' || !e.name) invalid(`products.${key}.name`, 'is required');
     const existing = await r.products.findByKey(tenant, key);
-    const base = existing ?? newProduct(tenant, { id: this.deps.ids.newId(), settingsId: this.deps.ids.newId() }, { name: e.name }, now);
+    const base = existing ?? newProduct(tenant, { id: this.deps.ids.newId(), settingsId: this.deps.ids.newId() }, { name: e.name }, created());
 
     const capabilities: Capability[] = (e.capabilities ?? []).map((name) => {
       const prev = base.capabilities.find((c) => c.name === name);
@@ -123,14 +127,14 @@ export class CatalogFileImport {
       currencies: productCurrencies,
       capabilities,
       features,
-      updatedAt: now,
+      updatedAt: existing ? now : base.createdAt,
     };
     if (count(existing, product)) await r.products.save(product);
     result.keys[`products.${key}`] = product.id;
 
     const plansByKey = new Map<string, Plan>();
     for (const pe of e.plans ?? []) {
-      const plan = await this.plan(r, tenant, product, pe, currencies, now, count);
+      const plan = await this.plan(r, tenant, product, pe, currencies, now, created, count);
       plansByKey.set(plan.key as string, plan);
       result.keys[`plans.${key}.${plan.key}`] = plan.id;
     }
@@ -181,7 +185,7 @@ export class CatalogFileImport {
   }
 
   private async plan(
-    r: Repositories, tenant: Tenant, product: Product, e: PlanEntry, currencies: Map<string, Currency>, now: Date,
+    r: Repositories, tenant: Tenant, product: Product, e: PlanEntry, currencies: Map<string, Currency>, now: Date, created: () => Date,
     count: (before: unknown, after: unknown) => boolean,
   ): Promise<Plan> {
     const key = requireKey(`products.${product.key}.plans`, e.key);
@@ -189,7 +193,7 @@ export class CatalogFileImport {
     if (e.pricingType !== 'free' && e.pricingType !== 'paid') invalid(`${where}.pricingType`, 'must be free or paid');
     if (e.interval !== undefined && !INTERVALS.includes(e.interval)) invalid(`${where}.interval`, 'must be day, week, month or year');
     const existing = await r.plans.findByKey(product.id, key);
-    const base = existing ?? newPlan(tenant, this.deps.ids.newId(), { name: key, productId: product.id }, now);
+    const base = existing ?? newPlan(tenant, this.deps.ids.newId(), { name: key, productId: product.id }, created());
     const capabilityIds = (e.capabilities ?? []).map((n) => product.capabilities.find((c) => c.name === n)?.id ?? invalid(`${where}.capabilities`, `unknown capability ${n}`));
     const features: PlanFeatureValue[] = Object.entries(e.features ?? {}).map(([fkey, raw]) => {
       const feature = product.features.find((f) => f.key === fkey) ?? invalid(`${where}.features`, `unknown feature ${fkey}`);
@@ -224,7 +228,7 @@ export class CatalogFileImport {
       capabilityIds,
       features,
       currencies: planCurrencies,
-      updatedAt: now,
+      updatedAt: existing ? now : base.createdAt,
     };
     if (count(existing, plan)) await r.plans.save(plan);
     return plan;

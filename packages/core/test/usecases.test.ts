@@ -1,0 +1,293 @@
+import { randomUUID } from 'node:crypto';
+import { ErrorCodes, hasScope, type DomainError, type Tenant } from '../src';
+import { createTestCore, seedSample, sampleCatalog, InMemoryUnitOfWork, type TestCore } from '../src/testing';
+
+const DAY = 86_400_000;
+
+async function expectCode(p: Promise<unknown>, code: string) {
+  await expect(p).rejects.toMatchObject({ code });
+}
+
+async function buy(core: TestCore, tenant: Tenant, planId: string, quantity = 1, granteeId = 'alice') {
+  void tenant;
+  return core.checkout.completePurchase({ planId, member: 'buyer@example.com', email: 'buyer@example.com', granteeId, quantity, currency: 'USD', paymentProvider: 'fake', paymentSubscriptionId: null, paymentCustomerId: null });
+}
+
+describe('API keys', () => {
+  it('creates a key shown once, stores only its hash, authenticates it and refuses it once revoked', async () => {
+    const core = createTestCore();
+    await core.apiKeys.ensureOrganisation('acme');
+    const { plaintext, record } = await core.apiKeys.create({ organisation: 'acme', scopes: ['products:read'], isTest: true });
+    expect(plaintext.startsWith('test_')).toBe(true);
+    expect(JSON.stringify(record)).not.toContain(plaintext);
+    expect((await core.apiKeys.authenticate(plaintext)).id).toBe(record.id);
+    await expectCode(core.apiKeys.authenticate('test_wrong'), 'UNAUTHENTICATED');
+    await expectCode(core.apiKeys.authenticate(undefined), 'UNAUTHENTICATED');
+    await core.apiKeys.revoke(record.id);
+    await expectCode(core.apiKeys.authenticate(plaintext), 'UNAUTHENTICATED');
+    await expectCode(core.apiKeys.create({ organisation: 'acme', scopes: ['bogus:read'], isTest: false }), 'VALIDATION_FAILED');
+    await expectCode(core.apiKeys.create({ organisation: 'nobody', scopes: [], isTest: false }), 'ORGANISATION_NOT_FOUND');
+  });
+
+  it('checks scopes: write implies read, * allows all', () => {
+    expect(hasScope({ scopes: ['products:read'] }, 'products', 'read')).toBe(true);
+    expect(hasScope({ scopes: ['products:read'] }, 'products', 'write')).toBe(false);
+    expect(hasScope({ scopes: ['licenses:write'] }, 'licenses', 'read')).toBe(true);
+    expect(hasScope({ scopes: ['*'] }, 'plans', 'write')).toBe(true);
+    expect(hasScope({ scopes: ['plans:write'] }, 'products', 'read')).toBe(false);
+  });
+});
+
+describe('catalog file import', () => {
+  it('creates everything by key and changes nothing when applied again', async () => {
+    const core = createTestCore();
+    await core.apiKeys.ensureOrganisation('acme');
+    const first = await core.importer.apply(sampleCatalog('acme'));
+    expect(first.created).toBeGreaterThan(0);
+    const again = await core.importer.apply(sampleCatalog('acme'));
+    expect(again).toMatchObject({ created: 0, updated: 0 });
+    expect(again.keys).toEqual(first.keys);
+    const changed = sampleCatalog('acme');
+    (changed.products as NonNullable<typeof changed.products>)[0].displayName = 'Notes 2';
+    expect((await core.importer.apply(changed)).updated).toBe(1);
+  });
+
+  it('refuses unknown references in one transaction, leaving nothing behind', async () => {
+    const core = createTestCore();
+    await core.apiKeys.ensureOrganisation('acme');
+    const bad = sampleCatalog('acme');
+    (bad.products as NonNullable<typeof bad.products>)[0].plans?.push({ key: 'broken', pricingType: 'free', capabilities: ['nope'] });
+    await expectCode(core.importer.apply(bad), 'VALIDATION_FAILED');
+    const org = await core.apiKeys.ensureOrganisation('acme');
+    expect(await core.queries.listProducts({ organisationId: org.id, isTest: false })).toEqual([]);
+  });
+});
+
+describe('catalog queries and tenancy', () => {
+  it('serves products, plans, features, currencies, capabilities and pricing tables', async () => {
+    const core = createTestCore();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const productId = keys['products.notes'];
+    expect((await core.queries.listProducts(tenant)).map((p) => p.name)).toEqual(['notes-app']);
+    expect((await core.queries.listPlans(tenant, productId)).map((p) => p.key)).toEqual(['free', 'team', 'business', 'metered', 'metered-pro']);
+    expect((await core.queries.productFeatures(tenant, productId)).map((f) => f.key)).toEqual(['projects', 'theme', 'sso']);
+    const currencies = await core.queries.productCurrencies(tenant, productId);
+    expect(currencies.map((c) => [c.currency.shortName, c.link.isDefault])).toEqual([['USD', true], ['EUR', false]]);
+    const planFeatures = await core.queries.planFeatures(tenant, keys['plans.notes.team']);
+    expect(planFeatures.map((f) => [f.feature.key, f.value.value, f.value.isUnlimited, f.enumOption?.name ?? null])).toEqual([
+      ['projects', '', true, null], ['theme', '', false, 'dark'], ['sso', 'true', false, null],
+    ]);
+    expect((await core.queries.planCurrencies(tenant, keys['plans.notes.team'])).map((c) => c.link.amountMinor)).toEqual([1200, 1100]);
+    expect((await core.queries.planCapabilities(tenant, keys['plans.notes.team'])).map((c) => c.capability.name)).toEqual(['edit', 'export']);
+    const table = await core.queries.getPricingTable(tenant, keys['pricingTables.notes.main']);
+    expect(table.plans.map((p) => p.key)).toEqual(['free', 'team', 'business']);
+    expect(table.table.featuredPlanId).toBe(keys['plans.notes.team']);
+  });
+
+  it('answers FORBIDDEN for another organisation\'s records and NOT_FOUND across test and live', async () => {
+    const core = createTestCore();
+    const { keys } = await seedSample(core, 'acme');
+    const other = await core.apiKeys.ensureOrganisation('other');
+    const acme = await core.apiKeys.ensureOrganisation('acme');
+    await expectCode(core.queries.getProduct({ organisationId: other.id, isTest: false }, keys['products.notes']), ErrorCodes.FORBIDDEN);
+    await expectCode(core.queries.getPlan({ organisationId: other.id, isTest: false }, keys['plans.notes.team']), ErrorCodes.FORBIDDEN);
+    await expectCode(core.queries.getProduct({ organisationId: acme.id, isTest: true }, keys['products.notes']), ErrorCodes.PRODUCT_NOT_FOUND);
+    await expectCode(core.queries.getProduct({ organisationId: acme.id, isTest: false }, randomUUID()), ErrorCodes.PRODUCT_NOT_FOUND);
+  });
+});
+
+describe('subscriptions', () => {
+  async function world(planKey = 'team', quantity = 3) {
+    const core = createTestCore();
+    const seeded = await seedSample(core, 'acme');
+    const { subscription } = await buy(core, seeded.tenant, seeded.keys[`plans.notes.${planKey}`], quantity);
+    return { core, ...seeded, subscription };
+  }
+
+  it('changes plan in place with the provider, prorated as asked', async () => {
+    const { core, tenant, keys, subscription } = await world();
+    const out = await core.subscriptions.changePlan(tenant, subscription.id, keys['plans.notes.business'], 'always_invoice');
+    expect(out.kind).toBe('moved');
+    expect((await core.subscriptions.get(tenant, subscription.id)).subscription.planId).toBe(keys['plans.notes.business']);
+    expect(core.payments.calls).toContainEqual(expect.objectContaining({ op: 'changePlan', request: expect.objectContaining({ proration: 'always_invoice' }) }));
+    const licenses = await core.licenses.list(tenant, { subscriptionId: subscription.id });
+    expect(licenses.every((l) => l.planId === keys['plans.notes.business'])).toBe(true);
+  });
+
+  it('replaces a usage-based subscription on plan change', async () => {
+    const { core, tenant, keys, subscription } = await world('metered', 1);
+    const out = await core.subscriptions.changePlan(tenant, subscription.id, keys['plans.notes.metered-pro'], 'create_prorations');
+    if (out.kind !== 'replaced') throw new Error('expected replacement');
+    expect((await core.subscriptions.get(tenant, subscription.id)).subscription.status).toBe('CANCELED');
+    expect((await core.subscriptions.get(tenant, out.created.id)).subscription).toMatchObject({ status: 'ACTIVE', planId: keys['plans.notes.metered-pro'] });
+    expect(await core.licenses.count(tenant, { subscriptionId: out.created.id })).toEqual({ count: 1, assigned: 1, unassigned: 0 });
+  });
+
+  it('refuses an archived target plan, and leaves everything unchanged when the provider fails', async () => {
+    const { core, tenant, keys, subscription } = await world();
+    await core.admin.archivePlan(tenant, keys['plans.notes.business']);
+    await expectCode(core.subscriptions.changePlan(tenant, subscription.id, keys['plans.notes.business'], 'none'), 'PLAN_ARCHIVED');
+    const unarchived = keys['plans.notes.free'];
+    core.payments.failNext = new Error('provider down');
+    await expect(core.subscriptions.changePlan(tenant, subscription.id, unarchived, 'none')).rejects.toThrow('provider down');
+    expect((await core.subscriptions.get(tenant, subscription.id)).subscription.planId).toBe(keys['plans.notes.team']);
+  });
+
+  it('runs the lifecycle: cancel at end, reactivate, cancel at end, sweep at period end', async () => {
+    const { core, tenant, subscription } = await world();
+    const scheduled = await core.subscriptions.cancel(tenant, subscription.id, 'end');
+    expect(scheduled.cancelAtPeriodEnd).toBe(true);
+    expect((await core.subscriptions.reactivate(tenant, subscription.id)).cancelAtPeriodEnd).toBe(false);
+    await core.subscriptions.cancel(tenant, subscription.id, 'end');
+    core.clock.advanceDays(40);
+    expect((await core.subscriptions.get(tenant, subscription.id)).subscription.status).toBe('CANCELED');
+    await expectCode(core.subscriptions.reactivate(tenant, subscription.id), 'SUBSCRIPTION_NOT_REACTIVATABLE');
+    expect(await core.subscriptions.sweepCancellations()).toBe(1);
+    expect(await core.subscriptions.sweepCancellations()).toBe(0);
+    expect((await core.licenses.list(tenant, { subscriptionId: subscription.id })).every((l) => l.status === 'CANCELED')).toBe(true);
+  });
+
+  it('cancels now, after which links other than the portal are refused', async () => {
+    const { core, tenant, subscription } = await world();
+    await core.subscriptions.cancel(tenant, subscription.id, 'now');
+    await expectCode(core.subscriptions.cancel(tenant, subscription.id, 'now'), 'SUBSCRIPTION_CANCELED');
+    await expectCode(core.subscriptions.link(tenant, subscription.id, 'updatePayment'), 'SUBSCRIPTION_CANCELED');
+    expect((await core.subscriptions.link(tenant, subscription.id, 'portal')).url).toContain(subscription.id);
+  });
+
+  it('lists switchable plans: same product, active, not archived, not the current one', async () => {
+    const { core, tenant, keys, subscription } = await world();
+    await core.admin.archivePlan(tenant, keys['plans.notes.metered']);
+    const { plans } = await core.subscriptions.switchablePlans(tenant, subscription.id);
+    expect(plans.map((p) => p.key).sort()).toEqual(['business', 'free', 'metered-pro']);
+  });
+
+  it('queues seat changes as events that the worker applies exactly once', async () => {
+    const { core, tenant, subscription } = await world('team', 3);
+    const inc = await core.subscriptions.requestSeatChange(tenant, subscription.id, { increment: 2 }, 'none');
+    const dec = await core.subscriptions.requestSeatChange(tenant, subscription.id, { decrement: 1 }, 'none');
+    expect(core.events.wakes).toBe(2);
+    expect((await core.worker.get(tenant, inc.id)).status).toBe('queued');
+    expect(await core.worker.drain()).toBe(2);
+    expect(await core.worker.drain()).toBe(0);
+    expect((await core.worker.get(tenant, inc.id)).status).toBe('success');
+    expect((await core.worker.get(tenant, dec.id)).status).toBe('success');
+    expect((await core.subscriptions.get(tenant, subscription.id)).subscription.quantity).toBe(4);
+    expect(await core.licenses.count(tenant, { subscriptionId: subscription.id })).toEqual({ count: 4, assigned: 1, unassigned: 3 });
+  });
+
+  it('refuses impossible decrements at request time, queuing nothing', async () => {
+    const { core, tenant, subscription } = await world('team', 2);
+    await expectCode(core.subscriptions.requestSeatChange(tenant, subscription.id, { decrement: 1 }, 'none'), 'SEATS_BELOW_MINIMUM');
+    await expectCode(core.subscriptions.requestSeatChange(tenant, subscription.id, { decrement: 2 }, 'none'), 'SEATS_EXCEED_UNASSIGNED');
+    expect(await core.worker.drain()).toBe(0);
+  });
+
+  it('records a refusal found when applying as failed, and retries provider faults with backoff', async () => {
+    const { core, tenant, subscription } = await world('team', 4);
+    const a = await core.subscriptions.requestSeatChange(tenant, subscription.id, { decrement: 2 }, 'none');
+    const b = await core.subscriptions.requestSeatChange(tenant, subscription.id, { decrement: 1 }, 'none');
+    await core.worker.drain();
+    expect((await core.worker.get(tenant, a.id)).status).toBe('success');
+    const failed = await core.worker.get(tenant, b.id);
+    expect(failed).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(failed.lastError).toMatch(/SEATS_BELOW_MINIMUM/);
+
+    const c = await core.subscriptions.requestSeatChange(tenant, subscription.id, { increment: 1 }, 'none');
+    core.payments.failNext = new Error('timeout');
+    await core.worker.processNext();
+    expect(await core.worker.get(tenant, c.id)).toMatchObject({ status: 'pending', attempts: 1, lastError: 'timeout' });
+    expect(await core.worker.processNext()).toBe(false); // not due yet
+    core.clock.advanceDays(1);
+    await core.worker.processNext();
+    expect((await core.worker.get(tenant, c.id)).status).toBe('success');
+    expect((await core.subscriptions.get(tenant, subscription.id)).subscription.quantity).toBe(3);
+  });
+});
+
+describe('licenses', () => {
+  it('creates ad hoc licenses all or nothing', async () => {
+    const core = createTestCore();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const created = await core.licenses.createAdHoc(tenant, [
+      { planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'alice' },
+      { planUuid: keys['plans.notes.team'], member: 'm@example.com', granteeId: null },
+    ]);
+    expect(created.map((l) => l.status)).toEqual(['ACTIVE', 'EVALUATION']);
+    await expectCode(core.licenses.createAdHoc(tenant, [
+      { planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'x' },
+      { planUuid: keys['plans.notes.business'], member: 'm', granteeId: 'y' },
+    ]), 'PLAN_NOT_FREE_OR_EVALUATION');
+    expect(await core.licenses.count(tenant, {})).toEqual({ count: 2, assigned: 1, unassigned: 1 });
+  });
+
+  it('batch-updates grantees; an unknown license fails the batch and changes nothing', async () => {
+    const core = createTestCore();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const [l] = await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm', granteeId: null }]);
+    await expectCode(core.licenses.batchUpdate(tenant, [{ uuid: l.id, granteeId: 'bob' }, { uuid: randomUUID(), granteeId: 'x' }]), 'LICENSE_NOT_FOUND');
+    expect((await core.licenses.list(tenant, {}))[0].granteeId).toBeNull();
+    const [updated] = await core.licenses.batchUpdate(tenant, [{ uuid: l.id, granteeId: 'bob' }]);
+    expect(updated.granteeId).toBe('bob');
+  });
+
+  it('checks capabilities with a signature, and answers null when there are none', async () => {
+    const core = createTestCore();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    await buy(core, tenant, keys['plans.notes.team'], 2, 'alice');
+    const result = await core.licenses.check(tenant, { productUuid: keys['products.notes'], granteeIds: '[alice]' });
+    expect(result).toMatchObject({ capabilities: ['edit', 'export'], capsHashed: 'edit,export' });
+    expect(result?.signature).toMatch(/^[0-9a-f]{64}$/);
+    expect(await core.licenses.check(tenant, { productUuid: keys['products.notes'], granteeIds: 'nobody' })).toBeNull();
+    await expectCode(core.licenses.check(tenant, { productUuid: keys['products.notes'], granteeIds: 'alice', grace: '0' }), 'CHECK_GRACE_INVALID');
+    await expectCode(core.licenses.check(tenant, { productUuid: undefined, granteeIds: 'alice' }), 'VALIDATION_FAILED');
+  });
+});
+
+describe('catalog admin', () => {
+  it('saves a plan with entitlements and nested pricing in one call, and refuses bad nesting whole', async () => {
+    const core = createTestCore();
+    const org = await core.apiKeys.ensureOrganisation('acme');
+    const tenant = { organisationId: org.id, isTest: false };
+    const product = await core.admin.createProduct(tenant, { name: 'Notes' });
+    const plan = await core.admin.savePlan(tenant, {
+      productId: product.id, name: 'Pro', trialPeriodDays: 7, entitlements: ['edit', 'export'],
+      lineItems: [{ name: 'Seats', priceType: 'per_seat', billingScheme: 'tiered', tiersMode: 'volume', prices: [{ interval: 'month', currencyOptions: [{ currency: 'USD', tiers: [{ upTo: '10', unitAmount: 500 }, { upTo: 'inf', unitAmount: 400 }] }] }] }],
+    });
+    expect(plan.lineItems[0].prices[0].currencyOptions[0]).toMatchObject({ currency: 'usd', isDefault: true });
+    expect((await core.admin.getProduct(tenant, product.id)).capabilities.map((c) => c.name)).toEqual(['edit', 'export']);
+    await expectCode(core.admin.savePlan(tenant, { productId: product.id, name: 'Bad', entitlements: ['new-cap'], lineItems: [{ name: 'x', priceType: 'per_seat', billingScheme: 'tiered', prices: [] }] }), 'VALIDATION_FAILED');
+    expect((await core.admin.getProduct(tenant, product.id)).capabilities.map((c) => c.name)).toEqual(['edit', 'export']);
+    const { page, filterOptions } = await core.admin.listPlans(tenant, { limit: 10 });
+    expect(page.items.map((p) => p.name)).toEqual(['Pro']);
+    expect(filterOptions.currencies).toEqual(['usd']);
+  });
+
+  it('refuses to delete a product or plan with subscriptions; archiving is the way', async () => {
+    const core = createTestCore();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    await buy(core, tenant, keys['plans.notes.business']);
+    await expectCode(core.admin.deletePlan(tenant, keys['plans.notes.business']), 'PLAN_HAS_SUBSCRIPTIONS');
+    await expectCode(core.admin.deleteProduct(tenant, keys['products.notes']), 'PRODUCT_HAS_SUBSCRIPTIONS');
+    await core.admin.deletePlan(tenant, keys['plans.notes.metered']);
+    expect((await core.admin.archiveProduct(tenant, keys['products.notes'])).archivedAt).not.toBeNull();
+    await expectCode(core.admin.archiveProduct(tenant, keys['products.notes']), 'PRODUCT_ARCHIVED');
+  });
+});
+
+describe('in-memory unit of work', () => {
+  it('rolls back a use case that fails after its first write (fault injection)', async () => {
+    const uow = new InMemoryUnitOfWork();
+    const core = createTestCore({ uow });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    let writes = 0;
+    uow.afterWrite = () => {
+      if (++writes === 1) throw new Error('injected fault');
+    };
+    await expect(buy(core, tenant, keys['plans.notes.team'], 3)).rejects.toThrow('injected fault');
+    uow.afterWrite = undefined;
+    expect(await core.licenses.count(tenant, {})).toEqual({ count: 0, assigned: 0, unassigned: 0 });
+    void DAY;
+    void ({} as DomainError);
+  });
+});
