@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCodes, hasScope, type DomainError, type Tenant } from '../src';
-import { createTestCore, seedSample, sampleCatalog, InMemoryUnitOfWork, type TestCore } from '../src/testing';
+import { createTestCore, seedSample, sampleCatalog, FaultInjectingUnitOfWork, InMemoryUnitOfWork, type TestCore } from '../src/testing';
 
 const DAY = 86_400_000;
 
@@ -277,15 +277,12 @@ describe('catalog admin', () => {
 
 describe('in-memory unit of work', () => {
   it('rolls back a use case that fails after its first write (fault injection)', async () => {
-    const uow = new InMemoryUnitOfWork();
+    const uow = new FaultInjectingUnitOfWork(new InMemoryUnitOfWork());
     const core = createTestCore({ uow });
     const { tenant, keys } = await seedSample(core, 'acme');
-    let writes = 0;
-    uow.afterWrite = () => {
-      if (++writes === 1) throw new Error('injected fault');
-    };
+    uow.failAfterWrites = 1;
     await expect(buy(core, tenant, keys['plans.notes.team'], 3)).rejects.toThrow('injected fault');
-    uow.afterWrite = undefined;
+    uow.failAfterWrites = undefined;
     expect(await core.licenses.count(tenant, {})).toEqual({ count: 0, assigned: 0, unassigned: 0 });
     void DAY;
     void ({} as DomainError);

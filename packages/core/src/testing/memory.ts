@@ -132,8 +132,8 @@ function repositories(db: Tables): Repositories {
     events: {
       get: async (id) => copy(db.events.get(id)),
       save: async (e) => void db.events.set(e.id, copy(e)),
-      claimNext: async (now) =>
-        values(db.events).filter((e) => (e.status === 'queued' || e.status === 'pending') && e.runAt <= now).sort(byCreated)[0],
+      // First queued first: the map keeps insertion order, like the SQL adapter's sequence.
+      claimNext: async (now) => values(db.events).find((e) => (e.status === 'queued' || e.status === 'pending') && e.runAt <= now),
     },
   };
 }
@@ -161,14 +161,11 @@ function licenseMatches(l: License, f: LicenseFilter): boolean {
 export class InMemoryUnitOfWork implements UnitOfWork {
   private tables = emptyTables();
   private queue: Promise<unknown> = Promise.resolve();
-  /** Fault injection for tests: called after each repository write; throw to abort the transaction. */
-  afterWrite: ((table: string, method: string) => void) | undefined;
-
   run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const next = this.queue.then(async () => {
       const snapshot = new Map(Object.entries(this.tables).map(([k, m]) => [k, new Map(m as Map<Id, unknown>)]));
       try {
-        return await work(this.instrument(repositories(this.tables)));
+        return await work(repositories(this.tables));
       } catch (e) {
         this.tables = Object.fromEntries(snapshot) as unknown as Tables;
         throw e;
@@ -177,22 +174,36 @@ export class InMemoryUnitOfWork implements UnitOfWork {
     this.queue = next.catch(() => undefined);
     return next;
   }
+}
 
-  private instrument(repos: Repositories): Repositories {
-    const hook = () => this.afterWrite;
-    const wrapped: Record<string, unknown> = {};
-    for (const [table, repo] of Object.entries(repos)) {
-      wrapped[table] = Object.fromEntries(
-        Object.entries(repo as Record<string, (...a: unknown[]) => Promise<unknown>>).map(([method, fn]) => [
-          method,
-          async (...args: unknown[]) => {
-            const out = await fn(...args);
-            if (/^(save|delete)/.test(method)) hook()?.(table, method);
-            return out;
-          },
-        ]),
-      );
-    }
-    return wrapped as unknown as Repositories;
+/**
+ * Wraps any unit of work so that a test can fail a transaction after its n-th write (fault
+ * injection): the adapter must then leave nothing of that transaction behind.
+ */
+export class FaultInjectingUnitOfWork implements UnitOfWork {
+  /** Throw after this many writes within one transaction; undefined: never. */
+  failAfterWrites: number | undefined;
+
+  constructor(private readonly inner: UnitOfWork) {}
+
+  run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    let writes = 0;
+    const limit = this.failAfterWrites;
+    return this.inner.run((repos) => {
+      const wrapped: Record<string, unknown> = {};
+      for (const [table, repo] of Object.entries(repos)) {
+        wrapped[table] = Object.fromEntries(
+          Object.entries(repo as Record<string, (...a: unknown[]) => Promise<unknown>>).map(([method, fn]) => [
+            method,
+            async (...args: unknown[]) => {
+              const out = await fn(...args);
+              if (/^(save|delete)/.test(method) && limit !== undefined && ++writes >= limit) throw new Error(`injected fault after write ${writes}`);
+              return out;
+            },
+          ]),
+        );
+      }
+      return work(wrapped as unknown as Repositories);
+    });
   }
 }

@@ -1,0 +1,59 @@
+import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Pool, types } from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PGlitePool } from './pglite-pool';
+import type { Database } from './schema';
+import * as initial from './migrations/2026-11-22T00-initial';
+
+/** Every migration, by dated name; new ones are added here in order. */
+const MIGRATIONS: Record<string, Migration> = {
+  '2026-11-22T00-initial': initial,
+};
+
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return MIGRATIONS;
+  }
+}
+
+// int8 (count(*), bigint columns) as a JS number: every count and amount we keep fits in 2^53.
+types.setTypeParser(20, (v) => Number(v));
+
+export interface DatabaseOptions {
+  /** A PostgreSQL server (`postgres://...`); when absent, embedded PGlite is used. */
+  url?: string;
+  /** PGlite's data directory; absent: in memory. */
+  dataDir?: string;
+  /** pg pool size for a server. */
+  poolSize?: number;
+  /** Told when the server closes an idle pooled connection (the pool replaces it). */
+  onIdleError?: (err: Error) => void;
+}
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
+  if (options.url) {
+    const pool = new Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    // An idle connection the server closes (restart, failover) is dropped by the pool and replaced
+    // on next use; without a listener pg would raise it as an uncaught error and end the process.
+    pool.on('error', (err) => options.onIdleError?.(err));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const pglite = new PGlite(options.dataDir);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }) });
+  return { db, kind: 'pglite', close: () => db.destroy() };
+}
+
+/** Applies every pending migration; applying them again is a no-op. Returns the names applied now. */
+export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

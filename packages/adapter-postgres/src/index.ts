@@ -1,0 +1,5 @@
+export { openDatabase, migrateToLatest, type DatabaseHandle, type DatabaseOptions } from './database';
+export { PostgresUnitOfWork } from './unit-of-work';
+export { PGlitePool } from './pglite-pool';
+export type { Database } from './schema';
+export { createTestDatabase, type TestDatabase } from './test-database';

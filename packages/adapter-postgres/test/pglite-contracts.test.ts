@@ -1,0 +1,12 @@
+import { describeRepositoryContracts } from '@tollgate/core/testing';
+import { createTestDatabase, type TestDatabase } from '../src';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase('pglite');
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describeRepositoryContracts('PGlite', () => db.uow);
