@@ -90,6 +90,10 @@ export interface EventsTable extends OwnedRow, Stamped {
   seq: ColumnType<number, never, never>;
 }
 
+export interface SigningKeysTable {
+  id: string; organisation_id: string; algorithm: string; public_key: string; secret_ciphertext: string; created_at: Date; retired_at: Nullable<Date>;
+}
+
 export interface Database {
   organisations: OrganisationsTable;
   api_keys: ApiKeysTable;
@@ -118,4 +122,5 @@ export interface Database {
   subscriptions: SubscriptionsTable;
   licenses: LicensesTable;
   events: EventsTable;
+  signing_keys: SigningKeysTable;
 }

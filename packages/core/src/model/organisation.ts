@@ -37,3 +37,19 @@ export interface PaymentIntegration {
   accountData: Record<string, unknown>;
   updatedAt: Date;
 }
+
+export type SigningAlgorithm = 'ecdsa-p256' | 'hmac-sha256';
+
+/** A key an organisation's capability checks are signed with. */
+export interface SigningKey {
+  id: Id;
+  organisationId: Id;
+  algorithm: SigningAlgorithm;
+  /** ECDSA: the uncompressed public key in hex; HMAC: empty. */
+  publicKey: string;
+  /** The private key (ECDSA, PKCS#8 DER) or secret (HMAC), encrypted at rest by the signer adapter. */
+  secretCiphertext: string;
+  createdAt: Date;
+  /** Set when the key no longer signs nor verifies. */
+  retiredAt: Date | null;
+}

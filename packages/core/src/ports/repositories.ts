@@ -1,6 +1,6 @@
 import type {
   ApiKey, Currency, Customer, DomainEvent, Id, Interval, License, LicenseStatus, Organisation, Page,
-  PaymentIntegration, Plan, PricingTable, Product, Subscription, Tenant, TierTag,
+  PaymentIntegration, Plan, PricingTable, Product, SigningAlgorithm, SigningKey, Subscription, Tenant, TierTag,
 } from '../model';
 
 /** Keyset pagination over (createdAt, id): cursors stay stable when rows are inserted meanwhile. */
@@ -177,6 +177,13 @@ export interface EventRepository {
   claimNext(now: Date): Promise<DomainEvent | undefined>;
 }
 
+export interface SigningKeyRepository {
+  /** The organisation's keys of this algorithm that are not retired, newest first. */
+  listActive(organisationId: Id, algorithm: SigningAlgorithm): Promise<SigningKey[]>;
+  /** Inserts the key or updates it by id. */
+  save(key: SigningKey): Promise<void>;
+}
+
 /** Every repository, bound to one transaction. */
 export interface Repositories {
   organisations: OrganisationRepository;
@@ -190,6 +197,7 @@ export interface Repositories {
   subscriptions: SubscriptionRepository;
   licenses: LicenseRepository;
   events: EventRepository;
+  signingKeys: SigningKeyRepository;
 }
 
 export interface UnitOfWork {

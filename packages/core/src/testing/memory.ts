@@ -1,6 +1,6 @@
 import type {
   ApiKey, Currency, Customer, DomainEvent, Id, License, Organisation, PaymentIntegration, Plan, PricingTable, Product,
-  Subscription, Tenant, TierTag,
+  SigningKey, Subscription, Tenant, TierTag,
 } from '../model';
 import { pageOf } from '../domain/pagination';
 import type { LicenseFilter, ListQuery, PlanListQuery, Repositories, UnitOfWork } from '../ports';
@@ -19,12 +19,13 @@ interface Tables {
   subscriptions: Map<Id, Subscription>;
   licenses: Map<Id, License>;
   events: Map<Id, DomainEvent>;
+  signingKeys: Map<Id, SigningKey>;
 }
 
 const emptyTables = (): Tables => ({
   organisations: new Map(), apiKeys: new Map(), paymentIntegrations: new Map(), currencies: new Map(), products: new Map(),
   plans: new Map(), tierTags: new Map(), pricingTables: new Map(), customers: new Map(), subscriptions: new Map(),
-  licenses: new Map(), events: new Map(),
+  licenses: new Map(), events: new Map(), signingKeys: new Map(),
 });
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -134,6 +135,11 @@ function repositories(db: Tables): Repositories {
       save: async (e) => void db.events.set(e.id, copy(e)),
       // First queued first: the map keeps insertion order, like the SQL adapter's sequence.
       claimNext: async (now) => values(db.events).find((e) => (e.status === 'queued' || e.status === 'pending') && e.runAt <= now),
+    },
+    signingKeys: {
+      listActive: async (orgId, algorithm) =>
+        values(db.signingKeys).filter((k) => k.organisationId === orgId && k.algorithm === algorithm && !k.retiredAt).sort(byCreated).reverse(),
+      save: async (k) => void db.signingKeys.set(k.id, copy(k)),
     },
   };
 }

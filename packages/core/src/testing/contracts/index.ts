@@ -47,6 +47,20 @@ export function describeOrganisationAndKeyContracts(name: string, uow: UnitOfWor
       await tx(uow(), (r) => r.currencies.save(c));
       expect((await tx(uow(), (r) => r.currencies.list())).find((x) => x.id === c.id)).toEqual(c);
     });
+
+    it('lists an organisation\'s active signing keys of one algorithm, newest first', async () => {
+      const org = await withOrg(uow());
+      const k = (createdAt: Date, over = {}) => ({ id: randomUUID(), organisationId: org.id, algorithm: 'ecdsa-p256' as const, publicKey: '04ab', secretCiphertext: 'c', createdAt, retiredAt: null, ...over });
+      const old = k(T0);
+      const fresh = k(at(1000));
+      const retired = k(at(2000), { retiredAt: at(3000) });
+      const hmac = k(at(500), { algorithm: 'hmac-sha256' as const, publicKey: '' });
+      await tx(uow(), async (r) => { for (const x of [old, fresh, retired, hmac]) await r.signingKeys.save(x); });
+      expect((await tx(uow(), (r) => r.signingKeys.listActive(org.id, 'ecdsa-p256'))).map((x) => x.id)).toEqual([fresh.id, old.id]);
+      expect(await tx(uow(), (r) => r.signingKeys.listActive(org.id, 'hmac-sha256'))).toEqual([hmac]);
+      await tx(uow(), (r) => r.signingKeys.save({ ...old, retiredAt: at(4000) }));
+      expect((await tx(uow(), (r) => r.signingKeys.listActive(org.id, 'ecdsa-p256'))).map((x) => x.id)).toEqual([fresh.id]);
+    });
   });
 }
 
