@@ -5,6 +5,7 @@ import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
 import type { ListQuery, PlanFilterOptions, PlanListQuery, Repositories } from '../ports';
 import type { CoreDeps } from './deps';
+import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
 
 export interface ProductInput {
   name: string;
@@ -77,9 +78,12 @@ export class CatalogAdmin {
 
   async createProduct(tenant: Tenant, input: ProductInput): Promise<Product> {
     const now = this.deps.clock.now();
-    const product = newProduct(tenant, { id: this.id(), settingsId: this.id() }, { name: input.name, description: input.description ?? '' }, now);
-    await this.deps.uow.run((r) => r.products.save(product));
-    return product;
+    return this.deps.uow.run(async (r) => {
+      const integration = await ensurePaymentIntegration(r, tenant, DEFAULT_PAYMENT_INTEGRATION, this.deps.ids, now);
+      const product = newProduct(tenant, { id: this.id(), settingsId: this.id() }, { name: input.name, description: input.description ?? '', paymentIntegrationId: integration.id }, now);
+      await r.products.save(product);
+      return product;
+    });
   }
 
   async updateProduct(tenant: Tenant, id: Id, input: Partial<ProductInput>): Promise<Product> {

@@ -5,6 +5,7 @@ import { newPlan, newProduct } from '../domain/builders';
 import { toMinor } from '../domain/catalog';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
+import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
 
 /** The catalog file (DESIGN.md section 9), already parsed from YAML or JSON. */
 export interface CatalogFile {
@@ -117,8 +118,10 @@ export class CatalogFileImport {
     });
     const features: Feature[] = (e.features ?? []).map((f, i) => this.feature(base, f, i, now));
     const productCurrencies = (e.currencies ?? []).map((c, i) => ({ currencyId: (currencies.get(c.toUpperCase()) as Currency).id, isDefault: i === 0 }));
+    const integration = base.paymentIntegrationId ? null : await ensurePaymentIntegration(r, tenant, DEFAULT_PAYMENT_INTEGRATION, this.deps.ids, now);
     const product: Product = {
       ...base,
+      paymentIntegrationId: base.paymentIntegrationId ?? integration?.id ?? null,
       key,
       name: e.name,
       displayName: e.displayName ?? e.name,

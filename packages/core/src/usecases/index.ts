@@ -7,3 +7,4 @@ export * from './checkout';
 export * from './subscriptions';
 export * from './licenses';
 export * from './events';
+export * from './integrations';

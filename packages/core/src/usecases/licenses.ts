@@ -1,5 +1,5 @@
 import { ErrorCodes, fail } from '../errors';
-import type { Id, License, LicenseStatus, Tenant } from '../model';
+import type { Capability, Id, License, LicenseStatus, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, createAdHocLicense } from '../domain/license';
 import { capabilityCheck, parseGrace, parseGranteeIds, type CapabilityCheck } from '../domain/check';
@@ -75,6 +75,20 @@ export class LicenseService {
     return this.deps.uow.run(async (r) => {
       if (filter.subscriptionId) assertAccessible(await r.subscriptions.get(filter.subscriptionId), tenant, ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription');
       return r.licenses.count(tenant, filter);
+    });
+  }
+
+  /** The capabilities each license's plan grants, for views that show them with the license. */
+  async capabilitiesOf(licenses: License[]): Promise<Map<Id, Capability[]>> {
+    return this.deps.uow.run(async (r) => {
+      const plans = await r.plans.getMany([...new Set(licenses.map((l) => l.planId))]);
+      const out = new Map<Id, Capability[]>();
+      for (const plan of plans) {
+        const product = await r.products.get(plan.productId);
+        const byId = new Map((product?.capabilities ?? []).map((c) => [c.id, c]));
+        out.set(plan.id, plan.capabilityIds.map((id) => byId.get(id)).filter((c): c is Capability => !!c));
+      }
+      return out;
     });
   }
 

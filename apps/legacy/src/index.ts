@@ -1,0 +1,1 @@
+export { createLegacyApp, createLegacyRouter, wrapApp } from './app';

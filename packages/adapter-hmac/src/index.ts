@@ -1,0 +1,2 @@
+export { EcdsaSigner, HmacSigner, publicKeyFromUncompressedHex, uncompressedHex } from './signers';
+export { SecretBox } from './secret-box';

@@ -1,0 +1,102 @@
+import type { ErrorRequestHandler } from 'express';
+import { DomainError, ErrorCodes, isDomainError, type ErrorCode, type ErrorDetail } from '@tollgate/core';
+import { sendJson } from './json';
+
+/** Domain error code -> HTTP status, one table per generation. `Record` makes it exhaustive. */
+export type ErrorStatusTable = Record<ErrorCode, number>;
+
+/** The statuses legacy and v1 give each domain error (the contract: 400 input, 401, 403, 404). */
+export const LEGACY_V1_STATUS: ErrorStatusTable = {
+  VALIDATION_FAILED: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  ORGANISATION_NOT_FOUND: 404,
+  PRODUCT_NOT_FOUND: 404,
+  PRODUCT_ARCHIVED: 400,
+  PRODUCT_HAS_SUBSCRIPTIONS: 409,
+  PLAN_NOT_FOUND: 404,
+  PLAN_ARCHIVED: 400,
+  PLAN_HAS_SUBSCRIPTIONS: 409,
+  PLAN_NOT_IN_PRODUCT: 400,
+  PLAN_NOT_FREE_OR_EVALUATION: 400,
+  PRICING_TABLE_NOT_FOUND: 404,
+  SUBSCRIPTION_NOT_FOUND: 404,
+  SUBSCRIPTION_CANCELED: 400,
+  SUBSCRIPTION_NOT_REACTIVATABLE: 400,
+  SUBSCRIPTION_ALREADY_ON_PLAN: 400,
+  SUBSCRIPTION_PERIOD_NOT_ENDED: 400,
+  SUBSCRIPTION_NOT_PER_SEAT: 400,
+  SEATS_INVALID_COUNT: 400,
+  SEATS_BELOW_MINIMUM: 400,
+  SEATS_EXCEED_UNASSIGNED: 400,
+  LICENSE_NOT_FOUND: 404,
+  LICENSE_CANCELED: 400,
+  EVENT_NOT_FOUND: 404,
+  CHECK_GRACE_INVALID: 400,
+  CHECKOUT_PROMO_CODE_CONFLICT: 400,
+  CHECKOUT_INVALID_EMAIL: 400,
+  CHECKOUT_INVALID_URL: 400,
+  CHECKOUT_CURRENCY_NOT_SUPPORTED: 400,
+  CHECKOUT_QUANTITY_NOT_PER_SEAT: 400,
+  CHECKOUT_QUANTITY_BELOW_MINIMUM: 400,
+  CHECKOUT_QUANTITY_INVALID: 400,
+  PAYMENT_NOT_AVAILABLE: 400,
+  PAYMENT_PROVIDER_FAILED: 502,
+};
+
+/** What an error becomes before a generation shapes its body. */
+export interface HttpError {
+  status: number;
+  code: ErrorCode | 'INTERNAL' | 'PAYLOAD_TOO_LARGE' | 'ROUTE_NOT_FOUND';
+  message: string;
+  details: ErrorDetail[];
+}
+
+export type ErrorBodyShape = (e: HttpError) => unknown;
+
+/** Legacy and v1: `{error, code}` plus `validationErrors` for bad input. */
+export const legacyErrorBody: ErrorBodyShape = (e) => ({
+  error: e.message,
+  code: e.code,
+  ...(e.details.length ? { validationErrors: e.details } : {}),
+});
+
+export interface Logger {
+  error(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+}
+
+export const consoleLogger: Logger = {
+  error: (m, f) => console.error(JSON.stringify({ level: 'error', msg: m, ...f })),
+  info: (m, f) => console.log(JSON.stringify({ level: 'info', msg: m, ...f })),
+};
+
+/** Turns anything thrown into a status and message; unknown errors leak nothing. */
+export function toHttpError(err: unknown, table: ErrorStatusTable): HttpError {
+  if (isDomainError(err)) return { status: table[err.code] ?? 500, code: err.code, message: err.message, details: err.details };
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e?.type === 'entity.parse.failed') {
+    return { status: 400, code: ErrorCodes.VALIDATION_FAILED, message: 'the body is not valid JSON', details: [{ property: 'body', error: 'is not valid JSON' }] };
+  }
+  if (e?.type === 'entity.too.large') return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'the body is too large', details: [] };
+  if (e?.status && e.status >= 400 && e.status < 500) {
+    return { status: e.status, code: ErrorCodes.VALIDATION_FAILED, message: 'the request is not valid', details: [] };
+  }
+  return { status: 500, code: 'INTERNAL', message: 'internal error', details: [] };
+}
+
+/** The last middleware of every app: one table, one body shape, no stack traces out. */
+export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, logger: Logger = consoleLogger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const h = toHttpError(err, table);
+    if (h.status >= 500) {
+      logger.error('request failed', { requestId: res.locals.requestId, method: req.method, path: req.path, error: err instanceof Error ? err.stack : String(err) });
+    }
+    if (res.headersSent) return;
+    sendJson(res, h.status, shape(h));
+  };
+}
+
+export { DomainError };

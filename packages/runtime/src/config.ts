@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  /** Address customers and vendors reach the service at (links, hosted pages). */
+  publicUrl: string;
+  /** A PostgreSQL server; unset: embedded PGlite in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  signer: 'ecdsa' | 'hmac';
+  /** Encrypts signing keys at rest. */
+  masterSecret: string;
+  /** How often the event worker and the period-end sweep look for work when not woken. */
+  workerIntervalMs: number;
+  /** Run the event worker and sweep in this process. */
+  runWorker: boolean;
+  logRequests: boolean;
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads the configuration from the environment. With PGlite and no `TOLLGATE_SECRET`, a secret is
+ * generated once and kept in the data directory; with a server the secret must be given, since
+ * every instance must share it.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${env.PORT}`);
+  const dataDir = path.resolve(env.DATA_DIR ?? './data');
+  const databaseUrl = env.DATABASE_URL || undefined;
+  const signer = (env.SIGNER ?? 'ecdsa').toLowerCase();
+  if (signer !== 'ecdsa' && signer !== 'hmac') throw new ConfigError(`SIGNER must be ecdsa or hmac, got ${env.SIGNER}`);
+  let masterSecret = env.TOLLGATE_SECRET;
+  if (!masterSecret) {
+    if (databaseUrl) throw new ConfigError('TOLLGATE_SECRET is required with DATABASE_URL (every instance must share it; at least 16 characters)');
+    masterSecret = persistedSecret(dataDir);
+  }
+  if (masterSecret.length < 16) throw new ConfigError('TOLLGATE_SECRET must be at least 16 characters');
+  return {
+    port,
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    databaseUrl,
+    dataDir,
+    signer,
+    masterSecret,
+    workerIntervalMs: Number(env.WORKER_INTERVAL_MS ?? 1000),
+    runWorker: env.RUN_WORKER !== 'false',
+    logRequests: env.LOG_REQUESTS !== 'false',
+  };
+}
+
+function persistedSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'secret');
+  fs.mkdirSync(dataDir, { recursive: true });
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const secret = randomBytes(32).toString('hex');
+  fs.writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}

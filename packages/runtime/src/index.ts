@@ -1,0 +1,4 @@
+export * from './config';
+export * from './tokens';
+export * from './services';
+export * from './container';

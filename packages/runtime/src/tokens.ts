@@ -1,0 +1,20 @@
+/** Inversify tokens: one Symbol per port or service; bound only in composition roots. */
+export const TOKENS = {
+  Config: Symbol.for('tollgate.Config'),
+  Database: Symbol.for('tollgate.Database'),
+  UnitOfWork: Symbol.for('tollgate.UnitOfWork'),
+  Clock: Symbol.for('tollgate.Clock'),
+  Ids: Symbol.for('tollgate.Ids'),
+  Signer: Symbol.for('tollgate.Signer'),
+  Payments: Symbol.for('tollgate.Payments'),
+  EventQueue: Symbol.for('tollgate.EventQueue'),
+  Logger: Symbol.for('tollgate.Logger'),
+  ApiKeys: Symbol.for('tollgate.ApiKeys'),
+  CatalogQueries: Symbol.for('tollgate.CatalogQueries'),
+  CatalogAdmin: Symbol.for('tollgate.CatalogAdmin'),
+  CatalogImport: Symbol.for('tollgate.CatalogImport'),
+  Checkout: Symbol.for('tollgate.Checkout'),
+  Subscriptions: Symbol.for('tollgate.Subscriptions'),
+  Licenses: Symbol.for('tollgate.Licenses'),
+  EventWorker: Symbol.for('tollgate.EventWorker'),
+} as const;
