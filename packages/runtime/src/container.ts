@@ -17,6 +17,8 @@ export interface ContainerOptions {
   clock?: Clock;
   payments?: PaymentProvider;
   logger?: Logger;
+  /** Leave migrations to the caller (`tollgate migrate` reports what it applied). */
+  skipMigrations?: boolean;
 }
 
 /**
@@ -25,7 +27,7 @@ export interface ContainerOptions {
  */
 export async function createContainer(config: Config, options: ContainerOptions = {}): Promise<Container> {
   const database = options.database ?? openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : `${config.dataDir}/pglite` });
-  if (!options.database) await migrateToLatest(database.db);
+  if (!options.database && !options.skipMigrations) await migrateToLatest(database.db);
   const c = new Container();
   const uow = new PostgresUnitOfWork(database.db);
   const clock = options.clock ?? new SystemClock();

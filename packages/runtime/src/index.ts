@@ -2,3 +2,5 @@ export * from './config';
 export * from './tokens';
 export * from './services';
 export * from './container';
+export * from './demo';
+export * from './worker';

@@ -1,0 +1,1 @@
+export { createServerApp, type Generation, type ServerGenerations } from './app';

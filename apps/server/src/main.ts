@@ -1,0 +1,58 @@
+import { createServer } from 'node:http';
+import type { Container } from 'inversify';
+import type { ApiKeyService, CatalogFileImport, EventWorker, SubscriptionService, UnitOfWork } from '@tollgate/core';
+import type { Logger } from '@tollgate/http';
+import { BackgroundWork, closeContainer, ConfigError, createContainer, loadConfig, setUpDemo, TOKENS, type Config, type WakeSignal } from '@tollgate/runtime';
+import { createServerApp, type ServerGenerations } from './app';
+import { generations } from './generations';
+
+/** The demo organisation on an empty database, its keys printed once. */
+async function seedDemoIfEmpty(container: Container, config: Config): Promise<void> {
+  const uow = container.get<UnitOfWork>(TOKENS.UnitOfWork);
+  if (await uow.run((r) => r.organisations.findByName('demo'))) return;
+  const apiKeys = container.get<ApiKeyService>(TOKENS.ApiKeys);
+  const demo = await setUpDemo(apiKeys, container.get<CatalogFileImport>(TOKENS.CatalogImport));
+  console.log('');
+  console.log('Demo organisation "demo" created with the sample catalog (live and test).');
+  console.log(`  live API key (shown once): ${demo.liveKey.plaintext}`);
+  console.log(`  test API key (shown once): ${demo.testKey.plaintext}`);
+  console.log(`  try: curl -H "x-api-key: ${demo.testKey.plaintext}" ${config.publicUrl}/products`);
+  console.log('');
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const container = await createContainer(config);
+  await seedDemoIfEmpty(container, config);
+  const gens: ServerGenerations = generations(container);
+  const app = createServerApp(container, gens);
+  const logger = container.get<Logger>(TOKENS.Logger);
+  const background = config.runWorker
+    ? new BackgroundWork(container.get<EventWorker>(TOKENS.EventWorker), container.get<SubscriptionService>(TOKENS.Subscriptions), container.get<WakeSignal>(TOKENS.EventQueue), logger, config.workerIntervalMs)
+    : undefined;
+  background?.start();
+  const server = createServer(app);
+  server.listen(config.port, () => {
+    console.log(`Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`);
+    console.log(`  legacy:  ${config.publicUrl}/products            (x-api-key)`);
+    console.log(`  v1:      ${config.publicUrl}/products            (x-api-key, version: v1)`);
+    console.log(`  catalog: ${config.publicUrl}/api/products        (Authorization: Bearer)`);
+  });
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    server.close(async () => {
+      await background?.stop();
+      await closeContainer(container);
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((e) => {
+  console.error(e instanceof ConfigError ? `configuration error: ${e.message}` : e);
+  process.exit(1);
+});

@@ -1,0 +1,153 @@
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Container } from 'inversify';
+import YAML from 'yaml';
+import { isDomainError, type ApiKeyService, type CatalogFile, type CatalogFileImport } from '@tollgate/core';
+import { migrateToLatest, type DatabaseHandle } from '@tollgate/adapter-postgres';
+import { EcdsaSigner, HmacSigner } from '@tollgate/adapter-hmac';
+import { setUpDemo, TOKENS } from '@tollgate/runtime';
+
+export const USAGE = `usage: tollgate <command> [options]
+
+commands:
+  migrate                                   apply pending database migrations
+  keys create --org NAME [--scopes a,b] [--test] [--name N] [--json]
+                                            create an API key (shown once); creates the organisation if new
+  keys list --org NAME [--json]             list an organisation's keys (never the keys themselves)
+  keys revoke ID                            revoke a key
+  keys signing --org NAME [--rotate]        print the organisation's public signing key (PEM), and for HMAC its secret
+  import FILE [--json]                      create or update the catalog described in FILE (YAML or JSON)
+  demo                                      create the demo organisation, its catalog and two keys
+
+environment: DATABASE_URL (PostgreSQL server; default: embedded PGlite in DATA_DIR, ./data),
+             TOLLGATE_SECRET, SIGNER=ecdsa|hmac`;
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** Runs one command against an open container; returns the exit code. */
+export async function runCli(argv: string[], container: Container, io: Io): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'migrate': {
+        const applied = await migrateToLatest(container.get<DatabaseHandle>(TOKENS.Database).db);
+        io.out(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+        return 0;
+      }
+      case 'keys':
+        return await keys(sub, rest, container, io);
+      case 'import':
+        return await importFile([sub, ...rest].filter((x) => x !== undefined), container, io);
+      case 'demo': {
+        const demo = await setUpDemo(container.get(TOKENS.ApiKeys), container.get(TOKENS.CatalogImport));
+        io.out(`demo organisation "${demo.organisation}" ready`);
+        io.out(`live key (shown once): ${demo.liveKey.plaintext}`);
+        io.out(`test key (shown once): ${demo.testKey.plaintext}`);
+        return 0;
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+        io.out(USAGE);
+        return 0;
+      default:
+        io.err(`unknown command ${command}\n${USAGE}`);
+        return 2;
+    }
+  } catch (e) {
+    if (isDomainError(e)) {
+      io.err(`${e.code}: ${e.message}`);
+      for (const d of e.details) io.err(`  ${d.property}: ${d.error}`);
+      return 1;
+    }
+    if ((e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (e as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      io.err(`${(e as Error).message}\n${USAGE}`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+async function keys(sub: string | undefined, argv: string[], container: Container, io: Io): Promise<number> {
+  const apiKeys = container.get<ApiKeyService>(TOKENS.ApiKeys);
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { org: { type: 'string' }, scopes: { type: 'string' }, test: { type: 'boolean' }, name: { type: 'string' }, json: { type: 'boolean' }, rotate: { type: 'boolean' } },
+  });
+  const needOrg = () => {
+    if (!values.org) throw Object.assign(new Error('--org is required'), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+    return values.org;
+  };
+  switch (sub) {
+    case 'create': {
+      const org = needOrg();
+      await apiKeys.ensureOrganisation(org);
+      const created = await apiKeys.create({ organisation: org, name: values.name, scopes: (values.scopes ?? '*').split(','), isTest: !!values.test });
+      if (values.json) io.out(JSON.stringify({ id: created.record.id, key: created.plaintext, scopes: created.record.scopes, test: created.record.isTest }));
+      else {
+        io.out(`key ${created.record.id} for ${org} (${created.record.isTest ? 'test' : 'live'}; scopes ${created.record.scopes.join(',')})`);
+        io.out(`${created.plaintext}`);
+        io.out('store it now: it is shown once and kept only as a hash');
+      }
+      return 0;
+    }
+    case 'list': {
+      const list = await apiKeys.list(needOrg());
+      const rows = list.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, scopes: k.scopes, test: k.isTest, createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null }));
+      if (values.json) io.out(JSON.stringify(rows));
+      else for (const r of rows) io.out(`${r.id}  ${r.prefix}…  ${r.test ? 'test' : 'live'}  ${r.scopes.join(',')}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
+      return 0;
+    }
+    case 'revoke': {
+      const id = positionals[0];
+      if (!id) throw Object.assign(new Error('keys revoke needs the key id'), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+      const revoked = await apiKeys.revoke(id);
+      io.out(`revoked ${revoked.id}`);
+      return 0;
+    }
+    case 'signing': {
+      const org = await apiKeys.ensureOrganisation(needOrg());
+      const signer = container.get<EcdsaSigner | HmacSigner>(TOKENS.Signer);
+      if (values.rotate) await signer.rotate(org.id);
+      const current = await signer.currentKey(org.id);
+      if (signer instanceof EcdsaSigner) {
+        io.out(EcdsaSigner.publicPem(current.record).trim());
+        io.out(`publicHash: ${current.record.publicKey}`);
+      } else {
+        io.out(`key id: ${current.record.id}`);
+        io.out(`secret (hex): ${signer.reveal(current.record).toString('hex')}`);
+      }
+      return 0;
+    }
+    default:
+      io.err(`unknown keys command ${sub ?? ''}\n${USAGE}`);
+      return 2;
+  }
+}
+
+async function importFile(argv: string[], container: Container, io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  const file = positionals[0];
+  if (!file) {
+    io.err(`import needs a file\n${USAGE}`);
+    return 2;
+  }
+  const text = fs.readFileSync(file, 'utf8');
+  let doc: CatalogFile;
+  try {
+    doc = (file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text)) as CatalogFile;
+  } catch (e) {
+    io.err(`${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+    return 1;
+  }
+  const apiKeys = container.get<ApiKeyService>(TOKENS.ApiKeys);
+  if (doc?.organisation) await apiKeys.ensureOrganisation(doc.organisation);
+  const result = await container.get<CatalogFileImport>(TOKENS.CatalogImport).apply(doc);
+  if (values.json) io.out(JSON.stringify(result.keys));
+  else io.out(`imported ${file}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged`);
+  return 0;
+}

@@ -1,0 +1,1 @@
+export { runCli, USAGE, type Io } from './cli';

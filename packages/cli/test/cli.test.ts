@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createPublicKey } from 'node:crypto';
+import { ApiKeyService } from '@tollgate/core';
+import { TOKENS } from '@tollgate/runtime';
+import { createTestWorld, type TestWorld } from '@tollgate/runtime/testing';
+import { runCli } from '../src';
+
+let world: TestWorld;
+let dir: string;
+beforeAll(async () => {
+  world = await createTestWorld();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-cli-'));
+});
+afterAll(async () => {
+  await world?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function run(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, world.container, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+const catalogYaml = `
+organisation: cli-org
+products:
+  - key: notes
+    name: notes-app
+    currencies: [USD]
+    capabilities: [edit]
+    plans:
+      - { key: free, displayName: Free, pricingType: free, capabilities: [edit] }
+`;
+
+describe('tollgate CLI', () => {
+  it('creates a key shown once, lists keys without it, and revokes', async () => {
+    const created = await run('keys', 'create', '--org', 'cli-org', '--scopes', 'products:read,licenses:read', '--test', '--json');
+    expect(created.code).toBe(0);
+    const { id, key, scopes, test } = JSON.parse(created.out);
+    expect(key).toMatch(/^test_/);
+    expect(scopes).toEqual(['products:read', 'licenses:read']);
+    expect(test).toBe(true);
+    const apiKeys = world.container.get<ApiKeyService>(TOKENS.ApiKeys);
+    expect((await apiKeys.authenticate(key)).id).toBe(id);
+    const listed = await run('keys', 'list', '--org', 'cli-org', '--json');
+    expect(listed.out).not.toContain(key);
+    expect(JSON.parse(listed.out)).toEqual([expect.objectContaining({ id, revokedAt: null })]);
+    expect((await run('keys', 'revoke', id)).code).toBe(0);
+    await expect(apiKeys.authenticate(key)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+  });
+
+  it('refuses bad scopes and missing options with a clear message', async () => {
+    const bad = await run('keys', 'create', '--org', 'cli-org', '--scopes', 'everything');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/unknown scope everything/);
+    expect((await run('keys', 'create')).code).toBe(2);
+    expect((await run('frobnicate')).code).toBe(2);
+  });
+
+  it('imports a YAML catalog, prints keys to uuids with --json, and a second import changes nothing', async () => {
+    const file = path.join(dir, 'catalog.yaml');
+    fs.writeFileSync(file, catalogYaml);
+    const first = await run('import', file, '--json');
+    expect(first.code).toBe(0);
+    const keys = JSON.parse(first.out);
+    expect(Object.keys(keys).sort()).toEqual(['plans.notes.free', 'products.notes']);
+    const again = await run('import', file);
+    expect(again.out).toMatch(/0 created, 0 updated, \d+ unchanged/);
+    fs.writeFileSync(path.join(dir, 'broken.yaml'), 'organisation: [unclosed');
+    expect((await run('import', path.join(dir, 'broken.yaml'))).err).toMatch(/not valid YAML/);
+  });
+
+  it('prints the organisation public signing key as PEM, and rotates', async () => {
+    const first = await run('keys', 'signing', '--org', 'cli-org');
+    const pem = first.out.slice(0, first.out.indexOf('-----END PUBLIC KEY-----') + 24);
+    expect(createPublicKey(pem).asymmetricKeyType).toBe('ec');
+    world.clock.advanceDays(1);
+    const rotated = await run('keys', 'signing', '--org', 'cli-org', '--rotate');
+    expect(rotated.out).not.toEqual(first.out);
+  });
+
+  it('sets up the demo organisation with two keys', async () => {
+    const demo = await run('demo');
+    expect(demo.out).toMatch(/live key \(shown once\): live_/);
+    expect(demo.out).toMatch(/test key \(shown once\): test_/);
+    expect((await run('migrate')).out).toBe('database is up to date');
+  });
+});
