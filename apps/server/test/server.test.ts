@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { FakePaymentProvider } from '@tollgate/core/testing';
+import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
 import { generations } from '../src/generations';
 
@@ -8,7 +9,7 @@ let org: SeededOrg;
 let app: ReturnType<typeof createServerApp>;
 
 beforeAll(async () => {
-  world = await createTestWorld();
+  world = await createTestWorld({ payments: new FakePaymentProvider() });
   org = await seedOrganisation(world.container, 'server-org');
   app = createServerApp(world.container, generations(world.container));
 });
@@ -25,6 +26,23 @@ describe('combined server dispatch', () => {
       const res = await request(app).get('/products').set('x-api-key', org.liveKey).set('version', v).expect(400);
       expect(res.body.error).toMatch(/unsupported version/);
     }
+  });
+
+  it('sends version: v1 requests and every /subscriptions/ path to v1', async () => {
+    const res = await request(app).get('/products').set('x-api-key', org.liveKey).set('version', 'v1').expect(200);
+    expect(res.body[0]).toHaveProperty('isTest', false);
+    const { subscription } = await purchase(world.container, org.keys['plans.notes.team'], 'srv', 2);
+    const noHeader = await request(app).get(`/subscriptions/${subscription.id}`).set('x-api-key', org.liveKey).expect(400);
+    expect(noHeader.body.error).toMatch(/version: v1 is required/);
+    await request(app).put(`/subscriptions/${subscription.id}/change-plan`).set('x-api-key', org.liveKey).send({ planUuid: org.keys['plans.notes.business'] }).expect(204);
+    await request(app).put(`/subscriptions/${subscription.id}/updateplan/${org.keys['plans.notes.team']}`).set('x-api-key', org.liveKey).expect(204);
+  });
+
+  it('tells a legacy caller of a v1 path to send the version header', async () => {
+    const res = await request(app).get('/licenses/count').set('x-api-key', org.liveKey).expect(404);
+    expect(res.body.error).toMatch(/send header version: v1/);
+    const plain = await request(app).get('/nowhere').set('x-api-key', org.liveKey).expect(404);
+    expect(plain.body.error).not.toMatch(/version/);
   });
 
   it('reports health without a key', async () => {

@@ -5,3 +5,4 @@ export * from './validation';
 export * from './middleware';
 export * from './views/legacy';
 export * from './schemas';
+export * from './views/v1';

@@ -1,5 +1,5 @@
 import { ErrorCodes, fail } from '../errors';
-import type { Capability, Currency, EnumOption, Feature, Id, Plan, PlanCurrency, PlanFeatureValue, PricingTable, Product, ProductCurrency, Tenant } from '../model';
+import type { Capability, Currency, EnumOption, Feature, Id, PaymentIntegration, Plan, PlanCurrency, PlanFeatureValue, PricingTable, Product, ProductCurrency, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories, UnitOfWork } from '../ports';
 
@@ -30,6 +30,8 @@ export interface ProductCatalog {
   product: Product;
   plans: Plan[];
   currencies: ReadonlyMap<Id, Currency>;
+  /** The payment integration the product sells through, if any. */
+  integration: PaymentIntegration | undefined;
 }
 
 export interface PricingTableView {
@@ -161,6 +163,10 @@ export async function loadCurrencies(r: Repositories): Promise<Map<Id, Currency>
 
 export async function loadProductCatalog(r: Repositories, tenant: Tenant, productId: Id): Promise<ProductCatalog> {
   const product = assertAccessible(await r.products.get(productId), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
-  const [plans, currencies] = await Promise.all([r.plans.listByProduct(product.id), loadCurrencies(r)]);
-  return { product, plans, currencies };
+  const [plans, currencies, integration] = await Promise.all([
+    r.plans.listByProduct(product.id),
+    loadCurrencies(r),
+    product.paymentIntegrationId ? r.paymentIntegrations.get(product.paymentIntegrationId) : Promise.resolve(undefined),
+  ]);
+  return { product, plans, currencies, integration };
 }

@@ -6,7 +6,7 @@ import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndRea
 import type { InvoiceList, ProviderPaymentMethod, Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { loadCurrencies } from './catalog-queries';
-import type { Currency } from '../model';
+import type { Currency, PaymentIntegration } from '../model';
 
 export interface SubscriptionView {
   /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
@@ -15,6 +15,7 @@ export interface SubscriptionView {
   product: Product;
   customer: Customer | undefined;
   currencies: ReadonlyMap<Id, Currency>;
+  integration: PaymentIntegration | undefined;
 }
 
 export type SeatChange = { increment: number } | { decrement: number };
@@ -42,7 +43,8 @@ export class SubscriptionService {
       const s = await loadOwned(r, tenant, id, false);
       const [plan, product, customer, currencies] = await Promise.all([loadPlan(r, s.planId), r.products.get(s.productId), r.customers.get(s.customerId), loadCurrencies(r)]);
       if (!product) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      return { subscription: { ...s, status: effectiveStatus(s, now) }, plan, product, customer, currencies };
+      const integration = product.paymentIntegrationId ? await r.paymentIntegrations.get(product.paymentIntegrationId) : undefined;
+      return { subscription: { ...s, status: effectiveStatus(s, now) }, plan, product, customer, currencies, integration };
     });
   }
 
