@@ -5,11 +5,13 @@ import { PGlitePool } from './pglite-pool';
 import type { Database } from './schema';
 import * as initial from './migrations/2026-11-22T00-initial';
 import * as signingKeys from './migrations/2026-11-22T01-signing-keys';
+import * as billing from './migrations/2026-11-22T02-billing';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
   '2026-11-22T01-signing-keys': signingKeys,
+  '2026-11-22T02-billing': billing,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type {
+  CheckoutSession,
   ApiKey, Customer, DomainEvent, License, LicenseFilter, Organisation, PaymentIntegration, Repositories, Subscription, Tenant,
 } from '@tollgate/core';
 import { productRepository, planRepository, pricingTableRepository } from './catalog-repositories';
@@ -38,6 +39,11 @@ const licenseRow = (l: License) => ({
   ...ownedRow(l), product_id: l.productId, plan_id: l.planId, subscription_id: l.subscriptionId, grantee_id: l.granteeId, purchaser: l.purchaser,
   email: l.email, name: l.name, payment_service: l.paymentService, type: l.type, status: l.status, cancel_at_period_end: l.cancelAtPeriodEnd,
   start_time: l.startTime, end_time: l.endTime, metadata: json(l.metadata), created_at: l.createdAt, updated_at: l.updatedAt,
+});
+const toSession = (r: Row): CheckoutSession => ({
+  ...owned(r), productId: r.product_id, planId: r.plan_id, granteeId: r.grantee_id, member: r.member, successUrl: r.success_url, cancelUrl: r.cancel_url,
+  options: r.options, provider: r.provider, providerSessionId: r.provider_session_id, status: r.status, subscriptionId: r.subscription_id,
+  createdAt: r.created_at, completedAt: r.completed_at,
 });
 const toEvent = (r: Row): DomainEvent => ({
   ...owned(r), type: r.type, subscriptionId: r.subscription_id, payload: r.payload, status: r.status, attempts: r.attempts, runAt: r.run_at,
@@ -166,6 +172,27 @@ export function repositories(db: AnyDb): Repositories {
         id: k.id, organisation_id: k.organisationId, algorithm: k.algorithm, public_key: k.publicKey, secret_ciphertext: k.secretCiphertext,
         created_at: k.createdAt, retired_at: k.retiredAt,
       }]),
+    },
+    checkoutSessions: {
+      get: (id) => first(db.selectFrom('checkout_sessions').selectAll().where('id', '=', id), toSession),
+      getForUpdate: (id) => first(db.selectFrom('checkout_sessions').selectAll().where('id', '=', id).forUpdate(), toSession),
+      save: (cs) => upsert(db, 'checkout_sessions', [{
+        ...ownedRow(cs), product_id: cs.productId, plan_id: cs.planId, grantee_id: cs.granteeId, member: cs.member, success_url: cs.successUrl,
+        cancel_url: cs.cancelUrl, options: json(cs.options), provider: cs.provider, provider_session_id: cs.providerSessionId, status: cs.status,
+        subscription_id: cs.subscriptionId, created_at: cs.createdAt, completed_at: cs.completedAt,
+      }]),
+    },
+    billingDocuments: {
+      list: async (sid, kind) =>
+        (await db.selectFrom('billing_documents').selectAll().where('subscription_id', '=', sid).where('kind', '=', kind).orderBy('created_at', 'desc').orderBy('id', 'desc').execute())
+          .map((r: Row) => ({ id: r.id, organisationId: r.organisation_id, subscriptionId: r.subscription_id, kind: r.kind, body: r.body, createdAt: r.created_at })),
+      save: (d) => upsert(db, 'billing_documents', [{ id: d.id, organisation_id: d.organisationId, subscription_id: d.subscriptionId, kind: d.kind, body: json(d.body), created_at: d.createdAt }]),
+    },
+    webhookEvents: {
+      record: async (provider, eventId, at) => {
+        const r = await db.insertInto('webhook_events').values({ provider, event_id: eventId, received_at: at }).onConflict((oc: any) => oc.columns(['provider', 'event_id']).doNothing()).executeTakeFirst();
+        return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+      },
     },
   };
 }

@@ -94,6 +94,13 @@ export interface SigningKeysTable {
   id: string; organisation_id: string; algorithm: string; public_key: string; secret_ciphertext: string; created_at: Date; retired_at: Nullable<Date>;
 }
 
+export interface CheckoutSessionsTable extends OwnedRow {
+  product_id: string; plan_id: string; grantee_id: string; member: string; success_url: string; cancel_url: string; options: Json; provider: string;
+  provider_session_id: Nullable<string>; status: string; subscription_id: Nullable<string>; created_at: Date; completed_at: Nullable<Date>;
+}
+export interface BillingDocumentsTable { id: string; organisation_id: string; subscription_id: string; kind: string; body: Json; created_at: Date }
+export interface WebhookEventsTable { provider: string; event_id: string; received_at: Date }
+
 export interface Database {
   organisations: OrganisationsTable;
   api_keys: ApiKeysTable;
@@ -123,4 +130,7 @@ export interface Database {
   licenses: LicensesTable;
   events: EventsTable;
   signing_keys: SigningKeysTable;
+  checkout_sessions: CheckoutSessionsTable;
+  billing_documents: BillingDocumentsTable;
+  webhook_events: WebhookEventsTable;
 }

@@ -34,6 +34,7 @@ export class NoPaymentProvider implements PaymentProvider {
   updatePaymentLink = async () => this.refuse();
   portalLink = async () => this.refuse();
   cancelLink = async () => this.refuse();
+  purchaseCompleted = async () => this.refuse();
   changePlan = async () => this.refuse();
   changeSeats = async () => this.refuse();
   cancel = async () => this.refuse();

@@ -152,3 +152,70 @@ export function changePlan(input: ChangePlanInput): PlanChange {
     }));
   return { kind: 'replaced', canceled: canceled.subscription, created, canceledLicenses: canceled.licenses, createdLicenses };
 }
+
+/** What a payment provider reports about a subscription (re-fetched, never taken from a webhook body). */
+export interface ProviderSnapshot {
+  status: SubscriptionStatus;
+  currentPeriodStart: Date;
+  currentPeriodEnd: Date;
+  cancelAtPeriodEnd: boolean;
+  canceledAt: Date | null;
+  quantity: number;
+}
+
+const LICENSE_STATUS_FOR: Record<SubscriptionStatus, License['status']> = {
+  ACTIVE: 'ACTIVE',
+  TRIALING: 'TRIALING',
+  // A late payment keeps access while the provider retries; CANCELED follows if it gives up.
+  PAST_DUE: 'ACTIVE',
+  CANCELED: 'CANCELED',
+};
+
+/**
+ * Brings our copy in line with the provider's truth: status, period, scheduled cancellation and
+ * seat count (adding unassigned seats, or removing unassigned ones newest first; assigned seats are
+ * never removed, so the license count may stay above a lowered quantity until they are unassigned).
+ */
+export function syncWithProvider(
+  s: Subscription,
+  licenses: License[],
+  snapshot: ProviderSnapshot,
+  now: Date,
+  newSeat: (s: Subscription) => License,
+): { subscription: Subscription; saved: License[]; removed: License[] } {
+  const subscription: Subscription = {
+    ...s,
+    status: snapshot.status,
+    currentPeriodStart: snapshot.currentPeriodStart,
+    currentPeriodEnd: snapshot.currentPeriodEnd,
+    cancelAtPeriodEnd: snapshot.status === 'CANCELED' ? false : snapshot.cancelAtPeriodEnd,
+    canceledAt: snapshot.status === 'CANCELED' ? snapshot.canceledAt ?? now : null,
+    quantity: snapshot.quantity,
+    updatedAt: now,
+  };
+  const status = LICENSE_STATUS_FOR[snapshot.status];
+  const live = licenses.filter((l) => l.status !== 'CANCELED');
+  let removed: License[] = [];
+  const added: License[] = [];
+  if (snapshot.status !== 'CANCELED') {
+    if (snapshot.quantity > live.length) {
+      for (let i = live.length; i < snapshot.quantity; i++) added.push(newSeat(subscription));
+    } else if (snapshot.quantity < live.length) {
+      removed = live.filter((l) => l.granteeId === null).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(0, live.length - snapshot.quantity);
+    }
+  }
+  const removedIds = new Set(removed.map((l) => l.id));
+  const saved = [
+    ...licenses
+      .filter((l) => !removedIds.has(l.id) && l.status !== 'CANCELED')
+      .map((l) => ({
+        ...l,
+        status,
+        cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
+        endTime: status === 'CANCELED' ? subscription.canceledAt : snapshot.currentPeriodEnd,
+        updatedAt: now,
+      })),
+    ...added,
+  ];
+  return { subscription, saved, removed };
+}

@@ -4,3 +4,4 @@ export * from './catalog';
 export * from './subscription';
 export * from './license';
 export * from './event';
+export * from './billing';

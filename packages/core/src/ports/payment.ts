@@ -1,5 +1,5 @@
 import type { CheckoutOptions } from '../domain/checkout';
-import type { Customer, Plan, Product, Proration, Subscription } from '../model';
+import type { BillingDocument, CheckoutSession, Customer, License, Plan, Product, Proration, Subscription } from '../model';
 
 export interface CheckoutRequest {
   /** Identifies the checkout in the provider's and our records. */
@@ -33,6 +33,19 @@ export interface PlanChangeRequest {
   proration: Proration;
 }
 
+/** What a provider asks us to keep after a call (the sandbox's invoices); empty for real providers. */
+export interface ProviderOutcome {
+  documents?: BillingDocument[];
+}
+
+export interface CompletedPurchase {
+  session: CheckoutSession;
+  subscription: Subscription;
+  licenses: License[];
+  plan: Plan;
+  customer: Customer;
+}
+
 export interface PaymentProvider {
   /** Provider name recorded on subscriptions and licenses (`sandbox`, `stripe`, `none`). */
   readonly name: string;
@@ -44,16 +57,18 @@ export interface PaymentProvider {
   portalLink(subscription: Subscription, customer: Customer): Promise<{ url: string }>;
   /** A URL where the customer cancels the subscription. */
   cancelLink(subscription: Subscription, customer: Customer): Promise<{ url: string }>;
+  /** What the provider keeps of a purchase it reported complete (sandbox: first invoice, test card). */
+  purchaseCompleted(purchase: CompletedPurchase): Promise<ProviderOutcome>;
   /** Moves the provider's subscription to another plan with the given proration. */
-  changePlan(request: PlanChangeRequest): Promise<void>;
+  changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */
-  changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration): Promise<void>;
+  changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration): Promise<ProviderOutcome>;
   /** Cancels at the provider, now or at the period end. */
   cancel(subscription: Subscription, when: 'now' | 'end'): Promise<void>;
   /** Removes a scheduled cancellation at the provider. */
   reactivate(subscription: Subscription): Promise<void>;
-  /** The subscription's invoices, newest first. */
-  listInvoices(subscription: Subscription): Promise<InvoiceList>;
+  /** The subscription's invoices, newest first (`stored`: the documents this provider asked us to keep). */
+  listInvoices(subscription: Subscription, stored: BillingDocument[]): Promise<InvoiceList>;
   /** The subscription's default payment method, if any. */
-  paymentMethod(subscription: Subscription, customer: Customer): Promise<ProviderPaymentMethod | null>;
+  paymentMethod(subscription: Subscription, customer: Customer, stored: BillingDocument[]): Promise<ProviderPaymentMethod | null>;
 }

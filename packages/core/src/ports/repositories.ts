@@ -1,4 +1,5 @@
 import type {
+  BillingDocument, BillingDocumentKind, CheckoutSession,
   ApiKey, Currency, Customer, DomainEvent, Id, Interval, License, LicenseStatus, Organisation, Page,
   PaymentIntegration, Plan, PricingTable, Product, SigningAlgorithm, SigningKey, Subscription, Tenant, TierTag,
 } from '../model';
@@ -184,6 +185,27 @@ export interface SigningKeyRepository {
   save(key: SigningKey): Promise<void>;
 }
 
+export interface CheckoutSessionRepository {
+  /** The checkout session, if any. */
+  get(id: Id): Promise<CheckoutSession | undefined>;
+  /** The checkout session, locked until the unit of work ends (a session is paid once). */
+  getForUpdate(id: Id): Promise<CheckoutSession | undefined>;
+  /** Inserts the session or updates it by id. */
+  save(session: CheckoutSession): Promise<void>;
+}
+
+export interface BillingDocumentRepository {
+  /** The subscription's documents of this kind, newest first. */
+  list(subscriptionId: Id, kind: BillingDocumentKind): Promise<BillingDocument[]>;
+  /** Inserts the document or updates it by id. */
+  save(document: BillingDocument): Promise<void>;
+}
+
+export interface WebhookEventRepository {
+  /** Records that the provider's event was handled; false when it already was (a replay). */
+  record(provider: string, eventId: string, receivedAt: Date): Promise<boolean>;
+}
+
 /** Every repository, bound to one transaction. */
 export interface Repositories {
   organisations: OrganisationRepository;
@@ -198,6 +220,9 @@ export interface Repositories {
   licenses: LicenseRepository;
   events: EventRepository;
   signingKeys: SigningKeyRepository;
+  checkoutSessions: CheckoutSessionRepository;
+  billingDocuments: BillingDocumentRepository;
+  webhookEvents: WebhookEventRepository;
 }
 
 export interface UnitOfWork {

@@ -1,6 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Customer, Plan, Proration, Subscription } from '../model';
-import type { CheckoutRequest, Clock, EventQueue, IdGenerator, InvoiceList, PaymentProvider, PlanChangeRequest, ProviderPaymentMethod, Signer, SignedMessage } from '../ports';
+import type { CheckoutRequest, Clock, CompletedPurchase, EventQueue, IdGenerator, InvoiceList, PaymentProvider, PlanChangeRequest, ProviderOutcome, ProviderPaymentMethod, Signer, SignedMessage } from '../ports';
 
 /** A clock that stands still until moved. */
 export class FixedClock implements Clock {
@@ -45,7 +45,8 @@ export type PaymentCall =
   | { op: 'changeSeats'; subscriptionId: string; quantity: number; proration: Proration }
   | { op: 'cancel'; subscriptionId: string; when: 'now' | 'end' }
   | { op: 'reactivate'; subscriptionId: string }
-  | { op: 'link'; kind: 'updatePayment' | 'portal' | 'cancel'; subscriptionId: string };
+  | { op: 'link'; kind: 'updatePayment' | 'portal' | 'cancel'; subscriptionId: string }
+  | { op: 'purchaseCompleted'; subscriptionId: string };
 
 /** Records every call; `failNext` makes the next call throw, as a provider outage would. */
 export class FakePaymentProvider implements PaymentProvider {
@@ -78,11 +79,17 @@ export class FakePaymentProvider implements PaymentProvider {
     this.record({ op: 'link', kind: 'cancel', subscriptionId: s.id });
     return { url: `https://pay.example.test/cancel/${s.id}` };
   }
-  async changePlan(request: PlanChangeRequest) {
-    this.record({ op: 'changePlan', request });
+  async purchaseCompleted(p: CompletedPurchase): Promise<ProviderOutcome> {
+    this.record({ op: 'purchaseCompleted', subscriptionId: p.subscription.id });
+    return {};
   }
-  async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration) {
+  async changePlan(request: PlanChangeRequest): Promise<ProviderOutcome> {
+    this.record({ op: 'changePlan', request });
+    return {};
+  }
+  async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration): Promise<ProviderOutcome> {
     this.record({ op: 'changeSeats', subscriptionId: s.id, quantity, proration });
+    return {};
   }
   async cancel(s: Subscription, when: 'now' | 'end') {
     this.record({ op: 'cancel', subscriptionId: s.id, when });

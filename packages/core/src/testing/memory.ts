@@ -1,4 +1,5 @@
 import type {
+  BillingDocument, CheckoutSession,
   ApiKey, Currency, Customer, DomainEvent, Id, License, Organisation, PaymentIntegration, Plan, PricingTable, Product,
   SigningKey, Subscription, Tenant, TierTag,
 } from '../model';
@@ -20,12 +21,15 @@ interface Tables {
   licenses: Map<Id, License>;
   events: Map<Id, DomainEvent>;
   signingKeys: Map<Id, SigningKey>;
+  checkoutSessions: Map<Id, CheckoutSession>;
+  billingDocuments: Map<Id, BillingDocument>;
+  webhookEvents: Map<Id, Date>;
 }
 
 const emptyTables = (): Tables => ({
   organisations: new Map(), apiKeys: new Map(), paymentIntegrations: new Map(), currencies: new Map(), products: new Map(),
   plans: new Map(), tierTags: new Map(), pricingTables: new Map(), customers: new Map(), subscriptions: new Map(),
-  licenses: new Map(), events: new Map(), signingKeys: new Map(),
+  licenses: new Map(), events: new Map(), signingKeys: new Map(), checkoutSessions: new Map(), billingDocuments: new Map(), webhookEvents: new Map(),
 });
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -140,6 +144,23 @@ function repositories(db: Tables): Repositories {
       listActive: async (orgId, algorithm) =>
         values(db.signingKeys).filter((k) => k.organisationId === orgId && k.algorithm === algorithm && !k.retiredAt).sort(byCreated).reverse(),
       save: async (k) => void db.signingKeys.set(k.id, copy(k)),
+    },
+    checkoutSessions: {
+      get: async (id) => copy(db.checkoutSessions.get(id)),
+      getForUpdate: async (id) => copy(db.checkoutSessions.get(id)),
+      save: async (cs) => void db.checkoutSessions.set(cs.id, copy(cs)),
+    },
+    billingDocuments: {
+      list: async (sid, kind) => values(db.billingDocuments).filter((d) => d.subscriptionId === sid && d.kind === kind).sort(byCreated).reverse(),
+      save: async (d) => void db.billingDocuments.set(d.id, copy(d)),
+    },
+    webhookEvents: {
+      record: async (provider, eventId, at) => {
+        const key = `${provider}:${eventId}`;
+        if (db.webhookEvents.has(key)) return false;
+        db.webhookEvents.set(key, at);
+        return true;
+      },
     },
   };
 }

@@ -1,10 +1,12 @@
 import { ErrorCodes, fail } from '../errors';
-import type { Customer, Id, License, Plan, Subscription, Tenant } from '../model';
+import type { CheckoutSession, Customer, Id, License, Plan, Subscription, Tenant } from '../model';
 import { assertPlanSellable } from '../domain/catalog';
 import { assertAbsoluteUrl, resolveCheckoutOptions, type CheckoutOptionsInput } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
+import { isPerSeat, minimumSeats } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
+import { saveOutcome, type WebhookDelivery } from './subscriptions';
 import type { CoreDeps } from './deps';
 import { loadCurrencies, loadProductCatalog, type ProductCatalog } from './catalog-queries';
 
@@ -53,30 +55,93 @@ export class CheckoutService {
     const member = required('member', req.member);
     assertPlanSellable(plan, catalog.product);
     const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies);
-    return this.deps.payments.checkoutLink({ sessionId: this.deps.ids.newId(), product: catalog.product, plan, options, granteeId, member, successUrl, cancelUrl });
+    const provider = this.providerFor(plan);
+    const session: CheckoutSession = {
+      id: this.deps.ids.newId(), organisationId: plan.organisationId, isTest: plan.isTest, productId: plan.productId, planId: plan.id, granteeId, member,
+      successUrl, cancelUrl, options, provider: provider.name, providerSessionId: null, status: 'open', subscriptionId: null,
+      createdAt: this.deps.clock.now(), completedAt: null,
+    };
+    await this.deps.uow.run((r) => r.checkoutSessions.save(session));
+    return provider.checkoutLink({ sessionId: session.id, product: catalog.product, plan, options, granteeId, member, successUrl, cancelUrl });
+  }
+
+  /** Free plans go to the hosted free checkout; paid ones to the payment provider. */
+  private providerFor(plan: Plan) {
+    return plan.pricingType === 'free' && this.deps.freeCheckout ? this.deps.freeCheckout : this.deps.payments;
+  }
+
+  /** A checkout session with what a checkout page shows. */
+  async session(sessionId: Id): Promise<{ session: CheckoutSession; plan: Plan; catalog: ProductCatalog }> {
+    return this.deps.uow.run(async (r) => {
+      const session = (await r.checkoutSessions.get(sessionId)) ?? fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
+      const tenant = { organisationId: session.organisationId, isTest: session.isTest };
+      const plan = (await r.plans.get(session.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+      return { session, plan, catalog: await loadProductCatalog(r, tenant, plan.productId) };
+    });
+  }
+
+  /**
+   * The provider reports the session paid: customer, subscription and licenses are created, and
+   * what the provider keeps is recorded, in one transaction. A session completes once; a replayed
+   * delivery answers with what the first one created.
+   */
+  async completeCheckout(
+    sessionId: Id,
+    input: { quantity?: number; email?: string | null; paymentSubscriptionId?: string | null; paymentCustomerId?: string | null; delivery?: WebhookDelivery } = {},
+  ): Promise<{ status: 'completed' | 'duplicate'; session: CheckoutSession; subscription: Subscription; licenses: License[] }> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const fresh = input.delivery ? await r.webhookEvents.record(input.delivery.provider, input.delivery.eventId, now) : true;
+      const session = (await r.checkoutSessions.getForUpdate(sessionId)) ?? fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
+      if (session.status === 'completed' || !fresh) {
+        if (!input.delivery || !session.subscriptionId) return fail(ErrorCodes.CHECKOUT_ALREADY_COMPLETED, 'this checkout has already been paid');
+        const subscription = (await r.subscriptions.get(session.subscriptionId)) as Subscription;
+        return { status: 'duplicate' as const, session, subscription, licenses: await r.licenses.listBySubscription(subscription.id) };
+      }
+      const plan = (await r.plans.get(session.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+      let quantity = session.options.quantity;
+      if (input.quantity !== undefined && input.quantity !== quantity) {
+        if (!session.options.changeQuantity || !isPerSeat(plan)) fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'this checkout does not let the customer choose the seat count');
+        if (!Number.isInteger(input.quantity) || input.quantity < minimumSeats(plan)) fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `at least ${minimumSeats(plan)} seat(s)`);
+        quantity = input.quantity;
+      }
+      const provider = this.providerFor(plan);
+      const result = await this.purchaseIn(r, {
+        planId: plan.id, member: session.member, email: input.email ?? session.options.customerEmail, granteeId: session.granteeId, quantity,
+        currency: session.options.currency, paymentProvider: provider.name, paymentSubscriptionId: input.paymentSubscriptionId ?? null,
+        paymentCustomerId: input.paymentCustomerId ?? null,
+      }, now);
+      const completed: CheckoutSession = { ...session, status: 'completed', subscriptionId: result.subscription.id, completedAt: now };
+      await r.checkoutSessions.save(completed);
+      const customer = (await r.customers.get(result.subscription.customerId)) as Customer;
+      await saveOutcome(r, await provider.purchaseCompleted({ session: completed, subscription: result.subscription, licenses: result.licenses, plan, customer }));
+      return { status: 'completed' as const, session: completed, ...result };
+    });
   }
 
   /** Records a paid (or free) checkout: customer, subscription and one license per seat, in one transaction. */
   async completePurchase(req: PurchaseRequest): Promise<{ subscription: Subscription; licenses: License[] }> {
     const now = this.deps.clock.now();
-    return this.deps.uow.run(async (r) => {
-      if (req.paymentSubscriptionId) {
-        const existing = await r.subscriptions.findByPaymentId(req.paymentSubscriptionId);
-        if (existing) return { subscription: existing, licenses: await r.licenses.listBySubscription(existing.id) };
-      }
-      const plan = (await r.plans.get(req.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
-      const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      const currencies = await loadCurrencies(r);
-      const currency = resolveCheckoutOptions({ currency: req.currency }, plan, product, currencies).currency;
-      const customer = await this.customerFor(r, plan, req, now);
-      const result = startSubscription({
-        plan, product, customer, granteeId: req.granteeId, quantity: req.quantity, currency,
-        paymentProvider: req.paymentProvider, paymentSubscriptionId: req.paymentSubscriptionId, now, newId: () => this.deps.ids.newId(),
-      });
-      await r.subscriptions.save(result.subscription);
-      await r.licenses.saveMany(result.licenses);
-      return result;
+    return this.deps.uow.run((r) => this.purchaseIn(r, req, now));
+  }
+
+  private async purchaseIn(r: Repositories, req: PurchaseRequest, now: Date): Promise<{ subscription: Subscription; licenses: License[] }> {
+    if (req.paymentSubscriptionId) {
+      const existing = await r.subscriptions.findByPaymentId(req.paymentSubscriptionId);
+      if (existing) return { subscription: existing, licenses: await r.licenses.listBySubscription(existing.id) };
+    }
+    const plan = (await r.plans.get(req.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+    const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+    const currencies = await loadCurrencies(r);
+    const currency = resolveCheckoutOptions({ currency: req.currency }, plan, product, currencies).currency;
+    const customer = await this.customerFor(r, plan, req, now);
+    const result = startSubscription({
+      plan, product, customer, granteeId: req.granteeId, quantity: req.quantity, currency,
+      paymentProvider: req.paymentProvider, paymentSubscriptionId: req.paymentSubscriptionId, now, newId: () => this.deps.ids.newId(),
     });
+    await r.subscriptions.save(result.subscription);
+    await r.licenses.saveMany(result.licenses);
+    return result;
   }
 
   private async customerFor(r: Repositories, plan: Plan, req: PurchaseRequest, now: Date): Promise<Customer> {

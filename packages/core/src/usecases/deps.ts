@@ -8,4 +8,6 @@ export interface CoreDeps {
   payments: PaymentProvider;
   signer: Signer;
   events: EventQueue;
+  /** Hosted checkout for free plans, which need no payment provider (default: `payments`). */
+  freeCheckout?: Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted'>;
 }

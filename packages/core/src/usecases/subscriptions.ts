@@ -2,8 +2,9 @@ import { ErrorCodes, fail } from '../errors';
 import type { Customer, DomainEvent, Id, Plan, Product, Proration, Subscription, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { addSeats, removeSeats, validateSeatChange } from '../domain/seats';
-import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndReached, reactivate, type PlanChange } from '../domain/subscription';
-import type { InvoiceList, ProviderPaymentMethod, Repositories } from '../ports';
+import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndReached, reactivate, renew, syncWithProvider, type PlanChange, type ProviderSnapshot } from '../domain/subscription';
+import { seatLicense } from '../domain/seats';
+import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { loadCurrencies } from './catalog-queries';
 import type { Currency, PaymentIntegration } from '../model';
@@ -28,6 +29,19 @@ async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpdate: boo
 async function loadPlan(r: Repositories, id: Id): Promise<Plan> {
   return (await r.plans.get(id)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
 }
+
+/** Keeps what the provider asked us to keep, inside the caller's transaction. */
+export async function saveOutcome(r: Repositories, outcome: ProviderOutcome | void): Promise<void> {
+  for (const d of outcome?.documents ?? []) await r.billingDocuments.save(d);
+}
+
+/** Dedupes a provider's webhook event inside the transaction that applies it. */
+export interface WebhookDelivery {
+  provider: string;
+  eventId: string;
+}
+
+export type SyncResult = 'applied' | 'duplicate' | 'unknown';
 
 async function loadCustomer(r: Repositories, s: Subscription): Promise<Customer> {
   return (await r.customers.get(s.customerId)) ?? fail(ErrorCodes.NOT_FOUND, 'the subscription has no customer');
@@ -58,7 +72,7 @@ export class SubscriptionService {
       if (!targetProduct) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
       const change = changePlan({ subscription: s, licenses, currentPlan, target, targetProduct, proration, now, newId: () => this.deps.ids.newId() });
       if (change.kind === 'moved') {
-        await this.deps.payments.changePlan({ subscription: s, from: currentPlan, to: target, proration });
+        await saveOutcome(r, await this.deps.payments.changePlan({ subscription: s, from: currentPlan, to: target, proration }));
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
       } else {
@@ -107,13 +121,55 @@ export class SubscriptionService {
   }
 
   async invoices(tenant: Tenant, id: Id): Promise<InvoiceList> {
-    const s = await this.deps.uow.run((r) => loadOwned(r, tenant, id, false));
-    return this.deps.payments.listInvoices(s);
+    const { s, stored } = await this.deps.uow.run(async (r) => {
+      const sub = await loadOwned(r, tenant, id, false);
+      return { s: sub, stored: await r.billingDocuments.list(sub.id, 'invoice') };
+    });
+    return this.deps.payments.listInvoices(s, stored);
   }
 
   async paymentMethod(tenant: Tenant, id: Id): Promise<ProviderPaymentMethod> {
-    const { s, customer } = await this.withCustomer(tenant, id);
-    return (await this.deps.payments.paymentMethod(s, customer)) ?? fail(ErrorCodes.NOT_FOUND, 'the subscription has no payment method');
+    const { s, customer, stored } = await this.deps.uow.run(async (r) => {
+      const sub = await loadOwned(r, tenant, id, false);
+      return { s: sub, customer: await loadCustomer(r, sub), stored: await r.billingDocuments.list(sub.id, 'payment_method') };
+    });
+    return (await this.deps.payments.paymentMethod(s, customer, stored)) ?? fail(ErrorCodes.NOT_FOUND, 'the subscription has no payment method');
+  }
+
+  /**
+   * Applies the provider's truth about a subscription (re-fetched after a webhook), once per
+   * delivery. 'unknown' when we have no subscription with that provider id.
+   */
+  async syncFromProvider(paymentSubscriptionId: string, snapshot: ProviderSnapshot, delivery?: WebhookDelivery): Promise<SyncResult> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      if (delivery && !(await r.webhookEvents.record(delivery.provider, delivery.eventId, now))) return 'duplicate';
+      const found = await r.subscriptions.findByPaymentId(paymentSubscriptionId);
+      if (!found) return 'unknown';
+      const s = (await r.subscriptions.getForUpdate(found.id)) as Subscription;
+      const [plan, customer, licenses] = await Promise.all([loadPlan(r, s.planId), loadCustomer(r, s), r.licenses.listBySubscription(s.id)]);
+      const out = syncWithProvider(s, licenses, snapshot, now, (sub) => seatLicense(sub, plan, customer.value, this.deps.ids.newId(), now));
+      await r.subscriptions.save(out.subscription);
+      await r.licenses.deleteMany(out.removed.map((l) => l.id));
+      await r.licenses.saveMany(out.saved);
+      return 'applied';
+    });
+  }
+
+  /** A paid invoice for a new period: the subscription and its licenses run to `periodEnd`. */
+  async renewFromProvider(paymentSubscriptionId: string, periodStart: Date, periodEnd: Date, delivery?: WebhookDelivery): Promise<SyncResult> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      if (delivery && !(await r.webhookEvents.record(delivery.provider, delivery.eventId, now))) return 'duplicate';
+      const found = await r.subscriptions.findByPaymentId(paymentSubscriptionId);
+      if (!found) return 'unknown';
+      const s = (await r.subscriptions.getForUpdate(found.id)) as Subscription;
+      if (s.status === 'CANCELED' || periodEnd <= s.currentPeriodEnd) return 'applied';
+      const change = renew(s, await r.licenses.listBySubscription(s.id), periodStart, periodEnd, now);
+      await r.subscriptions.save(change.subscription);
+      await r.licenses.saveMany(change.licenses);
+      return 'applied';
+    });
   }
 
   async link(tenant: Tenant, id: Id, kind: 'updatePayment' | 'portal' | 'cancel'): Promise<{ url: string }> {
@@ -175,14 +231,14 @@ export class SubscriptionService {
     const [plan, customer] = await Promise.all([loadPlan(r, s.planId), loadCustomer(r, s)]);
     if ('increment' in change) {
       const added = addSeats(s, plan, customer.value, change.increment, now, () => this.deps.ids.newId());
-      await this.deps.payments.changeSeats(s, plan, added.subscription.quantity, proration);
+      await saveOutcome(r, await this.deps.payments.changeSeats(s, plan, added.subscription.quantity, proration));
       await r.subscriptions.save(added.subscription);
       await r.licenses.saveMany(added.created);
       return added.subscription;
     }
     const licenses = await r.licenses.listBySubscription(s.id);
     const removed = removeSeats(s, plan, licenses, change.decrement, now);
-    await this.deps.payments.changeSeats(s, plan, removed.subscription.quantity, proration);
+    await saveOutcome(r, await this.deps.payments.changeSeats(s, plan, removed.subscription.quantity, proration));
     await r.subscriptions.save(removed.subscription);
     await r.licenses.deleteMany(removed.removed.map((l) => l.id));
     return removed.subscription;

@@ -310,6 +310,33 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(ours).not.toContain(done.id);
     });
 
+    it('round-trips checkout sessions, billing documents newest first, and records webhook deliveries once', async () => {
+      const { org, t, plan, customer, product } = await world();
+      const session = {
+        id: randomUUID(), ...t, productId: product.id, planId: plan.id, granteeId: 'g', member: 'm@example.com', successUrl: 'https://x.io/ok',
+        cancelUrl: 'https://x.io/no', options: { promoCode: null, allowPromoCode: false, customerEmail: null, customerId: null, currency: 'USD', automaticTax: false, quantity: 2, changeQuantity: true },
+        provider: 'sandbox', providerSessionId: null, status: 'open' as const, subscriptionId: null, createdAt: T0, completedAt: null,
+      };
+      await tx(uow(), (r) => r.checkoutSessions.save(session));
+      expect(await tx(uow(), (r) => r.checkoutSessions.get(session.id))).toEqual(session);
+      const s = aSubscription(plan, customer);
+      await tx(uow(), (r) => r.subscriptions.save(s));
+      const done = { ...session, status: 'completed' as const, subscriptionId: s.id, completedAt: at(5), providerSessionId: `cs_${randomUUID()}` };
+      await tx(uow(), (r) => r.checkoutSessions.save(done));
+      expect(await tx(uow(), (r) => r.checkoutSessions.getForUpdate(session.id))).toEqual(done);
+
+      const doc = (id: string, createdAt: Date, kind: 'invoice' | 'payment_method' = 'invoice') => ({ id, organisationId: org.id, subscriptionId: s.id, kind, body: { id, object: kind, lines: { data: [1, 2] } }, createdAt });
+      const [d1, d2, pm] = [doc(`in_${randomUUID()}`, T0), doc(`in_${randomUUID()}`, at(10)), doc(`pm_${randomUUID()}`, T0, 'payment_method')];
+      await tx(uow(), async (r) => { for (const d of [d1, d2, pm]) await r.billingDocuments.save(d); });
+      expect(await tx(uow(), (r) => r.billingDocuments.list(s.id, 'invoice'))).toEqual([d2, d1]);
+      expect(await tx(uow(), (r) => r.billingDocuments.list(s.id, 'payment_method'))).toEqual([pm]);
+
+      const eventId = `evt_${randomUUID()}`;
+      expect(await tx(uow(), (r) => r.webhookEvents.record('stripe', eventId, T0))).toBe(true);
+      expect(await tx(uow(), (r) => r.webhookEvents.record('stripe', eventId, at(1)))).toBe(false);
+      expect(await tx(uow(), (r) => r.webhookEvents.record('other', eventId, at(1)))).toBe(true);
+    });
+
     it('never hands one event to two concurrent claimers', async () => {
       const { t, plan, customer } = await world();
       const s = aSubscription(plan, customer);

@@ -1,0 +1,37 @@
+import type { CheckoutOptions } from '../domain/checkout';
+import type { Id, Owned } from './common';
+
+export type CheckoutSessionStatus = 'open' | 'completed';
+
+/** A checkout link handed out: what was asked for, until the provider reports it paid. */
+export interface CheckoutSession extends Owned {
+  productId: Id;
+  planId: Id;
+  granteeId: string;
+  member: string;
+  successUrl: string;
+  cancelUrl: string;
+  options: CheckoutOptions;
+  provider: string;
+  /** The provider's id of the session (Stripe: `cs_...`), once it has one. */
+  providerSessionId: string | null;
+  status: CheckoutSessionStatus;
+  subscriptionId: Id | null;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+export type BillingDocumentKind = 'invoice' | 'payment_method';
+
+/**
+ * A record a payment provider asked us to keep for it (the sandbox keeps its invoices and test
+ * card here); `body` is in the provider's own shape.
+ */
+export interface BillingDocument {
+  id: string;
+  organisationId: Id;
+  subscriptionId: Id;
+  kind: BillingDocumentKind;
+  body: Record<string, unknown>;
+  createdAt: Date;
+}
