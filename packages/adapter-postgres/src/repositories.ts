@@ -184,7 +184,7 @@ export function repositories(db: AnyDb): Repositories {
     },
     billingDocuments: {
       list: async (sid, kind) =>
-        (await db.selectFrom('billing_documents').selectAll().where('subscription_id', '=', sid).where('kind', '=', kind).orderBy('created_at', 'desc').orderBy('id', 'desc').execute())
+        (await db.selectFrom('billing_documents').selectAll().where('subscription_id', '=', sid).where('kind', '=', kind).orderBy('created_at', 'desc').orderBy('seq', 'desc').execute())
           .map((r: Row) => ({ id: r.id, organisationId: r.organisation_id, subscriptionId: r.subscription_id, kind: r.kind, body: r.body, createdAt: r.created_at })),
       save: (d) => upsert(db, 'billing_documents', [{ id: d.id, organisation_id: d.organisationId, subscription_id: d.subscriptionId, kind: d.kind, body: json(d.body), created_at: d.createdAt }]),
     },

@@ -98,7 +98,7 @@ export interface CheckoutSessionsTable extends OwnedRow {
   product_id: string; plan_id: string; grantee_id: string; member: string; success_url: string; cancel_url: string; options: Json; provider: string;
   provider_session_id: Nullable<string>; status: string; subscription_id: Nullable<string>; created_at: Date; completed_at: Nullable<Date>;
 }
-export interface BillingDocumentsTable { id: string; organisation_id: string; subscription_id: string; kind: string; body: Json; created_at: Date }
+export interface BillingDocumentsTable { id: string; organisation_id: string; subscription_id: string; kind: string; body: Json; created_at: Date; seq: ColumnType<number, never, never> }
 export interface WebhookEventsTable { provider: string; event_id: string; received_at: Date }
 
 export interface Database {

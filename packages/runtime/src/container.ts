@@ -6,9 +6,10 @@ import {
 } from '@tollgate/core';
 import { migrateToLatest, openDatabase, PostgresUnitOfWork, type DatabaseHandle } from '@tollgate/adapter-postgres';
 import { EcdsaSigner, HmacSigner } from '@tollgate/adapter-hmac';
+import { FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import { consoleLogger, type Logger } from '@tollgate/http';
 import type { Config } from './config';
-import { NoPaymentProvider, SystemClock, UuidGenerator, WakeSignal } from './services';
+import { SystemClock, UuidGenerator, WakeSignal } from './services';
 import { TOKENS } from './tokens';
 
 export interface ContainerOptions {
@@ -32,11 +33,14 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const uow = new PostgresUnitOfWork(database.db);
   const clock = options.clock ?? new SystemClock();
   const signerDeps = { uow, clock, masterSecret: config.masterSecret };
+  // The sandbox serves free checkouts always, and is the payment provider unless another is configured.
+  const sandbox = new SandboxPaymentProvider({ publicUrl: config.publicUrl, linkSecret: `sandbox-links:${config.masterSecret}`, clock });
   const deps: CoreDeps = {
     uow,
     clock,
     ids: new UuidGenerator(),
-    payments: options.payments ?? new NoPaymentProvider(),
+    payments: options.payments ?? sandbox,
+    freeCheckout: new FreeCheckout(sandbox.links),
     signer: config.signer === 'hmac' ? new HmacSigner(signerDeps) : new EcdsaSigner(signerDeps),
     events: new WakeSignal(),
   };
@@ -47,6 +51,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   c.bind(TOKENS.Ids).toConstantValue(deps.ids);
   c.bind(TOKENS.Signer).toConstantValue(deps.signer);
   c.bind(TOKENS.Payments).toConstantValue(deps.payments);
+  c.bind(TOKENS.Sandbox).toConstantValue(sandbox);
   c.bind(TOKENS.EventQueue).toConstantValue(deps.events);
   c.bind(TOKENS.Logger).toConstantValue(options.logger ?? consoleLogger);
   const subscriptions = new SubscriptionService(deps);

@@ -7,6 +7,7 @@ export const TOKENS = {
   Ids: Symbol.for('tollgate.Ids'),
   Signer: Symbol.for('tollgate.Signer'),
   Payments: Symbol.for('tollgate.Payments'),
+  Sandbox: Symbol.for('tollgate.Sandbox'),
   EventQueue: Symbol.for('tollgate.EventQueue'),
   Logger: Symbol.for('tollgate.Logger'),
   ApiKeys: Symbol.for('tollgate.ApiKeys'),

@@ -30,6 +30,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('body', 'jsonb', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    // Newest first even for documents made in the same millisecond (a card replaced at once).
+    .addColumn('seq', 'bigserial', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('billing_documents_subscription').on('billing_documents').columns(['subscription_id', 'kind', 'created_at']).execute();
 

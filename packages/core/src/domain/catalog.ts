@@ -39,3 +39,10 @@ export const currencyExponent = (shortName: string): number => (ZERO_DECIMAL.has
 
 export const toMajor = (minor: number, currency: string): number => minor / 10 ** currencyExponent(currency);
 export const toMinor = (major: number, currency: string): number => Math.round(major * 10 ** currencyExponent(currency));
+
+/** The plan's price per seat per period in a currency (by short name), minor units; 0 when free or not priced in it. */
+export function unitAmount(plan: Plan, currency: string, currencies: ReadonlyMap<string, { shortName: string }>): number {
+  if (plan.pricingType === 'free') return 0;
+  const wanted = currency.toUpperCase();
+  return plan.currencies.find((c) => currencies.get(c.currencyId)?.shortName.toUpperCase() === wanted)?.amountMinor ?? 0;
+}

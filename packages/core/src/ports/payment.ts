@@ -31,6 +31,9 @@ export interface PlanChangeRequest {
   from: Plan;
   to: Plan;
   proration: Proration;
+  /** Price per seat per period of each plan in the subscription's currency, minor units. */
+  fromUnitAmount: number;
+  toUnitAmount: number;
 }
 
 /** What a provider asks us to keep after a call (the sandbox's invoices); empty for real providers. */
@@ -44,6 +47,8 @@ export interface CompletedPurchase {
   licenses: License[];
   plan: Plan;
   customer: Customer;
+  /** Price per seat per period in the subscription's currency, minor units (0 for free plans). */
+  unitAmount: number;
 }
 
 export interface PaymentProvider {
@@ -62,7 +67,7 @@ export interface PaymentProvider {
   /** Moves the provider's subscription to another plan with the given proration. */
   changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */
-  changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration): Promise<ProviderOutcome>;
+  changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration, unitAmount: number): Promise<ProviderOutcome>;
   /** Cancels at the provider, now or at the period end. */
   cancel(subscription: Subscription, when: 'now' | 'end'): Promise<void>;
   /** Removes a scheduled cancellation at the provider. */

@@ -87,7 +87,7 @@ export class FakePaymentProvider implements PaymentProvider {
     this.record({ op: 'changePlan', request });
     return {};
   }
-  async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration): Promise<ProviderOutcome> {
+  async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration, _unitAmount: number): Promise<ProviderOutcome> {
     this.record({ op: 'changeSeats', subscriptionId: s.id, quantity, proration });
     return {};
   }

@@ -151,7 +151,9 @@ function repositories(db: Tables): Repositories {
       save: async (cs) => void db.checkoutSessions.set(cs.id, copy(cs)),
     },
     billingDocuments: {
-      list: async (sid, kind) => values(db.billingDocuments).filter((d) => d.subscriptionId === sid && d.kind === kind).sort(byCreated).reverse(),
+      // Newest first; the map's insertion order breaks ties, like the SQL adapter's sequence.
+      list: async (sid, kind) =>
+        values(db.billingDocuments).filter((d) => d.subscriptionId === sid && d.kind === kind).reverse().sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
       save: async (d) => void db.billingDocuments.set(d.id, copy(d)),
     },
     webhookEvents: {

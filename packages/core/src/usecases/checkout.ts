@@ -3,7 +3,7 @@ import type { CheckoutSession, Customer, Id, License, Plan, Subscription, Tenant
 import { assertPlanSellable } from '../domain/catalog';
 import { assertAbsoluteUrl, resolveCheckoutOptions, type CheckoutOptionsInput } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
-import { isPerSeat, minimumSeats } from '../domain/catalog';
+import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
 import { saveOutcome, type WebhookDelivery } from './subscriptions';
@@ -114,7 +114,8 @@ export class CheckoutService {
       const completed: CheckoutSession = { ...session, status: 'completed', subscriptionId: result.subscription.id, completedAt: now };
       await r.checkoutSessions.save(completed);
       const customer = (await r.customers.get(result.subscription.customerId)) as Customer;
-      await saveOutcome(r, await provider.purchaseCompleted({ session: completed, subscription: result.subscription, licenses: result.licenses, plan, customer }));
+      const price = unitAmount(plan, result.subscription.currency, await loadCurrencies(r));
+      await saveOutcome(r, await provider.purchaseCompleted({ session: completed, subscription: result.subscription, licenses: result.licenses, plan, customer, unitAmount: price }));
       return { status: 'completed' as const, session: completed, ...result };
     });
   }

@@ -4,10 +4,11 @@ import { assertAccessible } from '../domain/tenancy';
 import { addSeats, removeSeats, validateSeatChange } from '../domain/seats';
 import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndReached, reactivate, renew, syncWithProvider, type PlanChange, type ProviderSnapshot } from '../domain/subscription';
 import { seatLicense } from '../domain/seats';
+import { unitAmount } from '../domain/catalog';
 import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { loadCurrencies } from './catalog-queries';
-import type { Currency, PaymentIntegration } from '../model';
+import type { BillingDocument, Currency, PaymentIntegration } from '../model';
 
 export interface SubscriptionView {
   /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
@@ -68,11 +69,16 @@ export class SubscriptionService {
     return this.deps.uow.run(async (r) => {
       const s = await loadOwned(r, tenant, id, true);
       const target = assertAccessible(await r.plans.get(planId), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
-      const [currentPlan, targetProduct, licenses] = await Promise.all([loadPlan(r, s.planId), r.products.get(target.productId), r.licenses.listBySubscription(s.id)]);
+      const [currentPlan, targetProduct, licenses, currencies] = await Promise.all([
+        loadPlan(r, s.planId), r.products.get(target.productId), r.licenses.listBySubscription(s.id), loadCurrencies(r),
+      ]);
       if (!targetProduct) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
       const change = changePlan({ subscription: s, licenses, currentPlan, target, targetProduct, proration, now, newId: () => this.deps.ids.newId() });
       if (change.kind === 'moved') {
-        await saveOutcome(r, await this.deps.payments.changePlan({ subscription: s, from: currentPlan, to: target, proration }));
+        await saveOutcome(r, await this.deps.payments.changePlan({
+          subscription: s, from: currentPlan, to: target, proration,
+          fromUnitAmount: unitAmount(currentPlan, s.currency, currencies), toUnitAmount: unitAmount(target, s.currency, currencies),
+        }));
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
       } else {
@@ -228,20 +234,36 @@ export class SubscriptionService {
   async applySeatChange(r: Repositories, subscriptionId: Id, change: SeatChange, proration: Proration): Promise<Subscription> {
     const now = this.deps.clock.now();
     const s = (await r.subscriptions.getForUpdate(subscriptionId)) ?? fail(ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription not found');
-    const [plan, customer] = await Promise.all([loadPlan(r, s.planId), loadCustomer(r, s)]);
+    const [plan, customer, currencies] = await Promise.all([loadPlan(r, s.planId), loadCustomer(r, s), loadCurrencies(r)]);
+    const price = unitAmount(plan, s.currency, currencies);
     if ('increment' in change) {
       const added = addSeats(s, plan, customer.value, change.increment, now, () => this.deps.ids.newId());
-      await saveOutcome(r, await this.deps.payments.changeSeats(s, plan, added.subscription.quantity, proration));
+      await saveOutcome(r, await this.deps.payments.changeSeats(s, plan, added.subscription.quantity, proration, price));
       await r.subscriptions.save(added.subscription);
       await r.licenses.saveMany(added.created);
       return added.subscription;
     }
     const licenses = await r.licenses.listBySubscription(s.id);
     const removed = removeSeats(s, plan, licenses, change.decrement, now);
-    await saveOutcome(r, await this.deps.payments.changeSeats(s, plan, removed.subscription.quantity, proration));
+    await saveOutcome(r, await this.deps.payments.changeSeats(s, plan, removed.subscription.quantity, proration, price));
     await r.subscriptions.save(removed.subscription);
     await r.licenses.deleteMany(removed.removed.map((l) => l.id));
     return removed.subscription;
+  }
+
+  /** The organisation and mode of a subscription, for hosted pages that a signed link authorises. */
+  async tenantOf(id: Id): Promise<Tenant> {
+    const s = await this.deps.uow.run((r) => r.subscriptions.get(id));
+    if (!s) return fail(ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription not found');
+    return { organisationId: s.organisationId, isTest: s.isTest };
+  }
+
+  /** Keeps documents a provider made outside a use case (the sandbox's replaced card). */
+  async keepDocuments(tenant: Tenant, id: Id, documents: BillingDocument[]): Promise<void> {
+    await this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      await saveOutcome(r, { documents: documents.map((d) => ({ ...d, subscriptionId: s.id, organisationId: s.organisationId })) });
+    });
   }
 
   /** The sweep: cancels subscriptions whose scheduled cancellation is due. Returns how many. */

@@ -1,0 +1,63 @@
+/** Server-rendered pages: semantic, accessible markup that works without JavaScript. */
+
+const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]);
+
+/** A tagged template that escapes every interpolation unless it is already `Html`. */
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0];
+  values.forEach((v, i) => {
+    const part = Array.isArray(v) ? v.map((x) => (x instanceof Html ? x.text : esc(x))).join('') : v instanceof Html ? v.text : esc(v);
+    out += part + strings[i + 1];
+  });
+  return new Html(out);
+}
+
+const STYLE = `
+  body { font-family: system-ui, sans-serif; margin: 0; background: #f5f6f8; color: #1b1f24; }
+  main { max-width: 34rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 12px; box-shadow: 0 1px 4px rgba(0,0,0,.08); }
+  h1 { margin-top: 0; font-size: 1.6rem; }
+  .badge { display: inline-block; background: #fff4d6; color: #6b4e00; padding: .2rem .6rem; border-radius: 999px; font-size: .85rem; }
+  dl { display: grid; grid-template-columns: max-content 1fr; gap: .5rem 1.5rem; }
+  dt { font-weight: 600; } dd { margin: 0; }
+  button { font: inherit; padding: .7rem 1.2rem; border-radius: 8px; border: 1px solid #0b5fff; background: #0b5fff; color: #fff; cursor: pointer; }
+  button.secondary { background: #fff; color: #0b5fff; }
+  button:focus-visible, a:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid #ffbf47; outline-offset: 2px; }
+  form { display: inline-block; margin: 1rem .5rem 0 0; }
+  label { display: block; font-weight: 600; margin-bottom: .3rem; }
+  input, select { font: inherit; padding: .4rem; }
+  table { width: 100%; border-collapse: collapse; margin-top: 1rem; } th, td { text-align: left; padding: .4rem; border-bottom: 1px solid #e3e6ea; }
+  .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .total { font-size: 1.2rem; font-weight: 700; }
+`;
+
+export function page(title: string, body: Html): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Tollgate sandbox</title>
+<style>${new Html(STYLE)}</style>
+</head>
+<body>
+<main>
+<p class="badge" role="note">Sandbox: no real payment is taken</p>
+${body}
+</main>
+</body>
+</html>
+`.text;
+}
+
+export function money(minor: number, currency: string): string {
+  const zeroDecimal = ['JPY', 'KRW', 'VND', 'CLP'].includes(currency.toUpperCase());
+  const value = zeroDecimal ? String(minor) : (minor / 100).toFixed(2);
+  return `${currency.toUpperCase()} ${value}`;
+}

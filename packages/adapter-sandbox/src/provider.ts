@@ -1,0 +1,149 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  prorate, type BillingDocument, type CheckoutRequest, type Clock, type CompletedPurchase, type Customer, type InvoiceList, type PaymentProvider,
+  type Plan, type PlanChangeRequest, type Proration, type ProviderOutcome, type ProviderPaymentMethod, type Subscription,
+} from '@tollgate/core';
+import { invoiceDocument, testCardDocument, type InvoiceLineInput } from './documents';
+
+export type SandboxPage = 'portal' | 'payment-method' | 'cancel';
+
+export interface SandboxConfig {
+  /** Where the service is reached: the hosted pages live under `<publicUrl>/sandbox`. */
+  publicUrl: string;
+  /** Signs the links to a subscription's pages, so that only their holder can use them. */
+  linkSecret: string;
+  clock: Clock;
+}
+
+/** Signed links to a subscription's hosted pages. */
+export class SandboxLinks {
+  constructor(private readonly config: Pick<SandboxConfig, 'publicUrl' | 'linkSecret'>) {}
+
+  token(page: SandboxPage, subscriptionId: string): string {
+    return createHmac('sha256', this.config.linkSecret).update(`${page}:${subscriptionId}`).digest('base64url').slice(0, 32);
+  }
+
+  verify(page: SandboxPage, subscriptionId: string, token: unknown): boolean {
+    if (typeof token !== 'string') return false;
+    const expected = Buffer.from(this.token(page, subscriptionId));
+    const given = Buffer.from(token);
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  }
+
+  page(page: SandboxPage, subscriptionId: string): string {
+    return `${this.config.publicUrl}/sandbox/${page}/${subscriptionId}?token=${this.token(page, subscriptionId)}`;
+  }
+
+  checkout(sessionId: string): string {
+    return `${this.config.publicUrl}/sandbox/checkout/${sessionId}`;
+  }
+}
+
+const seq = (now: Date) => `${now.getTime().toString(36)}${randomBytes(3).toString('hex')}`;
+
+/**
+ * The built-in payment provider: no account or keys. Its checkout and self-service pages are served
+ * by this service; it keeps invoices (with proration lines after plan and seat changes) and a test
+ * card as billing documents.
+ */
+export class SandboxPaymentProvider implements PaymentProvider {
+  readonly name = 'sandbox';
+  readonly links: SandboxLinks;
+
+  constructor(private readonly config: SandboxConfig) {
+    this.links = new SandboxLinks(config);
+  }
+
+  async checkoutLink(request: CheckoutRequest) {
+    return { url: this.links.checkout(request.sessionId) };
+  }
+  async updatePaymentLink(s: Subscription, _c: Customer) {
+    return { url: this.links.page('payment-method', s.id) };
+  }
+  async portalLink(s: Subscription, _c: Customer) {
+    return { url: this.links.page('portal', s.id) };
+  }
+  async cancelLink(s: Subscription, _c: Customer) {
+    return { url: this.links.page('cancel', s.id) };
+  }
+
+  async purchaseCompleted(p: CompletedPurchase): Promise<ProviderOutcome> {
+    const now = this.config.clock.now();
+    const s = p.subscription;
+    const trial = s.status === 'TRIALING';
+    const invoice = invoiceDocument({
+      subscription: s, plan: p.plan, customerEmail: p.customer.emailAddress, customerName: p.customer.value, billingReason: 'subscription_create',
+      status: 'paid', now, seq: seq(now), publicUrl: this.config.publicUrl,
+      lines: [{
+        description: `${s.quantity} × ${p.plan.displayName}${trial ? ' (trial)' : ''}`, amount: trial ? 0 : p.unitAmount * s.quantity, quantity: s.quantity,
+        unitAmount: p.unitAmount, proration: false, periodStart: s.currentPeriodStart, periodEnd: s.currentPeriodEnd,
+      }],
+    });
+    return { documents: [invoice, testCardDocument(s, p.customer.emailAddress, p.customer.value, now)] };
+  }
+
+  async changePlan(req: PlanChangeRequest): Promise<ProviderOutcome> {
+    const s = req.subscription;
+    return this.prorated(s, req.to, req.proration, {
+      fromUnitAmount: req.fromUnitAmount, toUnitAmount: req.toUnitAmount, fromQuantity: s.quantity, toQuantity: s.quantity,
+      describe: (credit) => (credit ? `Unused time on ${s.quantity} × ${req.from.displayName}` : `Remaining time on ${s.quantity} × ${req.to.displayName}`),
+    });
+  }
+
+  async changeSeats(s: Subscription, plan: Plan, quantity: number, proration: Proration, unitAmount: number): Promise<ProviderOutcome> {
+    return this.prorated(s, plan, proration, {
+      fromUnitAmount: unitAmount, toUnitAmount: unitAmount, fromQuantity: s.quantity, toQuantity: quantity,
+      describe: (credit) => (credit ? `Unused time on ${s.quantity} × ${plan.displayName}` : `Remaining time on ${quantity} × ${plan.displayName}`),
+    });
+  }
+
+  /** A proration invoice: paid now with always_invoice, a draft for the next invoice with create_prorations, nothing with none. */
+  private prorated(
+    s: Subscription, plan: Plan, mode: Proration,
+    a: { fromUnitAmount: number; toUnitAmount: number; fromQuantity: number; toQuantity: number; describe: (credit: boolean) => string },
+  ): ProviderOutcome {
+    const now = this.config.clock.now();
+    const p = prorate({ ...a, periodStart: s.currentPeriodStart, periodEnd: s.currentPeriodEnd, now, mode });
+    if (mode === 'none' || (p.credit === 0 && p.charge === 0)) return {};
+    const line = (credit: boolean): InvoiceLineInput => ({
+      description: a.describe(credit), amount: credit ? p.credit : p.charge, quantity: credit ? a.fromQuantity : a.toQuantity,
+      unitAmount: credit ? a.fromUnitAmount : a.toUnitAmount, proration: true, periodStart: now, periodEnd: s.currentPeriodEnd,
+    });
+    const invoice = invoiceDocument({
+      subscription: s, plan, customerEmail: s.email, customerName: s.email ?? s.customerId, billingReason: 'subscription_update',
+      status: p.invoiceNow ? 'paid' : 'draft', now, seq: seq(now), publicUrl: this.config.publicUrl, lines: [line(true), line(false)],
+    });
+    return { documents: [invoice] };
+  }
+
+  async cancel(_s: Subscription, _when: 'now' | 'end'): Promise<void> {
+    // The sandbox keeps no subscription of its own: our record is the truth.
+  }
+  async reactivate(_s: Subscription): Promise<void> {}
+
+  async listInvoices(_s: Subscription, stored: BillingDocument[]): Promise<InvoiceList> {
+    const data = stored.map((d) => d.body as InvoiceList['data'][number]);
+    return { first: data[0]?.id ?? null, last: data[data.length - 1]?.id ?? null, hasMore: false, data };
+  }
+
+  async paymentMethod(_s: Subscription, _c: Customer, stored: BillingDocument[]): Promise<ProviderPaymentMethod | null> {
+    return (stored[0]?.body as ProviderPaymentMethod | undefined) ?? null;
+  }
+
+  /** A replacement test card (from the update-payment page). */
+  replacementCard(s: Subscription, email: string | null, name: string, brand: 'visa' | 'mastercard'): BillingDocument {
+    return testCardDocument(s, email, name, this.config.clock.now(), brand);
+  }
+}
+
+/** Free plans need no payment: the same hosted checkout grants the license directly. */
+export class FreeCheckout implements Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted'> {
+  readonly name = 'none';
+  constructor(private readonly links: SandboxLinks) {}
+  async checkoutLink(request: CheckoutRequest) {
+    return { url: this.links.checkout(request.sessionId) };
+  }
+  async purchaseCompleted(): Promise<ProviderOutcome> {
+    return {};
+  }
+}
