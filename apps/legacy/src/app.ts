@@ -84,7 +84,7 @@ export function createLegacyRouter(container: Container): express.Router {
 }
 
 /** Common HTTP plumbing around a generation's router. */
-export function wrapApp(container: Container, mount: (app: Express) => void): Express {
+export function wrapApp(container: Container, mount: (app: Express) => void, beforeBody?: (app: Express) => void): Express {
   const config = container.get<Config>(TOKENS.Config);
   const logger = container.get<Logger>(TOKENS.Logger);
   const app = express();
@@ -92,6 +92,8 @@ export function wrapApp(container: Container, mount: (app: Express) => void): Ex
   app.set('query parser', 'simple');
   app.use(requestId);
   if (config.logRequests) app.use(requestLog(logger));
+  // Routes that need the raw body (signed webhooks) come before the JSON parser.
+  beforeBody?.(app);
   app.use(jsonBody);
   mount(app);
   return app;

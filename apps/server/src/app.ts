@@ -17,6 +17,8 @@ export interface ServerGenerations {
   catalog?: Generation;
   /** Hosted pages of the sandbox payment provider (`/sandbox/...`). */
   sandbox?: Generation;
+  /** Payment-provider webhooks by provider (`/webhooks/stripe`), given the raw body. */
+  webhooks?: Record<string, RequestHandler>;
 }
 
 const notFound = (message: string) => legacyErrorBody({ status: 404, code: 'ROUTE_NOT_FOUND', message, details: [] });
@@ -58,5 +60,7 @@ export function createServerApp(container: Container, generations: ServerGenerat
       return legacyApp(req, res, next);
     });
     app.use(errorHandler(LEGACY_V1_STATUS, legacyErrorBody, logger));
+  }, (app) => {
+    for (const [provider, handler] of Object.entries(generations.webhooks ?? {})) app.use(`/webhooks/${provider}`, handler);
   });
 }

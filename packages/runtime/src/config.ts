@@ -17,6 +17,9 @@ export interface Config {
   /** Run the event worker and sweep in this process. */
   runWorker: boolean;
   logRequests: boolean;
+  /** Stripe: with both set, payments go to Stripe instead of the sandbox. */
+  stripeSecretKey: string | undefined;
+  stripeWebhookSecret: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -39,6 +42,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterSecret = persistedSecret(dataDir);
   }
   if (masterSecret.length < 16) throw new ConfigError('TOLLGATE_SECRET must be at least 16 characters');
+  if (!!env.STRIPE_SECRET_KEY !== !!env.STRIPE_WEBHOOK_SECRET) {
+    throw new ConfigError('set both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET to use Stripe (or neither for the sandbox)');
+  }
   return {
     port,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
@@ -49,6 +55,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerIntervalMs: Number(env.WORKER_INTERVAL_MS ?? 1000),
     runWorker: env.RUN_WORKER !== 'false',
     logRequests: env.LOG_REQUESTS !== 'false',
+    stripeSecretKey: env.STRIPE_SECRET_KEY || undefined,
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
   };
 }
 

@@ -7,6 +7,8 @@ import {
 import { migrateToLatest, openDatabase, PostgresUnitOfWork, type DatabaseHandle } from '@tollgate/adapter-postgres';
 import { EcdsaSigner, HmacSigner } from '@tollgate/adapter-hmac';
 import { FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
+import { StripePaymentProvider } from '@tollgate/adapter-stripe';
+import Stripe from 'stripe';
 import { consoleLogger, type Logger } from '@tollgate/http';
 import type { Config } from './config';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
@@ -34,12 +36,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const clock = options.clock ?? new SystemClock();
   const signerDeps = { uow, clock, masterSecret: config.masterSecret };
   // The sandbox serves free checkouts always, and is the payment provider unless another is configured.
+  const stripe = config.stripeSecretKey ? new Stripe(config.stripeSecretKey, { maxNetworkRetries: 2, timeout: 20_000 }) : undefined;
   const sandbox = new SandboxPaymentProvider({ publicUrl: config.publicUrl, linkSecret: `sandbox-links:${config.masterSecret}`, clock });
   const deps: CoreDeps = {
     uow,
     clock,
     ids: new UuidGenerator(),
-    payments: options.payments ?? sandbox,
+    payments: options.payments ?? (stripe ? new StripePaymentProvider(stripe, { publicUrl: config.publicUrl }) : sandbox),
     freeCheckout: new FreeCheckout(sandbox.links),
     signer: config.signer === 'hmac' ? new HmacSigner(signerDeps) : new EcdsaSigner(signerDeps),
     events: new WakeSignal(),
@@ -52,6 +55,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   c.bind(TOKENS.Signer).toConstantValue(deps.signer);
   c.bind(TOKENS.Payments).toConstantValue(deps.payments);
   c.bind(TOKENS.Sandbox).toConstantValue(sandbox);
+  if (stripe) c.bind(TOKENS.Stripe).toConstantValue(stripe);
   c.bind(TOKENS.EventQueue).toConstantValue(deps.events);
   c.bind(TOKENS.Logger).toConstantValue(options.logger ?? consoleLogger);
   const subscriptions = new SubscriptionService(deps);

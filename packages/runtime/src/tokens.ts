@@ -8,6 +8,7 @@ export const TOKENS = {
   Signer: Symbol.for('tollgate.Signer'),
   Payments: Symbol.for('tollgate.Payments'),
   Sandbox: Symbol.for('tollgate.Sandbox'),
+  Stripe: Symbol.for('tollgate.Stripe'),
   EventQueue: Symbol.for('tollgate.EventQueue'),
   Logger: Symbol.for('tollgate.Logger'),
   ApiKeys: Symbol.for('tollgate.ApiKeys'),

@@ -11,6 +11,8 @@ export interface CheckoutRequest {
   member: string;
   successUrl: string;
   cancelUrl: string;
+  /** Price per seat per period in the chosen currency, minor units (0 for free plans). */
+  unitAmount: number;
 }
 
 /** A provider invoice, in the provider's own shape (the contract's invoice object). */

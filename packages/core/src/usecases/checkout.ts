@@ -62,7 +62,10 @@ export class CheckoutService {
       createdAt: this.deps.clock.now(), completedAt: null,
     };
     await this.deps.uow.run((r) => r.checkoutSessions.save(session));
-    return provider.checkoutLink({ sessionId: session.id, product: catalog.product, plan, options, granteeId, member, successUrl, cancelUrl });
+    return provider.checkoutLink({
+      sessionId: session.id, product: catalog.product, plan, options, granteeId, member, successUrl, cancelUrl,
+      unitAmount: unitAmount(plan, options.currency, catalog.currencies),
+    });
   }
 
   /** Free plans go to the hosted free checkout; paid ones to the payment provider. */

@@ -16,6 +16,8 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   workerIntervalMs: 1000,
   runWorker: false,
   logRequests: false,
+  stripeSecretKey: undefined,
+  stripeWebhookSecret: undefined,
   ...over,
 });
 

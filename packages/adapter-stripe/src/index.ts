@@ -1,0 +1,3 @@
+export { StripePaymentProvider, type StripeProviderConfig, type StripeSubscriptionView } from './provider';
+export { createStripeWebhookRouter, snapshotOf, type StripeWebhookDeps } from './webhooks';
+export { domainStatus, type StripeSubscriptionStatus } from './status';

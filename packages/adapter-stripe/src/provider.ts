@@ -1,0 +1,190 @@
+import type Stripe from 'stripe';
+import {
+  DomainError, ErrorCodes, isPerSeat, minimumSeats,
+  type BillingDocument, type CheckoutRequest, type Customer, type InvoiceList, type PaymentProvider, type Plan, type PlanChangeRequest, type Proration,
+  type ProviderOutcome, type ProviderPaymentMethod, type Subscription,
+} from '@tollgate/core';
+
+export interface StripeProviderConfig {
+  /** Where the customer returns from Stripe's portal and setup pages. */
+  publicUrl: string;
+}
+
+/** The narrow view of a Stripe subscription we read (API 2026-10: the period lives on items). */
+export interface StripeSubscriptionView {
+  id: string;
+  status: string;
+  customer: string | { id: string };
+  cancel_at_period_end: boolean;
+  canceled_at: number | null;
+  current_period_start?: number;
+  current_period_end?: number;
+  default_payment_method?: string | { id: string; object: string } | null;
+  items: { data: { id: string; quantity?: number; current_period_start?: number; current_period_end?: number; price: { id: string; product: string | { id: string } } }[] };
+}
+
+const idOf = (v: string | { id: string } | null | undefined) => (typeof v === 'string' ? v : v?.id ?? null);
+
+/** Fails clearly for a subscription Stripe does not hold (a free one, or one from the sandbox). */
+function stripeId(s: Subscription): string {
+  if (s.paymentProvider !== 'stripe' || !s.paymentSubscriptionId) {
+    throw new DomainError(ErrorCodes.PAYMENT_NOT_AVAILABLE, 'this subscription is not billed through Stripe');
+  }
+  return s.paymentSubscriptionId;
+}
+
+function stripeCustomer(c: Customer): string {
+  if (!c.paymentCustomerId) throw new DomainError(ErrorCodes.PAYMENT_NOT_AVAILABLE, 'the customer has no Stripe customer');
+  return c.paymentCustomerId;
+}
+
+/** What a Stripe call failure becomes: the provider's message, without keys or request details. */
+async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof DomainError) throw e;
+    const message = (e as { message?: string }).message ?? 'unknown error';
+    throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, `Stripe ${what} failed: ${message}`);
+  }
+}
+
+const interval = (plan: Plan) => ({ interval: plan.interval, interval_count: plan.length });
+
+/** The payment port over Stripe: Checkout Sessions, the billing portal, subscriptions and invoices. */
+export class StripePaymentProvider implements PaymentProvider {
+  readonly name = 'stripe';
+
+  constructor(private readonly stripe: Stripe, private readonly config: StripeProviderConfig) {}
+
+  async checkoutLink(req: CheckoutRequest): Promise<{ url: string }> {
+    const o = req.options;
+    const perSeat = isPerSeat(req.plan);
+    const params: Stripe.Checkout.SessionCreateParams = {
+      mode: 'subscription',
+      client_reference_id: req.sessionId,
+      success_url: req.successUrl,
+      cancel_url: req.cancelUrl,
+      currency: o.currency.toLowerCase(),
+      line_items: [{
+        ...(req.plan.providerPlanId
+          ? { price: req.plan.providerPlanId }
+          : { price_data: { currency: o.currency.toLowerCase(), unit_amount: req.unitAmount, recurring: interval(req.plan), product_data: { name: `${req.product.displayName} ${req.plan.displayName}` } } }),
+        quantity: o.quantity,
+        ...(perSeat && o.changeQuantity ? { adjustable_quantity: { enabled: true, minimum: minimumSeats(req.plan), maximum: 10000 } } : {}),
+      }],
+      ...(o.promoCode ? { discounts: [{ promotion_code: o.promoCode }] } : {}),
+      ...(o.allowPromoCode ? { allow_promotion_codes: true } : {}),
+      ...(o.customerId ? { customer: o.customerId } : o.customerEmail ? { customer_email: o.customerEmail } : {}),
+      ...(o.automaticTax ? { automatic_tax: { enabled: true } } : {}),
+      metadata: { tollgateSession: req.sessionId, granteeId: req.granteeId, member: req.member },
+      subscription_data: {
+        metadata: { tollgateSession: req.sessionId, granteeId: req.granteeId, member: req.member },
+        ...(req.plan.trialDays ? { trial_period_days: req.plan.trialDays } : {}),
+      },
+    };
+    const session = await call('checkout session', () => this.stripe.checkout.sessions.create(params));
+    if (!session.url) throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, 'Stripe returned a checkout session without a URL');
+    return { url: session.url };
+  }
+
+  async updatePaymentLink(s: Subscription, c: Customer): Promise<{ url: string }> {
+    const subscription = stripeId(s);
+    const session = await call('setup session', () =>
+      this.stripe.checkout.sessions.create({
+        mode: 'setup',
+        customer: stripeCustomer(c),
+        currency: s.currency.toLowerCase(),
+        setup_intent_data: { metadata: { subscription_id: subscription } },
+        success_url: `${this.config.publicUrl}/`,
+        cancel_url: `${this.config.publicUrl}/`,
+      }),
+    );
+    return { url: session.url as string };
+  }
+
+  async portalLink(s: Subscription, c: Customer): Promise<{ url: string }> {
+    stripeId(s);
+    const session = await call('billing portal session', () => this.stripe.billingPortal.sessions.create({ customer: stripeCustomer(c), return_url: `${this.config.publicUrl}/` }));
+    return { url: session.url };
+  }
+
+  async cancelLink(s: Subscription, c: Customer): Promise<{ url: string }> {
+    const subscription = stripeId(s);
+    const session = await call('billing portal session', () =>
+      this.stripe.billingPortal.sessions.create({
+        customer: stripeCustomer(c),
+        return_url: `${this.config.publicUrl}/`,
+        flow_data: { type: 'subscription_cancel', subscription_cancel: { subscription } },
+      }),
+    );
+    return { url: session.url };
+  }
+
+  async purchaseCompleted(): Promise<ProviderOutcome> {
+    return {};
+  }
+
+  private async item(subscriptionId: string) {
+    const sub = (await call('subscription retrieve', () => this.stripe.subscriptions.retrieve(subscriptionId))) as unknown as StripeSubscriptionView;
+    const item = sub.items.data[0];
+    if (!item) throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, 'the Stripe subscription has no item');
+    return item;
+  }
+
+  async changePlan(req: PlanChangeRequest): Promise<ProviderOutcome> {
+    const id = stripeId(req.subscription);
+    const item = await this.item(id);
+    const price = req.to.providerPlanId
+      ? { price: req.to.providerPlanId }
+      : { price_data: { currency: req.subscription.currency.toLowerCase(), unit_amount: req.toUnitAmount, recurring: interval(req.to), product: idOf(item.price.product) as string } };
+    await call('subscription update', () =>
+      this.stripe.subscriptions.update(id, { items: [{ id: item.id, ...price }], proration_behavior: req.proration, metadata: { tollgatePlan: req.to.id } }),
+    );
+    return {};
+  }
+
+  async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration, _unitAmount: number): Promise<ProviderOutcome> {
+    const id = stripeId(s);
+    const item = await this.item(id);
+    await call('subscription update', () => this.stripe.subscriptions.update(id, { items: [{ id: item.id, quantity }], proration_behavior: proration }));
+    return {};
+  }
+
+  async cancel(s: Subscription, when: 'now' | 'end'): Promise<void> {
+    if (s.paymentProvider !== 'stripe' || !s.paymentSubscriptionId) return;
+    const id = s.paymentSubscriptionId;
+    if (when === 'now') await call('subscription cancel', () => this.stripe.subscriptions.cancel(id));
+    else await call('subscription update', () => this.stripe.subscriptions.update(id, { cancel_at_period_end: true }));
+  }
+
+  async reactivate(s: Subscription): Promise<void> {
+    if (s.paymentProvider !== 'stripe' || !s.paymentSubscriptionId) return;
+    const id = s.paymentSubscriptionId;
+    await call('subscription update', () => this.stripe.subscriptions.update(id, { cancel_at_period_end: false }));
+  }
+
+  async listInvoices(s: Subscription, _stored: BillingDocument[]): Promise<InvoiceList> {
+    if (s.paymentProvider !== 'stripe' || !s.paymentSubscriptionId) return { first: null, last: null, hasMore: false, data: [] };
+    const id = s.paymentSubscriptionId;
+    const list = await call('invoice list', () => this.stripe.invoices.list({ subscription: id, limit: 100 }));
+    const data = list.data as unknown as InvoiceList['data'];
+    return { first: data[0]?.id ?? null, last: data[data.length - 1]?.id ?? null, hasMore: list.has_more, data };
+  }
+
+  async paymentMethod(s: Subscription, c: Customer, _stored: BillingDocument[]): Promise<ProviderPaymentMethod | null> {
+    if (s.paymentProvider !== 'stripe' || !s.paymentSubscriptionId) return null;
+    const id = s.paymentSubscriptionId;
+    const sub = (await call('subscription retrieve', () => this.stripe.subscriptions.retrieve(id, { expand: ['default_payment_method'] }))) as unknown as StripeSubscriptionView;
+    const pm = sub.default_payment_method;
+    if (pm && typeof pm === 'object') return pm as unknown as ProviderPaymentMethod;
+    if (typeof pm === 'string') return (await call('payment method retrieve', () => this.stripe.paymentMethods.retrieve(pm))) as unknown as ProviderPaymentMethod;
+    if (!c.paymentCustomerId) return null;
+    const customerId = c.paymentCustomerId;
+    const customer = (await call('customer retrieve', () => this.stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] }))) as unknown as {
+      invoice_settings?: { default_payment_method?: unknown };
+    };
+    const fallback = customer.invoice_settings?.default_payment_method;
+    return fallback && typeof fallback === 'object' ? (fallback as ProviderPaymentMethod) : null;
+  }
+}

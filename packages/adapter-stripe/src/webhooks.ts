@@ -1,0 +1,115 @@
+import express, { type Request, type Response } from 'express';
+import type Stripe from 'stripe';
+import { isDomainError, type CheckoutService, type ProviderSnapshot, type SubscriptionService, type WebhookDelivery } from '@tollgate/core';
+import { domainStatus } from './status';
+import type { StripeSubscriptionView } from './provider';
+
+export interface StripeWebhookDeps {
+  stripe: Stripe;
+  webhookSecret: string;
+  /** Seconds a signature stays valid (replay window); Stripe's default is 300. */
+  toleranceSeconds?: number;
+  checkout: CheckoutService;
+  subscriptions: SubscriptionService;
+  logger?: { info(m: string, f?: Record<string, unknown>): void; error(m: string, f?: Record<string, unknown>): void };
+}
+
+const idOf = (v: unknown): string | null => (typeof v === 'string' ? v : v && typeof v === 'object' && 'id' in v ? String((v as { id: string }).id) : null);
+const date = (seconds: number | null | undefined) => (seconds ? new Date(seconds * 1000) : null);
+
+/** Our view of a Stripe subscription, read from the object Stripe returns when asked (never the webhook body). */
+export function snapshotOf(sub: StripeSubscriptionView): ProviderSnapshot {
+  const item = sub.items.data[0];
+  const start = item?.current_period_start ?? sub.current_period_start ?? 0;
+  const end = item?.current_period_end ?? sub.current_period_end ?? 0;
+  return {
+    status: domainStatus(sub.status),
+    currentPeriodStart: new Date(start * 1000),
+    currentPeriodEnd: new Date(end * 1000),
+    cancelAtPeriodEnd: sub.cancel_at_period_end,
+    canceledAt: date(sub.canceled_at),
+    quantity: item?.quantity ?? 1,
+  };
+}
+
+/**
+ * `POST /webhooks/stripe`: verifies the signature on the raw body (400 when missing, wrong or
+ * stale), then treats the event as a nudge: re-fetches the object it names from Stripe and applies
+ * that. Each event id is applied once. Events we do not handle answer 200 and change nothing.
+ */
+export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Router {
+  const r = express.Router();
+  r.post('/', express.raw({ type: () => true, limit: '1mb' }), async (req: Request, res: Response) => {
+    const signature = req.header('stripe-signature');
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    let event: Stripe.Event;
+    try {
+      if (!signature) throw new Error('missing Stripe-Signature header');
+      event = deps.stripe.webhooks.constructEvent(raw, signature, deps.webhookSecret, deps.toleranceSeconds ?? 300);
+    } catch (e) {
+      res.status(400).json({ error: `webhook signature verification failed: ${(e as Error).message}` });
+      return;
+    }
+    const delivery: WebhookDelivery = { provider: 'stripe', eventId: event.id };
+    try {
+      const result = await handle(deps, event, delivery);
+      deps.logger?.info('stripe webhook', { eventId: event.id, type: event.type, result });
+      res.status(200).json({ received: true, result });
+    } catch (e) {
+      if (isDomainError(e)) {
+        // Not ours to apply (a session of another app on the same account, say): acknowledge, so Stripe stops retrying.
+        deps.logger?.info('stripe webhook ignored', { eventId: event.id, type: event.type, code: e.code, message: e.message });
+        res.status(200).json({ received: true, result: 'ignored' });
+        return;
+      }
+      deps.logger?.error('stripe webhook failed', { eventId: event.id, type: event.type, error: (e as Error).message });
+      res.status(500).json({ error: 'the event could not be applied; it will be retried' });
+    }
+  });
+  return r;
+}
+
+async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: WebhookDelivery): Promise<string> {
+  const objectId = idOf(event.data.object);
+  switch (event.type) {
+    case 'checkout.session.completed':
+    case 'checkout.session.async_payment_succeeded': {
+      const session = await deps.stripe.checkout.sessions.retrieve(objectId as string, { expand: ['line_items'] });
+      if (session.mode !== 'subscription' || !session.client_reference_id) return 'ignored';
+      if (session.payment_status !== 'paid' && session.payment_status !== 'no_payment_required') return 'awaiting payment';
+      const subscriptionId = idOf(session.subscription);
+      const done = await deps.checkout.completeCheckout(session.client_reference_id, {
+        paymentSubscriptionId: subscriptionId,
+        paymentCustomerId: idOf(session.customer),
+        email: session.customer_details?.email ?? null,
+        quantity: session.line_items?.data[0]?.quantity ?? undefined,
+        delivery,
+      });
+      if (done.status === 'completed' && subscriptionId) {
+        // Stripe's period and trial are the truth for the subscription just created.
+        const sub = (await deps.stripe.subscriptions.retrieve(subscriptionId)) as unknown as StripeSubscriptionView;
+        await deps.subscriptions.syncFromProvider(subscriptionId, snapshotOf(sub));
+      }
+      return done.status;
+    }
+    case 'customer.subscription.created':
+    case 'customer.subscription.updated':
+    case 'customer.subscription.deleted': {
+      const sub = (await deps.stripe.subscriptions.retrieve(objectId as string)) as unknown as StripeSubscriptionView;
+      return deps.subscriptions.syncFromProvider(sub.id, snapshotOf(sub), delivery);
+    }
+    case 'invoice.paid': {
+      const invoice = (await deps.stripe.invoices.retrieve(objectId as string)) as unknown as {
+        subscription?: string | { id: string } | null;
+        parent?: { subscription_details?: { subscription?: string | { id: string } } | null } | null;
+        lines: { data: { period: { start: number; end: number } }[] };
+      };
+      const subscriptionId = idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(invoice.subscription);
+      const period = invoice.lines.data[0]?.period;
+      if (!subscriptionId || !period) return 'ignored';
+      return deps.subscriptions.renewFromProvider(subscriptionId, new Date(period.start * 1000), new Date(period.end * 1000), delivery);
+    }
+    default:
+      return 'ignored';
+  }
+}
