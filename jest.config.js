@@ -25,6 +25,7 @@ module.exports = {
   },
   moduleNameMapper,
   setupFiles: ['<rootDir>/jest.setup.js'],
+  setupFilesAfterEnv: ['<rootDir>/jest.after-env.js'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/fixtures/'],
   testTimeout: 30000,
 };

@@ -77,7 +77,10 @@ describe('v1 products', () => {
     await api.get(`/products/${id}?expand=generateCheckoutLinks`).expect(400);
     const res = await api.get(`/products/${id}?expand=generateCheckoutLinks&${checkoutParams}`).expect(200);
     expectSchema(v1ProductSchema, res.body);
-    expect(res.body.plans.every((p: { checkoutUrl: string }) => p.checkoutUrl.startsWith('https://pay.example.test/'))).toBe(true);
+    // Paid plans go to the payment provider; the free plan to the hosted free checkout.
+    for (const p of res.body.plans as { pricingType: string; checkoutUrl: string }[]) {
+      expect(p.checkoutUrl).toMatch(p.pricingType === 'free' ? /^http:\/\/localhost:3000\/sandbox\/checkout\// : /^https:\/\/pay\.example\.test\//);
+    }
   });
 
   it('serves the plans, features, currencies and capabilities of a product', async () => {
