@@ -16,6 +16,8 @@ for (const group of ['packages', 'apps']) {
   }
 }
 
+moduleNameMapper['^nock$'] = '<rootDir>/jest.nock.js';
+
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/apps', '<rootDir>/scripts'],
@@ -26,6 +28,7 @@ module.exports = {
   moduleNameMapper,
   setupFiles: ['<rootDir>/jest.setup.js'],
   setupFilesAfterEnv: ['<rootDir>/jest.after-env.js'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/fixtures/'],
+  // Suites named *.server.test.ts need a PostgreSQL server: collected only when TEST_DATABASE_URL says where.
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/fixtures/', ...(process.env.TEST_DATABASE_URL ? [] : ['\\.server\\.test\\.ts$'])],
   testTimeout: 30000,
 };

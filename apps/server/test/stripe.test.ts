@@ -113,6 +113,29 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
     await check('alice').expect(204);
   });
 
+  it('waits for an asynchronous payment: completed-but-unpaid does nothing, async_payment_succeeded completes', async () => {
+    let ref = '';
+    nock(API).post('/v1/checkout/sessions', (b) => ((ref = b.client_reference_id), true)).reply(200, { id: 'cs_2', url: 'https://checkout.stripe.com/c/cs_2' });
+    await request(app)
+      .get(`/plans/${org.keys['plans.notes.business']}/checkoutlink?successUrl=https://v.example.com/ok&cancelUrl=https://v.example.com/no&granteeId=bea&member=bea@example.com`)
+      .set('x-api-key', org.liveKey).set('version', 'v1').expect(200);
+    const session = (payment_status: string) => ({ ...sessionReply(), id: 'cs_2', client_reference_id: ref, payment_status, subscription: 'sub_2', line_items: { data: [{ quantity: 1 }] } });
+    nock(API).get('/v1/checkout/sessions/cs_2').query(true).reply(200, session('unpaid'));
+    expect((await webhook(event('evt_7', 'checkout.session.completed', { id: 'cs_2' })).expect(200)).body.result).toBe('awaiting payment');
+    await check('bea').expect(204);
+    nock(API).get('/v1/checkout/sessions/cs_2').query(true).reply(200, session('paid'));
+    nock(API).get('/v1/subscriptions/sub_2').reply(200, stripeSubscription({ id: 'sub_2' }, { quantity: 1 }));
+    expect((await webhook(event('evt_8', 'checkout.session.async_payment_succeeded', { id: 'cs_2' })).expect(200)).body.result).toBe('completed');
+    expect((await check('bea').expect(200)).body.capabilities).toEqual(['admin', 'edit', 'export']);
+  });
+
+  it('customer.subscription.created for a subscription already recorded: syncs it', async () => {
+    nock(API).get('/v1/subscriptions/sub_2').reply(200, stripeSubscription({ id: 'sub_2', status: 'trialing' }, { quantity: 1 }));
+    expect((await webhook(event('evt_9', 'customer.subscription.created', { id: 'sub_2' })).expect(200)).body.result).toBe('applied');
+    const bea = (await licenses()).find((l) => l.granteeId === 'bea');
+    expect(bea?.status).toBe('TRIALING');
+  });
+
   it('acknowledges events it does not handle, and ones about objects that are not ours', async () => {
     expect((await webhook(event('evt_5', 'customer.created', { id: 'cus_2', object: 'customer' })).expect(200)).body.result).toBe('ignored');
     nock(API).get('/v1/subscriptions/sub_other').reply(200, stripeSubscription({ id: 'sub_other' }));

@@ -76,6 +76,10 @@ export function productRepository(db: AnyDb): ProductRepository {
       }, 'p', q);
       return { ...page, items: await loadProducts(db, page.items) };
     },
+    getOwnership: async (id) => {
+      const r = await db.selectFrom('products').select(['id', 'organisation_id', 'is_test', 'archived_at']).where('id', '=', id).executeTakeFirst();
+      return r ? { id: r.id, organisationId: r.organisation_id, isTest: r.is_test, archivedAt: r.archived_at } : undefined;
+    },
     save: async (p) => {
       await upsert(db, 'products', [{
         id: p.id, organisation_id: p.organisationId, is_test: p.isTest, key: p.key, name: p.name, display_name: p.displayName,
@@ -238,6 +242,14 @@ export function planRepository(db: AnyDb): PlanRepository {
     page: async (t, q) => {
       const page = await keysetPage(() => planFilters(inTenant(db.selectFrom('plans as pl').selectAll('pl'), t, 'pl'), q), 'pl', q);
       return { ...page, items: await loadPlans(db, page.items) };
+    },
+    capabilityNames: async (planIds) => {
+      if (planIds.length === 0) return new Map();
+      const rows = await db.selectFrom('plan_capabilities as pc').innerJoin('capabilities as c', 'c.id', 'pc.capability_id')
+        .select(['pc.plan_id', 'c.name']).where('pc.plan_id', 'in', planIds).orderBy('pc.plan_id').orderBy('pc.position').execute();
+      const out = new Map<string, string[]>();
+      for (const r of rows as Row[]) out.set(r.plan_id, [...(out.get(r.plan_id) ?? []), r.name]);
+      return out;
     },
     filterOptions: async (t) => {
       const rows = await inTenant(

@@ -11,4 +11,8 @@ export class PostgresUnitOfWork implements UnitOfWork {
   run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => work(repositories(trx as unknown as AnyDb)));
   }
+
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return work(repositories(this.db as unknown as AnyDb));
+  }
 }

@@ -44,7 +44,8 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (e) {
     if (e instanceof DomainError) throw e;
-    const message = (e as { message?: string }).message ?? 'unknown error';
+    const err = e as { message?: string; detail?: { message?: string } };
+    const message = [err.message ?? 'unknown error', err.detail?.message].filter(Boolean).join(': ');
     throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, `Stripe ${what} failed: ${message}`);
   }
 }

@@ -1,6 +1,6 @@
 import type {
   BillingDocument, BillingDocumentKind, CheckoutSession,
-  ApiKey, Currency, Customer, DomainEvent, Id, Interval, License, LicenseStatus, Organisation, Page,
+  ApiKey, Currency, Customer, DomainEvent, Id, Interval, License, LicenseStatus, Organisation, Owned, Page,
   PaymentIntegration, Plan, PricingTable, Product, SigningAlgorithm, SigningKey, Subscription, Tenant, TierTag,
 } from '../model';
 
@@ -74,6 +74,8 @@ export interface ProductRepository {
   list(tenant: Tenant, options?: { includeArchived?: boolean }): Promise<Product[]>;
   /** One page of the tenant's products. */
   page(tenant: Tenant, query: ListQuery): Promise<Page<Product>>;
+  /** Just the ownership of a product (organisation, mode, archived), without its parts: for hot paths. */
+  getOwnership(id: Id): Promise<(Owned & { archivedAt: Date | null }) | undefined>;
   /** Inserts or updates the product and replaces its settings, currencies, features and capabilities. */
   save(product: Product): Promise<void>;
   /** Removes the product (with its plans, features and capabilities). */
@@ -91,6 +93,8 @@ export interface PlanRepository {
   listByProduct(productId: Id): Promise<Plan[]>;
   /** One page of the tenant's plans. */
   page(tenant: Tenant, query: PlanListQuery): Promise<Page<Plan>>;
+  /** The names of the capabilities each plan grants (plans without any are absent). */
+  capabilityNames(planIds: Id[]): Promise<Map<Id, string[]>>;
   /** Currencies and intervals present among the tenant's plans. */
   filterOptions(tenant: Tenant): Promise<PlanFilterOptions>;
   /** Inserts or updates the plan and replaces its currencies, capabilities, feature values and line items. */
@@ -228,4 +232,6 @@ export interface Repositories {
 export interface UnitOfWork {
   /** Runs `work` in one transaction: every write commits together, or none does if it throws. */
   run<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /** Runs read-only work without a transaction (hot paths): each query sees the latest committed data. */
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
 }

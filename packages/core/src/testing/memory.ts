@@ -65,6 +65,10 @@ function repositories(db: Tables): Repositories {
       findByKey: async (t, key) => values(db.products).find((p) => inTenant(p, t) && p.key === key),
       list: async (t, o) => values(db.products).filter((p) => inTenant(p, t) && (o?.includeArchived || !p.archivedAt)).sort(byCreated),
       page: async (t, q) => pageOf(values(db.products).filter((p) => inTenant(p, t) && (q.includeArchived || !p.archivedAt) && matchesSearch(p.name, q)), q),
+      getOwnership: async (id) => {
+        const p = db.products.get(id);
+        return p && { id: p.id, organisationId: p.organisationId, isTest: p.isTest, archivedAt: p.archivedAt };
+      },
       save: async (p) => void db.products.set(p.id, copy(p)),
       delete: async (id) => {
         db.products.delete(id);
@@ -79,6 +83,17 @@ function repositories(db: Tables): Repositories {
       listByProduct: async (productId) => values(db.plans).filter((p) => p.productId === productId).sort(byCreated),
       page: async (t, q: PlanListQuery) =>
         pageOf(values(db.plans).filter((p) => inTenant(p, t) && planMatches(p, q)), q),
+      capabilityNames: async (planIds) => {
+        const out = new Map<Id, string[]>();
+        for (const id of planIds) {
+          const plan = db.plans.get(id);
+          const product = plan && db.products.get(plan.productId);
+          if (!plan || !product || plan.capabilityIds.length === 0) continue;
+          const byId = new Map(product.capabilities.map((c) => [c.id, c.name]));
+          out.set(id, plan.capabilityIds.map((c) => byId.get(c)).filter((n): n is string => !!n));
+        }
+        return out;
+      },
       filterOptions: async (t) => {
         const currencies = new Set<string>();
         const intervals = new Map<string, { interval: string | null; intervalCount: number | null }>();
@@ -190,6 +205,11 @@ function licenseMatches(l: License, f: LicenseFilter): boolean {
 export class InMemoryUnitOfWork implements UnitOfWork {
   private tables = emptyTables();
   private queue: Promise<unknown> = Promise.resolve();
+  /** Reads here are serialised like transactions; there is nothing to gain from skipping that in memory. */
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.run(work);
+  }
+
   run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const next = this.queue.then(async () => {
       const snapshot = new Map(Object.entries(this.tables).map(([k, m]) => [k, new Map(m as Map<Id, unknown>)]));
@@ -214,6 +234,10 @@ export class FaultInjectingUnitOfWork implements UnitOfWork {
   failAfterWrites: number | undefined;
 
   constructor(private readonly inner: UnitOfWork) {}
+
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.inner.read(work);
+  }
 
   run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     let writes = 0;

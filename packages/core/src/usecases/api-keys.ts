@@ -87,7 +87,7 @@ export class ApiKeyService {
   async authenticate(plaintext: string | undefined): Promise<ApiKey> {
     if (!plaintext) return fail(ErrorCodes.UNAUTHENTICATED, 'an API key is required');
     const hash = hashApiKey(plaintext);
-    const key = await this.deps.uow.run((r) => r.apiKeys.findByHash(hash));
+    const key = await this.deps.uow.read((r) => r.apiKeys.findByHash(hash));
     // The lookup is by hash; comparing the hashes again in constant time keeps timing flat.
     const stored = Buffer.from(key?.keyHash ?? '0'.repeat(64), 'hex');
     const given = Buffer.from(hash, 'hex');

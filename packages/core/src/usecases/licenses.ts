@@ -101,13 +101,12 @@ export class LicenseService {
     const granteeIds = parseGranteeIds(req.granteeIds);
     const graceDays = parseGrace(req.grace);
     const now = this.deps.clock.now();
-    const result = await this.deps.uow.run(async (r) => {
-      const product = assertAccessible(await r.products.get(productId), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
+    // The hot path: three indexed reads, no transaction.
+    const result = await this.deps.uow.read(async (r) => {
+      const product = assertAccessible(await r.products.getOwnership(productId), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
       const licenses = await r.licenses.findForCheck(tenant, product.id, granteeIds);
       if (licenses.length === 0) return null;
-      const capNames = new Map(product.capabilities.map((c) => [c.id, c.name]));
-      const plans = await r.plans.getMany([...new Set(licenses.map((l) => l.planId))]);
-      const capabilitiesByPlan = new Map(plans.map((p) => [p.id, p.capabilityIds.map((id) => capNames.get(id)).filter((n): n is string => !!n)]));
+      const capabilitiesByPlan = await r.plans.capabilityNames([...new Set(licenses.map((l) => l.planId))]);
       return capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });
     });
     if (!result || result.capabilities.length === 0) return null;

@@ -182,6 +182,20 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       expect(await tx(uow(), (r) => r.plans.listByProduct(product.id))).toHaveLength(4);
     });
 
+    it('reads a product\'s ownership alone and the capability names of plans (the check\'s hot path)', async () => {
+      const org = await withOrg(uow());
+      const product = { ...aProduct(aTenant(org, true)), archivedAt: at(3) };
+      const [edit, exp] = product.capabilities;
+      const both = aPlan(product, { capabilityIds: [exp.id, edit.id] });
+      const none = aPlan(product, { capabilityIds: [] });
+      await tx(uow(), async (r) => { await r.products.save(product); await r.plans.save(both); await r.plans.save(none); });
+      expect(await uow().read((r) => r.products.getOwnership(product.id))).toEqual({ id: product.id, organisationId: org.id, isTest: true, archivedAt: at(3) });
+      expect(await uow().read((r) => r.products.getOwnership(randomUUID()))).toBeUndefined();
+      const names = await uow().read((r) => r.plans.capabilityNames([both.id, none.id, randomUUID()]));
+      expect([...names.entries()]).toEqual([[both.id, ['export', 'edit']]]);
+      expect(await uow().read((r) => r.plans.capabilityNames([]))).toEqual(new Map());
+    });
+
     it('deletes a product with its plans, and a single plan', async () => {
       const org = await withOrg(uow());
       const product = aProduct(aTenant(org));
