@@ -3,7 +3,7 @@ import type { Container } from 'inversify';
 import type { ApiKeyService, CatalogQueries, LicenseService } from '@tollgate/core';
 import {
   authenticate, compile, errorHandler, jsonBody, legacyErrorBody, LEGACY_V1_STATUS, legacyFeatureWithOptions, legacyPlan, legacyPlanFeature, legacyProduct,
-  licenseView, checkView, requestId, requestLog, requireScope, sendEmpty, sendJson, tenantOf, type Logger,
+  licenseView, capabilityCheckHandler, requestId, requestLog, requireScope, sendJson, tenantOf, type Logger,
 } from '@tollgate/http';
 import { TOKENS, type Config } from '@tollgate/runtime';
 
@@ -23,17 +23,6 @@ const licenseRequest = {
 };
 const createLicensesBody = compile<unknown>({ anyOf: [licenseRequest, { type: 'array', minItems: 1, maxItems: 100, items: licenseRequest }] });
 type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
-
-const checkQuery = compile<{ productUuid: string; granteeIds: string; grace?: string; sigEncode?: string }>({
-  type: 'object',
-  properties: {
-    productUuid: { type: 'string', format: 'uuid' },
-    granteeIds: { type: 'string', minLength: 1 },
-    grace: { type: 'string' },
-    sigEncode: { enum: ['DER', 'der', 'P1363', 'p1363'] },
-  },
-  required: ['productUuid', 'granteeIds'],
-});
 
 /** The legacy generation: seven operations over products, plans, features and licenses. */
 export function createLegacyRouter(container: Container): express.Router {
@@ -62,14 +51,7 @@ export function createLegacyRouter(container: Container): express.Router {
     sendJson(res, 200, (await queries.planFeatures(tenantOf(res), uuid)).map((v) => legacyPlanFeature(uuid, v)));
   });
 
-  r.get('/licenses/check', requireScope('licenses', 'read'), async (req, res) => {
-    const q = checkQuery(req.query);
-    const result = await licenses.check(tenantOf(res), {
-      productUuid: q.productUuid, granteeIds: q.granteeIds, grace: q.grace, sigEncode: q.sigEncode?.toLowerCase() === 'p1363' ? 'p1363' : 'der',
-    });
-    if (!result) return sendEmpty(res, 204);
-    sendJson(res, 200, checkView(result));
-  });
+  r.get('/licenses/check', requireScope('licenses', 'read'), capabilityCheckHandler(licenses));
 
   r.post('/licenses', requireScope('licenses', 'write'), async (req, res) => {
     const body = createLicensesBody(req.body) as LicenseRequest | LicenseRequest[];

@@ -1,17 +1,5 @@
 // Standalone entry: the legacy generation alone on its own port.
-import { closeContainer, createContainer, loadConfig } from '@tollgate/runtime';
+import { runStandalone } from '@tollgate/runtime';
 import { createLegacyApp } from './app';
 
-async function main() {
-  const config = loadConfig();
-  const container = await createContainer(config);
-  const server = createLegacyApp(container).listen(config.port, () => console.log(`tollgate legacy listening on ${config.publicUrl}`));
-  const stop = () => server.close(() => void closeContainer(container).then(() => process.exit(0)));
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-}
-
-main().catch((e) => {
-  console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
-});
+runStandalone('legacy', createLegacyApp);

@@ -221,3 +221,10 @@ describe('legacy authentication, scopes and tenancy', () => {
     }
   });
 });
+
+describe('legacy check input', () => {
+  it('refuses a productUuid that is not a uuid with 400, not a fault', async () => {
+    const res = await get('/licenses/check?productUuid=not-a-uuid&granteeIds=alice', a.liveKey).expect(400);
+    expect(res.body.validationErrors[0].property).toBe('productUuid');
+  });
+});

@@ -6,7 +6,7 @@ import {
   type ProductCatalog, type SubscriptionService,
 } from '@tollgate/core';
 import {
-  authenticate, capabilityView, checkView, errorHandler, eventView, Expand, legacyErrorBody, LEGACY_V1_STATUS, licenseView, requireScope, sendEmpty, sendJson,
+  authenticate, capabilityCheckHandler, capabilityView, errorHandler, eventView, Expand, legacyErrorBody, LEGACY_V1_STATUS, licenseView, requireScope, sendEmpty, sendJson,
   tenantOf, v1Feature, v1Plan, v1PlanCapabilities, v1PlanCurrencies, v1PricingTable, v1Product, v1ProductCurrencies,
   v1ProductPricingTable, v1Subscription, DISPLAY_PLAN, type Logger,
 } from '@tollgate/http';
@@ -209,14 +209,7 @@ export function createV1Router(container: Container): express.Router {
     const q = licenseListQuery(req.query);
     sendJson(res, 200, await licenses.count(tenantOf(res), { status: parseLicenseStatusFilter(q.status), subscriptionId: q.subscriptionUuid }));
   });
-  v.get('/licenses/check', requireScope('licenses', 'read'), async (req, res) => {
-    const q = req.query as Record<string, unknown>;
-    const result = await licenses.check(tenantOf(res), {
-      productUuid: q.productUuid, granteeIds: q.granteeIds, grace: q.grace, sigEncode: String(q.sigEncode ?? '').toLowerCase() === 'p1363' ? 'p1363' : 'der',
-    });
-    if (!result) return sendEmpty(res, 204);
-    sendJson(res, 200, checkView(result));
-  });
+  v.get('/licenses/check', requireScope('licenses', 'read'), capabilityCheckHandler(licenses));
 
   // Events (beyond the contract): the status of an accepted seat change.
   v.get('/events/:eventUuid', requireScope('subscriptions', 'read'), async (req, res) => {

@@ -1,18 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { assignGrantee, cancelLicense, capabilityCheck, createAdHocLicense, startSubscription, LICENSE_STATUSES, NO_END, parseGrace, parseGranteeIds, licenseStatusFromFilter, type DomainError } from '../src';
-import { aCustomer, aLicense, aPlan, aProduct, at, T0 } from '../src/testing';
+import { assignGrantee, cancelLicense, capabilityCheck, createAdHocLicense, startSubscription, LICENSE_STATUSES, NO_END, parseGrace, parseGranteeIds, licenseStatusFromFilter } from '../src';
+import { aCustomer, aLicense, aPlan, aProduct, at, T0, errorCodeOf } from '../src/testing';
 
 const DAY = 86_400_000;
 const tenant = { organisationId: randomUUID(), isTest: false };
 const product = aProduct(tenant);
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (e) {
-    return (e as DomainError).code;
-  }
-  return undefined;
-};
+const codeOf = errorCodeOf;
 
 describe('ad hoc licenses', () => {
   it('on a free plan: ACTIVE with no end', () => {

@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { addInterval, archivePlan, archiveProduct, compareKeys, currencyExponent, decodeCursor, encodeCursor, isPaidProduct, legacyStatus, minimumSeats, pageOf, prorate, resolveCheckoutOptions, toMajor, toMinor, type DomainError } from '../src';
-import { aPlan, aProduct, at, T0 } from '../src/testing';
+import { addInterval, archivePlan, archiveProduct, compareKeys, currencyExponent, decodeCursor, encodeCursor, isPaidProduct, legacyStatus, minimumSeats, pageOf, prorate, resolveCheckoutOptions, toMajor, toMinor } from '../src';
+import { aPlan, aProduct, at, T0, errorCodeOf } from '../src/testing';
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (e) {
-    return (e as DomainError).code;
-  }
-  return undefined;
-};
+const codeOf = errorCodeOf;
 const tenant = { organisationId: randomUUID(), isTest: false };
 
 describe('catalog rules', () => {

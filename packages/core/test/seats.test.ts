@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { addSeats, removeSeats, validateSeatChange, unassignedSeats, type DomainError, type License, type Subscription } from '../src';
-import { aCustomer, aLicense, aPlan, aProduct, aSubscription, at } from '../src/testing';
+import { aCustomer, aLicense, aPlan, aProduct, aSubscription, at, errorCodeOf } from '../src/testing';
 
 const tenant = { organisationId: randomUUID(), isTest: false };
 const product = aProduct(tenant);
@@ -15,14 +15,7 @@ function world(quantity: number, assigned: number) {
   return { s, licenses };
 }
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (e) {
-    return (e as DomainError).code;
-  }
-  return undefined;
-};
+const codeOf = errorCodeOf;
 
 describe('add seats', () => {
   it('raises the quantity and creates that many unassigned licenses', () => {

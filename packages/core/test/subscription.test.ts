@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndReached, reactivate, renew, DomainError, SUBSCRIPTION_STATUSES } from '../src';
-import { aCustomer, aLicense, aPlan, aProduct, aSubscription, at, T0 } from '../src/testing';
+import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndReached, reactivate, renew, SUBSCRIPTION_STATUSES } from '../src';
+import { aCustomer, aLicense, aPlan, aProduct, aSubscription, at, T0, errorCodeOf } from '../src/testing';
 
 const DAY = 86_400_000;
 const tenant = { organisationId: randomUUID(), isTest: false };
@@ -14,14 +14,7 @@ function setup(over = {}) {
   return { s, licenses };
 }
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (e) {
-    return (e as DomainError).code;
-  }
-  return undefined;
-};
+const codeOf = errorCodeOf;
 
 describe('subscription status table', () => {
   it('names every status with whether it runs', () => {

@@ -6,3 +6,4 @@ export * from './middleware';
 export * from './views/legacy';
 export * from './schemas';
 export * from './views/v1';
+export * from './check';

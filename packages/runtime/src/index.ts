@@ -4,3 +4,4 @@ export * from './services';
 export * from './container';
 export * from './demo';
 export * from './worker';
+export * from './standalone';

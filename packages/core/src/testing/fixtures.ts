@@ -63,3 +63,13 @@ export function anEvent(tenant: Tenant, subscriptionId: string, over: Partial<Do
     status: 'queued', attempts: 0, runAt: T0, lastError: null, createdAt: T0, updatedAt: T0, ...over,
   };
 }
+
+/** The domain error code `fn` throws, or undefined when it does not throw one. */
+export function errorCodeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+  return undefined;
+}

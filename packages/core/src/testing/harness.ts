@@ -1,5 +1,5 @@
 import type { Tenant, UnitOfWork } from '..';
-import { type CatalogFile, ApiKeyService, CatalogAdmin, CatalogFileImport, CatalogQueries, CheckoutService, EventWorker, LicenseService, SubscriptionService, type CoreDeps } from '../usecases';
+import { type CatalogFile, demoCatalog, ApiKeyService, CatalogAdmin, CatalogFileImport, CatalogQueries, CheckoutService, EventWorker, LicenseService, SubscriptionService, type CoreDeps } from '../usecases';
 import { CountingEventQueue, FakePaymentProvider, FakeSigner, FixedClock, RandomIds } from './fakes';
 import { InMemoryUnitOfWork } from './memory';
 
@@ -30,34 +30,24 @@ export function createTestCore(options: { uow?: UnitOfWork } = {}) {
 
 export type TestCore = ReturnType<typeof createTestCore>;
 
-/** A demo catalog in the catalog-file shape: a free, a per-seat, a usage-based and an evaluation plan. */
-export const sampleCatalog = (organisation: string, test = false): CatalogFile => ({
-  organisation,
-  test,
-  products: [
-    {
-      key: 'notes',
-      name: 'notes-app',
-      displayName: 'Notes',
-      description: 'Shared notes for teams',
-      currencies: ['USD', 'EUR'],
-      capabilities: ['edit', 'export', 'admin'],
-      features: [
-        { key: 'projects', displayName: 'Projects', valueType: 'numerical', defaultValue: '3', showUnlimited: true },
-        { key: 'theme', valueType: 'enum', enumOptions: ['light', 'dark'], defaultValue: 'light' },
-        { key: 'sso', valueType: 'boolean', defaultValue: 'false', visibility: 'private' },
-      ],
+/** The demo catalog plus a second per-seat plan and two usage-based plans, for tests of plan changes. */
+export function sampleCatalog(organisation: string, test = false): CatalogFile {
+  const base = demoCatalog(organisation, test);
+  const [product] = base.products ?? [];
+  return {
+    ...base,
+    products: [{
+      ...product,
       plans: [
-        { key: 'free', displayName: 'Free', pricingType: 'free', licenseType: 'user', interval: 'month', length: 1, capabilities: ['edit'], features: { projects: '3', theme: 'light', sso: 'false' } },
-        { key: 'team', displayName: 'Team', pricingType: 'paid', licenseType: 'perSeat', perSeatAmount: 2, interval: 'month', length: 1, evaluation: true, evalDays: 14, prices: { USD: 12, EUR: 11 }, capabilities: ['edit', 'export'], features: { projects: 'unlimited', theme: 'dark', sso: 'true' } },
+        ...(product.plans ?? []),
         { key: 'business', displayName: 'Business', pricingType: 'paid', licenseType: 'perSeat', perSeatAmount: 1, interval: 'month', length: 1, prices: { USD: 30, EUR: 28 }, capabilities: ['edit', 'export', 'admin'] },
         { key: 'metered', displayName: 'Metered', pricingType: 'paid', licenseType: 'user', usageBased: true, interval: 'month', length: 1, prices: { USD: 5 }, capabilities: ['edit'] },
         { key: 'metered-pro', displayName: 'Metered Pro', pricingType: 'paid', licenseType: 'user', usageBased: true, interval: 'month', length: 1, prices: { USD: 9 }, capabilities: ['edit', 'export'] },
       ],
-      pricingTables: [{ key: 'main', name: 'Main', title: 'Pick a plan', plans: ['free', 'team', 'business'], featuredPlan: 'team', features: ['projects', 'theme', 'sso'] }],
-    },
-  ],
-});
+      pricingTables: (product.pricingTables ?? []).map((t) => ({ ...t, plans: ['free', 'team', 'business'] })),
+    }],
+  };
+}
 
 /** An organisation with the sample catalog imported; returns its tenant and the key -> uuid map. */
 export async function seedSample(core: TestCore, organisation: string, test = false): Promise<{ tenant: Tenant; keys: Record<string, string> }> {

@@ -8,3 +8,4 @@ export * from './subscriptions';
 export * from './licenses';
 export * from './events';
 export * from './integrations';
+export * from './demo-catalog';

@@ -147,33 +147,37 @@ export class SubscriptionService {
    * delivery. 'unknown' when we have no subscription with that provider id.
    */
   async syncFromProvider(paymentSubscriptionId: string, snapshot: ProviderSnapshot, delivery?: WebhookDelivery): Promise<SyncResult> {
-    const now = this.deps.clock.now();
-    return this.deps.uow.run(async (r) => {
-      if (delivery && !(await r.webhookEvents.record(delivery.provider, delivery.eventId, now))) return 'duplicate';
-      const found = await r.subscriptions.findByPaymentId(paymentSubscriptionId);
-      if (!found) return 'unknown';
-      const s = (await r.subscriptions.getForUpdate(found.id)) as Subscription;
+    return this.fromProvider(paymentSubscriptionId, delivery, async (r, s, now) => {
       const [plan, customer, licenses] = await Promise.all([loadPlan(r, s.planId), loadCustomer(r, s), r.licenses.listBySubscription(s.id)]);
       const out = syncWithProvider(s, licenses, snapshot, now, (sub) => seatLicense(sub, plan, customer.value, this.deps.ids.newId(), now));
       await r.subscriptions.save(out.subscription);
       await r.licenses.deleteMany(out.removed.map((l) => l.id));
       await r.licenses.saveMany(out.saved);
-      return 'applied';
     });
   }
 
   /** A paid invoice for a new period: the subscription and its licenses run to `periodEnd`. */
   async renewFromProvider(paymentSubscriptionId: string, periodStart: Date, periodEnd: Date, delivery?: WebhookDelivery): Promise<SyncResult> {
+    return this.fromProvider(paymentSubscriptionId, delivery, async (r, s, now) => {
+      if (s.status === 'CANCELED' || periodEnd <= s.currentPeriodEnd) return;
+      const change = renew(s, await r.licenses.listBySubscription(s.id), periodStart, periodEnd, now);
+      await r.subscriptions.save(change.subscription);
+      await r.licenses.saveMany(change.licenses);
+    });
+  }
+
+  /** One provider update in one transaction: the delivery recorded once, the subscription locked. */
+  private fromProvider(
+    paymentSubscriptionId: string,
+    delivery: WebhookDelivery | undefined,
+    apply: (r: Repositories, s: Subscription, now: Date) => Promise<void>,
+  ): Promise<SyncResult> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       if (delivery && !(await r.webhookEvents.record(delivery.provider, delivery.eventId, now))) return 'duplicate';
       const found = await r.subscriptions.findByPaymentId(paymentSubscriptionId);
       if (!found) return 'unknown';
-      const s = (await r.subscriptions.getForUpdate(found.id)) as Subscription;
-      if (s.status === 'CANCELED' || periodEnd <= s.currentPeriodEnd) return 'applied';
-      const change = renew(s, await r.licenses.listBySubscription(s.id), periodStart, periodEnd, now);
-      await r.subscriptions.save(change.subscription);
-      await r.licenses.saveMany(change.licenses);
+      await apply(r, (await r.subscriptions.getForUpdate(found.id)) as Subscription, now);
       return 'applied';
     });
   }

@@ -1,7 +1,7 @@
 import {
   planCapabilities, planCurrencies, planFeatures, productCurrencies, sortedFeatures, toMajor,
   type Capability, type Currency, type DomainEvent, type Feature, type Id, type PaymentIntegration, type Plan, type PlanFeatureView,
-  type PricingTableView, type Product, type ProductCatalog, type Subscription, type Customer,
+  type PricingTableView, type Product, type ProductCatalog, type SubscriptionView, type Customer,
 } from '@tollgate/core';
 import { iso } from '../json';
 import { capabilityView, enumOptionView, legacyFeature, legacyPlan, legacyProduct } from './legacy';
@@ -150,14 +150,7 @@ export const v1PricingTable = (view: PricingTableView, checkoutUrls: Map<Id, str
   };
 };
 
-export interface SubscriptionViewInput {
-  subscription: Subscription;
-  plan: Plan;
-  product: Product;
-  customer: Customer | undefined;
-  currencies: ReadonlyMap<Id, Currency>;
-  integration: PaymentIntegration | undefined;
-}
+export type SubscriptionViewInput = SubscriptionView;
 
 export function v1Subscription(v: SubscriptionViewInput, x: Expand = Expand.all()) {
   const s = v.subscription;
