@@ -33,10 +33,7 @@ export function createServerApp(container: Container, generations: ServerGenerat
   return wrapApp(container, (app) => {
     app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
     if (generations.sandbox) app.use('/sandbox', generations.sandbox.router);
-    app.use('/api', (req, res, next) => {
-      if (generations.catalog) return generations.catalog.router(req, res, next);
-      sendJson(res, 404, { title: 'Not Found', detail: 'the catalog generation is not available in this build', errors: null });
-    });
+    if (generations.catalog) app.use('/api', generations.catalog.router);
 
     const v1 = express.Router();
     if (generations.v1) v1.use(generations.v1.router);

@@ -1,5 +1,6 @@
 import type { Container } from 'inversify';
 import { createV1Router, v1Serves } from '@tollgate/app-v1';
+import { createCatalogMount } from '@tollgate/app-catalog';
 import { createSandboxRouter, type SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import type { CheckoutService, SubscriptionService } from '@tollgate/core';
 import { createStripeWebhookRouter } from '@tollgate/adapter-stripe';
@@ -19,6 +20,7 @@ export function generations(container: Container): ServerGenerations {
       ? { stripe: createStripeWebhookRouter({ stripe, webhookSecret: config.stripeWebhookSecret, checkout, subscriptions, logger: container.get<Logger>(TOKENS.Logger) }) }
       : {},
     v1: { router: createV1Router(container), serves: v1Serves },
+    catalog: { router: createCatalogMount(container) },
     sandbox: {
       router: createSandboxRouter({
         checkout,

@@ -45,6 +45,15 @@ describe('combined server dispatch', () => {
     expect(plain.body.error).not.toMatch(/version/);
   });
 
+  it('sends /api to the catalog generation (bearer key, catalog error shape)', async () => {
+    const res = await request(app).get('/api/products').set('authorization', `Bearer ${org.liveKey}`).expect(200);
+    expect(res.body).toMatchObject({ type: 'list', hasMore: false, previousCursor: null });
+    expect(res.body.data[0].id).toBe(org.keys['products.notes']);
+    const unauth = await request(app).get('/api/products').expect(401);
+    expect(unauth.body).toMatchObject({ title: 'Unauthorized', errors: null });
+    expect((await request(app).get('/api/nowhere').set('authorization', `Bearer ${org.liveKey}`).expect(404)).body.title).toBe('Not Found');
+  });
+
   it('reports health without a key', async () => {
     expect((await request(app).get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
   });

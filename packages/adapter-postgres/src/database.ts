@@ -6,12 +6,14 @@ import type { Database } from './schema';
 import * as initial from './migrations/2026-11-22T00-initial';
 import * as signingKeys from './migrations/2026-11-22T01-signing-keys';
 import * as billing from './migrations/2026-11-22T02-billing';
+import * as idempotency from './migrations/2026-11-22T03-idempotency';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
   '2026-11-22T01-signing-keys': signingKeys,
   '2026-11-22T02-billing': billing,
+  '2026-11-22T03-idempotency': idempotency,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

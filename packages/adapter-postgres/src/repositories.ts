@@ -188,6 +188,19 @@ export function repositories(db: AnyDb): Repositories {
           .map((r: Row) => ({ id: r.id, organisationId: r.organisation_id, subscriptionId: r.subscription_id, kind: r.kind, body: r.body, createdAt: r.created_at })),
       save: (d) => upsert(db, 'billing_documents', [{ id: d.id, organisation_id: d.organisationId, subscription_id: d.subscriptionId, kind: d.kind, body: json(d.body), created_at: d.createdAt }]),
     },
+    idempotency: {
+      find: (orgId, key, since) =>
+        first(db.selectFrom('idempotency_keys').selectAll().where('organisation_id', '=', orgId).where('key', '=', key).where('created_at', '>=', since), (r: Row) => ({
+          organisationId: r.organisation_id, key: r.key, fingerprint: r.fingerprint, status: r.status, body: r.body, createdAt: r.created_at,
+        })),
+      save: async (rec) => {
+        const r = await db.insertInto('idempotency_keys').values({
+          organisation_id: rec.organisationId, key: rec.key, fingerprint: rec.fingerprint, status: rec.status, body: rec.body === undefined ? null : json(rec.body), created_at: rec.createdAt,
+        }).onConflict((oc: any) => oc.columns(['organisation_id', 'key']).doNothing()).executeTakeFirst();
+        return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+      },
+      purge: async (before) => Number((await db.deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst()).numDeletedRows ?? 0),
+    },
     webhookEvents: {
       record: async (provider, eventId, at) => {
         const r = await db.insertInto('webhook_events').values({ provider, event_id: eventId, received_at: at }).onConflict((oc: any) => oc.columns(['provider', 'event_id']).doNothing()).executeTakeFirst();

@@ -101,6 +101,10 @@ export interface CheckoutSessionsTable extends OwnedRow {
 export interface BillingDocumentsTable { id: string; organisation_id: string; subscription_id: string; kind: string; body: Json; created_at: Date; seq: ColumnType<number, never, never> }
 export interface WebhookEventsTable { provider: string; event_id: string; received_at: Date }
 
+export interface IdempotencyKeysTable {
+  organisation_id: string; key: string; fingerprint: string; status: number; body: ColumnType<unknown, string | null, string | null>; created_at: Date;
+}
+
 export interface Database {
   organisations: OrganisationsTable;
   api_keys: ApiKeysTable;
@@ -133,4 +137,5 @@ export interface Database {
   checkout_sessions: CheckoutSessionsTable;
   billing_documents: BillingDocumentsTable;
   webhook_events: WebhookEventsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

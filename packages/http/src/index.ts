@@ -7,3 +7,4 @@ export * from './views/legacy';
 export * from './schemas';
 export * from './views/v1';
 export * from './check';
+export * from './views/catalog';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import {
-  ApiKeyService, CatalogAdmin, CatalogFileImport, CatalogQueries, CheckoutService, EventWorker, LicenseService, SubscriptionService,
+  ApiKeyService, CatalogAdmin, CatalogFileImport, CatalogQueries, CheckoutService, EventWorker, IdempotencyService, LicenseService, SubscriptionService,
   type Clock, type CoreDeps, type PaymentProvider,
 } from '@tollgate/core';
 import { migrateToLatest, openDatabase, PostgresUnitOfWork, type DatabaseHandle } from '@tollgate/adapter-postgres';
@@ -67,6 +67,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   c.bind(TOKENS.Subscriptions).toConstantValue(subscriptions);
   c.bind(TOKENS.Licenses).toConstantValue(new LicenseService(deps));
   c.bind(TOKENS.EventWorker).toConstantValue(new EventWorker(deps, subscriptions));
+  c.bind(TOKENS.Idempotency).toConstantValue(new IdempotencyService(deps));
   return c;
 }
 

@@ -19,4 +19,5 @@ export const TOKENS = {
   Subscriptions: Symbol.for('tollgate.Subscriptions'),
   Licenses: Symbol.for('tollgate.Licenses'),
   EventWorker: Symbol.for('tollgate.EventWorker'),
+  Idempotency: Symbol.for('tollgate.Idempotency'),
 } as const;

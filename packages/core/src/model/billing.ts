@@ -35,3 +35,14 @@ export interface BillingDocument {
   body: Record<string, unknown>;
   createdAt: Date;
 }
+
+/** A write answered under an `idempotency-key`: replayed for the same request within 24 hours. */
+export interface IdempotencyRecord {
+  organisationId: Id;
+  key: string;
+  /** Method, path and body hash of the first request. */
+  fingerprint: string;
+  status: number;
+  body: unknown;
+  createdAt: Date;
+}

@@ -1,5 +1,5 @@
 import type {
-  BillingDocument, BillingDocumentKind, CheckoutSession,
+  BillingDocument, BillingDocumentKind, CheckoutSession, IdempotencyRecord,
   ApiKey, Currency, Customer, DomainEvent, Id, Interval, License, LicenseStatus, Organisation, Owned, Page,
   PaymentIntegration, Plan, PricingTable, Product, SigningAlgorithm, SigningKey, Subscription, Tenant, TierTag,
 } from '../model';
@@ -210,6 +210,15 @@ export interface WebhookEventRepository {
   record(provider: string, eventId: string, receivedAt: Date): Promise<boolean>;
 }
 
+export interface IdempotencyRepository {
+  /** The organisation's record for this key created at or after `since`, if any. */
+  find(organisationId: Id, key: string, since: Date): Promise<IdempotencyRecord | undefined>;
+  /** Keeps the record; a record already kept for the key wins (false). */
+  save(record: IdempotencyRecord): Promise<boolean>;
+  /** Forgets records created before `before`; returns how many. */
+  purge(before: Date): Promise<number>;
+}
+
 /** Every repository, bound to one transaction. */
 export interface Repositories {
   organisations: OrganisationRepository;
@@ -227,6 +236,7 @@ export interface Repositories {
   checkoutSessions: CheckoutSessionRepository;
   billingDocuments: BillingDocumentRepository;
   webhookEvents: WebhookEventRepository;
+  idempotency: IdempotencyRepository;
 }
 
 export interface UnitOfWork {

@@ -1,5 +1,5 @@
 import type {
-  BillingDocument, CheckoutSession,
+  BillingDocument, CheckoutSession, IdempotencyRecord,
   ApiKey, Currency, Customer, DomainEvent, Id, License, Organisation, PaymentIntegration, Plan, PricingTable, Product,
   SigningKey, Subscription, Tenant, TierTag,
 } from '../model';
@@ -24,12 +24,13 @@ interface Tables {
   checkoutSessions: Map<Id, CheckoutSession>;
   billingDocuments: Map<Id, BillingDocument>;
   webhookEvents: Map<Id, Date>;
+  idempotency: Map<string, IdempotencyRecord>;
 }
 
 const emptyTables = (): Tables => ({
   organisations: new Map(), apiKeys: new Map(), paymentIntegrations: new Map(), currencies: new Map(), products: new Map(),
   plans: new Map(), tierTags: new Map(), pricingTables: new Map(), customers: new Map(), subscriptions: new Map(),
-  licenses: new Map(), events: new Map(), signingKeys: new Map(), checkoutSessions: new Map(), billingDocuments: new Map(), webhookEvents: new Map(),
+  licenses: new Map(), events: new Map(), signingKeys: new Map(), checkoutSessions: new Map(), billingDocuments: new Map(), webhookEvents: new Map(), idempotency: new Map(),
 });
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -170,6 +171,23 @@ function repositories(db: Tables): Repositories {
       list: async (sid, kind) =>
         values(db.billingDocuments).filter((d) => d.subscriptionId === sid && d.kind === kind).reverse().sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
       save: async (d) => void db.billingDocuments.set(d.id, copy(d)),
+    },
+    idempotency: {
+      find: async (orgId, key, since) => {
+        const r = db.idempotency.get(`${orgId}:${key}`);
+        return r && r.createdAt >= since ? copy(r) : undefined;
+      },
+      save: async (rec) => {
+        const k = `${rec.organisationId}:${rec.key}`;
+        if (db.idempotency.has(k)) return false;
+        db.idempotency.set(k, copy(rec));
+        return true;
+      },
+      purge: async (before) => {
+        let n = 0;
+        for (const [k, r] of db.idempotency) if (r.createdAt < before) n += Number(db.idempotency.delete(k));
+        return n;
+      },
     },
     webhookEvents: {
       record: async (provider, eventId, at) => {

@@ -1,5 +1,5 @@
 import { ErrorCodes, fail, invalid } from '../errors';
-import type { Capability, CurrencyOption, Id, Interval, LineItem, Page, Plan, Price, Product, Subscription, Tenant, Tier, TierTag } from '../model';
+import type { Capability, CurrencyOption, Customer, Id, Interval, LineItem, Page, Plan, Price, Product, Subscription, Tenant, Tier, TierTag } from '../model';
 import { archivePlan, archiveProduct } from '../domain/catalog';
 import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
@@ -49,6 +49,7 @@ export interface PlanDetail {
   plan: Plan;
   product: Product;
   subscriptions: Subscription[];
+  customers: Map<Id, Customer>;
 }
 
 const slugify = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
@@ -133,7 +134,13 @@ export class CatalogAdmin {
     return this.deps.uow.run(async (r) => {
       const plan = assertAccessible(await r.plans.get(id), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
       const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      return { plan, product, subscriptions: await r.subscriptions.listByPlan(plan.id) };
+      const subscriptions = await r.subscriptions.listByPlan(plan.id);
+      const customers = new Map<Id, Customer>();
+      for (const id of new Set(subscriptions.map((x) => x.customerId))) {
+        const c = await r.customers.get(id);
+        if (c) customers.set(id, c);
+      }
+      return { plan, product, subscriptions, customers };
     });
   }
 

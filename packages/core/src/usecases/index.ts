@@ -9,3 +9,4 @@ export * from './licenses';
 export * from './events';
 export * from './integrations';
 export * from './demo-catalog';
+export * from './idempotency';

@@ -351,6 +351,19 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.webhookEvents.record('other', eventId, at(1)))).toBe(true);
     });
 
+    it('keeps idempotency records per organisation and key, first one wins, and purges old ones', async () => {
+      const { org } = await world();
+      const key = `key-${randomUUID()}`;
+      const rec = { organisationId: org.id, key, fingerprint: 'POST /api/products abc', status: 201, body: { type: 'object', data: { id: 'x' } }, createdAt: T0 };
+      expect(await tx(uow(), (r) => r.idempotency.save(rec))).toBe(true);
+      expect(await tx(uow(), (r) => r.idempotency.save({ ...rec, status: 500 }))).toBe(false);
+      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toEqual(rec);
+      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(1)))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.idempotency.find(randomUUID(), key, at(-1)))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.idempotency.purge(at(1)))).toBeGreaterThanOrEqual(1);
+      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toBeUndefined();
+    });
+
     it('never hands one event to two concurrent claimers', async () => {
       const { t, plan, customer } = await world();
       const s = aSubscription(plan, customer);

@@ -1,0 +1,1 @@
+export { createCatalogApp, createCatalogMount, createCatalogRouter } from './app';
