@@ -1,0 +1,49 @@
+import type { EventWorker, SubscriptionService } from '@tollgate/core';
+import { BackgroundWork, TOKENS, type WakeSignal } from '../src';
+import { createTestWorld, purchase, seedOrganisation, type TestWorld } from '../src/testing';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createTestWorld();
+});
+afterAll(() => world?.close());
+
+/** Waits for a condition, polling; fails after `ms` (a bound on waiting, not a speed assertion). */
+async function eventually(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+it('applies queued seat changes in the background when woken, and stops cleanly', async () => {
+  const org = await seedOrganisation(world.container, 'worker-org');
+  const { subscription } = await purchase(world.container, org.keys['plans.notes.team'], 'w', 2);
+  const subscriptions = world.container.get<SubscriptionService>(TOKENS.Subscriptions);
+  const worker = world.container.get<EventWorker>(TOKENS.EventWorker);
+  const errors: unknown[] = [];
+  const background = new BackgroundWork(worker, subscriptions, world.container.get<WakeSignal>(TOKENS.EventQueue), { info: () => undefined, error: (_m, f) => errors.push(f) }, 60_000);
+  background.start();
+  try {
+    const event = await subscriptions.requestSeatChange(org.tenant, subscription.id, { increment: 3 }, 'none');
+    await eventually(async () => (await worker.get(org.tenant, event.id)).status === 'success');
+    expect((await subscriptions.get(org.tenant, subscription.id)).subscription.quantity).toBe(5);
+  } finally {
+    await background.stop();
+  }
+  expect(errors).toEqual([]);
+});
+
+it('cancels subscriptions whose scheduled cancellation is due on its next pass', async () => {
+  const org = await seedOrganisation(world.container, 'sweep-org');
+  const { subscription } = await purchase(world.container, org.keys['plans.notes.business'], 's');
+  const subscriptions = world.container.get<SubscriptionService>(TOKENS.Subscriptions);
+  await subscriptions.cancel(org.tenant, subscription.id, 'end');
+  world.clock.advanceDays(40);
+  const background = new BackgroundWork(world.container.get<EventWorker>(TOKENS.EventWorker), subscriptions, world.container.get<WakeSignal>(TOKENS.EventQueue), { info: () => undefined, error: () => undefined }, 60_000);
+  await background.tick();
+  await background.stop();
+  const licenses = await world.db.uow.run((r) => r.licenses.listBySubscription(subscription.id));
+  expect(licenses.every((l) => l.status === 'CANCELED')).toBe(true);
+});
