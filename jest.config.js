@@ -20,6 +20,9 @@ moduleNameMapper['^nock$'] = '<rootDir>/jest.nock.js';
 
 module.exports = {
   testEnvironment: 'node',
+  // The shared nock (jest.nock.js) keeps objects from the first test file of a worker alive for the
+  // later ones; jest's globals cleanup would delete them under it.
+  testEnvironmentOptions: { globalsCleanup: 'off' },
   roots: ['<rootDir>/packages', '<rootDir>/apps', '<rootDir>/scripts'],
   testMatch: ['**/test/**/*.test.ts'],
   transform: {
