@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Container } from 'inversify';
 import YAML from 'yaml';
-import { isDomainError, type ApiKeyService, type CatalogFile, type CatalogFileImport } from '@tollgate/core';
+import { isDomainError, type ApiKeyService, type CatalogFile, type CatalogFileExport, type CatalogFileImport } from '@tollgate/core';
 import { migrateToLatest, type DatabaseHandle } from '@tollgate/adapter-postgres';
 import { EcdsaSigner, HmacSigner } from '@tollgate/adapter-hmac';
 import { setUpDemo, TOKENS } from '@tollgate/runtime';
@@ -17,6 +17,7 @@ commands:
   keys revoke ID                            revoke a key
   keys signing --org NAME [--rotate]        print the organisation's public signing key (PEM), and for HMAC its secret
   import FILE [--json]                      create or update the catalog described in FILE (YAML or JSON)
+  export --org NAME [--test] [--json]       write the organisation's catalog in the same format (YAML by default)
   demo                                      create the demo organisation, its catalog and two keys
 
 environment: DATABASE_URL (PostgreSQL server; default: embedded PGlite in DATA_DIR, ./data),
@@ -41,6 +42,16 @@ export async function runCli(argv: string[], container: Container, io: Io): Prom
         return await keys(sub, rest, container, io);
       case 'import':
         return await importFile([sub, ...rest].filter((x) => x !== undefined), container, io);
+      case 'export': {
+        const { values } = parseArgs({ args: [sub, ...rest].filter((x) => x !== undefined), options: { org: { type: 'string' }, test: { type: 'boolean' }, json: { type: 'boolean' } } });
+        if (!values.org) {
+          io.err(`export needs --org\n${USAGE}`);
+          return 2;
+        }
+        const file = await container.get<CatalogFileExport>(TOKENS.CatalogExport).export(values.org, !!values.test);
+        io.out(values.json ? JSON.stringify(file, null, 2) : YAML.stringify(file).trimEnd());
+        return 0;
+      }
       case 'demo': {
         const demo = await setUpDemo(container.get(TOKENS.ApiKeys), container.get(TOKENS.CatalogImport));
         io.out(`demo organisation "${demo.organisation}" ready`);

@@ -74,6 +74,17 @@ describe('tollgate CLI', () => {
     expect((await run('import', path.join(dir, 'broken.yaml'))).err).toMatch(/not valid YAML/);
   });
 
+  it('exports the catalog as YAML that imports back unchanged', async () => {
+    const exported = await run('export', '--org', 'cli-org');
+    expect(exported.code).toBe(0);
+    expect(exported.out).toMatch(/^organisation: cli-org/);
+    const file = path.join(dir, 'exported.yaml');
+    fs.writeFileSync(file, exported.out);
+    expect((await run('import', file)).out).toMatch(/0 created, 0 updated/);
+    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products[0].key).toBe('notes');
+    expect((await run('export')).code).toBe(2);
+  });
+
   it('prints the organisation public signing key as PEM, and rotates', async () => {
     const first = await run('keys', 'signing', '--org', 'cli-org');
     const pem = first.out.slice(0, first.out.indexOf('-----END PUBLIC KEY-----') + 24);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ErrorCodes, hasScope, type DomainError, type Tenant } from '../src';
+import { CatalogFileExport, ErrorCodes, hasScope, type DomainError, type Tenant } from '../src';
 import { createTestCore, seedSample, sampleCatalog, FaultInjectingUnitOfWork, InMemoryUnitOfWork, type TestCore } from '../src/testing';
 
 const DAY = 86_400_000;
@@ -50,6 +50,20 @@ describe('catalog file import', () => {
     const changed = sampleCatalog('acme');
     (changed.products as NonNullable<typeof changed.products>)[0].displayName = 'Notes 2';
     expect((await core.importer.apply(changed)).updated).toBe(1);
+  });
+
+  it('exports the same file back: re-importing the export changes nothing, and it rebuilds the catalog elsewhere', async () => {
+    const core = createTestCore();
+    await core.apiKeys.ensureOrganisation('acme');
+    await core.importer.apply(sampleCatalog('acme'));
+    const exporter = new CatalogFileExport(core.deps);
+    const file = await exporter.export('acme');
+    expect(file.products?.[0].plans?.map((p) => p.key)).toEqual(['free', 'team', 'business', 'metered', 'metered-pro']);
+    expect(file.products?.[0].plans?.[1]).toMatchObject({ prices: { USD: 12, EUR: 11 }, features: { projects: 'unlimited', theme: 'dark', sso: 'true' }, perSeatAmount: 2 });
+    expect(await core.importer.apply(file)).toMatchObject({ created: 0, updated: 0 });
+    await core.apiKeys.ensureOrganisation('copy');
+    await core.importer.apply({ ...file, organisation: 'copy' });
+    expect({ ...(await exporter.export('copy')), organisation: 'acme' }).toEqual(file);
   });
 
   it('refuses unknown references in one transaction, leaving nothing behind', async () => {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import {
-  ApiKeyService, CatalogAdmin, CatalogFileImport, CatalogQueries, CheckoutService, EventWorker, IdempotencyService, LicenseService, SubscriptionService,
+  ApiKeyService, CatalogAdmin, CatalogFileExport, CatalogFileImport, CatalogQueries, CheckoutService, EventWorker, IdempotencyService, LicenseService, SubscriptionService,
   type Clock, type CoreDeps, type PaymentProvider,
 } from '@tollgate/core';
 import { migrateToLatest, openDatabase, PostgresUnitOfWork, type DatabaseHandle } from '@tollgate/adapter-postgres';
@@ -63,6 +63,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   c.bind(TOKENS.CatalogQueries).toConstantValue(new CatalogQueries(deps));
   c.bind(TOKENS.CatalogAdmin).toConstantValue(new CatalogAdmin(deps));
   c.bind(TOKENS.CatalogImport).toConstantValue(new CatalogFileImport(deps));
+  c.bind(TOKENS.CatalogExport).toConstantValue(new CatalogFileExport(deps));
   c.bind(TOKENS.Checkout).toConstantValue(new CheckoutService(deps));
   c.bind(TOKENS.Subscriptions).toConstantValue(subscriptions);
   c.bind(TOKENS.Licenses).toConstantValue(new LicenseService(deps));

@@ -15,6 +15,7 @@ export const TOKENS = {
   CatalogQueries: Symbol.for('tollgate.CatalogQueries'),
   CatalogAdmin: Symbol.for('tollgate.CatalogAdmin'),
   CatalogImport: Symbol.for('tollgate.CatalogImport'),
+  CatalogExport: Symbol.for('tollgate.CatalogExport'),
   Checkout: Symbol.for('tollgate.Checkout'),
   Subscriptions: Symbol.for('tollgate.Subscriptions'),
   Licenses: Symbol.for('tollgate.Licenses'),

@@ -2,7 +2,7 @@ import { ErrorCodes, fail, invalid } from '../errors';
 import type { Capability, Currency, EnumOption, Feature, FeatureValueType, Id, Interval, LicenseType, Plan, PlanFeatureValue, PricingTable, Product, Tenant } from '../model';
 import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
-import { toMinor } from '../domain/catalog';
+import { toMajor, toMinor } from '../domain/catalog';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
@@ -235,5 +235,60 @@ export class CatalogFileImport {
     };
     if (count(existing, plan)) await r.plans.save(plan);
     return plan;
+  }
+}
+
+/** Writes an organisation's catalog back in the catalog-file shape (what `import` reads). */
+export class CatalogFileExport {
+  constructor(private readonly deps: Pick<CoreDeps, 'uow'>) {}
+
+  async export(organisation: string, test = false): Promise<CatalogFile> {
+    return this.deps.uow.run(async (r) => {
+      const org = (await r.organisations.findByName(organisation)) ?? fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${organisation}`);
+      const tenant: Tenant = { organisationId: org.id, isTest: test };
+      const currencies = new Map((await r.currencies.list()).map((c) => [c.id, c]));
+      const products: ProductEntry[] = [];
+      for (const p of await r.products.list(tenant)) {
+        const plans = (await r.plans.listByProduct(p.id)).filter((x) => !x.archivedAt);
+        const tables = await r.pricingTables.listByProduct(p.id);
+        const planKey = (plan: Plan) => plan.key ?? plan.id;
+        const capName = new Map(p.capabilities.map((c) => [c.id, c.name]));
+        const features = [...p.features].sort((a, b) => a.sortOrder - b.sortOrder);
+        products.push({
+          key: p.key ?? p.id,
+          name: p.name,
+          displayName: p.displayName,
+          description: p.description,
+          currencies: p.currencies.map((c) => currencies.get(c.currencyId)?.shortName).filter((c): c is string => !!c),
+          capabilities: p.capabilities.map((c) => c.name),
+          features: features.map((f) => ({
+            key: f.key ?? f.name, displayName: f.displayName, description: f.description, valueType: f.valueType, defaultValue: f.defaultValue,
+            showUnlimited: f.showUnlimited, visibility: f.visibility, ...(f.valueType === 'enum' ? { enumOptions: f.enumOptions.map((o) => o.name) } : {}),
+          })),
+          plans: plans.map((plan) => ({
+            key: planKey(plan), displayName: plan.displayName, description: plan.description, pricingType: plan.pricingType, licenseType: plan.licenseType,
+            perSeatAmount: plan.perSeatAmount, interval: plan.interval, length: plan.length, evaluation: plan.evaluation, evalDays: plan.evalDays,
+            trialDays: plan.trialDays, usageBased: plan.usageBased, visibility: plan.visibility, active: plan.active,
+            prices: Object.fromEntries(plan.currencies.map((c) => {
+              const cur = currencies.get(c.currencyId) as Currency;
+              return [cur.shortName, toMajor(c.amountMinor, cur.shortName)];
+            })),
+            capabilities: plan.capabilityIds.map((id) => capName.get(id)).filter((n): n is string => !!n),
+            features: Object.fromEntries(plan.features.map((v) => {
+              const f = p.features.find((x) => x.id === v.featureId);
+              const value = v.isUnlimited ? 'unlimited' : v.enumOptionId ? f?.enumOptions.find((o) => o.id === v.enumOptionId)?.name ?? '' : v.value;
+              return [f?.key ?? f?.name ?? v.featureId, value];
+            })),
+          })),
+          pricingTables: tables.map((t) => ({
+            key: t.key ?? t.id, name: t.name, title: t.title, text: t.text, theme: t.theme,
+            plans: [...t.plans].sort((a, b) => a.sortOrder - b.sortOrder).map((x) => plans.find((pl) => pl.id === x.planId)).filter((x): x is Plan => !!x).map(planKey),
+            ...(t.featuredPlanId ? { featuredPlan: planKey(plans.find((pl) => pl.id === t.featuredPlanId) as Plan) } : {}),
+            features: [...t.features].sort((a, b) => a.sortOrder - b.sortOrder).map((x) => p.features.find((f) => f.id === x.featureId)?.key).filter((k): k is string => !!k),
+          })),
+        });
+      }
+      return { organisation, test, products };
+    });
   }
 }
