@@ -1,7 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Container } from 'inversify';
 import { createLegacyRouter, wrapApp } from '@tollgate/app-legacy';
-import { errorHandler, legacyErrorBody, LEGACY_V1_STATUS, sendJson, type Logger } from '@tollgate/http';
+import { errorHandler, legacyErrorBody, LEGACY_V1_STATUS, openApiDocument, sendJson, type Logger } from '@tollgate/http';
 import { TOKENS } from '@tollgate/runtime';
 
 /** A generation mounted in the combined server. */
@@ -32,6 +32,11 @@ export function createServerApp(container: Container, generations: ServerGenerat
   const legacy = createLegacyRouter(container);
   return wrapApp(container, (app) => {
     app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+    app.get('/openapi/:generation.json', (req, res, next) => {
+      const g = req.params.generation;
+      if (g !== 'legacy' && g !== 'v1' && g !== 'catalog') return next();
+      sendJson(res, 200, openApiDocument(g));
+    });
     if (generations.sandbox) app.use('/sandbox', generations.sandbox.router);
     if (generations.catalog) app.use('/api', generations.catalog.router);
 

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { ajv } from '@tollgate/http';
 import { FakePaymentProvider } from '@tollgate/core/testing';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
@@ -52,6 +53,22 @@ describe('combined server dispatch', () => {
     const unauth = await request(app).get('/api/products').expect(401);
     expect(unauth.body).toMatchObject({ title: 'Unauthorized', errors: null });
     expect((await request(app).get('/api/nowhere').set('authorization', `Bearer ${org.liveKey}`).expect(404)).body.title).toBe('Not Found');
+  });
+
+  it('serves an OpenAPI document per generation, listing every operation the generation answers', async () => {
+    for (const g of ['legacy', 'v1', 'catalog']) {
+      const doc = (await request(app).get(`/openapi/${g}.json`).expect(200)).body;
+      expect(doc.openapi).toBe('3.1.0');
+      expect(Object.keys(doc.paths).length).toBeGreaterThan(5);
+    }
+    const v1doc = (await request(app).get('/openapi/v1.json')).body;
+    const ops = Object.entries(v1doc.paths as Record<string, object>).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
+    expect(ops).toHaveLength(32);
+    expect(ops).toContain('PUT /subscriptions/{subscriptionUuid}/seats');
+    for (const p of Object.values(v1doc.paths as Record<string, Record<string, { responses: Record<string, { content?: { 'application/json': { schema: object } } }> }>>)) {
+      for (const op of Object.values(p)) for (const r of Object.values(op.responses)) if (r.content) expect(() => ajv.compile(r.content!['application/json'].schema)).not.toThrow();
+    }
+    await request(app).get('/openapi/v2.json').set('x-api-key', org.liveKey).expect(404);
   });
 
   it('reports health without a key', async () => {

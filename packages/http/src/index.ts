@@ -8,3 +8,4 @@ export * from './schemas';
 export * from './views/v1';
 export * from './check';
 export * from './views/catalog';
+export * from './openapi';
