@@ -85,6 +85,26 @@ describe('sandbox purchase end to end over HTTP', () => {
     await request(app).post(`/sandbox/portal/${subscriptionId}/reactivate?token=forged`).expect(403);
   });
 
+  it('renews sandbox and free subscriptions at the end of their period, with a cycle invoice for the sandbox', async () => {
+    const { body } = await link(org.keys['plans.notes.business'], 'renewer').expect(200);
+    await request(app).post(`${pathOf(body.checkoutUrl)}/pay`).type('form').send({}).expect(303);
+    const free = await link(org.keys['plans.notes.free'], 'free-renewer').expect(200);
+    await request(app).post(`${pathOf(free.body.checkoutUrl)}/pay`).type('form').send({}).expect(303);
+    const lic = (await v1('get', '/licenses').expect(200)).body.find((l: { granteeId: string }) => l.granteeId === 'renewer');
+    const before = (await v1('get', `/subscriptions/${lic.subscriptionUuid}`)).body.expiryDate;
+    world.clock.advanceDays(45);
+    const subscriptions = world.container.get<SubscriptionService>(TOKENS.Subscriptions);
+    expect(await subscriptions.sweepRenewals()).toBeGreaterThanOrEqual(2);
+    const after = (await v1('get', `/subscriptions/${lic.subscriptionUuid}`)).body;
+    expect(new Date(after.expiryDate).getTime()).toBeGreaterThan(new Date(before).getTime());
+    expect(new Date(after.expiryDate).getTime()).toBeGreaterThan(world.clock.now().getTime());
+    await v1('get', `/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=renewer,free-renewer`).expect(200);
+    const invoices = (await v1('get', `/subscriptions/${lic.subscriptionUuid}/invoices`)).body;
+    expectSchema(invoiceListSchema, invoices);
+    expect(invoices.data[0]).toMatchObject({ billing_reason: 'subscription_cycle', status: 'paid', total: 3000 });
+    expect(await subscriptions.sweepRenewals()).toBe(0);
+  });
+
   it('grants a free plan without payment', async () => {
     const { body } = await link(org.keys['plans.notes.free'], 'freddie').expect(200);
     const page = await request(app).get(pathOf(body.checkoutUrl)).expect(200);

@@ -117,6 +117,11 @@ export function repositories(db: AnyDb): Repositories {
       listDueForCancellation: async (now, limit) =>
         (await db.selectFrom('subscriptions').select('id').where('cancel_at_period_end', '=', true).where('status', '<>', 'CANCELED')
           .where('current_period_end', '<=', now).orderBy('current_period_end').limit(limit).execute()).map((r: Row) => r.id),
+      listDueForRenewal: async (now, providers, limit) =>
+        providers.length
+          ? (await db.selectFrom('subscriptions').select('id').where('cancel_at_period_end', '=', false).where('status', '<>', 'CANCELED')
+            .where('current_period_end', '<=', now).where('payment_provider', 'in', providers).orderBy('current_period_end').limit(limit).execute()).map((r: Row) => r.id)
+          : [],
       save: (s) => upsert(db, 'subscriptions', [{
         ...ownedRow(s), product_id: s.productId, plan_id: s.planId, customer_id: s.customerId, grantee_id: s.granteeId, email: s.email,
         payment_provider: s.paymentProvider, payment_subscription_id: s.paymentSubscriptionId, type: s.type, quantity: s.quantity, status: s.status,

@@ -82,6 +82,18 @@ export class SandboxPaymentProvider implements PaymentProvider {
     return { documents: [invoice, testCardDocument(s, p.customer.emailAddress, p.customer.value, now)] };
   }
 
+  /** The sandbox bills no one: the sweep renews its subscriptions, with a paid cycle invoice. */
+  renewedBySweep(s: Subscription, plan: Plan, unitAmount: number): ProviderOutcome {
+    const now = this.config.clock.now();
+    return {
+      documents: [invoiceDocument({
+        subscription: s, plan, customerEmail: s.email, customerName: s.email ?? s.customerId, billingReason: 'subscription_cycle', status: 'paid', now,
+        seq: seq(now), publicUrl: this.config.publicUrl,
+        lines: [{ description: `${s.quantity} × ${plan.displayName}`, amount: unitAmount * s.quantity, quantity: s.quantity, unitAmount, proration: false, periodStart: s.currentPeriodStart, periodEnd: s.currentPeriodEnd }],
+      })],
+    };
+  }
+
   async changePlan(req: PlanChangeRequest): Promise<ProviderOutcome> {
     const s = req.subscription;
     return this.prorated(s, req.to, req.proration, {
@@ -144,6 +156,10 @@ export class FreeCheckout implements Pick<PaymentProvider, 'name' | 'checkoutLin
     return { url: this.links.checkout(request.sessionId) };
   }
   async purchaseCompleted(): Promise<ProviderOutcome> {
+    return {};
+  }
+  /** Free subscriptions renew by themselves, with nothing to bill. */
+  renewedBySweep(): ProviderOutcome {
     return {};
   }
 }

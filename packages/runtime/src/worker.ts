@@ -27,7 +27,7 @@ export class BackgroundWork {
     void this.tick();
   }
 
-  /** One pass: drain due events, then cancel subscriptions whose period has ended. */
+  /** One pass: drain due events, then end or renew subscriptions whose period has ended. */
   async tick(): Promise<void> {
     if (this.stopped) return;
     if (this.running) {
@@ -40,6 +40,7 @@ export class BackgroundWork {
         this.again = false;
         await this.worker.drain();
         await this.subscriptions.sweepCancellations();
+        await this.subscriptions.sweepRenewals();
       } while (this.again && !this.stopped);
     } catch (e) {
       this.logger.error('background work failed', { error: e instanceof Error ? e.message : String(e) });

@@ -66,6 +66,11 @@ export interface PaymentProvider {
   cancelLink(subscription: Subscription, customer: Customer): Promise<{ url: string }>;
   /** What the provider keeps of a purchase it reported complete (sandbox: first invoice, test card). */
   purchaseCompleted(purchase: CompletedPurchase): Promise<ProviderOutcome>;
+  /**
+   * Providers that bill renewals themselves report them (Stripe: `invoice.paid`) and return false;
+   * the sandbox and free checkout let our sweep renew their subscriptions and return the invoice.
+   */
+  renewedBySweep?(subscription: Subscription, plan: Plan, unitAmount: number): ProviderOutcome | false;
   /** Moves the provider's subscription to another plan with the given proration. */
   changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */

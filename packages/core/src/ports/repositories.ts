@@ -138,6 +138,8 @@ export interface SubscriptionRepository {
   countReferencing(ref: { planId?: Id; productId?: Id }): Promise<number>;
   /** Ids of running subscriptions whose scheduled cancellation is due at `now`. */
   listDueForCancellation(now: Date, limit: number): Promise<Id[]>;
+  /** Ids of running subscriptions of these providers whose period ended without a scheduled cancellation. */
+  listDueForRenewal(now: Date, providers: string[], limit: number): Promise<Id[]>;
   /** Inserts the subscription or updates it by id. */
   save(subscription: Subscription): Promise<void>;
 }

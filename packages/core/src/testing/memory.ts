@@ -133,6 +133,10 @@ function repositories(db: Tables): Repositories {
         values(db.subscriptions).filter((s) => (planId && s.planId === planId) || (productId && s.productId === productId)).length,
       listDueForCancellation: async (now, limit) =>
         values(db.subscriptions).filter((s) => s.status !== 'CANCELED' && s.cancelAtPeriodEnd && s.currentPeriodEnd <= now).sort(byCreated).slice(0, limit).map((s) => s.id),
+      listDueForRenewal: async (now, providers, limit) =>
+        values(db.subscriptions)
+          .filter((s) => s.status !== 'CANCELED' && !s.cancelAtPeriodEnd && s.currentPeriodEnd <= now && providers.includes(s.paymentProvider))
+          .sort(byCreated).slice(0, limit).map((s) => s.id),
       save: async (s) => void db.subscriptions.set(s.id, copy(s)),
     },
     licenses: {

@@ -9,5 +9,5 @@ export interface CoreDeps {
   signer: Signer;
   events: EventQueue;
   /** Hosted checkout for free plans, which need no payment provider (default: `payments`). */
-  freeCheckout?: Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted'>;
+  freeCheckout?: Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted' | 'renewedBySweep'>;
 }

@@ -5,6 +5,7 @@ import { addSeats, removeSeats, validateSeatChange } from '../domain/seats';
 import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndReached, reactivate, renew, syncWithProvider, type PlanChange, type ProviderSnapshot } from '../domain/subscription';
 import { seatLicense } from '../domain/seats';
 import { unitAmount } from '../domain/catalog';
+import { addInterval } from '../domain/time';
 import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { loadCurrencies } from './catalog-queries';
@@ -268,6 +269,39 @@ export class SubscriptionService {
       const s = await loadOwned(r, tenant, id, false);
       await saveOutcome(r, { documents: documents.map((d) => ({ ...d, subscriptionId: s.id, organisationId: s.organisationId })) });
     });
+  }
+
+  /**
+   * The sweep, for providers that do not bill renewals themselves (sandbox, free): a running
+   * subscription whose period ended moves on by whole periods, with its licenses. Returns how many.
+   */
+  async sweepRenewals(limit = 100): Promise<number> {
+    const now = this.deps.clock.now();
+    const providers = [this.deps.payments, this.deps.freeCheckout].filter((p) => p?.renewedBySweep).map((p) => (p as { name: string }).name);
+    if (providers.length === 0) return 0;
+    const due = await this.deps.uow.run((r) => r.subscriptions.listDueForRenewal(now, providers, limit));
+    let done = 0;
+    for (const id of due) {
+      await this.deps.uow.run(async (r) => {
+        const s = await r.subscriptions.getForUpdate(id);
+        if (!s || s.status === 'CANCELED' || s.cancelAtPeriodEnd || now < s.currentPeriodEnd) return;
+        const plan = await loadPlan(r, s.planId);
+        let start = s.currentPeriodEnd;
+        let end = addInterval(start, plan.interval, plan.length);
+        while (end <= now) {
+          start = end;
+          end = addInterval(start, plan.interval, plan.length);
+        }
+        const change = renew(s, await r.licenses.listBySubscription(s.id), start, end, now);
+        await r.subscriptions.save(change.subscription);
+        await r.licenses.saveMany(change.licenses);
+        const provider = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === s.paymentProvider);
+        const outcome = provider?.renewedBySweep?.(change.subscription, plan, unitAmount(plan, s.currency, await loadCurrencies(r)));
+        if (outcome) await saveOutcome(r, outcome);
+        done++;
+      });
+    }
+    return done;
   }
 
   /** The sweep: cancels subscriptions whose scheduled cancellation is due. Returns how many. */

@@ -263,6 +263,16 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(dueIds).not.toContain(canceled.id);
       expect(dueIds).not.toContain(s.id);
       expect(await tx(uow(), (r) => r.subscriptions.listDueForCancellation(at(9), 1000))).not.toContain(due.id);
+      const lapsed = aSubscription(plan, customer, { currentPeriodEnd: at(10), paymentProvider: 'sandbox' });
+      const lapsedStripe = aSubscription(plan, customer, { currentPeriodEnd: at(10), paymentProvider: 'stripe' });
+      await tx(uow(), async (r) => { await r.subscriptions.save(lapsed); await r.subscriptions.save(lapsedStripe); });
+      const renewals = await tx(uow(), (r) => r.subscriptions.listDueForRenewal(at(10), ['sandbox', 'none'], 1000));
+      expect(renewals).toContain(lapsed.id);
+      expect(renewals).not.toContain(lapsedStripe.id);
+      expect(renewals).not.toContain(due.id);
+      expect(renewals).not.toContain(canceled.id);
+      expect(await tx(uow(), (r) => r.subscriptions.listDueForRenewal(at(9), ['sandbox'], 1000))).not.toContain(lapsed.id);
+      expect(await tx(uow(), (r) => r.subscriptions.listDueForRenewal(at(10), [], 1000))).toEqual([]);
     });
 
     it('stores licenses; lists, counts and finds them for the check by tenant, product and grantee', async () => {
