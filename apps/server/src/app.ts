@@ -17,6 +17,8 @@ export interface ServerGenerations {
   catalog?: Generation;
   /** Hosted pages of the sandbox payment provider (`/sandbox/...`). */
   sandbox?: Generation;
+  /** Deferred checkout links of pricing tables (`/checkout/start/:token`). */
+  checkoutStart?: Generation;
   /** Payment-provider webhooks by provider (`/webhooks/stripe`), given the raw body. */
   webhooks?: Record<string, RequestHandler>;
 }
@@ -38,6 +40,7 @@ export function createServerApp(container: Container, generations: ServerGenerat
       sendJson(res, 200, openApiDocument(g));
     });
     if (generations.sandbox) app.use('/sandbox', generations.sandbox.router);
+    if (generations.checkoutStart) app.use('/checkout/start', generations.checkoutStart.router);
     if (generations.catalog) app.use('/api', generations.catalog.router);
 
     const v1 = express.Router();

@@ -1,5 +1,5 @@
 import type { Container } from 'inversify';
-import { createV1Router, v1Serves } from '@tollgate/app-v1';
+import { createCheckoutStartRouter, createV1Router, v1Serves } from '@tollgate/app-v1';
 import { createCatalogMount } from '@tollgate/app-catalog';
 import { createSandboxRouter, type SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import type { CheckoutService, SubscriptionService } from '@tollgate/core';
@@ -21,6 +21,7 @@ export function generations(container: Container): ServerGenerations {
       : {},
     v1: { router: createV1Router(container), serves: v1Serves },
     catalog: { router: createCatalogMount(container) },
+    checkoutStart: { router: createCheckoutStartRouter(container) },
     sandbox: {
       router: createSandboxRouter({
         checkout,

@@ -3,15 +3,15 @@ import type { Container } from 'inversify';
 import {
   DomainError, ErrorCodes, parseLicenseStatusFilter,
   type ApiKeyService, type CatalogQueries, type CheckoutLinkRequest, type CheckoutService, type EventWorker, type Id, type LicenseService, type Plan,
-  type ProductCatalog, type SubscriptionService,
+  type ProductCatalog, type SubscriptionService, type Tenant, type Clock,
 } from '@tollgate/core';
 import {
   authenticate, capabilityCheckHandler, capabilityView, errorHandler, eventView, Expand, legacyErrorBody, LEGACY_V1_STATUS, licenseView, requireScope, sendEmpty, sendJson,
   tenantOf, v1Feature, v1Plan, v1PlanCapabilities, v1PlanCurrencies, v1PricingTable, v1Product, v1ProductCurrencies,
-  v1ProductPricingTable, v1Subscription, DISPLAY_PLAN, type Logger,
+  v1ProductPricingTable, v1Subscription, DISPLAY_PLAN, type Logger, type SignedLinks,
 } from '@tollgate/http';
 import { wrapApp } from '@tollgate/app-legacy';
-import { TOKENS } from '@tollgate/runtime';
+import { TOKENS, type Config } from '@tollgate/runtime';
 import {
   batchUpdateBody, cancelQuery, changePlanBody, checkoutLinkQuery, createLicensesBody, decrementBody, fromGlobal, incrementBody, licenseListQuery,
   parseExpand, planQuery, pricingTableQuery, productPricingTableQuery, uuidParam,
@@ -53,10 +53,22 @@ export function createV1Router(container: Container): express.Router {
   const licenses = container.get<LicenseService>(TOKENS.Licenses);
   const worker = container.get<EventWorker>(TOKENS.EventWorker);
 
-  /** Checkout links for the given plans of a catalog, one provider call each. */
-  async function links(plans: Plan[], catalog: ProductCatalog, req: CheckoutLinkRequest): Promise<Map<Id, string>> {
+  const config = container.get<Config>(TOKENS.Config);
+  const signedLinks = container.get<SignedLinks>(TOKENS.SignedLinks);
+  const clock = container.get<Clock>(TOKENS.Clock);
+
+  /**
+   * Deferred checkout links for the plans of a catalog: checked now, but the checkout session (and
+   * the provider's) is created only when the customer follows one (`/checkout/start/:token`), so a
+   * pricing table view costs no provider call.
+   */
+  function links(tenant: Tenant, plans: Plan[], catalog: ProductCatalog, req: CheckoutLinkRequest): Map<Id, string> {
     const out = new Map<Id, string>();
-    for (const plan of plans) out.set(plan.id, (await checkout.linkFor(plan, catalog, req)).url);
+    for (const plan of plans) {
+      checkout.validateLink(plan, catalog, req);
+      const token = signedLinks.sign({ organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout, DEFERRED_LINK_TTL_MS, clock.now());
+      out.set(plan.id, `${config.publicUrl}/checkout/start/${token}`);
+    }
     return out;
   }
 
@@ -90,7 +102,7 @@ export function createV1Router(container: Container): express.Router {
     const { productUuid } = productId(req.params);
     const x = parseExpand(req.query.expand, 'product');
     const catalog = await queries.productCatalog(tenantOf(res), productUuid);
-    const checkoutUrls = x.has('generateCheckoutLinks') ? await links(catalog.plans.filter((p) => p.active && !p.archivedAt), catalog, planQuery(req.query)) : undefined;
+    const checkoutUrls = x.has('generateCheckoutLinks') ? links(tenantOf(res), catalog.plans.filter((p) => p.active && !p.archivedAt), catalog, planQuery(req.query)) : undefined;
     // Generated links live on the plans, so asking for them brings the plans along.
     sendJson(res, 200, v1Product(catalog, checkoutUrls ? x.with('plans') : x, checkoutUrls));
   });
@@ -101,7 +113,7 @@ export function createV1Router(container: Container): express.Router {
   v.get('/products/:productUuid/pricingtable', requireScope('pricing-tables', 'read'), async (req, res) => {
     const q = productPricingTableQuery(req.query);
     const catalog = await queries.productPricingTable(tenantOf(res), productId(req.params).productUuid);
-    sendJson(res, 200, v1ProductPricingTable(catalog, await links(catalog.plans, catalog, fromGlobal(q))));
+    sendJson(res, 200, v1ProductPricingTable(catalog, links(tenantOf(res), catalog.plans, catalog, fromGlobal(q))));
   });
   v.get('/products/:productUuid/features', requireScope('products', 'read'), async (req, res) => {
     sendJson(res, 200, (await queries.productFeatures(tenantOf(res), productId(req.params).productUuid)).map(v1Feature));
@@ -143,7 +155,7 @@ export function createV1Router(container: Container): express.Router {
   v.get('/pricing-tables/:pricingTableUuid', requireScope('pricing-tables', 'read'), async (req, res) => {
     const q = pricingTableQuery(req.query);
     const view = await queries.getPricingTable(tenantOf(res), uuidParam('pricingTableUuid')(req.params).pricingTableUuid);
-    sendJson(res, 200, v1PricingTable(view, await links(view.plans, view.catalog, fromGlobal(q))));
+    sendJson(res, 200, v1PricingTable(view, links(tenantOf(res), view.plans, view.catalog, fromGlobal(q))));
   });
 
   // Subscriptions
@@ -220,10 +232,43 @@ export function createV1Router(container: Container): express.Router {
   return r;
 }
 
+/** What a deferred checkout link carries (signed). */
+interface DeferredCheckout {
+  organisationId: Id;
+  isTest: boolean;
+  planId: Id;
+  request: CheckoutLinkRequest;
+}
+
+/** How long a pricing table's checkout links stay valid. */
+export const DEFERRED_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * `GET /checkout/start/:token` (no API key: the customer's browser follows it): creates the
+ * checkout for a deferred link and answers 303 to the provider's checkout page.
+ */
+export function createCheckoutStartRouter(container: Container): express.Router {
+  const checkout = container.get<CheckoutService>(TOKENS.Checkout);
+  const signedLinks = container.get<SignedLinks>(TOKENS.SignedLinks);
+  const clock = container.get<Clock>(TOKENS.Clock);
+  const logger = container.get<Logger>(TOKENS.Logger);
+  const r = express.Router();
+  r.get('/:token', async (req, res) => {
+    const link = signedLinks.verify<DeferredCheckout>(req.params.token, clock.now());
+    if (!link) return sendJson(res, 404, legacyErrorBody({ status: 404, code: 'NOT_FOUND', message: 'this checkout link is not valid or has expired; reload the pricing page', details: [] }));
+    const { url } = await checkout.checkoutLink({ organisationId: link.organisationId, isTest: link.isTest }, link.planId, link.request);
+    res.status(303).setHeader('Location', url);
+    res.end();
+  });
+  r.use(errorHandler(LEGACY_V1_STATUS, legacyErrorBody, logger));
+  return r;
+}
+
 /** The v1 app alone on its own port. */
 export function createV1App(container: Container): Express {
   const logger = container.get<Logger>(TOKENS.Logger);
   return wrapApp(container, (app) => {
+    app.use('/checkout/start', createCheckoutStartRouter(container));
     app.use(createV1Router(container));
     app.use((_req, res) => sendJson(res, 404, legacyErrorBody({ status: 404, code: 'ROUTE_NOT_FOUND', message: 'no such v1 operation', details: [] })));
     app.use(errorHandler(LEGACY_V1_STATUS, legacyErrorBody, logger));

@@ -8,6 +8,7 @@ import {
 import { TOKENS } from '@tollgate/runtime';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createV1App, EXPANDABLE } from '../src';
+import request from 'supertest';
 import { arrayOf, expectSchema, v1 } from './helpers';
 
 const DAY = 86_400_000;
@@ -77,9 +78,11 @@ describe('v1 products', () => {
     await api.get(`/products/${id}?expand=generateCheckoutLinks`).expect(400);
     const res = await api.get(`/products/${id}?expand=generateCheckoutLinks&${checkoutParams}`).expect(200);
     expectSchema(v1ProductSchema, res.body);
-    // Paid plans go to the payment provider; the free plan to the hosted free checkout.
+    // Deferred links: following one creates the checkout (paid plans at the provider, the free plan at the hosted free checkout).
     for (const p of res.body.plans as { pricingType: string; checkoutUrl: string }[]) {
-      expect(p.checkoutUrl).toMatch(p.pricingType === 'free' ? /^http:\/\/localhost:3000\/sandbox\/checkout\// : /^https:\/\/pay\.example\.test\//);
+      expect(p.checkoutUrl).toMatch(/^http:\/\/localhost:3000\/checkout\/start\//);
+      const followed = await request(app).get(new URL(p.checkoutUrl).pathname).expect(303);
+      expect(followed.headers.location).toMatch(p.pricingType === 'free' ? /^http:\/\/localhost:3000\/sandbox\/checkout\// : /^https:\/\/pay\.example\.test\//);
     }
   });
 
@@ -147,6 +150,20 @@ describe('v1 pricing tables', () => {
     expect(res.body.plans.map((p: { displayName: string }) => p.displayName)).toEqual(['Free', 'Team', 'Business', 'Metered', 'Metered Pro']);
     expect(res.body.plans.every((p: { checkoutUrl?: string; features: unknown[]; currencies: unknown[] }) => p.checkoutUrl && p.features && p.currencies)).toBe(true);
     expect(res.body.organisationPaymentIntegration.integrationName).toBe('sandbox');
+  });
+
+  it('creates no checkout while a pricing table is viewed; following a link does, once; forged links are 404', async () => {
+    const before = payments.calls.filter((c) => c.op === 'checkoutLink').length;
+    const res = await api.get(`/pricing-tables/${org.keys['pricingTables.notes.main']}?${globalParams}&currency=EUR`).expect(200);
+    expect(payments.calls.filter((c) => c.op === 'checkoutLink').length).toBe(before);
+    const team = res.body.plans.find((p: { plan: { displayName: string } }) => p.plan.displayName === 'Team').plan;
+    const path = new URL(team.checkoutUrl).pathname;
+    expect((await request(app).get(path).expect(303)).headers.location).toMatch(/^https:\/\/pay\.example\.test\/checkout\//);
+    const call = payments.calls.filter((c) => c.op === 'checkoutLink').pop();
+    expect(call).toMatchObject({ request: { granteeId: 'alice', member: 'm@example.com', successUrl: 'https://app.example.com/ok', options: { currency: 'EUR' } } });
+    await request(app).get(`${path.slice(0, -3)}xyz`).expect(404);
+    await request(app).get('/checkout/start/garbage').expect(404);
+    await api.get(`/pricing-tables/${org.keys['pricingTables.notes.main']}?${globalParams}&currency=GBP`).expect(400);
   });
 
   it('serves a pricing table with features and plans in sort order', async () => {

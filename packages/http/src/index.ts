@@ -9,3 +9,4 @@ export * from './views/v1';
 export * from './check';
 export * from './views/catalog';
 export * from './openapi';
+export * from './signed-links';

@@ -9,7 +9,7 @@ import { EcdsaSigner, HmacSigner } from '@tollgate/adapter-hmac';
 import { FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import { StripePaymentProvider } from '@tollgate/adapter-stripe';
 import Stripe from 'stripe';
-import { consoleLogger, type Logger } from '@tollgate/http';
+import { consoleLogger, SignedLinks, type Logger } from '@tollgate/http';
 import type { Config } from './config';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
 import { TOKENS } from './tokens';
@@ -69,6 +69,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   c.bind(TOKENS.Licenses).toConstantValue(new LicenseService(deps));
   c.bind(TOKENS.EventWorker).toConstantValue(new EventWorker(deps, subscriptions));
   c.bind(TOKENS.Idempotency).toConstantValue(new IdempotencyService(deps));
+  c.bind(TOKENS.SignedLinks).toConstantValue(new SignedLinks(`checkout-links:${config.masterSecret}`));
   return c;
 }
 

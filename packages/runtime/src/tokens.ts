@@ -21,4 +21,5 @@ export const TOKENS = {
   Licenses: Symbol.for('tollgate.Licenses'),
   EventWorker: Symbol.for('tollgate.EventWorker'),
   Idempotency: Symbol.for('tollgate.Idempotency'),
+  SignedLinks: Symbol.for('tollgate.SignedLinks'),
 } as const;

@@ -49,12 +49,7 @@ export class CheckoutService {
 
   /** A checkout link for a plan already loaded with its catalog (pricing tables build many). */
   async linkFor(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest): Promise<{ url: string }> {
-    const successUrl = assertAbsoluteUrl('successUrl', req.successUrl);
-    const cancelUrl = assertAbsoluteUrl('cancelUrl', req.cancelUrl);
-    const granteeId = required('granteeId', req.granteeId);
-    const member = required('member', req.member);
-    assertPlanSellable(plan, catalog.product);
-    const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies);
+    const { successUrl, cancelUrl, granteeId, member, options } = this.validateLink(plan, catalog, req);
     const provider = this.providerFor(plan);
     const session: CheckoutSession = {
       id: this.deps.ids.newId(), organisationId: plan.organisationId, isTest: plan.isTest, productId: plan.productId, planId: plan.id, granteeId, member,
@@ -66,6 +61,20 @@ export class CheckoutService {
       sessionId: session.id, product: catalog.product, plan, options, granteeId, member, successUrl, cancelUrl,
       unitAmount: unitAmount(plan, options.currency, catalog.currencies),
     });
+  }
+
+  /**
+   * Checks a checkout request against the plan without creating anything: what a link handed out
+   * for later use (pricing tables) must pass now, so that following it cannot fail on input.
+   */
+  validateLink(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest) {
+    const successUrl = assertAbsoluteUrl('successUrl', req.successUrl);
+    const cancelUrl = assertAbsoluteUrl('cancelUrl', req.cancelUrl);
+    const granteeId = required('granteeId', req.granteeId);
+    const member = required('member', req.member);
+    assertPlanSellable(plan, catalog.product);
+    const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies);
+    return { successUrl, cancelUrl, granteeId, member, options };
   }
 
   /** Free plans go to the hosted free checkout; paid ones to the payment provider. */
