@@ -9,8 +9,7 @@ import {
   LEGACY_V1_STATUS, listEnvelope, nestedList, objectEnvelope, requireScope, sendEmpty, sendJson, subscriptionPlanView, tenantOf, tierTagView,
   type AuthContext, type Logger,
 } from '@tollgate/http';
-import { wrapApp } from '@tollgate/app-legacy';
-import { TOKENS } from '@tollgate/runtime';
+import { TOKENS, wrapApp } from '@tollgate/runtime';
 
 /** What a catalog route answers; the wrapper sends it (and remembers it under an idempotency key). */
 interface Answer {

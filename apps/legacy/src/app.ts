@@ -2,10 +2,10 @@ import express, { type Express } from 'express';
 import type { Container } from 'inversify';
 import type { ApiKeyService, CatalogQueries, LicenseService } from '@tollgate/core';
 import {
-  authenticate, compile, errorHandler, jsonBody, legacyErrorBody, LEGACY_V1_STATUS, legacyFeatureWithOptions, legacyPlan, legacyPlanFeature, legacyProduct,
-  licenseView, capabilityCheckHandler, requestId, requestLog, requireScope, sendJson, tenantOf, type Logger,
+  authenticate, compile, errorHandler, legacyErrorBody, LEGACY_V1_STATUS, legacyFeatureWithOptions, legacyPlan, legacyPlanFeature, legacyProduct,
+  licenseView, capabilityCheckHandler, requireScope, sendJson, tenantOf, type Logger,
 } from '@tollgate/http';
-import { TOKENS, type Config } from '@tollgate/runtime';
+import { TOKENS, wrapApp } from '@tollgate/runtime';
 
 const uuidParam = compile<{ uuid: string }>({
   type: 'object', properties: { uuid: { type: 'string', format: 'uuid' } }, required: ['uuid'],
@@ -63,22 +63,6 @@ export function createLegacyRouter(container: Container): express.Router {
   });
 
   return r;
-}
-
-/** Common HTTP plumbing around a generation's router. */
-export function wrapApp(container: Container, mount: (app: Express) => void, beforeBody?: (app: Express) => void): Express {
-  const config = container.get<Config>(TOKENS.Config);
-  const logger = container.get<Logger>(TOKENS.Logger);
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('query parser', 'simple');
-  app.use(requestId);
-  if (config.logRequests) app.use(requestLog(logger));
-  // Routes that need the raw body (signed webhooks) come before the JSON parser.
-  beforeBody?.(app);
-  app.use(jsonBody);
-  mount(app);
-  return app;
 }
 
 /** The legacy app alone: its router, a 404 in its error shape, and its error table. */

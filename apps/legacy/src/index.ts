@@ -1,1 +1,1 @@
-export { createLegacyApp, createLegacyRouter, wrapApp } from './app';
+export { createLegacyApp, createLegacyRouter } from './app';

@@ -1,8 +1,8 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Container } from 'inversify';
-import { createLegacyRouter, wrapApp } from '@tollgate/app-legacy';
+import { createLegacyRouter } from '@tollgate/app-legacy';
 import { errorHandler, legacyErrorBody, LEGACY_V1_STATUS, openApiDocument, sendJson, type Logger } from '@tollgate/http';
-import { TOKENS } from '@tollgate/runtime';
+import { TOKENS, wrapApp } from '@tollgate/runtime';
 
 /** A generation mounted in the combined server. */
 export interface Generation {

@@ -10,8 +10,7 @@ import {
   tenantOf, v1Feature, v1Plan, v1PlanCapabilities, v1PlanCurrencies, v1PricingTable, v1Product, v1ProductCurrencies,
   v1ProductPricingTable, v1Subscription, DISPLAY_PLAN, type Logger, type SignedLinks,
 } from '@tollgate/http';
-import { wrapApp } from '@tollgate/app-legacy';
-import { TOKENS, type Config } from '@tollgate/runtime';
+import { TOKENS, type Config, wrapApp } from '@tollgate/runtime';
 import {
   batchUpdateBody, cancelQuery, changePlanBody, checkoutLinkQuery, createLicensesBody, decrementBody, fromGlobal, incrementBody, licenseListQuery,
   parseExpand, planQuery, pricingTableQuery, productPricingTableQuery, uuidParam,

@@ -30,3 +30,24 @@ export function requestLog(logger: Logger): RequestHandler {
 
 /** The query string value of a parameter given once; arrays (repeated parameters) are refused later by validation. */
 export const queryOf = (q: unknown): Record<string, unknown> => (q && typeof q === 'object' ? { ...(q as Record<string, unknown>) } : {});
+
+export interface HttpAppOptions {
+  logger: Logger;
+  logRequests: boolean;
+}
+
+/**
+ * The plumbing every generation's app shares: request ids, request log, then routes that need the
+ * raw body (signed webhooks), then JSON bodies, then the generation's routes.
+ */
+export function createHttpApp(options: HttpAppOptions, mount: (app: express.Express) => void, beforeBody?: (app: express.Express) => void): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestId);
+  if (options.logRequests) app.use(requestLog(options.logger));
+  beforeBody?.(app);
+  app.use(jsonBody);
+  mount(app);
+  return app;
+}

@@ -5,3 +5,4 @@ export * from './container';
 export * from './demo';
 export * from './worker';
 export * from './standalone';
+export * from './app';
