@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CatalogFileExport, ErrorCodes, hasScope, type DomainError, type Tenant } from '../src';
+import { API_KEY_CACHE_MS, ApiKeyService, CatalogFileExport, ErrorCodes, hasScope, type DomainError, type Tenant } from '../src';
 import { createTestCore, seedSample, sampleCatalog, FaultInjectingUnitOfWork, InMemoryUnitOfWork, type TestCore } from '../src/testing';
 
 const DAY = 86_400_000;
@@ -27,6 +27,19 @@ describe('API keys', () => {
     await expectCode(core.apiKeys.authenticate(plaintext), 'UNAUTHENTICATED');
     await expectCode(core.apiKeys.create({ organisation: 'acme', scopes: ['bogus:read'], isTest: false }), 'VALIDATION_FAILED');
     await expectCode(core.apiKeys.create({ organisation: 'nobody', scopes: [], isTest: false }), 'ORGANISATION_NOT_FOUND');
+  });
+
+  it('caches authenticated keys per instance: a revocation elsewhere takes effect within API_KEY_CACHE_MS', async () => {
+    const core = createTestCore();
+    const other = new ApiKeyService(core.deps);
+    await core.apiKeys.ensureOrganisation('acme');
+    const { plaintext, record } = await core.apiKeys.create({ organisation: 'acme', scopes: ['*'], isTest: false });
+    await other.authenticate(plaintext);
+    await core.apiKeys.revoke(record.id);
+    await expectCode(core.apiKeys.authenticate(plaintext), 'UNAUTHENTICATED');
+    expect((await other.authenticate(plaintext)).id).toBe(record.id);
+    core.clock.set(new Date(core.clock.now().getTime() + API_KEY_CACHE_MS + 1));
+    await expectCode(other.authenticate(plaintext), 'UNAUTHENTICATED');
   });
 
   it('checks scopes: write implies read, * allows all', () => {

@@ -27,7 +27,13 @@ export interface CreatedApiKey {
   record: ApiKey;
 }
 
+/** How long an instance trusts an authenticated key before looking it up again (revocation reaches other instances within this). */
+export const API_KEY_CACHE_MS = 10_000;
+
 export class ApiKeyService {
+  /** Recently authenticated keys by hash: the lookup is on every request of every vendor app. */
+  private readonly cache = new Map<string, { key: ApiKey; until: number }>();
+
   constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator }) {}
 
   /** Creates an organisation if it does not exist yet. */
@@ -68,6 +74,7 @@ export class ApiKeyService {
     return this.deps.uow.run(async (r) => {
       const key = await r.apiKeys.get(id);
       if (!key) return fail(ErrorCodes.NOT_FOUND, 'api key not found');
+      this.cache.delete(key.keyHash);
       if (key.revokedAt) return key;
       const revoked = { ...key, revokedAt: this.deps.clock.now() };
       await r.apiKeys.save(revoked);
@@ -87,11 +94,19 @@ export class ApiKeyService {
   async authenticate(plaintext: string | undefined): Promise<ApiKey> {
     if (!plaintext) return fail(ErrorCodes.UNAUTHENTICATED, 'an API key is required');
     const hash = hashApiKey(plaintext);
+    const now = this.deps.clock.now().getTime();
+    const cached = this.cache.get(hash);
+    if (cached && cached.until > now) return cached.key;
     const key = await this.deps.uow.read((r) => r.apiKeys.findByHash(hash));
     // The lookup is by hash; comparing the hashes again in constant time keeps timing flat.
     const stored = Buffer.from(key?.keyHash ?? '0'.repeat(64), 'hex');
     const given = Buffer.from(hash, 'hex');
-    if (!key || !timingSafeEqual(stored, given) || key.revokedAt) return fail(ErrorCodes.UNAUTHENTICATED, 'the API key is unknown or revoked');
+    if (!key || !timingSafeEqual(stored, given) || key.revokedAt) {
+      this.cache.delete(hash);
+      return fail(ErrorCodes.UNAUTHENTICATED, 'the API key is unknown or revoked');
+    }
+    if (this.cache.size >= 10_000) this.cache.clear();
+    this.cache.set(hash, { key, until: now + API_KEY_CACHE_MS });
     return key;
   }
 }
