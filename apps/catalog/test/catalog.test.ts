@@ -147,6 +147,14 @@ describe('catalog plans', () => {
     const res = await api().get(`/api/plans?productId=${org.keys['products.notes']}&expand=entitlements,lineItems,product,tierTag`).expect(200);
     expectSchema(listSchema(planListItemSchema, { filterOptions: object({ currencies: { type: 'array', items: str }, intervals: { type: 'array', items: object({ interval: { type: ['string', 'null'] }, intervalCount: { type: ['number', 'null'] } }) } }) }), res.body);
     expect(res.body.data.map((p: { name: string }) => p.name)).toEqual(['Free', 'Team', 'Business', 'Metered', 'Metered Pro']);
+    // Catalog-file prices show as the catalog's line items: one view of the same records.
+    const team = res.body.data[1].lineItems.data[0];
+    expect(team).toMatchObject({ priceType: 'per_seat', minQuantity: 2, allowChangingQuantity: true });
+    expect(team.prices.data[0]).toMatchObject({ interval: 'month', intervalCount: 1 });
+    expect(team.prices.data[0].currencyOptions.data.map((o: { currency: string; unitAmount: number; isDefault: boolean }) => [o.currency, o.unitAmount, o.isDefault])).toEqual([['usd', 1200, true], ['eur', 1100, false]]);
+    expect(res.body.data[0].lineItems.data).toEqual([]);
+    expect(res.body.data[3].lineItems.data[0]).toMatchObject({ priceType: 'metered', meter: { slug: 'metered-usage' } });
+    expect(res.body.filterOptions.currencies).toEqual(expect.arrayContaining(['usd', 'eur']));
     expect(res.body.filterOptions.currencies).toContain('eur');
     expect(res.body.filterOptions.intervals).toContainEqual({ interval: 'year', intervalCount: 1 });
     expect((await api().get('/api/plans?currency=eur&interval=year').expect(200)).body.data.map((p: { name: string }) => p.name)).toEqual(['Yearly EUR']);

@@ -57,8 +57,12 @@ describe('catalog file import', () => {
     await core.apiKeys.ensureOrganisation('acme');
     const first = await core.importer.apply(sampleCatalog('acme'));
     expect(first.created).toBeGreaterThan(0);
+    const team = (await core.queries.getPlan({ organisationId: (await core.apiKeys.ensureOrganisation('acme')).id, isTest: false }, first.keys['plans.notes.team'])).plan;
+    expect(team.lineItems).toHaveLength(1);
     const again = await core.importer.apply(sampleCatalog('acme'));
     expect(again).toMatchObject({ created: 0, updated: 0 });
+    const teamAgain = (await core.queries.getPlan({ organisationId: (await core.apiKeys.ensureOrganisation('acme')).id, isTest: false }, first.keys['plans.notes.team'])).plan;
+    expect(teamAgain.lineItems).toEqual(team.lineItems);
     expect(again.keys).toEqual(first.keys);
     const changed = sampleCatalog('acme');
     (changed.products as NonNullable<typeof changed.products>)[0].displayName = 'Notes 2';

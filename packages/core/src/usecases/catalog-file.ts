@@ -1,5 +1,5 @@
 import { ErrorCodes, fail, invalid } from '../errors';
-import type { Capability, Currency, EnumOption, Feature, FeatureValueType, Id, Interval, LicenseType, Plan, PlanFeatureValue, PricingTable, Product, Tenant } from '../model';
+import type { Capability, Currency, EnumOption, Feature, FeatureValueType, Id, Interval, LicenseType, LineItem, Plan, PlanFeatureValue, PricingTable, Product, Tenant } from '../model';
 import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 import { toMajor, toMinor } from '../domain/catalog';
@@ -233,8 +233,57 @@ export class CatalogFileImport {
       currencies: planCurrencies,
       updatedAt: existing ? now : base.createdAt,
     };
+    plan.lineItems = this.lineItemsOf(plan, base.lineItems, currencies, now);
     if (count(existing, plan)) await r.plans.save(plan);
     return plan;
+  }
+
+  /**
+   * The catalog view of the file's prices: one recurring line item with one price and a currency
+   * option per currency (minor units), reusing the ids a previous import gave them so that an
+   * unchanged file stays unchanged.
+   */
+  private lineItemsOf(plan: Plan, previous: LineItem[], currencies: Map<string, Currency>, now: Date): LineItem[] {
+    if (plan.currencies.length === 0) return [];
+    const byId = new Map([...currencies.values()].map((c) => [c.id, c]));
+    const oldItem = previous[0];
+    const oldPrice = oldItem?.prices[0];
+    const perSeat = plan.licenseType === 'perSeat';
+    const id = oldItem?.id ?? this.deps.ids.newId();
+    const priceId = oldPrice?.id ?? this.deps.ids.newId();
+    const stamp = <T extends { createdAt: Date; updatedAt: Date }>(old: T | undefined) => ({ createdAt: old?.createdAt ?? now, updatedAt: old?.updatedAt ?? now });
+    return [{
+      id,
+      name: plan.displayName,
+      slug: plan.key ?? id,
+      paymentProductId: oldItem?.paymentProductId ?? `prod_${id.replace(/-/g, '').slice(0, 14)}`,
+      nickname: plan.displayName,
+      priceType: plan.usageBased ? 'metered' : perSeat ? 'per_seat' : 'flat_rate',
+      intervalType: 'recurring',
+      billingScheme: perSeat || plan.usageBased ? 'per_unit' : 'flat_rate',
+      tiersMode: null,
+      minQuantity: perSeat ? Math.max(1, plan.perSeatAmount) : 1,
+      maxQuantity: perSeat ? 10_000 : 1,
+      isActive: true,
+      allowChangingQuantity: perSeat,
+      unitLabel: perSeat ? 'seat' : null,
+      meter: plan.usageBased ? oldItem?.meter ?? { id: this.deps.ids.newId(), slug: `${plan.key ?? id}-usage`, name: `${plan.displayName} usage`, paymentMeterId: `mtr_${id.slice(0, 8)}`, createdAt: now, updatedAt: now } : null,
+      prices: [{
+        id: priceId,
+        paymentPriceId: oldPrice?.paymentPriceId ?? `price_${priceId.replace(/-/g, '').slice(0, 14)}`,
+        interval: plan.interval,
+        intervalCount: plan.length,
+        currencyOptions: plan.currencies.map((pc, i) => {
+          const currency = (byId.get(pc.currencyId) as Currency).shortName.toLowerCase();
+          const old = oldPrice?.currencyOptions.find((o) => o.currency === currency);
+          return { id: old?.id ?? this.deps.ids.newId(), currency, unitAmount: pc.amountMinor, isDefault: i === 0, tiers: [], ...stamp(old) };
+        }),
+        archivedAt: null,
+        ...stamp(oldPrice),
+      }],
+      archivedAt: null,
+      ...stamp(oldItem),
+    }];
   }
 }
 
