@@ -61,13 +61,18 @@ export const legacyFeature = (f: Feature) => ({
 
 export const legacyFeatureWithOptions = (f: Feature) => ({ ...legacyFeature(f), featureEnumOptions: f.enumOptions.map(enumOptionView) });
 
-export const legacyPlanFeature = (planId: string, v: PlanFeatureView) => ({
+/** The members of a plan feature that every generation shows. */
+export const planFeatureBase = (planId: string, v: PlanFeatureView) => ({
   planUuid: planId,
   featureUuid: v.feature.id,
   value: v.value.value,
   enumValueUuid: v.value.enumOptionId,
   isUnlimited: v.value.isUnlimited,
   updatedAt: iso(v.value.updatedAt),
+});
+
+export const legacyPlanFeature = (planId: string, v: PlanFeatureView) => ({
+  ...planFeatureBase(planId, v),
   feature: legacyFeature(v.feature),
   enumValue: v.enumOption ? enumOptionView(v.enumOption) : null,
 });

@@ -4,7 +4,7 @@ import {
   type PricingTableView, type Product, type ProductCatalog, type SubscriptionView, type Customer,
 } from '@tollgate/core';
 import { iso } from '../json';
-import { capabilityView, enumOptionView, legacyFeature, legacyPlan, legacyProduct } from './legacy';
+import { capabilityView, enumOptionView, legacyFeature, legacyPlan, legacyProduct, planFeatureBase } from './legacy';
 
 /** v1 views: the legacy shapes plus v1 members; relations only where `expand` asks for them. */
 
@@ -45,12 +45,7 @@ export const integrationView = (i: PaymentIntegration | undefined) =>
     : null;
 
 export const v1PlanFeature = (planId: Id, v: PlanFeatureView, x: Expand) => ({
-  planUuid: planId,
-  featureUuid: v.feature.id,
-  value: v.value.value,
-  enumValueUuid: v.value.enumOptionId,
-  isUnlimited: v.value.isUnlimited,
-  updatedAt: iso(v.value.updatedAt),
+  ...planFeatureBase(planId, v),
   isUsage: v.value.isUsage,
   pricePerUnit: v.value.pricePerUnit,
   minUsage: v.value.minUsage,
