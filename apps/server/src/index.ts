@@ -1,1 +1,2 @@
 export { createServerApp, type Generation, type ServerGenerations } from './app';
+export { seedDemoIfEmpty } from './demo';

@@ -1,29 +1,23 @@
 import { createServer } from 'node:http';
-import type { Container } from 'inversify';
-import type { ApiKeyService, CatalogFileImport, EventWorker, SubscriptionService, UnitOfWork } from '@tollgate/core';
+import type { EventWorker, SubscriptionService } from '@tollgate/core';
 import type { Logger } from '@tollgate/http';
-import { BackgroundWork, closeContainer, ConfigError, createContainer, loadConfig, setUpDemo, TOKENS, type Config, type WakeSignal } from '@tollgate/runtime';
+import { BackgroundWork, closeContainer, ConfigError, createContainer, loadConfig, TOKENS, type WakeSignal } from '@tollgate/runtime';
 import { createServerApp, type ServerGenerations } from './app';
 import { generations } from './generations';
-
-/** The demo organisation on an empty database, its keys printed once. */
-async function seedDemoIfEmpty(container: Container, config: Config): Promise<void> {
-  const uow = container.get<UnitOfWork>(TOKENS.UnitOfWork);
-  if (await uow.run((r) => r.organisations.findByName('demo'))) return;
-  const apiKeys = container.get<ApiKeyService>(TOKENS.ApiKeys);
-  const demo = await setUpDemo(apiKeys, container.get<CatalogFileImport>(TOKENS.CatalogImport));
-  console.log('');
-  console.log('Demo organisation "demo" created with the sample catalog (live and test).');
-  console.log(`  live API key (shown once): ${demo.liveKey.plaintext}`);
-  console.log(`  test API key (shown once): ${demo.testKey.plaintext}`);
-  console.log(`  try: curl -H "x-api-key: ${demo.testKey.plaintext}" ${config.publicUrl}/products`);
-  console.log('');
-}
+import { seedDemoIfEmpty } from './demo';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const container = await createContainer(config);
-  await seedDemoIfEmpty(container, config);
+  const demo = await seedDemoIfEmpty(container);
+  if (demo) {
+    console.log('');
+    console.log('Demo organisation "demo" created with the sample catalog (live and test).');
+    console.log(`  live API key (shown once): ${demo.liveKey.plaintext}`);
+    console.log(`  test API key (shown once): ${demo.testKey.plaintext}`);
+    console.log(`  try: curl -H "x-api-key: ${demo.testKey.plaintext}" ${config.publicUrl}/products`);
+    console.log('');
+  }
   const gens: ServerGenerations = generations(container);
   const app = createServerApp(container, gens);
   const logger = container.get<Logger>(TOKENS.Logger);

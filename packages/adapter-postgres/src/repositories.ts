@@ -68,6 +68,7 @@ export function repositories(db: AnyDb): Repositories {
       get: (id) => first(db.selectFrom('organisations').selectAll().where('id', '=', id), toOrganisation),
       findByName: (name) => first(db.selectFrom('organisations').selectAll().where('name', '=', name), toOrganisation),
       save: (o) => upsert(db, 'organisations', [{ id: o.id, name: o.name, created_at: o.createdAt }]),
+      any: async () => !!(await db.selectFrom('organisations').select('id').limit(1).executeTakeFirst()),
     },
     apiKeys: {
       findByHash: (h) => first(db.selectFrom('api_keys').selectAll().where('key_hash', '=', h), toApiKey),

@@ -36,6 +36,8 @@ export interface OrganisationRepository {
   findByName(name: string): Promise<Organisation | undefined>;
   /** Inserts the organisation or updates it by id. */
   save(org: Organisation): Promise<void>;
+  /** Whether there is any organisation at all (an empty database). */
+  any(): Promise<boolean>;
 }
 
 export interface ApiKeyRepository {

@@ -45,6 +45,7 @@ function repositories(db: Tables): Repositories {
       get: async (id) => copy(db.organisations.get(id)),
       findByName: async (name) => values(db.organisations).find((o) => o.name === name),
       save: async (org) => void db.organisations.set(org.id, copy(org)),
+      any: async () => db.organisations.size > 0,
     },
     apiKeys: {
       findByHash: async (h) => values(db.apiKeys).find((k) => k.keyHash === h),

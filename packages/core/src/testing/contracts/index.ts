@@ -23,6 +23,7 @@ export function describeOrganisationAndKeyContracts(name: string, uow: UnitOfWor
       expect(await tx(uow(), (r) => r.organisations.get(org.id))).toEqual(org);
       expect(await tx(uow(), (r) => r.organisations.findByName(org.name))).toEqual(org);
       expect(await tx(uow(), (r) => r.organisations.get(randomUUID()))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.organisations.any())).toBe(true);
     });
 
     it('finds keys by hash, lists them newest first and records revocation', async () => {
