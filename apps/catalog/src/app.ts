@@ -7,7 +7,7 @@ import {
 import {
   authenticate, catalogErrorBody, catalogPlan, catalogProduct, catalogSettings, compile, entitlementView, errorHandler, filterOptionsView, lineItemView,
   LEGACY_V1_STATUS, listEnvelope, nestedList, objectEnvelope, requireScope, sendEmpty, sendJson, subscriptionPlanView, tenantOf, tierTagView,
-  type AuthContext, type Logger,
+  type Logger,
 } from '@tollgate/http';
 import { TOKENS, wrapApp } from '@tollgate/runtime';
 
@@ -127,16 +127,15 @@ export function createCatalogRouter(container: Container): express.Router {
       const key = req.header('idempotency-key');
       const idem = key !== undefined && (req.method === 'POST' || req.method === 'PUT');
       const fingerprint = idem ? requestFingerprint(req.method, req.originalUrl, req.body) : '';
-      const orgId = (res.locals.auth as AuthContext).key.organisationId;
       if (idem) {
-        const earlier = await idempotency.lookup(orgId, key, fingerprint);
+        const earlier = await idempotency.lookup(tenant.organisationId, key, fingerprint);
         if (earlier) {
           res.setHeader('idempotent-replayed', 'true');
           return earlier.body === undefined ? sendEmpty(res, earlier.status) : sendJson(res, earlier.status, earlier.body);
         }
       }
       const answer = await fn(req, tenant);
-      if (idem) await idempotency.remember(orgId, key, fingerprint, answer.status, answer.body);
+      if (idem) await idempotency.remember(tenant.organisationId, key, fingerprint, answer.status, answer.body);
       if (answer.body === undefined) sendEmpty(res, answer.status);
       else sendJson(res, answer.status, answer.body);
     },
@@ -215,10 +214,9 @@ export function createCatalogRouter(container: Container): express.Router {
   r.post('/plans', ...route('plans', 'write', async (req, tenant) => ({ status: 201, body: objectEnvelope(catalogPlan(await admin.createPlan(tenant, planBody(req.body)))) })));
   r.post('/plans/save', ...route('plans', 'write', async (req, tenant) => {
     const draft = planSaveBody(req.body);
-    const existed = draft.id ? await admin.getPlan(tenant, draft.id).then(() => true, () => false) : false;
     const saved = await admin.savePlan(tenant, draft);
-    const detail = await admin.getPlan(tenant, saved.id);
-    return { status: existed ? 200 : 201, body: objectEnvelope(planDetailView(detail, new Set(['entitlements', 'lineItems', 'product', 'tierTag']))) };
+    const detail = await admin.getPlan(tenant, saved.plan.id);
+    return { status: saved.created ? 201 : 200, body: objectEnvelope(planDetailView(detail, new Set(['entitlements', 'lineItems', 'product', 'tierTag']))) };
   }));
   r.get('/plans/:id', ...route('plans', 'read', async (req, tenant) => {
     const expand = parseExpand(expandQuery(req.query).expand, [...PLAN_LIST_EXPAND, 'subscriptionPlans']);

@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import {
-  isDomainError, unitAmount, type CheckoutService, type Currency, type Id, type SubscriptionService,
+  isDomainError, unitAmount, type CheckoutService, type SubscriptionService,
 } from '@tollgate/core';
 import { html, money, page } from './html';
 import type { SandboxPage, SandboxPaymentProvider } from './provider';
@@ -28,8 +28,6 @@ const redirect = (res: Response, url: string) => {
   res.end();
 };
 
-const currencyByName = (currencies: ReadonlyMap<Id, Currency>) => new Map([...currencies.values()].map((c) => [c.id, c]));
-
 /**
  * The sandbox's hosted pages: checkout (pay once, then 303 to successUrl), customer portal,
  * update-payment and cancel pages. Subscription pages need the signed token of their link.
@@ -41,7 +39,7 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
   r.get('/checkout/:sessionId', async (req, res) => {
     const { session, plan, catalog } = await deps.checkout.session(req.params.sessionId);
     const o = session.options;
-    const price = unitAmount(plan, o.currency, currencyByName(catalog.currencies));
+    const price = unitAmount(plan, o.currency, catalog.currencies);
     const free = plan.pricingType === 'free';
     if (session.status === 'completed') {
       return sendPage(res, 200, 'Already paid', html`<h1>This checkout is complete</h1><p>It has already been paid.</p><p><a href="${session.successUrl}">Continue</a></p>`);

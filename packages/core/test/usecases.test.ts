@@ -281,10 +281,11 @@ describe('catalog admin', () => {
     const org = await core.apiKeys.ensureOrganisation('acme');
     const tenant = { organisationId: org.id, isTest: false };
     const product = await core.admin.createProduct(tenant, { name: 'Notes' });
-    const plan = await core.admin.savePlan(tenant, {
+    const { plan, created } = await core.admin.savePlan(tenant, {
       productId: product.id, name: 'Pro', trialPeriodDays: 7, entitlements: ['edit', 'export'],
       lineItems: [{ name: 'Seats', priceType: 'per_seat', billingScheme: 'tiered', tiersMode: 'volume', prices: [{ interval: 'month', currencyOptions: [{ currency: 'USD', tiers: [{ upTo: '10', unitAmount: 500 }, { upTo: 'inf', unitAmount: 400 }] }] }] }],
     });
+    expect(created).toBe(true);
     expect(plan.lineItems[0].prices[0].currencyOptions[0]).toMatchObject({ currency: 'usd', isDefault: true });
     expect((await core.admin.getProduct(tenant, product.id)).capabilities.map((c) => c.name)).toEqual(['edit', 'export']);
     await expectCode(core.admin.savePlan(tenant, { productId: product.id, name: 'Bad', entitlements: ['new-cap'], lineItems: [{ name: 'x', priceType: 'per_seat', billingScheme: 'tiered', prices: [] }] }), 'VALIDATION_FAILED');

@@ -145,7 +145,7 @@ export class CatalogAdmin {
   }
 
   async createPlan(tenant: Tenant, input: PlanInput): Promise<Plan> {
-    return this.savePlan(tenant, input);
+    return (await this.savePlan(tenant, input)).plan;
   }
 
   async updatePlan(tenant: Tenant, id: Id, input: Partial<PlanInput>): Promise<Plan> {
@@ -185,7 +185,7 @@ export class CatalogAdmin {
    * Creates or replaces a plan with its entitlements (capabilities of the product, created by name
    * when new) and its line items, prices, currency options and tiers, in one transaction.
    */
-  async savePlan(tenant: Tenant, draft: PlanDraft): Promise<Plan> {
+  async savePlan(tenant: Tenant, draft: PlanDraft): Promise<{ plan: Plan; created: boolean }> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const product = assertAccessible(await r.products.get(draft.productId), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
@@ -218,7 +218,7 @@ export class CatalogAdmin {
         updatedAt: now,
       };
       await r.plans.save(plan);
-      return plan;
+      return { plan, created: !existing };
     });
   }
 
