@@ -1,7 +1,7 @@
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/fixtures/**', 'data/**', '*.js', 'scripts/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/fixtures/**', 'data/**', '**/*.js', 'scripts/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -11,9 +11,17 @@ module.exports = tseslint.config(
   {
     files: ['packages/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ group: ['express*', 'kysely*', 'pg', 'pg-*', 'stripe', 'inversify', 'reflect-metadata', '@electric-sql/*', 'ajv*'], message: 'core imports nothing outside the Node standard library (DESIGN.md section 1)' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['express*', 'kysely*', 'pg', 'pg-*', 'stripe', 'inversify', 'reflect-metadata', '@electric-sql/*', 'ajv*'],
+              message: 'core imports nothing outside the Node standard library (DESIGN.md section 1)',
+            },
+          ],
+        },
+      ],
     },
   },
 );

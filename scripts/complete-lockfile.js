@@ -29,7 +29,17 @@ for (const [key, entry] of Object.entries(lock.packages)) {
     const m = /-(darwin|win32|linux|android|freebsd|openbsd|sunos|aix)-?([a-z0-9]+)?/.exec(name);
     if (m) {
       guess.os = [m[1]];
-      const cpu = { x64: 'x64', '64': 'x64', arm64: 'arm64', ia32: 'ia32', arm: 'arm', ppc64: 'ppc64', s390x: 's390x', riscv64: 'riscv64', loong64: 'loong64' }[m[2] || ''];
+      const cpu = {
+        x64: 'x64',
+        64: 'x64',
+        arm64: 'arm64',
+        ia32: 'ia32',
+        arm: 'arm',
+        ppc64: 'ppc64',
+        s390x: 's390x',
+        riscv64: 'riscv64',
+        loong64: 'loong64',
+      }[m[2] || ''];
       if (cpu) guess.cpu = [cpu];
     }
     lock.packages[hoisted] = guess;

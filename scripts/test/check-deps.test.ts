@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { checkPackage } = require('../check-deps.js');
+const { checkHouse, checkPackage } = require('../check-deps.js');
 
 const script = path.join(__dirname, '..', 'check-deps.js');
 const fixture = (name: string) => path.join(__dirname, 'fixtures', name);
@@ -17,11 +17,31 @@ describe('dependency-direction check', () => {
   });
 
   it('fails the command (and so the build) on a bad package, passes on a clean one', () => {
-    expect(() => execFileSync('node', [script, fixture('bad-core')], { stdio: 'pipe' })).toThrow();
-    expect(execFileSync('node', [script, fixture('good-core')], { stdio: 'pipe' }).toString()).toMatch(/imports only/);
+    expect(() => execFileSync('node', [script, '--package', fixture('bad-core')], { stdio: 'pipe' })).toThrow();
+    expect(execFileSync('node', [script, '--package', fixture('good-core')], { stdio: 'pipe' }).toString()).toMatch(/keeps the rules/);
   });
 
   it('passes on the real core package', () => {
     expect(checkPackage(path.join(__dirname, '..', '..', 'packages', 'core'))).toEqual([]);
+  });
+
+  it('fails each rule of the house on a fixture that breaks it', () => {
+    const problems: string[] = checkHouse(fixture('bad-house'));
+    const has = (file: string, spec: string, rule: RegExp) =>
+      problems.some((p) => p.startsWith(file) && p.includes(`'${spec}'`) && rule.test(p));
+    expect(has('packages/adapter-a/src/index.ts', '@tollgate/adapter-b', /adapter imports only @tollgate\/core/)).toBe(true);
+    expect(has('packages/adapter-a/src/index.ts', '@tollgate/http', /adapter imports only/)).toBe(true);
+    expect(has('apps/shop/src/app.ts', '@tollgate/adapter-stripe', /apps never import adapters/)).toBe(true);
+    expect(has('apps/shop/src/app.ts', '@tollgate/runtime', /only main.ts builds the runtime/)).toBe(true);
+    expect(has('apps/shop/src/app.ts', 'inversify', /packages\/runtime only/)).toBe(true);
+    expect(has('packages/http/src/index.ts', '@tollgate/runtime', /http never imports runtime/)).toBe(true);
+    // The top floor and the composition root may do what the rest may not.
+    expect(problems.some((p) => p.startsWith('apps/shop/src/main.ts') || p.startsWith('packages/runtime'))).toBe(false);
+    expect(() => execFileSync('node', [script, fixture('bad-house')], { stdio: 'pipe' })).toThrow();
+    expect(checkHouse(fixture('good-house'))).toEqual([]);
+  });
+
+  it('passes on this repository', () => {
+    expect(checkHouse(path.join(__dirname, '..', '..'))).toEqual([]);
   });
 });

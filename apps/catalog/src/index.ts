@@ -1,1 +1,3 @@
-export { createCatalogApp, createCatalogMount, createCatalogRouter } from './app';
+export { catalogOpenApi, createCatalogApp, createCatalogRouter, type CatalogAppServices } from './app';
+export { catalogRoutes, type CatalogServices } from './routes';
+export { catalogErrorBody } from './views';

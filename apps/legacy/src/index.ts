@@ -1,1 +1,3 @@
-export { createLegacyApp, createLegacyRouter } from './app';
+export { createLegacyApp, createLegacyRouter, legacyOpenApi, type LegacyAppServices } from './app';
+export { legacyRoutes, type LegacyServices } from './routes';
+export * from './schemas';

@@ -1,7 +1,5 @@
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
-import { HmacSigner } from '@tollgate/adapter-hmac';
-import { TOKENS } from '@tollgate/runtime';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createLegacyApp } from '../src';
 
@@ -10,34 +8,36 @@ let org: SeededOrg;
 
 beforeAll(async () => {
   world = await createTestWorld({ config: { signer: 'hmac' } });
-  org = await seedOrganisation(world.container, 'hmac-org');
-  await purchase(world.container, org.keys['plans.notes.business'], 'alice');
+  org = await seedOrganisation(world, 'hmac-org');
+  await purchase(world, org.keys['plans.notes.business'], 'alice');
 });
 afterAll(() => world?.close());
 
 it('signs checks with the organisation HMAC secret when SIGNER=hmac', async () => {
-  const res = await request(createLegacyApp(world.container))
-    .get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=alice`).set('x-api-key', org.liveKey).expect(200);
+  const res = await request(createLegacyApp(world))
+    .get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=alice`)
+    .set('x-api-key', org.liveKey)
+    .expect(200);
   expect(res.body.capsHashed).toBe('admin,edit,export');
-  const signer = world.container.get<HmacSigner>(TOKENS.Signer);
-  const [key] = await signer.activeKeys(org.tenant.organisationId);
+  const signer = world.core.signing;
+  const [key] = await signer.active(org.tenant.organisationId);
   const secret = signer.reveal(key);
   expect(res.body.signature).toBe(createHmac('sha256', secret).update(res.body.capsHashed).digest('hex'));
   expect(createHmac('sha256', secret).update('admin,edit,exporT').digest('hex')).not.toBe(res.body.signature);
 });
 
 it('answers an unexpected fault with a generic 500 that leaks nothing', async () => {
-  await world.container.unbind(TOKENS.Licenses);
-  world.container.bind(TOKENS.Licenses).toConstantValue({
+  const licenses = Object.assign(Object.create(world.core.licenses), {
     check: async () => {
       throw new Error('connection to postgres://admin:hunter2@db failed');
     },
   });
   const errors: unknown[] = [];
-  await world.container.unbind(TOKENS.Logger);
-  world.container.bind(TOKENS.Logger).toConstantValue({ info: () => undefined, error: (_m: string, f: unknown) => errors.push(f) });
-  const res = await request(createLegacyApp(world.container))
-    .get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=alice`).set('x-api-key', org.liveKey).expect(500);
+  const logger = { info: () => undefined, error: (_m: string, f?: Record<string, unknown>) => void errors.push(f) };
+  const res = await request(createLegacyApp({ ...world, core: { ...world.core, licenses }, logger }))
+    .get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=alice`)
+    .set('x-api-key', org.liveKey)
+    .expect(500);
   expect(res.body).toEqual({ error: 'internal error', code: 'INTERNAL' });
   expect(JSON.stringify(res.body)).not.toMatch(/hunter2|stack|at /);
   expect(JSON.stringify(errors)).toContain('hunter2');

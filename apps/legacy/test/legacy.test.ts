@@ -1,12 +1,10 @@
 import { verify, webcrypto } from 'node:crypto';
 import request from 'supertest';
 import { sql } from 'kysely';
-import { ajv, checkSchema, legacyErrorSchema, legacyFeatureWithOptionsSchema, legacyPlanFeatureSchema, legacyPlanSchema, legacyProductSchema, licenseSchema } from '@tollgate/http';
+import { ajv, checkSchema, legacyErrorSchema, legacyPlanSchema, legacyProductSchema, licenseSchema } from '@tollgate/http';
 import { publicKeyFromUncompressedHex } from '@tollgate/adapter-hmac';
-import { ApiKeyService } from '@tollgate/core';
-import { TOKENS } from '@tollgate/runtime';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
-import { createLegacyApp } from '../src';
+import { createLegacyApp, legacyFeatureWithOptionsSchema, legacyPlanFeatureSchema } from '../src';
 
 const DAY = 86_400_000;
 let world: TestWorld;
@@ -22,11 +20,11 @@ const arrayOf = (items: object) => ({ type: 'array', items });
 
 beforeAll(async () => {
   world = await createTestWorld();
-  app = createLegacyApp(world.container);
-  a = await seedOrganisation(world.container, 'acme');
-  b = await seedOrganisation(world.container, 'globex');
-  await purchase(world.container, a.keys['plans.notes.team'], 'alice', 3);
-  await purchase(world.container, a.testKeys['plans.notes.business'], 'alice', 1);
+  app = createLegacyApp(world);
+  a = await seedOrganisation(world, 'acme');
+  b = await seedOrganisation(world, 'globex');
+  await purchase(world, a.keys['plans.notes.team'], 'alice', 3);
+  await purchase(world, a.testKeys['plans.notes.business'], 'alice', 1);
 });
 afterAll(() => world?.close());
 
@@ -36,7 +34,7 @@ const get = (path: string, key?: string) => {
 };
 
 describe('legacy products, plans and features', () => {
-  it('GET /products lists the key organisation\'s products in the contract shape', async () => {
+  it("GET /products lists the key organisation's products in the contract shape", async () => {
     const res = await get('/products', a.liveKey).expect(200);
     expect(res.headers['content-type']).toBe('application/json');
     expectSchema(arrayOf(legacyProductSchema), res.body);
@@ -48,13 +46,24 @@ describe('legacy products, plans and features', () => {
     const res = await get(`/products/${a.keys['products.notes']}/plans`, a.liveKey).expect(200);
     expectSchema(arrayOf(legacyPlanSchema), res.body);
     expect(res.body.map((p: { displayName: string }) => p.displayName)).toEqual(['Free', 'Team', 'Business', 'Metered', 'Metered Pro']);
-    expect(res.body[1]).toMatchObject({ licenseType: 'perSeat', evaluation: true, evalDays: 14, pricingType: 'paid', interval: 'month', length: 1 });
+    expect(res.body[1]).toMatchObject({
+      licenseType: 'perSeat',
+      evaluation: true,
+      evalDays: 14,
+      pricingType: 'paid',
+      interval: 'month',
+      length: 1,
+    });
   });
 
   it('GET /products/:uuid/features includes featureEnumOptions (empty unless enum)', async () => {
     const res = await get(`/products/${a.keys['products.notes']}/features`, a.liveKey).expect(200);
     expectSchema(arrayOf(legacyFeatureWithOptionsSchema), res.body);
-    expect(res.body.map((f: { featureEnumOptions: { name: string }[] }) => f.featureEnumOptions.map((o) => o.name))).toEqual([[], ['light', 'dark'], []]);
+    expect(res.body.map((f: { featureEnumOptions: { name: string }[] }) => f.featureEnumOptions.map((o) => o.name))).toEqual([
+      [],
+      ['light', 'dark'],
+      [],
+    ]);
   });
 
   it('GET /plans/:uuid/features gives values with feature and enumValue', async () => {
@@ -62,7 +71,10 @@ describe('legacy products, plans and features', () => {
     expectSchema(arrayOf(legacyPlanFeatureSchema), res.body);
     const theme = res.body.find((f: { feature: { name: string } }) => f.feature.name === 'theme');
     expect(theme).toMatchObject({ value: '', enumValue: { name: 'dark' } });
-    expect(res.body.find((f: { feature: { name: string } }) => f.feature.name === 'projects')).toMatchObject({ isUnlimited: true, enumValue: null });
+    expect(res.body.find((f: { feature: { name: string } }) => f.feature.name === 'projects')).toMatchObject({
+      isUnlimited: true,
+      enumValue: null,
+    });
   });
 });
 
@@ -81,8 +93,15 @@ describe('legacy capability check', () => {
 
   it('gives a WebCrypto-verifiable signature with sigEncode=P1363', async () => {
     const res = await check(`productUuid=${a.keys['products.notes']}&granteeIds=alice,bob&sigEncode=P1363`).expect(200);
-    const key = await webcrypto.subtle.importKey('raw', Buffer.from(res.body.publicHash, 'hex'), { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
-    const ok = (m: string) => webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(res.body.signature, 'hex'), Buffer.from(m));
+    const key = await webcrypto.subtle.importKey(
+      'raw',
+      Buffer.from(res.body.publicHash, 'hex'),
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      false,
+      ['verify'],
+    );
+    const ok = (m: string) =>
+      webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(res.body.signature, 'hex'), Buffer.from(m));
     expect(await ok(res.body.capsHashed)).toBe(true);
     expect(await ok(`${res.body.capsHashed}x`)).toBe(false);
   });
@@ -106,22 +125,34 @@ describe('legacy capability check', () => {
     }
   });
 
-  it('answers 204 for grantees with nothing, 400 for missing parameters, 404 for an unknown product', async () => {
+  it('answers 204 for grantees with nothing, 400 for missing parameters, 403 for an unknown product', async () => {
     await check(`productUuid=${a.keys['products.notes']}&granteeIds=nobody`).expect(204);
-    expect((await check(`granteeIds=alice`).expect(400)).body.validationErrors).toEqual([{ property: 'productUuid', error: 'is required' }]);
+    expect((await check(`granteeIds=alice`).expect(400)).body.validationErrors).toEqual([
+      { property: 'productUuid', error: 'is required' },
+    ]);
     await check(`productUuid=${a.keys['products.notes']}`).expect(400);
     await check(`productUuid=${a.keys['products.notes']}&granteeIds=[]`).expect(400);
-    await check(`productUuid=00000000-0000-4000-8000-000000000000&granteeIds=alice`).expect(404);
+    await check(`productUuid=00000000-0000-4000-8000-000000000000&granteeIds=alice`).expect(403);
   });
 });
 
 describe('legacy POST /licenses', () => {
-  const post = (body: unknown, key = a.liveKey) => request(app).post('/licenses').set('x-api-key', key).send(body as object);
+  const post = (body: unknown, key = a.liveKey) =>
+    request(app)
+      .post('/licenses')
+      .set('x-api-key', key)
+      .send(body as object);
 
   it('creates one ad hoc license (201) and shows it in the check', async () => {
     const res = await post({ planUuid: a.keys['plans.notes.free'], member: 'm@example.com', granteeId: 'carol' }).expect(201);
     expectSchema(licenseSchema, res.body);
-    expect(res.body).toMatchObject({ granteeId: 'carol', status: 'ACTIVE', endTime: null, capabilities: [{ name: 'edit' }], isTest: false });
+    expect(res.body).toMatchObject({
+      granteeId: 'carol',
+      status: 'ACTIVE',
+      endTime: null,
+      capabilities: [{ name: 'edit' }],
+      isTest: false,
+    });
     const check = await get(`/licenses/check?productUuid=${a.keys['products.notes']}&granteeIds=carol`, a.liveKey).expect(200);
     expect(check.body.capabilities).toEqual(['edit']);
   });
@@ -143,10 +174,13 @@ describe('legacy POST /licenses', () => {
     await post('not json at all').set('content-type', 'application/json').expect(400);
     const before = (await get(`/licenses/check?productUuid=${a.keys['products.notes']}&granteeIds=erin`, a.liveKey)).status;
     expect(before).toBe(204);
-    const paid = await post([{ planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'erin' }, { planUuid: a.keys['plans.notes.business'], member: 'm', granteeId: 'erin' }]).expect(400);
+    const paid = await post([
+      { planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'erin' },
+      { planUuid: a.keys['plans.notes.business'], member: 'm', granteeId: 'erin' },
+    ]).expect(400);
     expect(paid.body.code).toBe('PLAN_NOT_FREE_OR_EVALUATION');
     await get(`/licenses/check?productUuid=${a.keys['products.notes']}&granteeIds=erin`, a.liveKey).expect(204);
-    await post({ planUuid: '00000000-0000-4000-8000-000000000000', member: 'm', granteeId: 'x' }).expect(404);
+    await post({ planUuid: '00000000-0000-4000-8000-000000000000', member: 'm', granteeId: 'x' }).expect(403);
   });
 });
 
@@ -164,7 +198,7 @@ describe('legacy authentication, scopes and tenancy', () => {
       expectSchema(legacyErrorSchema, res.body);
       await get(p, 'live_unknownkey').expect(401);
     }
-    const apiKeys = world.container.get<ApiKeyService>(TOKENS.ApiKeys);
+    const apiKeys = world.core.apiKeys;
     const created = await apiKeys.create({ organisation: 'acme', scopes: ['*'], isTest: false });
     await get('/products', created.plaintext).expect(200);
     await apiKeys.revoke(created.record.id);
@@ -176,37 +210,55 @@ describe('legacy authentication, scopes and tenancy', () => {
       const res = await get(p, b.liveKey).expect(403);
       expect(res.body.code).toBe('FORBIDDEN');
     }
-    const res = await request(app).post('/licenses').set('x-api-key', b.liveKey).send({ planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'x' }).expect(403);
+    const res = await request(app)
+      .post('/licenses')
+      .set('x-api-key', b.liveKey)
+      .send({ planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'x' })
+      .expect(403);
     expect(res.body.code).toBe('FORBIDDEN');
   });
 
   it('answers 403 when the key lacks the scope', async () => {
     await get('/products', a.readOnlyKey).expect(200);
-    await request(app).post('/licenses').set('x-api-key', a.readOnlyKey).send({ planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'x' }).expect(403);
+    await request(app)
+      .post('/licenses')
+      .set('x-api-key', a.readOnlyKey)
+      .send({ planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'x' })
+      .expect(403);
   });
 
   it('keeps test and live apart on every path', async () => {
     const testProducts = (await get('/products', a.testKey).expect(200)).body;
     expect(testProducts.map((p: { uuid: string }) => p.uuid)).toEqual([a.testKeys['products.notes']]);
-    for (const p of paths()) await get(p, a.testKey).expect(404);
+    for (const p of paths()) await get(p, a.testKey).expect(403);
     const testPaths = [
-      `/products/${a.testKeys['products.notes']}/plans`, `/products/${a.testKeys['products.notes']}/features`, `/plans/${a.testKeys['plans.notes.team']}/features`,
+      `/products/${a.testKeys['products.notes']}/plans`,
+      `/products/${a.testKeys['products.notes']}/features`,
+      `/plans/${a.testKeys['plans.notes.team']}/features`,
     ];
     for (const p of testPaths) {
       await get(p, a.testKey).expect(200);
-      await get(p, a.liveKey).expect(404);
+      await get(p, a.liveKey).expect(403);
     }
     const testCheck = await get(`/licenses/check?productUuid=${a.testKeys['products.notes']}&granteeIds=alice`, a.testKey).expect(200);
     expect(testCheck.body.capabilities).toEqual(['admin', 'edit', 'export']);
-    await get(`/licenses/check?productUuid=${a.testKeys['products.notes']}&granteeIds=alice`, a.liveKey).expect(404);
-    const created = await request(app).post('/licenses').set('x-api-key', a.testKey).send({ planUuid: a.testKeys['plans.notes.free'], member: 'm', granteeId: 'tess' }).expect(201);
+    await get(`/licenses/check?productUuid=${a.testKeys['products.notes']}&granteeIds=alice`, a.liveKey).expect(403);
+    const created = await request(app)
+      .post('/licenses')
+      .set('x-api-key', a.testKey)
+      .send({ planUuid: a.testKeys['plans.notes.free'], member: 'm', granteeId: 'tess' })
+      .expect(201);
     expect(created.body.isTest).toBe(true);
-    await request(app).post('/licenses').set('x-api-key', a.testKey).send({ planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'tess' }).expect(404);
+    await request(app)
+      .post('/licenses')
+      .set('x-api-key', a.testKey)
+      .send({ planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'tess' })
+      .expect(403);
   });
 
-  it('answers 404 in the error shape for unknown paths and ids, 400 for a malformed id', async () => {
+  it('answers 404 in the error shape for unknown paths, 403 for unknown ids, 400 for a malformed id', async () => {
     expectSchema(legacyErrorSchema, (await get('/nowhere', a.liveKey).expect(404)).body);
-    await get('/products/00000000-0000-4000-8000-000000000000/plans', a.liveKey).expect(404);
+    await get('/products/00000000-0000-4000-8000-000000000000/plans', a.liveKey).expect(403);
     await get('/plans/not-a-uuid/features', a.liveKey).expect(400);
   });
 

@@ -1,71 +1,81 @@
+import { createServer, type Server } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
-import type { Container } from 'inversify';
-import { createLegacyRouter } from '@tollgate/app-legacy';
-import { errorHandler, legacyErrorBody, LEGACY_V1_STATUS, openApiDocument, sendJson, type Logger } from '@tollgate/http';
-import { TOKENS, wrapApp } from '@tollgate/runtime';
+import type { Clock, Core, Logger, SignedLinks } from '@tollgate/core';
+import { catalogErrorBody, catalogOpenApi, createCatalogRouter } from '@tollgate/app-catalog';
+import { createLegacyRouter, legacyOpenApi } from '@tollgate/app-legacy';
+import { createCheckoutStartRouter, createV1Router, v1OpenApi } from '@tollgate/app-v1';
+import { answerClientErrors, createHttpApp, createRateLimits, legacyErrorBody, sendJson, type RateLimitConfig } from '@tollgate/http';
 
-/** A generation mounted in the combined server. */
-export interface Generation {
-  /** Serves the generation's routes; calls next() for a path it does not serve. */
-  router: RequestHandler;
-  /** Does this generation serve the method and path? (for helpful 404s) */
-  serves?(method: string, path: string): boolean;
+/** What the combined server is given by its composition root (a plain typed record). */
+export interface ServerServices {
+  core: Core;
+  logger: Logger;
+  clock: Clock;
+  links: SignedLinks;
+  config: { publicUrl: string; logRequests: boolean; rateLimits: RateLimitConfig };
+  /** Routers adapters serve: the sandbox's hosted pages, and provider webhooks by provider (raw bodies). */
+  pages: { sandbox: RequestHandler; webhooks: Record<string, RequestHandler> };
 }
 
-export interface ServerGenerations {
-  v1?: Generation;
-  catalog?: Generation;
-  /** Hosted pages of the sandbox payment provider (`/sandbox/...`). */
-  sandbox?: Generation;
-  /** Deferred checkout links of pricing tables (`/checkout/start/:token`). */
-  checkoutStart?: Generation;
-  /** Payment-provider webhooks by provider (`/webhooks/stripe`), given the raw body. */
-  webhooks?: Record<string, RequestHandler>;
-}
-
-const notFound = (message: string) => legacyErrorBody({ status: 404, code: 'ROUTE_NOT_FOUND', message, details: [] });
+const badVersion = (version: string) =>
+  legacyErrorBody({
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    message: `unsupported version ${version}: the only version is v1`,
+    details: [{ property: 'version', error: 'must be v1' }],
+  });
 
 /**
- * All generations in one process (DESIGN.md section 3): `/api` -> catalog; header `version: v1` or
- * any `/subscriptions/` path -> v1; another `version` value -> 400; everything else -> legacy.
+ * All generations in one process (DESIGN.md section 3): `/api` -> catalog; `version: v1` -> v1;
+ * another `version` value -> 400; no header -> legacy where legacy serves the method and path, else
+ * v1 where v1 serves it (the real service's clients send no header), else 404. Which paths each
+ * generation serves comes from its route table.
  */
-export function createServerApp(container: Container, generations: ServerGenerations = {}): Express {
-  const logger = container.get<Logger>(TOKENS.Logger);
-  const legacy = createLegacyRouter(container);
-  return wrapApp(container, (app) => {
+export function createServerApp(s: ServerServices): Express {
+  // One set of limiters for the process: a client's failed keys count the same in every generation.
+  const rateLimits = createRateLimits(s.config.rateLimits);
+  const catalog = createCatalogRouter({ ...s, rateLimits });
+  const v1 = createV1Router({ ...s, rateLimits });
+  const legacy = createLegacyRouter({ ...s, rateLimits });
+  const checkoutStart = createCheckoutStartRouter(s);
+  const openapi: Record<string, () => object> = {
+    legacy: () => legacyOpenApi(s.core),
+    v1: () => v1OpenApi(s),
+    catalog: () => catalogOpenApi(s.core),
+  };
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) => {
+    for (const [provider, handler] of Object.entries(s.pages.webhooks)) app.use(`/webhooks/${provider}`, handler);
     app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
     app.get('/openapi/:generation.json', (req, res, next) => {
-      const g = req.params.generation;
-      if (g !== 'legacy' && g !== 'v1' && g !== 'catalog') return next();
-      sendJson(res, 200, openApiDocument(g));
+      const doc = Object.hasOwn(openapi, req.params.generation) ? openapi[req.params.generation]() : undefined;
+      if (!doc) return next();
+      sendJson(res, 200, doc);
     });
-    if (generations.sandbox) app.use('/sandbox', generations.sandbox.router);
-    if (generations.checkoutStart) app.use('/checkout/start', generations.checkoutStart.router);
-    if (generations.catalog) app.use('/api', generations.catalog.router);
+    app.use('/sandbox', s.pages.sandbox);
+    app.use(checkoutStart.router);
 
-    const v1 = express.Router();
-    if (generations.v1) v1.use(generations.v1.router);
-    v1.use((_req, res) => sendJson(res, 404, notFound('no such v1 operation')));
-    v1.use(errorHandler(LEGACY_V1_STATUS, legacyErrorBody, logger));
-
-    const legacyApp = express.Router();
-    legacyApp.use(legacy);
-    legacyApp.use((req, res) => {
-      const hint = generations.v1?.serves?.(req.method, req.path) ? '; this path is a v1 operation: send header version: v1' : '';
-      sendJson(res, 404, notFound(`no such operation${hint}`));
-    });
-    legacyApp.use(errorHandler(LEGACY_V1_STATUS, legacyErrorBody, logger));
-
-    app.use((req, res, next) => {
+    const dispatch = express.Router();
+    dispatch.use((req, res, next) => {
+      if (req.path === '/api' || req.path.startsWith('/api/')) return catalog.router(req, res, next);
       const version = req.header('version');
-      if (version !== undefined && version !== 'v1') {
-        return sendJson(res, 400, legacyErrorBody({ status: 400, code: 'VALIDATION_FAILED', message: `unsupported version ${version}: the only version is v1`, details: [{ property: 'version', error: 'must be v1' }] }));
-      }
-      if (version === 'v1' || req.path.startsWith('/subscriptions/')) return v1(req, res, next);
-      return legacyApp(req, res, next);
+      if (version !== undefined && version !== 'v1') return sendJson(res, 400, badVersion(version));
+      if (version === 'v1') return v1.router(req, res, next);
+      if (legacy.serves(req.method, req.path)) return legacy.router(req, res, next);
+      // v1 answers what legacy does not serve, and the 404 of a path nobody serves.
+      return v1.router(req, res, next);
     });
-    app.use(errorHandler(LEGACY_V1_STATUS, legacyErrorBody, logger));
-  }, (app) => {
-    for (const [provider, handler] of Object.entries(generations.webhooks ?? {})) app.use(`/webhooks/${provider}`, handler);
+    app.use(dispatch);
   });
+}
+
+/** The HTTP server of the combined app: Node's own refusals (bad request line, huge headers) answer in the path's generation's shape. */
+export function createServerHttp(app: Express): Server {
+  const server = createServer(app);
+  answerClientErrors(server, (path, status, message) => {
+    const details = [{ property: 'request', error: message }];
+    return path === '/api' || path.startsWith('/api/') || path.startsWith('/api?')
+      ? catalogErrorBody({ status, message, details })
+      : legacyErrorBody({ status, code: 'VALIDATION_FAILED', message, details });
+  });
+  return server;
 }

@@ -1,2 +1,1 @@
-export { createServerApp, type Generation, type ServerGenerations } from './app';
-export { seedDemoIfEmpty } from './demo';
+export { createServerApp, createServerHttp, type ServerServices } from './app';

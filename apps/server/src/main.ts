@@ -1,15 +1,11 @@
-import { createServer } from 'node:http';
-import type { EventWorker, SubscriptionService } from '@tollgate/core';
-import type { Logger } from '@tollgate/http';
-import { BackgroundWork, closeContainer, ConfigError, createContainer, loadConfig, TOKENS, type WakeSignal } from '@tollgate/runtime';
-import { createServerApp, type ServerGenerations } from './app';
-import { generations } from './generations';
-import { seedDemoIfEmpty } from './demo';
+// The top floor: builds the runtime (the composition root) and serves every generation on one port.
+import { BackgroundWork, ConfigError, createRuntime, loadConfig, seedDemoIfEmpty } from '@tollgate/runtime';
+import { createServerApp, createServerHttp } from './app';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const container = await createContainer(config);
-  const demo = await seedDemoIfEmpty(container);
+  const runtime = await createRuntime(config);
+  const demo = await seedDemoIfEmpty(runtime.core);
   if (demo) {
     console.log('');
     console.log('Demo organisation "demo" created with the sample catalog (live and test).');
@@ -18,16 +14,16 @@ async function main(): Promise<void> {
     console.log(`  try: curl -H "x-api-key: ${demo.testKey.plaintext}" ${config.publicUrl}/products`);
     console.log('');
   }
-  const gens: ServerGenerations = generations(container);
-  const app = createServerApp(container, gens);
-  const logger = container.get<Logger>(TOKENS.Logger);
+  const app = createServerApp(runtime);
   const background = config.runWorker
-    ? new BackgroundWork(container.get<EventWorker>(TOKENS.EventWorker), container.get<SubscriptionService>(TOKENS.Subscriptions), container.get<WakeSignal>(TOKENS.EventQueue), logger, config.workerIntervalMs)
+    ? new BackgroundWork(runtime.core.worker, runtime.core.sweeps, runtime.wake, runtime.logger, config.workerIntervalMs)
     : undefined;
   background?.start();
-  const server = createServer(app);
+  const server = createServerHttp(app);
   server.listen(config.port, () => {
-    console.log(`Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`);
+    console.log(
+      `Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`,
+    );
     console.log(`  legacy:  ${config.publicUrl}/products            (x-api-key)`);
     console.log(`  v1:      ${config.publicUrl}/products            (x-api-key, version: v1)`);
     console.log(`  catalog: ${config.publicUrl}/api/products        (Authorization: Bearer)`);
@@ -38,7 +34,7 @@ async function main(): Promise<void> {
     stopping = true;
     server.close(async () => {
       await background?.stop();
-      await closeContainer(container);
+      await runtime.close();
       process.exit(0);
     });
   };

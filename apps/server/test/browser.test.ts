@@ -6,7 +6,6 @@ import request from 'supertest';
 import { chromium, type Browser } from 'playwright-core';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
-import { generations } from '../src/generations';
 
 // The sandbox checkout in a real browser (Debian's chromium driven by playwright-core).
 const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts');
@@ -19,14 +18,22 @@ let browser: Browser;
 
 beforeAll(async () => {
   world = await createTestWorld();
-  org = await seedOrganisation(world.container, 'browser-org');
-  server = createServer(createServerApp(world.container, generations(world.container)));
+  org = await seedOrganisation(world, 'browser-org');
+  server = createServer(createServerApp(world));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 60_000);
 
@@ -39,8 +46,12 @@ afterAll(async () => {
 it('buys a plan in the sandbox checkout page, from the link to the success redirect', async () => {
   const successUrl = `${base}/healthz`;
   const { body } = await request(server)
-    .get(`/plans/${org.keys['plans.notes.team']}/checkoutlink?successUrl=${encodeURIComponent(successUrl)}&cancelUrl=${encodeURIComponent(base)}&granteeId=browser-user&member=buyer@example.com&changeQuantity=true`)
-    .set('x-api-key', org.liveKey).set('version', 'v1').expect(200);
+    .get(
+      `/plans/${org.keys['plans.notes.team']}/checkoutlink?successUrl=${encodeURIComponent(successUrl)}&cancelUrl=${encodeURIComponent(base)}&granteeId=browser-user&member=buyer@example.com&changeQuantity=true`,
+    )
+    .set('x-api-key', org.liveKey)
+    .set('version', 'v1')
+    .expect(200);
   const checkout = new URL(body.checkoutUrl);
 
   const page = await browser.newPage();
@@ -57,7 +68,9 @@ it('buys a plan in the sandbox checkout page, from the link to the success redir
   await page.close();
 
   const check = await request(server)
-    .get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=browser-user`).set('x-api-key', org.liveKey).expect(200);
+    .get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=browser-user`)
+    .set('x-api-key', org.liveKey)
+    .expect(200);
   expect(check.body.capabilities).toEqual(['edit', 'export']);
   const count = await request(server).get('/licenses/count').set('x-api-key', org.liveKey).set('version', 'v1').expect(200);
   expect(count.body.count).toBe(4);

@@ -1,10 +1,8 @@
 import request from 'supertest';
-import { EventWorker, SubscriptionService } from '@tollgate/core';
-import { ajv, invoiceListSchema, paymentMethodSchema } from '@tollgate/http';
-import { TOKENS } from '@tollgate/runtime';
+import { invoiceListSchema, paymentMethodSchema } from '@tollgate/app-v1';
+import { ajv } from '@tollgate/http';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
-import { generations } from '../src/generations';
 
 let world: TestWorld;
 let org: SeededOrg;
@@ -12,8 +10,8 @@ let app: ReturnType<typeof createServerApp>;
 
 beforeAll(async () => {
   world = await createTestWorld();
-  org = await seedOrganisation(world.container, 'sandbox-org');
-  app = createServerApp(world.container, generations(world.container));
+  org = await seedOrganisation(world, 'sandbox-org');
+  app = createServerApp(world);
 });
 afterAll(() => world?.close());
 
@@ -24,7 +22,10 @@ function expectSchema(schema: object, body: unknown) {
   if (!validate(body)) throw new Error(ajv.errorsText(validate.errors));
 }
 const link = (plan: string, grantee: string, extra = '') =>
-  v1('get', `/plans/${plan}/checkoutlink?successUrl=https://vendor.example.com/thanks&cancelUrl=https://vendor.example.com/pricing&granteeId=${grantee}&member=buyer@example.com${extra}`);
+  v1(
+    'get',
+    `/plans/${plan}/checkoutlink?successUrl=https://vendor.example.com/thanks&cancelUrl=https://vendor.example.com/pricing&granteeId=${grantee}&member=buyer@example.com${extra}`,
+  );
 
 describe('sandbox purchase end to end over HTTP', () => {
   it('link -> page -> pay -> subscription and licenses -> check -> invoices -> portal cancel at period end', async () => {
@@ -46,10 +47,16 @@ describe('sandbox purchase end to end over HTTP', () => {
 
     const check = await v1('get', `/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=alice`).expect(200);
     expect(check.body.capabilities).toEqual(['edit', 'export']);
-    const licenses = (await v1('get', '/licenses').expect(200)).body.filter((l: { paymentService: string }) => l.paymentService === 'sandbox');
+    const licenses = (await v1('get', '/licenses').expect(200)).body.filter(
+      (l: { paymentService: string }) => l.paymentService === 'sandbox',
+    );
     expect(licenses).toHaveLength(3);
     const subscriptionId = licenses[0].subscriptionUuid;
-    expect((await v1('get', `/subscriptions/${subscriptionId}`).expect(200)).body).toMatchObject({ quantity: 3, status: 'ACTIVE', email: 'buyer@example.com' });
+    expect((await v1('get', `/subscriptions/${subscriptionId}`).expect(200)).body).toMatchObject({
+      quantity: 3,
+      status: 'ACTIVE',
+      email: 'buyer@example.com',
+    });
 
     const invoices = (await v1('get', `/subscriptions/${subscriptionId}/invoices`).expect(200)).body;
     expectSchema(invoiceListSchema, invoices);
@@ -59,13 +66,16 @@ describe('sandbox purchase end to end over HTTP', () => {
 
     world.clock.advanceDays(10);
     await v1('post', `/subscriptions/${subscriptionId}/seats`).send({ increment: 1, proration: 'always_invoice' }).expect(202);
-    await world.container.get<EventWorker>(TOKENS.EventWorker).drain();
+    await world.core.worker.drain();
     const after = (await v1('get', `/subscriptions/${subscriptionId}/invoices`).expect(200)).body;
     expectSchema(invoiceListSchema, after);
     expect(after.data).toHaveLength(2);
     const proration = after.data[0];
     expect(proration).toMatchObject({ billing_reason: 'subscription_update', status: 'paid' });
-    expect(proration.lines.data.map((l: { proration: boolean; quantity: number }) => [l.proration, l.quantity])).toEqual([[true, 3], [true, 4]]);
+    expect(proration.lines.data.map((l: { proration: boolean; quantity: number }) => [l.proration, l.quantity])).toEqual([
+      [true, 3],
+      [true, 4],
+    ]);
     expect(proration.lines.data[0].amount).toBeLessThan(0);
     // A third of a month left at 12.00 a seat: about 3 × 8.00 credited, 4 × 8.00 charged.
     expect(proration.total).toBeGreaterThan(600);
@@ -87,14 +97,21 @@ describe('sandbox purchase end to end over HTTP', () => {
 
   it('renews sandbox and free subscriptions at the end of their period, with a cycle invoice for the sandbox', async () => {
     const { body } = await link(org.keys['plans.notes.business'], 'renewer').expect(200);
-    await request(app).post(`${pathOf(body.checkoutUrl)}/pay`).type('form').send({}).expect(303);
+    await request(app)
+      .post(`${pathOf(body.checkoutUrl)}/pay`)
+      .type('form')
+      .send({})
+      .expect(303);
     const free = await link(org.keys['plans.notes.free'], 'free-renewer').expect(200);
-    await request(app).post(`${pathOf(free.body.checkoutUrl)}/pay`).type('form').send({}).expect(303);
+    await request(app)
+      .post(`${pathOf(free.body.checkoutUrl)}/pay`)
+      .type('form')
+      .send({})
+      .expect(303);
     const lic = (await v1('get', '/licenses').expect(200)).body.find((l: { granteeId: string }) => l.granteeId === 'renewer');
     const before = (await v1('get', `/subscriptions/${lic.subscriptionUuid}`)).body.expiryDate;
     world.clock.advanceDays(45);
-    const subscriptions = world.container.get<SubscriptionService>(TOKENS.Subscriptions);
-    expect(await subscriptions.sweepRenewals()).toBeGreaterThanOrEqual(2);
+    expect(await world.core.sweeps.renewals()).toBeGreaterThanOrEqual(2);
     const after = (await v1('get', `/subscriptions/${lic.subscriptionUuid}`)).body;
     expect(new Date(after.expiryDate).getTime()).toBeGreaterThan(new Date(before).getTime());
     expect(new Date(after.expiryDate).getTime()).toBeGreaterThan(world.clock.now().getTime());
@@ -102,14 +119,18 @@ describe('sandbox purchase end to end over HTTP', () => {
     const invoices = (await v1('get', `/subscriptions/${lic.subscriptionUuid}/invoices`)).body;
     expectSchema(invoiceListSchema, invoices);
     expect(invoices.data[0]).toMatchObject({ billing_reason: 'subscription_cycle', status: 'paid', total: 3000 });
-    expect(await subscriptions.sweepRenewals()).toBe(0);
+    expect(await world.core.sweeps.renewals()).toBe(0);
   });
 
   it('grants a free plan without payment', async () => {
     const { body } = await link(org.keys['plans.notes.free'], 'freddie').expect(200);
     const page = await request(app).get(pathOf(body.checkoutUrl)).expect(200);
     expect(page.text).toContain('Get it free');
-    await request(app).post(`${pathOf(body.checkoutUrl)}/pay`).type('form').send({}).expect(303);
+    await request(app)
+      .post(`${pathOf(body.checkoutUrl)}/pay`)
+      .type('form')
+      .send({})
+      .expect(303);
     const check = await v1('get', `/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=freddie`).expect(200);
     expect(check.body.capabilities).toEqual(['edit']);
     const lic = (await v1('get', '/licenses').expect(200)).body.find((l: { granteeId: string }) => l.granteeId === 'freddie');
@@ -118,16 +139,30 @@ describe('sandbox purchase end to end over HTTP', () => {
 
   it('sends the customer back to cancelUrl on cancel, refuses quantities the checkout did not allow, and 404s unknown sessions', async () => {
     const { body } = await link(org.keys['plans.notes.team'], 'carl').expect(200);
-    const res = await request(app).post(`${pathOf(body.checkoutUrl)}/cancel`).type('form').send({}).expect(303);
+    const res = await request(app)
+      .post(`${pathOf(body.checkoutUrl)}/cancel`)
+      .type('form')
+      .send({})
+      .expect(303);
     expect(res.headers.location).toBe('https://vendor.example.com/pricing');
-    const refused = await request(app).post(`${pathOf(body.checkoutUrl)}/pay`).type('form').send({ quantity: '9' }).expect(400);
+    // A canceled checkout cannot be paid (hardening finding 8); a fresh one refuses a seat count it did not offer.
+    const fresh = (await link(org.keys['plans.notes.team'], 'carl').expect(200)).body;
+    const refused = await request(app)
+      .post(`${pathOf(fresh.checkoutUrl)}/pay`)
+      .type('form')
+      .send({ quantity: '9' })
+      .expect(400);
     expect(refused.text).toContain('does not let the customer choose');
     await request(app).get('/sandbox/checkout/00000000-0000-4000-8000-000000000000').expect(404);
   });
 
   it('updates the test card from the update-payment page and cancels from the cancel page', async () => {
     const { body } = await link(org.keys['plans.notes.business'], 'dora').expect(200);
-    await request(app).post(`${pathOf(body.checkoutUrl)}/pay`).type('form').send({}).expect(303);
+    await request(app)
+      .post(`${pathOf(body.checkoutUrl)}/pay`)
+      .type('form')
+      .send({})
+      .expect(303);
     const lic = (await v1('get', '/licenses').expect(200)).body.find((l: { granteeId: string }) => l.granteeId === 'dora');
     const s = lic.subscriptionUuid;
     const pmUrl = (await v1('get', `/subscriptions/${s}/updatepaymentlink`).expect(200)).body.url;
@@ -137,7 +172,7 @@ describe('sandbox purchase end to end over HTTP', () => {
     const cancelUrl = (await v1('get', `/subscriptions/${s}/cancelpaymentlink`).expect(200)).body.url;
     expect((await request(app).get(pathOf(cancelUrl)).expect(200)).text).toContain('Cancel your subscription');
     await request(app).post(pathOf(cancelUrl)).type('form').send({}).expect(303);
-    const view = await world.container.get<SubscriptionService>(TOKENS.Subscriptions).get(org.tenant, s);
+    const view = await world.core.subscriptions.get(org.tenant, s);
     expect(view.subscription.cancelAtPeriodEnd).toBe(true);
   });
 });

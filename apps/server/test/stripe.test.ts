@@ -1,11 +1,8 @@
 import nock from 'nock';
 import request from 'supertest';
 import Stripe from 'stripe';
-import { LicenseService } from '@tollgate/core';
-import { TOKENS } from '@tollgate/runtime';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
-import { generations } from '../src/generations';
 
 const API = 'https://api.stripe.com';
 const SECRET = 'whsec_tollgate_test_secret';
@@ -19,8 +16,8 @@ const signer = new Stripe('sk_test_signer');
 
 beforeAll(async () => {
   world = await createTestWorld({ config: { stripeSecretKey: 'sk_test_tollgate', stripeWebhookSecret: SECRET } });
-  org = await seedOrganisation(world.container, 'stripe-org');
-  app = createServerApp(world.container, generations(world.container));
+  org = await seedOrganisation(world, 'stripe-org');
+  app = createServerApp(world);
 });
 afterAll(() => world?.close());
 afterEach(() => {
@@ -34,29 +31,72 @@ function webhook(event: object, options: { secret?: string; timestamp?: number }
   const header = signer.webhooks.generateTestHeaderString({ payload, secret: options.secret ?? SECRET, timestamp: options.timestamp });
   return request(app).post('/webhooks/stripe').set('content-type', 'application/json').set('stripe-signature', header).send(payload);
 }
-const event = (id: string, type: string, object: object) => ({ id, object: 'event', type, data: { object }, created: now, livemode: false, api_version: '2026-10-28.endive' });
+const event = (id: string, type: string, object: object) => ({
+  id,
+  object: 'event',
+  type,
+  data: { object },
+  created: now,
+  livemode: false,
+  api_version: '2026-10-28.endive',
+});
 const stripeSubscription = (over: object = {}, item: object = {}) => ({
-  id: 'sub_1', object: 'subscription', status: 'active', customer: 'cus_1', cancel_at_period_end: false, canceled_at: null,
-  items: { object: 'list', data: [{ id: 'si_1', quantity: 3, current_period_start: now, current_period_end: now + 30 * DAY, price: { id: 'price_1', product: 'prod_1' }, ...item }] },
+  id: 'sub_1',
+  object: 'subscription',
+  status: 'active',
+  customer: 'cus_1',
+  cancel_at_period_end: false,
+  canceled_at: null,
+  items: {
+    object: 'list',
+    data: [
+      {
+        id: 'si_1',
+        quantity: 3,
+        current_period_start: now,
+        current_period_end: now + 30 * DAY,
+        price: { id: 'price_1', product: 'prod_1' },
+        ...item,
+      },
+    ],
+  },
   ...over,
 });
-const licenses = () => world.container.get<LicenseService>(TOKENS.Licenses).list(org.tenant, {});
+const licenses = () => world.core.licenses.list(org.tenant, {});
 const check = (grantee: string) =>
   request(app).get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=${grantee}`).set('x-api-key', org.liveKey);
 const sessionReply = () => ({
-  id: 'cs_1', object: 'checkout.session', mode: 'subscription', client_reference_id: sessionId, payment_status: 'paid', subscription: 'sub_1', customer: 'cus_1',
-  customer_details: { email: 'payer@example.com' }, line_items: { object: 'list', data: [{ id: 'li_1', quantity: 3 }] },
+  id: 'cs_1',
+  object: 'checkout.session',
+  mode: 'subscription',
+  client_reference_id: sessionId,
+  payment_status: 'paid',
+  subscription: 'sub_1',
+  customer: 'cus_1',
+  customer_details: { email: 'payer@example.com' },
+  line_items: { object: 'list', data: [{ id: 'li_1', quantity: 3 }] },
 });
 
 describe('Stripe through the server: checkout links and verified webhooks', () => {
   it('sends the checkout link request to Stripe', async () => {
     let body: Record<string, string> = {};
-    nock(API).post('/v1/checkout/sessions', (b) => ((body = b), true)).reply(200, { id: 'cs_1', url: 'https://checkout.stripe.com/c/cs_1' });
+    nock(API)
+      .post('/v1/checkout/sessions', (b) => ((body = b), true))
+      .reply(200, { id: 'cs_1', url: 'https://checkout.stripe.com/c/cs_1' });
     const res = await request(app)
-      .get(`/plans/${org.keys['plans.notes.team']}/checkoutlink?successUrl=https://v.example.com/ok&cancelUrl=https://v.example.com/no&granteeId=alice&member=m@example.com&quantity=3`)
-      .set('x-api-key', org.liveKey).set('version', 'v1').expect(200);
+      .get(
+        `/plans/${org.keys['plans.notes.team']}/checkoutlink?successUrl=https://v.example.com/ok&cancelUrl=https://v.example.com/no&granteeId=alice&member=m@example.com&quantity=3`,
+      )
+      .set('x-api-key', org.liveKey)
+      .set('version', 'v1')
+      .expect(200);
     expect(res.body.checkoutUrl).toBe('https://checkout.stripe.com/c/cs_1');
-    expect(body).toMatchObject({ mode: 'subscription', 'line_items[0][quantity]': '3', 'line_items[0][price_data][unit_amount]': '1200', currency: 'usd' });
+    expect(body).toMatchObject({
+      mode: 'subscription',
+      'line_items[0][quantity]': '3',
+      'line_items[0][price_data][unit_amount]': '1200',
+      currency: 'usd',
+    });
     sessionId = body.client_reference_id;
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -72,7 +112,11 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
   it('checkout.session.completed: re-fetches the session, creates subscription and licenses, syncs the period; a replay applies once', async () => {
     nock(API).get('/v1/checkout/sessions/cs_1').query({ 'expand[0]': 'line_items' }).reply(200, sessionReply());
     nock(API).get('/v1/subscriptions/sub_1').reply(200, stripeSubscription());
-    const e = event('evt_1', 'checkout.session.completed', { id: 'cs_1', object: 'checkout.session', client_reference_id: 'forged-in-body' });
+    const e = event('evt_1', 'checkout.session.completed', {
+      id: 'cs_1',
+      object: 'checkout.session',
+      client_reference_id: 'forged-in-body',
+    });
     expect((await webhook(e).expect(200)).body).toEqual({ received: true, result: 'completed' });
     const created = await licenses();
     expect(created).toHaveLength(3);
@@ -85,60 +129,95 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
   });
 
   it('customer.subscription.updated: syncs status, scheduled cancellation and seats from the re-fetched subscription', async () => {
-    nock(API).get('/v1/subscriptions/sub_1').reply(200, stripeSubscription({ cancel_at_period_end: true }, { quantity: 5 }));
+    nock(API)
+      .get('/v1/subscriptions/sub_1')
+      .reply(200, stripeSubscription({ cancel_at_period_end: true }, { quantity: 5 }));
     const e = event('evt_2', 'customer.subscription.updated', { id: 'sub_1', object: 'subscription', status: 'canceled' });
     expect((await webhook(e).expect(200)).body.result).toBe('applied');
     const ls = await licenses();
     expect(ls).toHaveLength(5);
     expect(ls.every((l) => l.cancelAtPeriodEnd && l.status === 'ACTIVE')).toBe(true);
     // A replay re-fetches (Stripe is the truth) but applies nothing.
-    nock(API).get('/v1/subscriptions/sub_1').reply(200, stripeSubscription({ cancel_at_period_end: false }, { quantity: 9 }));
+    nock(API)
+      .get('/v1/subscriptions/sub_1')
+      .reply(200, stripeSubscription({ cancel_at_period_end: false }, { quantity: 9 }));
     expect((await webhook(e).expect(200)).body.result).toBe('duplicate');
     expect(await licenses()).toHaveLength(5);
   });
 
   it('invoice.paid: extends the licenses to the paid period', async () => {
-    nock(API).get('/v1/invoices/in_1').reply(200, {
-      id: 'in_1', object: 'invoice', parent: { type: 'subscription_details', subscription_details: { subscription: 'sub_1' } },
-      lines: { object: 'list', data: [{ id: 'il_1', period: { start: now + 30 * DAY, end: now + 60 * DAY } }] },
-    });
+    nock(API)
+      .get('/v1/invoices/in_1')
+      .reply(200, {
+        id: 'in_1',
+        object: 'invoice',
+        parent: { type: 'subscription_details', subscription_details: { subscription: 'sub_1' } },
+        lines: { object: 'list', data: [{ id: 'il_1', period: { start: now + 30 * DAY, end: now + 60 * DAY } }] },
+      });
     expect((await webhook(event('evt_3', 'invoice.paid', { id: 'in_1', object: 'invoice' })).expect(200)).body.result).toBe('applied');
     expect((await licenses()).every((l) => l.endTime?.getTime() === (now + 60 * DAY) * 1000)).toBe(true);
   });
 
   it('customer.subscription.deleted: cancels the subscription and its licenses; the check shows nothing', async () => {
-    nock(API).get('/v1/subscriptions/sub_1').reply(200, stripeSubscription({ status: 'canceled', canceled_at: now }));
-    expect((await webhook(event('evt_4', 'customer.subscription.deleted', { id: 'sub_1', object: 'subscription' })).expect(200)).body.result).toBe('applied');
+    nock(API)
+      .get('/v1/subscriptions/sub_1')
+      .reply(200, stripeSubscription({ status: 'canceled', canceled_at: now }));
+    expect(
+      (await webhook(event('evt_4', 'customer.subscription.deleted', { id: 'sub_1', object: 'subscription' })).expect(200)).body.result,
+    ).toBe('applied');
     expect((await licenses()).every((l) => l.status === 'CANCELED')).toBe(true);
     await check('alice').expect(204);
   });
 
   it('waits for an asynchronous payment: completed-but-unpaid does nothing, async_payment_succeeded completes', async () => {
     let ref = '';
-    nock(API).post('/v1/checkout/sessions', (b) => ((ref = b.client_reference_id), true)).reply(200, { id: 'cs_2', url: 'https://checkout.stripe.com/c/cs_2' });
+    nock(API)
+      .post('/v1/checkout/sessions', (b) => ((ref = b.client_reference_id), true))
+      .reply(200, { id: 'cs_2', url: 'https://checkout.stripe.com/c/cs_2' });
     await request(app)
-      .get(`/plans/${org.keys['plans.notes.business']}/checkoutlink?successUrl=https://v.example.com/ok&cancelUrl=https://v.example.com/no&granteeId=bea&member=bea@example.com`)
-      .set('x-api-key', org.liveKey).set('version', 'v1').expect(200);
-    const session = (payment_status: string) => ({ ...sessionReply(), id: 'cs_2', client_reference_id: ref, payment_status, subscription: 'sub_2', line_items: { data: [{ quantity: 1 }] } });
+      .get(
+        `/plans/${org.keys['plans.notes.business']}/checkoutlink?successUrl=https://v.example.com/ok&cancelUrl=https://v.example.com/no&granteeId=bea&member=bea@example.com`,
+      )
+      .set('x-api-key', org.liveKey)
+      .set('version', 'v1')
+      .expect(200);
+    const session = (payment_status: string) => ({
+      ...sessionReply(),
+      id: 'cs_2',
+      client_reference_id: ref,
+      payment_status,
+      subscription: 'sub_2',
+      line_items: { data: [{ quantity: 1 }] },
+    });
     nock(API).get('/v1/checkout/sessions/cs_2').query(true).reply(200, session('unpaid'));
     expect((await webhook(event('evt_7', 'checkout.session.completed', { id: 'cs_2' })).expect(200)).body.result).toBe('awaiting payment');
     await check('bea').expect(204);
     nock(API).get('/v1/checkout/sessions/cs_2').query(true).reply(200, session('paid'));
-    nock(API).get('/v1/subscriptions/sub_2').reply(200, stripeSubscription({ id: 'sub_2' }, { quantity: 1 }));
-    expect((await webhook(event('evt_8', 'checkout.session.async_payment_succeeded', { id: 'cs_2' })).expect(200)).body.result).toBe('completed');
+    nock(API)
+      .get('/v1/subscriptions/sub_2')
+      .reply(200, stripeSubscription({ id: 'sub_2' }, { quantity: 1 }));
+    expect((await webhook(event('evt_8', 'checkout.session.async_payment_succeeded', { id: 'cs_2' })).expect(200)).body.result).toBe(
+      'completed',
+    );
     expect((await check('bea').expect(200)).body.capabilities).toEqual(['admin', 'edit', 'export']);
   });
 
   it('customer.subscription.created for a subscription already recorded: syncs it', async () => {
-    nock(API).get('/v1/subscriptions/sub_2').reply(200, stripeSubscription({ id: 'sub_2', status: 'trialing' }, { quantity: 1 }));
+    nock(API)
+      .get('/v1/subscriptions/sub_2')
+      .reply(200, stripeSubscription({ id: 'sub_2', status: 'trialing' }, { quantity: 1 }));
     expect((await webhook(event('evt_9', 'customer.subscription.created', { id: 'sub_2' })).expect(200)).body.result).toBe('applied');
     const bea = (await licenses()).find((l) => l.granteeId === 'bea');
     expect(bea?.status).toBe('TRIALING');
   });
 
   it('acknowledges events it does not handle, and ones about objects that are not ours', async () => {
-    expect((await webhook(event('evt_5', 'customer.created', { id: 'cus_2', object: 'customer' })).expect(200)).body.result).toBe('ignored');
-    nock(API).get('/v1/subscriptions/sub_other').reply(200, stripeSubscription({ id: 'sub_other' }));
+    expect((await webhook(event('evt_5', 'customer.created', { id: 'cus_2', object: 'customer' })).expect(200)).body.result).toBe(
+      'ignored',
+    );
+    nock(API)
+      .get('/v1/subscriptions/sub_other')
+      .reply(200, stripeSubscription({ id: 'sub_other' }));
     expect((await webhook(event('evt_6', 'customer.subscription.updated', { id: 'sub_other' })).expect(200)).body.result).toBe('unknown');
   });
 });

@@ -4,7 +4,8 @@ import { ajv } from '@tollgate/http';
 
 export function expectSchema(schema: object, body: unknown): void {
   const validate = ajv.compile(schema);
-  if (!validate(body)) throw new Error(`response does not match the contract: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
+  if (!validate(body))
+    throw new Error(`response does not match the contract: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
 }
 
 export const arrayOf = (items: object) => ({ type: 'array', items });

@@ -1,2 +1,2 @@
-export { EcdsaSigner, HmacSigner, publicKeyFromUncompressedHex, uncompressedHex } from './signers';
+export { EcdsaP256Scheme, HmacSha256Scheme, publicKeyFromUncompressedHex, uncompressedHex } from './schemes';
 export { SecretBox } from './secret-box';

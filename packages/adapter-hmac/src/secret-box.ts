@@ -1,10 +1,11 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { KeyCipher } from '@tollgate/core';
 
 /**
  * Encrypts secrets at rest with AES-256-GCM under a key derived (SHA-256) from the configured
  * master secret. Format: v1.<iv>.<tag>.<ciphertext>, base64url parts.
  */
-export class SecretBox {
+export class SecretBox implements KeyCipher {
   private readonly key: Buffer;
 
   constructor(masterSecret: string) {

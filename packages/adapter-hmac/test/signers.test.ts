@@ -1,13 +1,66 @@
-import { createHash, createHmac, verify, webcrypto } from 'node:crypto';
-import { FixedClock, InMemoryUnitOfWork } from '@tollgate/core/testing';
-import { EcdsaSigner, HmacSigner, publicKeyFromUncompressedHex, SecretBox } from '../src';
+import { createHash, createHmac, createPrivateKey, verify, webcrypto } from 'node:crypto';
+import { SigningKeys } from '@tollgate/core';
+import {
+  describeSignatureSchemeContract,
+  FixedClock,
+  InMemoryUnitOfWork,
+  PlainCipher,
+  RandomIds,
+  FakeScheme,
+} from '@tollgate/core/testing';
+import { EcdsaP256Scheme, HmacSha256Scheme, publicKeyFromUncompressedHex, SecretBox } from '../src';
 
-const deps = () => ({ uow: new InMemoryUnitOfWork(), clock: new FixedClock(), masterSecret: 'a master secret for tests' });
+// RFC 6979 A.2.5: P-256 key, message "sample", SHA-256 (r || s).
+const rfc6979 = (() => {
+  const hex = (h: string) => Buffer.from(h, 'hex').toString('base64url');
+  const [d, x, y] = [
+    'C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721',
+    '60FED4BA255A9D31C961EB74C6356D68C049B8923B61FA6CE669622E60F29FB6',
+    '7903FE1008B8BC99A41AE9E95628BC64F2F1B20C2D7E9F5177A3C294D4462299',
+  ];
+  const secret = createPrivateKey({ key: { kty: 'EC', crv: 'P-256', d: hex(d), x: hex(x), y: hex(y) }, format: 'jwk' }).export({
+    format: 'der',
+    type: 'pkcs8',
+  });
+  const r = 'EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716';
+  const s = 'F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8';
+  // DER: SEQUENCE { INTEGER r, INTEGER s }, each with a leading zero byte when its top bit is set.
+  const int = (v: string) => (parseInt(v.slice(0, 2), 16) >= 0x80 ? `0221 00${v}` : `0220${v}`).replace(' ', '');
+  const body = int(r) + int(s);
+  return {
+    name: 'RFC 6979 A.2.5 (P-256, SHA-256, "sample")',
+    secret,
+    publicKey: `04${x}${y}`.toLowerCase(),
+    message: 'sample',
+    deterministic: false,
+    signatures: { p1363: (r + s).toLowerCase(), der: `30${(body.length / 2).toString(16)}${body}`.toLowerCase() },
+  };
+})();
+
+// RFC 4231 test case 2.
+const rfc4231 = {
+  name: 'RFC 4231 test case 2',
+  secret: Buffer.from('Jefe'),
+  publicKey: '',
+  message: 'what do ya want for nothing?',
+  deterministic: true,
+  signatures: { der: '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843' },
+};
+
+describeSignatureSchemeContract('ECDSA P-256', new EcdsaP256Scheme(), [rfc6979]);
+describeSignatureSchemeContract('HMAC-SHA256', new HmacSha256Scheme(), [rfc4231]);
+describeSignatureSchemeContract('fake (core testing)', new FakeScheme(), [rfc4231]);
+
+const keys = (scheme: EcdsaP256Scheme | HmacSha256Scheme, uow = new InMemoryUnitOfWork(), clock = new FixedClock()) => ({
+  keys: new SigningKeys({ uow, clock, ids: new RandomIds(), scheme, cipher: new SecretBox('a master secret for tests') }),
+  uow,
+  clock,
+});
 const org = 'b8f3c1de-0000-4000-8000-000000000001';
 
-describe('ECDSA P-256 signer', () => {
+describe('ECDSA P-256 signing keys', () => {
   it('signs capsHashed so that the public key alone verifies it (DER, node crypto)', async () => {
-    const signer = new EcdsaSigner(deps());
+    const { keys: signer } = keys(new EcdsaP256Scheme());
     const { signature, publicHash } = await signer.sign(org, 'edit,export');
     expect(publicHash).toMatch(/^04[0-9a-f]{128}$/);
     const key = publicKeyFromUncompressedHex(publicHash);
@@ -16,35 +69,45 @@ describe('ECDSA P-256 signer', () => {
   });
 
   it('gives raw r||s (P1363) that WebCrypto verifies with the raw public key', async () => {
-    const signer = new EcdsaSigner(deps());
+    const { keys: signer } = keys(new EcdsaP256Scheme());
     const { signature, publicHash } = await signer.sign(org, 'admin,edit', { encoding: 'p1363' });
     expect(signature).toHaveLength(128);
-    const key = await webcrypto.subtle.importKey('raw', Buffer.from(publicHash, 'hex'), { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
-    const ok = await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(signature, 'hex'), Buffer.from('admin,edit'));
-    const tampered = await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(signature, 'hex'), Buffer.from('admin,edjt'));
+    const key = await webcrypto.subtle.importKey('raw', Buffer.from(publicHash, 'hex'), { name: 'ECDSA', namedCurve: 'P-256' }, false, [
+      'verify',
+    ]);
+    const ok = await webcrypto.subtle.verify(
+      { name: 'ECDSA', hash: 'SHA-256' },
+      key,
+      Buffer.from(signature, 'hex'),
+      Buffer.from('admin,edit'),
+    );
+    const tampered = await webcrypto.subtle.verify(
+      { name: 'ECDSA', hash: 'SHA-256' },
+      key,
+      Buffer.from(signature, 'hex'),
+      Buffer.from('admin,edjt'),
+    );
     expect([ok, tampered]).toEqual([true, false]);
   });
 
   it('keeps one key per organisation, creates it on first use and rotates without dropping the old one', async () => {
-    const d = deps();
-    const signer = new EcdsaSigner(d);
+    const { keys: signer, uow, clock } = keys(new EcdsaP256Scheme());
     const first = await signer.sign(org, 'x');
     expect((await signer.sign(org, 'y')).publicHash).toBe(first.publicHash);
-    expect((await new EcdsaSigner(d).sign(org, 'z')).publicHash).toBe(first.publicHash);
+    expect((await keys(new EcdsaP256Scheme(), uow, clock).keys.sign(org, 'z')).publicHash).toBe(first.publicHash);
     expect((await signer.sign('b8f3c1de-0000-4000-8000-000000000002', 'x')).publicHash).not.toBe(first.publicHash);
-    d.clock.advanceDays(30);
+    clock.advanceDays(30);
     const rotated = await signer.rotate(org);
     const after = await signer.sign(org, 'x');
     expect(after.publicHash).toBe(rotated.publicKey);
-    expect((await signer.activeKeys(org)).map((k) => k.publicKey)).toEqual([rotated.publicKey, first.publicHash]);
-    expect(EcdsaSigner.publicPem(rotated)).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+    expect((await signer.active(org)).map((k) => k.publicKey)).toEqual([rotated.publicKey, first.publicHash]);
+    expect(signer.publicKeyPem(rotated)).toMatch(/^-----BEGIN PUBLIC KEY-----/);
   });
 
   it('stores the private key only encrypted', async () => {
-    const d = deps();
-    const signer = new EcdsaSigner(d);
+    const { keys: signer } = keys(new EcdsaP256Scheme());
     await signer.sign(org, 'x');
-    const [record] = await signer.activeKeys(org);
+    const [record] = await signer.active(org);
     const plain = signer.reveal(record);
     expect(record.secretCiphertext).not.toContain(plain.toString('base64url'));
     expect(record.secretCiphertext).not.toContain(plain.toString('hex'));
@@ -52,11 +115,11 @@ describe('ECDSA P-256 signer', () => {
   });
 });
 
-describe('HMAC-SHA256 signer', () => {
+describe('HMAC-SHA256 signing keys', () => {
   it('signs with the organisation secret; publicHash is the SHA-256 of the key id', async () => {
-    const signer = new HmacSigner(deps());
+    const { keys: signer } = keys(new HmacSha256Scheme());
     const { signature, publicHash } = await signer.sign(org, 'edit');
-    const [record] = await signer.activeKeys(org);
+    const [record] = await signer.active(org);
     const secret = signer.reveal(record);
     expect(signature).toBe(createHmac('sha256', secret).update('edit').digest('hex'));
     expect(createHmac('sha256', secret).update('edjt').digest('hex')).not.toBe(signature);
@@ -65,5 +128,9 @@ describe('HMAC-SHA256 signer', () => {
 
   it('refuses a short master secret', () => {
     expect(() => new SecretBox('short')).toThrow(/at least 16/);
+  });
+
+  it('the plain test cipher round-trips', () => {
+    expect(new PlainCipher().open(new PlainCipher().seal(Buffer.from('x'))).toString()).toBe('x');
   });
 });

@@ -2,11 +2,15 @@ import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvid
 import { Pool, types } from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from './pglite-pool';
-import type { Database } from './schema';
+import type { ChangeFeed } from '@tollgate/core';
+import { PGliteChangeFeed, PostgresChangeFeed } from './change-feed';
+import type { DB } from './schema';
 import * as initial from './migrations/2026-11-22T00-initial';
 import * as signingKeys from './migrations/2026-11-22T01-signing-keys';
 import * as billing from './migrations/2026-11-22T02-billing';
 import * as idempotency from './migrations/2026-11-22T03-idempotency';
+import * as hardening from './migrations/2026-11-22T04-hardening';
+import * as changeFeed from './migrations/2026-11-22T05-change-feed';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +18,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T01-signing-keys': signingKeys,
   '2026-11-22T02-billing': billing,
   '2026-11-22T03-idempotency': idempotency,
+  '2026-11-22T04-hardening': hardening,
+  '2026-11-22T05-change-feed': changeFeed,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
@@ -37,8 +43,10 @@ export interface DatabaseOptions {
 }
 
 export interface DatabaseHandle {
-  db: Kysely<Database>;
+  db: Kysely<DB>;
   kind: 'postgres' | 'pglite';
+  /** A new change feed over this database: a LISTEN connection of its own (server), or PGlite's in-process channel. */
+  changeFeed(options?: { onError?: (e: unknown) => void; applicationName?: string }): ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -48,16 +56,17 @@ export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
     // An idle connection the server closes (restart, failover) is dropped by the pool and replaced
     // on next use; without a listener pg would raise it as an uncaught error and end the process.
     pool.on('error', (err) => options.onIdleError?.(err));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const url = options.url;
+    return { db, kind: 'postgres', changeFeed: (o) => new PostgresChangeFeed(url, o), close: () => db.destroy() };
   }
   const pglite = new PGlite(options.dataDir);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }) });
-  return { db, kind: 'pglite', close: () => db.destroy() };
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }) });
+  return { db, kind: 'pglite', changeFeed: () => new PGliteChangeFeed(pglite), close: () => db.destroy() };
 }
 
 /** Applies every pending migration; applying them again is a no-op. Returns the names applied now. */
-export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

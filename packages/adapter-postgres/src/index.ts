@@ -1,5 +1,6 @@
 export { openDatabase, migrateToLatest, type DatabaseHandle, type DatabaseOptions } from './database';
 export { PostgresUnitOfWork } from './unit-of-work';
 export { PGlitePool } from './pglite-pool';
-export type { Database } from './schema';
+export type { DB as Database } from './schema';
 export { createTestDatabase, type TestDatabase } from './test-database';
+export { PostgresChangeFeed, PGliteChangeFeed, parseChange, CHANGE_CHANNEL } from './change-feed';

@@ -39,21 +39,22 @@ const STYLE = `
 
 export function page(title: string, body: Html): string {
   return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Tollgate sandbox</title>
-<style>${new Html(STYLE)}</style>
-</head>
-<body>
-<main>
-<p class="badge" role="note">Sandbox: no real payment is taken</p>
-${body}
-</main>
-</body>
-</html>
-`.text;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Tollgate sandbox</title>
+        <style>
+          ${new Html(STYLE)}
+        </style>
+      </head>
+      <body>
+        <main>
+          <p class="badge" role="note">Sandbox: no real payment is taken</p>
+          ${body}
+        </main>
+      </body>
+    </html> `.text;
 }
 
 export function money(minor: number, currency: string): string {

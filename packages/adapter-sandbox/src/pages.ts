@@ -1,19 +1,36 @@
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import {
-  isDomainError, unitAmount, type CheckoutService, type SubscriptionService,
+  assertCleanText,
+  DomainError,
+  ErrorCodes,
+  isDomainError,
+  unitAmount,
+  type CheckoutService,
+  type Logger,
+  type SubscriptionLifecycle,
 } from '@tollgate/core';
 import { html, money, page } from './html';
 import type { SandboxPage, SandboxPaymentProvider } from './provider';
 
 export interface SandboxPagesDeps {
   checkout: CheckoutService;
-  subscriptions: SubscriptionService;
+  subscriptions: SubscriptionLifecycle;
   provider: SandboxPaymentProvider;
+  logger: Logger;
 }
 
 const STATUS: Record<string, number> = {
-  CHECKOUT_SESSION_NOT_FOUND: 404, SUBSCRIPTION_NOT_FOUND: 404, CHECKOUT_ALREADY_COMPLETED: 409, NOT_FOUND: 404,
+  CHECKOUT_SESSION_NOT_FOUND: 404,
+  SUBSCRIPTION_NOT_FOUND: 404,
+  CHECKOUT_ALREADY_COMPLETED: 409,
+  CHECKOUT_CANCELED: 409,
+  NOT_FOUND: 404,
 };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+/** Forms of the hosted pages are small: past this, 413. */
+export const FORM_LIMIT = '10kb';
 
 function sendPage(res: Response, status: number, title: string, body: ReturnType<typeof html>): void {
   const text = page(title, body);
@@ -34,33 +51,79 @@ const redirect = (res: Response, url: string) => {
  */
 export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
   const r = express.Router();
-  r.use(express.urlencoded({ extended: false, limit: '10kb' }));
+  r.use(express.urlencoded({ extended: false, limit: FORM_LIMIT }));
+  // Ids are parsed as UUIDs before any query; query strings and forms hold only text we can keep.
+  r.param('sessionId', (_req, _res, next, id) =>
+    next(UUID.test(String(id)) ? undefined : new DomainError(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session')),
+  );
+  r.param('subscriptionId', (_req, _res, next, id) =>
+    next(UUID.test(String(id)) ? undefined : new DomainError(ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'no such subscription')),
+  );
+  r.use((req, _res, next) => {
+    assertCleanText(req.query, 'query');
+    if (req.body) assertCleanText(req.body, 'form');
+    next();
+  });
 
   r.get('/checkout/:sessionId', async (req, res) => {
     const { session, plan, catalog } = await deps.checkout.session(req.params.sessionId);
     const o = session.options;
     const price = unitAmount(plan, o.currency, catalog.currencies);
     const free = plan.pricingType === 'free';
+    if (session.status === 'canceled') {
+      return sendPage(
+        res,
+        409,
+        'Checkout canceled',
+        html`<h1>This checkout was canceled</h1>
+          <p><a href="${session.cancelUrl}">Back</a></p>`,
+      );
+    }
     if (session.status === 'completed') {
-      return sendPage(res, 200, 'Already paid', html`<h1>This checkout is complete</h1><p>It has already been paid.</p><p><a href="${session.successUrl}">Continue</a></p>`);
+      return sendPage(
+        res,
+        200,
+        'Already paid',
+        html`<h1>This checkout is complete</h1>
+          <p>It has already been paid.</p>
+          <p><a href="${session.successUrl}">Continue</a></p>`,
+      );
     }
     const perSeat = plan.licenseType === 'perSeat';
     const action = `/sandbox/checkout/${session.id}`;
-    sendPage(res, 200, `Checkout: ${plan.displayName}`, html`
-<h1>Checkout</h1>
-<dl>
-  <dt>Product</dt><dd>${catalog.product.displayName}</dd>
-  <dt>Plan</dt><dd id="plan">${plan.displayName}</dd>
-  <dt>Price</dt><dd id="price">${free ? 'Free' : `${money(price, o.currency)}${perSeat ? ' per seat' : ''} per ${plan.length > 1 ? `${plan.length} ${plan.interval}s` : plan.interval}`}</dd>
-  <dt>Seats</dt><dd id="seats">${o.quantity}</dd>
-  <dt>Grantee</dt><dd id="grantee">${session.granteeId}</dd>
-  ${free ? '' : html`<dt>Total today</dt><dd class="total" id="total">${plan.trialDays ? `${money(0, o.currency)} (${plan.trialDays}-day trial)` : money(price * o.quantity, o.currency)}</dd>`}
-</dl>
-<form method="post" action="${action}/pay">
-  ${o.changeQuantity && perSeat ? html`<label for="quantity">Seats</label><input id="quantity" name="quantity" type="number" inputmode="numeric" min="${Math.max(1, plan.perSeatAmount)}" value="${o.quantity}" required>` : ''}
-  <button type="submit" id="pay">${free ? 'Get it free' : 'Pay'}</button>
-</form>
-<form method="post" action="${action}/cancel"><button type="submit" class="secondary">Cancel</button></form>`);
+    sendPage(
+      res,
+      200,
+      `Checkout: ${plan.displayName}`,
+      html` <h1>Checkout</h1>
+        <dl>
+          <dt>Product</dt>
+          <dd>${catalog.product.displayName}</dd>
+          <dt>Plan</dt>
+          <dd id="plan">${plan.displayName}</dd>
+          <dt>Price</dt>
+          <dd id="price">
+            ${free ? 'Free' : `${money(price, o.currency)}${perSeat ? ' per seat' : ''} per ${plan.length > 1 ? `${plan.length} ${plan.interval}s` : plan.interval}`}
+          </dd>
+          <dt>Seats</dt>
+          <dd id="seats">${o.quantity}</dd>
+          <dt>Grantee</dt>
+          <dd id="grantee">${session.granteeId}</dd>
+          ${
+            free
+              ? ''
+              : html`<dt>Total today</dt>
+                  <dd class="total" id="total">
+                    ${plan.trialDays ? `${money(0, o.currency)} (${plan.trialDays}-day trial)` : money(price * o.quantity, o.currency)}
+                  </dd>`
+          }
+        </dl>
+        <form method="post" action="${action}/pay">
+          ${o.changeQuantity && perSeat ? html`<label for="quantity">Seats</label><input id="quantity" name="quantity" type="number" inputmode="numeric" min="${Math.max(1, plan.perSeatAmount)}" value="${o.quantity}" required />` : ''}
+          <button type="submit" id="pay">${free ? 'Get it free' : 'Pay'}</button>
+        </form>
+        <form method="post" action="${action}/cancel"><button type="submit" class="secondary">Cancel</button></form>`,
+    );
   });
 
   r.post('/checkout/:sessionId/pay', async (req, res) => {
@@ -70,7 +133,7 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
   });
 
   r.post('/checkout/:sessionId/cancel', async (req, res) => {
-    const { session } = await deps.checkout.session(req.params.sessionId);
+    const session = await deps.checkout.cancelCheckout(req.params.sessionId);
     redirect(res, session.cancelUrl);
   });
 
@@ -82,7 +145,14 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     const tenant = await deps.subscriptions.tenantOf(id);
     return { id, tenant, token: token as string };
   }
-  const forbidden = (res: Response) => sendPage(res, 403, 'Link not valid', html`<h1>This link is not valid</h1><p>Ask for a new link from the app you subscribed in.</p>`);
+  const forbidden = (res: Response) =>
+    sendPage(
+      res,
+      403,
+      'Link not valid',
+      html`<h1>This link is not valid</h1>
+        <p>Ask for a new link from the app you subscribed in.</p>`,
+    );
 
   r.get('/portal/:subscriptionId', async (req, res) => {
     const a = await authorised(req, 'portal');
@@ -91,23 +161,52 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     const invoices = await deps.subscriptions.invoices(a.tenant, a.id);
     const s = view.subscription;
     const running = s.status !== 'CANCELED';
-    sendPage(res, 200, 'Your subscription', html`
-<h1>Your subscription</h1>
-<dl>
-  <dt>Product</dt><dd>${view.product.displayName}</dd>
-  <dt>Plan</dt><dd>${view.plan.displayName}</dd>
-  <dt>Status</dt><dd id="status">${s.status}${s.cancelAtPeriodEnd && running ? ' (ends at period end)' : ''}</dd>
-  <dt>Seats</dt><dd>${s.quantity}</dd>
-  <dt>${s.cancelAtPeriodEnd ? 'Ends on' : 'Renews on'}</dt><dd>${s.currentPeriodEnd.toISOString().slice(0, 10)}</dd>
-</dl>
-<h2>Invoices</h2>
-<table><caption class="visually-hidden">Invoices, newest first</caption>
-<thead><tr><th scope="col">Number</th><th scope="col">Date</th><th scope="col">Amount</th><th scope="col">Status</th></tr></thead>
-<tbody>${invoices.data.map((i) => html`<tr><td>${i.number}</td><td>${new Date(Number(i.created) * 1000).toISOString().slice(0, 10)}</td><td>${money(Number(i.total), String(i.currency))}</td><td>${i.status}</td></tr>`)}</tbody>
-</table>
-${running && !s.cancelAtPeriodEnd ? html`<form method="post" action="/sandbox/portal/${a.id}/cancel?token=${a.token}"><button type="submit" id="cancel-at-end">Cancel at period end</button></form>` : ''}
-${running && s.cancelAtPeriodEnd ? html`<form method="post" action="/sandbox/portal/${a.id}/reactivate?token=${a.token}"><button type="submit" id="reactivate">Keep my subscription</button></form>` : ''}
-${running ? html`<p><a href="${deps.provider.links.page('payment-method', a.id)}">Update payment method</a></p>` : ''}`);
+    sendPage(
+      res,
+      200,
+      'Your subscription',
+      html` <h1>Your subscription</h1>
+        <dl>
+          <dt>Product</dt>
+          <dd>${view.product.displayName}</dd>
+          <dt>Plan</dt>
+          <dd>${view.plan.displayName}</dd>
+          <dt>Status</dt>
+          <dd id="status">${s.status}${s.cancelAtPeriodEnd && running ? ' (ends at period end)' : ''}</dd>
+          <dt>Seats</dt>
+          <dd>${s.quantity}</dd>
+          <dt>${s.cancelAtPeriodEnd ? 'Ends on' : 'Renews on'}</dt>
+          <dd>${s.currentPeriodEnd.toISOString().slice(0, 10)}</dd>
+        </dl>
+        <h2>Invoices</h2>
+        <table>
+          <caption class="visually-hidden">
+            Invoices, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Number</th>
+              <th scope="col">Date</th>
+              <th scope="col">Amount</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${invoices.data.map(
+              (i: Record<string, unknown>) =>
+                html`<tr>
+                  <td>${i.number}</td>
+                  <td>${new Date(Number(i.created) * 1000).toISOString().slice(0, 10)}</td>
+                  <td>${money(Number(i.total), String(i.currency))}</td>
+                  <td>${i.status}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+        ${running && !s.cancelAtPeriodEnd ? html`<form method="post" action="/sandbox/portal/${a.id}/cancel?token=${a.token}"><button type="submit" id="cancel-at-end">Cancel at period end</button></form>` : ''}
+        ${running && s.cancelAtPeriodEnd ? html`<form method="post" action="/sandbox/portal/${a.id}/reactivate?token=${a.token}"><button type="submit" id="reactivate">Keep my subscription</button></form>` : ''}
+        ${running ? html`<p><a href="${deps.provider.links.page('payment-method', a.id)}">Update payment method</a></p>` : ''}`,
+    );
   });
 
   r.post('/portal/:subscriptionId/cancel', async (req, res) => {
@@ -127,15 +226,24 @@ ${running ? html`<p><a href="${deps.provider.links.page('payment-method', a.id)}
   r.get('/payment-method/:subscriptionId', async (req, res) => {
     const a = await authorised(req, 'payment-method');
     if (!a) return forbidden(res);
-    const pm = (await deps.subscriptions.paymentMethod(a.tenant, a.id).catch(() => null)) as { card?: { brand: string; last4: string } } | null;
-    sendPage(res, 200, 'Payment method', html`
-<h1>Payment method</h1>
-<p id="current">${pm?.card ? `Current card: ${pm.card.brand} ending ${pm.card.last4}` : 'No card on file'}</p>
-<form method="post" action="/sandbox/payment-method/${a.id}?token=${a.token}">
-  <label for="card">New test card</label>
-  <select id="card" name="card"><option value="visa">Visa 4242</option><option value="mastercard">Mastercard 4444</option></select>
-  <button type="submit">Save card</button>
-</form>`);
+    const pm = (await deps.subscriptions.paymentMethod(a.tenant, a.id).catch(() => null)) as {
+      card?: { brand: string; last4: string };
+    } | null;
+    sendPage(
+      res,
+      200,
+      'Payment method',
+      html` <h1>Payment method</h1>
+        <p id="current">${pm?.card ? `Current card: ${pm.card.brand} ending ${pm.card.last4}` : 'No card on file'}</p>
+        <form method="post" action="/sandbox/payment-method/${a.id}?token=${a.token}">
+          <label for="card">New test card</label>
+          <select id="card" name="card">
+            <option value="visa">Visa 4242</option>
+            <option value="mastercard">Mastercard 4444</option>
+          </select>
+          <button type="submit">Save card</button>
+        </form>`,
+    );
   });
 
   r.post('/payment-method/:subscriptionId', async (req, res) => {
@@ -152,10 +260,16 @@ ${running ? html`<p><a href="${deps.provider.links.page('payment-method', a.id)}
     const a = await authorised(req, 'cancel');
     if (!a) return forbidden(res);
     const view = await deps.subscriptions.get(a.tenant, a.id);
-    sendPage(res, 200, 'Cancel subscription', html`
-<h1>Cancel your subscription</h1>
-<p>${view.plan.displayName} stays active until ${view.subscription.currentPeriodEnd.toISOString().slice(0, 10)}, then ends.</p>
-<form method="post" action="/sandbox/cancel/${a.id}?token=${a.token}"><button type="submit" id="confirm-cancel">Cancel at period end</button></form>`);
+    sendPage(
+      res,
+      200,
+      'Cancel subscription',
+      html` <h1>Cancel your subscription</h1>
+        <p>${view.plan.displayName} stays active until ${view.subscription.currentPeriodEnd.toISOString().slice(0, 10)}, then ends.</p>
+        <form method="post" action="/sandbox/cancel/${a.id}?token=${a.token}">
+          <button type="submit" id="confirm-cancel">Cancel at period end</button>
+        </form>`,
+    );
   });
 
   r.post('/cancel/:subscriptionId', async (req, res) => {
@@ -168,10 +282,33 @@ ${running ? html`<p><a href="${deps.provider.links.page('payment-method', a.id)}
   const errors: ErrorRequestHandler = (err, _req, res, _next) => {
     if (isDomainError(err)) {
       const status = STATUS[err.code] ?? 400;
-      return sendPage(res, status, 'Something is not right', html`<h1>${status === 409 ? 'Already done' : status === 404 ? 'Not found' : 'Cannot do that'}</h1><p>${err.message}</p>`);
+      return sendPage(
+        res,
+        status,
+        'Something is not right',
+        html`<h1>${status === 409 ? 'Already done' : status === 404 ? 'Not found' : 'Cannot do that'}</h1>
+          <p>${err.message}</p>`,
+      );
     }
-    console.error('sandbox page failed', err);
-    sendPage(res, 500, 'Error', html`<h1>Something went wrong</h1><p>Please try again.</p>`);
+    // The request's own fault (a body over the form limit, a path that does not decode): its status, no log.
+    const status = (err as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return sendPage(
+        res,
+        status,
+        'Cannot do that',
+        html`<h1>Cannot do that</h1>
+          <p>${status === 413 ? 'The form is too large.' : 'The request is not valid.'}</p>`,
+      );
+    }
+    deps.logger.error('sandbox page failed', { error: err instanceof Error ? err.stack : String(err) });
+    sendPage(
+      res,
+      500,
+      'Error',
+      html`<h1>Something went wrong</h1>
+        <p>Please try again.</p>`,
+    );
   };
   r.use(errors);
   return r;

@@ -1,7 +1,20 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
-  prorate, type BillingDocument, type CheckoutRequest, type Clock, type CompletedPurchase, type Customer, type InvoiceList, type PaymentProvider,
-  type Plan, type PlanChangeRequest, type Proration, type ProviderOutcome, type ProviderPaymentMethod, type Subscription,
+  prorate,
+  SignedLinks,
+  type BillingDocument,
+  type CheckoutRequest,
+  type Clock,
+  type CompletedPurchase,
+  type Customer,
+  type InvoiceList,
+  type PaymentProvider,
+  type Plan,
+  type PlanChangeRequest,
+  type Proration,
+  type ProviderOutcome,
+  type ProviderPaymentMethod,
+  type Subscription,
 } from '@tollgate/core';
 import { invoiceDocument, testCardDocument, type InvoiceLineInput } from './documents';
 
@@ -15,19 +28,30 @@ export interface SandboxConfig {
   clock: Clock;
 }
 
-/** Signed links to a subscription's hosted pages. */
-export class SandboxLinks {
-  constructor(private readonly config: Pick<SandboxConfig, 'publicUrl' | 'linkSecret'>) {}
+/** How long a link to a subscription's hosted page stays valid. */
+export const PAGE_LINK_TTL_MS = 60 * 60 * 1000;
 
-  token(page: SandboxPage, subscriptionId: string): string {
-    return createHmac('sha256', this.config.linkSecret).update(`${page}:${subscriptionId}`).digest('base64url').slice(0, 32);
+/** Signed, expiring links to a subscription's hosted pages; each link carries a fresh nonce. */
+export class SandboxLinks {
+  private readonly signer: SignedLinks;
+
+  constructor(private readonly config: Pick<SandboxConfig, 'publicUrl' | 'linkSecret' | 'clock'>) {
+    this.signer = new SignedLinks(config.linkSecret);
   }
 
+  token(page: SandboxPage, subscriptionId: string): string {
+    return this.signer.sign(
+      { page, subscriptionId, nonce: randomBytes(8).toString('base64url') },
+      PAGE_LINK_TTL_MS,
+      this.config.clock.now(),
+    );
+  }
+
+  /** Whether the token is a live link to this page of this subscription. */
   verify(page: SandboxPage, subscriptionId: string, token: unknown): boolean {
     if (typeof token !== 'string') return false;
-    const expected = Buffer.from(this.token(page, subscriptionId));
-    const given = Buffer.from(token);
-    return expected.length === given.length && timingSafeEqual(expected, given);
+    const payload = this.signer.verify<{ page: string; subscriptionId: string }>(token, this.config.clock.now());
+    return payload?.page === page && payload.subscriptionId === subscriptionId;
   }
 
   page(page: SandboxPage, subscriptionId: string): string {
@@ -72,12 +96,26 @@ export class SandboxPaymentProvider implements PaymentProvider {
     const s = p.subscription;
     const trial = s.status === 'TRIALING';
     const invoice = invoiceDocument({
-      subscription: s, plan: p.plan, customerEmail: p.customer.emailAddress, customerName: p.customer.value, billingReason: 'subscription_create',
-      status: 'paid', now, seq: seq(now), publicUrl: this.config.publicUrl,
-      lines: [{
-        description: `${s.quantity} × ${p.plan.displayName}${trial ? ' (trial)' : ''}`, amount: trial ? 0 : p.unitAmount * s.quantity, quantity: s.quantity,
-        unitAmount: p.unitAmount, proration: false, periodStart: s.currentPeriodStart, periodEnd: s.currentPeriodEnd,
-      }],
+      subscription: s,
+      plan: p.plan,
+      customerEmail: p.customer.emailAddress,
+      customerName: p.customer.value,
+      billingReason: 'subscription_create',
+      status: 'paid',
+      now,
+      seq: seq(now),
+      publicUrl: this.config.publicUrl,
+      lines: [
+        {
+          description: `${s.quantity} × ${p.plan.displayName}${trial ? ' (trial)' : ''}`,
+          amount: trial ? 0 : p.unitAmount * s.quantity,
+          quantity: s.quantity,
+          unitAmount: p.unitAmount,
+          proration: false,
+          periodStart: s.currentPeriodStart,
+          periodEnd: s.currentPeriodEnd,
+        },
+      ],
     });
     return { documents: [invoice, testCardDocument(s, p.customer.emailAddress, p.customer.value, now)] };
   }
@@ -86,44 +124,86 @@ export class SandboxPaymentProvider implements PaymentProvider {
   renewedBySweep(s: Subscription, plan: Plan, unitAmount: number): ProviderOutcome {
     const now = this.config.clock.now();
     return {
-      documents: [invoiceDocument({
-        subscription: s, plan, customerEmail: s.email, customerName: s.email ?? s.customerId, billingReason: 'subscription_cycle', status: 'paid', now,
-        seq: seq(now), publicUrl: this.config.publicUrl,
-        lines: [{ description: `${s.quantity} × ${plan.displayName}`, amount: unitAmount * s.quantity, quantity: s.quantity, unitAmount, proration: false, periodStart: s.currentPeriodStart, periodEnd: s.currentPeriodEnd }],
-      })],
+      documents: [
+        invoiceDocument({
+          subscription: s,
+          plan,
+          customerEmail: s.email,
+          customerName: s.email ?? s.customerId,
+          billingReason: 'subscription_cycle',
+          status: 'paid',
+          now,
+          seq: seq(now),
+          publicUrl: this.config.publicUrl,
+          lines: [
+            {
+              description: `${s.quantity} × ${plan.displayName}`,
+              amount: unitAmount * s.quantity,
+              quantity: s.quantity,
+              unitAmount,
+              proration: false,
+              periodStart: s.currentPeriodStart,
+              periodEnd: s.currentPeriodEnd,
+            },
+          ],
+        }),
+      ],
     };
   }
 
   async changePlan(req: PlanChangeRequest): Promise<ProviderOutcome> {
     const s = req.subscription;
     return this.prorated(s, req.to, req.proration, {
-      fromUnitAmount: req.fromUnitAmount, toUnitAmount: req.toUnitAmount, fromQuantity: s.quantity, toQuantity: s.quantity,
-      describe: (credit) => (credit ? `Unused time on ${s.quantity} × ${req.from.displayName}` : `Remaining time on ${s.quantity} × ${req.to.displayName}`),
+      fromUnitAmount: req.fromUnitAmount,
+      toUnitAmount: req.toUnitAmount,
+      fromQuantity: s.quantity,
+      toQuantity: s.quantity,
+      describe: (credit) =>
+        credit ? `Unused time on ${s.quantity} × ${req.from.displayName}` : `Remaining time on ${s.quantity} × ${req.to.displayName}`,
     });
   }
 
   async changeSeats(s: Subscription, plan: Plan, quantity: number, proration: Proration, unitAmount: number): Promise<ProviderOutcome> {
     return this.prorated(s, plan, proration, {
-      fromUnitAmount: unitAmount, toUnitAmount: unitAmount, fromQuantity: s.quantity, toQuantity: quantity,
-      describe: (credit) => (credit ? `Unused time on ${s.quantity} × ${plan.displayName}` : `Remaining time on ${quantity} × ${plan.displayName}`),
+      fromUnitAmount: unitAmount,
+      toUnitAmount: unitAmount,
+      fromQuantity: s.quantity,
+      toQuantity: quantity,
+      describe: (credit) =>
+        credit ? `Unused time on ${s.quantity} × ${plan.displayName}` : `Remaining time on ${quantity} × ${plan.displayName}`,
     });
   }
 
   /** A proration invoice: paid now with always_invoice, a draft for the next invoice with create_prorations, nothing with none. */
   private prorated(
-    s: Subscription, plan: Plan, mode: Proration,
+    s: Subscription,
+    plan: Plan,
+    mode: Proration,
     a: { fromUnitAmount: number; toUnitAmount: number; fromQuantity: number; toQuantity: number; describe: (credit: boolean) => string },
   ): ProviderOutcome {
     const now = this.config.clock.now();
     const p = prorate({ ...a, periodStart: s.currentPeriodStart, periodEnd: s.currentPeriodEnd, now, mode });
     if (mode === 'none' || (p.credit === 0 && p.charge === 0)) return {};
     const line = (credit: boolean): InvoiceLineInput => ({
-      description: a.describe(credit), amount: credit ? p.credit : p.charge, quantity: credit ? a.fromQuantity : a.toQuantity,
-      unitAmount: credit ? a.fromUnitAmount : a.toUnitAmount, proration: true, periodStart: now, periodEnd: s.currentPeriodEnd,
+      description: a.describe(credit),
+      amount: credit ? p.credit : p.charge,
+      quantity: credit ? a.fromQuantity : a.toQuantity,
+      unitAmount: credit ? a.fromUnitAmount : a.toUnitAmount,
+      proration: true,
+      periodStart: now,
+      periodEnd: s.currentPeriodEnd,
     });
     const invoice = invoiceDocument({
-      subscription: s, plan, customerEmail: s.email, customerName: s.email ?? s.customerId, billingReason: 'subscription_update',
-      status: p.invoiceNow ? 'paid' : 'draft', now, seq: seq(now), publicUrl: this.config.publicUrl, lines: [line(true), line(false)],
+      subscription: s,
+      plan,
+      customerEmail: s.email,
+      customerName: s.email ?? s.customerId,
+      billingReason: 'subscription_update',
+      status: p.invoiceNow ? 'paid' : 'draft',
+      now,
+      seq: seq(now),
+      publicUrl: this.config.publicUrl,
+      lines: [line(true), line(false)],
     });
     return { documents: [invoice] };
   }

@@ -1,8 +1,20 @@
 import type Stripe from 'stripe';
 import {
-  DomainError, ErrorCodes, isPerSeat, minimumSeats,
-  type BillingDocument, type CheckoutRequest, type Customer, type InvoiceList, type PaymentProvider, type Plan, type PlanChangeRequest, type Proration,
-  type ProviderOutcome, type ProviderPaymentMethod, type Subscription,
+  DomainError,
+  ErrorCodes,
+  isPerSeat,
+  minimumSeats,
+  type BillingDocument,
+  type CheckoutRequest,
+  type Customer,
+  type InvoiceList,
+  type PaymentProvider,
+  type Plan,
+  type PlanChangeRequest,
+  type Proration,
+  type ProviderOutcome,
+  type ProviderPaymentMethod,
+  type Subscription,
 } from '@tollgate/core';
 
 export interface StripeProviderConfig {
@@ -20,10 +32,18 @@ export interface StripeSubscriptionView {
   current_period_start?: number;
   current_period_end?: number;
   default_payment_method?: string | { id: string; object: string } | null;
-  items: { data: { id: string; quantity?: number; current_period_start?: number; current_period_end?: number; price: { id: string; product: string | { id: string } } }[] };
+  items: {
+    data: {
+      id: string;
+      quantity?: number;
+      current_period_start?: number;
+      current_period_end?: number;
+      price: { id: string; product: string | { id: string } };
+    }[];
+  };
 }
 
-const idOf = (v: string | { id: string } | null | undefined) => (typeof v === 'string' ? v : v?.id ?? null);
+const idOf = (v: string | { id: string } | null | undefined) => (typeof v === 'string' ? v : (v?.id ?? null));
 
 /** Fails clearly for a subscription Stripe does not hold (a free one, or one from the sandbox). */
 function stripeId(s: Subscription): string {
@@ -56,7 +76,10 @@ const interval = (plan: Plan) => ({ interval: plan.interval, interval_count: pla
 export class StripePaymentProvider implements PaymentProvider {
   readonly name = 'stripe';
 
-  constructor(private readonly stripe: Stripe, private readonly config: StripeProviderConfig) {}
+  constructor(
+    private readonly stripe: Stripe,
+    private readonly config: StripeProviderConfig,
+  ) {}
 
   async checkoutLink(req: CheckoutRequest): Promise<{ url: string }> {
     const o = req.options;
@@ -67,13 +90,24 @@ export class StripePaymentProvider implements PaymentProvider {
       success_url: req.successUrl,
       cancel_url: req.cancelUrl,
       currency: o.currency.toLowerCase(),
-      line_items: [{
-        ...(req.plan.providerPlanId
-          ? { price: req.plan.providerPlanId }
-          : { price_data: { currency: o.currency.toLowerCase(), unit_amount: req.unitAmount, recurring: interval(req.plan), product_data: { name: `${req.product.displayName} ${req.plan.displayName}` } } }),
-        quantity: o.quantity,
-        ...(perSeat && o.changeQuantity ? { adjustable_quantity: { enabled: true, minimum: minimumSeats(req.plan), maximum: 10000 } } : {}),
-      }],
+      line_items: [
+        {
+          ...(req.plan.providerPlanId
+            ? { price: req.plan.providerPlanId }
+            : {
+                price_data: {
+                  currency: o.currency.toLowerCase(),
+                  unit_amount: req.unitAmount,
+                  recurring: interval(req.plan),
+                  product_data: { name: `${req.product.displayName} ${req.plan.displayName}` },
+                },
+              }),
+          quantity: o.quantity,
+          ...(perSeat && o.changeQuantity
+            ? { adjustable_quantity: { enabled: true, minimum: minimumSeats(req.plan), maximum: 10000 } }
+            : {}),
+        },
+      ],
       ...(o.promoCode ? { discounts: [{ promotion_code: o.promoCode }] } : {}),
       ...(o.allowPromoCode ? { allow_promotion_codes: true } : {}),
       ...(o.customerId ? { customer: o.customerId } : o.customerEmail ? { customer_email: o.customerEmail } : {}),
@@ -106,7 +140,9 @@ export class StripePaymentProvider implements PaymentProvider {
 
   async portalLink(s: Subscription, c: Customer): Promise<{ url: string }> {
     stripeId(s);
-    const session = await call('billing portal session', () => this.stripe.billingPortal.sessions.create({ customer: stripeCustomer(c), return_url: `${this.config.publicUrl}/` }));
+    const session = await call('billing portal session', () =>
+      this.stripe.billingPortal.sessions.create({ customer: stripeCustomer(c), return_url: `${this.config.publicUrl}/` }),
+    );
     return { url: session.url };
   }
 
@@ -127,7 +163,9 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   private async item(subscriptionId: string) {
-    const sub = (await call('subscription retrieve', () => this.stripe.subscriptions.retrieve(subscriptionId))) as unknown as StripeSubscriptionView;
+    const sub = (await call('subscription retrieve', () =>
+      this.stripe.subscriptions.retrieve(subscriptionId),
+    )) as unknown as StripeSubscriptionView;
     const item = sub.items.data[0];
     if (!item) throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, 'the Stripe subscription has no item');
     return item;
@@ -138,9 +176,20 @@ export class StripePaymentProvider implements PaymentProvider {
     const item = await this.item(id);
     const price = req.to.providerPlanId
       ? { price: req.to.providerPlanId }
-      : { price_data: { currency: req.subscription.currency.toLowerCase(), unit_amount: req.toUnitAmount, recurring: interval(req.to), product: idOf(item.price.product) as string } };
+      : {
+          price_data: {
+            currency: req.subscription.currency.toLowerCase(),
+            unit_amount: req.toUnitAmount,
+            recurring: interval(req.to),
+            product: idOf(item.price.product) as string,
+          },
+        };
     await call('subscription update', () =>
-      this.stripe.subscriptions.update(id, { items: [{ id: item.id, ...price }], proration_behavior: req.proration, metadata: { tollgatePlan: req.to.id } }),
+      this.stripe.subscriptions.update(id, {
+        items: [{ id: item.id, ...price }],
+        proration_behavior: req.proration,
+        metadata: { tollgatePlan: req.to.id },
+      }),
     );
     return {};
   }
@@ -148,7 +197,9 @@ export class StripePaymentProvider implements PaymentProvider {
   async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration, _unitAmount: number): Promise<ProviderOutcome> {
     const id = stripeId(s);
     const item = await this.item(id);
-    await call('subscription update', () => this.stripe.subscriptions.update(id, { items: [{ id: item.id, quantity }], proration_behavior: proration }));
+    await call('subscription update', () =>
+      this.stripe.subscriptions.update(id, { items: [{ id: item.id, quantity }], proration_behavior: proration }),
+    );
     return {};
   }
 
@@ -176,13 +227,18 @@ export class StripePaymentProvider implements PaymentProvider {
   async paymentMethod(s: Subscription, c: Customer, _stored: BillingDocument[]): Promise<ProviderPaymentMethod | null> {
     if (s.paymentProvider !== 'stripe' || !s.paymentSubscriptionId) return null;
     const id = s.paymentSubscriptionId;
-    const sub = (await call('subscription retrieve', () => this.stripe.subscriptions.retrieve(id, { expand: ['default_payment_method'] }))) as unknown as StripeSubscriptionView;
+    const sub = (await call('subscription retrieve', () =>
+      this.stripe.subscriptions.retrieve(id, { expand: ['default_payment_method'] }),
+    )) as unknown as StripeSubscriptionView;
     const pm = sub.default_payment_method;
     if (pm && typeof pm === 'object') return pm as unknown as ProviderPaymentMethod;
-    if (typeof pm === 'string') return (await call('payment method retrieve', () => this.stripe.paymentMethods.retrieve(pm))) as unknown as ProviderPaymentMethod;
+    if (typeof pm === 'string')
+      return (await call('payment method retrieve', () => this.stripe.paymentMethods.retrieve(pm))) as unknown as ProviderPaymentMethod;
     if (!c.paymentCustomerId) return null;
     const customerId = c.paymentCustomerId;
-    const customer = (await call('customer retrieve', () => this.stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] }))) as unknown as {
+    const customer = (await call('customer retrieve', () =>
+      this.stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] }),
+    )) as unknown as {
       invoice_settings?: { default_payment_method?: unknown };
     };
     const fallback = customer.invoice_settings?.default_payment_method;

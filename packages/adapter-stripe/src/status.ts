@@ -1,7 +1,8 @@
 import type { SubscriptionStatus } from '@tollgate/core';
 
 /** Stripe's subscription statuses as of API 2026-10 (unknown future values fall back to PAST_DUE). */
-export type StripeSubscriptionStatus = 'active' | 'trialing' | 'past_due' | 'unpaid' | 'canceled' | 'incomplete' | 'incomplete_expired' | 'paused';
+export type StripeSubscriptionStatus =
+  'active' | 'trialing' | 'past_due' | 'unpaid' | 'canceled' | 'incomplete' | 'incomplete_expired' | 'paused';
 
 /** The domain status of a Stripe subscription status. */
 export function domainStatus(status: string): SubscriptionStatus {

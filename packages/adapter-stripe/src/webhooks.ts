@@ -1,6 +1,6 @@
 import express, { type Request, type Response } from 'express';
 import type Stripe from 'stripe';
-import { isDomainError, type CheckoutService, type ProviderSnapshot, type SubscriptionService, type WebhookDelivery } from '@tollgate/core';
+import { isDomainError, type CheckoutService, type ProviderSnapshot, type ProviderSync, type WebhookDelivery } from '@tollgate/core';
 import { domainStatus } from './status';
 import type { StripeSubscriptionView } from './provider';
 
@@ -10,11 +10,12 @@ export interface StripeWebhookDeps {
   /** Seconds a signature stays valid (replay window); Stripe's default is 300. */
   toleranceSeconds?: number;
   checkout: CheckoutService;
-  subscriptions: SubscriptionService;
+  providerSync: ProviderSync;
   logger?: { info(m: string, f?: Record<string, unknown>): void; error(m: string, f?: Record<string, unknown>): void };
 }
 
-const idOf = (v: unknown): string | null => (typeof v === 'string' ? v : v && typeof v === 'object' && 'id' in v ? String((v as { id: string }).id) : null);
+const idOf = (v: unknown): string | null =>
+  typeof v === 'string' ? v : v && typeof v === 'object' && 'id' in v ? String((v as { id: string }).id) : null;
 const date = (seconds: number | null | undefined) => (seconds ? new Date(seconds * 1000) : null);
 
 /** Our view of a Stripe subscription, read from the object Stripe returns when asked (never the webhook body). */
@@ -47,7 +48,9 @@ export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Rout
       if (!signature) throw new Error('missing Stripe-Signature header');
       event = deps.stripe.webhooks.constructEvent(raw, signature, deps.webhookSecret, deps.toleranceSeconds ?? 300);
     } catch (e) {
-      res.status(400).json({ error: `webhook signature verification failed: ${(e as Error).message}` });
+      // A fixed answer: the library's message would tell a caller what about the signature was wrong.
+      deps.logger?.info('stripe webhook refused', { reason: (e as Error).message });
+      res.status(400).json({ error: 'webhook signature verification failed', code: 'WEBHOOK_SIGNATURE_INVALID' });
       return;
     }
     const delivery: WebhookDelivery = { provider: 'stripe', eventId: event.id };
@@ -88,7 +91,7 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
       if (done.status === 'completed' && subscriptionId) {
         // Stripe's period and trial are the truth for the subscription just created.
         const sub = (await deps.stripe.subscriptions.retrieve(subscriptionId)) as unknown as StripeSubscriptionView;
-        await deps.subscriptions.syncFromProvider(subscriptionId, snapshotOf(sub));
+        await deps.providerSync.sync(subscriptionId, snapshotOf(sub));
       }
       return done.status;
     }
@@ -96,7 +99,7 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
     case 'customer.subscription.updated':
     case 'customer.subscription.deleted': {
       const sub = (await deps.stripe.subscriptions.retrieve(objectId as string)) as unknown as StripeSubscriptionView;
-      return deps.subscriptions.syncFromProvider(sub.id, snapshotOf(sub), delivery);
+      return deps.providerSync.sync(sub.id, snapshotOf(sub), delivery);
     }
     case 'invoice.paid': {
       const invoice = (await deps.stripe.invoices.retrieve(objectId as string)) as unknown as {
@@ -107,7 +110,7 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
       const subscriptionId = idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(invoice.subscription);
       const period = invoice.lines.data[0]?.period;
       if (!subscriptionId || !period) return 'ignored';
-      return deps.subscriptions.renewFromProvider(subscriptionId, new Date(period.start * 1000), new Date(period.end * 1000), delivery);
+      return deps.providerSync.renew(subscriptionId, new Date(period.start * 1000), new Date(period.end * 1000), delivery);
     }
     default:
       return 'ignored';

@@ -29,10 +29,26 @@ function capture(method: 'post' | 'get' | 'delete', path: string, reply: object,
 }
 
 const options = (over: Partial<CheckoutOptions> = {}): CheckoutOptions => ({
-  promoCode: null, allowPromoCode: false, customerEmail: null, customerId: null, currency: 'EUR', automaticTax: false, quantity: 3, changeQuantity: false, ...over,
+  promoCode: null,
+  allowPromoCode: false,
+  customerEmail: null,
+  customerId: null,
+  currency: 'EUR',
+  automaticTax: false,
+  quantity: 3,
+  changeQuantity: false,
+  ...over,
 });
 const checkout = (o: CheckoutOptions) => ({
-  sessionId: 'sess-1', product, plan, options: o, granteeId: 'alice', member: 'm@example.com', successUrl: 'https://app.example.com/ok', cancelUrl: 'https://app.example.com/no', unitAmount: 1100,
+  sessionId: 'sess-1',
+  product,
+  plan,
+  options: o,
+  granteeId: 'alice',
+  member: 'm@example.com',
+  successUrl: 'https://app.example.com/ok',
+  cancelUrl: 'https://app.example.com/no',
+  unitAmount: 1100,
 });
 
 beforeEach(() => nock.cleanAll());
@@ -40,15 +56,34 @@ afterEach(() => expect(nock.isDone()).toBe(true));
 
 describe('Stripe payment provider (nock, no network)', () => {
   it('creates a subscription Checkout Session with price, quantity, adjustable quantity, promo, customer, currency, tax and trial', async () => {
-    const seen = capture('post', '/v1/checkout/sessions', { id: 'cs_1', object: 'checkout.session', url: 'https://checkout.stripe.com/c/cs_1' });
-    const { url } = await provider.checkoutLink(checkout(options({ changeQuantity: true, allowPromoCode: true, customerEmail: 'a@b.co', automaticTax: true })));
+    const seen = capture('post', '/v1/checkout/sessions', {
+      id: 'cs_1',
+      object: 'checkout.session',
+      url: 'https://checkout.stripe.com/c/cs_1',
+    });
+    const { url } = await provider.checkoutLink(
+      checkout(options({ changeQuantity: true, allowPromoCode: true, customerEmail: 'a@b.co', automaticTax: true })),
+    );
     expect(url).toBe('https://checkout.stripe.com/c/cs_1');
     expect(seen.body).toMatchObject({
-      mode: 'subscription', client_reference_id: 'sess-1', success_url: 'https://app.example.com/ok', cancel_url: 'https://app.example.com/no', currency: 'eur',
-      'line_items[0][price_data][currency]': 'eur', 'line_items[0][price_data][unit_amount]': '1100', 'line_items[0][price_data][recurring][interval]': 'month',
-      'line_items[0][price_data][recurring][interval_count]': '1', 'line_items[0][price_data][product_data][name]': 'Notes Team', 'line_items[0][quantity]': '3',
-      'line_items[0][adjustable_quantity][enabled]': 'true', 'line_items[0][adjustable_quantity][minimum]': '2', allow_promotion_codes: 'true',
-      customer_email: 'a@b.co', 'automatic_tax[enabled]': 'true', 'subscription_data[trial_period_days]': '14', 'subscription_data[metadata][granteeId]': 'alice',
+      mode: 'subscription',
+      client_reference_id: 'sess-1',
+      success_url: 'https://app.example.com/ok',
+      cancel_url: 'https://app.example.com/no',
+      currency: 'eur',
+      'line_items[0][price_data][currency]': 'eur',
+      'line_items[0][price_data][unit_amount]': '1100',
+      'line_items[0][price_data][recurring][interval]': 'month',
+      'line_items[0][price_data][recurring][interval_count]': '1',
+      'line_items[0][price_data][product_data][name]': 'Notes Team',
+      'line_items[0][quantity]': '3',
+      'line_items[0][adjustable_quantity][enabled]': 'true',
+      'line_items[0][adjustable_quantity][minimum]': '2',
+      allow_promotion_codes: 'true',
+      customer_email: 'a@b.co',
+      'automatic_tax[enabled]': 'true',
+      'subscription_data[trial_period_days]': '14',
+      'subscription_data[metadata][granteeId]': 'alice',
       'metadata[tollgateSession]': 'sess-1',
     });
   });
@@ -70,10 +105,18 @@ describe('Stripe payment provider (nock, no network)', () => {
     expect(portal.body).toMatchObject({ customer: 'cus_123', return_url: 'https://billing.example.com/' });
     const cancel = capture('post', '/v1/billing_portal/sessions', { id: 'bps_2', url: 'https://billing.stripe.com/p/2' });
     await provider.cancelLink(subscription, customer);
-    expect(cancel.body).toMatchObject({ 'flow_data[type]': 'subscription_cancel', 'flow_data[subscription_cancel][subscription]': 'sub_123' });
+    expect(cancel.body).toMatchObject({
+      'flow_data[type]': 'subscription_cancel',
+      'flow_data[subscription_cancel][subscription]': 'sub_123',
+    });
   });
 
-  const stripeSub = { id: 'sub_123', object: 'subscription', status: 'active', items: { data: [{ id: 'si_1', quantity: 3, price: { id: 'price_1', product: 'prod_1' } }] } };
+  const stripeSub = {
+    id: 'sub_123',
+    object: 'subscription',
+    status: 'active',
+    items: { data: [{ id: 'si_1', quantity: 3, price: { id: 'price_1', product: 'prod_1' } }] },
+  };
 
   it('changes plan on the subscription item with proration_behavior', async () => {
     capture('get', '/v1/subscriptions/sub_123', stripeSub);
@@ -81,7 +124,10 @@ describe('Stripe payment provider (nock, no network)', () => {
     const to = aPlan(product, { id: randomUUID(), interval: 'year', length: 1 });
     await provider.changePlan({ subscription, from: plan, to, proration: 'always_invoice', fromUnitAmount: 1100, toUnitAmount: 9900 });
     expect(update.body).toMatchObject({
-      'items[0][id]': 'si_1', 'items[0][price_data][unit_amount]': '9900', 'items[0][price_data][product]': 'prod_1', 'items[0][price_data][recurring][interval]': 'year',
+      'items[0][id]': 'si_1',
+      'items[0][price_data][unit_amount]': '9900',
+      'items[0][price_data][product]': 'prod_1',
+      'items[0][price_data][recurring][interval]': 'year',
       proration_behavior: 'always_invoice',
     });
   });
@@ -105,8 +151,28 @@ describe('Stripe payment provider (nock, no network)', () => {
   });
 
   it('lists invoices and reads the default payment method', async () => {
-    const list = capture('get', '/v1/invoices', { object: 'list', has_more: true, data: [{ id: 'in_2', object: 'invoice' }, { id: 'in_1', object: 'invoice' }] }, true);
-    expect(await provider.listInvoices(subscription, [])).toEqual({ first: 'in_2', last: 'in_1', hasMore: true, data: [{ id: 'in_2', object: 'invoice' }, { id: 'in_1', object: 'invoice' }] });
+    const list = capture(
+      'get',
+      '/v1/invoices',
+      {
+        object: 'list',
+        has_more: true,
+        data: [
+          { id: 'in_2', object: 'invoice' },
+          { id: 'in_1', object: 'invoice' },
+        ],
+      },
+      true,
+    );
+    expect(await provider.listInvoices(subscription, [])).toEqual({
+      first: 'in_2',
+      last: 'in_1',
+      hasMore: true,
+      data: [
+        { id: 'in_2', object: 'invoice' },
+        { id: 'in_1', object: 'invoice' },
+      ],
+    });
     expect(list.path).toContain('subscription=sub_123');
     const pm = { id: 'pm_1', object: 'payment_method', type: 'card', card: { last4: '4242' } };
     const retrieve = capture('get', '/v1/subscriptions/sub_123', { ...stripeSub, default_payment_method: pm }, true);
@@ -115,8 +181,13 @@ describe('Stripe payment provider (nock, no network)', () => {
   });
 
   it('reports Stripe failures as PAYMENT_PROVIDER_FAILED, and refuses subscriptions Stripe does not hold', async () => {
-    nock(API).post('/v1/billing_portal/sessions').reply(400, { error: { type: 'invalid_request_error', message: 'No such customer' } });
-    await expect(provider.portalLink(subscription, customer)).rejects.toMatchObject({ code: 'PAYMENT_PROVIDER_FAILED', message: expect.stringContaining('No such customer') });
+    nock(API)
+      .post('/v1/billing_portal/sessions')
+      .reply(400, { error: { type: 'invalid_request_error', message: 'No such customer' } });
+    await expect(provider.portalLink(subscription, customer)).rejects.toMatchObject({
+      code: 'PAYMENT_PROVIDER_FAILED',
+      message: expect.stringContaining('No such customer'),
+    });
     const free = { ...subscription, paymentProvider: 'none', paymentSubscriptionId: null };
     await expect(provider.portalLink(free, customer)).rejects.toMatchObject({ code: 'PAYMENT_NOT_AVAILABLE' });
     await provider.cancel(free, 'now');
@@ -126,8 +197,10 @@ describe('Stripe payment provider (nock, no network)', () => {
 
 describe('Stripe status mapping', () => {
   it('maps every Stripe status', () => {
-    expect(['active', 'trialing', 'past_due', 'unpaid', 'canceled', 'incomplete', 'incomplete_expired', 'paused', 'future_value'].map(domainStatus)).toEqual([
-      'ACTIVE', 'TRIALING', 'PAST_DUE', 'PAST_DUE', 'CANCELED', 'PAST_DUE', 'CANCELED', 'PAST_DUE', 'PAST_DUE',
-    ]);
+    expect(
+      ['active', 'trialing', 'past_due', 'unpaid', 'canceled', 'incomplete', 'incomplete_expired', 'paused', 'future_value'].map(
+        domainStatus,
+      ),
+    ).toEqual(['ACTIVE', 'TRIALING', 'PAST_DUE', 'PAST_DUE', 'CANCELED', 'PAST_DUE', 'CANCELED', 'PAST_DUE', 'PAST_DUE']);
   });
 });

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
-import { closeContainer, ConfigError, createContainer, loadConfig } from '@tollgate/runtime';
+// The top floor of the command line: builds the runtime (the composition root) and runs one command.
+import { ConfigError, createRuntime, loadConfig } from '@tollgate/runtime';
 import { runCli } from './cli';
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  const container = await createContainer(loadConfig(), { skipMigrations: argv[0] === 'migrate', logger: { info: () => undefined, error: (m, f) => console.error(m, f) } });
+  const runtime = await createRuntime(loadConfig(), {
+    skipMigrations: argv[0] === 'migrate',
+    logger: { info: () => undefined, error: (m: string, f?: object) => console.error(m, f) },
+  });
   try {
-    return await runCli(argv, container, { out: (l) => console.log(l), err: (l) => console.error(l) });
+    return await runCli(argv, runtime, { out: (l) => console.log(l), err: (l) => console.error(l) });
   } finally {
-    await closeContainer(container);
+    await runtime.close();
   }
 }
 

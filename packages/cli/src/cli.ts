@@ -1,11 +1,8 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { Container } from 'inversify';
 import YAML from 'yaml';
-import { isDomainError, type ApiKeyService, type CatalogFile, type CatalogFileExport, type CatalogFileImport } from '@tollgate/core';
-import { migrateToLatest, type DatabaseHandle } from '@tollgate/adapter-postgres';
-import { EcdsaSigner, HmacSigner } from '@tollgate/adapter-hmac';
-import { setUpDemo, TOKENS } from '@tollgate/runtime';
+import { isDomainError, type CatalogFile, type Core } from '@tollgate/core';
+import { setUpDemo } from '@tollgate/runtime';
 
 export const USAGE = `usage: tollgate <command> [options]
 
@@ -28,32 +25,47 @@ export interface Io {
   err(line: string): void;
 }
 
-/** Runs one command against an open container; returns the exit code. */
-export async function runCli(argv: string[], container: Container, io: Io): Promise<number> {
+/** What the commands run on: the use cases, and the database's own migrations. */
+export interface CliServices {
+  core: Core;
+  /** Applies pending migrations; the names applied. */
+  migrate(): Promise<string[]>;
+}
+
+/** Runs one command against an open runtime; returns the exit code. */
+export async function runCli(argv: string[], services: CliServices, io: Io): Promise<number> {
+  const { core } = services;
   const [command, sub, ...rest] = argv;
   try {
     switch (command) {
       case 'migrate': {
-        const applied = await migrateToLatest(container.get<DatabaseHandle>(TOKENS.Database).db);
+        const applied = await services.migrate();
         io.out(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
         return 0;
       }
       case 'keys':
-        return await keys(sub, rest, container, io);
+        return await keys(sub, rest, core, io);
       case 'import':
-        return await importFile([sub, ...rest].filter((x) => x !== undefined), container, io);
+        return await importFile(
+          [sub, ...rest].filter((x) => x !== undefined),
+          core,
+          io,
+        );
       case 'export': {
-        const { values } = parseArgs({ args: [sub, ...rest].filter((x) => x !== undefined), options: { org: { type: 'string' }, test: { type: 'boolean' }, json: { type: 'boolean' } } });
+        const { values } = parseArgs({
+          args: [sub, ...rest].filter((x) => x !== undefined),
+          options: { org: { type: 'string' }, test: { type: 'boolean' }, json: { type: 'boolean' } },
+        });
         if (!values.org) {
           io.err(`export needs --org\n${USAGE}`);
           return 2;
         }
-        const file = await container.get<CatalogFileExport>(TOKENS.CatalogExport).export(values.org, !!values.test);
+        const file = await core.exporter.export(values.org, !!values.test);
         io.out(values.json ? JSON.stringify(file, null, 2) : YAML.stringify(file).trimEnd());
         return 0;
       }
       case 'demo': {
-        const demo = await setUpDemo(container.get(TOKENS.ApiKeys), container.get(TOKENS.CatalogImport));
+        const demo = await setUpDemo(core);
         io.out(`demo organisation "${demo.organisation}" ready`);
         io.out(`live key (shown once): ${demo.liveKey.plaintext}`);
         io.out(`test key (shown once): ${demo.testKey.plaintext}`);
@@ -74,7 +86,10 @@ export async function runCli(argv: string[], container: Container, io: Io): Prom
       for (const d of e.details) io.err(`  ${d.property}: ${d.error}`);
       return 1;
     }
-    if ((e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (e as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (
+      (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+      (e as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
+    ) {
       io.err(`${(e as Error).message}\n${USAGE}`);
       return 2;
     }
@@ -82,12 +97,19 @@ export async function runCli(argv: string[], container: Container, io: Io): Prom
   }
 }
 
-async function keys(sub: string | undefined, argv: string[], container: Container, io: Io): Promise<number> {
-  const apiKeys = container.get<ApiKeyService>(TOKENS.ApiKeys);
+async function keys(sub: string | undefined, argv: string[], core: Core, io: Io): Promise<number> {
+  const { apiKeys } = core;
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { org: { type: 'string' }, scopes: { type: 'string' }, test: { type: 'boolean' }, name: { type: 'string' }, json: { type: 'boolean' }, rotate: { type: 'boolean' } },
+    options: {
+      org: { type: 'string' },
+      scopes: { type: 'string' },
+      test: { type: 'boolean' },
+      name: { type: 'string' },
+      json: { type: 'boolean' },
+      rotate: { type: 'boolean' },
+    },
   });
   const needOrg = () => {
     if (!values.org) throw Object.assign(new Error('--org is required'), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
@@ -97,10 +119,20 @@ async function keys(sub: string | undefined, argv: string[], container: Containe
     case 'create': {
       const org = needOrg();
       await apiKeys.ensureOrganisation(org);
-      const created = await apiKeys.create({ organisation: org, name: values.name, scopes: (values.scopes ?? '*').split(','), isTest: !!values.test });
-      if (values.json) io.out(JSON.stringify({ id: created.record.id, key: created.plaintext, scopes: created.record.scopes, test: created.record.isTest }));
+      const created = await apiKeys.create({
+        organisation: org,
+        name: values.name,
+        scopes: (values.scopes ?? '*').split(','),
+        isTest: !!values.test,
+      });
+      if (values.json)
+        io.out(
+          JSON.stringify({ id: created.record.id, key: created.plaintext, scopes: created.record.scopes, test: created.record.isTest }),
+        );
       else {
-        io.out(`key ${created.record.id} for ${org} (${created.record.isTest ? 'test' : 'live'}; scopes ${created.record.scopes.join(',')})`);
+        io.out(
+          `key ${created.record.id} for ${org} (${created.record.isTest ? 'test' : 'live'}; scopes ${created.record.scopes.join(',')})`,
+        );
         io.out(`${created.plaintext}`);
         io.out('store it now: it is shown once and kept only as a hash');
       }
@@ -108,9 +140,21 @@ async function keys(sub: string | undefined, argv: string[], container: Containe
     }
     case 'list': {
       const list = await apiKeys.list(needOrg());
-      const rows = list.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, scopes: k.scopes, test: k.isTest, createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null }));
+      const rows = list.map((k) => ({
+        id: k.id,
+        name: k.name,
+        prefix: k.prefix,
+        scopes: k.scopes,
+        test: k.isTest,
+        createdAt: k.createdAt.toISOString(),
+        revokedAt: k.revokedAt?.toISOString() ?? null,
+      }));
       if (values.json) io.out(JSON.stringify(rows));
-      else for (const r of rows) io.out(`${r.id}  ${r.prefix}…  ${r.test ? 'test' : 'live'}  ${r.scopes.join(',')}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`);
+      else
+        for (const r of rows)
+          io.out(
+            `${r.id}  ${r.prefix}…  ${r.test ? 'test' : 'live'}  ${r.scopes.join(',')}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`,
+          );
       return 0;
     }
     case 'revoke': {
@@ -122,15 +166,16 @@ async function keys(sub: string | undefined, argv: string[], container: Containe
     }
     case 'signing': {
       const org = await apiKeys.ensureOrganisation(needOrg());
-      const signer = container.get<EcdsaSigner | HmacSigner>(TOKENS.Signer);
-      if (values.rotate) await signer.rotate(org.id);
-      const current = await signer.currentKey(org.id);
-      if (signer instanceof EcdsaSigner) {
-        io.out(EcdsaSigner.publicPem(current.record).trim());
-        io.out(`publicHash: ${current.record.publicKey}`);
+      const signing = core.signing;
+      if (values.rotate) await signing.rotate(org.id);
+      const current = await signing.current(org.id);
+      const pem = signing.publicKeyPem(current);
+      if (pem) {
+        io.out(pem.trim());
+        io.out(`publicHash: ${current.publicKey}`);
       } else {
-        io.out(`key id: ${current.record.id}`);
-        io.out(`secret (hex): ${signer.reveal(current.record).toString('hex')}`);
+        io.out(`key id: ${current.id}`);
+        io.out(`secret (hex): ${signing.reveal(current).toString('hex')}`);
       }
       return 0;
     }
@@ -140,7 +185,7 @@ async function keys(sub: string | undefined, argv: string[], container: Containe
   }
 }
 
-async function importFile(argv: string[], container: Container, io: Io): Promise<number> {
+async function importFile(argv: string[], core: Core, io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });
   const file = positionals[0];
   if (!file) {
@@ -155,9 +200,8 @@ async function importFile(argv: string[], container: Container, io: Io): Promise
     io.err(`${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
     return 1;
   }
-  const apiKeys = container.get<ApiKeyService>(TOKENS.ApiKeys);
-  if (doc?.organisation) await apiKeys.ensureOrganisation(doc.organisation);
-  const result = await container.get<CatalogFileImport>(TOKENS.CatalogImport).apply(doc);
+  if (doc?.organisation) await core.apiKeys.ensureOrganisation(doc.organisation);
+  const result = await core.importer.apply(doc);
   if (values.json) io.out(JSON.stringify(result.keys));
   else io.out(`imported ${file}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged`);
   return 0;

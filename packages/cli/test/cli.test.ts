@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createPublicKey } from 'node:crypto';
-import { ApiKeyService } from '@tollgate/core';
-import { TOKENS } from '@tollgate/runtime';
+
 import { createTestWorld, type TestWorld } from '@tollgate/runtime/testing';
 import { runCli } from '../src';
 
@@ -21,7 +20,7 @@ afterAll(async () => {
 async function run(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, world.container, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  const code = await runCli(argv, world, { out: (l) => out.push(l), err: (l) => err.push(l) });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -44,7 +43,7 @@ describe('tollgate CLI', () => {
     expect(key).toMatch(/^test_/);
     expect(scopes).toEqual(['products:read', 'licenses:read']);
     expect(test).toBe(true);
-    const apiKeys = world.container.get<ApiKeyService>(TOKENS.ApiKeys);
+    const apiKeys = world.core.apiKeys;
     expect((await apiKeys.authenticate(key)).id).toBe(id);
     const listed = await run('keys', 'list', '--org', 'cli-org', '--json');
     expect(listed.out).not.toContain(key);

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { assignGrantee, cancelLicense, capabilityCheck, createAdHocLicense, startSubscription, LICENSE_STATUSES, NO_END, parseGrace, parseGranteeIds, licenseStatusFromFilter } from '../src';
+import {
+  assignGrantee,
+  cancelLicense,
+  capabilityCheck,
+  createAdHocLicense,
+  startSubscription,
+  LICENSE_STATUSES,
+  NO_END,
+  licenseStatusFromFilter,
+} from '../src';
 import { aCustomer, aLicense, aPlan, aProduct, at, T0, errorCodeOf } from '../src/testing';
 
 const DAY = 86_400_000;
@@ -11,7 +20,14 @@ describe('ad hoc licenses', () => {
   it('on a free plan: ACTIVE with no end', () => {
     const plan = aPlan(product, { pricingType: 'free' });
     const l = createAdHocLicense({ plan, product, member: 'm@example.com', granteeId: 'g1', now: T0, id: randomUUID() });
-    expect(l).toMatchObject({ status: 'ACTIVE', endTime: null, granteeId: 'g1', purchaser: 'm@example.com', email: 'm@example.com', subscriptionId: null });
+    expect(l).toMatchObject({
+      status: 'ACTIVE',
+      endTime: null,
+      granteeId: 'g1',
+      purchaser: 'm@example.com',
+      email: 'm@example.com',
+      subscriptionId: null,
+    });
   });
 
   it('on an evaluation plan: EVALUATION, ending evalDays later', () => {
@@ -24,10 +40,20 @@ describe('ad hoc licenses', () => {
 
   it('refuses a paid plan without evaluation, and archived plans or products', () => {
     const paid = aPlan(product, { pricingType: 'paid' });
-    expect(codeOf(() => createAdHocLicense({ plan: paid, product, member: 'm', granteeId: 'g', now: T0, id: randomUUID() }))).toBe('PLAN_NOT_FREE_OR_EVALUATION');
+    expect(codeOf(() => createAdHocLicense({ plan: paid, product, member: 'm', granteeId: 'g', now: T0, id: randomUUID() }))).toBe(
+      'PLAN_NOT_FREE_OR_EVALUATION',
+    );
     const free = aPlan(product, { pricingType: 'free' });
-    expect(codeOf(() => createAdHocLicense({ plan: { ...free, archivedAt: T0 }, product, member: 'm', granteeId: 'g', now: T0, id: randomUUID() }))).toBe('PLAN_ARCHIVED');
-    expect(codeOf(() => createAdHocLicense({ plan: free, product: { ...product, archivedAt: T0 }, member: 'm', granteeId: 'g', now: T0, id: randomUUID() }))).toBe('PLAN_ARCHIVED');
+    expect(
+      codeOf(() =>
+        createAdHocLicense({ plan: { ...free, archivedAt: T0 }, product, member: 'm', granteeId: 'g', now: T0, id: randomUUID() }),
+      ),
+    ).toBe('PLAN_ARCHIVED');
+    expect(
+      codeOf(() =>
+        createAdHocLicense({ plan: free, product: { ...product, archivedAt: T0 }, member: 'm', granteeId: 'g', now: T0, id: randomUUID() }),
+      ),
+    ).toBe('PLAN_ARCHIVED');
   });
 });
 
@@ -52,16 +78,53 @@ describe('grantee assignment and cancellation', () => {
 describe('purchase', () => {
   it('creates the subscription and one license per seat, the first for the grantee', () => {
     const plan = aPlan(product, { licenseType: 'perSeat', perSeatAmount: 2, trialDays: 7 });
-    const out = startSubscription({ plan, product, customer: aCustomer(tenant), granteeId: 'g', quantity: 3, currency: 'USD', paymentProvider: 'sandbox', paymentSubscriptionId: null, now: T0, newId: randomUUID });
+    const out = startSubscription({
+      plan,
+      product,
+      customer: aCustomer(tenant),
+      granteeId: 'g',
+      quantity: 3,
+      currency: 'USD',
+      paymentProvider: 'sandbox',
+      paymentSubscriptionId: null,
+      now: T0,
+      newId: randomUUID,
+    });
     expect(out.subscription).toMatchObject({ quantity: 3, status: 'TRIALING', currentPeriodEnd: at(7 * DAY) });
-    expect(out.licenses.map((l) => l.granteeId)).toEqual(['g', null, null]);
-    expect(out.licenses.every((l) => l.status === 'TRIALING')).toBe(true);
+    expect(out.licenses.all().map((l) => l.granteeId)).toEqual(['g', null, null]);
+    expect(out.licenses.all().every((l) => l.status === 'TRIALING')).toBe(true);
   });
   it('refuses fewer seats than the minimum; a non-seat plan has one', () => {
     const plan = aPlan(product, { licenseType: 'perSeat', perSeatAmount: 2 });
-    expect(codeOf(() => startSubscription({ plan, product, customer: aCustomer(tenant), granteeId: 'g', quantity: 1, currency: 'USD', paymentProvider: 's', paymentSubscriptionId: null, now: T0, newId: randomUUID }))).toBe('CHECKOUT_QUANTITY_BELOW_MINIMUM');
+    expect(
+      codeOf(() =>
+        startSubscription({
+          plan,
+          product,
+          customer: aCustomer(tenant),
+          granteeId: 'g',
+          quantity: 1,
+          currency: 'USD',
+          paymentProvider: 's',
+          paymentSubscriptionId: null,
+          now: T0,
+          newId: randomUUID,
+        }),
+      ),
+    ).toBe('CHECKOUT_QUANTITY_BELOW_MINIMUM');
     const user = aPlan(product, { interval: 'year' });
-    const out = startSubscription({ plan: user, product, customer: aCustomer(tenant), granteeId: 'g', quantity: 9, currency: 'USD', paymentProvider: 's', paymentSubscriptionId: null, now: T0, newId: randomUUID });
+    const out = startSubscription({
+      plan: user,
+      product,
+      customer: aCustomer(tenant),
+      granteeId: 'g',
+      quantity: 9,
+      currency: 'USD',
+      paymentProvider: 's',
+      paymentSubscriptionId: null,
+      now: T0,
+      newId: randomUUID,
+    });
     expect(out.subscription.quantity).toBe(1);
     expect(out.subscription.currentPeriodEnd.toISOString()).toBe('2027-01-15T12:00:00.000Z');
   });
@@ -70,16 +133,23 @@ describe('purchase', () => {
 describe('capability check', () => {
   const a = aPlan(product);
   const b = aPlan(product);
-  const caps = new Map([[a.id, ['edit', 'export']], [b.id, ['admin', 'edit']]]);
+  const caps = new Map([
+    [a.id, ['edit', 'export']],
+    [b.id, ['admin', 'edit']],
+  ]);
   const now = at(DAY);
   const check = (licenses: ReturnType<typeof aLicense>[], graceDays = 0, granteeIds = ['alice']) =>
     capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan: caps, graceDays, now });
 
-  it('unions capabilities of the grantees\' live licenses, in code-point order, with the latest end each', () => {
-    const out = check([
-      aLicense(a, { granteeId: 'alice', endTime: at(10 * DAY) }),
-      aLicense(b, { granteeId: 'bob', status: 'TRIALING', endTime: at(20 * DAY) }),
-    ], 0, ['alice', 'bob']);
+  it("unions capabilities of the grantees' live licenses, in code-point order, with the latest end each", () => {
+    const out = check(
+      [
+        aLicense(a, { granteeId: 'alice', endTime: at(10 * DAY) }),
+        aLicense(b, { granteeId: 'bob', status: 'TRIALING', endTime: at(20 * DAY) }),
+      ],
+      0,
+      ['alice', 'bob'],
+    );
     expect(out.capabilities).toEqual(['admin', 'edit', 'export']);
     expect(out.capsHashed).toBe('admin,edit,export');
     expect(out.capabilitiesEndDates).toEqual({ admin: at(20 * DAY), edit: at(20 * DAY), export: at(10 * DAY) });
@@ -90,7 +160,12 @@ describe('capability check', () => {
       const out = check([aLicense(a, { granteeId: 'alice', status: status as never })]);
       expect(out.capabilities.length > 0).toBe(info.grantsAccess);
     }
-    expect(Object.entries(LICENSE_STATUSES).filter(([, v]) => v.grantsAccess).map(([k]) => k).sort()).toEqual(['ACTIVE', 'EVALUATION', 'TRIALING']);
+    expect(
+      Object.entries(LICENSE_STATUSES)
+        .filter(([, v]) => v.grantsAccess)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(['ACTIVE', 'EVALUATION', 'TRIALING']);
   });
 
   it('excludes expired licenses, other grantees and other products; grace days extend the end', () => {
@@ -106,18 +181,6 @@ describe('capability check', () => {
 
   it('shows a license without end as the far future', () => {
     expect(check([aLicense(a, { granteeId: 'alice', endTime: null })], 5).capabilitiesEndDates.edit).toEqual(NO_END);
-  });
-
-  it('parses grantee ids as a,b or [a,b] and grace as a whole number above 0', () => {
-    expect(parseGranteeIds('a,b')).toEqual(['a', 'b']);
-    expect(parseGranteeIds('[a, b,a]')).toEqual(['a', 'b']);
-    expect(parseGranteeIds('["x"]')).toEqual(['x']);
-    expect(codeOf(() => parseGranteeIds(''))).toBe('VALIDATION_FAILED');
-    expect(codeOf(() => parseGranteeIds('[]'))).toBe('VALIDATION_FAILED');
-    expect(codeOf(() => parseGranteeIds(undefined))).toBe('VALIDATION_FAILED');
-    expect(parseGrace(undefined)).toBe(0);
-    expect(parseGrace('3')).toBe(3);
-    for (const bad of ['0', '-1', '1.5', 'abc', '']) expect(codeOf(() => parseGrace(bad))).toBe('CHECK_GRACE_INVALID');
   });
 
   it('maps list filter values to statuses', () => {

@@ -1,5 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { addInterval, archivePlan, archiveProduct, compareKeys, currencyExponent, decodeCursor, encodeCursor, isPaidProduct, legacyStatus, minimumSeats, pageOf, prorate, resolveCheckoutOptions, toMajor, toMinor } from '../src';
+import {
+  addInterval,
+  archivePlan,
+  archiveProduct,
+  compareKeys,
+  currencyExponent,
+  decodeCursor,
+  encodeCursor,
+  isPaidProduct,
+  legacyStatus,
+  minimumSeats,
+  pageOf,
+  prorate,
+  resolveCheckoutOptions,
+  toMajor,
+  toMinor,
+} from '../src';
 import { aPlan, aProduct, at, T0, errorCodeOf } from '../src/testing';
 
 const codeOf = errorCodeOf;
@@ -34,9 +50,23 @@ describe('catalog rules', () => {
 });
 
 describe('proration', () => {
-  const base = { fromUnitAmount: 1000, toUnitAmount: 3000, fromQuantity: 1, toQuantity: 1, periodStart: at(0), periodEnd: at(100), now: at(25) };
+  const base = {
+    fromUnitAmount: 1000,
+    toUnitAmount: 3000,
+    fromQuantity: 1,
+    toQuantity: 1,
+    periodStart: at(0),
+    periodEnd: at(100),
+    now: at(25),
+  };
   it('credits the unused old price and charges the new one for the rest of the period', () => {
-    expect(prorate({ ...base, mode: 'create_prorations' })).toEqual({ credit: -750, charge: 2250, net: 1500, invoiceNow: false, remaining: 0.75 });
+    expect(prorate({ ...base, mode: 'create_prorations' })).toEqual({
+      credit: -750,
+      charge: 2250,
+      net: 1500,
+      invoiceNow: false,
+      remaining: 0.75,
+    });
     expect(prorate({ ...base, mode: 'always_invoice' }).invoiceNow).toBe(true);
   });
   it('charges nothing with mode none or once the period is over', () => {
@@ -51,26 +81,48 @@ describe('proration', () => {
 describe('checkout option set', () => {
   const usd = { id: randomUUID(), shortName: 'USD', longName: 'US Dollar', symbol: '$' };
   const eur = { id: randomUUID(), shortName: 'EUR', longName: 'Euro', symbol: '€' };
-  const currencies = new Map([[usd.id, usd], [eur.id, eur]]);
-  const product = { ...aProduct(tenant), currencies: [{ currencyId: eur.id, isDefault: false }, { currencyId: usd.id, isDefault: true }] };
+  const currencies = new Map([
+    [usd.id, usd],
+    [eur.id, eur],
+  ]);
+  const product = {
+    ...aProduct(tenant),
+    currencies: [
+      { currencyId: eur.id, isDefault: false },
+      { currencyId: usd.id, isDefault: true },
+    ],
+  };
   const seatPlan = aPlan(product, { licenseType: 'perSeat', perSeatAmount: 3 });
   const userPlan = aPlan(product);
 
   it('defaults to the product default currency and the plan minimum seats', () => {
-    expect(resolveCheckoutOptions({}, seatPlan, product, currencies)).toMatchObject({ currency: 'USD', quantity: 3, allowPromoCode: false, changeQuantity: false });
-    expect(resolveCheckoutOptions({ currency: 'eur', quantity: '4', changeQuantity: 'true', promoCode: 'X' }, seatPlan, product, currencies)).toMatchObject({ currency: 'EUR', quantity: 4, changeQuantity: true, promoCode: 'X' });
+    expect(resolveCheckoutOptions({}, seatPlan, product, currencies)).toMatchObject({
+      currency: 'USD',
+      quantity: 3,
+      allowPromoCode: false,
+      changeQuantity: false,
+    });
+    expect(
+      resolveCheckoutOptions({ currency: 'eur', quantity: 4, changeQuantity: true, promoCode: 'X' }, seatPlan, product, currencies),
+    ).toMatchObject({ currency: 'EUR', quantity: 4, changeQuantity: true, promoCode: 'X' });
   });
   it('refuses promoCode with allowPromoCode, a bad e-mail and an unknown currency', () => {
-    expect(codeOf(() => resolveCheckoutOptions({ promoCode: 'X', allowPromoCode: 'true' }, userPlan, product, currencies))).toBe('CHECKOUT_PROMO_CODE_CONFLICT');
+    expect(codeOf(() => resolveCheckoutOptions({ promoCode: 'X', allowPromoCode: true }, userPlan, product, currencies))).toBe(
+      'CHECKOUT_PROMO_CODE_CONFLICT',
+    );
     expect(codeOf(() => resolveCheckoutOptions({ customerEmail: 'nope' }, userPlan, product, currencies))).toBe('CHECKOUT_INVALID_EMAIL');
-    expect(codeOf(() => resolveCheckoutOptions({ currency: 'GBP' }, userPlan, product, currencies))).toBe('CHECKOUT_CURRENCY_NOT_SUPPORTED');
-    expect(codeOf(() => resolveCheckoutOptions({ allowPromoCode: 'maybe' }, userPlan, product, currencies))).toBe('VALIDATION_FAILED');
+    expect(codeOf(() => resolveCheckoutOptions({ currency: 'GBP' }, userPlan, product, currencies))).toBe(
+      'CHECKOUT_CURRENCY_NOT_SUPPORTED',
+    );
   });
   it('allows quantity only on per-seat plans and never below the minimum', () => {
-    expect(codeOf(() => resolveCheckoutOptions({ quantity: '2' }, userPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');
-    expect(codeOf(() => resolveCheckoutOptions({ changeQuantity: 'true' }, userPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');
-    expect(codeOf(() => resolveCheckoutOptions({ quantity: '2' }, seatPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_BELOW_MINIMUM');
-    expect(codeOf(() => resolveCheckoutOptions({ quantity: 'x' }, seatPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_INVALID');
+    expect(codeOf(() => resolveCheckoutOptions({ quantity: 2 }, userPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');
+    expect(codeOf(() => resolveCheckoutOptions({ changeQuantity: true }, userPlan, product, currencies))).toBe(
+      'CHECKOUT_QUANTITY_NOT_PER_SEAT',
+    );
+    expect(codeOf(() => resolveCheckoutOptions({ quantity: 2 }, seatPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_BELOW_MINIMUM');
+    expect(codeOf(() => resolveCheckoutOptions({ quantity: 1.5 }, seatPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_INVALID');
+    expect(codeOf(() => resolveCheckoutOptions({ quantity: 10_001 }, seatPlan, product, currencies))).toBe('SEATS_LIMIT_EXCEEDED');
   });
 });
 

@@ -11,7 +11,9 @@ const now = at(1000);
 
 function world(quantity: number, assigned: number) {
   const s = aSubscription(plan, customer, { quantity });
-  const licenses = Array.from({ length: quantity }, (_, i) => aLicense(plan, { subscriptionId: s.id, granteeId: i < assigned ? `g${i}` : null, createdAt: at(i) }));
+  const licenses = Array.from({ length: quantity }, (_, i) =>
+    aLicense(plan, { subscriptionId: s.id, granteeId: i < assigned ? `g${i}` : null, createdAt: at(i) }),
+  );
   return { s, licenses };
 }
 
@@ -22,8 +24,8 @@ describe('add seats', () => {
     const { s } = world(2, 1);
     const out = addSeats(s, plan, 'm@example.com', 3, now, randomUUID);
     expect(out.subscription.quantity).toBe(5);
-    expect(out.created).toHaveLength(3);
-    expect(out.created.every((l) => l.granteeId === null && l.subscriptionId === s.id && l.status === 'ACTIVE')).toBe(true);
+    expect(out.created.all()).toHaveLength(3);
+    expect(out.created.all().every((l) => l.granteeId === null && l.subscriptionId === s.id && l.status === 'ACTIVE')).toBe(true);
   });
 
   it('refuses a count that is not a positive whole number, a plan that is not per seat, and a canceled subscription', () => {
@@ -57,9 +59,9 @@ describe('remove seats', () => {
 
   it('validates at request time with the same rules', () => {
     const { s, licenses } = world(3, 3);
-    expect(codeOf(() => validateSeatChange(s, plan, licenses, { decrement: 1 }, now))).toBe('SEATS_EXCEED_UNASSIGNED');
-    expect(codeOf(() => validateSeatChange(s, plan, licenses, { increment: 0 }, now))).toBe('SEATS_INVALID_COUNT');
-    expect(() => validateSeatChange(s, plan, licenses, { increment: 2 }, now)).not.toThrow();
+    expect(codeOf(() => validateSeatChange(s, plan, licenses, { type: 'seats.decrement', count: 1 }, now))).toBe('SEATS_EXCEED_UNASSIGNED');
+    expect(codeOf(() => validateSeatChange(s, plan, licenses, { type: 'seats.increment', count: 0 }, now))).toBe('SEATS_INVALID_COUNT');
+    expect(() => validateSeatChange(s, plan, licenses, { type: 'seats.increment', count: 2 }, now)).not.toThrow();
   });
 });
 
@@ -81,7 +83,7 @@ describe('seat changes keep quantity equal to the licenses and never remove an a
             if (st.op === 'inc') {
               const out = addSeats(s, plan, 'm', st.n, when, randomUUID);
               s = out.subscription;
-              licenses = [...licenses, ...out.created];
+              licenses = [...licenses, ...out.created.all()];
             } else if (st.op === 'dec') {
               const out = removeSeats(s, plan, licenses, st.n, when);
               const removed = new Set(out.removed.map((l) => l.id));

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { cancelAtPeriodEnd, cancelNow, changePlan, effectiveStatus, periodEndReached, reactivate, renew, SUBSCRIPTION_STATUSES } from '../src';
+import {
+  cancelAtPeriodEnd,
+  cancelNow,
+  changePlan,
+  effectiveStatus,
+  periodEndReached,
+  reactivate,
+  renew,
+  SUBSCRIPTION_STATUSES,
+} from '../src';
 import { aCustomer, aLicense, aPlan, aProduct, aSubscription, at, T0, errorCodeOf } from '../src/testing';
 
 const DAY = 86_400_000;
@@ -73,7 +82,9 @@ describe('period end reached', () => {
   it('refuses before the period end, or when nothing is scheduled', () => {
     const { s, licenses } = setup({ cancelAtPeriodEnd: true });
     expect(codeOf(() => periodEndReached(s, licenses, at(DAY)))).toBe('SUBSCRIPTION_PERIOD_NOT_ENDED');
-    expect(codeOf(() => periodEndReached({ ...s, cancelAtPeriodEnd: false }, licenses, at(40 * DAY)))).toBe('SUBSCRIPTION_PERIOD_NOT_ENDED');
+    expect(codeOf(() => periodEndReached({ ...s, cancelAtPeriodEnd: false }, licenses, at(40 * DAY)))).toBe(
+      'SUBSCRIPTION_PERIOD_NOT_ENDED',
+    );
     expect(codeOf(() => periodEndReached({ ...s, status: 'CANCELED' }, licenses, at(40 * DAY)))).toBe('SUBSCRIPTION_CANCELED');
   });
 });
@@ -109,7 +120,17 @@ describe('change plan', () => {
   const target = aPlan(product, { name: 'Business' });
   const base = (over = {}) => {
     const { s, licenses } = setup();
-    return { subscription: s, licenses, currentPlan: plan, target, targetProduct: product, proration: 'create_prorations' as const, now: at(DAY), newId: randomUUID, ...over };
+    return {
+      subscription: s,
+      licenses,
+      currentPlan: plan,
+      target,
+      targetProduct: product,
+      proration: 'create_prorations' as const,
+      now: at(DAY),
+      newId: randomUUID,
+      ...over,
+    };
   };
 
   it('moves a subscription that is not usage-based, with its licenses, keeping its id', () => {
@@ -140,7 +161,7 @@ describe('change plan', () => {
     expect(codeOf(() => changePlan(base({ targetProduct: { ...product, archivedAt: T0 } })))).toBe('PLAN_ARCHIVED');
   });
 
-  it('refuses the current plan, another product\'s plan and a canceled subscription', () => {
+  it("refuses the current plan, another product's plan and a canceled subscription", () => {
     expect(codeOf(() => changePlan(base({ target: plan })))).toBe('SUBSCRIPTION_ALREADY_ON_PLAN');
     const other = aProduct(tenant);
     expect(codeOf(() => changePlan(base({ target: aPlan(other), targetProduct: other })))).toBe('PLAN_NOT_IN_PRODUCT');

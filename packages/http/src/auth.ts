@@ -32,7 +32,8 @@ export function requireScope(resource: ScopeResource, access: 'read' | 'write'):
   return (_req, res, next) => {
     const auth = res.locals.auth as AuthContext | undefined;
     if (!auth) throw new DomainError(ErrorCodes.UNAUTHENTICATED, 'an API key is required');
-    if (!hasScope(auth.key, resource, access)) throw new DomainError(ErrorCodes.FORBIDDEN, `the API key lacks the scope ${resource}:${access}`);
+    if (!hasScope(auth.key, resource, access))
+      throw new DomainError(ErrorCodes.FORBIDDEN, `the API key lacks the scope ${resource}:${access}`);
     next();
   };
 }

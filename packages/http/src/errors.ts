@@ -1,18 +1,24 @@
 import type { ErrorRequestHandler } from 'express';
-import { DomainError, ErrorCodes, isDomainError, type ErrorCode, type ErrorDetail } from '@tollgate/core';
+import { DomainError, ErrorCodes, isDomainError, type ErrorCode, type ErrorDetail, type Logger } from '@tollgate/core';
 import { sendJson } from './json';
 
-/** Domain error code -> HTTP status, one table per generation. `Record` makes it exhaustive. */
+/** Domain error code -> HTTP status. `Record` makes it exhaustive. */
 export type ErrorStatusTable = Record<ErrorCode, number>;
 
-/** The statuses legacy and v1 give each domain error (the contract: 400 input, 401, 403, 404). */
-export const LEGACY_V1_STATUS: ErrorStatusTable = {
+/**
+ * The status every generation gives each domain error (the contract: 400 input, 401, 403, 404).
+ * One table for all three: the generations differ in the body shape of an error, not its status
+ * (docs/decisions.md, "One error table").
+ */
+export const ERROR_STATUS: ErrorStatusTable = {
   VALIDATION_FAILED: 400,
+  RATE_LIMITED: 429,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_KEY_IN_USE: 409,
   ORGANISATION_NOT_FOUND: 404,
   PRODUCT_NOT_FOUND: 404,
   PRODUCT_ARCHIVED: 400,
@@ -32,6 +38,7 @@ export const LEGACY_V1_STATUS: ErrorStatusTable = {
   SEATS_INVALID_COUNT: 400,
   SEATS_BELOW_MINIMUM: 400,
   SEATS_EXCEED_UNASSIGNED: 400,
+  SEATS_LIMIT_EXCEEDED: 400,
   LICENSE_NOT_FOUND: 404,
   LICENSE_CANCELED: 400,
   EVENT_NOT_FOUND: 404,
@@ -45,6 +52,7 @@ export const LEGACY_V1_STATUS: ErrorStatusTable = {
   CHECKOUT_QUANTITY_INVALID: 400,
   CHECKOUT_SESSION_NOT_FOUND: 404,
   CHECKOUT_ALREADY_COMPLETED: 409,
+  CHECKOUT_CANCELED: 409,
   PAYMENT_NOT_AVAILABLE: 400,
   PAYMENT_PROVIDER_FAILED: 502,
 };
@@ -52,7 +60,7 @@ export const LEGACY_V1_STATUS: ErrorStatusTable = {
 /** What an error becomes before a generation shapes its body. */
 export interface HttpError {
   status: number;
-  code: ErrorCode | 'INTERNAL' | 'PAYLOAD_TOO_LARGE' | 'ROUTE_NOT_FOUND';
+  code: ErrorCode | 'INTERNAL' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'ROUTE_NOT_FOUND' | 'RATE_LIMITED';
   message: string;
   details: ErrorDetail[];
 }
@@ -66,24 +74,24 @@ export const legacyErrorBody: ErrorBodyShape = (e) => ({
   ...(e.details.length ? { validationErrors: e.details } : {}),
 });
 
-export interface Logger {
-  error(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-}
-
-export const consoleLogger: Logger = {
-  error: (m, f) => console.error(JSON.stringify({ level: 'error', msg: m, ...f })),
-  info: (m, f) => console.log(JSON.stringify({ level: 'info', msg: m, ...f })),
-};
+export type { Logger } from '@tollgate/core';
 
 /** Turns anything thrown into a status and message; unknown errors leak nothing. */
 export function toHttpError(err: unknown, table: ErrorStatusTable): HttpError {
   if (isDomainError(err)) return { status: table[err.code] ?? 500, code: err.code, message: err.message, details: err.details };
   const e = err as { type?: string; status?: number; message?: string };
   if (e?.type === 'entity.parse.failed') {
-    return { status: 400, code: ErrorCodes.VALIDATION_FAILED, message: 'the body is not valid JSON', details: [{ property: 'body', error: 'is not valid JSON' }] };
+    return {
+      status: 400,
+      code: ErrorCodes.VALIDATION_FAILED,
+      message: 'the body is not valid JSON',
+      details: [{ property: 'body', error: 'is not valid JSON' }],
+    };
   }
   if (e?.type === 'entity.too.large') return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'the body is too large', details: [] };
+  if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported') {
+    return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'the body must be UTF-8 JSON', details: [] };
+  }
   if (e?.status && e.status >= 400 && e.status < 500) {
     return { status: e.status, code: ErrorCodes.VALIDATION_FAILED, message: 'the request is not valid', details: [] };
   }
@@ -91,13 +99,19 @@ export function toHttpError(err: unknown, table: ErrorStatusTable): HttpError {
 }
 
 /** The last middleware of every app: one table, one body shape, no stack traces out. */
-export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, logger: Logger = consoleLogger): ErrorRequestHandler {
+export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const h = toHttpError(err, table);
     if (h.status >= 500) {
-      logger.error('request failed', { requestId: res.locals.requestId, method: req.method, path: req.path, error: err instanceof Error ? err.stack : String(err) });
+      logger.error('request failed', {
+        requestId: res.locals.requestId,
+        method: req.method,
+        path: req.path,
+        error: err instanceof Error ? err.stack : String(err),
+      });
     }
-    if (res.headersSent) return;
+    // A streamed list that fails half-way: cut the connection rather than end a truncated body well-formed.
+    if (res.headersSent) return void res.destroy();
     sendJson(res, h.status, shape(h));
   };
 }

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import express, { type RequestHandler } from 'express';
-import type { Logger } from './errors';
+import { DomainError, ErrorCodes, type Logger } from '@tollgate/core';
+import { jsonDepthExceeds, MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
 
 /** A request id from `x-request-id` (if sane) or a new one, echoed back. */
 export const requestId: RequestHandler = (req, res, next) => {
@@ -11,8 +14,21 @@ export const requestId: RequestHandler = (req, res, next) => {
   next();
 };
 
-/** JSON bodies up to 1 MB; anything else is refused by the error table. */
-export const jsonBody = express.json({ limit: '1mb', strict: false });
+/**
+ * JSON bodies up to 1 MB and 32 levels deep (checked on the raw bytes, before parsing); any other
+ * body is refused by the generation's error table (400, 413, 415 in its shape).
+ */
+export const jsonBody = express.json({
+  limit: MAX_JSON_BYTES,
+  strict: false,
+  verify: (_req, _res, raw) => {
+    if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) {
+      throw new DomainError(ErrorCodes.VALIDATION_FAILED, `the body nests deeper than ${MAX_JSON_DEPTH} levels`, [
+        { property: 'body', error: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
+    }
+  },
+});
 
 /** One log line per request: method, path, status, time. Never headers (they hold API keys). */
 export function requestLog(logger: Logger): RequestHandler {
@@ -20,7 +36,10 @@ export function requestLog(logger: Logger): RequestHandler {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       logger.info('request', {
-        requestId: res.locals.requestId, method: req.method, path: req.path, status: res.statusCode,
+        requestId: res.locals.requestId,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
         ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
       });
     });
@@ -37,17 +56,35 @@ export interface HttpAppOptions {
 }
 
 /**
- * The plumbing every generation's app shares: request ids, request log, then routes that need the
- * raw body (signed webhooks), then JSON bodies, then the generation's routes.
+ * The plumbing every app shares: request ids and the request log, then what `mount` adds. Bodies
+ * are parsed by each generation's router (so their errors come in its shape) or kept raw (signed
+ * webhooks).
  */
-export function createHttpApp(options: HttpAppOptions, mount: (app: express.Express) => void, beforeBody?: (app: express.Express) => void): express.Express {
+export function createHttpApp(options: HttpAppOptions, mount: (app: express.Express) => void): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(requestId);
   if (options.logRequests) app.use(requestLog(options.logger));
-  beforeBody?.(app);
-  app.use(jsonBody);
   mount(app);
   return app;
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (a malformed request line, headers
+ * over the limit) get an answer with a body in the shape of the generation the path belongs to,
+ * instead of Node's empty 400 / 431.
+ */
+export function answerClientErrors(server: Server, bodyFor: (path: string, status: number, message: string) => unknown): void {
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const message =
+      status === 431 ? 'the request headers are too large' : status === 408 ? 'the request took too long' : 'the request is not valid HTTP';
+    const path = /^[A-Z]+ (\S+)/.exec(err.rawPacket?.toString('latin1', 0, 2048) ?? '')?.[1] ?? '/';
+    const body = JSON.stringify(bodyFor(path, status, message));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 }

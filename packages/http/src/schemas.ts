@@ -1,52 +1,82 @@
 /**
- * JSON Schemas of the response bodies, written from the contract's field lists. Tests validate
+ * JSON Schemas of the response bodies legacy and v1 share (and the helpers each generation's own
+ * schemas are written with), from the contract's field lists. Tests validate
  * every response against them (no extra members allowed); the OpenAPI documents are built from
  * them.
  */
-const str = { type: 'string' } as const;
-const nstr = { type: ['string', 'null'] } as const;
-const bool = { type: 'boolean' } as const;
-const int = { type: 'integer' } as const;
-const num = { type: 'number' } as const;
-const date = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' } as const;
-const ndate = { anyOf: [date, { type: 'null' }] } as const;
-const uuid = { type: 'string', format: 'uuid' } as const;
+export const str = { type: 'string' } as const;
+export const nstr = { type: ['string', 'null'] } as const;
+export const bool = { type: 'boolean' } as const;
+export const int = { type: 'integer' } as const;
+export const num = { type: 'number' } as const;
+export const date = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' } as const;
+export const ndate = { anyOf: [date, { type: 'null' }] } as const;
+export const uuid = { type: 'string', format: 'uuid' } as const;
 
-const object = (properties: Record<string, unknown>) => ({
+export const object = (properties: Record<string, unknown>) => ({
   type: 'object',
   properties,
   required: Object.keys(properties),
   additionalProperties: false,
 });
-const arrayOf = (items: unknown) => ({ type: 'array', items });
+export const arrayOf = (items: unknown) => ({ type: 'array', items });
 
 export const legacyProductSchema = object({
-  uuid, name: str, description: str, displayName: str, organisation: str, logoUrl: { type: 'null' }, status: { enum: ['ACTIVE', 'CANCELLED'] },
-  paid: bool, organisationPaymentIntegrationUuid: str, paymentIntegrationProductId: nstr, updatedAt: date,
+  uuid,
+  name: str,
+  description: str,
+  displayName: str,
+  organisation: str,
+  logoUrl: { type: 'null' },
+  status: { enum: ['ACTIVE', 'CANCELLED'] },
+  paid: bool,
+  organisationPaymentIntegrationUuid: str,
+  paymentIntegrationProductId: nstr,
+  updatedAt: date,
 });
 
 export const legacyPlanSchema = object({
-  uuid, name: str, description: str, displayName: str, organisation: str, status: { enum: ['ACTIVE', 'CANCELLED'] },
-  trialDays: { type: ['integer', 'null'] }, evaluation: bool, evalDays: int, visibility: { enum: ['public', 'private'] }, licenseType: str,
-  interval: { enum: ['day', 'week', 'month', 'year'] }, length: int, active: bool, planType: str, pricingType: { enum: ['paid', 'free'] },
-  environment: str, type: str, providerPlanId: nstr, productUuid: uuid, servicePlan: bool, updatedAt: date,
+  uuid,
+  name: str,
+  description: str,
+  displayName: str,
+  organisation: str,
+  status: { enum: ['ACTIVE', 'CANCELLED'] },
+  trialDays: { type: ['integer', 'null'] },
+  evaluation: bool,
+  evalDays: int,
+  visibility: { enum: ['public', 'private'] },
+  licenseType: str,
+  interval: { enum: ['day', 'week', 'month', 'year'] },
+  length: int,
+  active: bool,
+  planType: str,
+  pricingType: { enum: ['paid', 'free'] },
+  environment: str,
+  type: str,
+  providerPlanId: nstr,
+  productUuid: uuid,
+  servicePlan: bool,
+  updatedAt: date,
 });
 
 export const enumOptionSchema = object({ uuid, name: str, featureUuid: uuid, updatedAt: date });
 
-const featureProps = {
-  uuid, name: str, description: str, displayName: str, variableName: str, status: { enum: ['ACTIVE', 'DEPRECATED', 'COMING_SOON'] },
-  visibility: { enum: ['public', 'private'] }, valueType: { enum: ['boolean', 'numerical', 'enum'] }, defaultValue: str, showUnlimited: bool,
-  productUuid: uuid, updatedAt: date,
+export const featureProps = {
+  uuid,
+  name: str,
+  description: str,
+  displayName: str,
+  variableName: str,
+  status: { enum: ['ACTIVE', 'DEPRECATED', 'COMING_SOON'] },
+  visibility: { enum: ['public', 'private'] },
+  valueType: { enum: ['boolean', 'numerical', 'enum'] },
+  defaultValue: str,
+  showUnlimited: bool,
+  productUuid: uuid,
+  updatedAt: date,
 };
 export const legacyFeatureSchema = object(featureProps);
-export const legacyFeatureWithOptionsSchema = object({ ...featureProps, featureEnumOptions: arrayOf(enumOptionSchema) });
-
-export const legacyPlanFeatureSchema = object({
-  planUuid: uuid, featureUuid: uuid, value: str, enumValueUuid: { anyOf: [uuid, { type: 'null' }] }, isUnlimited: bool, updatedAt: date,
-  feature: legacyFeatureSchema, enumValue: { anyOf: [enumOptionSchema, { type: 'null' }] },
-});
-
 export const capabilitySchema = object({ uuid, name: str, description: str, status: str, productUuid: uuid, updatedAt: date });
 
 export const checkSchema = object({
@@ -58,9 +88,24 @@ export const checkSchema = object({
 });
 
 export const licenseSchema = object({
-  uuid, productUuid: uuid, planUuid: uuid, subscriptionUuid: { anyOf: [uuid, { type: 'null' }] }, cancelAtPeriodEnd: bool, granteeId: nstr,
-  purchaser: str, email: nstr, name: nstr, paymentService: str, type: str, capabilities: arrayOf(capabilitySchema), startTime: date, endTime: ndate,
-  status: { enum: ['ACTIVE', 'TRIALING', 'EVALUATION', 'SCHEDULED', 'INACTIVE', 'CANCELED'] }, metadata: { type: 'object' }, updatedAt: date, isTest: bool,
+  uuid,
+  productUuid: uuid,
+  planUuid: uuid,
+  subscriptionUuid: { anyOf: [uuid, { type: 'null' }] },
+  cancelAtPeriodEnd: bool,
+  granteeId: nstr,
+  purchaser: str,
+  email: nstr,
+  name: nstr,
+  paymentService: str,
+  type: str,
+  capabilities: arrayOf(capabilitySchema),
+  startTime: date,
+  endTime: ndate,
+  status: { enum: ['ACTIVE', 'TRIALING', 'EVALUATION', 'SCHEDULED', 'INACTIVE', 'CANCELED'] },
+  metadata: { type: 'object' },
+  updatedAt: date,
+  isTest: bool,
 });
 
 export const legacyErrorSchema = {
@@ -73,110 +118,3 @@ export const legacyErrorSchema = {
   required: ['error', 'code'],
   additionalProperties: false,
 };
-
-const withOptional = (properties: Record<string, unknown>, optional: Record<string, unknown>) => ({
-  type: 'object',
-  properties: { ...properties, ...optional },
-  required: Object.keys(properties),
-  additionalProperties: false,
-});
-
-export const currencySchema = object({ uuid, shortName: str, longName: str, symbol: str });
-export const v1FeatureSchema = object({ ...featureProps, sortOrder: int });
-export const v1FeatureWithOptionsSchema = object({ ...featureProps, sortOrder: int, featureEnumOptions: arrayOf(enumOptionSchema) });
-export const productCurrencySchema = withOptional({ productUuid: uuid, currencyUuid: uuid, defaultCurrency: bool }, { currency: currencySchema });
-export const planCurrencySchema = withOptional({ planUuid: uuid, currencyUuid: uuid, price: num, paymentIntegrationPlanId: str }, { currency: currencySchema });
-export const planCapabilitySchema = withOptional({ planUuid: uuid, capabilityUuid: uuid, updatedAt: date }, { capability: capabilitySchema });
-export const v1PlanFeatureSchema = withOptional(
-  { planUuid: uuid, featureUuid: uuid, value: str, enumValueUuid: { anyOf: [uuid, { type: 'null' }] }, isUnlimited: bool, updatedAt: date, isUsage: bool, pricePerUnit: num, minUsage: num, maxUsage: num },
-  { feature: v1FeatureSchema, enumValue: { anyOf: [enumOptionSchema, { type: 'null' }] } },
-);
-export const integrationSchema = object({ uuid, organisation: str, integrationName: str, accountName: str, accountData: { type: 'object' }, accountId: str, updatedAt: date, isTest: bool });
-
-const { type: _legacyType, ...planPropsWithoutType } = (legacyPlanSchema as { properties: Record<string, unknown> }).properties;
-void _legacyType;
-export const v1PlanSchema = withOptional(
-  { ...planPropsWithoutType, isTest: bool, perSeatAmount: num },
-  { capabilities: arrayOf(planCapabilitySchema), features: arrayOf(v1PlanFeatureSchema), currencies: arrayOf(planCurrencySchema), checkoutUrl: { type: 'string', format: 'uri' } },
-);
-export const v1ProductSchema = withOptional(
-  { ...(legacyProductSchema as { properties: Record<string, unknown> }).properties, appType: str, isTest: bool },
-  {
-    features: arrayOf({ anyOf: [v1FeatureWithOptionsSchema, v1FeatureSchema] }), capabilities: arrayOf(capabilitySchema), currencies: arrayOf(productCurrencySchema),
-    organisationPaymentIntegration: { anyOf: [integrationSchema, { type: 'null' }] }, plans: arrayOf(v1PlanSchema),
-  },
-);
-export const pricingTableSchema = object({
-  uuid, name: str, status: str, title: str, text: str, theme: str, featureOrder: str, productUuid: uuid, customTheme: { type: ['object', 'null'] },
-  featuredPlanUuid: { anyOf: [uuid, { type: 'null' }] }, updatedAt: date,
-  features: arrayOf(object({ pricingTableUuid: uuid, featureUuid: uuid, sortOrder: int, updatedAt: date, feature: v1FeatureWithOptionsSchema })),
-  product: v1ProductSchema,
-  plans: arrayOf(object({ planUuid: uuid, pricingTableUuid: uuid, sortOrder: int, updatedAt: date, plan: v1PlanSchema })),
-});
-export const customerSchema = object({ uuid, organisation: str, value: str, email: nstr, paymentIntegrationCustomerId: nstr, createdAt: date, updatedAt: date, isTest: bool });
-export const v1SubscriptionSchema = withOptional(
-  {
-    uuid, productUuid: uuid, planUuid: uuid, organisation: str, paymentIntegrationSubscriptionId: nstr, type: str, quantity: int, email: nstr,
-    expiryDate: date, lineItemIds: arrayOf(str), status: { enum: ['ACTIVE', 'TRIALING', 'PAST_DUE', 'CANCELED'] }, createdAt: date, updatedAt: date,
-    isTest: bool, cancelAtPeriodEnd: bool,
-  },
-  { product: v1ProductSchema, plan: v1PlanSchema, customer: { anyOf: [customerSchema, { type: 'null' }] } },
-);
-export const eventSchema = object({ uuid, type: str, status: { enum: ['queued', 'pending', 'success', 'failed'] }, subscriptionUuid: { anyOf: [uuid, { type: 'null' }] }, attempts: int, error: nstr, createdAt: date, updatedAt: date });
-export const licenseCountSchema = object({ count: int, assigned: int, unassigned: int });
-export const urlSchema = object({ url: { type: 'string', format: 'uri' } });
-export const checkoutLinkSchema = object({ checkoutUrl: { type: 'string', format: 'uri' } });
-export const eventUuidSchema = object({ eventUuid: uuid });
-
-/** Every top-level member the contract lists for a provider invoice. */
-export const INVOICE_MEMBERS = [
-  'id', 'object', 'account_country', 'account_name', 'account_tax_ids', 'amount_due', 'amount_paid', 'amount_remaining', 'amount_shipping', 'application',
-  'application_fee_amount', 'attempt_count', 'attempted', 'auto_advance', 'automatic_tax', 'billing_reason', 'charge', 'collection_method', 'created',
-  'currency', 'custom_fields', 'customer', 'customer_address', 'customer_email', 'customer_name', 'customer_phone', 'customer_shipping',
-  'customer_tax_exempt', 'customer_tax_ids', 'default_payment_method', 'default_source', 'default_tax_rates', 'description', 'discount', 'discounts',
-  'due_date', 'effective_at', 'ending_balance', 'footer', 'from_invoice', 'last_finalization_error', 'latest_revision', 'lines', 'livemode', 'metadata',
-  'next_payment_attempt', 'number', 'on_behalf_of', 'paid', 'paid_out_of_band', 'payment_intent', 'payment_settings', 'period_end', 'period_start',
-  'post_payment_credit_notes_amount', 'pre_payment_credit_notes_amount', 'quote', 'receipt_number', 'rendering', 'rendering_options', 'shipping_cost',
-  'shipping_details', 'starting_balance', 'statement_descriptor', 'status', 'status_transitions', 'subscription', 'subscription_details', 'subtotal',
-  'subtotal_excluding_tax', 'tax', 'test_clock', 'total', 'total_discount_amounts', 'total_excluding_tax', 'total_tax_amounts', 'transfer_data',
-  'webhooks_delivered_at',
-] as const;
-export const INVOICE_LINE_MEMBERS = [
-  'id', 'object', 'amount', 'amount_excluding_tax', 'currency', 'description', 'discount_amounts', 'discountable', 'discounts', 'invoice_item', 'livemode',
-  'metadata', 'period', 'plan', 'price', 'proration', 'proration_details', 'quantity', 'subscription', 'subscription_item', 'tax_amounts', 'tax_rates', 'type',
-  'unit_amount_excluding_tax',
-] as const;
-const invoiceLineSchema = { type: 'object', required: [...INVOICE_LINE_MEMBERS], properties: { object: { const: 'line_item' }, period: { type: 'object', required: ['start', 'end'] } } };
-export const invoiceSchema = {
-  type: 'object',
-  required: [...INVOICE_MEMBERS],
-  properties: {
-    object: { const: 'invoice' }, created: int, period_start: int, period_end: int,
-    automatic_tax: { type: 'object', required: ['enabled', 'status'] },
-    customer_address: { type: ['object', 'null'] },
-    status_transitions: { type: 'object', required: ['finalized_at', 'marked_uncollectible_at', 'paid_at', 'voided_at'] },
-    subscription_details: { type: 'object', required: ['metadata'], properties: { metadata: { type: 'object', required: ['granteeId', 'member'] } } },
-    payment_settings: { type: 'object', required: ['default_mandate', 'payment_method_options', 'payment_method_types'] },
-    lines: { type: 'object', required: ['object', 'data', 'has_more', 'total_count', 'url'], properties: { object: { const: 'list' }, data: arrayOf(invoiceLineSchema) } },
-  },
-};
-export const invoiceListSchema = object({ first: nstr, last: nstr, hasMore: bool, data: arrayOf(invoiceSchema) });
-export const paymentMethodSchema = {
-  type: 'object',
-  required: ['id', 'object', 'billing_details', 'card', 'created', 'customer', 'livemode', 'metadata', 'type'],
-  properties: {
-    created: int,
-    billing_details: { type: 'object', required: ['address', 'email', 'name', 'phone'], properties: { address: { type: 'object', required: ['city', 'country', 'line1', 'line2', 'postal_code', 'state'] } } },
-    card: {
-      type: 'object',
-      required: ['brand', 'checks', 'country', 'exp_month', 'exp_year', 'fingerprint', 'funding', 'generated_from', 'last4', 'networks', 'three_d_secure_usage', 'wallet'],
-      properties: {
-        exp_month: int, exp_year: int, checks: { type: 'object', required: ['address_line1_check', 'address_postal_code_check', 'cvc_check'] },
-        networks: { type: 'object', required: ['available', 'preferred'], properties: { available: { type: 'array' } } },
-        three_d_secure_usage: { type: 'object', required: ['supported'], properties: { supported: bool } },
-      },
-    },
-  },
-};
-
-export { num };

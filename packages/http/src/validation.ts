@@ -9,12 +9,13 @@ addFormats(ajv);
 const detail = (e: ErrorObject): ErrorDetail => {
   const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
   if (e.keyword === 'required') return { property: [path, e.params.missingProperty].filter(Boolean).join('.'), error: 'is required' };
-  if (e.keyword === 'additionalProperties') return { property: [path, e.params.additionalProperty].filter(Boolean).join('.'), error: 'is not allowed' };
+  if (e.keyword === 'additionalProperties')
+    return { property: [path, e.params.additionalProperty].filter(Boolean).join('.'), error: 'is not allowed' };
   return { property: path || 'body', error: e.message ?? 'is not valid' };
 };
 
 /** A compiled check that throws VALIDATION_FAILED naming every offending property. */
-export function compile<T>(schema: JSONSchemaType<T> | Record<string, unknown>): (value: unknown) => T {
+export function compile<T>(schema: JSONSchemaType<T> | object): (value: unknown) => T {
   const validate = ajv.compile(schema) as ValidateFunction<T>;
   return (value: unknown) => {
     if (validate(value)) return value;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_MAX_SEATS } from '@tollgate/core';
 
 export interface Config {
   port: number;
@@ -8,6 +9,10 @@ export interface Config {
   publicUrl: string;
   /** A PostgreSQL server; unset: embedded PGlite in `dataDir`. */
   databaseUrl: string | undefined;
+  /** A read replica for the check's snapshot loads (`DATABASE_READ_URL`, optional, server only). */
+  databaseReadUrl: string | undefined;
+  /** Entitlement snapshots one instance keeps (`CHECK_CACHE_ENTRIES`). */
+  checkCacheEntries: number;
   dataDir: string;
   signer: 'ecdsa' | 'hmac';
   /** Encrypts signing keys at rest. */
@@ -20,6 +25,12 @@ export interface Config {
   /** Stripe: with both set, payments go to Stripe instead of the sandbox. */
   stripeSecretKey: string | undefined;
   stripeWebhookSecret: string | undefined;
+  /** Seats one subscription may hold (`MAX_SEATS`). */
+  maxSeats: number;
+  /** How long a worker holds an event before another may take it over (`EVENT_LEASE_SECONDS`). */
+  eventLeaseSeconds: number;
+  /** Failed-authentication and write limits per instance (`RATE_LIMIT`, `RATE_LIMIT_AUTH_FAILURES`, `RATE_LIMIT_WRITES`). */
+  rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number };
 }
 
 export class ConfigError extends Error {}
@@ -34,14 +45,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${env.PORT}`);
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
   const databaseUrl = env.DATABASE_URL || undefined;
+  const databaseReadUrl = env.DATABASE_READ_URL || undefined;
+  if (databaseReadUrl && !databaseUrl) throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL (a replica of that server)');
   const signer = (env.SIGNER ?? 'ecdsa').toLowerCase();
   if (signer !== 'ecdsa' && signer !== 'hmac') throw new ConfigError(`SIGNER must be ecdsa or hmac, got ${env.SIGNER}`);
   let masterSecret = env.TOLLGATE_SECRET;
   if (!masterSecret) {
-    if (databaseUrl) throw new ConfigError('TOLLGATE_SECRET is required with DATABASE_URL (every instance must share it; at least 16 characters)');
+    if (databaseUrl)
+      throw new ConfigError('TOLLGATE_SECRET is required with DATABASE_URL (every instance must share it; at least 16 characters)');
     masterSecret = persistedSecret(dataDir);
   }
   if (masterSecret.length < 16) throw new ConfigError('TOLLGATE_SECRET must be at least 16 characters');
+  const maxSeats = Number(env.MAX_SEATS ?? DEFAULT_MAX_SEATS);
+  if (!Number.isSafeInteger(maxSeats) || maxSeats < 1 || maxSeats > 1_000_000)
+    throw new ConfigError(`MAX_SEATS must be a whole number from 1 to 1000000, got ${env.MAX_SEATS}`);
+  const positive = (name: string, fallback: number) => {
+    const v = Number(env[name] ?? fallback);
+    if (!Number.isSafeInteger(v) || v < 1) throw new ConfigError(`${name} must be a whole number of 1 or more, got ${env[name]}`);
+    return v;
+  };
+  const rateLimit = (env.RATE_LIMIT ?? 'on').toLowerCase();
+  if (rateLimit !== 'on' && rateLimit !== 'off') throw new ConfigError(`RATE_LIMIT must be on or off, got ${env.RATE_LIMIT}`);
   if (!!env.STRIPE_SECRET_KEY !== !!env.STRIPE_WEBHOOK_SECRET) {
     throw new ConfigError('set both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET to use Stripe (or neither for the sandbox)');
   }
@@ -49,6 +73,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
     databaseUrl,
+    databaseReadUrl,
+    checkCacheEntries: positive('CHECK_CACHE_ENTRIES', 200_000),
     dataDir,
     signer,
     masterSecret,
@@ -57,6 +83,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logRequests: env.LOG_REQUESTS !== 'false',
     stripeSecretKey: env.STRIPE_SECRET_KEY || undefined,
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
+    maxSeats,
+    eventLeaseSeconds: positive('EVENT_LEASE_SECONDS', 120),
+    rateLimits: {
+      enabled: rateLimit === 'on',
+      authFailuresPerMinute: positive('RATE_LIMIT_AUTH_FAILURES', 30),
+      writesPerMinute: positive('RATE_LIMIT_WRITES', 1200),
+    },
   };
 }
 

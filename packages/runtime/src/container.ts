@@ -1,20 +1,49 @@
 import 'reflect-metadata';
+import type { RequestHandler } from 'express';
 import { Container } from 'inversify';
+import Stripe from 'stripe';
 import {
-  ApiKeyService, CatalogAdmin, CatalogFileExport, CatalogFileImport, CatalogQueries, CheckoutService, EventWorker, IdempotencyService, LicenseService, SubscriptionService,
-  type Clock, type CoreDeps, type PaymentProvider,
+  createCore,
+  SignedLinks,
+  type Clock,
+  type Core,
+  type CoreDeps,
+  type ChangeFeed,
+  type EventQueue,
+  type IdGenerator,
+  type KeyCipher,
+  type Logger,
+  type PaymentProvider,
+  type SignatureScheme,
+  type UnitOfWork,
 } from '@tollgate/core';
 import { migrateToLatest, openDatabase, PostgresUnitOfWork, type DatabaseHandle } from '@tollgate/adapter-postgres';
-import { EcdsaSigner, HmacSigner } from '@tollgate/adapter-hmac';
-import { FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
-import { StripePaymentProvider } from '@tollgate/adapter-stripe';
-import Stripe from 'stripe';
-import { consoleLogger, SignedLinks, type Logger } from '@tollgate/http';
+import { EcdsaP256Scheme, HmacSha256Scheme, SecretBox } from '@tollgate/adapter-hmac';
+import { createSandboxRouter, FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
+import { createStripeWebhookRouter, StripePaymentProvider } from '@tollgate/adapter-stripe';
 import type { Config } from './config';
-import { SystemClock, UuidGenerator, WakeSignal } from './services';
-import { TOKENS } from './tokens';
+import { consoleLogger, SystemClock, UuidGenerator, WakeSignal } from './services';
 
-export interface ContainerOptions {
+/** Inversify tokens: one Symbol per port; bound and resolved in this file only. */
+const T = {
+  Config: Symbol('Config'),
+  Database: Symbol('Database'),
+  UnitOfWork: Symbol('UnitOfWork'),
+  ReadUnitOfWork: Symbol('ReadUnitOfWork'),
+  ChangeFeed: Symbol('ChangeFeed'),
+  Clock: Symbol('Clock'),
+  Ids: Symbol('Ids'),
+  Scheme: Symbol('SignatureScheme'),
+  Cipher: Symbol('KeyCipher'),
+  Sandbox: Symbol('Sandbox'),
+  Payments: Symbol('Payments'),
+  Stripe: Symbol('Stripe'),
+  Wake: Symbol('Wake'),
+  Logger: Symbol('Logger'),
+  Core: Symbol('Core'),
+} as const;
+
+export interface RuntimeOptions {
   /** An open database (tests); otherwise one is opened from the configuration and migrated. */
   database?: DatabaseHandle;
   clock?: Clock;
@@ -25,55 +54,133 @@ export interface ContainerOptions {
 }
 
 /**
- * The composition root shared by every app: binds each port to its adapter and each use case to
- * its ports. Apps resolve what they need by token.
+ * Everything a process runs on, resolved once by the composition root: the use cases (`core`) and
+ * the few edge pieces adapters contribute (the sandbox's hosted pages, providers' webhooks). Apps,
+ * the CLI and tests take this plain typed record; none of them sees the container.
  */
-export async function createContainer(config: Config, options: ContainerOptions = {}): Promise<Container> {
-  const database = options.database ?? openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : `${config.dataDir}/pglite` });
-  if (!options.database && !options.skipMigrations) await migrateToLatest(database.db);
-  const c = new Container();
-  const uow = new PostgresUnitOfWork(database.db);
-  const clock = options.clock ?? new SystemClock();
-  const signerDeps = { uow, clock, masterSecret: config.masterSecret };
-  // The sandbox serves free checkouts always, and is the payment provider unless another is configured.
-  const stripe = config.stripeSecretKey ? new Stripe(config.stripeSecretKey, { maxNetworkRetries: 2, timeout: 20_000 }) : undefined;
-  const sandbox = new SandboxPaymentProvider({ publicUrl: config.publicUrl, linkSecret: `sandbox-links:${config.masterSecret}`, clock });
-  const deps: CoreDeps = {
-    uow,
-    clock,
-    ids: new UuidGenerator(),
-    payments: options.payments ?? (stripe ? new StripePaymentProvider(stripe, { publicUrl: config.publicUrl }) : sandbox),
-    freeCheckout: new FreeCheckout(sandbox.links),
-    signer: config.signer === 'hmac' ? new HmacSigner(signerDeps) : new EcdsaSigner(signerDeps),
-    events: new WakeSignal(),
-  };
-  c.bind(TOKENS.Config).toConstantValue(config);
-  c.bind(TOKENS.Database).toConstantValue(database);
-  c.bind(TOKENS.UnitOfWork).toConstantValue(deps.uow);
-  c.bind(TOKENS.Clock).toConstantValue(deps.clock);
-  c.bind(TOKENS.Ids).toConstantValue(deps.ids);
-  c.bind(TOKENS.Signer).toConstantValue(deps.signer);
-  c.bind(TOKENS.Payments).toConstantValue(deps.payments);
-  c.bind(TOKENS.Sandbox).toConstantValue(sandbox);
-  if (stripe) c.bind(TOKENS.Stripe).toConstantValue(stripe);
-  c.bind(TOKENS.EventQueue).toConstantValue(deps.events);
-  c.bind(TOKENS.Logger).toConstantValue(options.logger ?? consoleLogger);
-  const subscriptions = new SubscriptionService(deps);
-  c.bind(TOKENS.ApiKeys).toConstantValue(new ApiKeyService(deps));
-  c.bind(TOKENS.CatalogQueries).toConstantValue(new CatalogQueries(deps));
-  c.bind(TOKENS.CatalogAdmin).toConstantValue(new CatalogAdmin(deps));
-  c.bind(TOKENS.CatalogImport).toConstantValue(new CatalogFileImport(deps));
-  c.bind(TOKENS.CatalogExport).toConstantValue(new CatalogFileExport(deps));
-  c.bind(TOKENS.Checkout).toConstantValue(new CheckoutService(deps));
-  c.bind(TOKENS.Subscriptions).toConstantValue(subscriptions);
-  c.bind(TOKENS.Licenses).toConstantValue(new LicenseService(deps));
-  c.bind(TOKENS.EventWorker).toConstantValue(new EventWorker(deps, subscriptions));
-  c.bind(TOKENS.Idempotency).toConstantValue(new IdempotencyService(deps));
-  c.bind(TOKENS.SignedLinks).toConstantValue(new SignedLinks(`checkout-links:${config.masterSecret}`));
-  return c;
+export interface Runtime {
+  config: Config;
+  core: Core;
+  logger: Logger;
+  clock: Clock;
+  /** The one link signer (deferred checkout links). */
+  links: SignedLinks;
+  /** Wakes this process's event worker when events are queued. */
+  wake: WakeSignal;
+  /** Routers adapters serve: the sandbox's hosted pages, and provider webhooks by provider. */
+  pages: { sandbox: RequestHandler; webhooks: Record<string, RequestHandler> };
+  database: DatabaseHandle;
+  /** Applies pending database migrations; the names applied now. */
+  migrate(): Promise<string[]>;
+  /** Closes what the runtime opened. */
+  close(): Promise<void>;
 }
 
-/** Closes what the container opened. */
-export async function closeContainer(c: Container): Promise<void> {
-  await c.get<DatabaseHandle>(TOKENS.Database).close();
+/** Binds each port to its adapter and resolves the runtime. */
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const database =
+    options.database ?? openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : `${config.dataDir}/pglite` });
+  if (!options.database && !options.skipMigrations) await migrateToLatest(database.db);
+
+  const c = new Container();
+  c.bind(T.Config).toConstantValue(config);
+  c.bind(T.Database).toConstantValue(database);
+  c.bind(T.UnitOfWork)
+    .toDynamicValue(() => new PostgresUnitOfWork(database.db))
+    .inSingletonScope();
+  // The check's snapshot loads may go to a read replica; invalidations still come from the primary.
+  const replica = config.databaseReadUrl ? openDatabase({ url: config.databaseReadUrl }) : undefined;
+  c.bind(T.ReadUnitOfWork).toConstantValue(replica ? new PostgresUnitOfWork(replica.db) : undefined);
+  c.bind(T.ChangeFeed)
+    .toDynamicValue((ctx) =>
+      database.changeFeed({ onError: (e) => ctx.get<Logger>(T.Logger).error('change feed lost', { error: String(e) }) }),
+    )
+    .inSingletonScope();
+  c.bind(T.Clock).toConstantValue(options.clock ?? new SystemClock());
+  c.bind(T.Ids).toConstantValue(new UuidGenerator());
+  c.bind(T.Scheme).toConstantValue(config.signer === 'hmac' ? new HmacSha256Scheme() : new EcdsaP256Scheme());
+  c.bind(T.Cipher).toConstantValue(new SecretBox(config.masterSecret));
+  c.bind(T.Wake).toConstantValue(new WakeSignal());
+  c.bind(T.Logger).toConstantValue(options.logger ?? consoleLogger);
+  // The sandbox serves free checkouts always, and is the payment provider unless Stripe is configured.
+  c.bind(T.Sandbox)
+    .toDynamicValue(
+      (ctx) =>
+        new SandboxPaymentProvider({
+          publicUrl: config.publicUrl,
+          linkSecret: `sandbox-links:${config.masterSecret}`,
+          clock: ctx.get<Clock>(T.Clock),
+        }),
+    )
+    .inSingletonScope();
+  if (config.stripeSecretKey)
+    c.bind(T.Stripe).toConstantValue(new Stripe(config.stripeSecretKey, { maxNetworkRetries: 2, timeout: 20_000 }));
+  c.bind(T.Payments)
+    .toDynamicValue(
+      (ctx) =>
+        options.payments ??
+        (c.isBound(T.Stripe)
+          ? new StripePaymentProvider(ctx.get<Stripe>(T.Stripe), { publicUrl: config.publicUrl })
+          : ctx.get<SandboxPaymentProvider>(T.Sandbox)),
+    )
+    .inSingletonScope();
+  c.bind(T.Core)
+    .toDynamicValue((ctx) => {
+      const deps: CoreDeps = {
+        uow: ctx.get<UnitOfWork>(T.UnitOfWork),
+        readUow: ctx.get<UnitOfWork | undefined>(T.ReadUnitOfWork),
+        changes: ctx.get<ChangeFeed>(T.ChangeFeed),
+        clock: ctx.get<Clock>(T.Clock),
+        ids: ctx.get<IdGenerator>(T.Ids),
+        payments: ctx.get<PaymentProvider>(T.Payments),
+        freeCheckout: new FreeCheckout(ctx.get<SandboxPaymentProvider>(T.Sandbox).links),
+        scheme: ctx.get<SignatureScheme>(T.Scheme),
+        cipher: ctx.get<KeyCipher>(T.Cipher),
+        events: ctx.get<EventQueue>(T.Wake),
+        logger: ctx.get<Logger>(T.Logger),
+        limits: { maxSeats: config.maxSeats, eventLeaseMs: config.eventLeaseSeconds * 1000, checkCacheEntries: config.checkCacheEntries },
+      };
+      return createCore(deps);
+    })
+    .inSingletonScope();
+
+  const core = c.get<Core>(T.Core);
+  await core.listen();
+  const logger = c.get<Logger>(T.Logger);
+  const stripe = c.isBound(T.Stripe) ? c.get<Stripe>(T.Stripe) : undefined;
+  return {
+    config,
+    core,
+    logger,
+    clock: c.get<Clock>(T.Clock),
+    links: new SignedLinks(`checkout-links:${config.masterSecret}`),
+    wake: c.get<WakeSignal>(T.Wake),
+    pages: {
+      sandbox: createSandboxRouter({
+        checkout: core.checkout,
+        subscriptions: core.subscriptions,
+        provider: c.get<SandboxPaymentProvider>(T.Sandbox),
+        logger,
+      }),
+      webhooks:
+        stripe && config.stripeWebhookSecret
+          ? {
+              stripe: createStripeWebhookRouter({
+                stripe,
+                webhookSecret: config.stripeWebhookSecret,
+                checkout: core.checkout,
+                providerSync: core.providerSync,
+                logger,
+              }),
+            }
+          : {},
+    },
+    database,
+    migrate: () => migrateToLatest(database.db),
+    close: async () => {
+      await core.stopListening();
+      await replica?.close();
+      await database.close();
+    },
+  };
 }

@@ -1,5 +1,4 @@
-import type { EventWorker, SubscriptionService } from '@tollgate/core';
-import type { Logger } from '@tollgate/http';
+import type { EventWorker, Logger, Sweeps } from '@tollgate/core';
 import type { WakeSignal } from './services';
 
 /**
@@ -14,7 +13,7 @@ export class BackgroundWork {
 
   constructor(
     private readonly worker: EventWorker,
-    private readonly subscriptions: SubscriptionService,
+    private readonly sweeps: Sweeps,
     private readonly wake: WakeSignal,
     private readonly logger: Logger,
     private readonly intervalMs: number,
@@ -39,8 +38,8 @@ export class BackgroundWork {
       do {
         this.again = false;
         await this.worker.drain();
-        await this.subscriptions.sweepCancellations();
-        await this.subscriptions.sweepRenewals();
+        await this.sweeps.cancellations();
+        await this.sweeps.renewals();
       } while (this.again && !this.stopped);
     } catch (e) {
       this.logger.error('background work failed', { error: e instanceof Error ? e.message : String(e) });

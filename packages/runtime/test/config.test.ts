@@ -18,10 +18,15 @@ describe('configuration', () => {
   it('needs TOLLGATE_SECRET with a server, both Stripe variables or neither, and sane values', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y' })).toThrow(ConfigError);
     expect(loadConfig({ DATABASE_URL: 'postgres://x/y', TOLLGATE_SECRET: 'a-long-enough-secret' }).databaseUrl).toBe('postgres://x/y');
-    expect(() => loadConfig({ DATA_DIR: tmp(), STRIPE_SECRET_KEY: 'sk_test_1' })).toThrow(/both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ DATA_DIR: tmp(), STRIPE_SECRET_KEY: 'sk_test_1' })).toThrow(
+      /both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET/,
+    );
     expect(() => loadConfig({ DATA_DIR: tmp(), SIGNER: 'rsa' })).toThrow(/SIGNER/);
     expect(() => loadConfig({ DATA_DIR: tmp(), PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ DATA_DIR: tmp(), TOLLGATE_SECRET: 'short' })).toThrow(/16 characters/);
-    expect(loadConfig({ DATA_DIR: tmp(), PUBLIC_URL: 'https://billing.example.com/', SIGNER: 'HMAC' })).toMatchObject({ publicUrl: 'https://billing.example.com', signer: 'hmac' });
+    expect(loadConfig({ DATA_DIR: tmp(), PUBLIC_URL: 'https://billing.example.com/', SIGNER: 'HMAC' })).toMatchObject({
+      publicUrl: 'https://billing.example.com',
+      signer: 'hmac',
+    });
   });
 });

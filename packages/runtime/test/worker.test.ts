@@ -1,5 +1,4 @@
-import type { EventWorker, SubscriptionService } from '@tollgate/core';
-import { BackgroundWork, TOKENS, type WakeSignal } from '../src';
+import { BackgroundWork } from '../src';
 import { createTestWorld, purchase, seedOrganisation, type TestWorld } from '../src/testing';
 
 let world: TestWorld;
@@ -18,15 +17,21 @@ async function eventually(check: () => Promise<boolean>, ms = 10_000): Promise<v
 }
 
 it('applies queued seat changes in the background when woken, and stops cleanly', async () => {
-  const org = await seedOrganisation(world.container, 'worker-org');
-  const { subscription } = await purchase(world.container, org.keys['plans.notes.team'], 'w', 2);
-  const subscriptions = world.container.get<SubscriptionService>(TOKENS.Subscriptions);
-  const worker = world.container.get<EventWorker>(TOKENS.EventWorker);
+  const org = await seedOrganisation(world, 'worker-org');
+  const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'w', 2);
+  const subscriptions = world.core.subscriptions;
+  const worker = world.core.worker;
   const errors: unknown[] = [];
-  const background = new BackgroundWork(worker, subscriptions, world.container.get<WakeSignal>(TOKENS.EventQueue), { info: () => undefined, error: (_m, f) => errors.push(f) }, 60_000);
+  const background = new BackgroundWork(
+    worker,
+    world.core.sweeps,
+    world.wake,
+    { info: () => undefined, error: (_m, f) => errors.push(f) },
+    60_000,
+  );
   background.start();
   try {
-    const event = await subscriptions.requestSeatChange(org.tenant, subscription.id, { increment: 3 }, 'none');
+    const event = await world.core.seats.request(org.tenant, subscription.id, { type: 'seats.increment', count: 3, proration: 'none' });
     await eventually(async () => (await worker.get(org.tenant, event.id)).status === 'success');
     expect((await subscriptions.get(org.tenant, subscription.id)).subscription.quantity).toBe(5);
   } finally {
@@ -36,12 +41,18 @@ it('applies queued seat changes in the background when woken, and stops cleanly'
 });
 
 it('cancels subscriptions whose scheduled cancellation is due on its next pass', async () => {
-  const org = await seedOrganisation(world.container, 'sweep-org');
-  const { subscription } = await purchase(world.container, org.keys['plans.notes.business'], 's');
-  const subscriptions = world.container.get<SubscriptionService>(TOKENS.Subscriptions);
+  const org = await seedOrganisation(world, 'sweep-org');
+  const { subscription } = await purchase(world, org.keys['plans.notes.business'], 's');
+  const subscriptions = world.core.subscriptions;
   await subscriptions.cancel(org.tenant, subscription.id, 'end');
   world.clock.advanceDays(40);
-  const background = new BackgroundWork(world.container.get<EventWorker>(TOKENS.EventWorker), subscriptions, world.container.get<WakeSignal>(TOKENS.EventQueue), { info: () => undefined, error: () => undefined }, 60_000);
+  const background = new BackgroundWork(
+    world.core.worker,
+    world.core.sweeps,
+    world.wake,
+    { info: () => undefined, error: () => undefined },
+    60_000,
+  );
   await background.tick();
   await background.stop();
   const licenses = await world.db.uow.run((r) => r.licenses.listBySubscription(subscription.id));

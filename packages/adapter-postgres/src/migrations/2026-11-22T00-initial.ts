@@ -308,11 +308,17 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('replaces_id', 'uuid')
       .addColumn('line_item_ids', 'jsonb', (c) => c.notNull()),
   ).execute();
-  await db.schema.createIndex('subscriptions_organisation').on('subscriptions').columns(['organisation_id', 'is_test', 'created_at']).execute();
+  await db.schema
+    .createIndex('subscriptions_organisation')
+    .on('subscriptions')
+    .columns(['organisation_id', 'is_test', 'created_at'])
+    .execute();
   await db.schema.createIndex('subscriptions_plan').on('subscriptions').column('plan_id').execute();
   await db.schema.createIndex('subscriptions_product').on('subscriptions').column('product_id').execute();
   // The period-end sweep looks only at scheduled cancellations that are still running.
-  await sql`create index subscriptions_due on subscriptions (current_period_end) where cancel_at_period_end and status <> 'CANCELED'`.execute(db);
+  await sql`create index subscriptions_due on subscriptions (current_period_end) where cancel_at_period_end and status <> 'CANCELED'`.execute(
+    db,
+  );
 
   await stamps(
     owned(db.schema.createTable('licenses'))
@@ -332,7 +338,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('metadata', 'jsonb', (c) => c.notNull()),
   ).execute();
   // The capability check, on every request of a vendor's app.
-  await db.schema.createIndex('licenses_check').on('licenses').columns(['organisation_id', 'is_test', 'product_id', 'grantee_id', 'status', 'end_time']).execute();
+  await db.schema
+    .createIndex('licenses_check')
+    .on('licenses')
+    .columns(['organisation_id', 'is_test', 'product_id', 'grantee_id', 'status', 'end_time'])
+    .execute();
   await db.schema.createIndex('licenses_subscription').on('licenses').columns(['subscription_id', 'created_at']).execute();
   await db.schema.createIndex('licenses_tenant').on('licenses').columns(['organisation_id', 'is_test', 'status', 'created_at']).execute();
   await db.schema.createIndex('licenses_plan').on('licenses').column('plan_id').execute();
@@ -355,10 +365,33 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const t of [
-    'events', 'licenses', 'subscriptions', 'customers', 'pricing_table_features', 'pricing_table_plans', 'pricing_tables', 'tiers',
-    'currency_options', 'prices', 'line_items', 'meters', 'plan_features', 'plan_capabilities', 'plan_currencies', 'plans', 'tier_tags',
-    'capabilities', 'feature_enum_options', 'features', 'product_currencies', 'product_settings', 'products', 'currencies',
-    'payment_integrations', 'api_keys', 'organisations',
+    'events',
+    'licenses',
+    'subscriptions',
+    'customers',
+    'pricing_table_features',
+    'pricing_table_plans',
+    'pricing_tables',
+    'tiers',
+    'currency_options',
+    'prices',
+    'line_items',
+    'meters',
+    'plan_features',
+    'plan_capabilities',
+    'plan_currencies',
+    'plans',
+    'tier_tags',
+    'capabilities',
+    'feature_enum_options',
+    'features',
+    'product_currencies',
+    'product_settings',
+    'products',
+    'currencies',
+    'payment_integrations',
+    'api_keys',
+    'organisations',
   ]) {
     await db.schema.dropTable(t).ifExists().execute();
   }

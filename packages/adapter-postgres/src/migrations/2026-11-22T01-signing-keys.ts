@@ -12,7 +12,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .addColumn('retired_at', 'timestamptz')
     .execute();
-  await db.schema.createIndex('signing_keys_organisation').on('signing_keys').columns(['organisation_id', 'algorithm', 'created_at']).execute();
+  await db.schema
+    .createIndex('signing_keys_organisation')
+    .on('signing_keys')
+    .columns(['organisation_id', 'algorithm', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -33,7 +33,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     // Newest first even for documents made in the same millisecond (a card replaced at once).
     .addColumn('seq', 'bigserial', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('billing_documents_subscription').on('billing_documents').columns(['subscription_id', 'kind', 'created_at']).execute();
+  await db.schema
+    .createIndex('billing_documents_subscription')
+    .on('billing_documents')
+    .columns(['subscription_id', 'kind', 'created_at'])
+    .execute();
 
   // Webhook deliveries already applied: a replayed event id changes nothing.
   await db.schema

@@ -15,7 +15,12 @@ export const defaultSettings = (id: Id, now: Date): ProductSettings => ({
   updatedAt: now,
 });
 
-export function newProduct(tenant: Tenant, ids: { id: Id; settingsId: Id }, fields: Partial<Product> & { name: string }, now: Date): Product {
+export function newProduct(
+  tenant: Tenant,
+  ids: { id: Id; settingsId: Id },
+  fields: Partial<Product> & { name: string },
+  now: Date,
+): Product {
   return {
     id: ids.id,
     organisationId: tenant.organisationId,

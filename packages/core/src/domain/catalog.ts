@@ -29,10 +29,26 @@ export const minimumSeats = (plan: Plan): number => Math.max(1, Math.floor(plan.
 export const isPaidProduct = (plans: Plan[]): boolean => plans.some((p) => p.pricingType === 'paid');
 
 /** The legacy/v1 status of a product or plan: CANCELLED iff archived. */
-export const legacyStatus = (r: { archivedAt: Date | null }): 'ACTIVE' | 'CANCELLED' =>
-  r.archivedAt ? 'CANCELLED' : 'ACTIVE';
+export const legacyStatus = (r: { archivedAt: Date | null }): 'ACTIVE' | 'CANCELLED' => (r.archivedAt ? 'CANCELLED' : 'ACTIVE');
 
-const ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
+const ZERO_DECIMAL = new Set([
+  'BIF',
+  'CLP',
+  'DJF',
+  'GNF',
+  'JPY',
+  'KMF',
+  'KRW',
+  'MGA',
+  'PYG',
+  'RWF',
+  'UGX',
+  'VND',
+  'VUV',
+  'XAF',
+  'XOF',
+  'XPF',
+]);
 
 /** Digits after the decimal point of a currency's major unit. */
 export const currencyExponent = (shortName: string): number => (ZERO_DECIMAL.has(shortName.toUpperCase()) ? 0 : 2);

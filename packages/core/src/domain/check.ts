@@ -1,4 +1,3 @@
-import { ErrorCodes, fail } from '../errors';
 import type { Id, License } from '../model';
 import { LICENSE_STATUSES } from './status';
 import { addDays } from './time';
@@ -15,8 +14,11 @@ export interface CapabilityCheck {
   capsHashed: string;
 }
 
+/** What the check reads of a license (all a cached entitlement snapshot keeps). */
+export type CheckLicense = Pick<License, 'productId' | 'planId' | 'granteeId' | 'status' | 'endTime'>;
+
 export interface CheckInput {
-  licenses: License[];
+  licenses: readonly CheckLicense[];
   productId: Id;
   granteeIds: string[];
   /** Capability names granted by each plan. */
@@ -50,29 +52,4 @@ export function capabilityCheck({ licenses, productId, granteeIds, capabilitiesB
     capabilitiesEndDates: Object.fromEntries(capabilities.map((c) => [c, ends.get(c) as Date])),
     capsHashed: capabilities.join(','),
   };
-}
-
-/** `a,b`, `[a,b]`, `["a","b"]` -> the distinct, trimmed grantee ids. */
-export function parseGranteeIds(raw: unknown): string[] {
-  if (typeof raw !== 'string' || raw.trim() === '') {
-    return fail(ErrorCodes.VALIDATION_FAILED, 'granteeIds is required', [{ property: 'granteeIds', error: 'is required' }]);
-  }
-  let text = raw.trim();
-  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
-  const ids = text
-    .split(',')
-    .map((s) => s.trim().replace(/^["']|["']$/g, '').trim())
-    .filter((s) => s.length > 0);
-  if (ids.length === 0) fail(ErrorCodes.VALIDATION_FAILED, 'granteeIds names no grantee', [{ property: 'granteeIds', error: 'names no grantee' }]);
-  return [...new Set(ids)];
-}
-
-/** Absent: 0 days. Otherwise a whole number greater than 0. */
-export function parseGrace(raw: unknown): number {
-  if (raw === undefined || raw === null) return 0;
-  const text = String(raw).trim();
-  if (!/^[+-]?\d+$/.test(text) || Number(text) <= 0 || !Number.isSafeInteger(Number(text))) {
-    fail(ErrorCodes.CHECK_GRACE_INVALID, 'grace must be a whole number of days greater than 0', [{ property: 'grace', error: 'must be an integer greater than 0' }]);
-  }
-  return Number(text);
 }

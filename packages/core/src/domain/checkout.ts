@@ -1,40 +1,9 @@
 import { ErrorCodes, fail } from '../errors';
-import type { Currency, Plan, Product } from '../model';
+import type { CheckoutOptions, CheckoutOptionsInput, Currency, Plan, Product } from '../model';
 import { isPerSeat, minimumSeats } from './catalog';
-
-/** The checkout option set shared by pricing-table, plan and checkout-link operations (raw query strings). */
-export interface CheckoutOptionsInput {
-  promoCode?: string;
-  allowPromoCode?: string;
-  customerEmail?: string;
-  customerId?: string;
-  currency?: string;
-  automaticTax?: string;
-  quantity?: string;
-  changeQuantity?: string;
-}
-
-export interface CheckoutOptions {
-  promoCode: string | null;
-  allowPromoCode: boolean;
-  customerEmail: string | null;
-  customerId: string | null;
-  /** Short name of the currency to charge in. */
-  currency: string;
-  automaticTax: boolean;
-  quantity: number;
-  /** The customer may choose the seat count, not below the plan minimum. */
-  changeQuantity: boolean;
-}
+import { assertSeatTotal, DEFAULT_MAX_SEATS } from './seats';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-function parseBool(name: string, raw: string | undefined): boolean {
-  if (raw === undefined || raw === '') return false;
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  return fail(ErrorCodes.VALIDATION_FAILED, `${name} must be true or false`, [{ property: name, error: 'must be true or false' }]);
-}
 
 export function assertAbsoluteUrl(name: string, raw: unknown): string {
   if (typeof raw !== 'string' || raw === '') {
@@ -47,7 +16,9 @@ export function assertAbsoluteUrl(name: string, raw: unknown): string {
     return fail(ErrorCodes.CHECKOUT_INVALID_URL, `${name} must be an absolute URL`, [{ property: name, error: 'must be an absolute URL' }]);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    fail(ErrorCodes.CHECKOUT_INVALID_URL, `${name} must be an http or https URL`, [{ property: name, error: 'must be an http or https URL' }]);
+    fail(ErrorCodes.CHECKOUT_INVALID_URL, `${name} must be an http or https URL`, [
+      { property: name, error: 'must be an http or https URL' },
+    ]);
   }
   return raw;
 }
@@ -62,13 +33,18 @@ export function resolveCheckoutOptions(
   plan: Plan,
   product: Product,
   currencies: ReadonlyMap<string, Currency>,
+  maxSeats = DEFAULT_MAX_SEATS,
 ): CheckoutOptions {
-  const allowPromoCode = parseBool('allowPromoCode', input.allowPromoCode);
+  const allowPromoCode = input.allowPromoCode ?? false;
   if (input.promoCode && input.allowPromoCode !== undefined) {
-    fail(ErrorCodes.CHECKOUT_PROMO_CODE_CONFLICT, 'promoCode cannot be used together with allowPromoCode', [{ property: 'allowPromoCode', error: 'cannot be used together with promoCode' }]);
+    fail(ErrorCodes.CHECKOUT_PROMO_CODE_CONFLICT, 'promoCode cannot be used together with allowPromoCode', [
+      { property: 'allowPromoCode', error: 'cannot be used together with promoCode' },
+    ]);
   }
   if (input.customerEmail !== undefined && !EMAIL.test(input.customerEmail)) {
-    fail(ErrorCodes.CHECKOUT_INVALID_EMAIL, 'customerEmail must be an e-mail address', [{ property: 'customerEmail', error: 'must be an e-mail address' }]);
+    fail(ErrorCodes.CHECKOUT_INVALID_EMAIL, 'customerEmail must be an e-mail address', [
+      { property: 'customerEmail', error: 'must be an e-mail address' },
+    ]);
   }
   const productCurrencies = product.currencies.map((pc) => ({ ...pc, currency: currencies.get(pc.currencyId) }));
   let currency: string;
@@ -76,7 +52,9 @@ export function resolveCheckoutOptions(
     const wanted = input.currency.toUpperCase();
     const found = productCurrencies.find((pc) => pc.currency?.shortName.toUpperCase() === wanted);
     if (!found) {
-      return fail(ErrorCodes.CHECKOUT_CURRENCY_NOT_SUPPORTED, `the product is not sold in ${input.currency}`, [{ property: 'currency', error: 'is not a currency of the product' }]);
+      return fail(ErrorCodes.CHECKOUT_CURRENCY_NOT_SUPPORTED, `the product is not sold in ${input.currency}`, [
+        { property: 'currency', error: 'is not a currency of the product' },
+      ]);
     }
     currency = wanted;
   } else {
@@ -86,14 +64,26 @@ export function resolveCheckoutOptions(
   const min = minimumSeats(plan);
   let quantity = isPerSeat(plan) ? min : 1;
   if (input.quantity !== undefined) {
-    if (!isPerSeat(plan)) fail(ErrorCodes.CHECKOUT_QUANTITY_NOT_PER_SEAT, 'quantity applies to per-seat plans only', [{ property: 'quantity', error: 'applies to per-seat plans only' }]);
-    if (!/^\d+$/.test(input.quantity)) fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'quantity must be a whole number', [{ property: 'quantity', error: 'must be a whole number' }]);
-    quantity = Number(input.quantity);
-    if (quantity < min) fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `quantity must be at least ${min}`, [{ property: 'quantity', error: `must be at least ${min}` }]);
+    if (!isPerSeat(plan))
+      fail(ErrorCodes.CHECKOUT_QUANTITY_NOT_PER_SEAT, 'quantity applies to per-seat plans only', [
+        { property: 'quantity', error: 'applies to per-seat plans only' },
+      ]);
+    if (!Number.isSafeInteger(input.quantity) || input.quantity < 0)
+      fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'quantity must be a whole number', [
+        { property: 'quantity', error: 'must be a whole number' },
+      ]);
+    quantity = input.quantity;
+    if (quantity < min)
+      fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `quantity must be at least ${min}`, [
+        { property: 'quantity', error: `must be at least ${min}` },
+      ]);
+    assertSeatTotal(quantity, maxSeats);
   }
-  const changeQuantity = parseBool('changeQuantity', input.changeQuantity);
+  const changeQuantity = input.changeQuantity ?? false;
   if (changeQuantity && !isPerSeat(plan)) {
-    fail(ErrorCodes.CHECKOUT_QUANTITY_NOT_PER_SEAT, 'changeQuantity applies to per-seat plans only', [{ property: 'changeQuantity', error: 'applies to per-seat plans only' }]);
+    fail(ErrorCodes.CHECKOUT_QUANTITY_NOT_PER_SEAT, 'changeQuantity applies to per-seat plans only', [
+      { property: 'changeQuantity', error: 'applies to per-seat plans only' },
+    ]);
   }
   return {
     promoCode: input.promoCode || null,
@@ -101,7 +91,7 @@ export function resolveCheckoutOptions(
     customerEmail: input.customerEmail ?? null,
     customerId: input.customerId || null,
     currency,
-    automaticTax: parseBool('automaticTax', input.automaticTax),
+    automaticTax: input.automaticTax ?? false,
     quantity,
     changeQuantity,
   };

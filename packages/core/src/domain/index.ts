@@ -10,3 +10,6 @@ export * from './proration';
 export * from './checkout';
 export * from './builders';
 export * from './pagination';
+export * from './signed-links';
+export * from './text';
+export * from './lru';

@@ -1,7 +1,7 @@
 import { ErrorCodes, fail } from '../errors';
 import type { Customer, Id, License, Plan, Product, Subscription } from '../model';
 import { assertPlanSellable, isPerSeat, minimumSeats } from './catalog';
-import { seatLicense } from './seats';
+import { assertSeatTotal, DEFAULT_MAX_SEATS, NewSeats, seatLicense } from './seats';
 import { addDays, addInterval } from './time';
 
 export interface AdHocLicenseInput {
@@ -50,7 +50,9 @@ export function createAdHocLicense({ plan, product, member, granteeId, now, id }
 export function assignGrantee(license: License, granteeId: string | null, now: Date): License {
   if (license.status === 'CANCELED') fail(ErrorCodes.LICENSE_CANCELED, 'a canceled license cannot be reassigned');
   if (granteeId !== null && (typeof granteeId !== 'string' || granteeId.trim() === '')) {
-    fail(ErrorCodes.VALIDATION_FAILED, 'granteeId must be a non-empty string or null', [{ property: 'granteeId', error: 'must be a non-empty string or null' }]);
+    fail(ErrorCodes.VALIDATION_FAILED, 'granteeId must be a non-empty string or null', [
+      { property: 'granteeId', error: 'must be a non-empty string or null' },
+    ]);
   }
   return { ...license, granteeId, updatedAt: now };
 }
@@ -71,19 +73,21 @@ export interface PurchaseInput {
   paymentSubscriptionId: string | null;
   now: Date;
   newId: () => Id;
+  maxSeats?: number;
 }
 
 /**
  * A completed checkout: the subscription (trialing when the plan has trial days) and one license
  * per seat, the first assigned to the grantee.
  */
-export function startSubscription(input: PurchaseInput): { subscription: Subscription; licenses: License[] } {
+export function startSubscription(input: PurchaseInput): { subscription: Subscription; licenses: NewSeats } {
   const { plan, product, customer, now } = input;
   assertPlanSellable(plan, product);
   const quantity = isPerSeat(plan) ? input.quantity : 1;
   if (isPerSeat(plan) && quantity < minimumSeats(plan)) {
     fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `the plan needs at least ${minimumSeats(plan)} seat(s)`);
   }
+  assertSeatTotal(quantity, input.maxSeats ?? DEFAULT_MAX_SEATS);
   const trialing = (plan.trialDays ?? 0) > 0;
   const periodEnd = trialing ? addDays(now, plan.trialDays as number) : addInterval(now, plan.interval, plan.length);
   const subscription: Subscription = {
@@ -110,9 +114,6 @@ export function startSubscription(input: PurchaseInput): { subscription: Subscri
     createdAt: now,
     updatedAt: now,
   };
-  const licenses = Array.from({ length: quantity }, (_, i) => {
-    const l = seatLicense(subscription, plan, customer.value, input.newId(), now);
-    return i === 0 ? { ...l, granteeId: input.granteeId } : l;
-  });
+  const licenses = new NewSeats(seatLicense(subscription, plan, customer.value, '', now), quantity, input.newId, input.granteeId);
   return { subscription, licenses };
 }

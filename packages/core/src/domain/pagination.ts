@@ -5,17 +5,23 @@ import type { Id, Page } from '../model';
 export interface CursorKey {
   createdAt: Date;
   id: Id;
+  /**
+   * The creation instant as the database keeps it, when finer than a millisecond (PostgreSQL keeps
+   * microseconds): a cursor must name the exact position, or the row at a page boundary repeats.
+   */
+  at?: string;
 }
 
 export const encodeCursor = (k: CursorKey): string =>
-  Buffer.from(JSON.stringify([k.createdAt.toISOString(), k.id]), 'utf8').toString('base64url');
+  Buffer.from(JSON.stringify([k.at ?? k.createdAt.toISOString(), k.id]), 'utf8').toString('base64url');
 
 export function decodeCursor(cursor: string, name = 'cursor'): CursorKey {
   try {
     const [t, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
     const createdAt = new Date(t);
-    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
-    return { createdAt, id };
+    if (typeof t !== 'string' || typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(t) || id.length > 100) throw new Error('bad cursor');
+    return { createdAt, id, at: t };
   } catch {
     return invalid(name, 'is not a cursor this service issued');
   }

@@ -1,15 +1,58 @@
 import { ErrorCodes, fail } from '../errors';
-import type { Id, License, Plan, Subscription } from '../model';
+import type { Id, License, Plan, SeatChange, Subscription } from '../model';
 import { isPerSeat, minimumSeats } from './catalog';
 import { effectiveStatus } from './subscription';
 
 const isLive = (l: License) => l.status !== 'CANCELED';
 export const unassignedSeats = (licenses: License[]): License[] => licenses.filter((l) => isLive(l) && l.granteeId === null);
 
+/** Seats one subscription may hold unless configured otherwise (`MAX_SEATS`). */
+export const DEFAULT_MAX_SEATS = 10_000;
+
+/** Seat licenses are made and written this many at a time (one multi-row insert each). */
+export const SEAT_BATCH = 500;
+
+/** Refuses a seat total above the configured bound (every path that creates seats checks it). */
+export function assertSeatTotal(total: number, maxSeats: number): void {
+  if (total > maxSeats)
+    fail(ErrorCodes.SEATS_LIMIT_EXCEEDED, `a subscription can have at most ${maxSeats} seats`, [
+      { property: 'quantity', error: `must be at most ${maxSeats} seats in all` },
+    ]);
+}
+
 function assertSeatChange(s: Subscription, plan: Plan, count: number, now: Date): void {
   if (!Number.isInteger(count) || count < 1) fail(ErrorCodes.SEATS_INVALID_COUNT, 'the seat count must be a whole number of at least 1');
   if (!isPerSeat(plan)) fail(ErrorCodes.SUBSCRIPTION_NOT_PER_SEAT, 'seats can change only on a per-seat plan');
   if (effectiveStatus(s, now) === 'CANCELED') fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
+}
+
+/**
+ * `count` new seat licenses of a subscription, made on demand `SEAT_BATCH` at a time, so that no
+ * array ever holds one object per seat of a large purchase. The first one may go to a grantee.
+ */
+export class NewSeats {
+  constructor(
+    private readonly template: License,
+    readonly count: number,
+    private readonly newId: () => Id,
+    private readonly firstGranteeId: string | null = null,
+  ) {}
+
+  *batches(size = SEAT_BATCH): Generator<License[]> {
+    for (let start = 0; start < this.count; start += size) {
+      const n = Math.min(size, this.count - start);
+      yield Array.from({ length: n }, (_, i) => ({
+        ...this.template,
+        id: this.newId(),
+        granteeId: start + i === 0 ? this.firstGranteeId : null,
+      }));
+    }
+  }
+
+  /** Every seat in one array: for small counts (tests, the memory adapter). */
+  all(): License[] {
+    return [...this.batches()].flat();
+  }
 }
 
 /** A new, unassigned seat of the subscription. */
@@ -39,10 +82,10 @@ export function seatLicense(s: Subscription, plan: Plan, purchaser: string, id: 
 
 export interface SeatsAdded {
   subscription: Subscription;
-  created: License[];
+  created: NewSeats;
 }
 
-/** Raises the quantity by `count` and creates that many unassigned licenses. */
+/** Raises the quantity by `count` (never above `maxSeats` in all) and creates that many unassigned licenses. */
 export function addSeats(
   s: Subscription,
   plan: Plan,
@@ -50,10 +93,12 @@ export function addSeats(
   count: number,
   now: Date,
   newId: () => Id,
+  maxSeats = DEFAULT_MAX_SEATS,
 ): SeatsAdded {
   assertSeatChange(s, plan, count, now);
-  const created = Array.from({ length: count }, () => seatLicense(s, plan, purchaser, newId(), now));
-  return { subscription: { ...s, quantity: s.quantity + count, updatedAt: now }, created };
+  assertSeatTotal(s.quantity + count, maxSeats);
+  const subscription = { ...s, quantity: s.quantity + count, updatedAt: now };
+  return { subscription, created: new NewSeats(seatLicense(s, plan, purchaser, '', now), count, newId) };
 }
 
 export interface SeatsRemoved {
@@ -73,9 +118,7 @@ export function removeSeats(s: Subscription, plan: Plan, licenses: License[], co
   }
   const min = minimumSeats(plan);
   if (s.quantity - count < min) fail(ErrorCodes.SEATS_BELOW_MINIMUM, `the plan needs at least ${min} seat(s)`);
-  const removed = [...free]
-    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
-    .slice(0, count);
+  const removed = [...free].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).slice(0, count);
   return { subscription: { ...s, quantity: s.quantity - count, updatedAt: now }, removed };
 }
 
@@ -84,9 +127,12 @@ export function validateSeatChange(
   s: Subscription,
   plan: Plan,
   licenses: License[],
-  change: { increment: number } | { decrement: number },
+  change: Pick<SeatChange, 'type' | 'count'>,
   now: Date,
+  maxSeats = DEFAULT_MAX_SEATS,
 ): void {
-  if ('increment' in change) assertSeatChange(s, plan, change.increment, now);
-  else removeSeats(s, plan, licenses, change.decrement, now);
+  if (change.type === 'seats.increment') {
+    assertSeatChange(s, plan, change.count, now);
+    assertSeatTotal(s.quantity + change.count, maxSeats);
+  } else removeSeats(s, plan, licenses, change.count, now);
 }

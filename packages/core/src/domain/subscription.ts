@@ -2,6 +2,7 @@ import { ErrorCodes, fail } from '../errors';
 import type { Id, License, Plan, Product, Proration, Subscription, SubscriptionStatus } from '../model';
 import { assertPlanSellable } from './catalog';
 import { SUBSCRIPTION_STATUSES } from './status';
+import { DEFAULT_MAX_SEATS, type NewSeats } from './seats';
 
 export const isRunning = (s: Subscription): boolean => SUBSCRIPTION_STATUSES[s.status].running;
 
@@ -20,9 +21,7 @@ function assertRunning(s: Subscription, now: Date): void {
 
 /** Licenses of the subscription, ended with it. */
 const endLicenses = (licenses: License[], now: Date): License[] =>
-  licenses.map((l) =>
-    l.status === 'CANCELED' ? l : { ...l, status: 'CANCELED', cancelAtPeriodEnd: false, endTime: now, updatedAt: now },
-  );
+  licenses.map((l) => (l.status === 'CANCELED' ? l : { ...l, status: 'CANCELED', cancelAtPeriodEnd: false, endTime: now, updatedAt: now }));
 
 export interface SubscriptionChange {
   subscription: Subscription;
@@ -181,41 +180,44 @@ export function syncWithProvider(
   licenses: License[],
   snapshot: ProviderSnapshot,
   now: Date,
-  newSeat: (s: Subscription) => License,
-): { subscription: Subscription; saved: License[]; removed: License[] } {
+  newSeats: (s: Subscription, count: number) => NewSeats,
+  maxSeats = DEFAULT_MAX_SEATS,
+): { subscription: Subscription; saved: License[]; added: NewSeats | null; removed: License[] } {
   const subscription: Subscription = {
     ...s,
     status: snapshot.status,
     currentPeriodStart: snapshot.currentPeriodStart,
     currentPeriodEnd: snapshot.currentPeriodEnd,
     cancelAtPeriodEnd: snapshot.status === 'CANCELED' ? false : snapshot.cancelAtPeriodEnd,
-    canceledAt: snapshot.status === 'CANCELED' ? snapshot.canceledAt ?? now : null,
+    canceledAt: snapshot.status === 'CANCELED' ? (snapshot.canceledAt ?? now) : null,
     quantity: snapshot.quantity,
     updatedAt: now,
   };
   const status = LICENSE_STATUS_FOR[snapshot.status];
   const live = licenses.filter((l) => l.status !== 'CANCELED');
   let removed: License[] = [];
-  const added: License[] = [];
+  let added: NewSeats | null = null;
   if (snapshot.status !== 'CANCELED') {
-    if (snapshot.quantity > live.length) {
-      for (let i = live.length; i < snapshot.quantity; i++) added.push(newSeat(subscription));
+    // Seats beyond the bound are not made (the provider's quantity is still recorded).
+    const wanted = Math.min(snapshot.quantity, maxSeats);
+    if (wanted > live.length) {
+      added = newSeats(subscription, wanted - live.length);
     } else if (snapshot.quantity < live.length) {
-      removed = live.filter((l) => l.granteeId === null).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(0, live.length - snapshot.quantity);
+      removed = live
+        .filter((l) => l.granteeId === null)
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+        .slice(0, live.length - snapshot.quantity);
     }
   }
   const removedIds = new Set(removed.map((l) => l.id));
-  const saved = [
-    ...licenses
-      .filter((l) => !removedIds.has(l.id) && l.status !== 'CANCELED')
-      .map((l) => ({
-        ...l,
-        status,
-        cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
-        endTime: status === 'CANCELED' ? subscription.canceledAt : snapshot.currentPeriodEnd,
-        updatedAt: now,
-      })),
-    ...added,
-  ];
-  return { subscription, saved, removed };
+  const saved = licenses
+    .filter((l) => !removedIds.has(l.id) && l.status !== 'CANCELED')
+    .map((l) => ({
+      ...l,
+      status,
+      cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
+      endTime: status === 'CANCELED' ? subscription.canceledAt : snapshot.currentPeriodEnd,
+      updatedAt: now,
+    }));
+  return { subscription, saved, added, removed };
 }

@@ -1,20 +1,16 @@
-import { ErrorCodes, fail, type ErrorCode } from '../errors';
+import { ErrorCodes, fail } from '../errors';
 import type { Owned, Tenant } from '../model';
 
 /**
- * A record of another organisation is forbidden (403 in every generation); a record of the other
- * mode (test vs live) does not exist for this caller.
+ * A record the caller's key may act on: of its organisation and its mode (test or live). Anything
+ * else (no such record, another organisation's, the other mode's) is refused the same way, 403
+ * with one message: the answer never tells whether an id exists elsewhere (docs/decisions.md,
+ * "No existence oracle"). The contract gives 403 for another organisation's record; an unknown id
+ * answers alike so that the two cannot be told apart.
  */
-export function assertAccessible<T extends Owned>(
-  record: T | undefined | null,
-  tenant: Tenant,
-  notFound: ErrorCode,
-  what: string,
-): T {
-  if (!record) return fail(notFound, `${what} not found`);
-  if (record.organisationId !== tenant.organisationId) {
-    return fail(ErrorCodes.FORBIDDEN, `${what} belongs to another organisation`);
+export function assertAccessible<T extends Owned>(record: T | undefined | null, tenant: Tenant, what: string): T {
+  if (!record || record.organisationId !== tenant.organisationId || record.isTest !== tenant.isTest) {
+    return fail(ErrorCodes.FORBIDDEN, `no ${what} with this id is visible to this API key`);
   }
-  if (record.isTest !== tenant.isTest) return fail(notFound, `${what} not found`);
   return record;
 }

@@ -1,7 +1,7 @@
-import type { CheckoutOptions } from '../domain/checkout';
+import type { CheckoutOptions } from './checkout';
 import type { Id, Owned } from './common';
 
-export type CheckoutSessionStatus = 'open' | 'completed';
+export type CheckoutSessionStatus = 'open' | 'completed' | 'canceled';
 
 /** A checkout link handed out: what was asked for, until the provider reports it paid. */
 export interface CheckoutSession extends Owned {
@@ -42,7 +42,8 @@ export interface IdempotencyRecord {
   key: string;
   /** Method, path and body hash of the first request. */
   fingerprint: string;
-  status: number;
+  /** The answer, once the first request finished; null while it runs. */
+  status: number | null;
   body: unknown;
   createdAt: Date;
 }

@@ -2,9 +2,14 @@ import type { Id, Owned } from './common';
 
 export type EventStatus = 'queued' | 'pending' | 'success' | 'failed';
 
-export type EventPayload =
-  | { type: 'seats.increment'; subscriptionId: Id; count: number; proration: Proration }
-  | { type: 'seats.decrement'; subscriptionId: Id; count: number; proration: Proration };
+/** One seat change, the same shape from the route to the worker. */
+export interface SeatChange {
+  type: 'seats.increment' | 'seats.decrement';
+  count: number;
+  proration: Proration;
+}
+
+export type EventPayload = SeatChange & { subscriptionId: Id };
 
 export type EventType = EventPayload['type'];
 export type Proration = 'create_prorations' | 'none' | 'always_invoice';
@@ -18,7 +23,11 @@ export interface DomainEvent extends Owned {
   status: EventStatus;
   attempts: number;
   runAt: Date;
+  /** Why the last try failed: a stable code and a message safe to show (never a driver's text). */
   lastError: string | null;
+  errorCode: string | null;
+  /** While a worker applies it: until when the event is its own (others skip it; a crashed worker's lease runs out). */
+  lockedUntil: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }

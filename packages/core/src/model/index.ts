@@ -5,3 +5,4 @@ export * from './subscription';
 export * from './license';
 export * from './event';
 export * from './billing';
+export * from './checkout';

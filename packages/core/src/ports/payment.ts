@@ -1,5 +1,4 @@
-import type { CheckoutOptions } from '../domain/checkout';
-import type { BillingDocument, CheckoutSession, Customer, License, Plan, Product, Proration, Subscription } from '../model';
+import type { BillingDocument, CheckoutOptions, CheckoutSession, Customer, Plan, Product, Proration, Subscription } from '../model';
 
 export interface CheckoutRequest {
   /** Identifies the checkout in the provider's and our records. */
@@ -46,7 +45,6 @@ export interface ProviderOutcome {
 export interface CompletedPurchase {
   session: CheckoutSession;
   subscription: Subscription;
-  licenses: License[];
   plan: Plan;
   customer: Customer;
   /** Price per seat per period in the subscription's currency, minor units (0 for free plans). */

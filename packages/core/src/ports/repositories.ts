@@ -1,7 +1,28 @@
 import type {
-  BillingDocument, BillingDocumentKind, CheckoutSession, IdempotencyRecord,
-  ApiKey, Currency, Customer, DomainEvent, Id, Interval, License, LicenseStatus, Organisation, Owned, Page,
-  PaymentIntegration, Plan, PricingTable, Product, SigningAlgorithm, SigningKey, Subscription, Tenant, TierTag,
+  BillingDocument,
+  BillingDocumentKind,
+  CheckoutSession,
+  IdempotencyRecord,
+  ApiKey,
+  Currency,
+  Customer,
+  DomainEvent,
+  Id,
+  Interval,
+  License,
+  LicenseStatus,
+  Organisation,
+  Owned,
+  Page,
+  PaymentIntegration,
+  Plan,
+  PricingTable,
+  Product,
+  SigningAlgorithm,
+  SigningKey,
+  Subscription,
+  Tenant,
+  TierTag,
 } from '../model';
 
 /** Keyset pagination over (createdAt, id): cursors stay stable when rows are inserted meanwhile. */
@@ -167,6 +188,10 @@ export interface LicenseRepository {
   listBySubscription(subscriptionId: Id): Promise<License[]>;
   /** The tenant's licenses matching the filter, oldest first. */
   list(tenant: Tenant, filter: LicenseFilter): Promise<License[]>;
+  /** One page of the tenant's licenses matching the filter, oldest first (keyset over creation, id). */
+  page(tenant: Tenant, filter: LicenseFilter, query: { limit: number; after?: string }): Promise<Page<License>>;
+  /** One page of the tenant's licenses matching the filter, oldest first (keyset over creation, id). */
+  page(tenant: Tenant, filter: LicenseFilter, query: { limit: number; after?: string }): Promise<Page<License>>;
   /** Counts of the tenant's licenses matching the filter, split by whether a grantee holds them. */
   count(tenant: Tenant, filter: LicenseFilter): Promise<LicenseCount>;
   /** The tenant's licenses of the product held by any of the grantees (the hot path of the check). */
@@ -182,8 +207,15 @@ export interface EventRepository {
   get(id: Id): Promise<DomainEvent | undefined>;
   /** Inserts the event or updates it by id. */
   save(event: DomainEvent): Promise<void>;
-  /** The oldest due queued or pending event, locked for this unit of work; other workers skip it. */
-  claimNext(now: Date): Promise<DomainEvent | undefined>;
+  /** The event, locked until the unit of work ends. */
+  getForUpdate(id: Id): Promise<DomainEvent | undefined>;
+  /**
+   * Leases the oldest due queued or pending event that no live lease holds, until `leaseUntil`,
+   * and returns it (leased). Concurrent claimers never get the same event. An event waits while
+   * an earlier unfinished event of the same subscription exists (leased or not), so the events of
+   * one subscription apply in the order they were accepted.
+   */
+  claimNext(now: Date, leaseUntil: Date): Promise<DomainEvent | undefined>;
 }
 
 export interface SigningKeyRepository {
@@ -215,10 +247,18 @@ export interface WebhookEventRepository {
 }
 
 export interface IdempotencyRepository {
-  /** The organisation's record for this key created at or after `since`, if any. */
+  /** The organisation's record for this key created at or after `since`, if any (finished or in flight). */
   find(organisationId: Id, key: string, since: Date): Promise<IdempotencyRecord | undefined>;
-  /** Keeps the record; a record already kept for the key wins (false). */
-  save(record: IdempotencyRecord): Promise<boolean>;
+  /**
+   * Claims the key for a request now starting (an in-flight record, `status` null). Succeeds when
+   * the key is free, or its record is older than `expiredBefore`, or it is an in-flight claim older
+   * than `abandonedBefore` (its request died). False when another record holds the key.
+   */
+  claim(record: IdempotencyRecord, expiredBefore: Date, abandonedBefore: Date): Promise<boolean>;
+  /** Stores the answer of the claimed request. */
+  complete(organisationId: Id, key: string, status: number, body: unknown): Promise<void>;
+  /** Gives an in-flight claim up (its request failed): the key may be used again. */
+  release(organisationId: Id, key: string): Promise<void>;
   /** Forgets records created before `before`; returns how many. */
   purge(before: Date): Promise<number>;
 }

@@ -1,4 +1,4 @@
-import type { Id } from '../model';
+import type { Id, SigningAlgorithm, SigningKey } from '../model';
 
 export interface Clock {
   /** The current time. */
@@ -25,4 +25,72 @@ export interface Signer {
 export interface EventQueue {
   /** Tells the worker that events were queued, so it need not wait for its next poll. */
   wake(): void;
+}
+
+export interface Logger {
+  /** Something failed that an operator should see (never secrets or keys in `fields`). */
+  error(message: string, fields?: Record<string, unknown>): void;
+  /** Something worth recording in normal operation. */
+  info(message: string, fields?: Record<string, unknown>): void;
+}
+
+export type SignatureEncoding = 'der' | 'p1363';
+
+/**
+ * A stateless signature scheme (ECDSA P-256, HMAC-SHA256): makes key material and signs with it.
+ * Where keys live, when they rotate and how they are cached is the SigningKeys use case's business.
+ */
+export interface SignatureScheme<K = unknown> {
+  /** The algorithm recorded on the keys this scheme makes. */
+  readonly algorithm: SigningAlgorithm;
+  /** New key material: the public part (empty for HMAC) and the secret to keep encrypted. */
+  generate(): { publicKey: string; secret: Buffer };
+  /** Prepares a secret for signing (parsed once, reused for every signature). */
+  load(secret: Buffer): K;
+  /** Hex signature of `message` (`p1363`: raw r||s for ECDSA; HMAC ignores the encoding). */
+  sign(key: K, message: string, encoding: SignatureEncoding): string;
+  /** Whether `signature` (hex) is a signature of `message` under the key (public key, or secret for HMAC). */
+  verify(key: { publicKey: string; secret?: Buffer }, message: string, signature: string, encoding: SignatureEncoding): boolean;
+  /** What a check names the verifying key by (`publicHash`). */
+  publicHash(key: Pick<SigningKey, 'id' | 'publicKey'>): string;
+  /** The public key as PEM (SPKI), or null for a symmetric scheme. */
+  publicKeyPem(key: Pick<SigningKey, 'publicKey'>): string | null;
+}
+
+/** Encrypts secrets at rest (signing keys) under the deployment's master secret. */
+export interface KeyCipher {
+  /** The sealed (encrypted, authenticated) form of `plain`. */
+  seal(plain: Buffer): string;
+  /** The plain secret; throws when `sealed` was not sealed under this cipher's key. */
+  open(sealed: string): Buffer;
+}
+
+/** What a committed change makes stale in the caches of every instance. */
+export type CacheInvalidation =
+  /** A license of this product held (or now held) by this grantee changed. */
+  | { kind: 'license'; productId: Id; granteeId: string }
+  /** The product, one of its plans or capabilities changed: every snapshot of the product is stale. */
+  | { kind: 'product'; productId: Id }
+  /** An API key changed (revoked): its cached authentication is stale. */
+  | { kind: 'apiKey'; keyHash: string }
+  /** The organisation's signing keys changed (rotated). */
+  | { kind: 'signingKey'; organisationId: Id };
+
+export interface ChangeFeedHandlers {
+  /** A change committed (by any instance): evict what it names. */
+  onChange(change: CacheInvalidation): void;
+  /** Changes may be missed from now on (the listening connection dropped): caches must be emptied and bypassed. */
+  onGap(): void;
+  /** Listening again: caches may fill again (after being emptied once more). */
+  onResume(): void;
+}
+
+/** The invalidations every instance hears (PostgreSQL NOTIFY delivered on commit; PGlite in process). */
+export interface ChangeFeed {
+  /** Starts listening; `onResume` is called once listening works (and after every reconnection). */
+  start(handlers: ChangeFeedHandlers): Promise<void>;
+  /** Whether changes are being heard right now. */
+  listening(): boolean;
+  /** Stops listening. */
+  stop(): Promise<void>;
 }

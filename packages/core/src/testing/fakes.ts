@@ -1,6 +1,19 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { Customer, Plan, Proration, Subscription } from '../model';
-import type { CheckoutRequest, Clock, CompletedPurchase, EventQueue, IdGenerator, InvoiceList, PaymentProvider, PlanChangeRequest, ProviderOutcome, ProviderPaymentMethod, Signer, SignedMessage } from '../ports';
+import type {
+  CheckoutRequest,
+  Clock,
+  CompletedPurchase,
+  EventQueue,
+  IdGenerator,
+  InvoiceList,
+  PaymentProvider,
+  PlanChangeRequest,
+  ProviderOutcome,
+  ProviderPaymentMethod,
+  KeyCipher,
+  SignatureScheme,
+} from '../ports';
 
 /** A clock that stands still until moved. */
 export class FixedClock implements Clock {
@@ -22,13 +35,36 @@ export class RandomIds implements IdGenerator {
   }
 }
 
-/** HMAC with a fixed secret per organisation: enough to tell a signed check from an unsigned one. */
-export class FakeSigner implements Signer {
-  async sign(organisationId: string, message: string): Promise<SignedMessage> {
-    return {
-      signature: createHmac('sha256', `secret-${organisationId}`).update(message).digest('hex'),
-      publicHash: createHmac('sha256', 'public').update(organisationId).digest('hex'),
-    };
+/** HMAC-SHA256 as a signature scheme: what the use cases need to tell a signed check from an unsigned one. */
+export class FakeScheme implements SignatureScheme<Buffer> {
+  readonly algorithm = 'hmac-sha256' as const;
+  generate() {
+    return { publicKey: '', secret: randomBytes(32) };
+  }
+  load(secret: Buffer): Buffer {
+    return secret;
+  }
+  sign(key: Buffer, message: string): string {
+    return createHmac('sha256', key).update(message).digest('hex');
+  }
+  verify(key: { secret?: Buffer }, message: string, signature: string): boolean {
+    return !!key.secret && this.sign(key.secret, message) === signature;
+  }
+  publicHash(key: { id: string }): string {
+    return createHash('sha256').update(key.id).digest('hex');
+  }
+  publicKeyPem(): null {
+    return null;
+  }
+}
+
+/** Keeps secrets as base64: only for tests, where nothing is at rest. */
+export class PlainCipher implements KeyCipher {
+  seal(plain: Buffer): string {
+    return plain.toString('base64');
+  }
+  open(sealed: string): Buffer {
+    return Buffer.from(sealed, 'base64');
   }
 }
 

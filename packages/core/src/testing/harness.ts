@@ -1,31 +1,26 @@
-import type { Tenant, UnitOfWork } from '..';
-import { type CatalogFile, demoCatalog, ApiKeyService, CatalogAdmin, CatalogFileImport, CatalogQueries, CheckoutService, EventWorker, LicenseService, SubscriptionService, type CoreDeps } from '../usecases';
-import { CountingEventQueue, FakePaymentProvider, FakeSigner, FixedClock, RandomIds } from './fakes';
+import type { ChangeFeed, Tenant, UnitOfWork } from '..';
+import { type CatalogFile, createCore, demoCatalog, type CoreDeps } from '../usecases';
+import { CountingEventQueue, FakePaymentProvider, FakeScheme, FixedClock, PlainCipher, RandomIds } from './fakes';
 import { InMemoryUnitOfWork } from './memory';
 
-/** Every use case wired to fakes (or to the given unit of work), for tests and embedding. */
-export function createTestCore(options: { uow?: UnitOfWork } = {}) {
+/** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
+export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed } = {}) {
   const clock = new FixedClock();
   const payments = new FakePaymentProvider();
   const events = new CountingEventQueue();
   const uow = options.uow ?? new InMemoryUnitOfWork();
-  const deps: CoreDeps = { uow, clock, ids: new RandomIds(), payments, signer: new FakeSigner(), events };
-  const subscriptions = new SubscriptionService(deps);
-  return {
-    deps,
+  const changes = options.changes ?? (uow instanceof InMemoryUnitOfWork ? uow.changeFeed() : undefined);
+  const deps: CoreDeps = {
     uow,
     clock,
+    ids: new RandomIds(),
     payments,
+    scheme: new FakeScheme(),
+    cipher: new PlainCipher(),
     events,
-    apiKeys: new ApiKeyService(deps),
-    queries: new CatalogQueries(deps),
-    admin: new CatalogAdmin(deps),
-    importer: new CatalogFileImport(deps),
-    checkout: new CheckoutService(deps),
-    subscriptions,
-    licenses: new LicenseService(deps),
-    worker: new EventWorker(deps, subscriptions),
+    changes,
   };
+  return { ...createCore(deps), deps, uow, clock, payments, events, changes };
 }
 
 export type TestCore = ReturnType<typeof createTestCore>;
@@ -36,21 +31,57 @@ export function sampleCatalog(organisation: string, test = false): CatalogFile {
   const [product] = base.products ?? [];
   return {
     ...base,
-    products: [{
-      ...product,
-      plans: [
-        ...(product.plans ?? []),
-        { key: 'business', displayName: 'Business', pricingType: 'paid', licenseType: 'perSeat', perSeatAmount: 1, interval: 'month', length: 1, prices: { USD: 30, EUR: 28 }, capabilities: ['edit', 'export', 'admin'] },
-        { key: 'metered', displayName: 'Metered', pricingType: 'paid', licenseType: 'user', usageBased: true, interval: 'month', length: 1, prices: { USD: 5 }, capabilities: ['edit'] },
-        { key: 'metered-pro', displayName: 'Metered Pro', pricingType: 'paid', licenseType: 'user', usageBased: true, interval: 'month', length: 1, prices: { USD: 9 }, capabilities: ['edit', 'export'] },
-      ],
-      pricingTables: (product.pricingTables ?? []).map((t) => ({ ...t, plans: ['free', 'team', 'business'] })),
-    }],
+    products: [
+      {
+        ...product,
+        plans: [
+          ...(product.plans ?? []),
+          {
+            key: 'business',
+            displayName: 'Business',
+            pricingType: 'paid',
+            licenseType: 'perSeat',
+            perSeatAmount: 1,
+            interval: 'month',
+            length: 1,
+            prices: { USD: 30, EUR: 28 },
+            capabilities: ['edit', 'export', 'admin'],
+          },
+          {
+            key: 'metered',
+            displayName: 'Metered',
+            pricingType: 'paid',
+            licenseType: 'user',
+            usageBased: true,
+            interval: 'month',
+            length: 1,
+            prices: { USD: 5 },
+            capabilities: ['edit'],
+          },
+          {
+            key: 'metered-pro',
+            displayName: 'Metered Pro',
+            pricingType: 'paid',
+            licenseType: 'user',
+            usageBased: true,
+            interval: 'month',
+            length: 1,
+            prices: { USD: 9 },
+            capabilities: ['edit', 'export'],
+          },
+        ],
+        pricingTables: (product.pricingTables ?? []).map((t) => ({ ...t, plans: ['free', 'team', 'business'] })),
+      },
+    ],
   };
 }
 
 /** An organisation with the sample catalog imported; returns its tenant and the key -> uuid map. */
-export async function seedSample(core: TestCore, organisation: string, test = false): Promise<{ tenant: Tenant; keys: Record<string, string> }> {
+export async function seedSample(
+  core: TestCore,
+  organisation: string,
+  test = false,
+): Promise<{ tenant: Tenant; keys: Record<string, string> }> {
   const org = await core.apiKeys.ensureOrganisation(organisation);
   const result = await core.importer.apply(sampleCatalog(organisation, test));
   return { tenant: { organisationId: org.id, isTest: test }, keys: result.keys };

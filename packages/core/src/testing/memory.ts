@@ -1,10 +1,34 @@
 import type {
-  BillingDocument, CheckoutSession, IdempotencyRecord,
-  ApiKey, Currency, Customer, DomainEvent, Id, License, Organisation, PaymentIntegration, Plan, PricingTable, Product,
-  SigningKey, Subscription, Tenant, TierTag,
+  BillingDocument,
+  CheckoutSession,
+  IdempotencyRecord,
+  ApiKey,
+  Currency,
+  Customer,
+  DomainEvent,
+  Id,
+  License,
+  Organisation,
+  PaymentIntegration,
+  Plan,
+  PricingTable,
+  Product,
+  SigningKey,
+  Subscription,
+  Tenant,
+  TierTag,
 } from '../model';
 import { pageOf } from '../domain/pagination';
-import type { LicenseFilter, ListQuery, PlanListQuery, Repositories, UnitOfWork } from '../ports';
+import type {
+  CacheInvalidation,
+  ChangeFeed,
+  ChangeFeedHandlers,
+  LicenseFilter,
+  ListQuery,
+  PlanListQuery,
+  Repositories,
+  UnitOfWork,
+} from '../ports';
 
 /** All tables of the in-memory database. Records are stored and handed out as copies. */
 interface Tables {
@@ -28,18 +52,36 @@ interface Tables {
 }
 
 const emptyTables = (): Tables => ({
-  organisations: new Map(), apiKeys: new Map(), paymentIntegrations: new Map(), currencies: new Map(), products: new Map(),
-  plans: new Map(), tierTags: new Map(), pricingTables: new Map(), customers: new Map(), subscriptions: new Map(),
-  licenses: new Map(), events: new Map(), signingKeys: new Map(), checkoutSessions: new Map(), billingDocuments: new Map(), webhookEvents: new Map(), idempotency: new Map(),
+  organisations: new Map(),
+  apiKeys: new Map(),
+  paymentIntegrations: new Map(),
+  currencies: new Map(),
+  products: new Map(),
+  plans: new Map(),
+  tierTags: new Map(),
+  pricingTables: new Map(),
+  customers: new Map(),
+  subscriptions: new Map(),
+  licenses: new Map(),
+  events: new Map(),
+  signingKeys: new Map(),
+  checkoutSessions: new Map(),
+  billingDocuments: new Map(),
+  webhookEvents: new Map(),
+  idempotency: new Map(),
 });
 
 const copy = <T>(v: T): T => structuredClone(v);
 const values = <T>(m: Map<Id, T>): T[] => [...m.values()].map(copy);
 const inTenant = (r: { organisationId: Id; isTest: boolean }, t: Tenant) => r.organisationId === t.organisationId && r.isTest === t.isTest;
-const byCreated = <T extends { createdAt: Date; id: Id }>(a: T, b: T) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1);
+const byCreated = <T extends { createdAt: Date; id: Id }>(a: T, b: T) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1);
 const matchesSearch = (name: string, q: ListQuery) => !q.search || name.toLowerCase().includes(q.search.toLowerCase());
 
-function repositories(db: Tables): Repositories {
+function repositories(db: Tables, changed: (c: CacheInvalidation) => void = () => undefined): Repositories {
+  const licenseChanged = (l: License | undefined) => {
+    if (l?.granteeId) changed({ kind: 'license', productId: l.productId, granteeId: l.granteeId });
+  };
   return {
     organisations: {
       get: async (id) => copy(db.organisations.get(id)),
@@ -50,8 +92,15 @@ function repositories(db: Tables): Repositories {
     apiKeys: {
       findByHash: async (h) => values(db.apiKeys).find((k) => k.keyHash === h),
       get: async (id) => copy(db.apiKeys.get(id)),
-      listByOrganisation: async (orgId) => values(db.apiKeys).filter((k) => k.organisationId === orgId).sort(byCreated).reverse(),
-      save: async (k) => void db.apiKeys.set(k.id, copy(k)),
+      listByOrganisation: async (orgId) =>
+        values(db.apiKeys)
+          .filter((k) => k.organisationId === orgId)
+          .sort(byCreated)
+          .reverse(),
+      save: async (k) => {
+        if (db.apiKeys.has(k.id)) changed({ kind: 'apiKey', keyHash: k.keyHash });
+        db.apiKeys.set(k.id, copy(k));
+      },
     },
     paymentIntegrations: {
       get: async (id) => copy(db.paymentIntegrations.get(id)),
@@ -65,14 +114,25 @@ function repositories(db: Tables): Repositories {
     products: {
       get: async (id) => copy(db.products.get(id)),
       findByKey: async (t, key) => values(db.products).find((p) => inTenant(p, t) && p.key === key),
-      list: async (t, o) => values(db.products).filter((p) => inTenant(p, t) && (o?.includeArchived || !p.archivedAt)).sort(byCreated),
-      page: async (t, q) => pageOf(values(db.products).filter((p) => inTenant(p, t) && (q.includeArchived || !p.archivedAt) && matchesSearch(p.name, q)), q),
+      list: async (t, o) =>
+        values(db.products)
+          .filter((p) => inTenant(p, t) && (o?.includeArchived || !p.archivedAt))
+          .sort(byCreated),
+      page: async (t, q) =>
+        pageOf(
+          values(db.products).filter((p) => inTenant(p, t) && (q.includeArchived || !p.archivedAt) && matchesSearch(p.name, q)),
+          q,
+        ),
       getOwnership: async (id) => {
         const p = db.products.get(id);
         return p && { id: p.id, organisationId: p.organisationId, isTest: p.isTest, archivedAt: p.archivedAt };
       },
-      save: async (p) => void db.products.set(p.id, copy(p)),
+      save: async (p) => {
+        changed({ kind: 'product', productId: p.id });
+        db.products.set(p.id, copy(p));
+      },
       delete: async (id) => {
+        changed({ kind: 'product', productId: id });
         db.products.delete(id);
         for (const plan of values(db.plans)) if (plan.productId === id) db.plans.delete(plan.id);
         for (const t of values(db.pricingTables)) if (t.productId === id) db.pricingTables.delete(t.id);
@@ -80,11 +140,21 @@ function repositories(db: Tables): Repositories {
     },
     plans: {
       get: async (id) => copy(db.plans.get(id)),
-      getMany: async (ids) => ids.map((id) => db.plans.get(id)).filter((p): p is Plan => !!p).map(copy),
+      getMany: async (ids) =>
+        ids
+          .map((id) => db.plans.get(id))
+          .filter((p): p is Plan => !!p)
+          .map(copy),
       findByKey: async (productId, key) => values(db.plans).find((p) => p.productId === productId && p.key === key),
-      listByProduct: async (productId) => values(db.plans).filter((p) => p.productId === productId).sort(byCreated),
+      listByProduct: async (productId) =>
+        values(db.plans)
+          .filter((p) => p.productId === productId)
+          .sort(byCreated),
       page: async (t, q: PlanListQuery) =>
-        pageOf(values(db.plans).filter((p) => inTenant(p, t) && planMatches(p, q)), q),
+        pageOf(
+          values(db.plans).filter((p) => inTenant(p, t) && planMatches(p, q)),
+          q,
+        ),
       capabilityNames: async (planIds) => {
         const out = new Map<Id, string[]>();
         for (const id of planIds) {
@@ -92,7 +162,10 @@ function repositories(db: Tables): Repositories {
           const product = plan && db.products.get(plan.productId);
           if (!plan || !product || plan.capabilityIds.length === 0) continue;
           const byId = new Map(product.capabilities.map((c) => [c.id, c.name]));
-          out.set(id, plan.capabilityIds.map((c) => byId.get(c)).filter((n): n is string => !!n));
+          out.set(
+            id,
+            plan.capabilityIds.map((c) => byId.get(c)).filter((n): n is string => !!n),
+          );
         }
         return out;
       },
@@ -100,18 +173,24 @@ function repositories(db: Tables): Repositories {
         const currencies = new Set<string>();
         const intervals = new Map<string, { interval: string | null; intervalCount: number | null }>();
         for (const p of values(db.plans).filter((x) => inTenant(x, t))) {
-          for (const li of p.lineItems) for (const pr of li.prices) {
-            intervals.set(`${pr.interval}/${pr.intervalCount}`, { interval: pr.interval, intervalCount: pr.intervalCount });
-            for (const o of pr.currencyOptions) currencies.add(o.currency);
-          }
+          for (const li of p.lineItems)
+            for (const pr of li.prices) {
+              intervals.set(`${pr.interval}/${pr.intervalCount}`, { interval: pr.interval, intervalCount: pr.intervalCount });
+              for (const o of pr.currencyOptions) currencies.add(o.currency);
+            }
         }
         return { currencies: [...currencies].sort(), intervals: [...intervals.values()] };
       },
       save: async (p) => {
+        changed({ kind: 'product', productId: p.productId });
         if (p.tierTag) db.tierTags.set(p.tierTag.id, copy(p.tierTag));
         db.plans.set(p.id, copy(p));
       },
-      delete: async (id) => void db.plans.delete(id),
+      delete: async (id) => {
+        const plan = db.plans.get(id);
+        if (plan) changed({ kind: 'product', productId: plan.productId });
+        db.plans.delete(id);
+      },
       getTierTag: async (id) => copy(db.tierTags.get(id)),
       saveTierTag: async (tag) => void db.tierTags.set(tag.id, copy(tag)),
     },
@@ -129,42 +208,98 @@ function repositories(db: Tables): Repositories {
       get: async (id) => copy(db.subscriptions.get(id)),
       getForUpdate: async (id) => copy(db.subscriptions.get(id)),
       findByPaymentId: async (pid) => values(db.subscriptions).find((s) => s.paymentSubscriptionId === pid),
-      listByPlan: async (planId) => values(db.subscriptions).filter((s) => s.planId === planId).sort(byCreated),
+      listByPlan: async (planId) =>
+        values(db.subscriptions)
+          .filter((s) => s.planId === planId)
+          .sort(byCreated),
       countReferencing: async ({ planId, productId }) =>
         values(db.subscriptions).filter((s) => (planId && s.planId === planId) || (productId && s.productId === productId)).length,
       listDueForCancellation: async (now, limit) =>
-        values(db.subscriptions).filter((s) => s.status !== 'CANCELED' && s.cancelAtPeriodEnd && s.currentPeriodEnd <= now).sort(byCreated).slice(0, limit).map((s) => s.id),
+        values(db.subscriptions)
+          .filter((s) => s.status !== 'CANCELED' && s.cancelAtPeriodEnd && s.currentPeriodEnd <= now)
+          .sort(byCreated)
+          .slice(0, limit)
+          .map((s) => s.id),
       listDueForRenewal: async (now, providers, limit) =>
         values(db.subscriptions)
-          .filter((s) => s.status !== 'CANCELED' && !s.cancelAtPeriodEnd && s.currentPeriodEnd <= now && providers.includes(s.paymentProvider))
-          .sort(byCreated).slice(0, limit).map((s) => s.id),
+          .filter(
+            (s) => s.status !== 'CANCELED' && !s.cancelAtPeriodEnd && s.currentPeriodEnd <= now && providers.includes(s.paymentProvider),
+          )
+          .sort(byCreated)
+          .slice(0, limit)
+          .map((s) => s.id),
       save: async (s) => void db.subscriptions.set(s.id, copy(s)),
     },
     licenses: {
       get: async (id) => copy(db.licenses.get(id)),
-      getManyForUpdate: async (ids) => ids.map((id) => db.licenses.get(id)).filter((l): l is License => !!l).map(copy),
-      listBySubscription: async (sid) => values(db.licenses).filter((l) => l.subscriptionId === sid).sort(byCreated),
-      list: async (t, f) => values(db.licenses).filter((l) => inTenant(l, t) && licenseMatches(l, f)).sort(byCreated),
+      getManyForUpdate: async (ids) =>
+        ids
+          .map((id) => db.licenses.get(id))
+          .filter((l): l is License => !!l)
+          .map(copy),
+      listBySubscription: async (sid) =>
+        values(db.licenses)
+          .filter((l) => l.subscriptionId === sid)
+          .sort(byCreated),
+      list: async (t, f) =>
+        values(db.licenses)
+          .filter((l) => inTenant(l, t) && licenseMatches(l, f))
+          .sort(byCreated),
+      page: async (t, f, q) =>
+        pageOf(
+          values(db.licenses).filter((l) => inTenant(l, t) && licenseMatches(l, f)),
+          q,
+        ),
       count: async (t, f) => {
         const ls = values(db.licenses).filter((l) => inTenant(l, t) && licenseMatches(l, f));
         const assigned = ls.filter((l) => l.granteeId !== null).length;
         return { count: ls.length, assigned, unassigned: ls.length - assigned };
       },
       findForCheck: async (t, productId, grantees) =>
-        values(db.licenses).filter((l) => inTenant(l, t) && l.productId === productId && l.granteeId !== null && grantees.includes(l.granteeId)),
-      saveMany: async (ls) => ls.forEach((l) => db.licenses.set(l.id, copy(l))),
-      deleteMany: async (ids) => ids.forEach((id) => db.licenses.delete(id)),
+        values(db.licenses).filter(
+          (l) => inTenant(l, t) && l.productId === productId && l.granteeId !== null && grantees.includes(l.granteeId),
+        ),
+      saveMany: async (ls) =>
+        ls.forEach((l) => {
+          licenseChanged(db.licenses.get(l.id));
+          licenseChanged(l);
+          db.licenses.set(l.id, copy(l));
+        }),
+      deleteMany: async (ids) =>
+        ids.forEach((id) => {
+          licenseChanged(db.licenses.get(id));
+          db.licenses.delete(id);
+        }),
     },
     events: {
       get: async (id) => copy(db.events.get(id)),
       save: async (e) => void db.events.set(e.id, copy(e)),
+      getForUpdate: async (id) => copy(db.events.get(id)),
       // First queued first: the map keeps insertion order, like the SQL adapter's sequence.
-      claimNext: async (now) => values(db.events).find((e) => (e.status === 'queued' || e.status === 'pending') && e.runAt <= now),
+      claimNext: async (now, leaseUntil) => {
+        const open = [...db.events.values()].filter((e) => e.status === 'queued' || e.status === 'pending');
+        const next = open.find(
+          (e, i) =>
+            e.runAt <= now &&
+            (!e.lockedUntil || e.lockedUntil <= now) &&
+            !open.slice(0, i).some((p) => p.subscriptionId !== null && p.subscriptionId === e.subscriptionId),
+        );
+        if (!next) return undefined;
+        const leased = { ...copy(next), lockedUntil: leaseUntil };
+        db.events.set(leased.id, copy(leased));
+        return leased;
+      },
     },
     signingKeys: {
       listActive: async (orgId, algorithm) =>
-        values(db.signingKeys).filter((k) => k.organisationId === orgId && k.algorithm === algorithm && !k.retiredAt).sort(byCreated).reverse(),
-      save: async (k) => void db.signingKeys.set(k.id, copy(k)),
+        values(db.signingKeys)
+          .filter((k) => k.organisationId === orgId && k.algorithm === algorithm && !k.retiredAt)
+          .sort(byCreated)
+          .reverse(),
+      save: async (k) => {
+        changed({ kind: 'signingKey', organisationId: k.organisationId });
+        db.signingKeys.set(k.id, copy(k));
+      },
     },
     checkoutSessions: {
       get: async (id) => copy(db.checkoutSessions.get(id)),
@@ -174,7 +309,10 @@ function repositories(db: Tables): Repositories {
     billingDocuments: {
       // Newest first; the map's insertion order breaks ties, like the SQL adapter's sequence.
       list: async (sid, kind) =>
-        values(db.billingDocuments).filter((d) => d.subscriptionId === sid && d.kind === kind).reverse().sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
+        values(db.billingDocuments)
+          .filter((d) => d.subscriptionId === sid && d.kind === kind)
+          .reverse()
+          .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
       save: async (d) => void db.billingDocuments.set(d.id, copy(d)),
     },
     idempotency: {
@@ -182,15 +320,23 @@ function repositories(db: Tables): Repositories {
         const r = db.idempotency.get(`${orgId}:${key}`);
         return r && r.createdAt >= since ? copy(r) : undefined;
       },
-      save: async (rec) => {
-        const k = `${rec.organisationId}:${rec.key}`;
-        if (db.idempotency.has(k)) return false;
-        db.idempotency.set(k, copy(rec));
+      claim: async (rec, expiredBefore, abandonedBefore) => {
+        const id = `${rec.organisationId}:${rec.key}`;
+        const held = db.idempotency.get(id);
+        if (held && held.createdAt >= expiredBefore && !(held.status === null && held.createdAt < abandonedBefore)) return false;
+        db.idempotency.set(id, copy({ ...rec, status: null, body: null }));
         return true;
+      },
+      complete: async (orgId, key, status, body) => {
+        const r = db.idempotency.get(`${orgId}:${key}`);
+        if (r) db.idempotency.set(`${orgId}:${key}`, copy({ ...r, status, body: body === undefined ? null : body }));
+      },
+      release: async (orgId, key) => {
+        if (db.idempotency.get(`${orgId}:${key}`)?.status === null) db.idempotency.delete(`${orgId}:${key}`);
       },
       purge: async (before) => {
         let n = 0;
-        for (const [k, r] of db.idempotency) if (r.createdAt < before) n += Number(db.idempotency.delete(k));
+        for (const [k, r] of db.idempotency) if (r.createdAt < before && db.idempotency.delete(k)) n++;
         return n;
       },
     },
@@ -212,22 +358,83 @@ function planMatches(p: Plan, q: PlanListQuery): boolean {
   if (q.isActive !== undefined && (p.active && !p.archivedAt) !== q.isActive) return false;
   const prices = p.lineItems.flatMap((li) => li.prices);
   if (q.currency && !prices.some((pr) => pr.currencyOptions.some((o) => o.currency === q.currency?.toLowerCase()))) return false;
-  if (q.interval && !prices.some((pr) => pr.interval === q.interval && (q.intervalCount === undefined || pr.intervalCount === q.intervalCount))) return false;
+  if (
+    q.interval &&
+    !prices.some((pr) => pr.interval === q.interval && (q.intervalCount === undefined || pr.intervalCount === q.intervalCount))
+  )
+    return false;
   if (!q.interval && q.intervalCount !== undefined && !prices.some((pr) => pr.intervalCount === q.intervalCount)) return false;
   return true;
 }
 
 function licenseMatches(l: License, f: LicenseFilter): boolean {
-  return (!f.status || l.status === f.status) && (!f.subscriptionId || l.subscriptionId === f.subscriptionId) && (!f.productId || l.productId === f.productId);
+  return (
+    (!f.status || l.status === f.status) &&
+    (!f.subscriptionId || l.subscriptionId === f.subscriptionId) &&
+    (!f.productId || l.productId === f.productId)
+  );
 }
 
 /**
  * The in-memory database: transactions run one at a time (which makes every read a locking read)
  * and roll back by restoring a snapshot taken at their start.
  */
+/**
+ * The in-memory change feed: what a committed unit of work changed, heard by every subscriber of
+ * the unit of work (as the PostgreSQL triggers' NOTIFY is heard by every instance). `drop()` and
+ * `restore()` act a lost and a regained listening connection.
+ */
+export class MemoryChangeFeed implements ChangeFeed {
+  private handlers: ChangeFeedHandlers | undefined;
+  private connected = false;
+
+  constructor(private readonly subscribers: Set<MemoryChangeFeed>) {}
+
+  async start(handlers: ChangeFeedHandlers): Promise<void> {
+    this.handlers = handlers;
+    this.subscribers.add(this);
+    this.restore();
+  }
+
+  listening(): boolean {
+    return this.connected;
+  }
+
+  async stop(): Promise<void> {
+    this.subscribers.delete(this);
+    this.connected = false;
+    this.handlers = undefined;
+  }
+
+  /** The listening connection is lost: changes are no longer heard. */
+  drop(): void {
+    if (!this.connected) return;
+    this.connected = false;
+    this.handlers?.onGap();
+  }
+
+  /** Listening again. */
+  restore(): void {
+    this.connected = true;
+    this.handlers?.onResume();
+  }
+
+  deliver(changes: CacheInvalidation[]): void {
+    if (!this.connected) return;
+    for (const c of changes) this.handlers?.onChange(c);
+  }
+}
+
 export class InMemoryUnitOfWork implements UnitOfWork {
   private tables = emptyTables();
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly subscribers = new Set<MemoryChangeFeed>();
+
+  /** A new subscriber to what this unit of work commits (one per instance, as a LISTEN connection). */
+  changeFeed(): MemoryChangeFeed {
+    return new MemoryChangeFeed(this.subscribers);
+  }
+
   /** Reads here are serialised like transactions; there is nothing to gain from skipping that in memory. */
   read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     return this.run(work);
@@ -236,8 +443,12 @@ export class InMemoryUnitOfWork implements UnitOfWork {
   run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const next = this.queue.then(async () => {
       const snapshot = new Map(Object.entries(this.tables).map(([k, m]) => [k, new Map(m as Map<Id, unknown>)]));
+      const changes: CacheInvalidation[] = [];
       try {
-        return await work(repositories(this.tables));
+        const result = await work(repositories(this.tables, (c) => changes.push(c)));
+        // Delivered on commit only, as NOTIFY is.
+        for (const feed of [...this.subscribers]) feed.deliver(changes);
+        return result;
       } catch (e) {
         this.tables = Object.fromEntries(snapshot) as unknown as Tables;
         throw e;
@@ -273,7 +484,8 @@ export class FaultInjectingUnitOfWork implements UnitOfWork {
             method,
             async (...args: unknown[]) => {
               const out = await fn(...args);
-              if (/^(save|delete)/.test(method) && limit !== undefined && ++writes >= limit) throw new Error(`injected fault after write ${writes}`);
+              if (/^(save|delete)/.test(method) && limit !== undefined && ++writes >= limit)
+                throw new Error(`injected fault after write ${writes}`);
               return out;
             },
           ]),

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ErrorCodes, fail } from '../errors';
 import type { ApiKey, Id, Organisation, Scope, ScopeResource } from '../model';
 import { SCOPE_RESOURCES } from '../model';
+import { Lru } from '../domain/lru';
 import type { Clock, IdGenerator, UnitOfWork } from '../ports';
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
@@ -27,14 +28,31 @@ export interface CreatedApiKey {
   record: ApiKey;
 }
 
-/** How long an instance trusts an authenticated key before looking it up again (revocation reaches other instances within this). */
-export const API_KEY_CACHE_MS = 10_000;
-
 export class ApiKeyService {
-  /** Recently authenticated keys by hash: the lookup is on every request of every vendor app. */
-  private readonly cache = new Map<string, { key: ApiKey; until: number }>();
+  /**
+   * Authenticated keys by hash (the lookup is on every request of every vendor app), kept while
+   * the change feed is heard: a revocation anywhere evicts the key everywhere at once.
+   */
+  private readonly cache = new Lru<string, ApiKey>(10_000);
+  private live = false;
 
   constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator }) {}
+
+  /** Evicts keys named by the change feed; empties the cache whenever trust in it changes. */
+  cacheControl(): { invalidate(keyHash: string): void; setLive(live: boolean): void } {
+    return {
+      invalidate: (keyHash) => void this.cache.delete(keyHash),
+      setLive: (live) => {
+        this.live = live;
+        this.cache.clear();
+      },
+    };
+  }
+
+  /** Whether any organisation exists (an empty database has none). */
+  async anyOrganisation(): Promise<boolean> {
+    return this.deps.uow.read((r) => r.organisations.any());
+  }
 
   /** Creates an organisation if it does not exist yet. */
   async ensureOrganisation(name: string): Promise<Organisation> {
@@ -94,19 +112,16 @@ export class ApiKeyService {
   async authenticate(plaintext: string | undefined): Promise<ApiKey> {
     if (!plaintext) return fail(ErrorCodes.UNAUTHENTICATED, 'an API key is required');
     const hash = hashApiKey(plaintext);
-    const now = this.deps.clock.now().getTime();
-    const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.key;
+    const cached = this.live ? this.cache.get(hash) : undefined;
+    if (cached) return cached;
     const key = await this.deps.uow.read((r) => r.apiKeys.findByHash(hash));
     // The lookup is by hash; comparing the hashes again in constant time keeps timing flat.
     const stored = Buffer.from(key?.keyHash ?? '0'.repeat(64), 'hex');
     const given = Buffer.from(hash, 'hex');
     if (!key || !timingSafeEqual(stored, given) || key.revokedAt) {
-      this.cache.delete(hash);
       return fail(ErrorCodes.UNAUTHENTICATED, 'the API key is unknown or revoked');
     }
-    if (this.cache.size >= 10_000) this.cache.clear();
-    this.cache.set(hash, { key, until: now + API_KEY_CACHE_MS });
+    if (this.live) this.cache.set(hash, key);
     return key;
   }
 }

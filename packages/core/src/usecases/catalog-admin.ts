@@ -1,5 +1,20 @@
 import { ErrorCodes, fail, invalid } from '../errors';
-import type { Capability, CurrencyOption, Customer, Id, Interval, LineItem, Page, Plan, Price, Product, Subscription, Tenant, Tier, TierTag } from '../model';
+import type {
+  Capability,
+  CurrencyOption,
+  Customer,
+  Id,
+  Interval,
+  LineItem,
+  Page,
+  Plan,
+  Price,
+  Product,
+  Subscription,
+  Tenant,
+  Tier,
+  TierTag,
+} from '../model';
 import { archivePlan, archiveProduct } from '../domain/catalog';
 import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
@@ -20,9 +35,23 @@ export interface PlanInput {
   isActive?: boolean;
 }
 
-export interface TierDraft { upTo: string; flatAmount?: number | null; unitAmount: number }
-export interface CurrencyOptionDraft { currency: string; unitAmount?: number | null; isDefault?: boolean; tiers?: TierDraft[] }
-export interface PriceDraft { interval?: Interval | null; intervalCount?: number | null; paymentPriceId?: string; currencyOptions: CurrencyOptionDraft[] }
+export interface TierDraft {
+  upTo: string;
+  flatAmount?: number | null;
+  unitAmount: number;
+}
+export interface CurrencyOptionDraft {
+  currency: string;
+  unitAmount?: number | null;
+  isDefault?: boolean;
+  tiers?: TierDraft[];
+}
+export interface PriceDraft {
+  interval?: Interval | null;
+  intervalCount?: number | null;
+  paymentPriceId?: string;
+  currencyOptions: CurrencyOptionDraft[];
+}
 export interface LineItemDraft {
   name: string;
   slug?: string;
@@ -52,7 +81,11 @@ export interface PlanDetail {
   customers: Map<Id, Customer>;
 }
 
-const slugify = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slugify = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 /** Use cases of the catalog generation: products and plans with their pricing. */
 export class CatalogAdmin {
@@ -65,14 +98,18 @@ export class CatalogAdmin {
   }
 
   async getProduct(tenant: Tenant, id: Id): Promise<Product> {
-    return this.deps.uow.run(async (r) => assertAccessible(await r.products.get(id), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product'));
+    return this.deps.uow.run(async (r) => assertAccessible(await r.products.get(id), tenant, 'product'));
   }
 
   /** Plans of several products at once, for `expand=plans`. */
   async plansOf(tenant: Tenant, productIds: Id[]): Promise<Map<Id, Plan[]>> {
     return this.deps.uow.run(async (r) => {
       const out = new Map<Id, Plan[]>();
-      for (const id of productIds) out.set(id, (await r.plans.listByProduct(id)).filter((p) => p.organisationId === tenant.organisationId));
+      for (const id of productIds)
+        out.set(
+          id,
+          (await r.plans.listByProduct(id)).filter((p) => p.organisationId === tenant.organisationId),
+        );
       return out;
     });
   }
@@ -81,7 +118,12 @@ export class CatalogAdmin {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const integration = await ensurePaymentIntegration(r, tenant, DEFAULT_PAYMENT_INTEGRATION, this.deps.ids, now);
-      const product = newProduct(tenant, { id: this.id(), settingsId: this.id() }, { name: input.name, description: input.description ?? '', paymentIntegrationId: integration.id }, now);
+      const product = newProduct(
+        tenant,
+        { id: this.id(), settingsId: this.id() },
+        { name: input.name, description: input.description ?? '', paymentIntegrationId: integration.id },
+        now,
+      );
       await r.products.save(product);
       return product;
     });
@@ -89,7 +131,7 @@ export class CatalogAdmin {
 
   async updateProduct(tenant: Tenant, id: Id, input: Partial<ProductInput>): Promise<Product> {
     return this.deps.uow.run(async (r) => {
-      const current = assertAccessible(await r.products.get(id), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
+      const current = assertAccessible(await r.products.get(id), tenant, 'product');
       const updated: Product = { ...current, ...definedOnly(input), updatedAt: this.deps.clock.now() };
       await r.products.save(updated);
       return updated;
@@ -98,7 +140,7 @@ export class CatalogAdmin {
 
   async archiveProduct(tenant: Tenant, id: Id): Promise<Product> {
     return this.deps.uow.run(async (r) => {
-      const archived = archiveProduct(assertAccessible(await r.products.get(id), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product'), this.deps.clock.now());
+      const archived = archiveProduct(assertAccessible(await r.products.get(id), tenant, 'product'), this.deps.clock.now());
       await r.products.save(archived);
       return archived;
     });
@@ -107,7 +149,7 @@ export class CatalogAdmin {
   /** Deletes a product no subscription references (archive it otherwise). */
   async deleteProduct(tenant: Tenant, id: Id): Promise<void> {
     await this.deps.uow.run(async (r) => {
-      assertAccessible(await r.products.get(id), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
+      assertAccessible(await r.products.get(id), tenant, 'product');
       if ((await r.subscriptions.countReferencing({ productId: id })) > 0) {
         fail(ErrorCodes.PRODUCT_HAS_SUBSCRIPTIONS, 'the product has subscriptions; archive it instead');
       }
@@ -116,7 +158,10 @@ export class CatalogAdmin {
   }
 
   async listPlans(tenant: Tenant, query: PlanListQuery): Promise<{ page: Page<Plan>; filterOptions: PlanFilterOptions }> {
-    return this.deps.uow.run(async (r) => ({ page: await r.plans.page(tenant, query), filterOptions: await r.plans.filterOptions(tenant) }));
+    return this.deps.uow.run(async (r) => ({
+      page: await r.plans.page(tenant, query),
+      filterOptions: await r.plans.filterOptions(tenant),
+    }));
   }
 
   async productsById(tenant: Tenant, ids: Id[]): Promise<Map<Id, Product>> {
@@ -132,7 +177,7 @@ export class CatalogAdmin {
 
   async getPlan(tenant: Tenant, id: Id): Promise<PlanDetail> {
     return this.deps.uow.run(async (r) => {
-      const plan = assertAccessible(await r.plans.get(id), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
+      const plan = assertAccessible(await r.plans.get(id), tenant, 'plan');
       const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
       const subscriptions = await r.subscriptions.listByPlan(plan.id);
       const customers = new Map<Id, Customer>();
@@ -150,7 +195,7 @@ export class CatalogAdmin {
 
   async updatePlan(tenant: Tenant, id: Id, input: Partial<PlanInput>): Promise<Plan> {
     return this.deps.uow.run(async (r) => {
-      const current = assertAccessible(await r.plans.get(id), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
+      const current = assertAccessible(await r.plans.get(id), tenant, 'plan');
       if (input.productId && input.productId !== current.productId) invalid('productId', 'a plan cannot move to another product');
       const updated: Plan = {
         ...current,
@@ -167,7 +212,7 @@ export class CatalogAdmin {
 
   async archivePlan(tenant: Tenant, id: Id): Promise<Plan> {
     return this.deps.uow.run(async (r) => {
-      const archived = archivePlan(assertAccessible(await r.plans.get(id), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan'), this.deps.clock.now());
+      const archived = archivePlan(assertAccessible(await r.plans.get(id), tenant, 'plan'), this.deps.clock.now());
       await r.plans.save(archived);
       return archived;
     });
@@ -175,8 +220,9 @@ export class CatalogAdmin {
 
   async deletePlan(tenant: Tenant, id: Id): Promise<void> {
     await this.deps.uow.run(async (r) => {
-      assertAccessible(await r.plans.get(id), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
-      if ((await r.subscriptions.countReferencing({ planId: id })) > 0) fail(ErrorCodes.PLAN_HAS_SUBSCRIPTIONS, 'the plan has subscriptions; archive it instead');
+      assertAccessible(await r.plans.get(id), tenant, 'plan');
+      if ((await r.subscriptions.countReferencing({ planId: id })) > 0)
+        fail(ErrorCodes.PLAN_HAS_SUBSCRIPTIONS, 'the plan has subscriptions; archive it instead');
       await r.plans.delete(id);
     });
   }
@@ -188,10 +234,10 @@ export class CatalogAdmin {
   async savePlan(tenant: Tenant, draft: PlanDraft): Promise<{ plan: Plan; created: boolean }> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
-      const product = assertAccessible(await r.products.get(draft.productId), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
+      const product = assertAccessible(await r.products.get(draft.productId), tenant, 'product');
       if (product.archivedAt) fail(ErrorCodes.PRODUCT_ARCHIVED, 'the product is archived');
       const existing = draft.id ? await r.plans.get(draft.id) : undefined;
-      if (existing) assertAccessible(existing, tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
+      if (existing) assertAccessible(existing, tenant, 'plan');
       if (existing && existing.productId !== product.id) invalid('productId', 'a plan cannot move to another product');
 
       let capabilities = product.capabilities;
@@ -199,7 +245,15 @@ export class CatalogAdmin {
       for (const name of draft.entitlements ?? []) {
         let cap = capabilities.find((c) => c.name === name);
         if (!cap) {
-          cap = { id: this.id(), productId: product.id, name, description: '', status: 'ACTIVE', createdAt: now, updatedAt: now } satisfies Capability;
+          cap = {
+            id: this.id(),
+            productId: product.id,
+            name,
+            description: '',
+            status: 'ACTIVE',
+            createdAt: now,
+            updatedAt: now,
+          } satisfies Capability;
           capabilities = [...capabilities, cap];
         }
         capabilityIds.push(cap.id);
@@ -232,10 +286,12 @@ export class CatalogAdmin {
   private lineItem(d: LineItemDraft, now: Date): LineItem {
     const min = d.minQuantity ?? 1;
     const max = d.maxQuantity ?? 1;
-    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < min) invalid('lineItems.minQuantity', 'minQuantity and maxQuantity must be integers with 0 <= min <= max');
+    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < min)
+      invalid('lineItems.minQuantity', 'minQuantity and maxQuantity must be integers with 0 <= min <= max');
     const billingScheme = d.billingScheme ?? (d.priceType === 'flat_rate' ? 'flat_rate' : 'per_unit');
     const tiersMode = d.tiersMode ?? null;
-    if ((billingScheme === 'tiered') !== (tiersMode !== null)) invalid('lineItems.tiersMode', 'tiersMode is required exactly when billingScheme is tiered');
+    if ((billingScheme === 'tiered') !== (tiersMode !== null))
+      invalid('lineItems.tiersMode', 'tiersMode is required exactly when billingScheme is tiered');
     const id = this.id();
     return {
       id,
@@ -252,7 +308,10 @@ export class CatalogAdmin {
       isActive: true,
       allowChangingQuantity: d.allowChangingQuantity ?? false,
       unitLabel: d.unitLabel ?? null,
-      meter: d.priceType === 'metered' ? { id: this.id(), slug: slugify(d.name), name: d.name, paymentMeterId: `mtr_${id.slice(0, 8)}`, createdAt: now, updatedAt: now } : null,
+      meter:
+        d.priceType === 'metered'
+          ? { id: this.id(), slug: slugify(d.name), name: d.name, paymentMeterId: `mtr_${id.slice(0, 8)}`, createdAt: now, updatedAt: now }
+          : null,
       prices: d.prices.map((p) => this.price(p, tiersMode !== null, now)),
       archivedAt: null,
       createdAt: now,
@@ -269,7 +328,7 @@ export class CatalogAdmin {
       id,
       paymentPriceId: d.paymentPriceId ?? `price_${id.replace(/-/g, '').slice(0, 14)}`,
       interval: d.interval ?? null,
-      intervalCount: d.interval ? d.intervalCount ?? 1 : null,
+      intervalCount: d.interval ? (d.intervalCount ?? 1) : null,
       currencyOptions: d.currencyOptions.map((o, i) => this.currencyOption(o, defaults === 0 ? i === 0 : !!o.isDefault, tiered, now)),
       archivedAt: null,
       createdAt: now,
@@ -285,7 +344,14 @@ export class CatalogAdmin {
       currency: d.currency.toLowerCase(),
       unitAmount: d.unitAmount ?? null,
       isDefault,
-      tiers: (d.tiers ?? []).map((t): Tier => ({ id: this.id(), upTo: t.upTo, flatAmount: t.flatAmount ?? null, unitAmount: t.unitAmount, createdAt: now, updatedAt: now })),
+      tiers: (d.tiers ?? []).map((t): Tier => ({
+        id: this.id(),
+        upTo: t.upTo,
+        flatAmount: t.flatAmount ?? null,
+        unitAmount: t.unitAmount,
+        createdAt: now,
+        updatedAt: now,
+      })),
       createdAt: now,
       updatedAt: now,
     };

@@ -1,5 +1,20 @@
 import { ErrorCodes, fail, invalid } from '../errors';
-import type { Capability, Currency, EnumOption, Feature, FeatureValueType, Id, Interval, LicenseType, LineItem, Plan, PlanFeatureValue, PricingTable, Product, Tenant } from '../model';
+import type {
+  Capability,
+  Currency,
+  EnumOption,
+  Feature,
+  FeatureValueType,
+  Id,
+  Interval,
+  LicenseType,
+  LineItem,
+  Plan,
+  PlanFeatureValue,
+  PricingTable,
+  Product,
+  Tenant,
+} from '../model';
 import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 import { toMajor, toMinor } from '../domain/catalog';
@@ -13,16 +28,55 @@ export interface CatalogFile {
   test?: boolean;
   products?: ProductEntry[];
 }
-export interface FeatureEntry { key: string; displayName?: string; description?: string; valueType: FeatureValueType; enumOptions?: string[]; defaultValue?: string; showUnlimited?: boolean; visibility?: 'public' | 'private' }
-export interface PlanEntry {
-  key: string; displayName?: string; description?: string; pricingType: 'free' | 'paid'; licenseType?: LicenseType; perSeatAmount?: number;
-  interval?: Interval; length?: number; evaluation?: boolean; evalDays?: number; trialDays?: number | null; usageBased?: boolean;
-  visibility?: 'public' | 'private'; active?: boolean; prices?: Record<string, number>; capabilities?: string[]; features?: Record<string, string>;
+export interface FeatureEntry {
+  key: string;
+  displayName?: string;
+  description?: string;
+  valueType: FeatureValueType;
+  enumOptions?: string[];
+  defaultValue?: string;
+  showUnlimited?: boolean;
+  visibility?: 'public' | 'private';
 }
-export interface PricingTableEntry { key: string; name?: string; title?: string; text?: string; theme?: string; plans?: string[]; featuredPlan?: string; features?: string[] }
+export interface PlanEntry {
+  key: string;
+  displayName?: string;
+  description?: string;
+  pricingType: 'free' | 'paid';
+  licenseType?: LicenseType;
+  perSeatAmount?: number;
+  interval?: Interval;
+  length?: number;
+  evaluation?: boolean;
+  evalDays?: number;
+  trialDays?: number | null;
+  usageBased?: boolean;
+  visibility?: 'public' | 'private';
+  active?: boolean;
+  prices?: Record<string, number>;
+  capabilities?: string[];
+  features?: Record<string, string>;
+}
+export interface PricingTableEntry {
+  key: string;
+  name?: string;
+  title?: string;
+  text?: string;
+  theme?: string;
+  plans?: string[];
+  featuredPlan?: string;
+  features?: string[];
+}
 export interface ProductEntry {
-  key: string; name: string; displayName?: string; description?: string; currencies?: string[]; capabilities?: string[];
-  features?: FeatureEntry[]; plans?: PlanEntry[]; pricingTables?: PricingTableEntry[];
+  key: string;
+  name: string;
+  displayName?: string;
+  description?: string;
+  currencies?: string[];
+  capabilities?: string[];
+  features?: FeatureEntry[];
+  plans?: PlanEntry[];
+  pricingTables?: PricingTableEntry[];
 }
 
 export interface ImportResult {
@@ -35,8 +89,16 @@ export interface ImportResult {
 }
 
 const KNOWN_CURRENCIES: Record<string, [string, string]> = {
-  USD: ['US Dollar', '$'], EUR: ['Euro', '€'], GBP: ['Pound Sterling', '£'], JPY: ['Yen', '¥'], CHF: ['Swiss Franc', 'CHF'],
-  CAD: ['Canadian Dollar', 'CA$'], AUD: ['Australian Dollar', 'A$'], SEK: ['Swedish Krona', 'kr'], NOK: ['Norwegian Krone', 'kr'], DKK: ['Danish Krone', 'kr'],
+  USD: ['US Dollar', '$'],
+  EUR: ['Euro', '€'],
+  GBP: ['Pound Sterling', '£'],
+  JPY: ['Yen', '¥'],
+  CHF: ['Swiss Franc', 'CHF'],
+  CAD: ['Canadian Dollar', 'CA$'],
+  AUD: ['Australian Dollar', 'A$'],
+  SEK: ['Swedish Krona', 'kr'],
+  NOK: ['Norwegian Krone', 'kr'],
+  DKK: ['Danish Krone', 'kr'],
 };
 
 /** Compares two records ignoring timestamps, so re-importing an unchanged file writes nothing. */
@@ -44,14 +106,19 @@ const stripTimes = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(stripTimes);
   if (v instanceof Date) return v.toISOString();
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'updatedAt' && k !== 'createdAt').map(([k, x]) => [k, stripTimes(x)]));
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([k]) => k !== 'updatedAt' && k !== 'createdAt')
+        .map(([k, x]) => [k, stripTimes(x)]),
+    );
   }
   return v;
 };
 const same = (a: unknown, b: unknown) => JSON.stringify(stripTimes(a)) === JSON.stringify(stripTimes(b));
 
 function requireKey(where: string, key: unknown): string {
-  if (typeof key !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(key)) return invalid(`${where}.key`, 'must be a non-empty string of letters, digits, _, . or -');
+  if (typeof key !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(key))
+    return invalid(`${where}.key`, 'must be a non-empty string of letters, digits, _, . or -');
   return key;
 }
 
@@ -66,7 +133,9 @@ export class CatalogFileImport {
     if (!file || typeof file.organisation !== 'string' || !file.organisation) invalid('organisation', 'is required');
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
-      const org = (await r.organisations.findByName(file.organisation)) ?? fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${file.organisation}`);
+      const org =
+        (await r.organisations.findByName(file.organisation)) ??
+        fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${file.organisation}`);
       const tenant: Tenant = { organisationId: org.id, isTest: !!file.test };
       const result: ImportResult = { organisationId: org.id, keys: {}, created: 0, updated: 0, unchanged: 0 };
       const count = (before: unknown, after: unknown) => {
@@ -104,21 +173,35 @@ export class CatalogFileImport {
   }
 
   private async product(
-    r: Repositories, tenant: Tenant, e: ProductEntry, currencies: Map<string, Currency>, now: Date, created: () => Date, result: ImportResult,
+    r: Repositories,
+    tenant: Tenant,
+    e: ProductEntry,
+    currencies: Map<string, Currency>,
+    now: Date,
+    created: () => Date,
+    result: ImportResult,
     count: (before: unknown, after: unknown) => boolean,
   ): Promise<void> {
     const key = requireKey('products', e.key);
     if (typeof e.name !== 'string' || !e.name) invalid(`products.${key}.name`, 'is required');
     const existing = await r.products.findByKey(tenant, key);
-    const base = existing ?? newProduct(tenant, { id: this.deps.ids.newId(), settingsId: this.deps.ids.newId() }, { name: e.name }, created());
+    const base =
+      existing ?? newProduct(tenant, { id: this.deps.ids.newId(), settingsId: this.deps.ids.newId() }, { name: e.name }, created());
 
     const capabilities: Capability[] = (e.capabilities ?? []).map((name) => {
       const prev = base.capabilities.find((c) => c.name === name);
-      return prev ?? { id: this.deps.ids.newId(), productId: base.id, name, description: '', status: 'ACTIVE', createdAt: now, updatedAt: now };
+      return (
+        prev ?? { id: this.deps.ids.newId(), productId: base.id, name, description: '', status: 'ACTIVE', createdAt: now, updatedAt: now }
+      );
     });
     const features: Feature[] = (e.features ?? []).map((f, i) => this.feature(base, f, i, now));
-    const productCurrencies = (e.currencies ?? []).map((c, i) => ({ currencyId: (currencies.get(c.toUpperCase()) as Currency).id, isDefault: i === 0 }));
-    const integration = base.paymentIntegrationId ? null : await ensurePaymentIntegration(r, tenant, DEFAULT_PAYMENT_INTEGRATION, this.deps.ids, now);
+    const productCurrencies = (e.currencies ?? []).map((c, i) => ({
+      currencyId: (currencies.get(c.toUpperCase()) as Currency).id,
+      isDefault: i === 0,
+    }));
+    const integration = base.paymentIntegrationId
+      ? null
+      : await ensurePaymentIntegration(r, tenant, DEFAULT_PAYMENT_INTEGRATION, this.deps.ids, now);
     const product: Product = {
       ...base,
       paymentIntegrationId: base.paymentIntegrationId ?? integration?.id ?? null,
@@ -146,7 +229,9 @@ export class CatalogFileImport {
       const tkey = requireKey(`products.${key}.pricingTables`, te.key);
       const prev = tables.find((t) => t.key === tkey);
       const planIds = (te.plans ?? []).map((k) => plansByKey.get(k)?.id ?? invalid(`pricingTables.${tkey}.plans`, `unknown plan ${k}`));
-      const featureIds = (te.features ?? []).map((k) => features.find((f) => f.key === k)?.id ?? invalid(`pricingTables.${tkey}.features`, `unknown feature ${k}`));
+      const featureIds = (te.features ?? []).map(
+        (k) => features.find((f) => f.key === k)?.id ?? invalid(`pricingTables.${tkey}.features`, `unknown feature ${k}`),
+      );
       const table: PricingTable = {
         id: prev?.id ?? this.deps.ids.newId(),
         organisationId: tenant.organisationId,
@@ -160,7 +245,9 @@ export class CatalogFileImport {
         theme: te.theme ?? 'light',
         featureOrder: 'asc',
         customTheme: null,
-        featuredPlanId: te.featuredPlan ? plansByKey.get(te.featuredPlan)?.id ?? invalid(`pricingTables.${tkey}.featuredPlan`, `unknown plan ${te.featuredPlan}`) : null,
+        featuredPlanId: te.featuredPlan
+          ? (plansByKey.get(te.featuredPlan)?.id ?? invalid(`pricingTables.${tkey}.featuredPlan`, `unknown plan ${te.featuredPlan}`))
+          : null,
         plans: planIds.map((planId, sortOrder) => ({ planId, sortOrder, updatedAt: now })),
         features: featureIds.map((featureId, sortOrder) => ({ featureId, sortOrder, updatedAt: now })),
         updatedAt: now,
@@ -175,20 +262,38 @@ export class CatalogFileImport {
     if (!['boolean', 'numerical', 'enum'].includes(f.valueType)) invalid(`features.${key}.valueType`, 'must be boolean, numerical or enum');
     const prev = product.features.find((x) => x.key === key);
     const id = prev?.id ?? this.deps.ids.newId();
-    const enumOptions: EnumOption[] = (f.valueType === 'enum' ? f.enumOptions ?? [] : []).map((name) => {
+    const enumOptions: EnumOption[] = (f.valueType === 'enum' ? (f.enumOptions ?? []) : []).map((name) => {
       const o = prev?.enumOptions.find((x) => x.name === name);
       return o ?? { id: this.deps.ids.newId(), featureId: id, name, updatedAt: now };
     });
     if (f.valueType === 'enum' && enumOptions.length === 0) invalid(`features.${key}.enumOptions`, 'an enum feature needs options');
     return {
-      id, productId: product.id, key, name: key, displayName: f.displayName ?? key, description: f.description ?? '', variableName: key,
-      status: 'ACTIVE', visibility: f.visibility ?? 'public', valueType: f.valueType, defaultValue: f.defaultValue ?? '',
-      showUnlimited: f.showUnlimited ?? false, sortOrder, enumOptions, updatedAt: now,
+      id,
+      productId: product.id,
+      key,
+      name: key,
+      displayName: f.displayName ?? key,
+      description: f.description ?? '',
+      variableName: key,
+      status: 'ACTIVE',
+      visibility: f.visibility ?? 'public',
+      valueType: f.valueType,
+      defaultValue: f.defaultValue ?? '',
+      showUnlimited: f.showUnlimited ?? false,
+      sortOrder,
+      enumOptions,
+      updatedAt: now,
     };
   }
 
   private async plan(
-    r: Repositories, tenant: Tenant, product: Product, e: PlanEntry, currencies: Map<string, Currency>, now: Date, created: () => Date,
+    r: Repositories,
+    tenant: Tenant,
+    product: Product,
+    e: PlanEntry,
+    currencies: Map<string, Currency>,
+    now: Date,
+    created: () => Date,
     count: (before: unknown, after: unknown) => boolean,
   ): Promise<Plan> {
     const key = requireKey(`products.${product.key}.plans`, e.key);
@@ -197,13 +302,28 @@ export class CatalogFileImport {
     if (e.interval !== undefined && !INTERVALS.includes(e.interval)) invalid(`${where}.interval`, 'must be day, week, month or year');
     const existing = await r.plans.findByKey(product.id, key);
     const base = existing ?? newPlan(tenant, this.deps.ids.newId(), { name: key, productId: product.id }, created());
-    const capabilityIds = (e.capabilities ?? []).map((n) => product.capabilities.find((c) => c.name === n)?.id ?? invalid(`${where}.capabilities`, `unknown capability ${n}`));
+    const capabilityIds = (e.capabilities ?? []).map(
+      (n) => product.capabilities.find((c) => c.name === n)?.id ?? invalid(`${where}.capabilities`, `unknown capability ${n}`),
+    );
     const features: PlanFeatureValue[] = Object.entries(e.features ?? {}).map(([fkey, raw]) => {
       const feature = product.features.find((f) => f.key === fkey) ?? invalid(`${where}.features`, `unknown feature ${fkey}`);
       const value = String(raw);
       const unlimited = feature.valueType === 'numerical' && value === 'unlimited';
-      const option = feature.valueType === 'enum' ? feature.enumOptions.find((o) => o.name === value) ?? invalid(`${where}.features.${fkey}`, `unknown option ${value}`) : null;
-      return { featureId: feature.id, value: option || unlimited ? '' : value, enumOptionId: option?.id ?? null, isUnlimited: unlimited, isUsage: false, pricePerUnit: 0, minUsage: 0, maxUsage: 0, updatedAt: now };
+      const option =
+        feature.valueType === 'enum'
+          ? (feature.enumOptions.find((o) => o.name === value) ?? invalid(`${where}.features.${fkey}`, `unknown option ${value}`))
+          : null;
+      return {
+        featureId: feature.id,
+        value: option || unlimited ? '' : value,
+        enumOptionId: option?.id ?? null,
+        isUnlimited: unlimited,
+        isUsage: false,
+        pricePerUnit: 0,
+        minUsage: 0,
+        maxUsage: 0,
+        updatedAt: now,
+      };
     });
     const planCurrencies = Object.entries(e.prices ?? {}).map(([name, amount]) => {
       if (typeof amount !== 'number' || amount < 0) invalid(`${where}.prices.${name}`, 'must be a number of at least 0');
@@ -251,39 +371,62 @@ export class CatalogFileImport {
     const perSeat = plan.licenseType === 'perSeat';
     const id = oldItem?.id ?? this.deps.ids.newId();
     const priceId = oldPrice?.id ?? this.deps.ids.newId();
-    const stamp = <T extends { createdAt: Date; updatedAt: Date }>(old: T | undefined) => ({ createdAt: old?.createdAt ?? now, updatedAt: old?.updatedAt ?? now });
-    return [{
-      id,
-      name: plan.displayName,
-      slug: plan.key ?? id,
-      paymentProductId: oldItem?.paymentProductId ?? `prod_${id.replace(/-/g, '').slice(0, 14)}`,
-      nickname: plan.displayName,
-      priceType: plan.usageBased ? 'metered' : perSeat ? 'per_seat' : 'flat_rate',
-      intervalType: 'recurring',
-      billingScheme: perSeat || plan.usageBased ? 'per_unit' : 'flat_rate',
-      tiersMode: null,
-      minQuantity: perSeat ? Math.max(1, plan.perSeatAmount) : 1,
-      maxQuantity: perSeat ? 10_000 : 1,
-      isActive: true,
-      allowChangingQuantity: perSeat,
-      unitLabel: perSeat ? 'seat' : null,
-      meter: plan.usageBased ? oldItem?.meter ?? { id: this.deps.ids.newId(), slug: `${plan.key ?? id}-usage`, name: `${plan.displayName} usage`, paymentMeterId: `mtr_${id.slice(0, 8)}`, createdAt: now, updatedAt: now } : null,
-      prices: [{
-        id: priceId,
-        paymentPriceId: oldPrice?.paymentPriceId ?? `price_${priceId.replace(/-/g, '').slice(0, 14)}`,
-        interval: plan.interval,
-        intervalCount: plan.length,
-        currencyOptions: plan.currencies.map((pc, i) => {
-          const currency = (byId.get(pc.currencyId) as Currency).shortName.toLowerCase();
-          const old = oldPrice?.currencyOptions.find((o) => o.currency === currency);
-          return { id: old?.id ?? this.deps.ids.newId(), currency, unitAmount: pc.amountMinor, isDefault: i === 0, tiers: [], ...stamp(old) };
-        }),
+    const stamp = <T extends { createdAt: Date; updatedAt: Date }>(old: T | undefined) => ({
+      createdAt: old?.createdAt ?? now,
+      updatedAt: old?.updatedAt ?? now,
+    });
+    return [
+      {
+        id,
+        name: plan.displayName,
+        slug: plan.key ?? id,
+        paymentProductId: oldItem?.paymentProductId ?? `prod_${id.replace(/-/g, '').slice(0, 14)}`,
+        nickname: plan.displayName,
+        priceType: plan.usageBased ? 'metered' : perSeat ? 'per_seat' : 'flat_rate',
+        intervalType: 'recurring',
+        billingScheme: perSeat || plan.usageBased ? 'per_unit' : 'flat_rate',
+        tiersMode: null,
+        minQuantity: perSeat ? Math.max(1, plan.perSeatAmount) : 1,
+        maxQuantity: perSeat ? 10_000 : 1,
+        isActive: true,
+        allowChangingQuantity: perSeat,
+        unitLabel: perSeat ? 'seat' : null,
+        meter: plan.usageBased
+          ? (oldItem?.meter ?? {
+              id: this.deps.ids.newId(),
+              slug: `${plan.key ?? id}-usage`,
+              name: `${plan.displayName} usage`,
+              paymentMeterId: `mtr_${id.slice(0, 8)}`,
+              createdAt: now,
+              updatedAt: now,
+            })
+          : null,
+        prices: [
+          {
+            id: priceId,
+            paymentPriceId: oldPrice?.paymentPriceId ?? `price_${priceId.replace(/-/g, '').slice(0, 14)}`,
+            interval: plan.interval,
+            intervalCount: plan.length,
+            currencyOptions: plan.currencies.map((pc, i) => {
+              const currency = (byId.get(pc.currencyId) as Currency).shortName.toLowerCase();
+              const old = oldPrice?.currencyOptions.find((o) => o.currency === currency);
+              return {
+                id: old?.id ?? this.deps.ids.newId(),
+                currency,
+                unitAmount: pc.amountMinor,
+                isDefault: i === 0,
+                tiers: [],
+                ...stamp(old),
+              };
+            }),
+            archivedAt: null,
+            ...stamp(oldPrice),
+          },
+        ],
         archivedAt: null,
-        ...stamp(oldPrice),
-      }],
-      archivedAt: null,
-      ...stamp(oldItem),
-    }];
+        ...stamp(oldItem),
+      },
+    ];
   }
 }
 
@@ -293,7 +436,9 @@ export class CatalogFileExport {
 
   async export(organisation: string, test = false): Promise<CatalogFile> {
     return this.deps.uow.run(async (r) => {
-      const org = (await r.organisations.findByName(organisation)) ?? fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${organisation}`);
+      const org =
+        (await r.organisations.findByName(organisation)) ??
+        fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${organisation}`);
       const tenant: Tenant = { organisationId: org.id, isTest: test };
       const currencies = new Map((await r.currencies.list()).map((c) => [c.id, c]));
       const products: ProductEntry[] = [];
@@ -311,29 +456,65 @@ export class CatalogFileExport {
           currencies: p.currencies.map((c) => currencies.get(c.currencyId)?.shortName).filter((c): c is string => !!c),
           capabilities: p.capabilities.map((c) => c.name),
           features: features.map((f) => ({
-            key: f.key ?? f.name, displayName: f.displayName, description: f.description, valueType: f.valueType, defaultValue: f.defaultValue,
-            showUnlimited: f.showUnlimited, visibility: f.visibility, ...(f.valueType === 'enum' ? { enumOptions: f.enumOptions.map((o) => o.name) } : {}),
+            key: f.key ?? f.name,
+            displayName: f.displayName,
+            description: f.description,
+            valueType: f.valueType,
+            defaultValue: f.defaultValue,
+            showUnlimited: f.showUnlimited,
+            visibility: f.visibility,
+            ...(f.valueType === 'enum' ? { enumOptions: f.enumOptions.map((o) => o.name) } : {}),
           })),
           plans: plans.map((plan) => ({
-            key: planKey(plan), displayName: plan.displayName, description: plan.description, pricingType: plan.pricingType, licenseType: plan.licenseType,
-            perSeatAmount: plan.perSeatAmount, interval: plan.interval, length: plan.length, evaluation: plan.evaluation, evalDays: plan.evalDays,
-            trialDays: plan.trialDays, usageBased: plan.usageBased, visibility: plan.visibility, active: plan.active,
-            prices: Object.fromEntries(plan.currencies.map((c) => {
-              const cur = currencies.get(c.currencyId) as Currency;
-              return [cur.shortName, toMajor(c.amountMinor, cur.shortName)];
-            })),
+            key: planKey(plan),
+            displayName: plan.displayName,
+            description: plan.description,
+            pricingType: plan.pricingType,
+            licenseType: plan.licenseType,
+            perSeatAmount: plan.perSeatAmount,
+            interval: plan.interval,
+            length: plan.length,
+            evaluation: plan.evaluation,
+            evalDays: plan.evalDays,
+            trialDays: plan.trialDays,
+            usageBased: plan.usageBased,
+            visibility: plan.visibility,
+            active: plan.active,
+            prices: Object.fromEntries(
+              plan.currencies.map((c) => {
+                const cur = currencies.get(c.currencyId) as Currency;
+                return [cur.shortName, toMajor(c.amountMinor, cur.shortName)];
+              }),
+            ),
             capabilities: plan.capabilityIds.map((id) => capName.get(id)).filter((n): n is string => !!n),
-            features: Object.fromEntries(plan.features.map((v) => {
-              const f = p.features.find((x) => x.id === v.featureId);
-              const value = v.isUnlimited ? 'unlimited' : v.enumOptionId ? f?.enumOptions.find((o) => o.id === v.enumOptionId)?.name ?? '' : v.value;
-              return [f?.key ?? f?.name ?? v.featureId, value];
-            })),
+            features: Object.fromEntries(
+              plan.features.map((v) => {
+                const f = p.features.find((x) => x.id === v.featureId);
+                const value = v.isUnlimited
+                  ? 'unlimited'
+                  : v.enumOptionId
+                    ? (f?.enumOptions.find((o) => o.id === v.enumOptionId)?.name ?? '')
+                    : v.value;
+                return [f?.key ?? f?.name ?? v.featureId, value];
+              }),
+            ),
           })),
           pricingTables: tables.map((t) => ({
-            key: t.key ?? t.id, name: t.name, title: t.title, text: t.text, theme: t.theme,
-            plans: [...t.plans].sort((a, b) => a.sortOrder - b.sortOrder).map((x) => plans.find((pl) => pl.id === x.planId)).filter((x): x is Plan => !!x).map(planKey),
+            key: t.key ?? t.id,
+            name: t.name,
+            title: t.title,
+            text: t.text,
+            theme: t.theme,
+            plans: [...t.plans]
+              .sort((a, b) => a.sortOrder - b.sortOrder)
+              .map((x) => plans.find((pl) => pl.id === x.planId))
+              .filter((x): x is Plan => !!x)
+              .map(planKey),
             ...(t.featuredPlanId ? { featuredPlan: planKey(plans.find((pl) => pl.id === t.featuredPlanId) as Plan) } : {}),
-            features: [...t.features].sort((a, b) => a.sortOrder - b.sortOrder).map((x) => p.features.find((f) => f.id === x.featureId)?.key).filter((k): k is string => !!k),
+            features: [...t.features]
+              .sort((a, b) => a.sortOrder - b.sortOrder)
+              .map((x) => p.features.find((f) => f.id === x.featureId)?.key)
+              .filter((k): k is string => !!k),
           })),
         });
       }

@@ -1,5 +1,19 @@
 import { ErrorCodes, fail } from '../errors';
-import type { Capability, Currency, EnumOption, Feature, Id, PaymentIntegration, Plan, PlanCurrency, PlanFeatureValue, PricingTable, Product, ProductCurrency, Tenant } from '../model';
+import type {
+  Capability,
+  Currency,
+  EnumOption,
+  Feature,
+  Id,
+  PaymentIntegration,
+  Plan,
+  PlanCurrency,
+  PlanFeatureValue,
+  PricingTable,
+  Product,
+  ProductCurrency,
+  Tenant,
+} from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories, UnitOfWork } from '../ports';
 
@@ -49,7 +63,7 @@ export const planFeatures = (plan: Plan, product: Product): PlanFeatureView[] =>
     .map((value) => {
       const feature = byId.get(value.featureId);
       if (!feature) return undefined;
-      const enumOption = value.enumOptionId ? feature.enumOptions.find((o) => o.id === value.enumOptionId) ?? null : null;
+      const enumOption = value.enumOptionId ? (feature.enumOptions.find((o) => o.id === value.enumOptionId) ?? null) : null;
       return { value, feature, enumOption };
     })
     .filter((v): v is PlanFeatureView => v !== undefined)
@@ -82,12 +96,23 @@ export class CatalogQueries {
     return this.deps.uow.run(work);
   }
 
+  /** The tenant's products (archived included), `batch` at a time, oldest first: bounded memory whatever their number. */
+  async *productPages(tenant: Tenant, batch = 100): AsyncGenerator<Product[]> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.deps.uow.read((r) => r.products.page(tenant, { limit: batch, after, includeArchived: true }));
+      yield page.items;
+      if (!page.hasMore || !page.nextCursor) return;
+      after = page.nextCursor;
+    }
+  }
+
   async listProducts(tenant: Tenant): Promise<Product[]> {
     return this.read((r) => r.products.list(tenant, { includeArchived: true }));
   }
 
   async getProduct(tenant: Tenant, productId: Id): Promise<Product> {
-    return this.read(async (r) => assertAccessible(await r.products.get(productId), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product'));
+    return this.read(async (r) => assertAccessible(await r.products.get(productId), tenant, 'product'));
   }
 
   /** The product with its plans and the currencies they use. */
@@ -114,7 +139,7 @@ export class CatalogQueries {
   /** The plan with its product and the currencies they use. */
   async getPlan(tenant: Tenant, planId: Id): Promise<{ plan: Plan; catalog: ProductCatalog }> {
     return this.read(async (r) => {
-      const plan = assertAccessible(await r.plans.get(planId), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
+      const plan = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       return { plan, catalog: await loadProductCatalog(r, tenant, plan.productId) };
     });
   }
@@ -136,15 +161,21 @@ export class CatalogQueries {
 
   async getPricingTable(tenant: Tenant, tableId: Id): Promise<PricingTableView> {
     return this.read(async (r) => {
-      const table = assertAccessible(await r.pricingTables.get(tableId), tenant, ErrorCodes.PRICING_TABLE_NOT_FOUND, 'pricing table');
+      const table = assertAccessible(await r.pricingTables.get(tableId), tenant, 'pricing table');
       const catalog = await loadProductCatalog(r, tenant, table.productId);
       const plansById = new Map(catalog.plans.map((p) => [p.id, p]));
       const featuresById = new Map(catalog.product.features.map((f) => [f.id, f]));
       return {
         table,
         catalog,
-        plans: [...table.plans].sort((a, b) => a.sortOrder - b.sortOrder).map((p) => plansById.get(p.planId)).filter((p): p is Plan => !!p),
-        features: [...table.features].sort((a, b) => a.sortOrder - b.sortOrder).map((f) => featuresById.get(f.featureId)).filter((f): f is Feature => !!f),
+        plans: [...table.plans]
+          .sort((a, b) => a.sortOrder - b.sortOrder)
+          .map((p) => plansById.get(p.planId))
+          .filter((p): p is Plan => !!p),
+        features: [...table.features]
+          .sort((a, b) => a.sortOrder - b.sortOrder)
+          .map((f) => featuresById.get(f.featureId))
+          .filter((f): f is Feature => !!f),
       };
     });
   }
@@ -162,7 +193,7 @@ export async function loadCurrencies(r: Repositories): Promise<Map<Id, Currency>
 }
 
 export async function loadProductCatalog(r: Repositories, tenant: Tenant, productId: Id): Promise<ProductCatalog> {
-  const product = assertAccessible(await r.products.get(productId), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
+  const product = assertAccessible(await r.products.get(productId), tenant, 'product');
   const [plans, currencies, integration] = await Promise.all([
     r.plans.listByProduct(product.id),
     loadCurrencies(r),

@@ -1,13 +1,14 @@
 import { ErrorCodes, fail } from '../errors';
-import type { CheckoutSession, Customer, Id, License, Plan, Subscription, Tenant } from '../model';
+import type { CheckoutOptionsInput, CheckoutSession, Customer, Id, Plan, Subscription, Tenant } from '../model';
 import { assertPlanSellable } from '../domain/catalog';
-import { assertAbsoluteUrl, resolveCheckoutOptions, type CheckoutOptionsInput } from '../domain/checkout';
+import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
+import { assertSeatTotal } from '../domain/seats';
 import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
-import { saveOutcome, type WebhookDelivery } from './subscriptions';
-import type { CoreDeps } from './deps';
+import { saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
+import { limitsOf, type CoreDeps } from './deps';
 import { loadCurrencies, loadProductCatalog, type ProductCatalog } from './catalog-queries';
 
 export interface CheckoutLinkRequest extends CheckoutOptionsInput {
@@ -30,7 +31,8 @@ export interface PurchaseRequest {
 }
 
 const required = (name: string, value: string | undefined): string => {
-  if (value === undefined || value.trim() === '') fail(ErrorCodes.VALIDATION_FAILED, `${name} is required`, [{ property: name, error: 'is required' }]);
+  if (value === undefined || value.trim() === '')
+    fail(ErrorCodes.VALIDATION_FAILED, `${name} is required`, [{ property: name, error: 'is required' }]);
   return value as string;
 };
 
@@ -41,7 +43,7 @@ export class CheckoutService {
   /** A checkout link for the plan (validated against the checkout option set rules). */
   async checkoutLink(tenant: Tenant, planId: Id, req: CheckoutLinkRequest): Promise<{ url: string }> {
     const { plan, catalog } = await this.deps.uow.run(async (r) => {
-      const p = assertAccessible(await r.plans.get(planId), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
+      const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       return { plan: p, catalog: await loadProductCatalog(r, tenant, p.productId) };
     });
     return this.linkFor(plan, catalog, req);
@@ -52,13 +54,33 @@ export class CheckoutService {
     const { successUrl, cancelUrl, granteeId, member, options } = this.validateLink(plan, catalog, req);
     const provider = this.providerFor(plan);
     const session: CheckoutSession = {
-      id: this.deps.ids.newId(), organisationId: plan.organisationId, isTest: plan.isTest, productId: plan.productId, planId: plan.id, granteeId, member,
-      successUrl, cancelUrl, options, provider: provider.name, providerSessionId: null, status: 'open', subscriptionId: null,
-      createdAt: this.deps.clock.now(), completedAt: null,
+      id: this.deps.ids.newId(),
+      organisationId: plan.organisationId,
+      isTest: plan.isTest,
+      productId: plan.productId,
+      planId: plan.id,
+      granteeId,
+      member,
+      successUrl,
+      cancelUrl,
+      options,
+      provider: provider.name,
+      providerSessionId: null,
+      status: 'open',
+      subscriptionId: null,
+      createdAt: this.deps.clock.now(),
+      completedAt: null,
     };
     await this.deps.uow.run((r) => r.checkoutSessions.save(session));
     return provider.checkoutLink({
-      sessionId: session.id, product: catalog.product, plan, options, granteeId, member, successUrl, cancelUrl,
+      sessionId: session.id,
+      product: catalog.product,
+      plan,
+      options,
+      granteeId,
+      member,
+      successUrl,
+      cancelUrl,
       unitAmount: unitAmount(plan, options.currency, catalog.currencies),
     });
   }
@@ -73,7 +95,7 @@ export class CheckoutService {
     const granteeId = required('granteeId', req.granteeId);
     const member = required('member', req.member);
     assertPlanSellable(plan, catalog.product);
-    const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies);
+    const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies, limitsOf(this.deps).maxSeats);
     return { successUrl, cancelUrl, granteeId, member, options };
   }
 
@@ -99,49 +121,87 @@ export class CheckoutService {
    */
   async completeCheckout(
     sessionId: Id,
-    input: { quantity?: number; email?: string | null; paymentSubscriptionId?: string | null; paymentCustomerId?: string | null; delivery?: WebhookDelivery } = {},
-  ): Promise<{ status: 'completed' | 'duplicate'; session: CheckoutSession; subscription: Subscription; licenses: License[] }> {
+    input: {
+      quantity?: number;
+      email?: string | null;
+      paymentSubscriptionId?: string | null;
+      paymentCustomerId?: string | null;
+      delivery?: WebhookDelivery;
+    } = {},
+  ): Promise<{ status: 'completed' | 'duplicate'; session: CheckoutSession; subscription: Subscription }> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const fresh = input.delivery ? await r.webhookEvents.record(input.delivery.provider, input.delivery.eventId, now) : true;
-      const session = (await r.checkoutSessions.getForUpdate(sessionId)) ?? fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
+      const session =
+        (await r.checkoutSessions.getForUpdate(sessionId)) ?? fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
+      if (session.status === 'canceled') return fail(ErrorCodes.CHECKOUT_CANCELED, 'this checkout was canceled; start a new one');
       if (session.status === 'completed' || !fresh) {
-        if (!input.delivery || !session.subscriptionId) return fail(ErrorCodes.CHECKOUT_ALREADY_COMPLETED, 'this checkout has already been paid');
+        if (!input.delivery || !session.subscriptionId)
+          return fail(ErrorCodes.CHECKOUT_ALREADY_COMPLETED, 'this checkout has already been paid');
         const subscription = (await r.subscriptions.get(session.subscriptionId)) as Subscription;
-        return { status: 'duplicate' as const, session, subscription, licenses: await r.licenses.listBySubscription(subscription.id) };
+        return { status: 'duplicate' as const, session, subscription };
       }
       const plan = (await r.plans.get(session.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
       let quantity = session.options.quantity;
       if (input.quantity !== undefined && input.quantity !== quantity) {
-        if (!session.options.changeQuantity || !isPerSeat(plan)) fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'this checkout does not let the customer choose the seat count');
-        if (!Number.isInteger(input.quantity) || input.quantity < minimumSeats(plan)) fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `at least ${minimumSeats(plan)} seat(s)`);
+        if (!session.options.changeQuantity || !isPerSeat(plan))
+          fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'this checkout does not let the customer choose the seat count');
+        if (!Number.isInteger(input.quantity) || input.quantity < minimumSeats(plan))
+          fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `at least ${minimumSeats(plan)} seat(s)`);
+        assertSeatTotal(input.quantity, limitsOf(this.deps).maxSeats);
         quantity = input.quantity;
       }
       const provider = this.providerFor(plan);
-      const result = await this.purchaseIn(r, {
-        planId: plan.id, member: session.member, email: input.email ?? session.options.customerEmail, granteeId: session.granteeId, quantity,
-        currency: session.options.currency, paymentProvider: provider.name, paymentSubscriptionId: input.paymentSubscriptionId ?? null,
-        paymentCustomerId: input.paymentCustomerId ?? null,
-      }, now);
+      const result = await this.purchaseIn(
+        r,
+        {
+          planId: plan.id,
+          member: session.member,
+          email: input.email ?? session.options.customerEmail,
+          granteeId: session.granteeId,
+          quantity,
+          currency: session.options.currency,
+          paymentProvider: provider.name,
+          paymentSubscriptionId: input.paymentSubscriptionId ?? null,
+          paymentCustomerId: input.paymentCustomerId ?? null,
+        },
+        now,
+      );
       const completed: CheckoutSession = { ...session, status: 'completed', subscriptionId: result.subscription.id, completedAt: now };
       await r.checkoutSessions.save(completed);
       const customer = (await r.customers.get(result.subscription.customerId)) as Customer;
       const price = unitAmount(plan, result.subscription.currency, await loadCurrencies(r));
-      await saveOutcome(r, await provider.purchaseCompleted({ session: completed, subscription: result.subscription, licenses: result.licenses, plan, customer, unitAmount: price }));
+      await saveOutcome(
+        r,
+        await provider.purchaseCompleted({ session: completed, subscription: result.subscription, plan, customer, unitAmount: price }),
+      );
       return { status: 'completed' as const, session: completed, ...result };
     });
   }
 
+  /** The customer gave up on the checkout: it can no longer be paid. Returns where to send them. */
+  async cancelCheckout(sessionId: Id): Promise<CheckoutSession> {
+    return this.deps.uow.run(async (r) => {
+      const session =
+        (await r.checkoutSessions.getForUpdate(sessionId)) ?? fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
+      if (session.status === 'completed') return fail(ErrorCodes.CHECKOUT_ALREADY_COMPLETED, 'this checkout has already been paid');
+      if (session.status === 'canceled') return session;
+      const canceled: CheckoutSession = { ...session, status: 'canceled', completedAt: this.deps.clock.now() };
+      await r.checkoutSessions.save(canceled);
+      return canceled;
+    });
+  }
+
   /** Records a paid (or free) checkout: customer, subscription and one license per seat, in one transaction. */
-  async completePurchase(req: PurchaseRequest): Promise<{ subscription: Subscription; licenses: License[] }> {
+  async completePurchase(req: PurchaseRequest): Promise<{ subscription: Subscription }> {
     const now = this.deps.clock.now();
     return this.deps.uow.run((r) => this.purchaseIn(r, req, now));
   }
 
-  private async purchaseIn(r: Repositories, req: PurchaseRequest, now: Date): Promise<{ subscription: Subscription; licenses: License[] }> {
+  private async purchaseIn(r: Repositories, req: PurchaseRequest, now: Date): Promise<{ subscription: Subscription }> {
     if (req.paymentSubscriptionId) {
       const existing = await r.subscriptions.findByPaymentId(req.paymentSubscriptionId);
-      if (existing) return { subscription: existing, licenses: await r.licenses.listBySubscription(existing.id) };
+      if (existing) return { subscription: existing };
     }
     const plan = (await r.plans.get(req.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
     const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
@@ -149,20 +209,42 @@ export class CheckoutService {
     const currency = resolveCheckoutOptions({ currency: req.currency }, plan, product, currencies).currency;
     const customer = await this.customerFor(r, plan, req, now);
     const result = startSubscription({
-      plan, product, customer, granteeId: req.granteeId, quantity: req.quantity, currency,
-      paymentProvider: req.paymentProvider, paymentSubscriptionId: req.paymentSubscriptionId, now, newId: () => this.deps.ids.newId(),
+      plan,
+      product,
+      customer,
+      granteeId: req.granteeId,
+      quantity: req.quantity,
+      currency,
+      paymentProvider: req.paymentProvider,
+      paymentSubscriptionId: req.paymentSubscriptionId,
+      now,
+      newId: () => this.deps.ids.newId(),
+      maxSeats: limitsOf(this.deps).maxSeats,
     });
     await r.subscriptions.save(result.subscription);
-    await r.licenses.saveMany(result.licenses);
-    return result;
+    await saveSeats(r, result.licenses);
+    return { subscription: result.subscription };
   }
 
   private async customerFor(r: Repositories, plan: Plan, req: PurchaseRequest, now: Date): Promise<Customer> {
     const tenant = { organisationId: plan.organisationId, isTest: plan.isTest };
     const existing = await r.customers.findByValue(tenant, req.member);
     const customer: Customer = existing
-      ? { ...existing, emailAddress: req.email ?? existing.emailAddress, paymentCustomerId: req.paymentCustomerId ?? existing.paymentCustomerId, updatedAt: now }
-      : { id: this.deps.ids.newId(), ...tenant, value: req.member, emailAddress: req.email, paymentCustomerId: req.paymentCustomerId, createdAt: now, updatedAt: now };
+      ? {
+          ...existing,
+          emailAddress: req.email ?? existing.emailAddress,
+          paymentCustomerId: req.paymentCustomerId ?? existing.paymentCustomerId,
+          updatedAt: now,
+        }
+      : {
+          id: this.deps.ids.newId(),
+          ...tenant,
+          value: req.member,
+          emailAddress: req.email,
+          paymentCustomerId: req.paymentCustomerId,
+          createdAt: now,
+          updatedAt: now,
+        };
     await r.customers.save(customer);
     return customer;
   }

@@ -1,13 +1,46 @@
-import type { Clock, EventQueue, IdGenerator, PaymentProvider, Signer, UnitOfWork } from '../ports';
+import { DEFAULT_MAX_SEATS } from '../domain/seats';
+import { DEFAULT_CHECK_CACHE_ENTRIES } from './check-cache';
+import type { ChangeFeed, Clock, EventQueue, IdGenerator, KeyCipher, Logger, PaymentProvider, SignatureScheme, UnitOfWork } from '../ports';
 
 /** Everything a use case may reach outside the domain, injected by a composition root. */
 export interface CoreDeps {
   uow: UnitOfWork;
+  /** Reads that may lag the primary a little (a read replica): the check's snapshot loads. Absent: `uow`. */
+  readUow?: UnitOfWork;
+  /** The invalidations every instance hears; absent: the per-instance caches stay off. */
+  changes?: ChangeFeed;
   clock: Clock;
   ids: IdGenerator;
   payments: PaymentProvider;
-  signer: Signer;
+  /** How capability checks are signed (ECDSA or HMAC). */
+  scheme: SignatureScheme;
+  /** Encrypts signing keys at rest. */
+  cipher: KeyCipher;
   events: EventQueue;
+  /** Where use cases report failures that callers do not see (absent: nowhere). */
+  logger?: Logger;
+  /** Bounds on what one request may create (defaults: `DEFAULT_LIMITS`). */
+  limits?: Partial<CoreLimits>;
   /** Hosted checkout for free plans, which need no payment provider (default: `payments`). */
   freeCheckout?: Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted' | 'renewedBySweep'>;
 }
+
+export interface CoreLimits {
+  /** Seats one subscription may hold (checkout, pay, increment, provider sync). */
+  maxSeats: number;
+  /** Ad hoc licenses one request may create. */
+  maxLicensesPerRequest: number;
+  /** How long a worker holds an event it applies; a crashed worker's events are claimed again after it. */
+  eventLeaseMs: number;
+  /** Entitlement snapshots one instance keeps (LRU). */
+  checkCacheEntries: number;
+}
+
+export const DEFAULT_LIMITS: CoreLimits = {
+  maxSeats: DEFAULT_MAX_SEATS,
+  maxLicensesPerRequest: 100,
+  eventLeaseMs: 120_000,
+  checkCacheEntries: DEFAULT_CHECK_CACHE_ENTRIES,
+};
+
+export const limitsOf = (deps: Pick<CoreDeps, 'limits'>): CoreLimits => ({ ...DEFAULT_LIMITS, ...deps.limits });

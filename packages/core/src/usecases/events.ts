@@ -1,10 +1,8 @@
-import { ErrorCodes, isDomainError } from '../errors';
-import type { DomainEvent, Id, Tenant } from '../model';
+import { isDomainError } from '../errors';
+import type { DomainEvent, EventType, Id, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
-import { assertNever } from '../domain/status';
 import type { Repositories } from '../ports';
-import type { CoreDeps } from './deps';
-import type { SubscriptionService } from './subscriptions';
+import { limitsOf, type CoreDeps } from './deps';
 
 export const MAX_EVENT_ATTEMPTS = 5;
 
@@ -12,42 +10,41 @@ export const MAX_EVENT_ATTEMPTS = 5;
 export const retryDelayMs = (attempt: number): number => Math.min(300_000, 1000 * 2 ** (attempt - 1));
 
 /**
- * Applies queued events. Each event is claimed and applied in one transaction (claimed rows are
- * skipped by other workers), so an event takes effect exactly once even with several instances.
+ * Applies one kind of event. `finish` must run inside the transaction that commits the event's
+ * effect: it marks the event done there, so the effect and "done" commit together.
+ */
+export type EventHandler = (event: DomainEvent, finish: (r: Repositories) => Promise<void>) => Promise<void>;
+export type EventHandlers = Record<EventType, EventHandler>;
+
+/** Thrown inside `finish` when another worker finished the event first (its lease ran out on us). */
+class AlreadyDone extends Error {}
+
+/**
+ * Applies queued events. A worker leases an event in a short transaction, applies it (calling
+ * the payment provider outside any transaction), and commits the effect with "done"; other
+ * workers skip leased events, and an event is applied once even with several instances.
  */
 export class EventWorker {
   constructor(
     private readonly deps: CoreDeps,
-    private readonly subscriptions: SubscriptionService,
+    private readonly handlers: EventHandlers,
   ) {}
 
   async get(tenant: Tenant, id: Id): Promise<DomainEvent> {
-    return this.deps.uow.run(async (r) => assertAccessible(await r.events.get(id), tenant, ErrorCodes.EVENT_NOT_FOUND, 'event'));
+    return this.deps.uow.run(async (r) => assertAccessible(await r.events.get(id), tenant, 'event'));
   }
 
   /** Processes one due event; false when none was due. */
   async processNext(): Promise<boolean> {
     const now = this.deps.clock.now();
-    let failure: { event: DomainEvent; error: unknown } | undefined;
-    let claimed = false;
+    const event = await this.deps.uow.run((r) => r.events.claimNext(now, new Date(now.getTime() + limitsOf(this.deps).eventLeaseMs)));
+    if (!event) return false;
     try {
-      await this.deps.uow.run(async (r) => {
-        const event = await r.events.claimNext(now);
-        if (!event) return;
-        claimed = true;
-        try {
-          await this.apply(r, event);
-        } catch (error) {
-          failure = { event, error };
-          throw error;
-        }
-        await r.events.save({ ...event, status: 'success', attempts: event.attempts + 1, lastError: null, updatedAt: this.deps.clock.now() });
-      });
+      await this.handlers[event.payload.type](event, (r) => this.finish(r, event));
     } catch (error) {
-      if (!failure) throw error;
+      if (!(error instanceof AlreadyDone)) await this.recordFailure(event, error);
     }
-    if (failure) await this.recordFailure(failure.event, failure.error);
-    return claimed;
+    return true;
   }
 
   /** Processes due events until none is left; returns how many were processed. */
@@ -57,34 +54,52 @@ export class EventWorker {
     return n;
   }
 
-  private async apply(r: Repositories, event: DomainEvent): Promise<void> {
-    const p = event.payload;
-    switch (p.type) {
-      case 'seats.increment':
-        await this.subscriptions.applySeatChange(r, p.subscriptionId, { increment: p.count }, p.proration);
-        return;
-      case 'seats.decrement':
-        await this.subscriptions.applySeatChange(r, p.subscriptionId, { decrement: p.count }, p.proration);
-        return;
-      default:
-        assertNever(p);
-    }
+  private async finish(r: Repositories, event: DomainEvent): Promise<void> {
+    const current = await r.events.getForUpdate(event.id);
+    if (!current || current.status === 'success' || current.status === 'failed') throw new AlreadyDone();
+    await r.events.save({
+      ...current,
+      status: 'success',
+      attempts: current.attempts + 1,
+      lastError: null,
+      errorCode: null,
+      lockedUntil: null,
+      updatedAt: this.deps.clock.now(),
+    });
   }
 
-  /** A domain refusal is final; anything else is retried with backoff until MAX_EVENT_ATTEMPTS. */
+  /**
+   * A domain refusal is final; anything else is retried with backoff until MAX_EVENT_ATTEMPTS. The
+   * event keeps a stable code and a safe message; what went wrong inside goes to the log only.
+   */
   private async recordFailure(event: DomainEvent, error: unknown): Promise<void> {
     const attempts = event.attempts + 1;
     const final = isDomainError(error) || attempts >= MAX_EVENT_ATTEMPTS;
     const now = this.deps.clock.now();
-    const message = isDomainError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+    const { code, message } = isDomainError(error)
+      ? { code: error.code, message: `${error.code}: ${error.message}` }
+      : {
+          code: 'INTERNAL',
+          message: final
+            ? 'INTERNAL: the change could not be applied'
+            : 'INTERNAL: the change could not be applied yet; it will be retried',
+        };
+    if (!isDomainError(error))
+      this.deps.logger?.error('event failed', {
+        eventId: event.id,
+        attempts,
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
     await this.deps.uow.run(async (r) => {
-      const current = await r.events.get(event.id);
-      if (!current || current.status === 'success') return;
+      const current = await r.events.getForUpdate(event.id);
+      if (!current || current.status === 'success' || current.status === 'failed') return;
       await r.events.save({
         ...current,
         status: final ? 'failed' : 'pending',
         attempts,
         lastError: message,
+        errorCode: code,
+        lockedUntil: null,
         runAt: final ? current.runAt : new Date(now.getTime() + retryDelayMs(attempts)),
         updatedAt: now,
       });

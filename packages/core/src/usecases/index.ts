@@ -10,3 +10,6 @@ export * from './events';
 export * from './integrations';
 export * from './demo-catalog';
 export * from './idempotency';
+export * from './signing';
+export * from './core';
+export * from './check-cache';

@@ -1,11 +1,11 @@
-import { ErrorCodes, fail } from '../errors';
-import type { Capability, Id, License, LicenseStatus, Tenant } from '../model';
+import { ErrorCodes, fail, invalid } from '../errors';
+import type { Capability, Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, createAdHocLicense } from '../domain/license';
-import { capabilityCheck, parseGrace, parseGranteeIds, type CapabilityCheck } from '../domain/check';
-import { licenseStatusFromFilter } from '../domain/status';
-import type { LicenseCount, LicenseFilter, SignedMessage } from '../ports';
-import type { CoreDeps } from './deps';
+import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
+import { EntitlementCache } from './check-cache';
+import type { LicenseCount, LicenseFilter, SignedMessage, Signer } from '../ports';
+import { limitsOf, type CoreDeps } from './deps';
 
 export interface AdHocLicenseRequest {
   planUuid: string;
@@ -13,37 +13,44 @@ export interface AdHocLicenseRequest {
   granteeId: string | null;
 }
 
+/** A capability check, parsed at the edge. */
 export interface CheckRequest {
-  productUuid: unknown;
-  granteeIds: unknown;
-  grace?: unknown;
-  sigEncode?: 'der' | 'p1363';
+  productId: Id;
+  /** Distinct grantee ids, at least one. */
+  granteeIds: string[];
+  /** Days added to every end (0: none). */
+  graceDays: number;
+  encoding: 'der' | 'p1363';
 }
 
 export type SignedCheck = CapabilityCheck & SignedMessage;
 
-/** The license status of a list filter value; VALIDATION_FAILED for anything else. */
-export function parseLicenseStatusFilter(raw: unknown): LicenseStatus | undefined {
-  if (raw === undefined) return undefined;
-  const status = typeof raw === 'string' ? licenseStatusFromFilter(raw) : undefined;
-  if (!status) {
-    return fail(ErrorCodes.VALIDATION_FAILED, 'status must be one of active, canceled, evaluation, scheduled, trialing, inactive', [
-      { property: 'status', error: 'must be one of active, canceled, evaluation, scheduled, trialing, inactive' },
-    ]);
-  }
-  return status;
+/** One batch of a license list: the licenses, the capabilities of their plans, where the next batch starts. */
+export interface LicensePage {
+  licenses: License[];
+  /** Capabilities by plan id, for every plan of the licenses seen so far. */
+  capabilities: ReadonlyMap<Id, Capability[]>;
+  /** The cursor after the last license, or null at the end. */
+  nextCursor: string | null;
 }
 
 export class LicenseService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly signer: Signer,
+    /** Per-instance entitlement snapshots (never live without a change feed). */
+    readonly cache: EntitlementCache = new EntitlementCache(),
+  ) {}
 
   /** Ad hoc licenses (free or evaluation), all or none. */
   async createAdHoc(tenant: Tenant, requests: AdHocLicenseRequest[]): Promise<License[]> {
+    const max = limitsOf(this.deps).maxLicensesPerRequest;
+    if (requests.length > max) invalid('licenses', `at most ${max} licenses can be created in one request`);
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const created: License[] = [];
       for (const req of requests) {
-        const plan = assertAccessible(await r.plans.get(req.planUuid), tenant, ErrorCodes.PLAN_NOT_FOUND, 'plan');
+        const plan = assertAccessible(await r.plans.get(req.planUuid), tenant, 'plan');
         const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
         created.push(createAdHocLicense({ plan, product, member: req.member, granteeId: req.granteeId, now, id: this.deps.ids.newId() }));
       }
@@ -59,12 +66,38 @@ export class LicenseService {
       const found = new Map((await r.licenses.getManyForUpdate(updates.map((u) => u.uuid))).map((l) => [l.id, l]));
       const updated = new Map<Id, License>();
       for (const u of updates) {
-        const current = updated.get(u.uuid) ?? assertAccessible(found.get(u.uuid), tenant, ErrorCodes.LICENSE_NOT_FOUND, `license ${u.uuid}`);
+        const current = updated.get(u.uuid) ?? assertAccessible(found.get(u.uuid), tenant, `license ${u.uuid}`);
         updated.set(u.uuid, assignGrantee(current, u.granteeId, now));
       }
       await r.licenses.saveMany([...updated.values()]);
       return updates.map((u) => updated.get(u.uuid) as License);
     });
+  }
+
+  /**
+   * The tenant's licenses matching the filter, `batch` (200) at a time with the capabilities of their
+   * plans, oldest first, from `after` (a cursor) up to `take` licenses: memory stays bounded by one
+   * batch whatever the number of licenses.
+   */
+  async *pages(
+    tenant: Tenant,
+    filter: LicenseFilter,
+    options: { after?: string; take?: number; batch?: number } = {},
+  ): AsyncGenerator<LicensePage> {
+    const batch = options.batch ?? 200;
+    let remaining = options.take ?? Number.POSITIVE_INFINITY;
+    let after = options.after;
+    const capabilities = new Map<Id, Capability[]>();
+    while (remaining > 0) {
+      const page = await this.deps.uow.read((r) => r.licenses.page(tenant, filter, { limit: Math.min(batch, remaining), after }));
+      const missing = page.items.filter((l) => !capabilities.has(l.planId));
+      if (missing.length) for (const [planId, caps] of await this.capabilitiesOf(missing)) capabilities.set(planId, caps);
+      remaining -= page.items.length;
+      const more = page.hasMore && remaining > 0;
+      yield { licenses: page.items, capabilities, nextCursor: page.hasMore ? page.nextCursor : null };
+      if (!more || !page.nextCursor) return;
+      after = page.nextCursor;
+    }
   }
 
   async list(tenant: Tenant, filter: LicenseFilter): Promise<License[]> {
@@ -73,7 +106,7 @@ export class LicenseService {
 
   async count(tenant: Tenant, filter: LicenseFilter): Promise<LicenseCount> {
     return this.deps.uow.run(async (r) => {
-      if (filter.subscriptionId) assertAccessible(await r.subscriptions.get(filter.subscriptionId), tenant, ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription');
+      if (filter.subscriptionId) assertAccessible(await r.subscriptions.get(filter.subscriptionId), tenant, 'subscription');
       return r.licenses.count(tenant, filter);
     });
   }
@@ -86,31 +119,70 @@ export class LicenseService {
       for (const plan of plans) {
         const product = await r.products.get(plan.productId);
         const byId = new Map((product?.capabilities ?? []).map((c) => [c.id, c]));
-        out.set(plan.id, plan.capabilityIds.map((id) => byId.get(id)).filter((c): c is Capability => !!c));
+        out.set(
+          plan.id,
+          plan.capabilityIds.map((id) => byId.get(id)).filter((c): c is Capability => !!c),
+        );
       }
       return out;
     });
   }
 
-  /** The signed capability check; null when the grantees have no capability. */
+  /**
+   * The signed capability check; null when the grantees have no capability. Answered from the
+   * entitlement cache when it is live (misses load only what is missing, in one round of reads,
+   * from the read replica when there is one); the check is the pure function over the snapshots.
+   */
   async check(tenant: Tenant, req: CheckRequest): Promise<SignedCheck | null> {
-    if (typeof req.productUuid !== 'string' || req.productUuid === '') {
-      fail(ErrorCodes.VALIDATION_FAILED, 'productUuid is required', [{ property: 'productUuid', error: 'is required' }]);
-    }
-    const productId = req.productUuid as string;
-    const granteeIds = parseGranteeIds(req.granteeIds);
-    const graceDays = parseGrace(req.grace);
+    const { productId, granteeIds, graceDays } = req;
+    if (granteeIds.length === 0) invalid('granteeIds', 'names no grantee');
+    if (!Number.isSafeInteger(graceDays) || graceDays < 0)
+      fail(ErrorCodes.CHECK_GRACE_INVALID, 'grace must be a whole number of days greater than 0');
     const now = this.deps.clock.now();
-    // The hot path: three indexed reads, no transaction.
-    const result = await this.deps.uow.read(async (r) => {
-      const product = assertAccessible(await r.products.getOwnership(productId), tenant, ErrorCodes.PRODUCT_NOT_FOUND, 'product');
-      const licenses = await r.licenses.findForCheck(tenant, product.id, granteeIds);
-      if (licenses.length === 0) return null;
-      const capabilitiesByPlan = await r.plans.capabilityNames([...new Set(licenses.map((l) => l.planId))]);
-      return capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });
-    });
-    if (!result || result.capabilities.length === 0) return null;
-    const signed = await this.deps.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.sigEncode ?? 'der' });
+    const cache = this.cache;
+    const reads = this.deps.readUow ?? this.deps.uow;
+
+    let owner = cache.owner(productId);
+    if (owner === undefined) {
+      const mark = cache.mark();
+      owner = (await reads.read((r) => r.products.getOwnership(productId))) ?? null;
+      cache.storeOwner(mark, productId, owner);
+    }
+    const product = assertAccessible(owner, tenant, 'product');
+
+    const licenses: CheckLicense[] = [];
+    const missing: string[] = [];
+    for (const g of granteeIds) {
+      const snapshot = cache.snapshot(product.id, g);
+      if (snapshot) licenses.push(...snapshot);
+      else missing.push(g);
+    }
+    if (missing.length) {
+      const mark = cache.mark();
+      const loaded = await reads.read((r) => r.licenses.findForCheck(tenant, product.id, missing));
+      const byGrantee = new Map<string, CheckLicense[]>(missing.map((g) => [g, []]));
+      for (const l of loaded) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
+      cache.storeSnapshots(mark, product.id, byGrantee);
+      licenses.push(...loaded);
+    }
+    if (licenses.length === 0) return null;
+
+    const capabilitiesByPlan = new Map<Id, string[]>();
+    const unknownPlans: Id[] = [];
+    for (const planId of new Set(licenses.map((l) => l.planId))) {
+      const caps = cache.capabilities(planId);
+      if (caps) capabilitiesByPlan.set(planId, caps);
+      else unknownPlans.push(planId);
+    }
+    if (unknownPlans.length) {
+      const mark = cache.mark();
+      const names = await reads.read((r) => r.plans.capabilityNames(unknownPlans));
+      cache.storeCapabilities(mark, names, unknownPlans);
+      for (const id of unknownPlans) capabilitiesByPlan.set(id, names.get(id) ?? []);
+    }
+    const result = capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });
+    if (result.capabilities.length === 0) return null;
+    const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding });
     return { ...result, ...signed };
   }
 }

@@ -1,15 +1,15 @@
-import type { Container } from 'inversify';
-import { ApiKeyService, CatalogFileImport, CheckoutService, type Tenant } from '@tollgate/core';
+import type { Core, Tenant } from '@tollgate/core';
 import { FixedClock, sampleCatalog } from '@tollgate/core/testing';
 import { createTestDatabase, type TestDatabase } from '@tollgate/adapter-postgres';
 import type { Config } from '../config';
-import { createContainer, type ContainerOptions } from '../container';
-import { TOKENS } from '../tokens';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../container';
 
 export const testConfig = (over: Partial<Config> = {}): Config => ({
   port: 0,
   publicUrl: 'http://localhost:3000',
   databaseUrl: undefined,
+  databaseReadUrl: undefined,
+  checkCacheEntries: 200_000,
   dataDir: '/nonexistent',
   signer: 'ecdsa',
   masterSecret: 'test master secret, not for production',
@@ -18,25 +18,36 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   logRequests: false,
   stripeSecretKey: undefined,
   stripeWebhookSecret: undefined,
+  maxSeats: 10_000,
+  eventLeaseSeconds: 120,
+  // Off in tests, which fire many requests from one address; the hardening tests turn them on.
+  rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200 },
   ...over,
 });
 
-export interface TestWorld {
-  container: Container;
+/** A runtime over a fresh migrated database, with a clock that stands still until moved. */
+export interface TestWorld extends Runtime {
   db: TestDatabase;
   clock: FixedClock;
-  close(): Promise<void>;
 }
 
-/** A container over a fresh migrated database (PGlite, or the server of TEST_DATABASE_URL). */
+/** A runtime over a fresh migrated database (PGlite, or the server of TEST_DATABASE_URL). */
 export async function createTestWorld(
-  options: { kind?: 'pglite' | 'postgres'; config?: Partial<Config> } & Omit<ContainerOptions, 'database' | 'clock'> = {},
+  options: { kind?: 'pglite' | 'postgres'; config?: Partial<Config> } & Omit<RuntimeOptions, 'database' | 'clock'> = {},
 ): Promise<TestWorld> {
   const db = await createTestDatabase(options.kind ?? 'pglite');
   const clock = new FixedClock(new Date());
   const silent = { info: () => undefined, error: () => undefined };
-  const container = await createContainer(testConfig(options.config), { ...options, database: db, clock, logger: options.logger ?? silent });
-  return { container, db, clock, close: () => db.drop() };
+  const runtime = await createRuntime(testConfig(options.config), { ...options, database: db, clock, logger: options.logger ?? silent });
+  return {
+    ...runtime,
+    db,
+    clock,
+    close: async () => {
+      await runtime.core.stopListening();
+      await db.drop();
+    },
+  };
 }
 
 export interface SeededOrg {
@@ -51,9 +62,8 @@ export interface SeededOrg {
 }
 
 /** An organisation with the sample catalog in live and test mode and three API keys. */
-export async function seedOrganisation(container: Container, name: string): Promise<SeededOrg> {
-  const apiKeys = container.get<ApiKeyService>(TOKENS.ApiKeys);
-  const importer = container.get<CatalogFileImport>(TOKENS.CatalogImport);
+export async function seedOrganisation({ core }: { core: Core }, name: string): Promise<SeededOrg> {
+  const { apiKeys, importer } = core;
   const org = await apiKeys.ensureOrganisation(name);
   const live = await importer.apply(sampleCatalog(name, false));
   const test = await importer.apply(sampleCatalog(name, true));
@@ -64,14 +74,22 @@ export async function seedOrganisation(container: Container, name: string): Prom
     testKeys: test.keys,
     liveKey: (await apiKeys.create({ organisation: name, scopes: ['*'], isTest: false })).plaintext,
     testKey: (await apiKeys.create({ organisation: name, scopes: ['*'], isTest: true })).plaintext,
-    readOnlyKey: (await apiKeys.create({ organisation: name, scopes: ['products:read', 'plans:read', 'licenses:read'], isTest: false })).plaintext,
+    readOnlyKey: (await apiKeys.create({ organisation: name, scopes: ['products:read', 'plans:read', 'licenses:read'], isTest: false }))
+      .plaintext,
   };
 }
 
 /** A completed purchase of the plan for the grantee (as a payment provider would report it). */
-export async function purchase(container: Container, planId: string, granteeId: string, quantity = 1) {
-  return container.get<CheckoutService>(TOKENS.Checkout).completePurchase({
-    planId, member: 'buyer@example.com', email: 'buyer@example.com', granteeId, quantity, currency: 'USD',
-    paymentProvider: 'sandbox', paymentSubscriptionId: null, paymentCustomerId: null,
+export async function purchase({ core }: { core: Core }, planId: string, granteeId: string, quantity = 1) {
+  return core.checkout.completePurchase({
+    planId,
+    member: 'buyer@example.com',
+    email: 'buyer@example.com',
+    granteeId,
+    quantity,
+    currency: 'USD',
+    paymentProvider: 'sandbox',
+    paymentSubscriptionId: null,
+    paymentCustomerId: null,
   });
 }

@@ -28,9 +28,22 @@ export function describeOrganisationAndKeyContracts(name: string, uow: UnitOfWor
 
     it('finds keys by hash, lists them newest first and records revocation', async () => {
       const org = await withOrg(uow());
-      const k1 = { id: randomUUID(), organisationId: org.id, name: 'a', keyHash: hashApiKey(randomUUID()), prefix: 'live_abcd', scopes: ['products:read' as const], isTest: false, createdAt: T0, revokedAt: null };
+      const k1 = {
+        id: randomUUID(),
+        organisationId: org.id,
+        name: 'a',
+        keyHash: hashApiKey(randomUUID()),
+        prefix: 'live_abcd',
+        scopes: ['products:read' as const],
+        isTest: false,
+        createdAt: T0,
+        revokedAt: null,
+      };
       const k2 = { ...k1, id: randomUUID(), keyHash: hashApiKey(randomUUID()), isTest: true, createdAt: at(1000), scopes: ['*' as const] };
-      await tx(uow(), async (r) => { await r.apiKeys.save(k1); await r.apiKeys.save(k2); });
+      await tx(uow(), async (r) => {
+        await r.apiKeys.save(k1);
+        await r.apiKeys.save(k2);
+      });
       expect(await tx(uow(), (r) => r.apiKeys.findByHash(k2.keyHash))).toEqual(k2);
       expect((await tx(uow(), (r) => r.apiKeys.listByOrganisation(org.id))).map((k) => k.id)).toEqual([k2.id, k1.id]);
       await tx(uow(), (r) => r.apiKeys.save({ ...k1, revokedAt: at(5) }));
@@ -39,24 +52,47 @@ export function describeOrganisationAndKeyContracts(name: string, uow: UnitOfWor
 
     it('keeps payment integrations per tenant and currencies as shared reference data', async () => {
       const org = await withOrg(uow());
-      const pi = { id: randomUUID(), organisationId: org.id, isTest: true, integrationName: 'sandbox', accountName: 'Sandbox', accountId: 'acct_1', accountData: { a: 1 }, updatedAt: T0 };
+      const pi = {
+        id: randomUUID(),
+        organisationId: org.id,
+        isTest: true,
+        integrationName: 'sandbox',
+        accountName: 'Sandbox',
+        accountId: 'acct_1',
+        accountData: { a: 1 },
+        updatedAt: T0,
+      };
       await tx(uow(), (r) => r.paymentIntegrations.save(pi));
       expect(await tx(uow(), (r) => r.paymentIntegrations.findByName(aTenant(org, true), 'sandbox'))).toEqual(pi);
       expect(await tx(uow(), (r) => r.paymentIntegrations.findByName(aTenant(org, false), 'sandbox'))).toBeUndefined();
-      const code = `Q${randomUUID().replace(/[^A-Z]/gi, '').slice(0, 6).toUpperCase()}`;
+      const code = `Q${randomUUID()
+        .replace(/[^A-Z]/gi, '')
+        .slice(0, 6)
+        .toUpperCase()}`;
       const c = { id: randomUUID(), shortName: code, longName: 'Test money', symbol: 'T' };
       await tx(uow(), (r) => r.currencies.save(c));
       expect((await tx(uow(), (r) => r.currencies.list())).find((x) => x.id === c.id)).toEqual(c);
     });
 
-    it('lists an organisation\'s active signing keys of one algorithm, newest first', async () => {
+    it("lists an organisation's active signing keys of one algorithm, newest first", async () => {
       const org = await withOrg(uow());
-      const k = (createdAt: Date, over = {}) => ({ id: randomUUID(), organisationId: org.id, algorithm: 'ecdsa-p256' as const, publicKey: '04ab', secretCiphertext: 'c', createdAt, retiredAt: null, ...over });
+      const k = (createdAt: Date, over = {}) => ({
+        id: randomUUID(),
+        organisationId: org.id,
+        algorithm: 'ecdsa-p256' as const,
+        publicKey: '04ab',
+        secretCiphertext: 'c',
+        createdAt,
+        retiredAt: null,
+        ...over,
+      });
       const old = k(T0);
       const fresh = k(at(1000));
       const retired = k(at(2000), { retiredAt: at(3000) });
       const hmac = k(at(500), { algorithm: 'hmac-sha256' as const, publicKey: '' });
-      await tx(uow(), async (r) => { for (const x of [old, fresh, retired, hmac]) await r.signingKeys.save(x); });
+      await tx(uow(), async (r) => {
+        for (const x of [old, fresh, retired, hmac]) await r.signingKeys.save(x);
+      });
       expect((await tx(uow(), (r) => r.signingKeys.listActive(org.id, 'ecdsa-p256'))).map((x) => x.id)).toEqual([fresh.id, old.id]);
       expect(await tx(uow(), (r) => r.signingKeys.listActive(org.id, 'hmac-sha256'))).toEqual([hmac]);
       await tx(uow(), (r) => r.signingKeys.save({ ...old, retiredAt: at(4000) }));
@@ -79,17 +115,24 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       expect(await tx(uow(), (r) => r.products.findByKey(aTenant(org), 'notes'))).toEqual(p);
       expect(await tx(uow(), (r) => r.products.findByKey(aTenant(org, true), 'notes'))).toBeUndefined();
 
-      const changed = { ...p, name: 'renamed', features: [{ ...p.features[0], enumOptions: p.features[0].enumOptions.slice(0, 1) }], capabilities: p.capabilities.slice(1) };
+      const changed = {
+        ...p,
+        name: 'renamed',
+        features: [{ ...p.features[0], enumOptions: p.features[0].enumOptions.slice(0, 1) }],
+        capabilities: p.capabilities.slice(1),
+      };
       await tx(uow(), (r) => r.products.save(changed));
       expect(await tx(uow(), (r) => r.products.get(p.id))).toEqual(changed);
     });
 
-    it('lists a tenant\'s products without archived ones unless asked, and pages them by cursor', async () => {
+    it("lists a tenant's products without archived ones unless asked, and pages them by cursor", async () => {
       const org = await withOrg(uow());
       const t = aTenant(org);
       const products = Array.from({ length: 5 }, (_, i) => aProduct(t, { name: `p${i}`, createdAt: at(i * 1000) }));
       products[4] = { ...products[4], archivedAt: at(9999) };
-      await tx(uow(), async (r) => { for (const p of products) await r.products.save(p); });
+      await tx(uow(), async (r) => {
+        for (const p of products) await r.products.save(p);
+      });
       await tx(uow(), (r) => r.products.save(aProduct(aTenant(org, true), { name: 'test-mode' })));
       expect((await tx(uow(), (r) => r.products.list(t))).map((p) => p.name)).toEqual(['p0', 'p1', 'p2', 'p3']);
       expect(await tx(uow(), (r) => r.products.list(t, { includeArchived: true }))).toHaveLength(5);
@@ -115,31 +158,87 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       const org = await withOrg(uow());
       const t = aTenant(org);
       const product = aProduct(t);
-      const currency = { id: randomUUID(), shortName: `X${randomUUID().replace(/[^A-Z]/gi, '').slice(0, 2).toUpperCase()}`, longName: 'X', symbol: 'x' };
+      const currency = {
+        id: randomUUID(),
+        shortName: `X${randomUUID()
+          .replace(/[^A-Z]/gi, '')
+          .slice(0, 2)
+          .toUpperCase()}`,
+        longName: 'X',
+        symbol: 'x',
+      };
       const tierTag = { id: randomUUID(), organisationId: org.id, name: 'gold', createdAt: T0, updatedAt: T0 };
       const plan = aPlan(product, {
         key: 'team',
         tierTag,
         currencies: [{ currencyId: currency.id, amountMinor: 1250, paymentPlanId: 'team_x' }],
         capabilityIds: product.capabilities.map((c) => c.id),
-        features: [{ featureId: product.features[0].id, value: '', enumOptionId: product.features[0].enumOptions[1].id, isUnlimited: false, isUsage: false, pricePerUnit: 0, minUsage: 0, maxUsage: 0, updatedAt: T0 }],
-        lineItems: [{
-          id: randomUUID(), name: 'Seats', slug: 'seats', paymentProductId: 'prod_1', nickname: 'Seats', priceType: 'per_seat', intervalType: 'recurring',
-          billingScheme: 'tiered', tiersMode: 'graduated', minQuantity: 1, maxQuantity: 50, isActive: true, allowChangingQuantity: true, unitLabel: 'seat',
-          meter: { id: randomUUID(), slug: 'm', name: 'meter', paymentMeterId: 'mtr_1', createdAt: T0, updatedAt: T0 }, archivedAt: null, createdAt: T0, updatedAt: T0,
-          prices: [{
-            id: randomUUID(), paymentPriceId: 'price_1', interval: 'month', intervalCount: 1, archivedAt: null, createdAt: T0, updatedAt: T0,
-            currencyOptions: [{
-              id: randomUUID(), currency: 'usd', unitAmount: null, isDefault: true, createdAt: T0, updatedAt: T0,
-              tiers: [
-                { id: randomUUID(), upTo: '10', flatAmount: null, unitAmount: 1000, createdAt: T0, updatedAt: T0 },
-                { id: randomUUID(), upTo: 'inf', flatAmount: 500, unitAmount: 800, createdAt: T0, updatedAt: T0 },
-              ],
-            }],
-          }],
-        }],
+        features: [
+          {
+            featureId: product.features[0].id,
+            value: '',
+            enumOptionId: product.features[0].enumOptions[1].id,
+            isUnlimited: false,
+            isUsage: false,
+            pricePerUnit: 0,
+            minUsage: 0,
+            maxUsage: 0,
+            updatedAt: T0,
+          },
+        ],
+        lineItems: [
+          {
+            id: randomUUID(),
+            name: 'Seats',
+            slug: 'seats',
+            paymentProductId: 'prod_1',
+            nickname: 'Seats',
+            priceType: 'per_seat',
+            intervalType: 'recurring',
+            billingScheme: 'tiered',
+            tiersMode: 'graduated',
+            minQuantity: 1,
+            maxQuantity: 50,
+            isActive: true,
+            allowChangingQuantity: true,
+            unitLabel: 'seat',
+            meter: { id: randomUUID(), slug: 'm', name: 'meter', paymentMeterId: 'mtr_1', createdAt: T0, updatedAt: T0 },
+            archivedAt: null,
+            createdAt: T0,
+            updatedAt: T0,
+            prices: [
+              {
+                id: randomUUID(),
+                paymentPriceId: 'price_1',
+                interval: 'month',
+                intervalCount: 1,
+                archivedAt: null,
+                createdAt: T0,
+                updatedAt: T0,
+                currencyOptions: [
+                  {
+                    id: randomUUID(),
+                    currency: 'usd',
+                    unitAmount: null,
+                    isDefault: true,
+                    createdAt: T0,
+                    updatedAt: T0,
+                    tiers: [
+                      { id: randomUUID(), upTo: '10', flatAmount: null, unitAmount: 1000, createdAt: T0, updatedAt: T0 },
+                      { id: randomUUID(), upTo: 'inf', flatAmount: 500, unitAmount: 800, createdAt: T0, updatedAt: T0 },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
       });
-      await tx(uow(), async (r) => { await r.currencies.save(currency); await r.products.save(product); await r.plans.save(plan); });
+      await tx(uow(), async (r) => {
+        await r.currencies.save(currency);
+        await r.products.save(product);
+        await r.plans.save(plan);
+      });
       expect(await tx(uow(), (r) => r.plans.get(plan.id))).toEqual(plan);
       expect(await tx(uow(), (r) => r.plans.findByKey(product.id, 'team'))).toEqual(plan);
       expect(await tx(uow(), (r) => r.plans.getTierTag(tierTag.id))).toEqual(tierTag);
@@ -154,18 +253,58 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       const org = await withOrg(uow());
       const t = aTenant(org);
       const product = aProduct(t);
-      const mk = (name: string, i: number, currency: string, interval: 'month' | 'year', over = {}) => aPlan(product, {
-        name, createdAt: at(i * 1000),
-        lineItems: [{
-          id: randomUUID(), name: 'base', slug: 'base', paymentProductId: 'p', nickname: 'base', priceType: 'flat_rate', intervalType: 'recurring', billingScheme: 'flat_rate',
-          tiersMode: null, minQuantity: 1, maxQuantity: 1, isActive: true, allowChangingQuantity: false, unitLabel: null, meter: null, archivedAt: null, createdAt: T0, updatedAt: T0,
-          prices: [{ id: randomUUID(), paymentPriceId: 'x', interval, intervalCount: 1, archivedAt: null, createdAt: T0, updatedAt: T0,
-            currencyOptions: [{ id: randomUUID(), currency, unitAmount: 100, isDefault: true, tiers: [], createdAt: T0, updatedAt: T0 }] }],
-        }],
-        ...over,
+      const mk = (name: string, i: number, currency: string, interval: 'month' | 'year', over = {}) =>
+        aPlan(product, {
+          name,
+          createdAt: at(i * 1000),
+          lineItems: [
+            {
+              id: randomUUID(),
+              name: 'base',
+              slug: 'base',
+              paymentProductId: 'p',
+              nickname: 'base',
+              priceType: 'flat_rate',
+              intervalType: 'recurring',
+              billingScheme: 'flat_rate',
+              tiersMode: null,
+              minQuantity: 1,
+              maxQuantity: 1,
+              isActive: true,
+              allowChangingQuantity: false,
+              unitLabel: null,
+              meter: null,
+              archivedAt: null,
+              createdAt: T0,
+              updatedAt: T0,
+              prices: [
+                {
+                  id: randomUUID(),
+                  paymentPriceId: 'x',
+                  interval,
+                  intervalCount: 1,
+                  archivedAt: null,
+                  createdAt: T0,
+                  updatedAt: T0,
+                  currencyOptions: [
+                    { id: randomUUID(), currency, unitAmount: 100, isDefault: true, tiers: [], createdAt: T0, updatedAt: T0 },
+                  ],
+                },
+              ],
+            },
+          ],
+          ...over,
+        });
+      const plans = [
+        mk('monthly usd', 0, 'usd', 'month'),
+        mk('yearly eur', 1, 'eur', 'year'),
+        mk('inactive', 2, 'usd', 'month', { active: false }),
+        mk('archived', 3, 'usd', 'month', { archivedAt: at(1) }),
+      ];
+      await tx(uow(), async (r) => {
+        await r.products.save(product);
+        for (const p of plans) await r.plans.save(p);
       });
-      const plans = [mk('monthly usd', 0, 'usd', 'month'), mk('yearly eur', 1, 'eur', 'year'), mk('inactive', 2, 'usd', 'month', { active: false }), mk('archived', 3, 'usd', 'month', { archivedAt: at(1) })];
-      await tx(uow(), async (r) => { await r.products.save(product); for (const p of plans) await r.plans.save(p); });
       const names = async (q: object) => (await tx(uow(), (r) => r.plans.page(t, { limit: 10, ...q }))).items.map((p) => p.name);
       expect(await names({})).toEqual(['monthly usd', 'yearly eur', 'inactive']);
       expect(await names({ includeArchived: true })).toHaveLength(4);
@@ -176,21 +315,38 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       expect(await names({ productId: randomUUID() })).toEqual([]);
       const page = await tx(uow(), (r) => r.plans.page(t, { limit: 1 }));
       expect(page.hasMore).toBe(true);
-      expect((await tx(uow(), (r) => r.plans.page(t, { limit: 5, after: page.nextCursor as string }))).items.map((p) => p.name)).toEqual(['yearly eur', 'inactive']);
+      expect((await tx(uow(), (r) => r.plans.page(t, { limit: 5, after: page.nextCursor as string }))).items.map((p) => p.name)).toEqual([
+        'yearly eur',
+        'inactive',
+      ]);
       const options = await tx(uow(), (r) => r.plans.filterOptions(t));
       expect(options.currencies).toEqual(['eur', 'usd']);
-      expect(options.intervals).toEqual(expect.arrayContaining([{ interval: 'month', intervalCount: 1 }, { interval: 'year', intervalCount: 1 }]));
+      expect(options.intervals).toEqual(
+        expect.arrayContaining([
+          { interval: 'month', intervalCount: 1 },
+          { interval: 'year', intervalCount: 1 },
+        ]),
+      );
       expect(await tx(uow(), (r) => r.plans.listByProduct(product.id))).toHaveLength(4);
     });
 
-    it('reads a product\'s ownership alone and the capability names of plans (the check\'s hot path)', async () => {
+    it("reads a product's ownership alone and the capability names of plans (the check's hot path)", async () => {
       const org = await withOrg(uow());
       const product = { ...aProduct(aTenant(org, true)), archivedAt: at(3) };
       const [edit, exp] = product.capabilities;
       const both = aPlan(product, { capabilityIds: [exp.id, edit.id] });
       const none = aPlan(product, { capabilityIds: [] });
-      await tx(uow(), async (r) => { await r.products.save(product); await r.plans.save(both); await r.plans.save(none); });
-      expect(await uow().read((r) => r.products.getOwnership(product.id))).toEqual({ id: product.id, organisationId: org.id, isTest: true, archivedAt: at(3) });
+      await tx(uow(), async (r) => {
+        await r.products.save(product);
+        await r.plans.save(both);
+        await r.plans.save(none);
+      });
+      expect(await uow().read((r) => r.products.getOwnership(product.id))).toEqual({
+        id: product.id,
+        organisationId: org.id,
+        isTest: true,
+        archivedAt: at(3),
+      });
       expect(await uow().read((r) => r.products.getOwnership(randomUUID()))).toBeUndefined();
       const names = await uow().read((r) => r.plans.capabilityNames([both.id, none.id, randomUUID()]));
       expect([...names.entries()]).toEqual([[both.id, ['export', 'edit']]]);
@@ -201,7 +357,11 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       const org = await withOrg(uow());
       const product = aProduct(aTenant(org));
       const [a, b] = [aPlan(product), aPlan(product)];
-      await tx(uow(), async (r) => { await r.products.save(product); await r.plans.save(a); await r.plans.save(b); });
+      await tx(uow(), async (r) => {
+        await r.products.save(product);
+        await r.plans.save(a);
+        await r.plans.save(b);
+      });
       await tx(uow(), (r) => r.plans.delete(a.id));
       expect(await tx(uow(), (r) => r.plans.get(a.id))).toBeUndefined();
       await tx(uow(), (r) => r.products.delete(product.id));
@@ -214,11 +374,28 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       const product = aProduct(aTenant(org));
       const plan = aPlan(product);
       const table = {
-        id: randomUUID(), organisationId: org.id, isTest: false, productId: product.id, key: 'main', name: 'Main', status: 'ACTIVE' as const, title: 'Pick',
-        text: 'text', theme: 'light', featureOrder: 'asc', customTheme: { accent: '#123' }, featuredPlanId: plan.id,
-        plans: [{ planId: plan.id, sortOrder: 0, updatedAt: T0 }], features: [{ featureId: product.features[0].id, sortOrder: 0, updatedAt: T0 }], updatedAt: T0,
+        id: randomUUID(),
+        organisationId: org.id,
+        isTest: false,
+        productId: product.id,
+        key: 'main',
+        name: 'Main',
+        status: 'ACTIVE' as const,
+        title: 'Pick',
+        text: 'text',
+        theme: 'light',
+        featureOrder: 'asc',
+        customTheme: { accent: '#123' },
+        featuredPlanId: plan.id,
+        plans: [{ planId: plan.id, sortOrder: 0, updatedAt: T0 }],
+        features: [{ featureId: product.features[0].id, sortOrder: 0, updatedAt: T0 }],
+        updatedAt: T0,
       };
-      await tx(uow(), async (r) => { await r.products.save(product); await r.plans.save(plan); await r.pricingTables.save(table); });
+      await tx(uow(), async (r) => {
+        await r.products.save(product);
+        await r.plans.save(plan);
+        await r.pricingTables.save(table);
+      });
       expect(await tx(uow(), (r) => r.pricingTables.get(table.id))).toEqual(table);
       expect(await tx(uow(), (r) => r.pricingTables.listByProduct(product.id))).toEqual([table]);
       const emptied = { ...table, plans: [], features: [], featuredPlanId: null };
@@ -236,7 +413,11 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       const product = aProduct(t);
       const plan = aPlan(product);
       const customer = aCustomer(t);
-      await tx(uow(), async (r) => { await r.products.save(product); await r.plans.save(plan); await r.customers.save(customer); });
+      await tx(uow(), async (r) => {
+        await r.products.save(product);
+        await r.plans.save(plan);
+        await r.customers.save(customer);
+      });
       return { org, t, product, plan, customer };
     }
 
@@ -251,12 +432,21 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       const { plan, product, customer } = await world();
       const s = aSubscription(plan, customer, { paymentSubscriptionId: `sub_${randomUUID()}`, lineItemIds: ['a', 'b'] });
       const due = aSubscription(plan, customer, { cancelAtPeriodEnd: true, currentPeriodEnd: at(10), createdAt: at(5) });
-      const canceled = aSubscription(plan, customer, { cancelAtPeriodEnd: true, currentPeriodEnd: at(10), status: 'CANCELED', canceledAt: at(10) });
-      await tx(uow(), async (r) => { for (const x of [s, due, canceled]) await r.subscriptions.save(x); });
+      const canceled = aSubscription(plan, customer, {
+        cancelAtPeriodEnd: true,
+        currentPeriodEnd: at(10),
+        status: 'CANCELED',
+        canceledAt: at(10),
+      });
+      await tx(uow(), async (r) => {
+        for (const x of [s, due, canceled]) await r.subscriptions.save(x);
+      });
       expect(await tx(uow(), (r) => r.subscriptions.get(s.id))).toEqual(s);
       expect(await tx(uow(), (r) => r.subscriptions.getForUpdate(s.id))).toEqual(s);
       expect(await tx(uow(), (r) => r.subscriptions.findByPaymentId(s.paymentSubscriptionId as string))).toEqual(s);
-      expect((await tx(uow(), (r) => r.subscriptions.listByPlan(plan.id))).map((x) => x.id).sort()).toEqual([s.id, due.id, canceled.id].sort());
+      expect((await tx(uow(), (r) => r.subscriptions.listByPlan(plan.id))).map((x) => x.id).sort()).toEqual(
+        [s.id, due.id, canceled.id].sort(),
+      );
       expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ planId: plan.id }))).toBe(3);
       expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ productId: product.id }))).toBe(3);
       const dueIds = await tx(uow(), (r) => r.subscriptions.listDueForCancellation(at(10), 1000));
@@ -266,7 +456,10 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.subscriptions.listDueForCancellation(at(9), 1000))).not.toContain(due.id);
       const lapsed = aSubscription(plan, customer, { currentPeriodEnd: at(10), paymentProvider: 'sandbox' });
       const lapsedStripe = aSubscription(plan, customer, { currentPeriodEnd: at(10), paymentProvider: 'stripe' });
-      await tx(uow(), async (r) => { await r.subscriptions.save(lapsed); await r.subscriptions.save(lapsedStripe); });
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(lapsed);
+        await r.subscriptions.save(lapsedStripe);
+      });
       const renewals = await tx(uow(), (r) => r.subscriptions.listDueForRenewal(at(10), ['sandbox', 'none'], 1000));
       expect(renewals).toContain(lapsed.id);
       expect(renewals).not.toContain(lapsedStripe.id);
@@ -286,7 +479,10 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
         aLicense(plan, { granteeId: 'alice', status: 'CANCELED', createdAt: at(4) }),
       ];
       const testMode = aLicense({ ...plan, isTest: true }, { granteeId: 'alice' });
-      await tx(uow(), async (r) => { await r.subscriptions.save(s); await r.licenses.saveMany([...ls, testMode]); });
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(s);
+        await r.licenses.saveMany([...ls, testMode]);
+      });
       expect(await tx(uow(), (r) => r.licenses.get(ls[2].id))).toEqual(ls[2]);
       expect((await tx(uow(), (r) => r.licenses.listBySubscription(s.id))).map((l) => l.id)).toEqual([ls[0].id, ls[1].id]);
       expect((await tx(uow(), (r) => r.licenses.list(t, {}))).map((l) => l.id)).toEqual(ls.map((l) => l.id));
@@ -306,15 +502,23 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
     it('claims the oldest due event and skips done or future ones', async () => {
       const { t, plan, customer } = await world();
       const s = aSubscription(plan, customer);
-      await tx(uow(), (r) => r.subscriptions.save(s));
+      const other = aSubscription(plan, customer);
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(s);
+        await r.subscriptions.save(other);
+      });
       const far = at(10 * 365 * 86_400_000);
       const done = anEvent(t, s.id, { status: 'success', createdAt: at(-3) });
-      const future = anEvent(t, s.id, { runAt: at(1e12), createdAt: at(-2) });
+      // Of another subscription: a future event of the same one would hold `due` back (order per subscription).
+      const future = anEvent(t, other.id, { runAt: at(1e12), createdAt: at(-2) });
       const due = anEvent(t, s.id, { createdAt: at(-1), runAt: at(-1) });
-      await tx(uow(), async (r) => { for (const e of [done, future, due]) await r.events.save(e); });
+      await tx(uow(), async (r) => {
+        for (const e of [done, future, due]) await r.events.save(e);
+      });
       expect(await tx(uow(), (r) => r.events.get(due.id))).toEqual(due);
       const claimed = await tx(uow(), async (r) => {
-        const e = await r.events.claimNext(far);
+        // A lease that has already run out: the events stay claimable below.
+        const e = await r.events.claimNext(far, at(-1e13));
         // claimNext may return events of other suites sharing the database; look for ours.
         return e;
       });
@@ -322,7 +526,7 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       const ours = await tx(uow(), async (r) => {
         const seen: string[] = [];
         for (;;) {
-          const e = await r.events.claimNext(at(0));
+          const e = await r.events.claimNext(at(0), at(2e12));
           if (!e || seen.includes(e.id)) break;
           seen.push(e.id);
           await r.events.save({ ...e, status: 'success' });
@@ -338,21 +542,61 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
     it('round-trips checkout sessions, billing documents newest first, and records webhook deliveries once', async () => {
       const { org, t, plan, customer, product } = await world();
       const session = {
-        id: randomUUID(), ...t, productId: product.id, planId: plan.id, granteeId: 'g', member: 'm@example.com', successUrl: 'https://x.io/ok',
-        cancelUrl: 'https://x.io/no', options: { promoCode: null, allowPromoCode: false, customerEmail: null, customerId: null, currency: 'USD', automaticTax: false, quantity: 2, changeQuantity: true },
-        provider: 'sandbox', providerSessionId: null, status: 'open' as const, subscriptionId: null, createdAt: T0, completedAt: null,
+        id: randomUUID(),
+        ...t,
+        productId: product.id,
+        planId: plan.id,
+        granteeId: 'g',
+        member: 'm@example.com',
+        successUrl: 'https://x.io/ok',
+        cancelUrl: 'https://x.io/no',
+        options: {
+          promoCode: null,
+          allowPromoCode: false,
+          customerEmail: null,
+          customerId: null,
+          currency: 'USD',
+          automaticTax: false,
+          quantity: 2,
+          changeQuantity: true,
+        },
+        provider: 'sandbox',
+        providerSessionId: null,
+        status: 'open' as const,
+        subscriptionId: null,
+        createdAt: T0,
+        completedAt: null,
       };
       await tx(uow(), (r) => r.checkoutSessions.save(session));
       expect(await tx(uow(), (r) => r.checkoutSessions.get(session.id))).toEqual(session);
       const s = aSubscription(plan, customer);
       await tx(uow(), (r) => r.subscriptions.save(s));
-      const done = { ...session, status: 'completed' as const, subscriptionId: s.id, completedAt: at(5), providerSessionId: `cs_${randomUUID()}` };
+      const done = {
+        ...session,
+        status: 'completed' as const,
+        subscriptionId: s.id,
+        completedAt: at(5),
+        providerSessionId: `cs_${randomUUID()}`,
+      };
       await tx(uow(), (r) => r.checkoutSessions.save(done));
       expect(await tx(uow(), (r) => r.checkoutSessions.getForUpdate(session.id))).toEqual(done);
 
-      const doc = (id: string, createdAt: Date, kind: 'invoice' | 'payment_method' = 'invoice') => ({ id, organisationId: org.id, subscriptionId: s.id, kind, body: { id, object: kind, lines: { data: [1, 2] } }, createdAt });
-      const [d1, d2, pm] = [doc(`in_${randomUUID()}`, T0), doc(`in_${randomUUID()}`, at(10)), doc(`pm_${randomUUID()}`, T0, 'payment_method')];
-      await tx(uow(), async (r) => { for (const d of [d1, d2, pm]) await r.billingDocuments.save(d); });
+      const doc = (id: string, createdAt: Date, kind: 'invoice' | 'payment_method' = 'invoice') => ({
+        id,
+        organisationId: org.id,
+        subscriptionId: s.id,
+        kind,
+        body: { id, object: kind, lines: { data: [1, 2] } },
+        createdAt,
+      });
+      const [d1, d2, pm] = [
+        doc(`in_${randomUUID()}`, T0),
+        doc(`in_${randomUUID()}`, at(10)),
+        doc(`pm_${randomUUID()}`, T0, 'payment_method'),
+      ];
+      await tx(uow(), async (r) => {
+        for (const d of [d1, d2, pm]) await r.billingDocuments.save(d);
+      });
       expect(await tx(uow(), (r) => r.billingDocuments.list(s.id, 'invoice'))).toEqual([d2, d1]);
       expect(await tx(uow(), (r) => r.billingDocuments.list(s.id, 'payment_method'))).toEqual([pm]);
 
@@ -362,31 +606,89 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.webhookEvents.record('other', eventId, at(1)))).toBe(true);
     });
 
-    it('keeps idempotency records per organisation and key, first one wins, and purges old ones', async () => {
+    it('keeps idempotency records per organisation and key: one claim wins, the answer is kept, old ones purge', async () => {
       const { org } = await world();
       const key = `key-${randomUUID()}`;
-      const rec = { organisationId: org.id, key, fingerprint: 'POST /api/products abc', status: 201, body: { type: 'object', data: { id: 'x' } }, createdAt: T0 };
-      expect(await tx(uow(), (r) => r.idempotency.save(rec))).toBe(true);
-      expect(await tx(uow(), (r) => r.idempotency.save({ ...rec, status: 500 }))).toBe(false);
+      const rec = { organisationId: org.id, key, fingerprint: 'POST /api/products abc', status: null, body: null, createdAt: T0 };
+      const old = at(-1e9);
+      expect(await tx(uow(), (r) => r.idempotency.claim(rec, old, old))).toBe(true);
+      expect(await tx(uow(), (r) => r.idempotency.claim({ ...rec, fingerprint: 'other' }, old, old))).toBe(false);
       expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toEqual(rec);
+      await tx(uow(), (r) => r.idempotency.complete(org.id, key, 201, { type: 'object', data: { id: 'x' } }));
+      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toEqual({
+        ...rec,
+        status: 201,
+        body: { type: 'object', data: { id: 'x' } },
+      });
+      // A finished record is not released, and is not taken over as abandoned.
+      await tx(uow(), (r) => r.idempotency.release(org.id, key));
+      expect(await tx(uow(), (r) => r.idempotency.claim(rec, old, at(1)))).toBe(false);
       expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(1)))).toBeUndefined();
       expect(await tx(uow(), (r) => r.idempotency.find(randomUUID(), key, at(-1)))).toBeUndefined();
-      expect(await tx(uow(), (r) => r.idempotency.purge(at(1)))).toBeGreaterThanOrEqual(1);
+      // An expired record gives its key to a new claim.
+      expect(await tx(uow(), (r) => r.idempotency.claim({ ...rec, createdAt: at(5) }, at(1), old))).toBe(true);
+      expect((await tx(uow(), (r) => r.idempotency.find(org.id, key, at(1))))?.status).toBeNull();
+      // An in-flight claim is released, or taken over once abandoned.
+      await tx(uow(), (r) => r.idempotency.release(org.id, key));
       expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.idempotency.claim(rec, old, old))).toBe(true);
+      expect(await tx(uow(), (r) => r.idempotency.claim({ ...rec, createdAt: at(9) }, old, at(1)))).toBe(true);
+      expect(await tx(uow(), (r) => r.idempotency.purge(at(10)))).toBeGreaterThanOrEqual(1);
+      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toBeUndefined();
+    });
+
+    it('claims the events of one subscription in order: a later one waits while an earlier one is unfinished', async () => {
+      const { t, plan, customer } = await world();
+      const s = aSubscription(plan, customer);
+      await tx(uow(), (r) => r.subscriptions.save(s));
+      // The first event failed once and waits for its retry; the second is due now.
+      const first = anEvent(t, s.id, { status: 'pending', runAt: at(1e12), createdAt: at(-4e9) });
+      const second = anEvent(t, s.id, { createdAt: at(-4e9 + 1), runAt: at(-4e9) });
+      await tx(uow(), async (r) => {
+        await r.events.save(first);
+        await r.events.save(second);
+      });
+      const claimedIds = async (now: Date) =>
+        tx(uow(), async (r) => {
+          const seen: string[] = [];
+          for (;;) {
+            const e = await r.events.claimNext(now, at(2e12));
+            if (!e || seen.includes(e.id)) break;
+            seen.push(e.id);
+            // Events of other suites sharing the database are finished; ours are left as they are.
+            if (e.id !== first.id && e.id !== second.id) await r.events.save({ ...e, status: 'success' });
+            else break;
+          }
+          return seen;
+        });
+      expect(await claimedIds(at(0))).not.toContain(second.id);
+      await tx(uow(), async (r) => r.events.save({ ...first, status: 'failed' }));
+      // A finished earlier event (even a failed one) lets the next one through.
+      expect(await claimedIds(at(0))).toContain(second.id);
+      await tx(uow(), async (r) => r.events.save({ ...second, status: 'success' }));
     });
 
     it('never hands one event to two concurrent claimers', async () => {
       const { t, plan, customer } = await world();
-      const s = aSubscription(plan, customer);
-      await tx(uow(), (r) => r.subscriptions.save(s));
-      const early = [anEvent(t, s.id, { createdAt: at(-2e9), runAt: at(-2e9) }), anEvent(t, s.id, { createdAt: at(-2e9 + 1), runAt: at(-2e9) })];
-      await tx(uow(), async (r) => { for (const e of early) await r.events.save(e); });
-      const claim = () => uow().run(async (r) => {
-        const e = await r.events.claimNext(at(0));
-        await new Promise((res) => setTimeout(res, 50));
-        if (e) await r.events.save({ ...e, status: 'success' });
-        return e?.id;
+      const [s1, s2] = [aSubscription(plan, customer), aSubscription(plan, customer)];
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(s1);
+        await r.subscriptions.save(s2);
       });
+      const early = [
+        anEvent(t, s1.id, { createdAt: at(-2e9), runAt: at(-2e9) }),
+        anEvent(t, s2.id, { createdAt: at(-2e9 + 1), runAt: at(-2e9) }),
+      ];
+      await tx(uow(), async (r) => {
+        for (const e of early) await r.events.save(e);
+      });
+      const claim = () =>
+        uow().run(async (r) => {
+          const e = await r.events.claimNext(at(0), at(2e12));
+          await new Promise((res) => setTimeout(res, 50));
+          if (e) await r.events.save({ ...e, status: 'success' });
+          return e?.id;
+        });
       const [a, b] = await Promise.all([claim(), claim()]);
       expect(a).toBeDefined();
       expect(b).toBeDefined();
@@ -401,7 +703,10 @@ export function describeUnitOfWorkContract(name: string, uow: UnitOfWorkFactory)
     it('commits every write of a successful unit together', async () => {
       const org = anOrganisation();
       const product = aProduct(aTenant(org));
-      await uow().run(async (r) => { await r.organisations.save(org); await r.products.save(product); });
+      await uow().run(async (r) => {
+        await r.organisations.save(org);
+        await r.products.save(product);
+      });
       expect(await uow().run((r) => r.products.get(product.id))).toEqual(product);
     });
 
@@ -426,12 +731,21 @@ export function describeUnitOfWorkContract(name: string, uow: UnitOfWorkFactory)
       const plan = aPlan(product);
       const customer = aCustomer(t);
       const s = aSubscription(plan, customer, { quantity: 0 });
-      await uow().run(async (r) => { await r.products.save(product); await r.plans.save(plan); await r.customers.save(customer); await r.subscriptions.save(s); });
-      await Promise.all(Array.from({ length: 10 }, () => uow().run(async (r) => {
-        const cur = await r.subscriptions.getForUpdate(s.id);
-        await new Promise((res) => setTimeout(res, 2));
-        await r.subscriptions.save({ ...(cur as typeof s), quantity: (cur as typeof s).quantity + 1 });
-      })));
+      await uow().run(async (r) => {
+        await r.products.save(product);
+        await r.plans.save(plan);
+        await r.customers.save(customer);
+        await r.subscriptions.save(s);
+      });
+      await Promise.all(
+        Array.from({ length: 10 }, () =>
+          uow().run(async (r) => {
+            const cur = await r.subscriptions.getForUpdate(s.id);
+            await new Promise((res) => setTimeout(res, 2));
+            await r.subscriptions.save({ ...(cur as typeof s), quantity: (cur as typeof s).quantity + 1 });
+          }),
+        ),
+      );
       expect((await uow().run((r) => r.subscriptions.get(s.id)))?.quantity).toBe(10);
     });
   });
@@ -444,3 +758,6 @@ export function describeRepositoryContracts(name: string, uow: UnitOfWorkFactory
   describeSubscriptionRepositoryContracts(name, uow);
   describeUnitOfWorkContract(name, uow);
 }
+export * from './signature-scheme';
+export * from './payment-provider';
+export * from './cache-coherence';

@@ -1,0 +1,211 @@
+import { STATUS_CODES } from 'node:http';
+import type {
+  Capability,
+  CurrencyOption,
+  LineItem,
+  Page,
+  Plan,
+  PlanFilterOptions,
+  Price,
+  Product,
+  Subscription,
+  Tier,
+  TierTag,
+  Customer,
+} from '@tollgate/core';
+import { iso } from '@tollgate/http';
+
+/** Catalog views: `{type: 'object'|'list', ...}` envelopes, camelCase, ids as `id`. */
+
+/** How many items a nested list shows before `hasMore` says it was cut. */
+export const NESTED_LIMIT = 100;
+
+export function nestedList<T, V>(items: T[], path: string, view: (t: T) => V) {
+  return { type: 'list' as const, data: items.slice(0, NESTED_LIMIT).map(view), hasMore: items.length > NESTED_LIMIT, path };
+}
+
+export const objectEnvelope = <T>(data: T) => ({ type: 'object' as const, data });
+
+export const listEnvelope = <T, V>(page: Page<T>, view: (t: T) => V) => ({
+  type: 'list' as const,
+  data: page.items.map(view),
+  nextCursor: page.nextCursor,
+  previousCursor: page.previousCursor,
+  hasMore: page.hasMore,
+});
+
+export const catalogProduct = (p: Product) => ({
+  id: p.id,
+  organisation: p.organisationId,
+  name: p.name,
+  isActive: !p.archivedAt,
+  archivedAt: iso(p.archivedAt),
+  createdAt: iso(p.createdAt),
+  updatedAt: iso(p.updatedAt),
+});
+
+export const catalogSettings = (p: Product) => {
+  const s = p.settings;
+  return {
+    id: s.id,
+    organisation: p.organisationId,
+    successUrl: s.successUrl,
+    cancelUrl: s.cancelUrl,
+    allowPromoCodes: s.allowPromoCodes,
+    automaticTax: s.automaticTax,
+    collectBillingAddress: s.collectBillingAddress,
+    collectShippingAddress: s.collectShippingAddress,
+    cardPrefillPreference: s.cardPrefillPreference,
+    pastDueEntitlements: s.pastDueEntitlements,
+    productId: p.id,
+    createdAt: iso(s.createdAt),
+    updatedAt: iso(s.updatedAt),
+  };
+};
+
+export const catalogPlan = (p: Plan) => ({
+  id: p.id,
+  organisation: p.organisationId,
+  name: p.name,
+  isActive: p.active && !p.archivedAt,
+  productId: p.productId,
+  tierTagId: p.tierTag?.id ?? null,
+  trialPeriodDays: p.trialDays,
+  archivedAt: iso(p.archivedAt),
+  createdAt: iso(p.createdAt),
+  updatedAt: iso(p.updatedAt),
+});
+
+export const tierTagView = (t: TierTag | null) =>
+  t ? { id: t.id, name: t.name, organisation: t.organisationId, createdAt: iso(t.createdAt), updatedAt: iso(t.updatedAt) } : null;
+
+export const entitlementView = (organisation: string) => (c: Capability) => ({
+  id: c.id,
+  organisation,
+  name: c.name,
+  createdAt: iso(c.createdAt),
+  updatedAt: iso(c.updatedAt),
+});
+
+const tierView = (organisation: string, optionId: string) => (t: Tier) => ({
+  id: t.id,
+  organisation,
+  upTo: t.upTo,
+  flatAmount: t.flatAmount,
+  unitAmount: t.unitAmount,
+  currencyOptionId: optionId,
+  createdAt: iso(t.createdAt),
+  updatedAt: iso(t.updatedAt),
+});
+
+const currencyOptionView = (organisation: string, priceId: string) => (o: CurrencyOption) => ({
+  id: o.id,
+  organisation,
+  currency: o.currency,
+  unitAmount: o.unitAmount,
+  priceId,
+  isDefault: o.isDefault,
+  createdAt: iso(o.createdAt),
+  updatedAt: iso(o.updatedAt),
+  tiers: nestedList(o.tiers, `/api/currency-options/${o.id}/tiers`, tierView(organisation, o.id)),
+});
+
+const priceView = (organisation: string, lineItemId: string) => (p: Price) => ({
+  id: p.id,
+  organisation,
+  paymentPriceId: p.paymentPriceId,
+  interval: p.interval,
+  intervalCount: p.intervalCount,
+  lineItemId,
+  archivedAt: iso(p.archivedAt),
+  createdAt: iso(p.createdAt),
+  updatedAt: iso(p.updatedAt),
+  currencyOptions: nestedList(p.currencyOptions, `/api/prices/${p.id}/currency-options`, currencyOptionView(organisation, p.id)),
+});
+
+export const lineItemView = (organisation: string, planId: string) => (li: LineItem) => ({
+  id: li.id,
+  organisation,
+  name: li.name,
+  slug: li.slug,
+  paymentProductId: li.paymentProductId,
+  meterId: li.meter?.id ?? null,
+  nickname: li.nickname,
+  priceType: li.priceType,
+  intervalType: li.intervalType,
+  billingScheme: li.billingScheme,
+  tiersMode: li.tiersMode,
+  minQuantity: li.minQuantity,
+  maxQuantity: li.maxQuantity,
+  isActive: li.isActive,
+  planId,
+  allowChangingQuantity: li.allowChangingQuantity,
+  archivedAt: iso(li.archivedAt),
+  unitLabel: li.unitLabel,
+  createdAt: iso(li.createdAt),
+  updatedAt: iso(li.updatedAt),
+  meter: li.meter
+    ? {
+        id: li.meter.id,
+        slug: li.meter.slug,
+        name: li.meter.name,
+        paymentMeterId: li.meter.paymentMeterId,
+        organisation,
+        createdAt: iso(li.meter.createdAt),
+        updatedAt: iso(li.meter.updatedAt),
+      }
+    : null,
+  prices: nestedList(li.prices, `/api/line-items/${li.id}/prices`, priceView(organisation, li.id)),
+});
+
+/** A subscription as its catalog subscription plan: one row per subscription on the plan. */
+export const subscriptionPlanView = (s: Subscription, customer: Customer | undefined) => ({
+  id: s.id,
+  organisation: s.organisationId,
+  ownerId: s.customerId,
+  groupId: s.id,
+  subscriptionId: s.id,
+  planId: s.planId,
+  seats: s.quantity,
+  status: s.status === 'CANCELED' ? 'inactive' : 'active',
+  createdAt: iso(s.createdAt),
+  updatedAt: iso(s.updatedAt),
+  subscription: {
+    id: s.id,
+    organisation: s.organisationId,
+    ownerId: s.customerId,
+    paymentSubscriptionId: s.paymentSubscriptionId,
+    status: s.status.toLowerCase(),
+    customerId: customer?.paymentCustomerId ?? null,
+    interval: null,
+    intervalCount: null,
+    currencyShortCode: s.currency,
+    cancelAtPeriodEnd: s.cancelAtPeriodEnd,
+    isPerpetual: false,
+    isServiceOnly: false,
+    startDate: iso(s.createdAt),
+    cancelledAt: iso(s.canceledAt),
+    createdAt: iso(s.createdAt),
+    updatedAt: iso(s.updatedAt),
+    owner: customer
+      ? {
+          id: customer.id,
+          organisation: customer.organisationId,
+          value: customer.value,
+          paymentCustomerId: customer.paymentCustomerId,
+          emailAddress: customer.emailAddress,
+          createdAt: iso(customer.createdAt),
+          updatedAt: iso(customer.updatedAt),
+        }
+      : null,
+  },
+});
+
+export const filterOptionsView = (f: PlanFilterOptions) => ({ currencies: f.currencies, intervals: f.intervals });
+
+/** The catalog error body: `{title, detail, errors}`. */
+export const catalogErrorBody = (e: { status: number; message: string; details: { property: string; error: string }[] }) => ({
+  title: STATUS_CODES[e.status] ?? 'Error',
+  detail: e.message,
+  errors: e.details.length ? e.details.map((d) => ({ property: d.property, message: d.error })) : null,
+});

@@ -1,0 +1,39 @@
+import type { Repositories } from '@tollgate/core';
+import type { Db } from './db';
+import {
+  billingDocumentRepository,
+  checkoutSessionRepository,
+  customerRepository,
+  idempotencyRepository,
+  signingKeyRepository,
+  webhookEventRepository,
+} from './billing';
+import { apiKeyRepository, currencyRepository, organisationRepository, paymentIntegrationRepository } from './organisations';
+import { planRepository } from './plans';
+import { pricingTableRepository } from './pricing-tables';
+import { productRepository } from './products';
+import { eventRepository, licenseRepository, subscriptionRepository } from './subscriptions';
+
+/** Every repository over one typed kysely handle (a transaction, inside the unit of work). */
+export function repositories(db: Db): Repositories {
+  return {
+    organisations: organisationRepository(db),
+    apiKeys: apiKeyRepository(db),
+    paymentIntegrations: paymentIntegrationRepository(db),
+    currencies: currencyRepository(db),
+    products: productRepository(db),
+    plans: planRepository(db),
+    pricingTables: pricingTableRepository(db),
+    customers: customerRepository(db),
+    subscriptions: subscriptionRepository(db),
+    licenses: licenseRepository(db),
+    events: eventRepository(db),
+    signingKeys: signingKeyRepository(db),
+    checkoutSessions: checkoutSessionRepository(db),
+    billingDocuments: billingDocumentRepository(db),
+    webhookEvents: webhookEventRepository(db),
+    idempotency: idempotencyRepository(db),
+  };
+}
+
+export type { Db } from './db';

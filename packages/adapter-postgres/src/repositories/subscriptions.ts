@@ -1,0 +1,298 @@
+import type {
+  DomainEvent,
+  EventRepository,
+  License,
+  LicenseFilter,
+  LicenseRepository,
+  Subscription,
+  SubscriptionRepository,
+  Tenant,
+} from '@tollgate/core';
+import { sql, type SelectQueryBuilder, type Selectable } from 'kysely';
+import type { DB } from '../schema';
+import { chunks, type Db, json, keysetPage, tenantOf, upsert } from './db';
+
+const toSubscription = (r: Selectable<DB['subscriptions']>): Subscription => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  productId: r.product_id,
+  planId: r.plan_id,
+  customerId: r.customer_id,
+  granteeId: r.grantee_id,
+  email: r.email,
+  paymentProvider: r.payment_provider,
+  paymentSubscriptionId: r.payment_subscription_id,
+  type: r.type,
+  quantity: r.quantity,
+  status: r.status as Subscription['status'],
+  currency: r.currency,
+  currentPeriodStart: r.current_period_start,
+  currentPeriodEnd: r.current_period_end,
+  cancelAtPeriodEnd: r.cancel_at_period_end,
+  canceledAt: r.canceled_at,
+  replacesId: r.replaces_id,
+  lineItemIds: r.line_item_ids as string[],
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export function subscriptionRepository(db: Db): SubscriptionRepository {
+  const one = async (id: string, forUpdate: boolean) => {
+    const q = db.selectFrom('subscriptions').selectAll().where('id', '=', id);
+    const r = await (forUpdate ? q.forUpdate() : q).executeTakeFirst();
+    return r && toSubscription(r);
+  };
+  const due = (now: Date, limit: number) =>
+    db
+      .selectFrom('subscriptions')
+      .select('id')
+      .where('status', '<>', 'CANCELED')
+      .where('current_period_end', '<=', now)
+      .orderBy('current_period_end')
+      .limit(limit);
+  return {
+    get: (id) => one(id, false),
+    getForUpdate: (id) => one(id, true),
+    findByPaymentId: async (pid) => {
+      const r = await db.selectFrom('subscriptions').selectAll().where('payment_subscription_id', '=', pid).executeTakeFirst();
+      return r && toSubscription(r);
+    },
+    listByPlan: async (planId) =>
+      (await db.selectFrom('subscriptions').selectAll().where('plan_id', '=', planId).orderBy('created_at').orderBy('id').execute()).map(
+        toSubscription,
+      ),
+    countReferencing: async ({ planId, productId }) => {
+      if (!planId && !productId) return 0;
+      const r = await db
+        .selectFrom('subscriptions')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where((eb) => eb.or([...(planId ? [eb('plan_id', '=', planId)] : []), ...(productId ? [eb('product_id', '=', productId)] : [])]))
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+    listDueForCancellation: async (now, limit) =>
+      (await due(now, limit).where('cancel_at_period_end', '=', true).execute()).map((r) => r.id),
+    listDueForRenewal: async (now, providers, limit) =>
+      providers.length
+        ? (await due(now, limit).where('cancel_at_period_end', '=', false).where('payment_provider', 'in', providers).execute()).map(
+            (r) => r.id,
+          )
+        : [],
+    save: (s) =>
+      upsert(db, 'subscriptions', [
+        {
+          id: s.id,
+          organisation_id: s.organisationId,
+          is_test: s.isTest,
+          product_id: s.productId,
+          plan_id: s.planId,
+          customer_id: s.customerId,
+          grantee_id: s.granteeId,
+          email: s.email,
+          payment_provider: s.paymentProvider,
+          payment_subscription_id: s.paymentSubscriptionId,
+          type: s.type,
+          quantity: s.quantity,
+          status: s.status,
+          currency: s.currency,
+          current_period_start: s.currentPeriodStart,
+          current_period_end: s.currentPeriodEnd,
+          cancel_at_period_end: s.cancelAtPeriodEnd,
+          canceled_at: s.canceledAt,
+          replaces_id: s.replacesId,
+          line_item_ids: json(s.lineItemIds),
+          created_at: s.createdAt,
+          updated_at: s.updatedAt,
+        },
+      ]),
+  };
+}
+
+export const toLicense = (r: Selectable<DB['licenses']>): License => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  productId: r.product_id,
+  planId: r.plan_id,
+  subscriptionId: r.subscription_id,
+  granteeId: r.grantee_id,
+  purchaser: r.purchaser,
+  email: r.email,
+  name: r.name,
+  paymentService: r.payment_service,
+  type: r.type,
+  status: r.status as License['status'],
+  cancelAtPeriodEnd: r.cancel_at_period_end,
+  startTime: r.start_time,
+  endTime: r.end_time,
+  metadata: r.metadata as Record<string, unknown>,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const licenseRow = (l: License) => ({
+  id: l.id,
+  organisation_id: l.organisationId,
+  is_test: l.isTest,
+  product_id: l.productId,
+  plan_id: l.planId,
+  subscription_id: l.subscriptionId,
+  grantee_id: l.granteeId,
+  purchaser: l.purchaser,
+  email: l.email,
+  name: l.name,
+  payment_service: l.paymentService,
+  type: l.type,
+  status: l.status,
+  cancel_at_period_end: l.cancelAtPeriodEnd,
+  start_time: l.startTime,
+  end_time: l.endTime,
+  metadata: json(l.metadata),
+  created_at: l.createdAt,
+  updated_at: l.updatedAt,
+});
+
+/** The tenant's licenses matching the filter. */
+export function licensesOf<O>(
+  q: SelectQueryBuilder<DB, 'licenses', O>,
+  t: Tenant,
+  f: LicenseFilter,
+): SelectQueryBuilder<DB, 'licenses', O> {
+  let out = q.where((eb) => eb.and(tenantOf(t)));
+  if (f.status) out = out.where('status', '=', f.status);
+  if (f.subscriptionId) out = out.where('subscription_id', '=', f.subscriptionId);
+  if (f.productId) out = out.where('product_id', '=', f.productId);
+  return out;
+}
+
+export function licenseRepository(db: Db): LicenseRepository {
+  return {
+    get: async (id) => {
+      const r = await db.selectFrom('licenses').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toLicense(r);
+    },
+    // Locks in id order, so two batches over the same licenses cannot deadlock.
+    getManyForUpdate: async (ids) => {
+      const out: License[] = [];
+      for (const chunk of chunks([...ids].sort(), 1)) {
+        out.push(
+          ...(await db.selectFrom('licenses').selectAll().where('id', 'in', chunk).orderBy('id').forUpdate().execute()).map(toLicense),
+        );
+      }
+      return out;
+    },
+    listBySubscription: async (sid) =>
+      (await db.selectFrom('licenses').selectAll().where('subscription_id', '=', sid).orderBy('created_at').orderBy('id').execute()).map(
+        toLicense,
+      ),
+    list: async (t, f) =>
+      (await licensesOf(db.selectFrom('licenses').selectAll(), t, f).orderBy('created_at').orderBy('id').execute()).map(toLicense),
+    page: async (t, f, q) => {
+      const page = await keysetPage(() => licensesOf(db.selectFrom('licenses').selectAll(), t, f), 'licenses', q);
+      return { ...page, items: page.items.map(toLicense) };
+    },
+    count: async (t, f) => {
+      const r = await licensesOf(
+        db.selectFrom('licenses').select([sql<number>`count(*)::int`.as('count'), sql<number>`count(grantee_id)::int`.as('assigned')]),
+        t,
+        f,
+      ).executeTakeFirst();
+      const count = Number(r?.count ?? 0);
+      const assigned = Number(r?.assigned ?? 0);
+      return { count, assigned, unassigned: count - assigned };
+    },
+    findForCheck: async (t, productId, grantees) =>
+      grantees.length
+        ? (
+            await db
+              .selectFrom('licenses')
+              .selectAll()
+              .where((eb) => eb.and(tenantOf(t)))
+              .where('product_id', '=', productId)
+              .where('grantee_id', 'in', grantees)
+              .execute()
+          ).map(toLicense)
+        : [],
+    saveMany: (ls) => upsert(db, 'licenses', ls.map(licenseRow)),
+    deleteMany: async (ids) => {
+      for (const chunk of chunks(ids, 1)) await db.deleteFrom('licenses').where('id', 'in', chunk).execute();
+    },
+  };
+}
+
+const toEvent = (r: Selectable<DB['events']>): DomainEvent => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  type: r.type as DomainEvent['type'],
+  subscriptionId: r.subscription_id,
+  payload: r.payload as unknown as DomainEvent['payload'],
+  status: r.status as DomainEvent['status'],
+  attempts: r.attempts,
+  runAt: r.run_at,
+  lastError: r.last_error,
+  errorCode: r.error_code,
+  lockedUntil: r.locked_until,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export function eventRepository(db: Db): EventRepository {
+  const one = async (id: string, forUpdate: boolean) => {
+    const q = db.selectFrom('events').selectAll().where('id', '=', id);
+    const r = await (forUpdate ? q.forUpdate() : q).executeTakeFirst();
+    return r && toEvent(r);
+  };
+  return {
+    get: (id) => one(id, false),
+    getForUpdate: (id) => one(id, true),
+    save: (e) =>
+      upsert(db, 'events', [
+        {
+          id: e.id,
+          organisation_id: e.organisationId,
+          is_test: e.isTest,
+          type: e.type,
+          subscription_id: e.subscriptionId,
+          payload: json(e.payload),
+          status: e.status,
+          attempts: e.attempts,
+          run_at: e.runAt,
+          last_error: e.lastError,
+          error_code: e.errorCode,
+          locked_until: e.lockedUntil,
+          created_at: e.createdAt,
+          updated_at: e.updatedAt,
+        },
+      ]),
+    claimNext: async (now, leaseUntil) => {
+      const r = await db
+        .selectFrom('events as e')
+        .selectAll('e')
+        .where('e.status', 'in', ['queued', 'pending'])
+        .where('e.run_at', '<=', now)
+        .where((eb) => eb.or([eb('e.locked_until', 'is', null), eb('e.locked_until', '<=', now)]))
+        // An earlier unfinished event of the same subscription (leased or not) goes first.
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('events as p')
+                .select('p.id')
+                .whereRef('p.subscription_id', '=', 'e.subscription_id')
+                .whereRef('p.seq', '<', 'e.seq')
+                .where('p.status', 'in', ['queued', 'pending']),
+            ),
+          ),
+        )
+        .orderBy('e.seq')
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      if (!r) return undefined;
+      await db.updateTable('events').set({ locked_until: leaseUntil }).where('id', '=', r.id).execute();
+      return { ...toEvent(r), lockedUntil: leaseUntil };
+    },
+  };
+}

@@ -1,0 +1,151 @@
+/* The per-instance caches stay exact across instances (DESIGN section 11): a change committed
+   through instance A is seen by instance B's next check; while B cannot hear changes it answers from
+   the database; expiry and grace stay exact from cached snapshots. Run on every change feed: the
+   in-memory one, PGlite's, and a PostgreSQL server's. */
+import { randomUUID } from 'node:crypto';
+import type { Tenant } from '../../model';
+import { seedSample, sampleCatalog, type TestCore } from '../harness';
+
+export interface CoherenceWorld {
+  /** Two instances on one database, each hearing the change feed through its own listener. */
+  a: TestCore;
+  b: TestCore;
+  /** B's listener is lost (the connection dropped); resolves once B knows it. */
+  dropB(): Promise<void>;
+  /** B listens again; resolves once it does. */
+  restoreB(): Promise<void>;
+  /** Waits until a change committed through A has reached B's listener (a feed delivers shortly after commit). */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function describeCacheCoherenceContract(name: string, world: () => Promise<CoherenceWorld>): void {
+  describe(`${name}: cache coherence across instances`, () => {
+    let w: CoherenceWorld;
+    let tenant: Tenant;
+    let keys: Record<string, string>;
+    let org: string;
+    beforeAll(async () => {
+      w = await world();
+      org = `coherence-${randomUUID().slice(0, 8)}`;
+      ({ tenant, keys } = await seedSample(w.a, org));
+    });
+    afterAll(() => w?.close());
+
+    const check = (core: TestCore, granteeIds: string[], graceDays = 0) =>
+      core.licenses.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
+    const caps = async (core: TestCore, grantee: string, graceDays = 0) => (await check(core, [grantee], graceDays))?.capabilities ?? [];
+    const buy = (grantee: string, plan = 'plans.notes.team', quantity = 2) =>
+      w.a.checkout.completePurchase({
+        planId: keys[plan],
+        member: 'buyer@example.com',
+        email: null,
+        granteeId: grantee,
+        quantity,
+        currency: 'USD',
+        paymentProvider: 'fake',
+        paymentSubscriptionId: null,
+        paymentCustomerId: null,
+      });
+
+    it("sees a license created, reassigned and canceled through A at B's next check", async () => {
+      expect(await caps(w.b, 'ann')).toEqual([]);
+      expect(w.b.checkCache.stats().live).toBe(true);
+      const { subscription } = await buy('ann');
+      await w.settle();
+      expect(await caps(w.b, 'ann')).toEqual(['edit', 'export']);
+      // Reassigned: ann loses it, bob gains it.
+      const [license] = (await w.a.licenses.list(tenant, { subscriptionId: subscription.id })).filter((l) => l.granteeId === 'ann');
+      expect(await caps(w.b, 'bob')).toEqual([]);
+      await w.a.licenses.batchUpdate(tenant, [{ uuid: license.id, granteeId: 'bob' }]);
+      await w.settle();
+      expect(await caps(w.b, 'ann')).toEqual([]);
+      expect(await caps(w.b, 'bob')).toEqual(['edit', 'export']);
+      // The subscription canceled now: its licenses end.
+      await w.a.subscriptions.cancel(tenant, subscription.id, 'now');
+      await w.settle();
+      expect(await caps(w.b, 'bob')).toEqual([]);
+    });
+
+    it("sees a plan's capabilities changed through A", async () => {
+      await buy('cat', 'plans.notes.free', 1);
+      await w.settle();
+      expect(await caps(w.b, 'cat')).toEqual(['edit']);
+      const file = sampleCatalog(org);
+      const product = file.products?.[0];
+      const free = product?.plans?.find((p) => p.key === 'free');
+      if (!free) throw new Error('the sample catalog has a free plan');
+      free.capabilities = ['edit', 'export'];
+      await w.a.importer.apply(file);
+      await w.settle();
+      expect(await caps(w.b, 'cat')).toEqual(['edit', 'export']);
+    });
+
+    it('refuses a key revoked through A at once on B, and signs with a key rotated through A', async () => {
+      const { plaintext, record } = await w.a.apiKeys.create({ organisation: org, scopes: ['*'], isTest: false });
+      expect((await w.b.apiKeys.authenticate(plaintext)).id).toBe(record.id);
+      expect((await w.b.apiKeys.authenticate(plaintext)).id).toBe(record.id);
+      await w.a.apiKeys.revoke(record.id);
+      await w.settle();
+      await expect(w.b.apiKeys.authenticate(plaintext)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+
+      await buy('dot');
+      await w.settle();
+      const before = await check(w.b, ['dot']);
+      const rotated = await w.a.signing.rotate(tenant.organisationId);
+      await w.settle();
+      const after = await check(w.b, ['dot']);
+      expect(after?.publicHash).not.toBe(before?.publicHash);
+      expect(after?.publicHash).toBe((await check(w.a, ['dot']))?.publicHash);
+      expect((await w.b.signing.current(tenant.organisationId)).id).toBe(rotated.id);
+    });
+
+    it('answers from the database while B cannot hear changes, and fills its cache again once it does', async () => {
+      await buy('eve');
+      await w.settle();
+      expect(await caps(w.b, 'eve')).toEqual(['edit', 'export']);
+      await w.dropB();
+      expect(w.b.checkCache.stats()).toMatchObject({ live: false, entries: 0 });
+      const { subscription } = await buy('fay');
+      const eve = (await w.a.licenses.list(tenant, {})).find((l) => l.granteeId === 'eve');
+      await w.a.licenses.batchUpdate(tenant, [{ uuid: eve?.id as string, granteeId: null }]);
+      // Unheard changes, yet B is exact: it reads the database.
+      expect(await caps(w.b, 'fay')).toEqual(['edit', 'export']);
+      expect(await caps(w.b, 'eve')).toEqual([]);
+      expect(w.b.checkCache.stats().entries).toBe(0);
+      await w.restoreB();
+      expect(w.b.checkCache.stats().live).toBe(true);
+      expect(await caps(w.b, 'fay')).toEqual(['edit', 'export']);
+      expect(w.b.checkCache.stats().entries).toBeGreaterThan(0);
+      await w.a.subscriptions.cancel(tenant, subscription.id, 'now');
+      await w.settle();
+      expect(await caps(w.b, 'fay')).toEqual([]);
+    });
+
+    it('keeps expiry and grace exact from a cached snapshot (the clock, no invalidation)', async () => {
+      const { subscription } = await buy('gus');
+      await w.settle();
+      const end = (await w.a.subscriptions.get(tenant, subscription.id)).subscription.currentPeriodEnd;
+      w.b.clock.set(new Date(end.getTime() - 1000));
+      expect(await caps(w.b, 'gus')).toEqual(['edit', 'export']);
+      const entries = w.b.checkCache.stats().entries;
+      w.b.clock.set(new Date(end.getTime() + 1000));
+      expect(await caps(w.b, 'gus')).toEqual([]);
+      expect(await caps(w.b, 'gus', 2)).toEqual(['edit', 'export']);
+      w.b.clock.set(new Date(end.getTime() + 3 * 86_400_000));
+      expect(await caps(w.b, 'gus', 2)).toEqual([]);
+      // All of it from the cached snapshot.
+      expect(w.b.checkCache.stats().entries).toBe(entries);
+      w.b.clock.set(w.a.clock.now());
+    });
+
+    it('agrees with A after a product is archived through A (last: archiving is final)', async () => {
+      expect(await caps(w.b, 'cat')).toEqual(['edit', 'export']);
+      await w.a.admin.archiveProduct(tenant, keys['products.notes']);
+      await w.settle();
+      // Archiving a product ends no license (paying customers keep their access): B agrees with A.
+      expect(await caps(w.b, 'cat')).toEqual(await caps(w.a, 'cat'));
+      expect((await check(w.b, ['cat']))?.capabilities).toEqual((await check(w.a, ['cat']))?.capabilities);
+    });
+  });
+}

@@ -1,0 +1,111 @@
+import type { Id, Owned } from '../model';
+import { Lru } from '../domain/lru';
+import type { CheckLicense } from '../domain/check';
+import { LICENSE_STATUSES } from '../domain/status';
+import type { CacheInvalidation } from '../ports';
+
+/** Entries the entitlement cache keeps unless configured otherwise (`CHECK_CACHE_ENTRIES`). */
+export const DEFAULT_CHECK_CACHE_ENTRIES = 200_000;
+
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  entries: number;
+  /** Whether the caches are trusted (the instance hears every change). */
+  live: boolean;
+}
+
+type ProductOwnership = Owned & { archivedAt: Date | null };
+
+/**
+ * The cache policy of the capability check (DESIGN section 11), pure: an entitlement snapshot per
+ * (product, grantee) (the grantee's licenses of the product that grant access; "no license" is
+ * cached too), product ownership, and the capability names of plans. Entries are evicted by the
+ * change feed; while the feed may have missed changes the cache is empty and bypassed.
+ *
+ * A load that raced an invalidation must not be kept: each load notes the epoch (the count of
+ * invalidations heard) before reading, and its result is stored only if no invalidation came in
+ * meanwhile. The check itself stays the pure function over the snapshot and `now`, so expiry and
+ * grace need no invalidation.
+ */
+export class EntitlementCache {
+  private readonly snapshots: Lru<string, readonly CheckLicense[]>;
+  private readonly owners = new Lru<Id, ProductOwnership | null>(10_000);
+  private readonly planCaps = new Lru<Id, string[]>(10_000);
+  private epoch = 0;
+  private live = false;
+  private hits = 0;
+  private misses = 0;
+
+  constructor(capacity = DEFAULT_CHECK_CACHE_ENTRIES) {
+    this.snapshots = new Lru(capacity);
+  }
+
+  /** The count of invalidations heard so far: note it before a load, hand it to the store. */
+  mark(): number {
+    return this.epoch;
+  }
+
+  snapshot(productId: Id, granteeId: string): readonly CheckLicense[] | undefined {
+    if (!this.live) return undefined;
+    const s = this.snapshots.get(`${productId}|${granteeId}`);
+    if (s) this.hits++;
+    else this.misses++;
+    return s;
+  }
+
+  /** Keeps the snapshots of a load, unless something was invalidated since `mark`. */
+  storeSnapshots(mark: number, productId: Id, byGrantee: ReadonlyMap<string, CheckLicense[]>): void {
+    if (!this.live || mark !== this.epoch) return;
+    for (const [grantee, licenses] of byGrantee) {
+      // Only what can grant access is kept (a status change is itself an invalidation).
+      const granting = licenses
+        .filter((l) => LICENSE_STATUSES[l.status].grantsAccess)
+        .map((l) => ({ productId: l.productId, planId: l.planId, granteeId: l.granteeId, status: l.status, endTime: l.endTime }));
+      this.snapshots.set(`${productId}|${grantee}`, granting);
+    }
+  }
+
+  owner(productId: Id): ProductOwnership | null | undefined {
+    return this.live ? this.owners.get(productId) : undefined;
+  }
+
+  storeOwner(mark: number, productId: Id, owner: ProductOwnership | null): void {
+    if (this.live && mark === this.epoch) this.owners.set(productId, owner);
+  }
+
+  capabilities(planId: Id): string[] | undefined {
+    return this.live ? this.planCaps.get(planId) : undefined;
+  }
+
+  storeCapabilities(mark: number, byPlan: ReadonlyMap<Id, string[]>, planIds: Iterable<Id>): void {
+    if (!this.live || mark !== this.epoch) return;
+    for (const id of planIds) this.planCaps.set(id, byPlan.get(id) ?? []);
+  }
+
+  /** A change committed somewhere: drop what it names. */
+  invalidate(change: CacheInvalidation): void {
+    this.epoch++;
+    if (change.kind === 'license') this.snapshots.delete(`${change.productId}|${change.granteeId}`);
+    else if (change.kind === 'product') {
+      this.owners.delete(change.productId);
+      // Plans of the product may have changed their capabilities: their names go too.
+      this.planCaps.clear();
+      const prefix = `${change.productId}|`;
+      for (const key of [...this.snapshots.keys()]) if (key.startsWith(prefix)) this.snapshots.delete(key);
+    }
+  }
+
+  /** Changes may be missed: empty and bypass (`live` false), or, listening again, empty and fill. */
+  setLive(live: boolean): void {
+    this.epoch++;
+    this.live = live;
+    this.snapshots.clear();
+    this.owners.clear();
+    this.planCaps.clear();
+  }
+
+  stats(): CacheStats {
+    return { hits: this.hits, misses: this.misses, entries: this.snapshots.size, live: this.live };
+  }
+}

@@ -1,0 +1,88 @@
+import { ApiKeyService } from './api-keys';
+import { CatalogAdmin } from './catalog-admin';
+import { CatalogFileExport, CatalogFileImport } from './catalog-file';
+import { CatalogQueries } from './catalog-queries';
+import { CheckoutService } from './checkout';
+import { limitsOf, type CoreDeps } from './deps';
+import { EntitlementCache } from './check-cache';
+import type { ChangeFeedHandlers } from '../ports';
+import { EventWorker, type EventHandler } from './events';
+import { IdempotencyService } from './idempotency';
+import { LicenseService } from './licenses';
+import { SigningKeys } from './signing';
+import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
+
+/** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
+export interface Core {
+  apiKeys: ApiKeyService;
+  queries: CatalogQueries;
+  admin: CatalogAdmin;
+  importer: CatalogFileImport;
+  exporter: CatalogFileExport;
+  checkout: CheckoutService;
+  subscriptions: SubscriptionLifecycle;
+  seats: SeatService;
+  providerSync: ProviderSync;
+  sweeps: Sweeps;
+  licenses: LicenseService;
+  worker: EventWorker;
+  idempotency: IdempotencyService;
+  signing: SigningKeys;
+  /** The check's entitlement cache (its statistics feed the metrics). */
+  checkCache: EntitlementCache;
+  /**
+   * Starts hearing the change feed: the per-instance caches (entitlements, API keys, signing keys)
+   * are live while it is heard, emptied and bypassed while it is not. Without a feed they stay off.
+   */
+  listen(): Promise<void>;
+  /** Stops hearing it (shutdown). */
+  stopListening(): Promise<void>;
+}
+
+/** Wires each use case to the ports it needs. The one place use cases are constructed. */
+export function createCore(deps: CoreDeps): Core {
+  const signing = new SigningKeys(deps);
+  const apiKeys = new ApiKeyService(deps);
+  const checkCache = new EntitlementCache(limitsOf(deps).checkCacheEntries);
+  const keyCache = apiKeys.cacheControl();
+  const setLive = (live: boolean) => {
+    checkCache.setLive(live);
+    keyCache.setLive(live);
+    signing.setLive(live);
+  };
+  const handlers: ChangeFeedHandlers = {
+    onChange: (change) => {
+      if (change.kind === 'apiKey') keyCache.invalidate(change.keyHash);
+      else if (change.kind === 'signingKey') signing.forget(change.organisationId);
+      else checkCache.invalidate(change);
+    },
+    onGap: () => setLive(false),
+    onResume: () => setLive(true),
+  };
+  const seats = new SeatService(deps);
+  const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
+  return {
+    apiKeys,
+    queries: new CatalogQueries(deps),
+    admin: new CatalogAdmin(deps),
+    importer: new CatalogFileImport(deps),
+    exporter: new CatalogFileExport(deps),
+    checkout: new CheckoutService(deps),
+    subscriptions: new SubscriptionLifecycle(deps),
+    seats,
+    providerSync: new ProviderSync(deps),
+    sweeps: new Sweeps(deps),
+    licenses: new LicenseService(deps, signing, checkCache),
+    worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
+    idempotency: new IdempotencyService(deps),
+    signing,
+    checkCache,
+    listen: async () => {
+      if (deps.changes) await deps.changes.start(handlers);
+    },
+    stopListening: async () => {
+      setLive(false);
+      await deps.changes?.stop();
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import type { Id, SigningKey } from '../model';
+import { Lru } from '../domain/lru';
+import type { Clock, IdGenerator, KeyCipher, SignatureEncoding, SignatureScheme, SignedMessage, Signer, UnitOfWork } from '../ports';
+
+interface LiveKey {
+  record: SigningKey;
+  key: unknown;
+}
+
+export interface SigningDeps {
+  uow: UnitOfWork;
+  clock: Clock;
+  ids: IdGenerator;
+  scheme: SignatureScheme;
+  cipher: KeyCipher;
+}
+
+/**
+ * The organisations' signing keys: created on first use, stored encrypted, rotated without
+ * downtime (older keys stay active, and listed, until retired), and kept decrypted in memory.
+ */
+export class SigningKeys implements Signer {
+  /** Decrypted current keys by organisation, kept while the change feed is heard (a rotation anywhere evicts). */
+  private readonly cache = new Lru<Id, LiveKey>(10_000);
+  /** Signatures already made: the same capability string under the same key is signed once. */
+  private readonly signatures = new Lru<string, string>(50_000);
+  private live = false;
+
+  constructor(private readonly deps: SigningDeps) {}
+
+  async sign(organisationId: Id, message: string, options: { encoding?: SignatureEncoding } = {}): Promise<SignedMessage> {
+    const current = await this.loadCurrent(organisationId);
+    const encoding = options.encoding ?? 'der';
+    const memo = `${current.record.id}|${encoding}|${message}`;
+    let signature = this.signatures.get(memo);
+    if (signature === undefined) {
+      signature = this.deps.scheme.sign(current.key, message, encoding);
+      this.signatures.set(memo, signature);
+    }
+    return { signature, publicHash: this.deps.scheme.publicHash(current.record) };
+  }
+
+  /** The organisation's current key (created when it has none). */
+  async current(organisationId: Id): Promise<SigningKey> {
+    return (await this.loadCurrent(organisationId)).record;
+  }
+
+  /** A new key that signs from now on; older keys stay active until retired. */
+  async rotate(organisationId: Id): Promise<SigningKey> {
+    const record = await this.deps.uow.run(async (r) => {
+      // The new key must sort first ("newest") even within the millisecond of the one it replaces.
+      const [newest] = await r.signingKeys.listActive(organisationId, this.deps.scheme.algorithm);
+      const after = newest ? new Date(newest.createdAt.getTime() + 1) : undefined;
+      return this.create(organisationId, (k) => r.signingKeys.save(k), after);
+    });
+    this.forget(organisationId);
+    return record;
+  }
+
+  /** Every active key of the organisation, newest (the current one) first. */
+  async active(organisationId: Id): Promise<SigningKey[]> {
+    return this.deps.uow.run((r) => r.signingKeys.listActive(organisationId, this.deps.scheme.algorithm));
+  }
+
+  /** The decrypted secret of a key (an HMAC secret is shown to the vendor by the CLI). */
+  reveal(record: SigningKey): Buffer {
+    return this.deps.cipher.open(record.secretCiphertext);
+  }
+
+  /** The key's public half as PEM, or null for HMAC. */
+  publicKeyPem(record: SigningKey): string | null {
+    return this.deps.scheme.publicKeyPem(record);
+  }
+
+  /** Drops the cached key of an organisation (its keys changed). */
+  forget(organisationId: Id): void {
+    this.cache.delete(organisationId);
+  }
+
+  /** Whether the cache may be trusted (the change feed is heard); either way it starts empty. */
+  setLive(live: boolean): void {
+    this.live = live;
+    this.cache.clear();
+  }
+
+  private async loadCurrent(organisationId: Id): Promise<LiveKey> {
+    const cached = this.live ? this.cache.get(organisationId) : undefined;
+    if (cached) return cached;
+    const record = await this.deps.uow.run(async (r) => {
+      const [newest] = await r.signingKeys.listActive(organisationId, this.deps.scheme.algorithm);
+      return newest ?? this.create(organisationId, (k) => r.signingKeys.save(k));
+    });
+    const current = { record, key: this.deps.scheme.load(this.reveal(record)) };
+    if (this.live) this.cache.set(organisationId, current);
+    return current;
+  }
+
+  private async create(organisationId: Id, save: (k: SigningKey) => Promise<void>, notBefore?: Date): Promise<SigningKey> {
+    const now = this.deps.clock.now();
+    const { publicKey, secret } = this.deps.scheme.generate();
+    const record: SigningKey = {
+      id: this.deps.ids.newId(),
+      organisationId,
+      algorithm: this.deps.scheme.algorithm,
+      publicKey,
+      secretCiphertext: this.deps.cipher.seal(secret),
+      createdAt: notBefore && notBefore > now ? notBefore : now,
+      retiredAt: null,
+    };
+    await save(record);
+    return record;
+  }
+}

@@ -1,0 +1,5 @@
+export * from './shared';
+export * from './lifecycle';
+export * from './seats';
+export * from './provider-sync';
+export * from './sweeps';

@@ -1,0 +1,218 @@
+import { ErrorCodes, fail } from '../../errors';
+import type {
+  BillingDocument,
+  Currency,
+  Customer,
+  Id,
+  PaymentIntegration,
+  Plan,
+  Product,
+  Proration,
+  Subscription,
+  Tenant,
+} from '../../model';
+import {
+  cancelAtPeriodEnd,
+  cancelNow,
+  changePlan,
+  effectiveStatus,
+  reactivate,
+  type PlanChange,
+  type SubscriptionChange,
+} from '../../domain/subscription';
+import { unitAmount } from '../../domain/catalog';
+import { assertAccessible } from '../../domain/tenancy';
+import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../../ports';
+import type { CoreDeps } from '../deps';
+import { loadCurrencies } from '../catalog-queries';
+import { loadCustomer, loadOwned, loadPlan, saveOutcome } from './shared';
+
+export interface SubscriptionView {
+  /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
+  subscription: Subscription;
+  plan: Plan;
+  product: Product;
+  customer: Customer | undefined;
+  currencies: ReadonlyMap<Id, Currency>;
+  integration: PaymentIntegration | undefined;
+}
+
+/**
+ * A subscription's life as its owner drives it: read, change plan, cancel, reactivate, links.
+ *
+ * Changes follow "decide, call the provider, commit": the change is decided from a plain read (no
+ * lock), the payment provider is called outside any transaction, then the change is decided again
+ * on the row locked for update and written. If the state moved in between, the second decision
+ * wins (or refuses); the provider, told the first, is re-synced by its webhook (Stripe) or keeps no
+ * state of its own (sandbox). See docs/decisions.md, "No provider call under a row lock".
+ */
+export class SubscriptionLifecycle {
+  constructor(private readonly deps: CoreDeps) {}
+
+  async get(tenant: Tenant, id: Id): Promise<SubscriptionView> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      const [plan, product, customer, currencies] = await Promise.all([
+        loadPlan(r, s.planId),
+        r.products.get(s.productId),
+        r.customers.get(s.customerId),
+        loadCurrencies(r),
+      ]);
+      if (!product) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      const integration = product.paymentIntegrationId ? await r.paymentIntegrations.get(product.paymentIntegrationId) : undefined;
+      return { subscription: { ...s, status: effectiveStatus(s, now) }, plan, product, customer, currencies, integration };
+    });
+  }
+
+  /** Moves to another plan of the same product (usage-based: cancels and starts a new subscription). */
+  async changePlan(tenant: Tenant, id: Id, planId: Id, proration: Proration): Promise<PlanChange> {
+    const now = this.deps.clock.now();
+    const decide = async (r: Repositories, forUpdate: boolean) => {
+      const s = await loadOwned(r, tenant, id, forUpdate);
+      const target = assertAccessible(await r.plans.get(planId), tenant, 'plan');
+      const [currentPlan, targetProduct, licenses, currencies] = await Promise.all([
+        loadPlan(r, s.planId),
+        r.products.get(target.productId),
+        r.licenses.listBySubscription(s.id),
+        loadCurrencies(r),
+      ]);
+      if (!targetProduct) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      const change = changePlan({
+        subscription: s,
+        licenses,
+        currentPlan,
+        target,
+        targetProduct,
+        proration,
+        now,
+        newId: () => this.deps.ids.newId(),
+      });
+      return { s, change, currentPlan, target, currencies };
+    };
+    const first = await this.deps.uow.run((r) => decide(r, false));
+    let outcome: ProviderOutcome | void;
+    if (first.change.kind === 'moved') {
+      outcome = await this.deps.payments.changePlan({
+        subscription: first.s,
+        from: first.currentPlan,
+        to: first.target,
+        proration,
+        fromUnitAmount: unitAmount(first.currentPlan, first.s.currency, first.currencies),
+        toUnitAmount: unitAmount(first.target, first.s.currency, first.currencies),
+      });
+    } else {
+      await this.deps.payments.cancel(first.s, 'now');
+    }
+    return this.deps.uow.run(async (r) => {
+      const { change } = await decide(r, true);
+      if (change.kind === 'moved') {
+        await saveOutcome(r, outcome);
+        await r.subscriptions.save(change.subscription);
+        await r.licenses.saveMany(change.licenses);
+      } else {
+        await r.subscriptions.save(change.canceled);
+        await r.subscriptions.save(change.created);
+        await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
+      }
+      return change;
+    });
+  }
+
+  async cancel(tenant: Tenant, id: Id, when: 'now' | 'end'): Promise<Subscription> {
+    return this.changeWithProvider(
+      tenant,
+      id,
+      (s, licenses, now) => (when === 'now' ? cancelNow(s, licenses, now) : cancelAtPeriodEnd(s, licenses, now)),
+      (s) => this.deps.payments.cancel(s, when),
+    );
+  }
+
+  async reactivate(tenant: Tenant, id: Id): Promise<Subscription> {
+    return this.changeWithProvider(tenant, id, reactivate, (s) => this.deps.payments.reactivate(s));
+  }
+
+  /** Decide on a plain read, tell the provider (only when something changes), decide again on the locked row and write. */
+  private async changeWithProvider(
+    tenant: Tenant,
+    id: Id,
+    decide: (
+      s: Subscription,
+      licenses: Awaited<ReturnType<Repositories['licenses']['listBySubscription']>>,
+      now: Date,
+    ) => SubscriptionChange,
+    tellProvider: (s: Subscription) => Promise<void>,
+  ): Promise<Subscription> {
+    const now = this.deps.clock.now();
+    const first = await this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      return { s, change: decide(s, await r.licenses.listBySubscription(s.id), now) };
+    });
+    if (first.change.subscription !== first.s) await tellProvider(first.s);
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, true);
+      const change = decide(s, await r.licenses.listBySubscription(s.id), now);
+      if (change.subscription === s) return s;
+      await r.subscriptions.save(change.subscription);
+      await r.licenses.saveMany(change.licenses);
+      return change.subscription;
+    });
+  }
+
+  /** Plans of the same product the subscription can switch to: active, not archived, not the current one. */
+  async switchablePlans(tenant: Tenant, id: Id): Promise<{ plans: Plan[]; product: Product; currencies: ReadonlyMap<Id, Currency> }> {
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      const [plans, product, currencies] = await Promise.all([
+        r.plans.listByProduct(s.productId),
+        r.products.get(s.productId),
+        loadCurrencies(r),
+      ]);
+      if (!product) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      return { plans: plans.filter((p) => p.id !== s.planId && p.active && !p.archivedAt && !product.archivedAt), product, currencies };
+    });
+  }
+
+  async invoices(tenant: Tenant, id: Id): Promise<InvoiceList> {
+    const { s, stored } = await this.deps.uow.run(async (r) => {
+      const sub = await loadOwned(r, tenant, id, false);
+      return { s: sub, stored: await r.billingDocuments.list(sub.id, 'invoice') };
+    });
+    return this.deps.payments.listInvoices(s, stored);
+  }
+
+  async paymentMethod(tenant: Tenant, id: Id): Promise<ProviderPaymentMethod> {
+    const { s, customer, stored } = await this.deps.uow.run(async (r) => {
+      const sub = await loadOwned(r, tenant, id, false);
+      return { s: sub, customer: await loadCustomer(r, sub), stored: await r.billingDocuments.list(sub.id, 'payment_method') };
+    });
+    return (
+      (await this.deps.payments.paymentMethod(s, customer, stored)) ?? fail(ErrorCodes.NOT_FOUND, 'the subscription has no payment method')
+    );
+  }
+
+  async link(tenant: Tenant, id: Id, kind: 'updatePayment' | 'portal' | 'cancel'): Promise<{ url: string }> {
+    const { s, customer } = await this.deps.uow.run(async (r) => {
+      const sub = await loadOwned(r, tenant, id, false);
+      return { s: sub, customer: await loadCustomer(r, sub) };
+    });
+    if (kind === 'portal') return this.deps.payments.portalLink(s, customer);
+    if (effectiveStatus(s, this.deps.clock.now()) === 'CANCELED') fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
+    return kind === 'updatePayment' ? this.deps.payments.updatePaymentLink(s, customer) : this.deps.payments.cancelLink(s, customer);
+  }
+
+  /** The organisation and mode of a subscription, for hosted pages that a signed link authorises. */
+  async tenantOf(id: Id): Promise<Tenant> {
+    const s = await this.deps.uow.run((r) => r.subscriptions.get(id));
+    if (!s) return fail(ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription not found');
+    return { organisationId: s.organisationId, isTest: s.isTest };
+  }
+
+  /** Keeps documents a provider made outside a use case (the sandbox's replaced card). */
+  async keepDocuments(tenant: Tenant, id: Id, documents: BillingDocument[]): Promise<void> {
+    await this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      await saveOutcome(r, { documents: documents.map((d) => ({ ...d, subscriptionId: s.id, organisationId: s.organisationId })) });
+    });
+  }
+}

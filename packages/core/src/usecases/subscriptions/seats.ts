@@ -1,0 +1,103 @@
+import { ErrorCodes, fail } from '../../errors';
+import type { DomainEvent, Id, Plan, SeatChange, Subscription, Tenant } from '../../model';
+import { addSeats, removeSeats, validateSeatChange, type NewSeats } from '../../domain/seats';
+import { unitAmount } from '../../domain/catalog';
+import type { ProviderOutcome, Repositories } from '../../ports';
+import { limitsOf, type CoreDeps } from '../deps';
+import { loadCurrencies } from '../catalog-queries';
+import { loadCustomer, loadOwned, loadPlan, saveOutcome, saveSeats } from './shared';
+
+/** A seat change decided on one state of the subscription. */
+interface SeatDecision {
+  before: Subscription;
+  subscription: Subscription;
+  plan: Plan;
+  added: NewSeats | null;
+  removed: Id[];
+  price: number;
+}
+
+/**
+ * Seats as events: a change is checked when asked (400 before anything is queued), queued, and
+ * applied by the event worker. Applying is "decide, call the provider, commit": the new quantity
+ * is decided on a plain read, the provider is told it outside any transaction, then the change is
+ * decided again on the locked row and written. Should the committed quantity differ from what the
+ * provider was told (the state moved meanwhile), the provider is told the committed quantity.
+ */
+export class SeatService {
+  constructor(private readonly deps: CoreDeps) {}
+
+  /** Checks a seat change now and queues it as an event; returns the queued event. */
+  async request(tenant: Tenant, subscriptionId: Id, change: SeatChange): Promise<DomainEvent> {
+    const now = this.deps.clock.now();
+    const event = await this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, subscriptionId, false);
+      const [plan, licenses] = await Promise.all([loadPlan(r, s.planId), r.licenses.listBySubscription(s.id)]);
+      validateSeatChange(s, plan, licenses, change, now, limitsOf(this.deps).maxSeats);
+      const e: DomainEvent = {
+        id: this.deps.ids.newId(),
+        organisationId: s.organisationId,
+        isTest: s.isTest,
+        type: change.type,
+        subscriptionId: s.id,
+        payload: { ...change, subscriptionId: s.id },
+        status: 'queued',
+        attempts: 0,
+        runAt: now,
+        lastError: null,
+        errorCode: null,
+        lockedUntil: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      await r.events.save(e);
+      return e;
+    });
+    this.deps.events.wake();
+    return event;
+  }
+
+  /**
+   * Applies a change now: decide, tell the provider, commit. `finish` runs inside the committing
+   * transaction (the worker marks its event done there, so the change and its event commit together).
+   */
+  async apply(subscriptionId: Id, change: SeatChange, finish?: (r: Repositories) => Promise<void>): Promise<Subscription> {
+    const first = await this.deps.uow.run((r) => this.decide(r, subscriptionId, change, false));
+    const outcome = await this.tellProvider(first, change);
+    const committed = await this.deps.uow.run(async (r) => {
+      const d = await this.decide(r, subscriptionId, change, true);
+      if (d.subscription.quantity === first.subscription.quantity) await saveOutcome(r, outcome);
+      await r.subscriptions.save(d.subscription);
+      await r.licenses.deleteMany(d.removed);
+      await saveSeats(r, d.added);
+      await finish?.(r);
+      return d;
+    });
+    if (committed.subscription.quantity !== first.subscription.quantity) {
+      // The state moved between the two decisions: the provider learns the quantity we committed.
+      await this.tellProvider(committed, change).catch((e) =>
+        this.deps.logger?.error('seat quantity re-sync with the provider failed', { subscriptionId, error: String(e) }),
+      );
+    }
+    return committed.subscription;
+  }
+
+  private async decide(r: Repositories, subscriptionId: Id, change: SeatChange, forUpdate: boolean): Promise<SeatDecision> {
+    const now = this.deps.clock.now();
+    const s =
+      (forUpdate ? await r.subscriptions.getForUpdate(subscriptionId) : await r.subscriptions.get(subscriptionId)) ??
+      fail(ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription not found');
+    const [plan, customer, currencies] = await Promise.all([loadPlan(r, s.planId), loadCustomer(r, s), loadCurrencies(r)]);
+    const price = unitAmount(plan, s.currency, currencies);
+    if (change.type === 'seats.increment') {
+      const added = addSeats(s, plan, customer.value, change.count, now, () => this.deps.ids.newId(), limitsOf(this.deps).maxSeats);
+      return { before: s, subscription: added.subscription, plan, added: added.created, removed: [], price };
+    }
+    const removed = removeSeats(s, plan, await r.licenses.listBySubscription(s.id), change.count, now);
+    return { before: s, subscription: removed.subscription, plan, added: null, removed: removed.removed.map((l) => l.id), price };
+  }
+
+  private tellProvider(d: SeatDecision, change: SeatChange): Promise<ProviderOutcome> {
+    return this.deps.payments.changeSeats(d.before, d.plan, d.subscription.quantity, change.proration, d.price);
+  }
+}

@@ -1,0 +1,65 @@
+import { periodEndReached, renew } from '../../domain/subscription';
+import { unitAmount } from '../../domain/catalog';
+import { addInterval } from '../../domain/time';
+import type { CoreDeps } from '../deps';
+import { loadCurrencies } from '../catalog-queries';
+import { loadPlan, saveOutcome } from './shared';
+
+/** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
+export class Sweeps {
+  constructor(private readonly deps: CoreDeps) {}
+
+  /**
+   * For providers that do not bill renewals themselves (sandbox, free): a running subscription
+   * whose period ended moves on by whole periods, with its licenses. Returns how many.
+   */
+  async renewals(limit = 100): Promise<number> {
+    const now = this.deps.clock.now();
+    const providers = [this.deps.payments, this.deps.freeCheckout]
+      .filter((p) => p?.renewedBySweep)
+      .map((p) => (p as { name: string }).name);
+    if (providers.length === 0) return 0;
+    const due = await this.deps.uow.run((r) => r.subscriptions.listDueForRenewal(now, providers, limit));
+    let done = 0;
+    for (const id of due) {
+      await this.deps.uow.run(async (r) => {
+        const s = await r.subscriptions.getForUpdate(id);
+        if (!s || s.status === 'CANCELED' || s.cancelAtPeriodEnd || now < s.currentPeriodEnd) return;
+        const plan = await loadPlan(r, s.planId);
+        let start = s.currentPeriodEnd;
+        let end = addInterval(start, plan.interval, plan.length);
+        while (end <= now) {
+          start = end;
+          end = addInterval(start, plan.interval, plan.length);
+        }
+        const change = renew(s, await r.licenses.listBySubscription(s.id), start, end, now);
+        await r.subscriptions.save(change.subscription);
+        await r.licenses.saveMany(change.licenses);
+        // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
+        const provider = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === s.paymentProvider);
+        const outcome = provider?.renewedBySweep?.(change.subscription, plan, unitAmount(plan, s.currency, await loadCurrencies(r)));
+        if (outcome) await saveOutcome(r, outcome);
+        done++;
+      });
+    }
+    return done;
+  }
+
+  /** Cancels subscriptions whose scheduled cancellation is due. Returns how many. */
+  async cancellations(limit = 100): Promise<number> {
+    const now = this.deps.clock.now();
+    const due = await this.deps.uow.run((r) => r.subscriptions.listDueForCancellation(now, limit));
+    let done = 0;
+    for (const id of due) {
+      await this.deps.uow.run(async (r) => {
+        const s = await r.subscriptions.getForUpdate(id);
+        if (!s || !s.cancelAtPeriodEnd || s.status === 'CANCELED' || now < s.currentPeriodEnd) return;
+        const change = periodEndReached(s, await r.licenses.listBySubscription(s.id), now);
+        await r.subscriptions.save(change.subscription);
+        await r.licenses.saveMany(change.licenses);
+        done++;
+      });
+    }
+    return done;
+  }
+}

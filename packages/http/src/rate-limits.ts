@@ -1,0 +1,64 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { DomainError, ErrorCodes } from '@tollgate/core';
+import type { AuthContext } from './auth';
+
+export interface RateLimitConfig {
+  /** Off only for benchmarks and load tests. */
+  enabled: boolean;
+  /** Failed authentications (401) one client address may cause per minute. */
+  authFailuresPerMinute: number;
+  /** Writes (POST, PUT, PATCH, DELETE) one API key may make per minute. */
+  writesPerMinute: number;
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimitConfig = { enabled: true, authFailuresPerMinute: 30, writesPerMinute: 1200 };
+
+/** The limiters one process shares across its generations (counters live in this process: per instance). */
+export interface RateLimits {
+  /** Before authentication: a client address over its failed-authentication budget is refused at once. */
+  authFailures: RequestHandler;
+  /** After authentication, on writes: an API key over its write budget is refused. */
+  writes: RequestHandler;
+}
+
+const WINDOW_MS = 60_000;
+const pass: RequestHandler = (_req, _res, next) => next();
+
+/** 429 in the generation's shape (its error handler writes it), with `Retry-After` in seconds. */
+const refuse = (what: string) => (req: Request, res: Response, next: (e: unknown) => void) => {
+  const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+  const seconds = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : 60;
+  res.setHeader('Retry-After', String(seconds));
+  next(new DomainError(ErrorCodes.RATE_LIMITED, `${what}; retry in ${seconds} s`));
+};
+
+/**
+ * Limits of failed authentication per client address and of writes per API key, over a one-minute
+ * window kept in this process (express-rate-limit's memory store): with N instances behind a load
+ * balancer a client gets up to N times the budget (docs/decisions.md).
+ */
+export function createRateLimits(config: RateLimitConfig): RateLimits {
+  if (!config.enabled) return { authFailures: pass, writes: pass };
+  return {
+    authFailures: rateLimit({
+      windowMs: WINDOW_MS,
+      limit: config.authFailuresPerMinute,
+      skipSuccessfulRequests: true,
+      requestWasSuccessful: (_req, res) => res.statusCode !== 401,
+      keyGenerator: (req) => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown'),
+      standardHeaders: false,
+      legacyHeaders: false,
+      handler: refuse('too many failed authentications from this address'),
+    }),
+    writes: rateLimit({
+      windowMs: WINDOW_MS,
+      limit: config.writesPerMinute,
+      skip: (req) => req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS',
+      keyGenerator: (_req, res) => (res.locals.auth as AuthContext | undefined)?.key.id ?? 'anonymous',
+      standardHeaders: false,
+      legacyHeaders: false,
+      handler: refuse('too many writes with this API key'),
+    }),
+  };
+}

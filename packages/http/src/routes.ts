@@ -1,0 +1,251 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import {
+  DomainError,
+  ErrorCodes,
+  type ApiKeyService,
+  type IdempotencyService,
+  type Logger,
+  type ScopeResource,
+  type Tenant,
+} from '@tollgate/core';
+import { authenticate, requireScope, tenantOf, type AuthContext, type KeySource } from './auth';
+import { errorHandler, type ErrorBodyShape, type ErrorStatusTable, type HttpError } from './errors';
+import { idempotent } from './idempotency';
+import { sendEmpty, sendJson } from './json';
+import { jsonBody } from './middleware';
+import { cleanInput } from './input';
+import type { RateLimits } from './rate-limits';
+import { compile } from './validation';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** What a route answers; the kit sends it (JSON with the exact content type, or an empty body). */
+export interface Answer {
+  status: number;
+  body?: unknown;
+  /**
+   * A JSON array written batch by batch as it is read (instead of `body`): memory stays bounded by
+   * one batch however long the list is.
+   */
+  stream?: AsyncIterable<unknown[]>;
+  /** Extra response headers (e.g. `Location`). */
+  headers?: Record<string, string>;
+}
+
+/** One request as a handler sees it: query and body already validated against the route's schemas. */
+export interface RouteContext<Q = Record<string, string | undefined>, B = unknown> {
+  req: Request;
+  res: Response;
+  /** Path parameters (ids already checked as UUIDs). */
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  /** The caller's organisation and mode (routes with a scope only). */
+  tenant: Tenant;
+}
+
+/**
+ * One operation of a generation, declared once: its router entry, its share of the server's
+ * dispatch and its OpenAPI entry are all derived from this.
+ */
+export interface Route {
+  method: Method;
+  /** Express syntax: `/products/:productUuid/plans`. */
+  path: string;
+  summary: string;
+  /** The scope a key needs; absent: a public route (no key). */
+  scope?: [ScopeResource, 'read' | 'write'];
+  /** Path parameters that are not UUIDs (every other one must be a UUID: 400 before any query). */
+  textParams?: string[];
+  /** JSON Schema of the query string (values are strings); validated before the handler. */
+  query?: object;
+  /** JSON Schema of the body; validated before the handler. */
+  body?: object;
+  /** The success answer, for the OpenAPI document. */
+  response: { status: number; schema?: object; description?: string };
+  /** Extra OpenAPI header parameters or notes of the generation (e.g. v1's version header). */
+  meta?: Record<string, unknown>;
+  /** A long list: each key may read only a few at once on this instance (429 beyond). */
+  list?: boolean;
+  // The table holds routes of every query and body type; `route()` types each handler.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  handle(ctx: RouteContext<any, any>): Promise<Answer> | Answer;
+}
+
+/** A typed route: `route<Query, Body>({...})` gives the handler typed `query` and `body`. */
+export const route = <Q = Record<string, string | undefined>, B = unknown>(
+  r: Omit<Route, 'handle'> & { handle(ctx: RouteContext<Q, B>): Promise<Answer> | Answer },
+): Route => r as Route;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+/** Path parameters of an express path. */
+export const pathParams = (path: string): string[] => [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+
+/** Does `path` (express syntax) match the request path? */
+export function pathPattern(path: string): RegExp {
+  const body = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, '[^/]+');
+  return new RegExp(`^${body}/?$`);
+}
+
+/** Sends an answer (the one place route answers are written). */
+export async function sendAnswer(res: Response, a: Answer): Promise<void> {
+  for (const [k, v] of Object.entries(a.headers ?? {})) res.setHeader(k, v);
+  if (a.stream) await sendStream(res, a.status, a.stream);
+  else if (a.body === undefined) sendEmpty(res, a.status);
+  else sendJson(res, a.status, a.body);
+}
+
+/**
+ * A JSON array written as its batches arrive, waiting for the client to take each chunk (so a slow
+ * reader holds one batch, not the list). A failure after the first byte cuts the connection: the
+ * client sees a broken body, never a well-formed partial list.
+ */
+async function sendStream(res: Response, status: number, batches: AsyncIterable<unknown[]>): Promise<void> {
+  res.status(status);
+  res.setHeader('Content-Type', 'application/json');
+  let first = true;
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  const write = async (chunk: string) => {
+    if (res.destroyed) throw new Error('the client went away');
+    if (!res.write(chunk)) await drained();
+  };
+  await write('[');
+  for await (const batch of batches) {
+    let chunk = '';
+    for (const item of batch) {
+      chunk += (first ? '' : ',') + JSON.stringify(item);
+      first = false;
+    }
+    if (chunk) await write(chunk);
+  }
+  res.end(']');
+}
+
+/** Lists a key may read at once on one instance; more answer 429 with `Retry-After`. */
+export const LISTS_PER_KEY = 2;
+
+/** Counts a key's lists in flight (per instance: a list holds a connection and a batch of memory here). */
+function listLimit(max: number): RequestHandler {
+  const inFlight = new Map<string, number>();
+  return (_req, res, next) => {
+    const key = (res.locals.auth as AuthContext).key.id;
+    const n = inFlight.get(key) ?? 0;
+    if (n >= max) {
+      res.setHeader('Retry-After', '1');
+      throw new DomainError(ErrorCodes.RATE_LIMITED, `at most ${max} lists at once per API key; retry in a second`);
+    }
+    inFlight.set(key, n + 1);
+    let done = false;
+    const release = () => {
+      if (done) return;
+      done = true;
+      const left = (inFlight.get(key) ?? 1) - 1;
+      if (left > 0) inFlight.set(key, left);
+      else inFlight.delete(key);
+    };
+    res.once('finish', release);
+    res.once('close', release);
+    next();
+  };
+}
+
+export interface GenerationOptions {
+  /** Where keys are read: `x-api-key` (legacy, v1) or `Authorization: Bearer` (catalog). */
+  keySource: KeySource;
+  apiKeys: ApiKeyService;
+  /** The generation's error table and body shape: every error it answers uses them. */
+  statusTable: ErrorStatusTable;
+  errorShape: ErrorBodyShape;
+  logger: Logger;
+  /** What an unknown path answers; null: pass it on to what is mounted next. */
+  notFound: ((req: Request) => string) | null;
+  /** `idempotency-key` on POST, PUT and PATCH (catalog). */
+  idempotency?: IdempotencyService;
+  /** Runs before every route of the generation (v1: the version header rule). */
+  before?: RequestHandler[];
+  /** Long lists a key may read at once (default LISTS_PER_KEY). */
+  listsPerKey?: number;
+  /** Failed-authentication and write limits, shared by the process's generations (absent: none). */
+  rateLimits?: RateLimits;
+}
+
+export interface GenerationRouter {
+  router: express.Router;
+  /** Does the generation serve this method and path? (the server's dispatch) */
+  serves(method: string, path: string): boolean;
+}
+
+/**
+ * A generation's router from its route table: body parsing, authentication, scope, validation and
+ * the handler for each route, then 404 and the error handler, all in the generation's shape.
+ */
+export function generationRouter(routes: Route[], options: GenerationOptions): GenerationRouter {
+  const r = express.Router();
+  for (const mw of options.before ?? []) r.use(mw);
+  const auth = authenticate(options.apiKeys, options.keySource);
+  const lists = listLimit(options.listsPerKey ?? LISTS_PER_KEY);
+  for (const def of routes) {
+    const query = def.query ? compile<Record<string, string | undefined>>(def.query) : undefined;
+    const body = def.body ? compile<unknown>(def.body) : undefined;
+    const uuidParams = pathParams(def.path).filter((p) => !def.textParams?.includes(p));
+    // The key first (an unknown caller's body is never read), then the body: parsed for matched
+    // routes only, so a router that passes a path on never answers for it.
+    const limits = options.rateLimits;
+    const chain: RequestHandler[] = def.scope
+      ? [...(limits ? [limits.authFailures] : []), auth, requireScope(def.scope[0], def.scope[1]), ...(limits ? [limits.writes] : [])]
+      : [];
+    if (def.list && def.scope) chain.push(lists);
+    chain.push(jsonBody, cleanInput);
+    const work = async (req: Request, res: Response): Promise<Answer> => {
+      for (const p of uuidParams) {
+        if (!UUID.test(String(req.params[p])))
+          throw new DomainError(ErrorCodes.VALIDATION_FAILED, `${p} must be a UUID`, [{ property: p, error: 'must be a UUID' }]);
+      }
+      const ctx: RouteContext = {
+        req,
+        res,
+        params: req.params as Record<string, string>,
+        query: query ? query({ ...(req.query as object) }) : (req.query as Record<string, string>),
+        body: body ? body(req.body) : req.body,
+        get tenant(): Tenant {
+          return tenantOf(res);
+        },
+      };
+      return def.handle(ctx);
+    };
+    const write = def.method === 'post' || def.method === 'put' || def.method === 'patch';
+    chain.push(
+      options.idempotency && write && def.scope
+        ? idempotent(options.idempotency, work, sendAnswer)
+        : async (req, res) => {
+            await sendAnswer(res, await work(req, res));
+          },
+    );
+    r[def.method](def.path, ...chain);
+  }
+  const notFound = options.notFound;
+  if (notFound)
+    r.use((req, res) =>
+      sendJson(res, 404, options.errorShape({ status: 404, code: 'ROUTE_NOT_FOUND', message: notFound(req), details: [] })),
+    );
+  r.use(errorHandler(options.statusTable, options.errorShape, options.logger));
+  const patterns = routes.map((d) => ({ method: d.method.toUpperCase(), re: pathPattern(d.path) }));
+  return { router: r, serves: (method, path) => patterns.some((p) => p.method === method.toUpperCase() && p.re.test(path)) };
+}
+
+export type { AuthContext, HttpError, NextFunction };
+
+/** Each batch of a streamed list through a presenter. */
+export async function* mapBatches<T, U>(batches: AsyncIterable<T[]>, view: (item: T) => U): AsyncGenerator<U[]> {
+  for await (const batch of batches) yield batch.map(view);
+}

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import { resolveCheckoutOptions } from '@tollgate/core';
+import { aPlan, aProduct, errorCodeOf as codeOf } from '@tollgate/core/testing';
+import { checkoutOptionsInput, parseGrace, parseGranteeIds, parseLicenseStatusFilter } from '../src';
+
+describe('edge syntax of legacy and v1', () => {
+  it('parses grantee ids as a,b or [a,b] and grace as a whole number above 0', () => {
+    expect(parseGranteeIds('a,b')).toEqual(['a', 'b']);
+    expect(parseGranteeIds('[a, b,a]')).toEqual(['a', 'b']);
+    expect(parseGranteeIds('["x"]')).toEqual(['x']);
+    expect(codeOf(() => parseGranteeIds(''))).toBe('VALIDATION_FAILED');
+    expect(codeOf(() => parseGranteeIds('[]'))).toBe('VALIDATION_FAILED');
+    expect(codeOf(() => parseGranteeIds(undefined))).toBe('VALIDATION_FAILED');
+    expect(parseGrace(undefined)).toBe(0);
+    expect(parseGrace('3')).toBe(3);
+    for (const bad of ['0', '-1', '1.5', 'abc', '']) expect(codeOf(() => parseGrace(bad))).toBe('CHECK_GRACE_INVALID');
+  });
+
+  it('reads the checkout option set from query strings', () => {
+    const tenant = { organisationId: randomUUID(), isTest: false };
+    const usd = { id: randomUUID(), shortName: 'USD', longName: 'US Dollar', symbol: '$' };
+    const eur = { id: randomUUID(), shortName: 'EUR', longName: 'Euro', symbol: '€' };
+    const currencies = new Map([
+      [usd.id, usd],
+      [eur.id, eur],
+    ]);
+    const product = {
+      ...aProduct(tenant),
+      currencies: [
+        { currencyId: eur.id, isDefault: false },
+        { currencyId: usd.id, isDefault: true },
+      ],
+    };
+    const seatPlan = aPlan(product, { licenseType: 'perSeat', perSeatAmount: 3 });
+    const userPlan = aPlan(product);
+    const resolve = (q: Record<string, string>, plan = userPlan) =>
+      resolveCheckoutOptions(checkoutOptionsInput(q), plan, product, currencies);
+    expect(resolve({ currency: 'eur', quantity: '4', changeQuantity: 'true', promoCode: 'X' }, seatPlan)).toMatchObject({
+      currency: 'EUR',
+      quantity: 4,
+      changeQuantity: true,
+      promoCode: 'X',
+    });
+    expect(codeOf(() => resolve({ promoCode: 'X', allowPromoCode: 'true' }))).toBe('CHECKOUT_PROMO_CODE_CONFLICT');
+    expect(codeOf(() => resolve({ promoCode: 'X', allowPromoCode: 'false' }))).toBe('CHECKOUT_PROMO_CODE_CONFLICT');
+    expect(codeOf(() => resolve({ allowPromoCode: 'maybe' }))).toBe('VALIDATION_FAILED');
+    expect(codeOf(() => resolve({ quantity: '2' }))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');
+    expect(codeOf(() => resolve({ quantity: 'x' }, seatPlan))).toBe('CHECKOUT_QUANTITY_INVALID');
+  });
+
+  it('maps license status filters and refuses others', () => {
+    expect(parseLicenseStatusFilter('canceled')).toBe('CANCELED');
+    expect(parseLicenseStatusFilter(undefined)).toBeUndefined();
+    expect(codeOf(() => parseLicenseStatusFilter('bogus'))).toBe('VALIDATION_FAILED');
+  });
+});

@@ -1,0 +1,123 @@
+/* Generated from the route tables (the served OpenAPI documents): for every authenticated route, no
+   key, a revoked key, a key without the scope, another organisation's key and the other mode's key
+   are refused, and no list shows another tenant's records. */
+import { buySeats, call, createDatabase, seedOrg, startInstance, type Instance, type Org } from './harness';
+
+let db: Awaited<ReturnType<typeof createDatabase>>;
+let server: Instance;
+let a: Org;
+let b: Org;
+let ids: Record<string, string>;
+
+beforeAll(async () => {
+  db = await createDatabase();
+  server = await startInstance(db.url);
+  a = await seedOrg(db.url, 'tenant-a');
+  b = await seedOrg(db.url, 'tenant-b');
+  const subscription = await buySeats(server.url, db.url, a, 3, 'isolated');
+  const event = (await call(server.url, 'POST', `/subscriptions/${subscription}/seats`, { key: a.live, body: { increment: 1 } })).body as {
+    eventUuid: string;
+  };
+  const license = (
+    (await call(server.url, 'GET', `/licenses?subscriptionUuid=${subscription}&take=1`, { key: a.live })).body as { uuid: string }[]
+  )[0].uuid;
+  ids = {
+    product: a.keys['products.notes'],
+    plan: a.keys['plans.notes.team'],
+    freePlan: a.keys['plans.notes.free'],
+    table: a.keys['pricingTables.notes.main'],
+    subscription,
+    event: event.eventUuid,
+    license,
+  };
+});
+afterAll(async () => {
+  await server?.stop();
+  await db?.drop();
+});
+
+type Op = { generation: 'legacy' | 'v1' | 'catalog'; method: string; path: string; scope?: string };
+
+/** The route's path with tenant A's ids; its query; a body that passes validation. */
+function request(op: Op): { path: string; body?: unknown } {
+  const idFor = (name: string) => {
+    if (name === 'productUuid') return ids.product;
+    if (name === 'planUuid') return ids.plan;
+    if (name === 'pricingTableUuid') return ids.table;
+    if (name === 'subscriptionUuid') return ids.subscription;
+    if (name === 'eventUuid') return ids.event;
+    if (name === 'uuid') return op.path.startsWith('/products') ? ids.product : ids.plan;
+    if (name === 'id') return op.path.startsWith('/api/products') ? ids.product : ids.plan;
+    throw new Error(`no id for ${name} in ${op.path}`);
+  };
+  let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
+  const q: Record<string, string> = {
+    '/licenses/check': `productUuid=${ids.product}&granteeIds=isolated`,
+    '/plans/{planUuid}/checkoutlink': 'successUrl=https://x.io/ok&cancelUrl=https://x.io/no&granteeId=g&member=m',
+    '/products/{productUuid}/pricingtable': 'globalSuccessUrl=https://x.io/ok&globalCancelUrl=https://x.io/no&globalGranteeId=g',
+    '/pricing-tables/{pricingTableUuid}': 'globalSuccessUrl=https://x.io/ok&globalCancelUrl=https://x.io/no&globalGranteeId=g&member=m',
+    '/subscriptions/{subscriptionUuid}/cancel': 'when=end',
+  };
+  if (q[op.path]) path += `?${q[op.path]}`;
+  const bodies: Record<string, unknown> = {
+    'post /licenses': { planUuid: ids.freePlan, member: 'm@example.com', granteeId: 'intruder' },
+    'put /licenses': [{ uuid: ids.license, granteeId: 'intruder' }],
+    'put /subscriptions/{subscriptionUuid}/change-plan': { planUuid: a.keys['plans.notes.business'] },
+    'post /subscriptions/{subscriptionUuid}/seats': { increment: 1 },
+    'put /subscriptions/{subscriptionUuid}/seats': { decrement: 1 },
+    'post /api/products': { name: 'intruder' },
+    'put /api/products/{id}': { name: 'intruder' },
+    'post /api/plans': { productId: ids.product, name: 'intruder' },
+    'put /api/plans/{id}': { name: 'intruder' },
+    'post /api/plans/save': { productId: ids.product, name: 'intruder' },
+  };
+  return { path, body: bodies[`${op.method} ${op.path}`] };
+}
+
+it('refuses every authenticated route without a key, with a revoked key, without the scope, and across tenants', async () => {
+  const ops: Op[] = [];
+  for (const generation of ['legacy', 'v1', 'catalog'] as const) {
+    const doc = (await call(server.url, 'GET', `/openapi/${generation}.json`)).body as {
+      paths: Record<string, Record<string, { 'x-scope'?: string }>>;
+    };
+    for (const [path, methods] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(methods)) ops.push({ generation, method, path, scope: op['x-scope'] });
+  }
+  const secured = ops.filter((o) => o.scope);
+  expect(secured.length).toBeGreaterThan(45);
+  const failures: string[] = [];
+  const expectStatus = async (op: Op, key: string | undefined, want: number[], why: string) => {
+    const { path, body } = request(op);
+    const auth = key === undefined ? {} : op.generation === 'catalog' ? { bearer: key } : { key };
+    const res = await call(server.url, op.method.toUpperCase(), path, {
+      ...auth,
+      body,
+      headers: op.generation === 'v1' ? { version: 'v1' } : {},
+    });
+    if (!want.includes(res.status))
+      failures.push(
+        `${op.generation} ${op.method.toUpperCase()} ${op.path} ${why}: ${res.status} (wanted ${want.join('/')}) ${res.text.slice(0, 200)}`,
+      );
+    return res;
+  };
+  for (const op of secured) {
+    await expectStatus(op, undefined, [401], 'without a key');
+    await expectStatus(op, a.revoked, [401], 'with a revoked key');
+    await expectStatus(op, op.scope === 'licenses:read' ? a.productsOnly : a.licensesOnly, [403], `without the scope ${op.scope}`);
+    const hasIds =
+      /\{\w+\}/.test(op.path) || (request(op).body !== undefined && JSON.stringify(request(op).body).match(/[0-9a-f]{8}-[0-9a-f]{4}-/));
+    for (const [who, key] of [
+      ['another organisation', b.live],
+      ['the other mode', a.test],
+    ] as const) {
+      if (hasIds || op.path === '/licenses/check') await expectStatus(op, key, [403], `with ${who}'s key`);
+      else {
+        // A list or a create without ids: it answers the caller's own records, never tenant A's.
+        const res = await expectStatus(op, key, [200, 201, 202, 204], `with ${who}'s key`);
+        for (const id of Object.values(ids))
+          if (res.text.includes(id)) failures.push(`${op.generation} ${op.method} ${op.path} shows tenant A's ${id} to ${who}`);
+      }
+    }
+  }
+  expect(failures).toEqual([]);
+});
