@@ -29,6 +29,7 @@ module.exports = {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
   },
   moduleNameMapper,
+  globalSetup: '<rootDir>/jest.global-setup.js',
   setupFiles: ['<rootDir>/jest.setup.js'],
   setupFilesAfterEnv: ['<rootDir>/jest.after-env.js'],
   // Suites named *.server.test.ts need a PostgreSQL server: collected only when TEST_DATABASE_URL says where.

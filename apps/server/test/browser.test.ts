@@ -3,11 +3,12 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import request from 'supertest';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from './support/browser';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
 
-// The sandbox checkout in a real browser (Debian's chromium driven by playwright-core).
+// The sandbox checkout in a real browser (Chromium from the npm registry, driven by playwright-core).
 const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts');
 
 let world: TestWorld;
@@ -22,19 +23,7 @@ beforeAll(async () => {
   server = createServer(createServerApp(world));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchBrowser();
 }, 60_000);
 
 afterAll(async () => {
