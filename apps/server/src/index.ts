@@ -1,1 +1,1 @@
-export { createServerApp, createServerHttp, type ServerServices } from './app';
+export { createServerApp, createServerHttp, type ServerApp, type ServerServices } from './app';

@@ -47,6 +47,8 @@ export interface DatabaseHandle {
   kind: 'postgres' | 'pglite';
   /** A new change feed over this database: a LISTEN connection of its own (server), or PGlite's in-process channel. */
   changeFeed(options?: { onError?: (e: unknown) => void; applicationName?: string }): ChangeFeed;
+  /** Connections of the pool (server only; PGlite is one in-process connection). */
+  poolStats?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -58,7 +60,13 @@ export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
     pool.on('error', (err) => options.onIdleError?.(err));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const url = options.url;
-    return { db, kind: 'postgres', changeFeed: (o) => new PostgresChangeFeed(url, o), close: () => db.destroy() };
+    return {
+      db,
+      kind: 'postgres',
+      changeFeed: (o) => new PostgresChangeFeed(url, o),
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      close: () => db.destroy(),
+    };
   }
   const pglite = new PGlite(options.dataDir);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }) });

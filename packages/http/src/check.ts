@@ -1,8 +1,13 @@
-import type { LicenseService } from '@tollgate/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQueryString } from 'node:querystring';
+import { assertCleanText, hasScope, type ApiKeyService, type CheckRequest, type LicenseService, type Logger } from '@tollgate/core';
 import { route, type Route } from './routes';
 import { checkSchema } from './schemas';
 import { checkView } from './views';
 import { parseGrace, parseGranteeIds } from './params';
+import { compile } from './validation';
+import { requestIdOf } from './middleware';
+import type { RateLimits } from './rate-limits';
 
 /** The check's query string (productUuid a UUID; the rest parsed by the edge parsers). */
 export const checkQuerySchema = {
@@ -28,14 +33,129 @@ export function checkRoute(licenses: Pick<LicenseService, 'check'>): Route {
     scope: ['licenses', 'read'],
     query: checkQuerySchema,
     response: { status: 200, schema: checkSchema },
-    async handle({ query: q, tenant }) {
-      const result = await licenses.check(tenant, {
-        productId: q.productUuid,
-        granteeIds: parseGranteeIds(q.granteeIds),
-        graceDays: parseGrace(q.grace),
-        encoding: q.sigEncode?.toLowerCase() === 'p1363' ? 'p1363' : 'der',
-      });
+    async handle({ query, tenant }) {
+      const result = await licenses.check(tenant, checkRequestOf(query));
       return result ? { status: 200, body: checkView(result) } : { status: 204 };
     },
   });
+}
+
+type CheckQuery = { productUuid: string; granteeIds: string; grace?: string; sigEncode?: string };
+
+/** The check's validated query string as the command core takes. */
+function checkRequestOf(q: CheckQuery): CheckRequest {
+  return {
+    productId: q.productUuid,
+    granteeIds: parseGranteeIds(q.granteeIds),
+    graceDays: parseGrace(q.grace),
+    encoding: q.sigEncode?.toLowerCase() === 'p1363' ? 'p1363' : 'der',
+  };
+}
+
+export interface CheckFastPathOptions {
+  apiKeys: Pick<ApiKeyService, 'authenticate'>;
+  licenses: Pick<LicenseService, 'check'>;
+  /** The process's limiters: an address over its failed-authentication budget is left to the router (429). */
+  rateLimits?: RateLimits;
+  logger: Logger;
+  logRequests: boolean;
+}
+
+/** What the fast path did with one request. */
+export interface CheckFastPathStats {
+  /** Checks it answered itself. */
+  served: number;
+  /** Requests for the check it left to the generation routers (anything but the plain happy path). */
+  passed: number;
+}
+
+export interface CheckFastPath {
+  /** Is this a request for the check (GET `/licenses/check?...`)? Others go straight to the routers. */
+  wants(req: IncomingMessage): boolean;
+  /** Answers the request and resolves true, or leaves it untouched (nothing read, nothing written) and resolves false. */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  stats(): CheckFastPathStats;
+}
+
+const validCheckQuery = compile<CheckQuery>(checkQuerySchema);
+
+/**
+ * `GET /licenses/check` outside express (DESIGN section 11): the route's happy path, with the same
+ * key, scope and tenancy rules, the same validation and the same bytes (status, `x-request-id`,
+ * `Content-Type`, `Content-Length`, body; 204 when there is no capability). Anything else (another
+ * path spelling, a body, a bad or missing key, a missing scope, an invalid query, an address over
+ * its failed-authentication budget, an error of the check) is left to the generation routers,
+ * which answer it exactly as before; the check is read-only, so running it twice is harmless.
+ * `checkFastPath.test.ts` in the server compares both paths byte for byte.
+ */
+export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
+  const stats: CheckFastPathStats = { served: 0, passed: 0 };
+  // Core hands back the same answer object for a repeated question: its body is rendered once.
+  const bodies = new WeakMap<object, string>();
+  const render = (result: NonNullable<Awaited<ReturnType<LicenseService['check']>>>) => {
+    let body = bodies.get(result);
+    if (body === undefined) {
+      body = JSON.stringify(checkView(result));
+      bodies.set(result, body);
+    }
+    return body;
+  };
+  const pass = () => {
+    stats.passed++;
+    return false;
+  };
+  const wants = (req: IncomingMessage) => req.method === 'GET' && req.url !== undefined && req.url.startsWith('/licenses/check?');
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+    if (!wants(req)) return false;
+    const url = req.url as string;
+    const start = o.logRequests ? process.hrtime.bigint() : 0n;
+    const h = req.headers;
+    if ((h['version'] !== undefined && h['version'] !== 'v1') || h['transfer-encoding'] !== undefined) return pass();
+    if (h['content-length'] !== undefined && h['content-length'] !== '0') return pass();
+    const presented = typeof h['x-api-key'] === 'string' ? h['x-api-key'].trim() : '';
+    if (!presented) return pass();
+    let request: CheckRequest;
+    try {
+      const query = { ...parseQueryString(url.slice('/licenses/check?'.length)) };
+      assertCleanText(query, 'query');
+      request = checkRequestOf(validCheckQuery(query));
+    } catch {
+      return pass();
+    }
+    if (o.rateLimits && (await o.rateLimits.overAuthFailureBudget(req.socket.remoteAddress))) return pass();
+    let body: string | undefined;
+    try {
+      const key = await o.apiKeys.authenticate(presented);
+      if (!hasScope(key, 'licenses', 'read')) return pass();
+      const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request);
+      body = result ? render(result) : undefined;
+    } catch {
+      return pass();
+    }
+    if (res.headersSent || res.destroyed) return true;
+    const id = requestIdOf(h['x-request-id']);
+    res.setHeader('x-request-id', id);
+    if (body === undefined) {
+      res.statusCode = 204;
+      res.setHeader('Content-Length', '0');
+      res.end();
+    } else {
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/json');
+      res.setHeader('Content-Length', Buffer.byteLength(body));
+      res.end(body);
+    }
+    stats.served++;
+    if (o.logRequests) {
+      o.logger.info('request', {
+        requestId: id,
+        method: 'GET',
+        path: '/licenses/check',
+        status: res.statusCode,
+        ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
+      });
+    }
+    return true;
+  };
+  return { wants, handle, stats: () => ({ ...stats }) };
 }

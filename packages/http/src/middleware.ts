@@ -5,10 +5,13 @@ import express, { type RequestHandler } from 'express';
 import { DomainError, ErrorCodes, type Logger } from '@tollgate/core';
 import { jsonDepthExceeds, MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
 
+/** The request id for a given `x-request-id` header: the caller's if sane, else a new one. */
+export const requestIdOf = (given: string | string[] | undefined): string =>
+  typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
+
 /** A request id from `x-request-id` (if sane) or a new one, echoed back. */
 export const requestId: RequestHandler = (req, res, next) => {
-  const given = req.header('x-request-id');
-  const id = given && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
+  const id = requestIdOf(req.header('x-request-id'));
   res.locals.requestId = id;
   res.setHeader('x-request-id', id);
   next();

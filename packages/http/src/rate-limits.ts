@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, rateLimit } from 'express-rate-limit';
 import { DomainError, ErrorCodes } from '@tollgate/core';
 import type { AuthContext } from './auth';
 
@@ -20,6 +20,8 @@ export interface RateLimits {
   authFailures: RequestHandler;
   /** After authentication, on writes: an API key over its write budget is refused. */
   writes: RequestHandler;
+  /** Would `authFailures` refuse this client address now? (for handlers outside express: the check's fast path) */
+  overAuthFailureBudget(address: string | undefined): Promise<boolean>;
 }
 
 const WINDOW_MS = 60_000;
@@ -39,13 +41,18 @@ const refuse = (what: string) => (req: Request, res: Response, next: (e: unknown
  * balancer a client gets up to N times the budget (docs/decisions.md).
  */
 export function createRateLimits(config: RateLimitConfig): RateLimits {
-  if (!config.enabled) return { authFailures: pass, writes: pass };
+  if (!config.enabled) return { authFailures: pass, writes: pass, overAuthFailureBudget: async () => false };
+  const failures = new MemoryStore();
+  const addressKey = (address: string | undefined) => ipKeyGenerator(address ?? 'unknown');
   return {
+    overAuthFailureBudget: async (address) => ((await failures.get(addressKey(address)))?.totalHits ?? 0) >= config.authFailuresPerMinute,
     authFailures: rateLimit({
+      store: failures,
       windowMs: WINDOW_MS,
       limit: config.authFailuresPerMinute,
       skipSuccessfulRequests: true,
       requestWasSuccessful: (_req, res) => res.statusCode !== 401,
+      // Written out (not through addressKey): express-rate-limit checks that the generator calls ipKeyGenerator.
       keyGenerator: (req) => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown'),
       standardHeaders: false,
       legacyHeaders: false,

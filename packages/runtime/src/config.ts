@@ -11,6 +11,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** A read replica for the check's snapshot loads (`DATABASE_READ_URL`, optional, server only). */
   databaseReadUrl: string | undefined;
+  /** A bearer token `/metrics` requires (`METRICS_TOKEN`); absent: `/metrics` is open (keep it off the public network). */
+  metricsToken?: string;
   /** Entitlement snapshots one instance keeps (`CHECK_CACHE_ENTRIES`). */
   checkCacheEntries: number;
   dataDir: string;
@@ -75,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     databaseReadUrl,
     checkCacheEntries: positive('CHECK_CACHE_ENTRIES', 200_000),
+    metricsToken: env.METRICS_TOKEN || undefined,
     dataDir,
     signer,
     masterSecret,

@@ -15,6 +15,11 @@ export class Lru<K, V> {
     return value;
   }
 
+  /** The value without marking it used. */
+  peek(key: K): V | undefined {
+    return this.map.get(key);
+  }
+
   set(key: K, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);

@@ -20,6 +20,11 @@ export interface SignedMessage {
 export interface Signer {
   /** Signs `message` with the organisation's current key (`p1363`: raw r||s for ECDSA; default DER). */
   sign(organisationId: Id, message: string, options?: { encoding?: 'der' | 'p1363' }): Promise<SignedMessage>;
+  /**
+   * The organisation's current key as this instance holds it in memory (undefined when not held),
+   * compared by identity: a signature made under it is still current while the same object comes back.
+   */
+  heldKey?(organisationId: Id): object | undefined;
 }
 
 export interface EventQueue {

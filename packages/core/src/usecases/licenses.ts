@@ -4,6 +4,7 @@ import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, createAdHocLicense } from '../domain/license';
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
 import { EntitlementCache } from './check-cache';
+import { Lru } from '../domain/lru';
 import type { LicenseCount, LicenseFilter, SignedMessage, Signer } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 
@@ -34,7 +35,29 @@ export interface LicensePage {
   nextCursor: string | null;
 }
 
+/** A check answer kept for the same question while what it was computed from is unchanged. */
+interface KeptAnswer {
+  /** The snapshot objects it was computed from, one per grantee (compared by identity). */
+  snapshots: readonly (readonly CheckLicense[])[];
+  /** The signing key it was signed under (compared by identity), or null for no answer. */
+  key: object | undefined | null;
+  /** Until when (ms): the earliest capability end; after it a capability lapses. */
+  validUntil: number;
+  answer: SignedCheck | null;
+}
+
+/** Answers kept at most (the hot set of questions; the snapshots hold the rest). */
+const KEPT_ANSWERS = 20_000;
+
 export class LicenseService {
+  /**
+   * Answers to repeated questions (same product, grantees, grace, encoding): reused while every
+   * snapshot they came from is the very object the cache holds (an invalidation replaces it), the
+   * signing key is the same object, and no capability has ended since. The same answer object comes
+   * back, so the edge can keep its rendering too.
+   */
+  private readonly answers = new Lru<string, KeptAnswer>(KEPT_ANSWERS);
+
   constructor(
     private readonly deps: CoreDeps,
     private readonly signer: Signer,
@@ -152,10 +175,25 @@ export class LicenseService {
 
     const licenses: CheckLicense[] = [];
     const missing: string[] = [];
+    const snapshots: (readonly CheckLicense[])[] = [];
     for (const g of granteeIds) {
       const snapshot = cache.snapshot(product.id, g);
-      if (snapshot) licenses.push(...snapshot);
-      else missing.push(g);
+      if (snapshot) {
+        snapshots.push(snapshot);
+        licenses.push(...snapshot);
+      } else missing.push(g);
+    }
+    // Every snapshot came from memory: the same question may have its answer kept.
+    const question = missing.length === 0 ? `${product.id}|${graceDays}|${req.encoding}|${granteeIds.join('\n')}` : undefined;
+    if (question !== undefined) {
+      const kept = this.answers.get(question);
+      if (
+        kept &&
+        kept.validUntil > now.getTime() &&
+        kept.snapshots.every((s, i) => s === snapshots[i]) &&
+        (kept.answer === null || kept.key === this.signer.heldKey?.(tenant.organisationId))
+      )
+        return kept.answer;
     }
     if (missing.length) {
       const mark = cache.mark();
@@ -181,8 +219,17 @@ export class LicenseService {
       for (const id of unknownPlans) capabilitiesByPlan.set(id, names.get(id) ?? []);
     }
     const result = capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });
-    if (result.capabilities.length === 0) return null;
+    if (result.capabilities.length === 0) {
+      if (question !== undefined) this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
+      return null;
+    }
     const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding });
-    return { ...result, ...signed };
+    const answer: SignedCheck = { ...result, ...signed };
+    const key = this.signer.heldKey?.(tenant.organisationId);
+    if (question !== undefined && key !== undefined) {
+      const validUntil = Math.min(...Object.values(result.capabilitiesEndDates).map((d) => d.getTime()));
+      this.answers.set(question, { snapshots, key, validUntil, answer });
+    }
+    return answer;
   }
 }

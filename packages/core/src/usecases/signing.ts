@@ -72,6 +72,10 @@ export class SigningKeys implements Signer {
     return this.deps.scheme.publicKeyPem(record);
   }
 
+  heldKey(organisationId: Id): object | undefined {
+    return this.live ? this.cache.peek(organisationId) : undefined;
+  }
+
   /** Drops the cached key of an organisation (its keys changed). */
   forget(organisationId: Id): void {
     this.cache.delete(organisationId);

@@ -34,7 +34,17 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
 
     const check = (core: TestCore, granteeIds: string[], graceDays = 0) =>
       core.licenses.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
-    const caps = async (core: TestCore, grantee: string, graceDays = 0) => (await check(core, [grantee], graceDays))?.capabilities ?? [];
+    /**
+     * The capabilities of one grantee, asked three times: the first may load, the second answers
+     * from memory and keeps its answer, the third is answered with the kept answer. All must agree.
+     */
+    const caps = async (core: TestCore, grantee: string, graceDays = 0) => {
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push((await check(core, [grantee], graceDays))?.capabilities ?? []);
+      expect(answers[1]).toEqual(answers[0]);
+      expect(answers[2]).toEqual(answers[0]);
+      return answers[0];
+    };
     const buy = (grantee: string, plan = 'plans.notes.team', quantity = 2) =>
       w.a.checkout.completePurchase({
         planId: keys[plan],
@@ -91,7 +101,11 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
 
       await buy('dot');
       await w.settle();
+      await check(w.b, ['dot']);
+      await check(w.b, ['dot']);
       const before = await check(w.b, ['dot']);
+      // Asked again with nothing changed: the kept answer itself.
+      expect(await check(w.b, ['dot'])).toBe(before);
       const rotated = await w.a.signing.rotate(tenant.organisationId);
       await w.settle();
       const after = await check(w.b, ['dot']);
@@ -137,6 +151,31 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
       // All of it from the cached snapshot.
       expect(w.b.checkCache.stats().entries).toBe(entries);
       w.b.clock.set(w.a.clock.now());
+    });
+
+    it('keeps an answer only while its snapshots, signing key and capability ends hold', async () => {
+      await buy('hal');
+      await w.settle();
+      await check(w.b, ['hal', 'ivy']);
+      const first = await check(w.b, ['hal', 'ivy']);
+      expect(await check(w.b, ['hal', 'ivy'])).toBe(first);
+      // Another question (the grantees in another order, another encoding) is answered on its own.
+      expect(await check(w.b, ['ivy', 'hal'])).not.toBe(first);
+      // A license of one of the grantees changes (ivy gets one that does not end): a new answer.
+      await w.a.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'ivy@example.com', granteeId: 'ivy' }]);
+      await w.settle();
+      const reloaded = await check(w.b, ['hal', 'ivy']);
+      expect(reloaded).not.toBe(first);
+      const second = await check(w.b, ['hal', 'ivy']);
+      expect(await check(w.b, ['hal', 'ivy'])).toBe(second);
+      // A rotated signing key: a new answer, signed under it.
+      await w.a.signing.rotate(tenant.organisationId);
+      await w.settle();
+      const resigned = await check(w.b, ['hal', 'ivy']);
+      expect(resigned).not.toBe(second);
+      expect(resigned?.publicHash).not.toBe(second?.publicHash);
+      // (A capability's end passing is the expiry test's case: `caps` asks three times, so its
+      // answers before the clock moves are kept ones.)
     });
 
     it('agrees with A after a product is archived through A (last: archiving is final)', async () => {

@@ -1,0 +1,100 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CacheStats } from '@tollgate/core';
+import type { CheckFastPathStats } from '@tollgate/http';
+
+/** Where the metrics read what they report (DESIGN section 13). */
+export interface MetricSources {
+  checkCache(): CacheStats;
+  fastPath(): CheckFastPathStats;
+  /** Connections of the database pool (server only). */
+  pool?(): { total: number; idle: number; waiting: number };
+}
+
+/**
+ * The process's Prometheus metrics (prom-client): requests by route and status, their latency,
+ * the check's cache and fast path, the database pool, and Node's own process metrics. Each server
+ * app has its own registry, so tests and several apps in one process never share counters.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly latency: Histogram<'method' | 'route'>;
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'tollgate_http_requests_total',
+      help: 'HTTP requests answered, by route (the declared path) and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'tollgate_http_request_duration_seconds',
+      help: 'Time from request to the end of the answer, by route',
+      labelNames: ['method', 'route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    const cache = (name: string, help: string, read: (s: CacheStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read(sources.checkCache()));
+        },
+      });
+    cache('tollgate_check_cache_hits', 'Entitlement snapshots answered from memory since the start', (s) => s.hits);
+    cache('tollgate_check_cache_misses', 'Entitlement snapshots loaded from the database since the start', (s) => s.misses);
+    cache('tollgate_check_cache_entries', 'Entitlement snapshots held now', (s) => s.entries);
+    cache('tollgate_check_cache_live', '1 while the change feed is listening (caches trusted), 0 while checks read the database', (s) =>
+      s.live ? 1 : 0,
+    );
+    new Gauge({
+      name: 'tollgate_check_fast_path',
+      help: 'Checks the fast path answered itself (served) or left to the routers (passed), since the start',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        const s = sources.fastPath();
+        this.set({ outcome: 'served' }, s.served);
+        this.set({ outcome: 'passed' }, s.passed);
+      },
+    });
+    if (sources.pool) {
+      const pool = sources.pool;
+      new Gauge({
+        name: 'tollgate_db_pool_connections',
+        help: 'Database pool connections by state (total, idle, waiting clients)',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const p = pool();
+          this.set({ state: 'total' }, p.total);
+          this.set({ state: 'idle' }, p.idle);
+          this.set({ state: 'waiting' }, p.waiting);
+        },
+      });
+    }
+  }
+
+  /** Counts the request when its answer is finished; `route` is read then (express sets it while routing). */
+  observe(req: IncomingMessage, res: ServerResponse, fixedRoute?: string): void {
+    const end = this.latency.startTimer();
+    res.once('finish', () => {
+      const route = fixedRoute ?? routeOf(req);
+      const method = req.method ?? 'GET';
+      end({ method, route });
+      this.requests.inc({ method, route, status: String(res.statusCode) });
+    });
+  }
+}
+
+/** The declared path of the route that answered (never the raw path: ids would explode the label set). */
+function routeOf(req: IncomingMessage): string {
+  const r = (req as IncomingMessage & { route?: { path?: unknown }; baseUrl?: string }).route;
+  if (r && typeof r.path === 'string') return `${(req as { baseUrl?: string }).baseUrl ?? ''}${r.path}`;
+  return 'unmatched';
+}

@@ -1,0 +1,170 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createServerApp, createServerHttp, type ServerApp } from '../src';
+
+// The check's fast path (DESIGN section 11) must answer exactly what the generation routers
+// answer: every request below goes to a server with the fast path and to one without it (same
+// runtime, so the same signatures are reused), and the raw answers are compared byte for byte.
+
+interface Raw {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+let world: TestWorld;
+let org: SeededOrg;
+let fast: ServerApp;
+const servers: ReturnType<typeof createServerHttp>[] = [];
+let fastBase: string;
+let routerBase: string;
+let scopelessKey: string;
+
+async function listen(app: Parameters<typeof createServerHttp>[0]): Promise<string> {
+  const server = createServerHttp(app);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A raw GET (no client-side normalisation of the path or the headers). */
+function get(base: string, path: string, headers: Record<string, string>, body?: string): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const length: Record<string, string> = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
+    const req = httpRequest(`${base}${path}`, { method: 'GET', headers: { 'x-request-id': 'same-id', ...length, ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const compared = (r: Raw) => ({
+  status: r.status,
+  body: r.body,
+  'content-type': r.headers['content-type'],
+  'content-length': r.headers['content-length'],
+  'x-request-id': r.headers['x-request-id'],
+  'retry-after': r.headers['retry-after'],
+});
+
+beforeAll(async () => {
+  world = await createTestWorld();
+  org = await seedOrganisation(world, 'fast-path-org');
+  await purchase(world, org.keys['plans.notes.team'], 'licensed', 3);
+  await purchase(world, org.keys['plans.notes.business'], 'other-licensed');
+  scopelessKey = (await world.core.apiKeys.create({ organisation: 'fast-path-org', scopes: ['products:read'], isTest: false })).plaintext;
+  fast = createServerApp(world);
+  fastBase = await listen(fast);
+  routerBase = await listen(createServerApp(world, { checkFastPath: false }));
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  await world?.close();
+});
+
+describe('the check fast path', () => {
+  const product = () => org.keys['products.notes'];
+
+  it('answers the happy path itself, with the same status, headers and bytes as the routers', async () => {
+    const cases: [string, Record<string, string>][] = [
+      [`/licenses/check?productUuid=${product()}&granteeIds=licensed`, { 'x-api-key': org.liveKey }],
+      [`/licenses/check?productUuid=${product()}&granteeIds=licensed`, { 'x-api-key': org.readOnlyKey, version: 'v1' }],
+      [`/licenses/check?productUuid=${product()}&granteeIds=[licensed,other-licensed]&grace=3`, { 'x-api-key': ` ${org.liveKey} ` }],
+      [`/licenses/check?productUuid=${product()}&granteeIds=licensed&sigEncode=P1363&extra=ignored`, { 'x-api-key': org.liveKey }],
+      [`/licenses/check?productUuid=${product()}&granteeIds=nobody`, { 'x-api-key': org.liveKey }],
+      [`/licenses/check?productUuid=${product()}&granteeIds=${encodeURIComponent('"nobody", "else"')}`, { 'x-api-key': org.liveKey }],
+    ];
+    for (const [path, headers] of cases) {
+      const before = fast.fastPathStats().served;
+      // Three times: the first fills the caches, the second answers from memory and keeps its
+      // answer, the third is the kept answer with its body rendered once.
+      for (let i = 0; i < 3; i++) {
+        const [a, b] = [await get(fastBase, path, headers), await get(routerBase, path, headers)];
+        expect(compared(a)).toEqual(compared(b));
+        expect([200, 204]).toContain(a.status);
+      }
+      expect(fast.fastPathStats().served).toBe(before + 3);
+    }
+    const licensed = await get(fastBase, cases[0][0], cases[0][1]);
+    expect(JSON.parse(licensed.body)).toMatchObject({ capabilities: expect.arrayContaining([expect.any(String)]) });
+    expect((await get(fastBase, cases[4][0], cases[4][1])).status).toBe(204);
+  });
+
+  it('leaves everything but the happy path to the routers, which answer it as before', async () => {
+    await world.core.apiKeys.ensureOrganisation('someone-else');
+    const other = (await world.core.apiKeys.create({ organisation: 'someone-else', scopes: ['*'], isTest: false })).plaintext;
+    const q = `productUuid=${product()}&granteeIds=licensed`;
+    const cases: [string, Record<string, string>, number, string?][] = [
+      [`/licenses/check?${q}`, {}, 401],
+      [`/licenses/check?${q}`, { 'x-api-key': '   ' }, 401],
+      [`/licenses/check?${q}`, { 'x-api-key': 'not-a-key' }, 401],
+      [`/licenses/check?${q}`, { 'x-api-key': scopelessKey }, 403],
+      [`/licenses/check?${q}`, { 'x-api-key': org.testKey }, 403],
+      [`/licenses/check?${q}`, { 'x-api-key': other }, 403],
+      [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, version: 'v2' }, 400],
+      [`/licenses/check?${q}&grace=0`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?${q}&grace=soon`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?${q}&sigEncode=base64`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?${q}&productUuid=${product()}`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?productUuid=${product()}&granteeIds=%00`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?productUuid=${product()}&granteeIds=,,`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?productUuid=not-a-uuid&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?productUuid=${org.keys['plans.notes.team']}&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 403],
+      [`/licenses/check?granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, 'content-type': 'application/json' }, 400, '{"granteeIds":"\\u0000"}'],
+    ];
+    for (const [path, headers, status, body] of cases) {
+      const before = fast.fastPathStats();
+      const [a, b] = [await get(fastBase, path, headers, body), await get(routerBase, path, headers, body)];
+      expect({ path, ...compared(a) }).toEqual({ path, ...compared(b) });
+      expect({ path, status: a.status }).toEqual({ path, status });
+      expect({ path, headers, ...fast.fastPathStats() }).toEqual({ path, headers, served: before.served, passed: before.passed + 1 });
+    }
+  });
+
+  it('does not take other spellings of the path, which the routers serve', async () => {
+    const before = fast.fastPathStats();
+    for (const path of [
+      `/licenses/check/?productUuid=${product()}&granteeIds=licensed`,
+      `/Licenses/Check?productUuid=${product()}&granteeIds=licensed`,
+    ]) {
+      const [a, b] = [await get(fastBase, path, { 'x-api-key': org.liveKey }), await get(routerBase, path, { 'x-api-key': org.liveKey })];
+      expect(compared(a)).toEqual(compared(b));
+      expect(a.status).toBe(200);
+    }
+    expect(fast.fastPathStats()).toEqual(before);
+  });
+
+  it('sees a cancelled license at once (the check reads the same caches the change feed evicts)', async () => {
+    const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'leaving', 2);
+    const path = `/licenses/check?productUuid=${product()}&granteeIds=leaving`;
+    expect((await get(fastBase, path, { 'x-api-key': org.liveKey })).status).toBe(200);
+    await world.core.subscriptions.cancel(org.tenant, subscription.id, 'now');
+    expect((await get(fastBase, path, { 'x-api-key': org.liveKey })).status).toBe(204);
+  });
+});
+
+describe('the check fast path with rate limits on', () => {
+  it('leaves an address over its failed-authentication budget to the routers (429 even with a good key)', async () => {
+    const limited = createServerApp({
+      ...world,
+      config: { ...world.config, rateLimits: { enabled: true, authFailuresPerMinute: 2, writesPerMinute: 100 } },
+    });
+    const base = await listen(limited);
+    const path = `/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=licensed`;
+    expect((await get(base, path, { 'x-api-key': org.liveKey })).status).toBe(200);
+    expect(limited.fastPathStats().served).toBe(1);
+    for (let i = 0; i < 2; i++) expect((await get(base, path, { 'x-api-key': `wrong-${i}` })).status).toBe(401);
+    const refused = await get(base, path, { 'x-api-key': org.liveKey });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBeDefined();
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(limited.fastPathStats().served).toBe(1);
+  });
+});

@@ -1,0 +1,371 @@
+#!/usr/bin/env node
+// `npm run bench`: the capability check against its baselines, all in one run on this machine
+// (docs/benchmarks.md). Seeds PostgreSQL (1 000 000 and 10 000 licenses, 1 000 000 catalog
+// products) and PGlite (1 000 000 licenses), starts the real server as a separate process per
+// database, drives it with autocannon (100 connections), and writes bench/results/latest.json and
+// the table in docs/benchmarks.md.
+//
+// Environment: BENCH_DATABASE_URL (a server URL whose databases the run may create and drop;
+// default postgres://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (per measurement, default 10),
+// BENCH_LICENSES (default 1000000), BENCH_SKIP_PGLITE=1.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+const { spawn } = require('node:child_process');
+const autocannon = require('autocannon');
+const { Client } = require('pg');
+const { seedCheck } = require('./seed');
+
+const ROOT = path.join(__dirname, '..');
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const LICENSES = Number(process.env.BENCH_LICENSES ?? 1_000_000);
+const SMALL = 10_000;
+const CONNECTIONS = 100;
+const SECRET = 'benchmark master secret, not for production';
+
+const log = (...a) => console.error(...a);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function withServerDb(name, fn) {
+  const admin = new Client({ connectionString: SERVER_URL });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name}`);
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  try {
+    return await fn(url.toString());
+  } finally {
+    const again = new Client({ connectionString: SERVER_URL });
+    await again.connect();
+    await again.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+    await again.end();
+  }
+}
+
+/** A child process that prints a line once it listens; resolves with it and a peak-RSS sampler. */
+async function startProcess(args, env, ready) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stderr.on('data', (d) => (out += d));
+  const line = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${out}`)), 120_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${out}`)));
+  });
+  let peak = 0;
+  const rss = () => {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
+      peak = Math.max(peak, kb * 1024);
+      return kb * 1024;
+    } catch {
+      return 0;
+    }
+  };
+  const sampler = setInterval(rss, 100);
+  return {
+    match: line,
+    rss,
+    peakRss: () => peak,
+    resetPeak: () => (peak = rss()),
+    stop: () =>
+      new Promise((resolve) => {
+        clearInterval(sampler);
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      }),
+  };
+}
+
+async function startTollgate(env) {
+  const port = await freePort();
+  const proc = await startProcess(
+    ['apps/server/dist/main.js'],
+    { PORT: String(port), TOLLGATE_SECRET: SECRET, RATE_LIMIT: 'off', LOG_REQUESTS: 'false', ...env },
+    /Tollgate listening/,
+  );
+  return { ...proc, base: `http://127.0.0.1:${port}` };
+}
+
+async function startBaseline(kind, bodyFile) {
+  const proc = await startProcess([path.join(__dirname, 'baseline-server.js'), kind, bodyFile], {}, /listening (\d+)/);
+  return { ...proc, base: `http://127.0.0.1:${proc.match[1]}` };
+}
+
+/** autocannon for SECONDS with 100 connections; `pathOf(i)` gives the i-th request's path. */
+async function load(base, { pathOf, headers = {}, seconds = SECONDS, connections = CONNECTIONS }) {
+  let i = 0;
+  const result = await autocannon({
+    url: base,
+    connections,
+    duration: seconds,
+    headers,
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: pathOf(i++) }) }],
+  });
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50ms: result.latency.p50,
+    p99ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    total: result.requests.total,
+  };
+}
+
+async function fetchText(url, init) {
+  const res = await fetch(url, init);
+  return { status: res.status, text: await res.text() };
+}
+
+/** The check scenarios against one running server. */
+async function checkScenarios(server, seeded, label, { cold = true } = {}) {
+  const headers = { 'x-api-key': seeded.org.readOnlyKey };
+  const check = (grantee) => `/licenses/check?productUuid=${seeded.product}&granteeIds=${grantee}`;
+  const warmSet = Math.min(seeded.grantees, 10_000);
+  const out = {};
+  server.resetPeak();
+  if (cold) {
+    log(`  ${label}: cold, grantees with licenses (each grantee's first check)`);
+    out.licensedCold = await load(server.base, { headers, pathOf: (i) => check(`user-${i % seeded.grantees}`) });
+  }
+  log(`  ${label}: warm, grantees with licenses (${warmSet} grantees)`);
+  await load(server.base, { headers, seconds: 2, pathOf: (i) => check(`user-${i % warmSet}`) });
+  out.licensedWarm = await load(server.base, { headers, pathOf: (i) => check(`user-${i % warmSet}`) });
+  if (cold) {
+    log(`  ${label}: cold, grantees without licenses`);
+    out.unlicensedCold = await load(server.base, { headers, pathOf: (i) => check(`nobody-${i}`) });
+    log(`  ${label}: warm, grantees without licenses (${warmSet} grantees)`);
+    out.unlicensedWarm = await load(server.base, { headers, pathOf: (i) => check(`nobody-${i % warmSet}`) });
+  }
+  out.peakRssMiB = Math.round(server.peakRss() / 1048576);
+  return out;
+}
+
+/** 1 000 seats on a subscription: the time from the 202 to the event's `success`. */
+async function seats(server, seeded) {
+  const headers = { 'x-api-key': seeded.org.liveKey, version: 'v1', 'content-type': 'application/json' };
+  const started = performance.now();
+  const accepted = await fetchText(`${server.base}/subscriptions/${seeded.subscriptionId}/seats`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ increment: 1000, proration: 'none' }),
+  });
+  if (accepted.status !== 202) throw new Error(`increment answered ${accepted.status}: ${accepted.text}`);
+  const acceptedMs = performance.now() - started;
+  const { eventUuid } = JSON.parse(accepted.text);
+  for (;;) {
+    const e = JSON.parse((await fetchText(`${server.base}/events/${eventUuid}`, { headers })).text);
+    if (e.status === 'success') break;
+    if (e.status === 'failed') throw new Error(`the seat event failed: ${JSON.stringify(e)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const doneMs = performance.now() - started;
+  return { seats: 1000, acceptedMs: Math.round(acceptedMs), afterAcceptedMs: Math.round(doneMs - acceptedMs) };
+}
+
+/** The catalog product list: the first page vs a page 999 000 products deep (keyset cursor). */
+async function catalogPages(server, catalog) {
+  const headers = { authorization: `Bearer ${catalog.key}` };
+  const first = await load(server.base, {
+    headers,
+    seconds: Math.max(3, SECONDS / 2),
+    connections: 10,
+    pathOf: () => '/api/products?limit=100',
+  });
+  const deep = await load(server.base, {
+    headers,
+    seconds: Math.max(3, SECONDS / 2),
+    connections: 10,
+    pathOf: () => `/api/products?limit=100&after=${catalog.deepCursor}`,
+  });
+  return { first, deep, ratio: Number((first.requestsPerSecond / Math.max(1, deep.requestsPerSecond)).toFixed(2)) };
+}
+
+async function main() {
+  const started = Date.now();
+  const results = {
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+    settings: { seconds: SECONDS, connections: CONNECTIONS, licenses: LICENSES },
+  };
+  const suffix = process.pid;
+
+  await withServerDb(`tollgate_bench_large_${suffix}`, async (url) => {
+    log(`PostgreSQL server: seeding ${LICENSES} licenses and ${LICENSES} catalog products`);
+    const seeded = await seedCheck({ DATABASE_URL: url, TOLLGATE_SECRET: SECRET }, { licenses: LICENSES, products: LICENSES });
+    results.seeding = { licenses: LICENSES, licenseSeconds: seeded.licenseSeconds, productSeconds: seeded.catalog.seconds };
+    const server = await startTollgate({ DATABASE_URL: url });
+    try {
+      // The baselines answer with the bytes of a real check answer of this data set.
+      const sample = await fetchText(`${server.base}/licenses/check?productUuid=${seeded.product}&granteeIds=user-1`, {
+        headers: { 'x-api-key': seeded.org.readOnlyKey },
+      });
+      if (sample.status !== 200) throw new Error(`the sample check answered ${sample.status}: ${sample.text}`);
+      const bodyFile = path.join(os.tmpdir(), `tollgate-bench-body-${suffix}.json`);
+      fs.writeFileSync(bodyFile, sample.text);
+      results.body = { bytes: Buffer.byteLength(sample.text) };
+      for (const kind of ['express', 'raw']) {
+        log(`baseline: ${kind}`);
+        const b = await startBaseline(kind, bodyFile);
+        try {
+          await load(b.base, { seconds: 2, pathOf: () => '/licenses/check?x' });
+          results[kind === 'express' ? 'bareExpress' : 'rawNode'] = await load(b.base, { pathOf: () => '/licenses/check?x' });
+        } finally {
+          await b.stop();
+        }
+      }
+      log(`PostgreSQL server, ${LICENSES} licenses:`);
+      results.postgresLarge = await checkScenarios(server, seeded, `${LICENSES}`);
+      log('  catalog pages');
+      results.catalog = await catalogPages(server, seeded.catalog);
+      log('  1000 seats');
+      results.seats = await seats(server, seeded);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  await withServerDb(`tollgate_bench_small_${suffix}`, async (url) => {
+    log(`PostgreSQL server: seeding ${SMALL} licenses`);
+    const seeded = await seedCheck({ DATABASE_URL: url, TOLLGATE_SECRET: SECRET }, { licenses: SMALL });
+    const server = await startTollgate({ DATABASE_URL: url });
+    try {
+      results.postgresSmall = await checkScenarios(server, seeded, `${SMALL}`);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  if (process.env.BENCH_SKIP_PGLITE !== '1') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-bench-pglite-'));
+    try {
+      log(`PGlite: seeding ${LICENSES} licenses`);
+      const seeded = await seedCheck({ DATA_DIR: dir, TOLLGATE_SECRET: SECRET }, { licenses: LICENSES });
+      results.seeding.pgliteLicenseSeconds = seeded.licenseSeconds;
+      const server = await startTollgate({ DATA_DIR: dir });
+      try {
+        log(`PGlite, ${LICENSES} licenses:`);
+        results.pglite = await checkScenarios(server, seeded, 'PGlite');
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  results.ratios = ratios(results);
+  results.seconds = Math.round((Date.now() - started) / 1000);
+  fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
+  fs.writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeTable(results);
+  console.log(table(results));
+}
+
+const ratio = (a, b) => Number((a / b).toFixed(2));
+
+function ratios(r) {
+  const base = r.bareExpress;
+  const out = {
+    checkWarmVsExpress: ratio(r.postgresLarge.licensedWarm.requestsPerSecond, base.requestsPerSecond),
+    checkWarmP99VsExpress: ratio(r.postgresLarge.licensedWarm.p99ms, Math.max(1, base.p99ms)),
+    smallVsLarge: ratio(r.postgresSmall.licensedWarm.requestsPerSecond, r.postgresLarge.licensedWarm.requestsPerSecond),
+    deepPageCost: r.catalog.ratio,
+  };
+  if (r.pglite) out.pgliteWarmVsExpress = ratio(r.pglite.licensedWarm.requestsPerSecond, base.requestsPerSecond);
+  return out;
+}
+
+function rows(r) {
+  const base = r.bareExpress.requestsPerSecond;
+  const row = (name, m) => [
+    name,
+    m.requestsPerSecond,
+    `${m.p50ms} ms`,
+    `${m.p99ms} ms`,
+    ratio(m.requestsPerSecond, base).toFixed(2),
+    m.non2xx + m.errors,
+  ];
+  const out = [row('bare Express 5 route, same bytes', r.bareExpress), row('raw node:http, same bytes', r.rawNode)];
+  const set = (label, s) => {
+    if (!s) return;
+    if (s.licensedCold) out.push(row(`${label}: with licenses, cold`, s.licensedCold));
+    out.push(row(`${label}: with licenses, warm`, s.licensedWarm));
+    if (s.unlicensedCold) out.push(row(`${label}: without licenses, cold`, s.unlicensedCold));
+    if (s.unlicensedWarm) out.push(row(`${label}: without licenses, warm`, s.unlicensedWarm));
+  };
+  set(`check, PostgreSQL, ${r.settings.licenses} licenses`, r.postgresLarge);
+  set(`check, PostgreSQL, ${SMALL} licenses`, r.postgresSmall);
+  set(`check, PGlite, ${r.settings.licenses} licenses`, r.pglite);
+  return out;
+}
+
+function table(r) {
+  const lines = [
+    `Run of ${r.date.slice(0, 10)} on ${r.machine.cpus} x ${r.machine.cpu}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node};` +
+      ` autocannon, ${r.settings.connections} connections, ${r.settings.seconds} s per row; check body ${r.body.bytes} bytes.`,
+    '',
+    '| target | req/s | p50 | p99 | ratio to bare Express | non-2xx + errors |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows(r).map((c) => `| ${c.join(' | ')} |`),
+    '',
+    '| measure | value |',
+    '| --- | --- |',
+    `| server peak RSS under check load (PostgreSQL, ${r.settings.licenses} licenses) | ${r.postgresLarge.peakRssMiB} MiB |`,
+    ...(r.pglite ? [`| server peak RSS under check load (PGlite, ${r.settings.licenses} licenses) | ${r.pglite.peakRssMiB} MiB |`] : []),
+    `| 1 000 seats: the 202 / then until the event is \`success\` | ${r.seats.acceptedMs} ms / ${r.seats.afterAcceptedMs} ms |`,
+    `| catalog products, first page (10 connections) | ${r.catalog.first.requestsPerSecond} req/s, p99 ${r.catalog.first.p99ms} ms |`,
+    `| catalog products, page 999 000 deep in ${r.settings.licenses} products | ${r.catalog.deep.requestsPerSecond} req/s, p99 ${r.catalog.deep.p99ms} ms (cost ${r.catalog.ratio}x the first page) |`,
+    `| seeding ${r.settings.licenses} licenses (PostgreSQL${r.seeding.pgliteLicenseSeconds ? ' / PGlite' : ''}) | ${r.seeding.licenseSeconds.toFixed(1)} s${r.seeding.pgliteLicenseSeconds ? ` / ${r.seeding.pgliteLicenseSeconds.toFixed(1)} s` : ''} |`,
+    '',
+    `Ratios: ${Object.entries(r.ratios)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}. Whole run: ${r.seconds} s.`,
+  ];
+  return lines.join('\n');
+}
+
+/** Replaces the generated part of docs/benchmarks.md (between its markers). */
+function writeTable(r) {
+  const file = path.join(ROOT, 'docs', 'benchmarks.md');
+  const text = fs.readFileSync(file, 'utf8');
+  const begin = '<!-- bench:begin (written by npm run bench) -->';
+  const end = '<!-- bench:end -->';
+  const at = text.indexOf(begin);
+  const until = text.indexOf(end);
+  if (at < 0 || until < 0) throw new Error('docs/benchmarks.md lacks the bench markers');
+  fs.writeFileSync(file, `${text.slice(0, at + begin.length)}\n${table(r)}\n${text.slice(until)}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
