@@ -118,12 +118,12 @@ async function startBaseline(kind, bodyFile) {
 }
 
 /** autocannon for SECONDS with 100 connections; `pathOf(i)` gives the i-th request's path. */
-async function load(base, { pathOf, headers = {}, seconds = SECONDS, connections = CONNECTIONS }) {
+async function load(base, { pathOf, headers = {}, seconds = SECONDS, connections = CONNECTIONS, amount }) {
   let i = 0;
   const result = await autocannon({
     url: base,
     connections,
-    duration: seconds,
+    ...(amount ? { amount } : { duration: seconds }),
     headers,
     requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: pathOf(i++) }) }],
   });
@@ -153,13 +153,14 @@ async function checkScenarios(server, seeded, label, { cold = true } = {}) {
     log(`  ${label}: cold, grantees with licenses (each grantee's first check)`);
     out.licensedCold = await load(server.base, { headers, pathOf: (i) => check(`user-${i % seeded.grantees}`) });
   }
-  log(`  ${label}: warm, grantees with licenses (${warmSet} grantees)`);
-  await load(server.base, { headers, seconds: 2, pathOf: (i) => check(`user-${i % warmSet}`) });
+  log(`  ${label}: warm, grantees with licenses (${warmSet} grantees, each asked once before)`);
+  await load(server.base, { headers, amount: warmSet, pathOf: (i) => check(`user-${i % warmSet}`) });
   out.licensedWarm = await load(server.base, { headers, pathOf: (i) => check(`user-${i % warmSet}`) });
   if (cold) {
     log(`  ${label}: cold, grantees without licenses`);
     out.unlicensedCold = await load(server.base, { headers, pathOf: (i) => check(`nobody-${i}`) });
-    log(`  ${label}: warm, grantees without licenses (${warmSet} grantees)`);
+    log(`  ${label}: warm, grantees without licenses (${warmSet} grantees, each asked once before)`);
+    await load(server.base, { headers, amount: warmSet, pathOf: (i) => check(`nobody-${i % warmSet}`) });
     out.unlicensedWarm = await load(server.base, { headers, pathOf: (i) => check(`nobody-${i % warmSet}`) });
   }
   out.peakRssMiB = Math.round(server.peakRss() / 1048576);

@@ -4,7 +4,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Clock, Core, Logger, SignedLinks } from '@tollgate/core';
 import { catalogErrorBody, catalogOpenApi, createCatalogRouter } from '@tollgate/app-catalog';
 import { createLegacyRouter, legacyOpenApi } from '@tollgate/app-legacy';
-import { createCheckoutStartRouter, createV1Router, v1OpenApi } from '@tollgate/app-v1';
+import { createCheckoutStartRouter, createPricingPageRouter, createV1Router, v1OpenApi } from '@tollgate/app-v1';
 import {
   answerClientErrors,
   createCheckFastPath,
@@ -16,6 +16,13 @@ import {
   type RateLimitConfig,
 } from '@tollgate/http';
 import { ServerMetrics } from './metrics';
+import { docsRouter, homePage } from './pages';
+
+/** Whether an instance can serve, check by check (`GET /readyz`). */
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, { ok: boolean; detail?: string }>;
+}
 
 /** What the combined server is given by its composition root (a plain typed record). */
 export interface ServerServices {
@@ -24,8 +31,12 @@ export interface ServerServices {
   clock: Clock;
   links: SignedLinks;
   config: { publicUrl: string; logRequests: boolean; rateLimits: RateLimitConfig; metricsToken?: string };
+  /** Readiness of this instance (`GET /readyz`); absent: ready whenever it answers. */
+  readiness?(): Promise<Readiness>;
   /** The database, for its pool's metrics (absent or without a pool: none). */
-  database?: { poolStats?(): { total: number; idle: number; waiting: number } };
+  database?: { kind?: string; poolStats?(): { total: number; idle: number; waiting: number } };
+  /** A hosted pricing page of the demo organisation, linked from `GET /` (a fresh install). */
+  demoPricingPage?: string;
   /** Routers adapters serve: the sandbox's hosted pages, and provider webhooks by provider (raw bodies). */
   pages: { sandbox: RequestHandler; webhooks: Record<string, RequestHandler> };
 }
@@ -93,7 +104,19 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
   };
   return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) => {
     for (const [provider, handler] of Object.entries(s.pages.webhooks)) app.use(`/webhooks/${provider}`, handler);
+    app.get(
+      '/',
+      homePage({
+        database: s.database?.kind === 'postgres' ? 'a PostgreSQL server' : 'the embedded PGlite database',
+        demoPricingPage: s.demoPricingPage,
+      }),
+    );
+    app.use(docsRouter());
     app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+    app.get('/readyz', async (_req, res) => {
+      const r: Readiness = s.readiness ? await s.readiness() : { ready: true, checks: {} };
+      sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks });
+    });
     app.get('/metrics', async (req, res) => {
       const token = s.config.metricsToken;
       if (token && !safeEqual(req.header('authorization') ?? '', `Bearer ${token}`)) {
@@ -111,6 +134,16 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
     });
     app.use('/sandbox', s.pages.sandbox);
     app.use(checkoutStart.router);
+    app.use(
+      createPricingPageRouter({
+        queries: s.core.queries,
+        checkout: s.core.checkout,
+        links: s.links,
+        clock: s.clock,
+        config: s.config,
+        logger: s.logger,
+      }),
+    );
 
     const dispatch = express.Router();
     dispatch.use((req, res, next) => {

@@ -1,6 +1,8 @@
 // The top floor: builds the runtime (the composition root) and serves every generation on one port.
-import { BackgroundWork, ConfigError, createRuntime, loadConfig, seedDemoIfEmpty } from '@tollgate/runtime';
+import { BackgroundWork, createRuntime, loadConfig, seedDemoIfEmpty, startFailure } from '@tollgate/runtime';
 import { createServerApp, createServerHttp } from './app';
+import { closeGracefully } from './lifecycle';
+import { pricingPageLink } from '@tollgate/app-v1';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -14,7 +16,20 @@ async function main(): Promise<void> {
     console.log(`  try: curl -H "x-api-key: ${demo.testKey.plaintext}" ${config.publicUrl}/products`);
     console.log('');
   }
-  const app = createServerApp(runtime);
+  // A fresh install links the demo's hosted pricing table (test mode: sandbox payments) from `GET /`.
+  const demoTable = demo && Object.entries(demo.test.keys).find(([k]) => k.startsWith('pricingTables.'))?.[1];
+  const demoPricingPage = demoTable
+    ? (
+        await pricingPageLink(
+          { ...runtime, queries: runtime.core.queries, checkout: runtime.core.checkout },
+          { organisationId: demo.test.organisationId, isTest: true },
+          demoTable,
+          { member: 'demo@example.com', granteeId: 'demo-user', successUrl: `${config.publicUrl}/`, cancelUrl: `${config.publicUrl}/` },
+        ).catch(() => undefined)
+      )?.url
+    : undefined;
+  if (demoPricingPage) console.log(`Demo pricing page (sandbox payments): ${demoPricingPage}`);
+  const app = createServerApp({ ...runtime, demoPricingPage });
   const background = config.runWorker
     ? new BackgroundWork(runtime.core.worker, runtime.core.sweeps, runtime.wake, runtime.logger, config.workerIntervalMs)
     : undefined;
@@ -29,20 +44,28 @@ async function main(): Promise<void> {
     console.log(`  catalog: ${config.publicUrl}/api/products        (Authorization: Bearer)`);
   });
   let stopping = false;
-  const stop = () => {
+  // SIGTERM / SIGINT: no new connections, requests in flight finish, the worker stops claiming
+  // work and finishes what it holds, then the pools close.
+  const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    server.close(async () => {
-      await background?.stop();
-      await runtime.close();
-      process.exit(0);
-    });
+    runtime.logger.info('shutting down', { signal });
+    void closeGracefully(server)
+      .then(() => background?.stop())
+      .then(() => runtime.close())
+      .then(
+        () => process.exit(0),
+        (e: unknown) => {
+          runtime.logger.error('shutdown failed', { error: String(e) });
+          process.exit(1);
+        },
+      );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 main().catch((e) => {
-  console.error(e instanceof ConfigError ? `configuration error: ${e.message}` : e);
+  console.error(startFailure(e));
   process.exit(1);
 });

@@ -2,7 +2,6 @@ import type {
   CheckoutLinkRequest,
   Clock,
   Core,
-  Id,
   LicensePage,
   Plan,
   ProductCatalog,
@@ -55,6 +54,8 @@ import {
   v1ProductPricingTable,
   v1Subscription,
 } from './views';
+import { deferredCheckoutLinks, type DeferredCheckout } from './links';
+import { pricingPageLink } from './pricing-page';
 
 /** What the v1 generation needs: use cases, the link signer and clock (deferred checkout links), its public address. */
 export interface V1Services {
@@ -64,17 +65,6 @@ export interface V1Services {
   config: { publicUrl: string };
 }
 
-/** What a deferred checkout link carries (signed). */
-export interface DeferredCheckout {
-  organisationId: Id;
-  isTest: boolean;
-  planId: Id;
-  request: CheckoutLinkRequest;
-}
-
-/** How long a pricing table's checkout links stay valid. */
-export const DEFERRED_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-
 type Q = Record<string, string | undefined>;
 const ok = (body: unknown) => ({ status: 200, body });
 const noContent = { status: 204 };
@@ -83,24 +73,8 @@ const noContent = { status: 204 };
 export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
   const { queries, checkout, subscriptions, seats, licenses, worker } = core;
 
-  /**
-   * Deferred checkout links for the plans of a catalog: checked now, but the checkout session (and
-   * the provider's) is created only when the customer follows one (`/checkout/start/:token`), so a
-   * pricing table view costs no provider call.
-   */
-  function deferredLinks(tenant: Tenant, plans: Plan[], catalog: ProductCatalog, req: CheckoutLinkRequest): Map<Id, string> {
-    const out = new Map<Id, string>();
-    for (const plan of plans) {
-      checkout.validateLink(plan, catalog, req);
-      const token = links.sign(
-        { organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout,
-        DEFERRED_LINK_TTL_MS,
-        clock.now(),
-      );
-      out.set(plan.id, `${config.publicUrl}/checkout/start/${token}`);
-    }
-    return out;
-  }
+  const deferredLinks = (tenant: Tenant, plans: Plan[], catalog: ProductCatalog, req: CheckoutLinkRequest) =>
+    deferredCheckoutLinks({ checkout, links, clock, config }, tenant, plans, catalog, req);
 
   const link = (path: string, summary: string, kind: 'updatePayment' | 'portal' | 'cancel') =>
     route({
@@ -272,6 +246,17 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
         const view = await queries.getPricingTable(tenant, params.pricingTableUuid);
         return ok(v1PricingTable(view, deferredLinks(tenant, view.plans, view.catalog, fromGlobal(query))));
       },
+    }),
+
+    route<Q>({
+      method: 'get',
+      path: '/pricing-tables/:pricingTableUuid/page-link',
+      summary: 'A signed link to the hosted pricing page for one customer',
+      scope: ['pricing-tables', 'read'],
+      query: pricingTableQuery,
+      response: { status: 200, schema: S.pricingPageLinkSchema },
+      handle: async ({ tenant, params, query }) =>
+        ok(await pricingPageLink({ queries, checkout, links, clock, config }, tenant, params.pricingTableUuid, fromGlobal(query))),
     }),
 
     // Subscriptions

@@ -146,6 +146,7 @@ export const eventSchema = object({
 });
 export const licenseCountSchema = object({ count: int, assigned: int, unassigned: int });
 export const urlSchema = object({ url: { type: 'string', format: 'uri' } });
+export const pricingPageLinkSchema = object({ url: { type: 'string', format: 'uri' }, expiresAt: { type: 'string', format: 'date-time' } });
 export const checkoutLinkSchema = object({ checkoutUrl: { type: 'string', format: 'uri' } });
 export const eventUuidSchema = object({ eventUuid: uuid });
 

@@ -1,4 +1,4 @@
-import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import { Pool, types } from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from './pglite-pool';
@@ -71,6 +71,17 @@ export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
   const pglite = new PGlite(options.dataDir);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }) });
   return { db, kind: 'pglite', changeFeed: () => new PGliteChangeFeed(pglite), close: () => db.destroy() };
+}
+
+/** The migrations this build knows that the database has not applied (empty: current). */
+export async function pendingMigrations(db: Kysely<DB>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
+  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/** Answers when the database takes a query (readiness). */
+export async function pingDatabase(db: Kysely<DB>): Promise<void> {
+  await sql`select 1`.execute(db);
 }
 
 /** Applies every pending migration; applying them again is a no-op. Returns the names applied now. */

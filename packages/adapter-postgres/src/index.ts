@@ -1,4 +1,4 @@
-export { openDatabase, migrateToLatest, type DatabaseHandle, type DatabaseOptions } from './database';
+export { openDatabase, migrateToLatest, pendingMigrations, pingDatabase, type DatabaseHandle, type DatabaseOptions } from './database';
 export { PostgresUnitOfWork } from './unit-of-work';
 export { PGlitePool } from './pglite-pool';
 export type { DB as Database } from './schema';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The top floor of the command line: builds the runtime (the composition root) and runs one command.
-import { ConfigError, createRuntime, loadConfig } from '@tollgate/runtime';
+import { createRuntime, loadConfig, startFailure } from '@tollgate/runtime';
 import { runCli } from './cli';
 
 async function main(): Promise<number> {
@@ -19,7 +19,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (e) => {
-    console.error(e instanceof ConfigError ? e.message : e);
+    console.error(startFailure(e));
     process.exit(1);
   },
 );

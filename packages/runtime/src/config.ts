@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_SEATS } from '@tollgate/core';
+import { LOG_LEVELS, type LogLevel } from './logger';
 
 export interface Config {
   port: number;
@@ -24,6 +25,8 @@ export interface Config {
   /** Run the event worker and sweep in this process. */
   runWorker: boolean;
   logRequests: boolean;
+  /** pino's level (`LOG_LEVEL`): fatal, error, warn, info, debug, trace or silent. */
+  logLevel: LogLevel;
   /** Stripe: with both set, payments go to Stripe instead of the sandbox. */
   stripeSecretKey: string | undefined;
   stripeWebhookSecret: string | undefined;
@@ -35,65 +38,107 @@ export interface Config {
   rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number };
 }
 
-export class ConfigError extends Error {}
+/** Every bad variable of the environment, one message each (`problems`); the message lists them all. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+  }
+}
 
 /**
- * Reads the configuration from the environment. With PGlite and no `TOLLGATE_SECRET`, a secret is
- * generated once and kept in the data directory; with a server the secret must be given, since
- * every instance must share it.
+ * The configuration from the environment (docs/configuration.md). Every variable is checked and
+ * every problem reported at once (a `ConfigError` listing one message per bad variable). PGlite
+ * needs nothing: a master secret is generated once and kept in the data directory; with a server
+ * the secret must be given, since every instance must share it.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${env.PORT}`);
-  const dataDir = path.resolve(env.DATA_DIR ?? './data');
-  const databaseUrl = env.DATABASE_URL || undefined;
-  const databaseReadUrl = env.DATABASE_READ_URL || undefined;
-  if (databaseReadUrl && !databaseUrl) throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL (a replica of that server)');
-  const signer = (env.SIGNER ?? 'ecdsa').toLowerCase();
-  if (signer !== 'ecdsa' && signer !== 'hmac') throw new ConfigError(`SIGNER must be ecdsa or hmac, got ${env.SIGNER}`);
-  let masterSecret = env.TOLLGATE_SECRET;
-  if (!masterSecret) {
-    if (databaseUrl)
-      throw new ConfigError('TOLLGATE_SECRET is required with DATABASE_URL (every instance must share it; at least 16 characters)');
-    masterSecret = persistedSecret(dataDir);
-  }
-  if (masterSecret.length < 16) throw new ConfigError('TOLLGATE_SECRET must be at least 16 characters');
-  const maxSeats = Number(env.MAX_SEATS ?? DEFAULT_MAX_SEATS);
-  if (!Number.isSafeInteger(maxSeats) || maxSeats < 1 || maxSeats > 1_000_000)
-    throw new ConfigError(`MAX_SEATS must be a whole number from 1 to 1000000, got ${env.MAX_SEATS}`);
-  const positive = (name: string, fallback: number) => {
-    const v = Number(env[name] ?? fallback);
-    if (!Number.isSafeInteger(v) || v < 1) throw new ConfigError(`${name} must be a whole number of 1 or more, got ${env[name]}`);
+  const problems: string[] = [];
+  const bad = (message: string) => problems.push(message);
+  const text = (name: string): string | undefined => env[name] || undefined;
+  const whole = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const v = Number(raw);
+    if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(v) || v < min || v > max) {
+      bad(`${name} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? ' up' : ` to ${max}`}, got ${raw}`);
+      return fallback;
+    }
     return v;
   };
-  const rateLimit = (env.RATE_LIMIT ?? 'on').toLowerCase();
-  if (rateLimit !== 'on' && rateLimit !== 'off') throw new ConfigError(`RATE_LIMIT must be on or off, got ${env.RATE_LIMIT}`);
-  if (!!env.STRIPE_SECRET_KEY !== !!env.STRIPE_WEBHOOK_SECRET) {
-    throw new ConfigError('set both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET to use Stripe (or neither for the sandbox)');
-  }
-  return {
+  const choice = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const v = raw.trim().toLowerCase() as T;
+    if (!allowed.includes(v)) {
+      bad(`${name} must be one of ${allowed.join(', ')}, got ${raw}`);
+      return fallback;
+    }
+    return v;
+  };
+  const url = (name: string, protocols: string[]): string | undefined => {
+    const raw = text(name);
+    if (raw === undefined) return undefined;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) throw new Error('protocol');
+      return raw;
+    } catch {
+      bad(`${name} must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL, got ${raw.replace(/\/\/[^@/]*@/, '//***@')}`);
+      return undefined;
+    }
+  };
+
+  const port = whole('PORT', 3000, 0, 65535);
+  const dataDir = path.resolve(env.DATA_DIR ?? './data');
+  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const databaseReadUrl = url('DATABASE_READ_URL', ['postgres:', 'postgresql:']);
+  if (databaseReadUrl && !env.DATABASE_URL) bad('DATABASE_READ_URL needs DATABASE_URL (a replica of that server)');
+  const publicUrl = (url('PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, '');
+  const signer = choice('SIGNER', ['ecdsa', 'hmac'] as const, 'ecdsa');
+  const logLevel = choice('LOG_LEVEL', LOG_LEVELS, 'info');
+  const flag = (name: string, fallback: boolean) => choice(name, ['true', 'false'] as const, fallback ? 'true' : 'false') === 'true';
+  const rateLimit = choice('RATE_LIMIT', ['on', 'off'] as const, 'on');
+  const masterSecret = text('TOLLGATE_SECRET');
+  if (masterSecret !== undefined && masterSecret.length < 16) bad('TOLLGATE_SECRET must be at least 16 characters');
+  if (!masterSecret && env.DATABASE_URL)
+    bad('TOLLGATE_SECRET is required with DATABASE_URL (every instance must share it; at least 16 characters)');
+  if (!!env.STRIPE_SECRET_KEY !== !!env.STRIPE_WEBHOOK_SECRET)
+    bad('set both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET to use Stripe (or neither for the sandbox)');
+  const config = {
     port,
-    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    publicUrl,
     databaseUrl,
     databaseReadUrl,
-    checkCacheEntries: positive('CHECK_CACHE_ENTRIES', 200_000),
-    metricsToken: env.METRICS_TOKEN || undefined,
+    checkCacheEntries: whole('CHECK_CACHE_ENTRIES', 200_000, 1),
+    metricsToken: text('METRICS_TOKEN'),
     dataDir,
     signer,
-    masterSecret,
-    workerIntervalMs: Number(env.WORKER_INTERVAL_MS ?? 1000),
-    runWorker: env.RUN_WORKER !== 'false',
-    logRequests: env.LOG_REQUESTS !== 'false',
-    stripeSecretKey: env.STRIPE_SECRET_KEY || undefined,
-    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
-    maxSeats,
-    eventLeaseSeconds: positive('EVENT_LEASE_SECONDS', 120),
+    masterSecret: '',
+    workerIntervalMs: whole('WORKER_INTERVAL_MS', 1000, 10),
+    runWorker: flag('RUN_WORKER', true),
+    logRequests: flag('LOG_REQUESTS', true),
+    logLevel,
+    stripeSecretKey: text('STRIPE_SECRET_KEY'),
+    stripeWebhookSecret: text('STRIPE_WEBHOOK_SECRET'),
+    maxSeats: whole('MAX_SEATS', DEFAULT_MAX_SEATS, 1, 1_000_000),
+    eventLeaseSeconds: whole('EVENT_LEASE_SECONDS', 120, 1),
     rateLimits: {
       enabled: rateLimit === 'on',
-      authFailuresPerMinute: positive('RATE_LIMIT_AUTH_FAILURES', 30),
-      writesPerMinute: positive('RATE_LIMIT_WRITES', 1200),
+      authFailuresPerMinute: whole('RATE_LIMIT_AUTH_FAILURES', 30, 1),
+      writesPerMinute: whole('RATE_LIMIT_WRITES', 1200, 1),
     },
-  };
+  } satisfies Config;
+  if (problems.length) throw new ConfigError(problems);
+  // Only a valid configuration touches the disk (the embedded database's generated secret).
+  config.masterSecret = masterSecret ?? persistedSecret(dataDir);
+  return config;
+}
+
+/** What a process prints when it cannot start: one line per bad variable, or the error. */
+export function startFailure(e: unknown): string {
+  return e instanceof ConfigError
+    ? e.problems.map((p) => `configuration error: ${p}`).join('\n')
+    : String(e instanceof Error ? e.stack : e);
 }
 
 function persistedSecret(dataDir: string): string {

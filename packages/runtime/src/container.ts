@@ -17,12 +17,20 @@ import {
   type SignatureScheme,
   type UnitOfWork,
 } from '@tollgate/core';
-import { migrateToLatest, openDatabase, PostgresUnitOfWork, type DatabaseHandle } from '@tollgate/adapter-postgres';
+import {
+  migrateToLatest,
+  pendingMigrations,
+  pingDatabase,
+  openDatabase,
+  PostgresUnitOfWork,
+  type DatabaseHandle,
+} from '@tollgate/adapter-postgres';
 import { EcdsaP256Scheme, HmacSha256Scheme, SecretBox } from '@tollgate/adapter-hmac';
 import { createSandboxRouter, FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import { createStripeWebhookRouter, StripePaymentProvider } from '@tollgate/adapter-stripe';
 import type { Config } from './config';
-import { consoleLogger, SystemClock, UuidGenerator, WakeSignal } from './services';
+import { SystemClock, UuidGenerator, WakeSignal } from './services';
+import { createLogger } from './logger';
 
 /** Inversify tokens: one Symbol per port; bound and resolved in this file only. */
 const T = {
@@ -72,8 +80,21 @@ export interface Runtime {
   database: DatabaseHandle;
   /** Applies pending database migrations; the names applied now. */
   migrate(): Promise<string[]>;
+  /** Whether this instance can serve: the database answers, its migrations are current, the change feed is heard. */
+  readiness(): Promise<Readiness>;
   /** Closes what the runtime opened. */
   close(): Promise<void>;
+}
+
+/** One check of readiness: ok, or why not. */
+export interface ReadinessCheck {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface Readiness {
+  ready: boolean;
+  checks: { database: ReadinessCheck; migrations: ReadinessCheck; listener: ReadinessCheck };
 }
 
 /** Binds each port to its adapter and resolves the runtime. */
@@ -101,7 +122,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   c.bind(T.Scheme).toConstantValue(config.signer === 'hmac' ? new HmacSha256Scheme() : new EcdsaP256Scheme());
   c.bind(T.Cipher).toConstantValue(new SecretBox(config.masterSecret));
   c.bind(T.Wake).toConstantValue(new WakeSignal());
-  c.bind(T.Logger).toConstantValue(options.logger ?? consoleLogger);
+  c.bind(T.Logger).toConstantValue(options.logger ?? createLogger(config.logLevel));
   // The sandbox serves free checkouts always, and is the payment provider unless Stripe is configured.
   c.bind(T.Sandbox)
     .toDynamicValue(
@@ -177,6 +198,26 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     },
     database,
     migrate: () => migrateToLatest(database.db),
+    readiness: async () => {
+      const database_: ReadinessCheck = await pingDatabase(database.db).then(
+        () => ({ ok: true }),
+        (e: unknown) => ({ ok: false, detail: `the database does not answer: ${e instanceof Error ? e.message : String(e)}` }),
+      );
+      let migrations: ReadinessCheck = { ok: false, detail: 'not checked: the database does not answer' };
+      if (database_.ok) {
+        const pending = await pendingMigrations(database.db).catch(() => null);
+        migrations =
+          pending === null
+            ? { ok: false, detail: 'the migrations could not be read' }
+            : pending.length
+              ? { ok: false, detail: `pending migrations: ${pending.join(', ')}` }
+              : { ok: true };
+      }
+      const listener: ReadinessCheck = core.checkCache.stats().live
+        ? { ok: true }
+        : { ok: false, detail: 'the change feed is not heard (checks read the database until it is)' };
+      return { ready: database_.ok && migrations.ok && listener.ok, checks: { database: database_, migrations, listener } };
+    },
     close: async () => {
       await core.stopListening();
       await replica?.close();

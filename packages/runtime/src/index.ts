@@ -4,3 +4,4 @@ export * from './container';
 export * from './demo';
 export * from './worker';
 export * from './standalone';
+export * from './logger';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock, EventQueue, IdGenerator, Logger } from '@tollgate/core';
+import type { Clock, EventQueue, IdGenerator } from '@tollgate/core';
 
 export class SystemClock implements Clock {
   now(): Date {
@@ -23,9 +23,3 @@ export class WakeSignal implements EventQueue {
     this.listener?.();
   }
 }
-
-/** JSON lines on stdout / stderr (pino replaces it when configured). */
-export const consoleLogger: Logger = {
-  error: (m, f) => console.error(JSON.stringify({ level: 'error', msg: m, ...f })),
-  info: (m, f) => console.log(JSON.stringify({ level: 'info', msg: m, ...f })),
-};

@@ -1,5 +1,5 @@
 import { createServer, type RequestListener } from 'node:http';
-import { ConfigError, loadConfig } from './config';
+import { loadConfig, startFailure } from './config';
 import { createRuntime, type Runtime } from './container';
 
 /** Runs one generation's app alone on its own port (apps' standalone entries), until SIGINT/SIGTERM. */
@@ -14,7 +14,7 @@ export function runStandalone(name: string, build: (runtime: Runtime) => Request
     process.on('SIGTERM', stop);
   };
   start().catch((e) => {
-    console.error(e instanceof ConfigError ? `configuration error: ${e.message}` : e);
+    console.error(startFailure(e));
     process.exit(1);
   });
 }

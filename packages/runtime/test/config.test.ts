@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../src';
+import { ConfigError, loadConfig, startFailure } from '../src';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-config-'));
 
@@ -28,5 +28,46 @@ describe('configuration', () => {
       publicUrl: 'https://billing.example.com',
       signer: 'hmac',
     });
+  });
+
+  it('reports every bad variable at once, one message each, and touches nothing on disk then', () => {
+    const dir = path.join(tmp(), 'never-created');
+    let error: unknown;
+    try {
+      loadConfig({
+        DATA_DIR: dir,
+        PORT: '70000',
+        SIGNER: 'rsa',
+        LOG_LEVEL: 'loud',
+        RUN_WORKER: 'yes',
+        MAX_SEATS: '0',
+        DATABASE_READ_URL: 'postgres://replica/db',
+        PUBLIC_URL: 'billing.example.com',
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).toHaveLength(7);
+    for (const name of ['PORT', 'SIGNER', 'LOG_LEVEL', 'RUN_WORKER', 'MAX_SEATS', 'DATABASE_READ_URL', 'PUBLIC_URL']) {
+      expect(problems.filter((p) => p.startsWith(name))).toHaveLength(1);
+    }
+    expect(startFailure(error).split('\n')).toEqual(problems.map((p) => `configuration error: ${p}`));
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  it('never prints a database password in a message', () => {
+    expect(() =>
+      loadConfig({ DATA_DIR: tmp(), DATABASE_URL: 'mysql://admin:hunter2@db/x', TOLLGATE_SECRET: 'long enough secret!' }),
+    ).toThrow(/DATABASE_URL must be a postgres or postgresql URL, got mysql:\/\/\*\*\*@db\/x/);
+  });
+
+  it('takes LOG_LEVEL and the metrics token', () => {
+    expect(loadConfig({ DATA_DIR: tmp(), LOG_LEVEL: 'DEBUG', METRICS_TOKEN: 'scrape' })).toMatchObject({
+      logLevel: 'debug',
+      metricsToken: 'scrape',
+    });
+    expect(loadConfig({ DATA_DIR: tmp() }).logLevel).toBe('info');
   });
 });

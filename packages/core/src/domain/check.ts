@@ -53,3 +53,26 @@ export function capabilityCheck({ licenses, productId, granteeIds, capabilitiesB
     capsHashed: capabilities.join(','),
   };
 }
+
+/**
+ * One grantee's licenses of one product reduced to what the check can tell apart: per plan, the
+ * license that grants access and ends last (no end beats any end). A capability's end is the
+ * latest end of the plans granting it, and grace adds the same days to every end, so the check
+ * over the reduced list equals the check over the full one at every `now` and grace. Strings come
+ * from `same` (so a cache of many snapshots holds one copy of each plan id).
+ */
+export function reduceSnapshot(
+  licenses: readonly CheckLicense[],
+  productId: Id,
+  granteeId: string,
+  same: (planId: Id) => Id = (id) => id,
+): CheckLicense[] {
+  const byPlan = new Map<Id, CheckLicense>();
+  for (const l of licenses) {
+    if (l.productId !== productId || l.granteeId !== granteeId || !LICENSE_STATUSES[l.status].grantsAccess) continue;
+    const kept = byPlan.get(l.planId);
+    const later = !kept || (kept.endTime !== null && (l.endTime === null || l.endTime > kept.endTime));
+    if (later) byPlan.set(l.planId, { productId, planId: same(l.planId), granteeId, status: l.status, endTime: l.endTime });
+  }
+  return [...byPlan.values()];
+}

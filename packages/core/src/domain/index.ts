@@ -13,3 +13,4 @@ export * from './pagination';
 export * from './signed-links';
 export * from './text';
 export * from './lru';
+export * from './html';

@@ -1,7 +1,6 @@
 import type { Id, Owned } from '../model';
 import { Lru } from '../domain/lru';
-import type { CheckLicense } from '../domain/check';
-import { LICENSE_STATUSES } from '../domain/status';
+import { reduceSnapshot, type CheckLicense } from '../domain/check';
 import type { CacheInvalidation } from '../ports';
 
 /** Entries the entitlement cache keeps unless configured otherwise (`CHECK_CACHE_ENTRIES`). */
@@ -32,6 +31,14 @@ export class EntitlementCache {
   private readonly snapshots: Lru<string, readonly CheckLicense[]>;
   private readonly owners = new Lru<Id, ProductOwnership | null>(10_000);
   private readonly planCaps = new Lru<Id, string[]>(10_000);
+  private readonly planIds = new Map<Id, Id>();
+  private readonly samePlanId = (id: Id): Id => {
+    const kept = this.planIds.get(id);
+    if (kept !== undefined) return kept;
+    if (this.planIds.size >= 100_000) this.planIds.clear();
+    this.planIds.set(id, id);
+    return id;
+  };
   private epoch = 0;
   private live = false;
   private hits = 0;
@@ -58,11 +65,9 @@ export class EntitlementCache {
   storeSnapshots(mark: number, productId: Id, byGrantee: ReadonlyMap<string, CheckLicense[]>): void {
     if (!this.live || mark !== this.epoch) return;
     for (const [grantee, licenses] of byGrantee) {
-      // Only what can grant access is kept (a status change is itself an invalidation).
-      const granting = licenses
-        .filter((l) => LICENSE_STATUSES[l.status].grantsAccess)
-        .map((l) => ({ productId: l.productId, planId: l.planId, granteeId: l.granteeId, status: l.status, endTime: l.endTime }));
-      this.snapshots.set(`${productId}|${grantee}`, granting);
+      // Only what the check can tell apart is kept: per plan, the granting license that ends last
+      // (a status change is itself an invalidation). Plan ids are shared between snapshots.
+      this.snapshots.set(`${productId}|${grantee}`, reduceSnapshot(licenses, productId, grantee, this.samePlanId));
     }
   }
 

@@ -16,6 +16,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   workerIntervalMs: 1000,
   runWorker: false,
   logRequests: false,
+  logLevel: 'silent',
   stripeSecretKey: undefined,
   stripeWebhookSecret: undefined,
   maxSeats: 10_000,

@@ -1,0 +1,127 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { type RequestHandler } from 'express';
+import { html, Html } from '@tollgate/core';
+
+/** Where the swagger-ui-dist package's files are. */
+const SWAGGER_UI = path.dirname(require.resolve('swagger-ui-dist/swagger-ui-bundle.js'));
+
+/** The server's own version (apps/server/package.json, read from src and from dist alike). */
+export const SERVER_VERSION: string = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).version;
+
+const STYLE = `
+  body { font-family: system-ui, sans-serif; margin: 0; background: #f5f6f8; color: #1b1f24; }
+  main { max-width: 44rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 12px; box-shadow: 0 1px 4px rgba(0,0,0,.08); }
+  h1 { margin-top: 0; } code { background: #eef1f5; padding: .1rem .3rem; border-radius: 4px; }
+  li { margin: .3rem 0; } a:focus-visible { outline: 3px solid #ffbf47; outline-offset: 2px; }
+`;
+
+export interface HomeInfo {
+  /** 'PostgreSQL server' or 'embedded PGlite'. */
+  database: string;
+  /** A hosted pricing page of the demo organisation (a fresh install), if there is one. */
+  demoPricingPage?: string;
+}
+
+/** `GET /`: what runs, its version, and where to go next (a page for people; the APIs stay JSON). */
+export function homePage(info: HomeInfo): RequestHandler {
+  return (_req, res) => {
+    const demo = info.demoPricingPage;
+    const body = html`<!doctype html>
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>Tollgate</title>
+          <style>
+            ${new Html(STYLE)}
+          </style>
+        </head>
+        <body>
+          <main>
+            <h1>Tollgate</h1>
+            <p>
+              Pricing, subscriptions and licensing for software vendors. This is Tollgate <strong id="version">${SERVER_VERSION}</strong>,
+              on ${info.database}.
+            </p>
+            <h2>API</h2>
+            <ul>
+              <li><a href="/docs">API reference</a> of the three generations</li>
+              <li>
+                OpenAPI documents: <a href="/openapi/legacy.json">legacy</a>, <a href="/openapi/v1.json">v1</a>,
+                <a href="/openapi/catalog.json">catalog</a>
+              </li>
+              <li>
+                legacy and v1: <code>x-api-key</code> (v1 also <code>version: v1</code>); catalog under <code>/api</code> with
+                <code>Authorization: Bearer</code>
+              </li>
+            </ul>
+            <h2>Operations</h2>
+            <ul>
+              <li>
+                <a href="/healthz">/healthz</a> (the process answers), <a href="/readyz">/readyz</a> (database, migrations, change feed),
+                <a href="/metrics">/metrics</a> (Prometheus)
+              </li>
+            </ul>
+            ${
+              demo
+                ? html`<h2>Demo</h2>
+                    <p>
+                      <a id="demo-pricing" href="${demo}">The demo organisation's pricing table</a> (sandbox payments: nothing is charged).
+                    </p>`
+                : ''
+            }
+          </main>
+        </body>
+      </html>`;
+    res.status(200);
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.end(body.text);
+  };
+}
+
+/**
+ * `GET /docs`: an API reference of the three generations rendered from the served OpenAPI documents
+ * by Swagger UI, whose files come from the `swagger-ui-dist` package and are served here (no CDN).
+ */
+export function docsRouter(): express.Router {
+  const r = express.Router();
+  r.use('/docs/assets', express.static(SWAGGER_UI, { index: false, maxAge: '1h' }));
+  r.get('/docs/init.js', (_req, res) => {
+    res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.end(`window.ui = SwaggerUIBundle({
+  urls: [
+    { url: '/openapi/v1.json', name: 'v1' },
+    { url: '/openapi/catalog.json', name: 'catalog' },
+    { url: '/openapi/legacy.json', name: 'legacy' }
+  ],
+  'urls.primaryName': 'v1',
+  dom_id: '#reference',
+  deepLinking: true,
+  validatorUrl: null,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  layout: 'StandaloneLayout'
+});
+`);
+  });
+  r.get('/docs', (_req, res) => {
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.end(`<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Tollgate API reference</title>
+    <link rel="stylesheet" href="/docs/assets/swagger-ui.css" />
+  </head>
+  <body>
+    <div id="reference"></div>
+    <script src="/docs/assets/swagger-ui-bundle.js"></script>
+    <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
+    <script src="/docs/init.js"></script>
+  </body>
+</html>
+`);
+  });
+  return r;
+}

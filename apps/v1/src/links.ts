@@ -1,0 +1,44 @@
+import type { CheckoutLinkRequest, CheckoutService, Clock, Id, Plan, ProductCatalog, SignedLinks, Tenant } from '@tollgate/core';
+
+/** What a deferred checkout link carries (signed). */
+export interface DeferredCheckout {
+  organisationId: Id;
+  isTest: boolean;
+  planId: Id;
+  request: CheckoutLinkRequest;
+}
+
+/** How long a pricing table's checkout links stay valid. */
+export const DEFERRED_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+export interface LinkServices {
+  checkout: Pick<CheckoutService, 'validateLink'>;
+  links: SignedLinks;
+  clock: Clock;
+  config: { publicUrl: string };
+}
+
+/**
+ * Deferred checkout links for the plans of a catalog: checked now, but the checkout session (and
+ * the provider's) is created only when the customer follows one (`/checkout/start/:token`), so a
+ * pricing table view costs no provider call.
+ */
+export function deferredCheckoutLinks(
+  s: LinkServices,
+  tenant: Tenant,
+  plans: Plan[],
+  catalog: ProductCatalog,
+  req: CheckoutLinkRequest,
+): Map<Id, string> {
+  const out = new Map<Id, string>();
+  for (const plan of plans) {
+    s.checkout.validateLink(plan, catalog, req);
+    const token = s.links.sign(
+      { organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout,
+      DEFERRED_LINK_TTL_MS,
+      s.clock.now(),
+    );
+    out.set(plan.id, `${s.config.publicUrl}/checkout/start/${token}`);
+  }
+  return out;
+}

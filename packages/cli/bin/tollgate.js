@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// The `tollgate` command as npm links it (committed, so `npm install` always links it): runs the
+// built CLI, building the workspace first when a fresh clone has not been built yet. The build's
+// output goes to stderr, so `--json` output on stdout stays clean.
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const built = path.join(__dirname, '..', 'dist', 'bin.js');
+if (!fs.existsSync(built)) {
+  const root = path.join(__dirname, '..', '..', '..');
+  console.error('tollgate: not built yet, building first (npm run build) ...');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['run', 'build'], { cwd: root, stdio: ['ignore', 2, 2] });
+  if (result.status !== 0 || !fs.existsSync(built)) {
+    console.error('tollgate: the build failed; run `npm run build` in the repository and read its errors');
+    process.exit(1);
+  }
+}
+require(built);
