@@ -76,7 +76,12 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
     logRequests: s.config.logRequests,
   });
   const poolStats = s.database?.poolStats?.bind(s.database);
-  const metrics = new ServerMetrics({ checkCache: () => s.core.checkCache.stats(), fastPath: fast.stats, pool: poolStats });
+  const metrics = new ServerMetrics({
+    checkCache: () => s.core.checkCache.stats(),
+    fastPath: fast.stats,
+    eventQueue: () => s.core.worker.depth(),
+    pool: poolStats,
+  });
   const app = createExpressApp(s, rateLimits, metrics);
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (options.checkFastPath === false || !fast.wants(req)) {

@@ -7,6 +7,8 @@ import type { CheckFastPathStats } from '@tollgate/http';
 export interface MetricSources {
   checkCache(): CacheStats;
   fastPath(): CheckFastPathStats;
+  /** Unfinished events (seat changes) of every organisation. */
+  eventQueue?(): Promise<{ queued: number; pending: number }>;
   /** Connections of the database pool (server only). */
   pool?(): { total: number; idle: number; waiting: number };
 }
@@ -63,6 +65,20 @@ export class ServerMetrics {
         this.set({ outcome: 'passed' }, s.passed);
       },
     });
+    if (sources.eventQueue) {
+      const queue = sources.eventQueue;
+      new Gauge({
+        name: 'tollgate_events_open',
+        help: 'Accepted changes (seat events) not yet applied, by status (queued: not tried yet; pending: retrying)',
+        labelNames: ['status'],
+        registers,
+        async collect() {
+          const q = await queue();
+          this.set({ status: 'queued' }, q.queued);
+          this.set({ status: 'pending' }, q.pending);
+        },
+      });
+    }
     if (sources.pool) {
       const pool = sources.pool;
       new Gauge({

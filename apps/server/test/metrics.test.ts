@@ -8,7 +8,9 @@ let org: SeededOrg;
 beforeAll(async () => {
   world = await createTestWorld();
   org = await seedOrganisation(world, 'metrics-org');
-  await purchase(world, org.keys['plans.notes.team'], 'measured', 2);
+  const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'measured', 2);
+  // One accepted seat change that no worker applies here (the test world runs none).
+  await world.core.seats.request(org.tenant, subscription.id, { type: 'seats.increment', count: 1, proration: 'none' });
 });
 afterAll(() => world?.close());
 
@@ -40,6 +42,8 @@ describe('GET /metrics', () => {
     expect(sample(text, 'tollgate_check_cache_live')).toBe(1);
     expect(sample(text, 'tollgate_check_cache_entries')).toBeGreaterThanOrEqual(1);
     expect(text).toContain('process_resident_memory_bytes');
+    expect(sample(text, 'tollgate_events_open{status="queued"}')).toBe(1);
+    expect(sample(text, 'tollgate_events_open{status="pending"}')).toBe(0);
   });
 
   it('requires the bearer token when METRICS_TOKEN is set', async () => {

@@ -1,14 +1,4 @@
-import type {
-  CheckoutLinkRequest,
-  Clock,
-  Core,
-  LicensePage,
-  Plan,
-  ProductCatalog,
-  Proration,
-  SignedLinks,
-  Tenant,
-} from '@tollgate/core';
+import type { CheckoutLinkRequest, Clock, Core, LicensePage, Plan, ProductCatalog, Proration, SignedLinks, Tenant } from '@tollgate/core';
 import {
   arrayOf,
   capabilitySchema,

@@ -70,4 +70,17 @@ describe('configuration', () => {
     });
     expect(loadConfig({ DATA_DIR: tmp() }).logLevel).toBe('info');
   });
+
+  it('documents every variable it reads, in docs/configuration.md and .env.example', () => {
+    const root = path.join(__dirname, '..', '..', '..');
+    const source = fs.readFileSync(path.join(__dirname, '..', 'src', 'config.ts'), 'utf8');
+    const read = new Set([...source.matchAll(/(?:env\.|env\[|(?:whole|choice|text|url|flag)\(')([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]));
+    expect(read.size).toBeGreaterThan(15);
+    const docs = fs.readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8');
+    const example = fs.readFileSync(path.join(root, '.env.example'), 'utf8');
+    for (const name of read) {
+      expect({ name, documented: docs.includes(`\`${name}\``) }).toEqual({ name, documented: true });
+      expect({ name, inExample: new RegExp(`^# ${name}=`, 'm').test(example) }).toEqual({ name, inExample: true });
+    }
+  });
 });

@@ -266,6 +266,16 @@ export function eventRepository(db: Db): EventRepository {
           updated_at: e.updatedAt,
         },
       ]),
+    countOpen: async () => {
+      const rows = await db
+        .selectFrom('events')
+        .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
+        .where('status', 'in', ['queued', 'pending'])
+        .groupBy('status')
+        .execute();
+      const n = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
+      return { queued: n('queued'), pending: n('pending') };
+    },
     claimNext: async (now, leaseUntil) => {
       const r = await db
         .selectFrom('events as e')

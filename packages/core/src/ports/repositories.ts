@@ -216,6 +216,8 @@ export interface EventRepository {
    * one subscription apply in the order they were accepted.
    */
   claimNext(now: Date, leaseUntil: Date): Promise<DomainEvent | undefined>;
+  /** Unfinished events of every organisation by status (the queue's depth, for metrics). */
+  countOpen(): Promise<{ queued: number; pending: number }>;
 }
 
 export interface SigningKeyRepository {

@@ -275,6 +275,10 @@ function repositories(db: Tables, changed: (c: CacheInvalidation) => void = () =
       get: async (id) => copy(db.events.get(id)),
       save: async (e) => void db.events.set(e.id, copy(e)),
       getForUpdate: async (id) => copy(db.events.get(id)),
+      countOpen: async () => {
+        const all = [...db.events.values()];
+        return { queued: all.filter((e) => e.status === 'queued').length, pending: all.filter((e) => e.status === 'pending').length };
+      },
       // First queued first: the map keeps insertion order, like the SQL adapter's sequence.
       claimNext: async (now, leaseUntil) => {
         const open = [...db.events.values()].filter((e) => e.status === 'queued' || e.status === 'pending');

@@ -35,6 +35,11 @@ export class EventWorker {
   }
 
   /** Processes one due event; false when none was due. */
+  /** Unfinished events of every organisation (metrics). */
+  async depth(): Promise<{ queued: number; pending: number }> {
+    return this.deps.uow.read((r) => r.events.countOpen());
+  }
+
   async processNext(): Promise<boolean> {
     const now = this.deps.clock.now();
     const event = await this.deps.uow.run((r) => r.events.claimNext(now, new Date(now.getTime() + limitsOf(this.deps).eventLeaseMs)));

@@ -512,9 +512,14 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       // Of another subscription: a future event of the same one would hold `due` back (order per subscription).
       const future = anEvent(t, other.id, { runAt: at(1e12), createdAt: at(-2) });
       const due = anEvent(t, s.id, { createdAt: at(-1), runAt: at(-1) });
+      const before = await tx(uow(), (r) => r.events.countOpen());
       await tx(uow(), async (r) => {
         for (const e of [done, future, due]) await r.events.save(e);
       });
+      // Two more queued (the done one is not counted); other suites may share the database.
+      const after = await tx(uow(), (r) => r.events.countOpen());
+      expect(after.queued - before.queued).toBeGreaterThanOrEqual(2);
+      expect(after.pending).toBeGreaterThanOrEqual(0);
       expect(await tx(uow(), (r) => r.events.get(due.id))).toEqual(due);
       const claimed = await tx(uow(), async (r) => {
         // A lease that has already run out: the events stay claimable below.
