@@ -176,6 +176,36 @@ async function checkScenarios(server, seeded, label, { cold = true, wide = false
   return out;
 }
 
+/**
+ * The same warm check on both data sets, alternating for PAIRED_ROUNDS rounds (the machine's noise
+ * hits both alike): the medians and their ratio (10 000 licenses / 1 000 000).
+ */
+const PAIRED_ROUNDS = 3;
+async function pairedSizes(large, largeSeeded, small, smallSeeded) {
+  const warm = (server, seeded) => {
+    const headers = { 'x-api-key': seeded.org.readOnlyKey };
+    const set = Math.min(seeded.grantees, WARM_SET);
+    return load(server.base, {
+      headers,
+      seconds: Math.max(3, SECONDS / 2),
+      pathOf: (i) => `/licenses/check?productUuid=${seeded.product}&granteeIds=user-${i % set}`,
+    });
+  };
+  const rounds = { large: [], small: [] };
+  for (let i = 0; i < PAIRED_ROUNDS; i++) {
+    log(`  paired round ${i + 1}/${PAIRED_ROUNDS}: ${LICENSES} then ${SMALL} licenses`);
+    rounds.large.push((await warm(large, largeSeeded)).requestsPerSecond);
+    rounds.small.push((await warm(small, smallSeeded)).requestsPerSecond);
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return {
+    rounds,
+    largeMedian: median(rounds.large),
+    smallMedian: median(rounds.small),
+    ratio: ratio(median(rounds.small), median(rounds.large)),
+  };
+}
+
 /** 1 000 seats on a subscription: the time from the 202 to the event's `success`. */
 async function seats(server, seeded) {
   const headers = { 'x-api-key': seeded.org.liveKey, version: 'v1', 'content-type': 'application/json' };
@@ -225,51 +255,51 @@ async function main() {
   };
   const suffix = process.pid;
 
-  await withServerDb(`tollgate_bench_large_${suffix}`, async (url) => {
-    log(`PostgreSQL server: seeding ${LICENSES} licenses and ${LICENSES} catalog products`);
-    const seeded = await seedCheck({ DATABASE_URL: url, TOLLGATE_SECRET: SECRET }, { licenses: LICENSES, products: LICENSES });
-    results.seeding = { licenses: LICENSES, licenseSeconds: seeded.licenseSeconds, productSeconds: seeded.catalog.seconds };
-    const server = await startTollgate({ DATABASE_URL: url });
-    try {
-      // The baselines answer with the bytes of a real check answer of this data set.
-      const sample = await fetchText(`${server.base}/licenses/check?productUuid=${seeded.product}&granteeIds=user-1`, {
-        headers: { 'x-api-key': seeded.org.readOnlyKey },
-      });
-      if (sample.status !== 200) throw new Error(`the sample check answered ${sample.status}: ${sample.text}`);
-      const bodyFile = path.join(os.tmpdir(), `tollgate-bench-body-${suffix}.json`);
-      fs.writeFileSync(bodyFile, sample.text);
-      results.body = { bytes: Buffer.byteLength(sample.text) };
-      for (const kind of ['express', 'raw']) {
-        log(`baseline: ${kind}`);
-        const b = await startBaseline(kind, bodyFile);
-        try {
-          await load(b.base, { seconds: 2, pathOf: () => '/licenses/check?x' });
-          results[kind === 'express' ? 'bareExpress' : 'rawNode'] = await load(b.base, { pathOf: () => '/licenses/check?x' });
-        } finally {
-          await b.stop();
+  await withServerDb(`tollgate_bench_large_${suffix}`, (url) =>
+    withServerDb(`tollgate_bench_small_${suffix}`, async (smallUrl) => {
+      log(`PostgreSQL server: seeding ${LICENSES} licenses and ${LICENSES} catalog products`);
+      const seeded = await seedCheck({ DATABASE_URL: url, TOLLGATE_SECRET: SECRET }, { licenses: LICENSES, products: LICENSES });
+      results.seeding = { licenses: LICENSES, licenseSeconds: seeded.licenseSeconds, productSeconds: seeded.catalog.seconds };
+      log(`PostgreSQL server: seeding ${SMALL} licenses`);
+      const small = await seedCheck({ DATABASE_URL: smallUrl, TOLLGATE_SECRET: SECRET }, { licenses: SMALL });
+      const server = await startTollgate({ DATABASE_URL: url });
+      let smallServer;
+      try {
+        // The baselines answer with the bytes of a real check answer of this data set.
+        const sample = await fetchText(`${server.base}/licenses/check?productUuid=${seeded.product}&granteeIds=user-1`, {
+          headers: { 'x-api-key': seeded.org.readOnlyKey },
+        });
+        if (sample.status !== 200) throw new Error(`the sample check answered ${sample.status}: ${sample.text}`);
+        const bodyFile = path.join(os.tmpdir(), `tollgate-bench-body-${suffix}.json`);
+        fs.writeFileSync(bodyFile, sample.text);
+        results.body = { bytes: Buffer.byteLength(sample.text) };
+        for (const kind of ['express', 'raw']) {
+          log(`baseline: ${kind}`);
+          const b = await startBaseline(kind, bodyFile);
+          try {
+            await load(b.base, { seconds: 2, pathOf: () => '/licenses/check?x' });
+            results[kind === 'express' ? 'bareExpress' : 'rawNode'] = await load(b.base, { pathOf: () => '/licenses/check?x' });
+          } finally {
+            await b.stop();
+          }
         }
-      }
-      log(`PostgreSQL server, ${LICENSES} licenses:`);
-      results.postgresLarge = await checkScenarios(server, seeded, `${LICENSES}`, { wide: true });
-      log('  catalog pages');
-      results.catalog = await catalogPages(server, seeded.catalog);
-      log('  1000 seats');
-      results.seats = await seats(server, seeded);
-    } finally {
-      await server.stop();
-    }
-  });
+        log(`PostgreSQL server, ${LICENSES} licenses:`);
+        results.postgresLarge = await checkScenarios(server, seeded, `${LICENSES}`, { wide: true });
+        log('  catalog pages');
+        results.catalog = await catalogPages(server, seeded.catalog);
+        log('  1000 seats');
+        results.seats = await seats(server, seeded);
 
-  await withServerDb(`tollgate_bench_small_${suffix}`, async (url) => {
-    log(`PostgreSQL server: seeding ${SMALL} licenses`);
-    const seeded = await seedCheck({ DATABASE_URL: url, TOLLGATE_SECRET: SECRET }, { licenses: SMALL });
-    const server = await startTollgate({ DATABASE_URL: url });
-    try {
-      results.postgresSmall = await checkScenarios(server, seeded, `${SMALL}`);
-    } finally {
-      await server.stop();
-    }
-  });
+        smallServer = await startTollgate({ DATABASE_URL: smallUrl });
+        log(`PostgreSQL server, ${SMALL} licenses:`);
+        results.postgresSmall = await checkScenarios(smallServer, small, `${SMALL}`);
+        results.sizes = await pairedSizes(server, seeded, smallServer, small);
+      } finally {
+        await server.stop();
+        await smallServer?.stop();
+      }
+    }),
+  );
 
   if (process.env.BENCH_SKIP_PGLITE !== '1') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-bench-pglite-'));
@@ -307,7 +337,7 @@ function ratios(r) {
     checkWarmWideVsExpress: r.postgresLarge.licensedWarmWide
       ? ratio(r.postgresLarge.licensedWarmWide.requestsPerSecond, base.requestsPerSecond)
       : undefined,
-    smallVsLarge: ratio(r.postgresSmall.licensedWarm.requestsPerSecond, r.postgresLarge.licensedWarm.requestsPerSecond),
+    smallVsLarge: r.sizes.ratio,
     deepPageCost: r.catalog.ratio,
   };
   if (r.pglite) out.pgliteWarmVsExpress = ratio(r.pglite.licensedWarm.requestsPerSecond, base.requestsPerSecond);
@@ -355,6 +385,7 @@ function table(r) {
     `| 1 000 seats: the 202 / then until the event is \`success\` | ${r.seats.acceptedMs} ms / ${r.seats.afterAcceptedMs} ms |`,
     `| catalog products, first page (10 connections) | ${r.catalog.first.requestsPerSecond} req/s, p99 ${r.catalog.first.p99ms} ms |`,
     `| catalog products, page 999 000 deep in ${r.settings.licenses} products | ${r.catalog.deep.requestsPerSecond} req/s, p99 ${r.catalog.deep.p99ms} ms (cost ${r.catalog.ratio}x the first page) |`,
+    `| warm check, same ${WARM_SET} grantees, ${r.settings.licenses} vs ${SMALL} licenses, ${PAIRED_ROUNDS} alternating rounds (req/s) | ${r.sizes.rounds.large.join(' / ')} vs ${r.sizes.rounds.small.join(' / ')}: medians ${r.sizes.largeMedian} vs ${r.sizes.smallMedian}, ratio ${r.sizes.ratio} |`,
     `| seeding ${r.settings.licenses} licenses (PostgreSQL${r.seeding.pgliteLicenseSeconds ? ' / PGlite' : ''}) | ${r.seeding.licenseSeconds.toFixed(1)} s${r.seeding.pgliteLicenseSeconds ? ` / ${r.seeding.pgliteLicenseSeconds.toFixed(1)} s` : ''} |`,
     '',
     `Ratios: ${Object.entries(r.ratios)

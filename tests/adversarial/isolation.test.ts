@@ -56,6 +56,8 @@ function request(op: Op): { path: string; body?: unknown } {
     '/plans/{planUuid}/checkoutlink': 'successUrl=https://x.io/ok&cancelUrl=https://x.io/no&granteeId=g&member=m',
     '/products/{productUuid}/pricingtable': 'globalSuccessUrl=https://x.io/ok&globalCancelUrl=https://x.io/no&globalGranteeId=g',
     '/pricing-tables/{pricingTableUuid}': 'globalSuccessUrl=https://x.io/ok&globalCancelUrl=https://x.io/no&globalGranteeId=g&member=m',
+    '/pricing-tables/{pricingTableUuid}/page-link':
+      'globalSuccessUrl=https://x.io/ok&globalCancelUrl=https://x.io/no&globalGranteeId=g&member=m',
     '/subscriptions/{subscriptionUuid}/cancel': 'when=end',
   };
   if (q[op.path]) path += `?${q[op.path]}`;

@@ -1,5 +1,5 @@
 import type { CatalogAdmin, Core, Interval, Plan, PlanDetail, Product, Tenant } from '@tollgate/core';
-import { parseExpandList, route, type Route } from '@tollgate/http';
+import { parseExpandList, route, signingKeyRoute, type Route } from '@tollgate/http';
 import {
   expandQuery,
   planBody,
@@ -25,7 +25,7 @@ import {
 } from './views';
 
 /** What the catalog generation needs of the core. */
-export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency'>;
+export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing'>;
 
 type Q = Record<string, string | undefined>;
 const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
@@ -42,7 +42,7 @@ const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as 
 const PRODUCT_EXPAND = ['plans', 'settings'] as const;
 
 /** The catalog generation (`/api`): products and plans with their pricing, each operation declared once. */
-export function catalogRoutes({ admin }: CatalogServices): Route[] {
+export function catalogRoutes({ admin, signing }: CatalogServices): Route[] {
   const productView = (p: Product, plans: Map<string, Plan[]> | undefined, expand: Set<string>) => ({
     ...catalogProduct(p),
     ...(plans ? { plans: nestedList(plans.get(p.id) ?? [], `/api/plans?productId=${p.id}`, catalogPlan) } : {}),
@@ -95,6 +95,7 @@ export function catalogRoutes({ admin }: CatalogServices): Route[] {
   });
 
   return [
+    signingKeyRoute('/api/signing-keys', signing),
     route<Q>({
       method: 'get',
       path: '/api/products',

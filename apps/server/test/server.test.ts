@@ -71,7 +71,8 @@ describe('combined server dispatch', () => {
     const ops = Object.entries(v1doc.paths as Record<string, object>).flatMap(([p, m]) =>
       Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`),
     );
-    expect(ops).toHaveLength(33);
+    expect(ops).toHaveLength(34);
+    expect(ops).toContain('GET /signing-key');
     expect(ops).toContain('GET /pricing-tables/{pricingTableUuid}/page-link');
     expect(ops).toContain('PUT /subscriptions/{subscriptionUuid}/seats');
     for (const p of Object.values(

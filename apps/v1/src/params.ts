@@ -38,14 +38,30 @@ export const parseExpand = (raw: unknown, resource: keyof typeof EXPANDABLE): Ex
 
 type Query = Record<string, string | undefined>;
 
-/** A checkout request from query strings: the option set typed, the rest as given. */
+/**
+ * A URL parameter as real clients send it: some wrap the value in one pair of single quotes
+ * (`'https://example.com/'`), which is read as the quoted value.
+ */
+export const unquoted = (v: string | undefined): string | undefined =>
+  v !== undefined && v.length >= 2 && v.startsWith("'") && v.endsWith("'") ? v.slice(1, -1) : v;
+
+/**
+ * A checkout request from query strings: the option set typed, the rest as given. `owner` is read
+ * as `member` (the real clients' name for it); `member` wins when both are sent. Core requires one.
+ */
 export const linkRequest = (q: Query): CheckoutLinkRequest => ({
   ...checkoutOptionsInput(q),
-  successUrl: q.successUrl,
-  cancelUrl: q.cancelUrl,
+  successUrl: unquoted(q.successUrl),
+  cancelUrl: unquoted(q.cancelUrl),
   granteeId: q.granteeId,
-  member: q.member,
+  member: q.member ?? q.owner,
 });
+
+/** `member` (or `owner`), where the contract requires it (a pricing table): 400 naming `member` when neither is sent. */
+export function requireMember(q: Query): void {
+  if (!(q.member ?? q.owner))
+    throw new DomainError(ErrorCodes.VALIDATION_FAILED, 'member is required', [{ property: 'member', error: 'is required' }]);
+}
 
 /** The checkout request each plan of a pricing table gets from its global parameters. */
 export const fromGlobal = (q: Query): CheckoutLinkRequest => {
@@ -55,7 +71,7 @@ export const fromGlobal = (q: Query): CheckoutLinkRequest => {
     successUrl: globalSuccessUrl,
     cancelUrl: globalCancelUrl,
     granteeId: globalGranteeId,
-    member: member ?? globalGranteeId,
+    member: member ?? options.owner ?? globalGranteeId,
   });
 };
 
@@ -72,7 +88,15 @@ const checkoutOptionProps = {
 const obj = (properties: object, required: string[] = []) => ({ type: 'object', properties, required });
 
 export const expandQuery = obj({ expand: str });
-export const planQuery = obj({ ...checkoutOptionProps, expand: str, successUrl: str, cancelUrl: str, granteeId: str, member: str });
+export const planQuery = obj({
+  ...checkoutOptionProps,
+  expand: str,
+  successUrl: str,
+  cancelUrl: str,
+  granteeId: str,
+  member: str,
+  owner: str,
+});
 export const checkoutLinkQuery = obj(
   {
     ...checkoutOptionProps,
@@ -80,10 +104,12 @@ export const checkoutLinkQuery = obj(
     cancelUrl: str,
     granteeId: { type: 'string', minLength: 1 },
     member: { type: 'string', minLength: 1 },
+    owner: { type: 'string', minLength: 1 },
     quantity: str,
     changeQuantity: str,
   },
-  ['successUrl', 'cancelUrl', 'granteeId', 'member'],
+  // `member` or `owner`: checked when the request is read (core names `member` when both lack).
+  ['successUrl', 'cancelUrl', 'granteeId'],
 );
 const globalProps = {
   ...checkoutOptionProps,
@@ -91,9 +117,10 @@ const globalProps = {
   globalCancelUrl: str,
   globalGranteeId: { type: 'string', minLength: 1 },
   member: { type: 'string', minLength: 1 },
+  owner: { type: 'string', minLength: 1 },
 };
 export const productPricingTableQuery = obj(globalProps, ['globalGranteeId', 'globalSuccessUrl', 'globalCancelUrl']);
-export const pricingTableQuery = obj(globalProps, ['globalSuccessUrl', 'globalCancelUrl', 'globalGranteeId', 'member']);
+export const pricingTableQuery = obj(globalProps, ['globalSuccessUrl', 'globalCancelUrl', 'globalGranteeId']);
 export const cancelQuery = obj({ when: { enum: ['now', 'end'] } }, ['when']);
 export const licenseCountQuery = obj({ status: str, subscriptionUuid: { type: 'string', format: 'uuid' } });
 /** `cursor` (from `x-next-cursor`) and `take` (1..1000) page the list; without them it is streamed whole. */

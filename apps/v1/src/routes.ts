@@ -4,6 +4,7 @@ import {
   capabilitySchema,
   capabilityView,
   checkRoute,
+  signingKeyRoute,
   licenseSchema,
   licenseView,
   mapBatches,
@@ -28,6 +29,7 @@ import {
   planQuery,
   pricingTableQuery,
   productPricingTableQuery,
+  requireMember,
 } from './params';
 import * as S from './schemas';
 import {
@@ -49,7 +51,7 @@ import { pricingPageLink } from './pricing-page';
 
 /** What the v1 generation needs: use cases, the link signer and clock (deferred checkout links), its public address. */
 export interface V1Services {
-  core: Pick<Core, 'apiKeys' | 'queries' | 'checkout' | 'subscriptions' | 'seats' | 'licenses' | 'worker'>;
+  core: Pick<Core, 'apiKeys' | 'queries' | 'checkout' | 'subscriptions' | 'seats' | 'licenses' | 'worker' | 'signing'>;
   links: SignedLinks;
   clock: Clock;
   config: { publicUrl: string };
@@ -61,7 +63,7 @@ const noContent = { status: 204 };
 
 /** The v1 generation, each operation declared once (paths of the service the contract describes). */
 export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
-  const { queries, checkout, subscriptions, seats, licenses, worker } = core;
+  const { queries, checkout, subscriptions, seats, licenses, worker, signing } = core;
 
   const deferredLinks = (tenant: Tenant, plans: Plan[], catalog: ProductCatalog, req: CheckoutLinkRequest) =>
     deferredCheckoutLinks({ checkout, links, clock, config }, tenant, plans, catalog, req);
@@ -233,6 +235,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       query: pricingTableQuery,
       response: { status: 200, schema: S.pricingTableSchema },
       async handle({ tenant, params, query }) {
+        requireMember(query);
         const view = await queries.getPricingTable(tenant, params.pricingTableUuid);
         return ok(v1PricingTable(view, deferredLinks(tenant, view.plans, view.catalog, fromGlobal(query))));
       },
@@ -245,8 +248,10 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       scope: ['pricing-tables', 'read'],
       query: pricingTableQuery,
       response: { status: 200, schema: S.pricingPageLinkSchema },
-      handle: async ({ tenant, params, query }) =>
-        ok(await pricingPageLink({ queries, checkout, links, clock, config }, tenant, params.pricingTableUuid, fromGlobal(query))),
+      async handle({ tenant, params, query }) {
+        requireMember(query);
+        return ok(await pricingPageLink({ queries, checkout, links, clock, config }, tenant, params.pricingTableUuid, fromGlobal(query)));
+      },
     }),
 
     // Subscriptions
@@ -434,6 +439,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
         ok(await licenses.count(tenant, { status: parseLicenseStatusFilter(query.status), subscriptionId: query.subscriptionUuid })),
     }),
     checkRoute(licenses),
+    signingKeyRoute('/signing-key', signing),
 
     // Events (beyond the contract): the status of an accepted seat change.
     route({

@@ -154,6 +154,34 @@ describe('v1 plans and checkout', () => {
     });
   });
 
+  it("reads real clients' spellings: owner for member, single-quoted URLs", async () => {
+    const quoted = `successUrl='https://app.example.com/ok'&cancelUrl='https://app.example.com/cancel'&granteeId=bob&owner=o@example.com`;
+    await api.get(`/plans/${team()}/checkoutlink?${quoted}`).expect(200);
+    const call = payments.calls.filter((c) => c.op === 'checkoutLink').pop();
+    expect(call).toMatchObject({
+      request: {
+        granteeId: 'bob',
+        member: 'o@example.com',
+        successUrl: 'https://app.example.com/ok',
+        cancelUrl: 'https://app.example.com/cancel',
+      },
+    });
+    // member wins over owner; neither is a 400 naming member.
+    await api.get(`/plans/${team()}/checkoutlink?${checkoutParams}&owner=other@example.com`).expect(200);
+    expect(payments.calls.filter((c) => c.op === 'checkoutLink').pop()).toMatchObject({ request: { member: 'm@example.com' } });
+    const none = await api.get(`/plans/${team()}/checkoutlink?successUrl=https://x.io&cancelUrl=https://x.io&granteeId=a`).expect(400);
+    expect(none.body).toMatchObject({ code: 'VALIDATION_FAILED', validationErrors: [{ property: 'member', error: 'is required' }] });
+    // A pricing table takes owner too; the contract's required member stays required.
+    const table = org.keys['pricingTables.notes.main'];
+    const viaOwner = `globalSuccessUrl='https://app.example.com/ok'&globalCancelUrl=https://app.example.com/cancel&globalGranteeId=bob&owner=o@example.com`;
+    const res = await api.get(`/pricing-tables/${table}?${viaOwner}`).expect(200);
+    expect(res.body.plans.length).toBeGreaterThan(0);
+    const missing = await api
+      .get(`/pricing-tables/${table}?globalSuccessUrl=https://x.io&globalCancelUrl=https://x.io&globalGranteeId=a`)
+      .expect(400);
+    expect(missing.body.validationErrors).toEqual([{ property: 'member', error: 'is required' }]);
+  });
+
   it('refuses checkout links that break the option set rules', async () => {
     const bad = async (query: string, code: string, plan = team()) => {
       const res = await api.get(`/plans/${plan}/checkoutlink?${query}`).expect(400);
@@ -342,6 +370,8 @@ describe('v1 licenses', () => {
       .expect(403);
     expect(missing.body.code).toBe('FORBIDDEN');
     const list = (await api.get('/licenses?status=active').expect(200)).body;
+    // Real clients send the status in capitals too.
+    expect((await api.get('/licenses?status=ACTIVE').expect(200)).body).toEqual(list);
     expectSchema(arrayOf(licenseSchema), list);
     expect(list.find((l: { uuid: string }) => l.uuid === lic.uuid).granteeId).toBe('zoe');
     expect(
@@ -349,7 +379,8 @@ describe('v1 licenses', () => {
     ).toBe(true);
     for (const status of ['active', 'canceled', 'evaluation', 'scheduled', 'trialing', 'inactive'])
       await api.get(`/licenses?status=${status}`).expect(200);
-    await api.get('/licenses?status=ACTIVE').expect(400);
+    // Any letter case (#14: real clients send ACTIVE); an unknown status stays 400.
+    await api.get('/licenses?status=Trialing').expect(200);
     await api.get('/licenses?status=bogus').expect(400);
     const count = (await api.get('/licenses/count').expect(200)).body;
     expectSchema(licenseCountSchema, count);

@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import YAML from 'yaml';
-import { isDomainError, type CatalogFile, type Core } from '@tollgate/core';
+import { CLIENT_SCOPES, isDomainError, type CatalogFile, type Core } from '@tollgate/core';
 import { setUpDemo } from '@tollgate/runtime';
 
 export const USAGE = `usage: tollgate <command> [options]
 
 commands:
   migrate                                   apply pending database migrations
-  keys create --org NAME [--scopes a,b] [--test] [--name N] [--json]
+  keys create --org NAME [--scopes a,b | --client] [--test] [--name N] [--json]
                                             create an API key (shown once); creates the organisation if new
   keys list --org NAME [--json]             list an organisation's keys (never the keys themselves)
   keys revoke ID                            revoke a key
@@ -105,6 +105,7 @@ async function keys(sub: string | undefined, argv: string[], core: Core, io: Io)
     options: {
       org: { type: 'string' },
       scopes: { type: 'string' },
+      client: { type: 'boolean' },
       test: { type: 'boolean' },
       name: { type: 'string' },
       json: { type: 'boolean' },
@@ -118,11 +119,15 @@ async function keys(sub: string | undefined, argv: string[], core: Core, io: Io)
   switch (sub) {
     case 'create': {
       const org = needOrg();
+      if (values.client && values.scopes)
+        throw Object.assign(new Error('--client sets the scopes itself; give --client or --scopes, not both'), {
+          code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
+        });
       await apiKeys.ensureOrganisation(org);
       const created = await apiKeys.create({
         organisation: org,
-        name: values.name,
-        scopes: (values.scopes ?? '*').split(','),
+        name: values.name ?? (values.client ? 'client library' : undefined),
+        scopes: values.client ? [...CLIENT_SCOPES] : (values.scopes ?? '*').split(','),
         isTest: !!values.test,
       });
       if (values.json)

@@ -52,6 +52,18 @@ describe('tollgate CLI', () => {
     await expect(apiKeys.authenticate(key)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
   });
 
+  it('makes the read-only key a client library needs with --client', async () => {
+    const created = await run('keys', 'create', '--org', 'cli-org', '--client', '--json');
+    expect(created.code).toBe(0);
+    const { key, scopes } = JSON.parse(created.out);
+    expect(scopes).toEqual(['products:read', 'plans:read', 'pricing-tables:read', 'licenses:read']);
+    const record = await world.core.apiKeys.authenticate(key);
+    expect(record.name).toBe('client library');
+    const both = await run('keys', 'create', '--org', 'cli-org', '--client', '--scopes', '*');
+    expect(both.code).toBe(2);
+    expect(both.err).toMatch(/--client or --scopes, not both/);
+  });
+
   it('refuses bad scopes and missing options with a clear message', async () => {
     const bad = await run('keys', 'create', '--org', 'cli-org', '--scopes', 'everything');
     expect(bad.code).toBe(1);

@@ -185,6 +185,9 @@ describe('capability check', () => {
 
   it('maps list filter values to statuses', () => {
     expect(licenseStatusFromFilter('canceled')).toBe('CANCELED');
-    expect(licenseStatusFromFilter('ACTIVE')).toBeUndefined();
+    // Any letter case (real clients send ACTIVE); anything else names no status.
+    expect(licenseStatusFromFilter('ACTIVE')).toBe('ACTIVE');
+    expect(licenseStatusFromFilter(' Trialing ')).toBe('TRIALING');
+    expect(licenseStatusFromFilter('ACTIVATED')).toBeUndefined();
   });
 });

@@ -12,3 +12,4 @@ export * from './idempotency';
 export * from './openapi';
 export * from './input';
 export * from './rate-limits';
+export * from './signing-key';

@@ -30,8 +30,11 @@ export const EVENT_STATUSES: Record<EventStatus, { done: boolean }> = {
 export const LICENSE_STATUS_VALUES = Object.keys(LICENSE_STATUSES) as LicenseStatus[];
 
 /** The license status named by a list filter value (`active`, `canceled`, ...), or undefined. */
-export const licenseStatusFromFilter = (value: string): LicenseStatus | undefined =>
-  LICENSE_STATUS_VALUES.find((s) => LICENSE_STATUSES[s].filter === value);
+/** The status a list filter names, in any letter case (`active`, `ACTIVE`: real clients send both). */
+export const licenseStatusFromFilter = (value: string): LicenseStatus | undefined => {
+  const wanted = value.trim().toLowerCase();
+  return LICENSE_STATUS_VALUES.find((s) => LICENSE_STATUSES[s].filter === wanted);
+};
 
 export const assertNever = (value: never): never => {
   throw new Error(`unexpected value ${String(value)}`);

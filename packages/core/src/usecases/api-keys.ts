@@ -22,6 +22,12 @@ export function hasScope(key: Pick<ApiKey, 'scopes'>, resource: ScopeResource, a
   return key.scopes.some((s) => s === '*' || s === `${resource}:${access}` || (access === 'read' && s === `${resource}:write`));
 }
 
+/**
+ * What a client library needs (the browser/Node clients of the service the contract describes:
+ * pricing tables, products and plans, the capability check): read only, safe to ship to a browser.
+ */
+export const CLIENT_SCOPES = ['products:read', 'plans:read', 'pricing-tables:read', 'licenses:read'] as const;
+
 export interface CreatedApiKey {
   /** The key itself: shown once, never stored. */
   plaintext: string;

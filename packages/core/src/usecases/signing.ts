@@ -1,4 +1,4 @@
-import type { Id, SigningKey } from '../model';
+import type { Id, SigningKey, Tenant } from '../model';
 import { Lru } from '../domain/lru';
 import type { Clock, IdGenerator, KeyCipher, SignatureEncoding, SignatureScheme, SignedMessage, Signer, UnitOfWork } from '../ports';
 
@@ -19,6 +19,13 @@ export interface SigningDeps {
  * The organisations' signing keys: created on first use, stored encrypted, rotated without
  * downtime (older keys stay active, and listed, until retired), and kept decrypted in memory.
  */
+export interface PublicSigningKey {
+  id: Id;
+  organisationId: Id;
+  publicKeyPem: string | null;
+  createdAt: Date;
+}
+
 export class SigningKeys implements Signer {
   /** Decrypted current keys by organisation, kept while the change feed is heard (a rotation anywhere evicts). */
   private readonly cache = new Lru<Id, LiveKey>(10_000);
@@ -65,6 +72,15 @@ export class SigningKeys implements Signer {
   /** The decrypted secret of a key (an HMAC secret is shown to the vendor by the CLI). */
   reveal(record: SigningKey): Buffer {
     return this.deps.cipher.open(record.secretCiphertext);
+  }
+
+  /**
+   * What a client needs to verify the tenant's checks offline: the current key's id and its public
+   * half as PEM (null with HMAC, whose checks only the service can verify).
+   */
+  async publicKey(tenant: Tenant): Promise<PublicSigningKey> {
+    const record = await this.current(tenant.organisationId);
+    return { id: record.id, organisationId: record.organisationId, publicKeyPem: this.publicKeyPem(record), createdAt: record.createdAt };
   }
 
   /** The key's public half as PEM, or null for HMAC. */

@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { CLIENT_SCOPES } from '@tollgate/core';
+import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createServerApp } from '../src';
+
+// docs/api/verifying.md's snippets, run as written against real checks and the served public key.
+let world: TestWorld;
+let org: SeededOrg;
+let app: ReturnType<typeof createServerApp>;
+let clientKey: string;
+
+type Check = { capsHashed: string; signature: string };
+type Verify = (check: Check, pem: string) => boolean | Promise<boolean>;
+
+function snippet(tag: string): Verify {
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'api', 'verifying.md'), 'utf8');
+  const code = new RegExp('```js ' + tag + '\\n([\\s\\S]*?)```').exec(doc)?.[1];
+  if (!code) throw new Error(`docs/api/verifying.md has no ${tag} snippet`);
+  return new Function('require', `${code}\nreturn verifyCheck;`)(require) as Verify;
+}
+
+beforeAll(async () => {
+  world = await createTestWorld();
+  org = await seedOrganisation(world, 'verifying-org');
+  await purchase(world, org.keys['plans.notes.team'], 'verified', 2);
+  clientKey = (await world.core.apiKeys.create({ organisation: 'verifying-org', scopes: [...CLIENT_SCOPES], isTest: false })).plaintext;
+  app = createServerApp(world);
+});
+afterAll(() => world?.close());
+
+const check = async (encoding?: string) =>
+  (
+    await request(app)
+      .get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=verified${encoding ? `&sigEncode=${encoding}` : ''}`)
+      .set('x-api-key', clientKey)
+      .expect(200)
+  ).body as Check & { publicHash: string };
+
+describe('the public signing key', () => {
+  it('is served by v1 (no version header needed) and the catalog, to a client key', async () => {
+    const v1 = await request(app).get('/signing-key').set('x-api-key', clientKey).expect(200);
+    expect(v1.body).toEqual({
+      type: 'object',
+      data: {
+        id: expect.any(String),
+        organisation: org.tenant.organisationId,
+        publicKey: expect.stringMatching(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----\n?$/),
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
+    });
+    const catalog = await request(app).get('/api/signing-keys').set('authorization', `Bearer ${clientKey}`).expect(200);
+    expect(catalog.body).toEqual(v1.body);
+    await request(app).get('/signing-key').expect(401);
+    const noLicenses = (await world.core.apiKeys.create({ organisation: 'verifying-org', scopes: ['products:read'], isTest: false }))
+      .plaintext;
+    await request(app).get('/signing-key').set('x-api-key', noLicenses).expect(403);
+    await request(app).get('/api/signing-keys').set('authorization', `Bearer ${noLicenses}`).expect(403);
+  });
+});
+
+describe('docs/api/verifying.md', () => {
+  const pem = async () => (await request(app).get('/signing-key').set('x-api-key', clientKey).expect(200)).body.data.publicKey as string;
+
+  it('verifies a DER check with the Node snippet, and refuses a changed one', async () => {
+    const verify = snippet('node-verify');
+    const c = await check();
+    const key = await pem();
+    expect(await verify(c, key)).toBe(true);
+    expect(await verify({ ...c, capsHashed: `${c.capsHashed},admin` }, key)).toBe(false);
+  });
+
+  it('verifies a P1363 check with the WebCrypto snippet, and refuses a changed one', async () => {
+    const verify = snippet('browser-verify');
+    const c = await check('P1363');
+    expect(c.signature).toMatch(/^[0-9a-f]{128}$/);
+    const key = await pem();
+    expect(await verify(c, key)).toBe(true);
+    const flipped = c.signature.slice(0, -1) + (c.signature.endsWith('0') ? '1' : '0');
+    expect(await verify({ ...c, signature: flipped }, key)).toBe(false);
+  });
+
+  it('follows a rotation: the old key refuses new checks, the served key accepts them', async () => {
+    const verify = snippet('node-verify');
+    const before = await pem();
+    await world.core.signing.rotate(org.tenant.organisationId);
+    const after = await pem();
+    expect(after).not.toBe(before);
+    const c = await check();
+    expect(await verify(c, before)).toBe(false);
+    expect(await verify(c, after)).toBe(true);
+  });
+});

@@ -1,0 +1,49 @@
+import type { SigningKeys } from '@tollgate/core';
+import { iso } from './json';
+import { route, type Route } from './routes';
+
+/** The public signing key as the real service's newer API answers it (envelope of the catalog). */
+export const signingKeySchema = {
+  type: 'object',
+  required: ['type', 'data'],
+  properties: {
+    type: { const: 'object' },
+    data: {
+      type: 'object',
+      required: ['id', 'organisation', 'publicKey', 'createdAt', 'updatedAt'],
+      properties: {
+        id: { type: 'string', format: 'uuid' },
+        organisation: { type: 'string', format: 'uuid' },
+        publicKey: { type: ['string', 'null'], description: 'PEM (SPKI) of the ECDSA P-256 key; null with the HMAC signer' },
+        createdAt: { type: 'string', format: 'date-time' },
+        updatedAt: { type: 'string', format: 'date-time' },
+      },
+    },
+  },
+};
+
+/**
+ * The organisation's current public signing key, for verifying checks offline
+ * (docs/api/verifying.md): v1 `GET /signing-key`, catalog `GET /api/signing-keys`. Any key that may
+ * read licenses may read it (client libraries verify the checks they get).
+ */
+export function signingKeyRoute(path: string, signing: Pick<SigningKeys, 'publicKey'>): Route {
+  return route({
+    method: 'get',
+    path,
+    summary: 'The public key that verifies capability checks offline',
+    scope: ['licenses', 'read'],
+    response: { status: 200, schema: signingKeySchema },
+    async handle({ tenant }) {
+      const k = await signing.publicKey(tenant);
+      const at = iso(k.createdAt);
+      return {
+        status: 200,
+        body: {
+          type: 'object',
+          data: { id: k.id, organisation: k.organisationId, publicKey: k.publicKeyPem, createdAt: at, updatedAt: at },
+        },
+      };
+    },
+  });
+}
