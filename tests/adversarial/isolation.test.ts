@@ -46,6 +46,9 @@ function request(op: Op): { path: string; body?: unknown } {
     if (name === 'pricingTableUuid') return ids.table;
     if (name === 'subscriptionUuid') return ids.subscription;
     if (name === 'eventUuid') return ids.event;
+    if (name === 'licenseUuid') return ids.license;
+    // Not an id but a filter value (a grantee of tenant A's): another tenant's list of it is empty.
+    if (name === 'granteeId') return 'isolated';
     if (name === 'uuid') return op.path.startsWith('/products') ? ids.product : ids.plan;
     if (name === 'id') return op.path.startsWith('/api/products') ? ids.product : ids.plan;
     throw new Error(`no id for ${name} in ${op.path}`);
@@ -59,11 +62,14 @@ function request(op: Op): { path: string; body?: unknown } {
     '/pricing-tables/{pricingTableUuid}/page-link':
       'globalSuccessUrl=https://x.io/ok&globalCancelUrl=https://x.io/no&globalGranteeId=g&member=m',
     '/subscriptions/{subscriptionUuid}/cancel': 'when=end',
+    '/licenses/purchaser': 'purchaser=buyer@example.com',
   };
   if (q[op.path]) path += `?${q[op.path]}`;
   const bodies: Record<string, unknown> = {
     'post /licenses': { planUuid: ids.freePlan, member: 'm@example.com', granteeId: 'intruder' },
     'put /licenses': [{ uuid: ids.license, granteeId: 'intruder' }],
+    'put /licenses/{licenseUuid}': { granteeId: 'intruder' },
+    'post /licenses/cancel': { uuids: [ids.license] },
     'put /subscriptions/{subscriptionUuid}/change-plan': { planUuid: a.keys['plans.notes.business'] },
     'post /subscriptions/{subscriptionUuid}/seats': { increment: 1 },
     'put /subscriptions/{subscriptionUuid}/seats': { decrement: 1 },
@@ -107,7 +113,8 @@ it('refuses every authenticated route without a key, with a revoked key, without
     await expectStatus(op, a.revoked, [401], 'with a revoked key');
     await expectStatus(op, op.scope === 'licenses:read' ? a.productsOnly : a.licensesOnly, [403], `without the scope ${op.scope}`);
     const hasIds =
-      /\{\w+\}/.test(op.path) || (request(op).body !== undefined && JSON.stringify(request(op).body).match(/[0-9a-f]{8}-[0-9a-f]{4}-/));
+      /\{(\w*Uuid|uuid|id)\}/.test(op.path) ||
+      (request(op).body !== undefined && JSON.stringify(request(op).body).match(/[0-9a-f]{8}-[0-9a-f]{4}-/));
     for (const [who, key] of [
       ['another organisation', b.live],
       ['the other mode', a.test],

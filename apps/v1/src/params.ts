@@ -173,6 +173,24 @@ export const batchUpdateBody = {
   },
 };
 
+export const licenseUpdateBody = {
+  type: 'object',
+  properties: { granteeId: { type: ['string', 'null'], minLength: 1, maxLength: 320 } },
+  required: ['granteeId'],
+  additionalProperties: false,
+};
+export const licenseCancelBody = {
+  type: 'object',
+  properties: { uuids: { type: 'array', minItems: 1, maxItems: 500, items: { type: 'string', format: 'uuid' } } },
+  required: ['uuids'],
+  additionalProperties: false,
+};
+export const purchaserQuery = obj(
+  { purchaser: { type: 'string', minLength: 1, maxLength: 320 }, productUuid: { type: 'string', format: 'uuid' }, status: str },
+  ['purchaser'],
+);
+export const licenseStatusQuery = obj({ status: str });
+
 /** A `version` header other than v1 is 400; none is fine (the real service's clients send none). */
 export function assertVersion(value: string | undefined): void {
   if (value !== undefined && value !== 'v1') {

@@ -29,6 +29,10 @@ import {
   planQuery,
   pricingTableQuery,
   productPricingTableQuery,
+  purchaserQuery,
+  licenseStatusQuery,
+  licenseCancelBody,
+  licenseUpdateBody,
   requireMember,
 } from './params';
 import * as S from './schemas';
@@ -440,6 +444,88 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
     }),
     checkRoute(licenses),
     signingKeyRoute('/signing-key', signing),
+    route<Q>({
+      method: 'get',
+      path: '/licenses/purchaser',
+      summary: "A purchaser's licenses (streamed), optionally of one product and status",
+      scope: ['licenses', 'read'],
+      query: purchaserQuery,
+      list: true,
+      response: { status: 200, schema: arrayOf(licenseSchema) },
+      handle: ({ tenant, query }) => ({
+        status: 200,
+        stream: licenseViews(
+          licenses.pages(tenant, {
+            purchaser: query.purchaser,
+            productId: query.productUuid,
+            status: parseLicenseStatusFilter(query.status),
+          }),
+        ),
+      }),
+    }),
+    route<Q>({
+      method: 'get',
+      path: '/licenses/granteeId/:granteeId',
+      summary: "A grantee's licenses (streamed)",
+      scope: ['licenses', 'read'],
+      textParams: ['granteeId'],
+      query: licenseStatusQuery,
+      list: true,
+      response: { status: 200, schema: arrayOf(licenseSchema) },
+      handle: ({ tenant, params, query }) => ({
+        status: 200,
+        stream: licenseViews(licenses.pages(tenant, { granteeId: params.granteeId, status: parseLicenseStatusFilter(query.status) })),
+      }),
+    }),
+    route<Q, { uuids: string[] }>({
+      method: 'post',
+      path: '/licenses/cancel',
+      summary: 'Cancel ad hoc licenses (all or none; a seat of a subscription is 409)',
+      scope: ['licenses', 'write'],
+      body: licenseCancelBody,
+      response: { status: 204 },
+      async handle({ tenant, body }) {
+        await licenses.cancel(tenant, body.uuids);
+        return noContent;
+      },
+    }),
+    // After every fixed /licenses/... path: a UUID here is checked as one.
+    route({
+      method: 'get',
+      path: '/licenses/:licenseUuid',
+      summary: 'Get a license',
+      scope: ['licenses', 'read'],
+      response: { status: 200, schema: licenseSchema },
+      async handle({ tenant, params }) {
+        const license = await licenses.get(tenant, params.licenseUuid);
+        const caps = await licenses.capabilitiesOf([license]);
+        return ok(licenseView(license, caps.get(license.planId) ?? []));
+      },
+    }),
+    route<Q, { granteeId: string | null }>({
+      method: 'put',
+      path: '/licenses/:licenseUuid',
+      summary: 'Assign (or unassign, null) the grantee of a license',
+      scope: ['licenses', 'write'],
+      body: licenseUpdateBody,
+      response: { status: 200, schema: licenseSchema },
+      async handle({ tenant, params, body }) {
+        const [license] = await licenses.batchUpdate(tenant, [{ uuid: params.licenseUuid, granteeId: body.granteeId }]);
+        const caps = await licenses.capabilitiesOf([license]);
+        return ok(licenseView(license, caps.get(license.planId) ?? []));
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/licenses/:licenseUuid',
+      summary: 'Cancel an ad hoc license (a seat of a subscription is 409)',
+      scope: ['licenses', 'write'],
+      response: { status: 204 },
+      async handle({ tenant, params }) {
+        await licenses.cancel(tenant, [params.licenseUuid]);
+        return noContent;
+      },
+    }),
 
     // Events (beyond the contract): the status of an accepted seat change.
     route({

@@ -163,6 +163,8 @@ export function licensesOf<O>(
   if (f.status) out = out.where('status', '=', f.status);
   if (f.subscriptionId) out = out.where('subscription_id', '=', f.subscriptionId);
   if (f.productId) out = out.where('product_id', '=', f.productId);
+  if (f.purchaser !== undefined) out = out.where('purchaser', '=', f.purchaser);
+  if (f.granteeId !== undefined) out = out.where('grantee_id', '=', f.granteeId);
   return out;
 }
 

@@ -171,6 +171,9 @@ export interface LicenseFilter {
   status?: LicenseStatus;
   subscriptionId?: Id;
   productId?: Id;
+  /** The buyer (`member` at purchase). */
+  purchaser?: string;
+  granteeId?: string;
 }
 
 export interface LicenseCount {
@@ -188,8 +191,6 @@ export interface LicenseRepository {
   listBySubscription(subscriptionId: Id): Promise<License[]>;
   /** The tenant's licenses matching the filter, oldest first. */
   list(tenant: Tenant, filter: LicenseFilter): Promise<License[]>;
-  /** One page of the tenant's licenses matching the filter, oldest first (keyset over creation, id). */
-  page(tenant: Tenant, filter: LicenseFilter, query: { limit: number; after?: string }): Promise<Page<License>>;
   /** One page of the tenant's licenses matching the filter, oldest first (keyset over creation, id). */
   page(tenant: Tenant, filter: LicenseFilter, query: { limit: number; after?: string }): Promise<Page<License>>;
   /** Counts of the tenant's licenses matching the filter, split by whether a grantee holds them. */

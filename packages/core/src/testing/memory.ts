@@ -375,7 +375,9 @@ function licenseMatches(l: License, f: LicenseFilter): boolean {
   return (
     (!f.status || l.status === f.status) &&
     (!f.subscriptionId || l.subscriptionId === f.subscriptionId) &&
-    (!f.productId || l.productId === f.productId)
+    (!f.productId || l.productId === f.productId) &&
+    (f.purchaser === undefined || l.purchaser === f.purchaser) &&
+    (f.granteeId === undefined || l.granteeId === f.granteeId)
   );
 }
 

@@ -1,7 +1,7 @@
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { Capability, Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
-import { assignGrantee, createAdHocLicense } from '../domain/license';
+import { assignGrantee, cancelLicense, createAdHocLicense } from '../domain/license';
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
 import { EntitlementCache } from './check-cache';
 import { Lru } from '../domain/lru';
@@ -79,6 +79,38 @@ export class LicenseService {
       }
       await r.licenses.saveMany(created);
       return created;
+    });
+  }
+
+  /** One license of the tenant (another tenant's answers as every foreign id does). */
+  async get(tenant: Tenant, id: Id): Promise<License> {
+    return this.deps.uow.read(async (r) => assertAccessible(await r.licenses.get(id), tenant, 'license'));
+  }
+
+  /**
+   * Ends licenses now, all or none. Only ad hoc licenses end this way: a subscription's license is
+   * one of its seats, which change through the seat operations (a decrement) or end with the
+   * subscription; asking to cancel one is a 409 that says so (docs/decisions.md).
+   */
+  async cancel(tenant: Tenant, ids: Id[]): Promise<License[]> {
+    const max = limitsOf(this.deps).maxLicensesPerRequest;
+    if (ids.length === 0) invalid('uuids', 'names no license');
+    if (ids.length > max) invalid('uuids', `at most ${max} licenses can be canceled in one request`);
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const wanted = [...new Set(ids)];
+      const found = new Map((await r.licenses.getManyForUpdate(wanted)).map((l) => [l.id, l]));
+      const canceled = wanted.map((id) => {
+        const license = assertAccessible(found.get(id), tenant, 'license');
+        if (license.subscriptionId !== null)
+          fail(
+            ErrorCodes.CONFLICT,
+            `license ${id} is a seat of subscription ${license.subscriptionId}: remove the seat (PUT /subscriptions/:uuid/seats) or cancel the subscription`,
+          );
+        return cancelLicense(license, now);
+      });
+      await r.licenses.saveMany(canceled);
+      return canceled;
     });
   }
 
