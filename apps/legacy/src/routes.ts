@@ -1,5 +1,6 @@
 import type { Core } from '@tollgate/core';
 import {
+  adHocLicenseRequestSchema,
   arrayOf,
   checkRoute,
   legacyPlan,
@@ -18,16 +19,7 @@ import { legacyFeatureWithOptions, legacyPlanFeature } from './views';
 /** What the legacy generation needs of the core. */
 export type LegacyServices = Pick<Core, 'apiKeys' | 'queries' | 'licenses'>;
 
-const licenseRequest = {
-  type: 'object',
-  properties: {
-    planUuid: { type: 'string', format: 'uuid' },
-    member: { type: 'string', minLength: 1, maxLength: 320 },
-    granteeId: { type: ['string', 'null'], minLength: 1, maxLength: 320 },
-  },
-  required: ['planUuid', 'member', 'granteeId'],
-  additionalProperties: false,
-};
+const licenseRequest = adHocLicenseRequestSchema;
 type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
 
 /** The legacy generation: seven operations over products, plans, features and licenses, each declared once. */

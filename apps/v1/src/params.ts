@@ -1,5 +1,5 @@
 import { DomainError, ErrorCodes, PRORATIONS, type CheckoutLinkRequest } from '@tollgate/core';
-import { checkoutOptionsInput, parseExpandList } from '@tollgate/http';
+import { adHocLicenseRequestSchema, checkoutOptionsInput, parseExpandList } from '@tollgate/http';
 import { Expand } from './views';
 
 export const EXPANDABLE = {
@@ -150,16 +150,7 @@ export const decrementBody = {
   required: ['decrement'],
   additionalProperties: false,
 };
-const license = {
-  type: 'object',
-  properties: {
-    planUuid: { type: 'string', format: 'uuid' },
-    member: { type: 'string', minLength: 1, maxLength: 320 },
-    granteeId: { type: ['string', 'null'], minLength: 1, maxLength: 320 },
-  },
-  required: ['planUuid', 'member', 'granteeId'],
-  additionalProperties: false,
-};
+const license = adHocLicenseRequestSchema;
 export const createLicensesBody = { anyOf: [license, { type: 'array', minItems: 1, maxItems: 100, items: license }] };
 export const batchUpdateBody = {
   type: 'array',

@@ -118,3 +118,15 @@ export const legacyErrorSchema = {
   required: ['error', 'code'],
   additionalProperties: false,
 };
+
+/** One ad hoc license request (legacy and v1 `POST /licenses`): a plan, its buyer and the grantee (null: unassigned). */
+export const adHocLicenseRequestSchema = {
+  type: 'object',
+  properties: {
+    planUuid: { type: 'string', format: 'uuid' },
+    member: { type: 'string', minLength: 1, maxLength: 320 },
+    granteeId: { type: ['string', 'null'], minLength: 1, maxLength: 320 },
+  },
+  required: ['planUuid', 'member', 'granteeId'],
+  additionalProperties: false,
+};
