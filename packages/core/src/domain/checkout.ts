@@ -1,7 +1,8 @@
 import { ErrorCodes, fail } from '../errors';
 import type { CheckoutOptions, CheckoutOptionsInput, Currency, Plan, Product } from '../model';
 import { isPerSeat, minimumSeats } from './catalog';
-import { assertSeatTotal, DEFAULT_MAX_SEATS } from './seats';
+import { DEFAULT_MAX_SEATS } from './limits';
+import { assertSeatTotal } from './seats';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 

@@ -14,3 +14,4 @@ export * from './signed-links';
 export * from './text';
 export * from './lru';
 export * from './html';
+export * from './limits';

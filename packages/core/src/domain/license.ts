@@ -1,7 +1,8 @@
 import { ErrorCodes, fail } from '../errors';
 import type { Customer, Id, License, Plan, Product, Subscription } from '../model';
 import { assertPlanSellable, isPerSeat, minimumSeats } from './catalog';
-import { assertSeatTotal, DEFAULT_MAX_SEATS, NewSeats, seatLicense } from './seats';
+import { DEFAULT_MAX_SEATS } from './limits';
+import { assertSeatTotal, NewSeats, seatLicense } from './seats';
 import { addDays, addInterval } from './time';
 
 export interface AdHocLicenseInput {

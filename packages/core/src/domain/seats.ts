@@ -1,16 +1,14 @@
+import { DEFAULT_MAX_SEATS } from './limits';
 import { ErrorCodes, fail } from '../errors';
 import type { Id, License, Plan, SeatChange, Subscription } from '../model';
 import { isPerSeat, minimumSeats } from './catalog';
 import { effectiveStatus } from './subscription';
+import { NewSeats } from './new-seats';
+
+export { NewSeats, SEAT_BATCH } from './new-seats';
 
 const isLive = (l: License) => l.status !== 'CANCELED';
 export const unassignedSeats = (licenses: License[]): License[] => licenses.filter((l) => isLive(l) && l.granteeId === null);
-
-/** Seats one subscription may hold unless configured otherwise (`MAX_SEATS`). */
-export const DEFAULT_MAX_SEATS = 10_000;
-
-/** Seat licenses are made and written this many at a time (one multi-row insert each). */
-export const SEAT_BATCH = 500;
 
 /** Refuses a seat total above the configured bound (every path that creates seats checks it). */
 export function assertSeatTotal(total: number, maxSeats: number): void {
@@ -24,35 +22,6 @@ function assertSeatChange(s: Subscription, plan: Plan, count: number, now: Date)
   if (!Number.isInteger(count) || count < 1) fail(ErrorCodes.SEATS_INVALID_COUNT, 'the seat count must be a whole number of at least 1');
   if (!isPerSeat(plan)) fail(ErrorCodes.SUBSCRIPTION_NOT_PER_SEAT, 'seats can change only on a per-seat plan');
   if (effectiveStatus(s, now) === 'CANCELED') fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
-}
-
-/**
- * `count` new seat licenses of a subscription, made on demand `SEAT_BATCH` at a time, so that no
- * array ever holds one object per seat of a large purchase. The first one may go to a grantee.
- */
-export class NewSeats {
-  constructor(
-    private readonly template: License,
-    readonly count: number,
-    private readonly newId: () => Id,
-    private readonly firstGranteeId: string | null = null,
-  ) {}
-
-  *batches(size = SEAT_BATCH): Generator<License[]> {
-    for (let start = 0; start < this.count; start += size) {
-      const n = Math.min(size, this.count - start);
-      yield Array.from({ length: n }, (_, i) => ({
-        ...this.template,
-        id: this.newId(),
-        granteeId: start + i === 0 ? this.firstGranteeId : null,
-      }));
-    }
-  }
-
-  /** Every seat in one array: for small counts (tests, the memory adapter). */
-  all(): License[] {
-    return [...this.batches()].flat();
-  }
 }
 
 /** A new, unassigned seat of the subscription. */

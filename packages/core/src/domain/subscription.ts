@@ -2,7 +2,8 @@ import { ErrorCodes, fail } from '../errors';
 import type { Id, License, Plan, Product, Proration, Subscription, SubscriptionStatus } from '../model';
 import { assertPlanSellable } from './catalog';
 import { SUBSCRIPTION_STATUSES } from './status';
-import { DEFAULT_MAX_SEATS, type NewSeats } from './seats';
+import { DEFAULT_MAX_SEATS } from './limits';
+import type { NewSeats } from './new-seats';
 
 export const isRunning = (s: Subscription): boolean => SUBSCRIPTION_STATUSES[s.status].running;
 

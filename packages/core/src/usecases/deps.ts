@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_SEATS } from '../domain/seats';
+import { DEFAULT_MAX_SEATS } from '../domain/limits';
 import { DEFAULT_CHECK_CACHE_ENTRIES } from './check-cache';
 import type { ChangeFeed, Clock, EventQueue, IdGenerator, KeyCipher, Logger, PaymentProvider, SignatureScheme, UnitOfWork } from '../ports';
 
