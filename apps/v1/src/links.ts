@@ -11,6 +11,9 @@ export interface DeferredCheckout {
 /** How long a pricing table's checkout links stay valid. */
 export const DEFERRED_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** What a pricing table's caller may set for one plan instead of the global value. */
+export type PlanLinkOptions = Partial<Pick<CheckoutLinkRequest, 'granteeId' | 'successUrl' | 'cancelUrl'>>;
+
 export interface LinkServices {
   checkout: Pick<CheckoutService, 'validateLink'>;
   links: SignedLinks;
@@ -28,10 +31,12 @@ export function deferredCheckoutLinks(
   tenant: Tenant,
   plans: Plan[],
   catalog: ProductCatalog,
-  req: CheckoutLinkRequest,
+  global: CheckoutLinkRequest,
+  perPlan: ReadonlyMap<Id, PlanLinkOptions> = new Map(),
 ): Map<Id, string> {
   const out = new Map<Id, string>();
   for (const plan of plans) {
+    const req = { ...global, ...perPlan.get(plan.id) };
     s.checkout.validateLink(plan, catalog, req);
     const token = s.links.sign(
       { organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout,

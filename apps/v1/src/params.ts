@@ -1,6 +1,7 @@
 import { DomainError, ErrorCodes, PRORATIONS, type CheckoutLinkRequest } from '@tollgate/core';
 import { adHocLicenseRequestSchema, checkoutOptionsInput, parseExpandList } from '@tollgate/http';
 import { Expand } from './views';
+import type { PlanLinkOptions } from './links';
 
 export const EXPANDABLE = {
   product: [
@@ -57,6 +58,58 @@ export const linkRequest = (q: Query): CheckoutLinkRequest => ({
   member: q.member ?? q.owner,
 });
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * One per-plan list of the real clients' pricing tables: `[planUuid,value,planUuid,value]` (their
+ * arrays of `planUuid,value` pairs as text, brackets optional). A value runs up to the next plan
+ * UUID, so a URL may hold commas. 400 naming the parameter when it does not start with a plan UUID
+ * or a plan has no value.
+ */
+export function parsePerPlan(name: string, raw: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  if (raw === undefined || raw.trim() === '' || raw.trim() === '[]') return out;
+  const tokens = raw
+    .trim()
+    .replace(/^\[|\]$/g, '')
+    .split(',');
+  let plan: string | undefined;
+  let value: string[] = [];
+  const flush = () => {
+    if (plan === undefined) return;
+    const v = unquoted(value.join(',').trim());
+    if (!v) invalidParam(name, `gives no value for plan ${plan}`);
+    out.set(plan.toLowerCase(), v as string);
+  };
+  for (const token of tokens) {
+    const t = token.trim();
+    if (UUID.test(t) && (plan === undefined || value.length > 0)) {
+      flush();
+      plan = t;
+      value = [];
+    } else if (plan === undefined) invalidParam(name, 'must be a list of planUuid,value pairs');
+    else value.push(token);
+  }
+  flush();
+  return out;
+}
+
+const invalidParam = (property: string, error: string): never => {
+  throw new DomainError(ErrorCodes.VALIDATION_FAILED, `${property} ${error}`, [{ property, error }]);
+};
+
+/** The per-plan grantees, success and cancel addresses of a pricing table request, by plan. */
+export function perPlanOptions(q: Query): Map<string, PlanLinkOptions> {
+  const out = new Map<string, PlanLinkOptions>();
+  const put = (name: string, field: keyof PlanLinkOptions) => {
+    for (const [plan, v] of parsePerPlan(name, q[name])) out.set(plan, { ...out.get(plan), [field]: v });
+  };
+  put('granteeIds', 'granteeId');
+  put('successUrls', 'successUrl');
+  put('cancelUrls', 'cancelUrl');
+  return out;
+}
+
 /** `member` (or `owner`), where the contract requires it (a pricing table): 400 naming `member` when neither is sent. */
 export function requireMember(q: Query): void {
   if (!(q.member ?? q.owner))
@@ -65,7 +118,8 @@ export function requireMember(q: Query): void {
 
 /** The checkout request each plan of a pricing table gets from its global parameters. */
 export const fromGlobal = (q: Query): CheckoutLinkRequest => {
-  const { globalSuccessUrl, globalCancelUrl, globalGranteeId, member, ...options } = q;
+  const { globalSuccessUrl, globalCancelUrl, globalGranteeId, member, granteeIds: _g, successUrls: _s, cancelUrls: _c, ...options } = q;
+  void [_g, _s, _c];
   return linkRequest({
     ...options,
     successUrl: globalSuccessUrl,
@@ -118,6 +172,9 @@ const globalProps = {
   globalGranteeId: { type: 'string', minLength: 1 },
   member: { type: 'string', minLength: 1 },
   owner: { type: 'string', minLength: 1 },
+  granteeIds: str,
+  successUrls: str,
+  cancelUrls: str,
 };
 export const productPricingTableQuery = obj(globalProps, ['globalGranteeId', 'globalSuccessUrl', 'globalCancelUrl']);
 export const pricingTableQuery = obj(globalProps, ['globalSuccessUrl', 'globalCancelUrl', 'globalGranteeId']);

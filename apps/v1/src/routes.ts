@@ -30,6 +30,7 @@ import {
   pricingTableQuery,
   productPricingTableQuery,
   purchaserQuery,
+  perPlanOptions,
   licenseStatusQuery,
   licenseCancelBody,
   licenseUpdateBody,
@@ -50,7 +51,7 @@ import {
   v1ProductPricingTable,
   v1Subscription,
 } from './views';
-import { deferredCheckoutLinks, type DeferredCheckout } from './links';
+import { deferredCheckoutLinks, type DeferredCheckout, type PlanLinkOptions } from './links';
 import { pricingPageLink } from './pricing-page';
 
 /** What the v1 generation needs: use cases, the link signer and clock (deferred checkout links), its public address. */
@@ -69,8 +70,13 @@ const noContent = { status: 204 };
 export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
   const { queries, checkout, subscriptions, seats, licenses, worker, signing } = core;
 
-  const deferredLinks = (tenant: Tenant, plans: Plan[], catalog: ProductCatalog, req: CheckoutLinkRequest) =>
-    deferredCheckoutLinks({ checkout, links, clock, config }, tenant, plans, catalog, req);
+  const deferredLinks = (
+    tenant: Tenant,
+    plans: Plan[],
+    catalog: ProductCatalog,
+    req: CheckoutLinkRequest,
+    perPlan?: Map<string, PlanLinkOptions>,
+  ) => deferredCheckoutLinks({ checkout, links, clock, config }, tenant, plans, catalog, req, perPlan);
 
   const link = (path: string, summary: string, kind: 'updatePayment' | 'portal' | 'cancel') =>
     route({
@@ -142,7 +148,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       response: { status: 200, schema: S.v1ProductSchema },
       async handle({ tenant, params, query }) {
         const catalog = await queries.productPricingTable(tenant, params.productUuid);
-        return ok(v1ProductPricingTable(catalog, deferredLinks(tenant, catalog.plans, catalog, fromGlobal(query))));
+        return ok(v1ProductPricingTable(catalog, deferredLinks(tenant, catalog.plans, catalog, fromGlobal(query), perPlanOptions(query))));
       },
     }),
     route({
@@ -241,7 +247,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       async handle({ tenant, params, query }) {
         requireMember(query);
         const view = await queries.getPricingTable(tenant, params.pricingTableUuid);
-        return ok(v1PricingTable(view, deferredLinks(tenant, view.plans, view.catalog, fromGlobal(query))));
+        return ok(v1PricingTable(view, deferredLinks(tenant, view.plans, view.catalog, fromGlobal(query), perPlanOptions(query))));
       },
     }),
 

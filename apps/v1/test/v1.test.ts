@@ -198,6 +198,46 @@ describe('v1 plans and checkout', () => {
 });
 
 describe('v1 pricing tables', () => {
+  /** What a deferred checkout link carries (its signed payload, read without the key). */
+  const linkRequestOf = (url: string) =>
+    JSON.parse(Buffer.from((url.split('/').pop() as string).split('.')[0], 'base64url').toString('utf8')).request;
+
+  it("applies the real clients' per-plan lists (granteeIds, successUrls, cancelUrls) to their plans only", async () => {
+    const team = org.keys['plans.notes.team'];
+    const business = org.keys['plans.notes.business'];
+    const perPlan =
+      `&granteeIds=${encodeURIComponent(`[${team},zed,${business},${'00000000-0000-4000-8000-0000000000aa'}]`)}` +
+      `&successUrls=${encodeURIComponent(`[${team},https://app.example.com/team?a=1,b=2]`)}` +
+      `&cancelUrls=${encodeURIComponent(`[${business},'https://app.example.com/no-business']`)}`;
+    for (const path of [
+      `/pricing-tables/${org.keys['pricingTables.notes.main']}`,
+      `/products/${org.keys['products.notes']}/pricingtable`,
+    ]) {
+      const res = await api.get(`${path}?${globalParams}${perPlan}`).expect(200);
+      const plans: { uuid: string; checkoutUrl: string }[] = res.body.plans.map((p: { plan?: object }) => p.plan ?? p);
+      const req = (id: string) => linkRequestOf((plans.find((p) => p.uuid === id) as { checkoutUrl: string }).checkoutUrl);
+      expect(req(team)).toMatchObject({
+        granteeId: 'zed',
+        successUrl: 'https://app.example.com/team?a=1,b=2',
+        cancelUrl: 'https://app.example.com/cancel',
+      });
+      expect(req(business)).toMatchObject({
+        granteeId: '00000000-0000-4000-8000-0000000000aa',
+        successUrl: 'https://app.example.com/ok',
+        cancelUrl: 'https://app.example.com/no-business',
+      });
+      expect(req(org.keys['plans.notes.free'])).toMatchObject({ granteeId: 'alice', successUrl: 'https://app.example.com/ok' });
+    }
+    // A list that does not start with a plan, or a plan without a value, is a 400 naming the list.
+    const table = `/pricing-tables/${org.keys['pricingTables.notes.main']}?${globalParams}`;
+    const bad = await api.get(`${table}&granteeIds=${encodeURIComponent('[zed,' + team + ']')}`).expect(400);
+    expect(bad.body.validationErrors[0].property).toBe('granteeIds');
+    await api.get(`${table}&successUrls=${encodeURIComponent(`[${team}]`)}`).expect(400);
+    // A per-plan address is checked like the global one.
+    const relative = await api.get(`${table}&successUrls=${encodeURIComponent(`[${team},/relative]`)}`).expect(400);
+    expect(relative.body.code).toBe('CHECKOUT_INVALID_URL');
+  });
+
   it('serves the product pricing table with every public plan, links built from the global parameters', async () => {
     const id = org.keys['products.notes'];
     await api.get(`/products/${id}/pricingtable?globalSuccessUrl=https://x.io&globalCancelUrl=https://x.io`).expect(400);
