@@ -71,7 +71,16 @@ describe('combined server dispatch', () => {
     const ops = Object.entries(v1doc.paths as Record<string, object>).flatMap(([p, m]) =>
       Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`),
     );
-    expect(ops).toHaveLength(34);
+    expect(ops).toHaveLength(40);
+    for (const op of [
+      'GET /licenses/{licenseUuid}',
+      'PUT /licenses/{licenseUuid}',
+      'DELETE /licenses/{licenseUuid}',
+      'POST /licenses/cancel',
+      'GET /licenses/purchaser',
+      'GET /licenses/granteeId/{granteeId}',
+    ])
+      expect(ops).toContain(op);
     expect(ops).toContain('GET /signing-key');
     expect(ops).toContain('GET /pricing-tables/{pricingTableUuid}/page-link');
     expect(ops).toContain('PUT /subscriptions/{subscriptionUuid}/seats');
