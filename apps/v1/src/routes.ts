@@ -1,4 +1,15 @@
-import type { CheckoutLinkRequest, Clock, Core, LicensePage, Plan, ProductCatalog, Proration, SignedLinks, Tenant } from '@tollgate/core';
+import type {
+  CheckoutLinkRequest,
+  Clock,
+  Core,
+  License,
+  LicensePage,
+  Plan,
+  ProductCatalog,
+  Proration,
+  SignedLinks,
+  Tenant,
+} from '@tollgate/core';
 import {
   arrayOf,
   capabilitySchema,
@@ -87,6 +98,12 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       response: { status: 200, schema: S.urlSchema },
       handle: async ({ tenant, params }) => ok(await subscriptions.link(tenant, params.subscriptionUuid, kind)),
     });
+
+  /** Licenses as v1 views, with the capabilities of their plans. */
+  async function licenseViewsOf(ls: License[]): Promise<ReturnType<typeof licenseView>[]> {
+    const caps = await licenses.capabilitiesOf(ls);
+    return ls.map((l) => licenseView(l, caps.get(l.planId) ?? []));
+  }
 
   /** Licenses as v1 views, page by page (constant memory whatever their number). */
   async function* licenseViews(pages: AsyncIterable<LicensePage>): AsyncGenerator<unknown[]> {
@@ -398,9 +415,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       body: createLicensesBody,
       response: { status: 200, schema: arrayOf(licenseSchema) },
       async handle({ tenant, body }) {
-        const created = await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]);
-        const caps = await licenses.capabilitiesOf(created);
-        return ok(created.map((l) => licenseView(l, caps.get(l.planId) ?? [])));
+        return ok(await licenseViewsOf(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body])));
       },
     }),
     route<Q, { uuid: string; granteeId: string | null }[]>({
@@ -411,9 +426,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       body: batchUpdateBody,
       response: { status: 200, schema: arrayOf(licenseSchema) },
       async handle({ tenant, body }) {
-        const updated = await licenses.batchUpdate(tenant, body);
-        const caps = await licenses.capabilitiesOf(updated);
-        return ok(updated.map((l) => licenseView(l, caps.get(l.planId) ?? [])));
+        return ok(await licenseViewsOf(await licenses.batchUpdate(tenant, body)));
       },
     }),
     route<Q>({
@@ -503,9 +516,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       scope: ['licenses', 'read'],
       response: { status: 200, schema: licenseSchema },
       async handle({ tenant, params }) {
-        const license = await licenses.get(tenant, params.licenseUuid);
-        const caps = await licenses.capabilitiesOf([license]);
-        return ok(licenseView(license, caps.get(license.planId) ?? []));
+        return ok((await licenseViewsOf([await licenses.get(tenant, params.licenseUuid)]))[0]);
       },
     }),
     route<Q, { granteeId: string | null }>({
@@ -516,9 +527,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       body: licenseUpdateBody,
       response: { status: 200, schema: licenseSchema },
       async handle({ tenant, params, body }) {
-        const [license] = await licenses.batchUpdate(tenant, [{ uuid: params.licenseUuid, granteeId: body.granteeId }]);
-        const caps = await licenses.capabilitiesOf([license]);
-        return ok(licenseView(license, caps.get(license.planId) ?? []));
+        return ok((await licenseViewsOf(await licenses.batchUpdate(tenant, [{ uuid: params.licenseUuid, granteeId: body.granteeId }])))[0]);
       },
     }),
     route({
