@@ -23,9 +23,10 @@ import {
   subscriptionPlanView,
   tierTagView,
 } from './views';
+import { webhookRoutes } from './webhooks';
 
 /** What the catalog generation needs of the core. */
-export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing'>;
+export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks'>;
 
 type Q = Record<string, string | undefined>;
 const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
@@ -42,7 +43,7 @@ const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as 
 const PRODUCT_EXPAND = ['plans', 'settings'] as const;
 
 /** The catalog generation (`/api`): products and plans with their pricing, each operation declared once. */
-export function catalogRoutes({ admin, signing }: CatalogServices): Route[] {
+export function catalogRoutes({ admin, signing, webhooks }: CatalogServices): Route[] {
   const productView = (p: Product, plans: Map<string, Plan[]> | undefined, expand: Set<string>) => ({
     ...catalogProduct(p),
     ...(plans ? { plans: nestedList(plans.get(p.id) ?? [], `/api/plans?productId=${p.id}`, catalogPlan) } : {}),
@@ -271,5 +272,6 @@ export function catalogRoutes({ admin, signing }: CatalogServices): Route[] {
         return { status: 204 };
       },
     }),
+    ...webhookRoutes({ webhooks }),
   ];
 }

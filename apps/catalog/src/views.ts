@@ -4,7 +4,6 @@ import type {
   CurrencyOption,
   LineItem,
   Page,
-  Plan,
   PlanFilterOptions,
   Price,
   Product,
@@ -34,15 +33,7 @@ export const listEnvelope = <T, V>(page: Page<T>, view: (t: T) => V) => ({
   hasMore: page.hasMore,
 });
 
-export const catalogProduct = (p: Product) => ({
-  id: p.id,
-  organisation: p.organisationId,
-  name: p.name,
-  isActive: !p.archivedAt,
-  archivedAt: iso(p.archivedAt),
-  createdAt: iso(p.createdAt),
-  updatedAt: iso(p.updatedAt),
-});
+export { catalogPlan, catalogProduct } from '@tollgate/core';
 
 export const catalogSettings = (p: Product) => {
   const s = p.settings;
@@ -62,19 +53,6 @@ export const catalogSettings = (p: Product) => {
     updatedAt: iso(s.updatedAt),
   };
 };
-
-export const catalogPlan = (p: Plan) => ({
-  id: p.id,
-  organisation: p.organisationId,
-  name: p.name,
-  isActive: p.active && !p.archivedAt,
-  productId: p.productId,
-  tierTagId: p.tierTag?.id ?? null,
-  trialPeriodDays: p.trialDays,
-  archivedAt: iso(p.archivedAt),
-  createdAt: iso(p.createdAt),
-  updatedAt: iso(p.updatedAt),
-});
 
 export const tierTagView = (t: TierTag | null) =>
   t ? { id: t.id, name: t.name, organisation: t.organisationId, createdAt: iso(t.createdAt), updatedAt: iso(t.updatedAt) } : null;

@@ -31,7 +31,14 @@ async function main(): Promise<void> {
   if (demoPricingPage) console.log(`Demo pricing page (sandbox payments): ${demoPricingPage}`);
   const app = createServerApp({ ...runtime, demoPricingPage });
   const background = config.runWorker
-    ? new BackgroundWork(runtime.core.worker, runtime.core.sweeps, runtime.wake, runtime.logger, config.workerIntervalMs)
+    ? new BackgroundWork(
+        runtime.core.worker,
+        runtime.core.sweeps,
+        runtime.wake,
+        runtime.logger,
+        config.workerIntervalMs,
+        runtime.core.webhooks,
+      )
     : undefined;
   background?.start();
   const server = createServerHttp(app);

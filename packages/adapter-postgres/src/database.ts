@@ -11,6 +11,7 @@ import * as billing from './migrations/2026-11-22T02-billing';
 import * as idempotency from './migrations/2026-11-22T03-idempotency';
 import * as hardening from './migrations/2026-11-22T04-hardening';
 import * as changeFeed from './migrations/2026-11-22T05-change-feed';
+import * as webhooks from './migrations/2026-11-22T06-webhooks';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T03-idempotency': idempotency,
   '2026-11-22T04-hardening': hardening,
   '2026-11-22T05-change-feed': changeFeed,
+  '2026-11-22T06-webhooks': webhooks,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -214,6 +214,16 @@ export interface Organisations {
   name: string;
 }
 
+export interface OutboxEvents {
+  created_at: Date;
+  id: string;
+  is_test: boolean;
+  ordering_key: string;
+  organisation_id: string;
+  payload: Json;
+  type: string;
+}
+
 export interface PaymentIntegrations {
   account_data: Json;
   account_id: string;
@@ -420,6 +430,45 @@ export interface TierTags {
   updated_at: Date;
 }
 
+export interface WebhookAttempts {
+  created_at: Date;
+  delivery_id: string;
+  duration_ms: number;
+  endpoint_id: string;
+  event_id: string;
+  id: string;
+  response_body: string | null;
+  response_status: number | null;
+}
+
+export interface WebhookDeliveries {
+  attempts: number;
+  created_at: Date;
+  endpoint_id: string;
+  event_id: string;
+  id: string;
+  locked_until: Date | null;
+  next_attempt_at: Date;
+  ordering_key: string;
+  organisation_id: string;
+  seq: Generated<number>;
+  status: string;
+  updated_at: Date;
+}
+
+export interface WebhookEndpoints {
+  created_at: Date;
+  description: string | null;
+  disabled_at: Date | null;
+  events: Json;
+  id: string;
+  is_test: boolean;
+  organisation_id: string;
+  sealed_secret: string;
+  updated_at: Date;
+  url: string;
+}
+
 export interface WebhookEvents {
   event_id: string;
   provider: string;
@@ -442,6 +491,7 @@ export interface DB {
   line_items: LineItems;
   meters: Meters;
   organisations: Organisations;
+  outbox_events: OutboxEvents;
   payment_integrations: PaymentIntegrations;
   plan_capabilities: PlanCapabilities;
   plan_currencies: PlanCurrencies;
@@ -458,5 +508,8 @@ export interface DB {
   subscriptions: Subscriptions;
   tier_tags: TierTags;
   tiers: Tiers;
+  webhook_attempts: WebhookAttempts;
+  webhook_deliveries: WebhookDeliveries;
+  webhook_endpoints: WebhookEndpoints;
   webhook_events: WebhookEvents;
 }

@@ -13,6 +13,11 @@ commands:
   keys list --org NAME [--json]             list an organisation's keys (never the keys themselves)
   keys revoke ID                            revoke a key
   keys signing --org NAME [--rotate]        print the organisation's public signing key (PEM), and for HMAC its secret
+  webhooks create --org NAME --url URL [--events a,b] [--description D] [--test] [--json]
+                                            add a webhook endpoint (its secret is shown once)
+  webhooks list --org NAME [--test] [--json]
+                                            list the organisation's endpoints
+  webhooks delete ID --org NAME [--test]    delete an endpoint
   import FILE [--json]                      create or update the catalog described in FILE (YAML or JSON)
   export --org NAME [--test] [--json]       write the organisation's catalog in the same format (YAML by default)
   demo                                      create the demo organisation, its catalog and two keys
@@ -45,6 +50,8 @@ export async function runCli(argv: string[], services: CliServices, io: Io): Pro
       }
       case 'keys':
         return await keys(sub, rest, core, io);
+      case 'webhooks':
+        return await webhooks(sub, rest, core, io);
       case 'import':
         return await importFile(
           [sub, ...rest].filter((x) => x !== undefined),
@@ -186,6 +193,73 @@ async function keys(sub: string | undefined, argv: string[], core: Core, io: Io)
     }
     default:
       io.err(`unknown keys command ${sub ?? ''}\n${USAGE}`);
+      return 2;
+  }
+}
+
+const usageError = (message: string) => Object.assign(new Error(message), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+
+async function webhooks(sub: string | undefined, argv: string[], core: Core, io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      org: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+      test: { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (!values.org) throw usageError('--org is required');
+  const org = await core.apiKeys.organisation(values.org);
+  const tenant = { organisationId: org.id, isTest: !!values.test };
+  const mode = tenant.isTest ? 'test' : 'live';
+  switch (sub) {
+    case 'create': {
+      if (!values.url) throw usageError('webhooks create needs --url');
+      const { endpoint, secret } = await core.webhooks.create(tenant, {
+        url: values.url,
+        events: values.events ? values.events.split(',').map((e) => e.trim()) : [],
+        description: values.description ?? null,
+      });
+      if (values.json)
+        io.out(JSON.stringify({ id: endpoint.id, url: endpoint.url, events: endpoint.events, test: endpoint.isTest, secret }));
+      else {
+        io.out(`endpoint ${endpoint.id} for ${values.org} (${mode}): ${endpoint.url}`);
+        io.out(`events: ${endpoint.events.length ? endpoint.events.join(',') : 'all'}`);
+        io.out(`secret: ${secret}`);
+        io.out('store the secret now: it is shown once (receivers verify signatures with it)');
+      }
+      return 0;
+    }
+    case 'list': {
+      const rows: { id: string; url: string; events: string[]; test: boolean; active: boolean }[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await core.webhooks.list(tenant, { limit: 100, after });
+        rows.push(...page.items.map((e) => ({ id: e.id, url: e.url, events: e.events, test: e.isTest, active: !e.disabledAt })));
+        if (!page.hasMore || !page.nextCursor) break;
+        after = page.nextCursor;
+      }
+      if (values.json) io.out(JSON.stringify(rows));
+      else
+        for (const r of rows)
+          io.out(
+            `${r.id}  ${r.test ? 'test' : 'live'}  ${r.active ? 'active' : 'disabled'}  ${r.url}  ${r.events.join(',') || 'all events'}`,
+          );
+      return 0;
+    }
+    case 'delete': {
+      const id = positionals[0];
+      if (!id) throw usageError('webhooks delete needs the endpoint id');
+      await core.webhooks.delete(tenant, id);
+      io.out(`deleted ${id}`);
+      return 0;
+    }
+    default:
+      io.err(`unknown webhooks command ${sub ?? ''}\n${USAGE}`);
       return 2;
   }
 }

@@ -16,5 +16,4 @@ export function sendEmpty(res: Response, status: number): void {
   res.end();
 }
 
-/** ISO 8601 UTC with milliseconds, as every generation renders timestamps. */
-export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+export { iso } from '@tollgate/core';

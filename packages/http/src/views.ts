@@ -1,10 +1,8 @@
 import {
   legacyStatus,
   NO_END,
-  type Capability,
   type EnumOption,
   type Feature,
-  type License,
   type Plan,
   type PlanFeatureView,
   type Product,
@@ -80,15 +78,6 @@ export const planFeatureBase = (planId: string, v: PlanFeatureView) => ({
   updatedAt: iso(v.value.updatedAt),
 });
 
-export const capabilityView = (c: Capability) => ({
-  uuid: c.id,
-  name: c.name,
-  description: c.description,
-  status: c.status,
-  productUuid: c.productId,
-  updatedAt: iso(c.updatedAt),
-});
-
 export const checkView = (c: SignedCheck) => ({
   capabilities: c.capabilities,
   capabilitiesEndDates: Object.fromEntries(Object.entries(c.capabilitiesEndDates).map(([k, d]) => [k, (d ?? NO_END).toISOString()])),
@@ -97,24 +86,4 @@ export const checkView = (c: SignedCheck) => ({
   capsHashed: c.capsHashed,
 });
 
-/** The v1 License (also the body of legacy `POST /licenses`, whose shape the contract leaves open). */
-export const licenseView = (l: License, capabilities: Capability[]) => ({
-  uuid: l.id,
-  productUuid: l.productId,
-  planUuid: l.planId,
-  subscriptionUuid: l.subscriptionId,
-  cancelAtPeriodEnd: l.cancelAtPeriodEnd,
-  granteeId: l.granteeId,
-  purchaser: l.purchaser,
-  email: l.email,
-  name: l.name,
-  paymentService: l.paymentService,
-  type: l.type,
-  capabilities: capabilities.map(capabilityView),
-  startTime: iso(l.startTime),
-  endTime: iso(l.endTime),
-  status: l.status,
-  metadata: l.metadata,
-  updatedAt: iso(l.updatedAt),
-  isTest: l.isTest,
-});
+export { capabilityView, licenseView } from '@tollgate/core';

@@ -24,6 +24,8 @@ export interface Config {
   workerIntervalMs: number;
   /** Run the event worker and sweep in this process. */
   runWorker: boolean;
+  /** Deliver webhooks to loopback and private addresses (`WEBHOOK_ALLOW_PRIVATE`). */
+  webhookAllowPrivate: boolean;
   logRequests: boolean;
   /** pino's level (`LOG_LEVEL`): fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
@@ -116,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterSecret: '',
     workerIntervalMs: whole('WORKER_INTERVAL_MS', 1000, 10),
     runWorker: flag('RUN_WORKER', true),
+    webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE', false),
     logRequests: flag('LOG_REQUESTS', true),
     logLevel,
     stripeSecretKey: text('STRIPE_SECRET_KEY'),

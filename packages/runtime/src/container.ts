@@ -16,6 +16,7 @@ import {
   type PaymentProvider,
   type SignatureScheme,
   type UnitOfWork,
+  type WebhookSender,
 } from '@tollgate/core';
 import {
   migrateToLatest,
@@ -28,6 +29,7 @@ import {
 import { EcdsaP256Scheme, HmacSha256Scheme, SecretBox } from '@tollgate/adapter-hmac';
 import { createSandboxRouter, FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import { createStripeWebhookRouter, StripePaymentProvider } from '@tollgate/adapter-stripe';
+import { HttpWebhookSender } from '@tollgate/adapter-webhooks';
 import type { Config } from './config';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
 import { createLogger } from './logger';
@@ -47,6 +49,7 @@ const T = {
   Payments: Symbol('Payments'),
   Stripe: Symbol('Stripe'),
   Wake: Symbol('Wake'),
+  WebhookSender: Symbol('WebhookSender'),
   Logger: Symbol('Logger'),
   Core: Symbol('Core'),
 } as const;
@@ -57,6 +60,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   payments?: PaymentProvider;
   logger?: Logger;
+  /** Where webhooks are POSTed (tests); otherwise node:http with the configuration's rules. */
+  webhookSender?: WebhookSender;
   /** Leave migrations to the caller (`tollgate migrate` reports what it applied). */
   skipMigrations?: boolean;
 }
@@ -122,6 +127,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   c.bind(T.Scheme).toConstantValue(config.signer === 'hmac' ? new HmacSha256Scheme() : new EcdsaP256Scheme());
   c.bind(T.Cipher).toConstantValue(new SecretBox(config.masterSecret));
   c.bind(T.Wake).toConstantValue(new WakeSignal());
+  c.bind(T.WebhookSender).toConstantValue(options.webhookSender ?? new HttpWebhookSender({ allowPrivate: config.webhookAllowPrivate }));
   c.bind(T.Logger).toConstantValue(options.logger ?? createLogger(config.logLevel));
   // The sandbox serves free checkouts always, and is the payment provider unless Stripe is configured.
   c.bind(T.Sandbox)
@@ -158,6 +164,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         scheme: ctx.get<SignatureScheme>(T.Scheme),
         cipher: ctx.get<KeyCipher>(T.Cipher),
         events: ctx.get<EventQueue>(T.Wake),
+        webhooks: ctx.get<WebhookSender>(T.WebhookSender),
         logger: ctx.get<Logger>(T.Logger),
         limits: { maxSeats: config.maxSeats, eventLeaseMs: config.eventLeaseSeconds * 1000, checkCacheEntries: config.checkCacheEntries },
       };

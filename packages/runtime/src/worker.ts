@@ -1,34 +1,20 @@
-import type { EventWorker, Logger, Sweeps } from '@tollgate/core';
+import type { EventWorker, Logger, Sweeps, WebhookService } from '@tollgate/core';
 import type { WakeSignal } from './services';
 
-/**
- * Runs the event worker and the period-end sweep in this process: woken when events are queued,
- * and polling every `intervalMs` for work queued by other instances or due for retry.
- */
-export class BackgroundWork {
-  private timer: NodeJS.Timeout | undefined;
+/** One job run again and again: never twice at once; a wake during a pass makes one more pass. */
+class Lane {
   private running = false;
   private again = false;
-  private stopped = false;
 
   constructor(
-    private readonly worker: EventWorker,
-    private readonly sweeps: Sweeps,
-    private readonly wake: WakeSignal,
+    private readonly name: string,
+    private readonly pass: () => Promise<unknown>,
     private readonly logger: Logger,
-    private readonly intervalMs: number,
+    private readonly stopped: () => boolean,
   ) {}
 
-  start(): void {
-    this.wake.onWake(() => void this.tick());
-    this.timer = setInterval(() => void this.tick(), this.intervalMs);
-    this.timer.unref();
-    void this.tick();
-  }
-
-  /** One pass: drain due events, then end or renew subscriptions whose period has ended. */
-  async tick(): Promise<void> {
-    if (this.stopped) return;
+  async run(): Promise<void> {
+    if (this.stopped()) return;
     if (this.running) {
       this.again = true;
       return;
@@ -37,20 +23,70 @@ export class BackgroundWork {
     try {
       do {
         this.again = false;
-        await this.worker.drain();
-        await this.sweeps.cancellations();
-        await this.sweeps.renewals();
-      } while (this.again && !this.stopped);
+        await this.pass();
+      } while (this.again && !this.stopped());
     } catch (e) {
-      this.logger.error('background work failed', { error: e instanceof Error ? e.message : String(e) });
+      this.logger.error(`${this.name} failed`, { error: e instanceof Error ? e.message : String(e) });
     } finally {
       this.running = false;
     }
   }
 
+  busy(): boolean {
+    return this.running;
+  }
+}
+
+/**
+ * Runs the background work of this process: the event worker with the period-end sweep, and the
+ * webhook deliveries in a lane of their own (a slow receiver never holds up seat changes). Woken
+ * when work is queued, and polling every `intervalMs` for work queued by other instances or due
+ * for retry.
+ */
+export class BackgroundWork {
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly lanes: Lane[];
+
+  constructor(
+    worker: EventWorker,
+    sweeps: Sweeps,
+    private readonly wake: WakeSignal,
+    logger: Logger,
+    private readonly intervalMs: number,
+    webhooks?: Pick<WebhookService, 'drain'>,
+  ) {
+    const stopped = () => this.stopped;
+    this.lanes = [
+      new Lane(
+        'background work',
+        async () => {
+          await worker.drain();
+          await sweeps.cancellations();
+          await sweeps.renewals();
+        },
+        logger,
+        stopped,
+      ),
+      ...(webhooks ? [new Lane('webhook delivery', () => webhooks.drain(), logger, stopped)] : []),
+    ];
+  }
+
+  start(): void {
+    this.wake.onWake(() => void this.tick());
+    this.timer = setInterval(() => void this.tick(), this.intervalMs);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  /** One pass of each lane: drain due events, end or renew subscriptions, deliver due webhooks. */
+  async tick(): Promise<void> {
+    await Promise.all(this.lanes.map((l) => l.run()));
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    while (this.running) await new Promise((r) => setTimeout(r, 10));
+    while (this.lanes.some((l) => l.busy())) await new Promise((r) => setTimeout(r, 10));
   }
 }

@@ -13,6 +13,7 @@ import { planRepository } from './plans';
 import { pricingTableRepository } from './pricing-tables';
 import { productRepository } from './products';
 import { eventRepository, licenseRepository, subscriptionRepository } from './subscriptions';
+import { outboxRepository, webhookRepository } from './webhooks';
 
 /** Every repository over one typed kysely handle (a transaction, inside the unit of work). */
 export function repositories(db: Db): Repositories {
@@ -33,6 +34,8 @@ export function repositories(db: Db): Repositories {
     billingDocuments: billingDocumentRepository(db),
     webhookEvents: webhookEventRepository(db),
     idempotency: idempotencyRepository(db),
+    outbox: outboxRepository(db),
+    webhooks: webhookRepository(db),
   };
 }
 

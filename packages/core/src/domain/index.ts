@@ -15,3 +15,5 @@ export * from './text';
 export * from './lru';
 export * from './html';
 export * from './limits';
+export * from './views';
+export * from './webhook-signature';

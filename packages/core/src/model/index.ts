@@ -6,3 +6,4 @@ export * from './license';
 export * from './event';
 export * from './billing';
 export * from './checkout';
+export * from './webhook';

@@ -23,6 +23,11 @@ import type {
   Subscription,
   Tenant,
   TierTag,
+  OutboxEvent,
+  DeliveryAttempt,
+  OutboxDelivery,
+  WebhookEndpoint,
+  WebhookEventType,
 } from '../model';
 
 /** Keyset pagination over (createdAt, id): cursors stay stable when rows are inserted meanwhile. */
@@ -221,6 +226,47 @@ export interface EventRepository {
   countOpen(): Promise<{ queued: number; pending: number }>;
 }
 
+export interface OutboxRepository {
+  /** Writes the events (in this order: their sequence follows it). */
+  append(events: OutboxEvent[]): Promise<void>;
+  /** The event, if any. */
+  get(id: Id): Promise<OutboxEvent | undefined>;
+  /** One page of the tenant's events, oldest first. */
+  page(tenant: Tenant, query: { limit: number; after?: string; before?: string; type?: WebhookEventType }): Promise<Page<OutboxEvent>>;
+}
+
+export interface WebhookRepository {
+  /** The endpoint, if any. */
+  getEndpoint(id: Id): Promise<WebhookEndpoint | undefined>;
+  /** One page of the tenant's endpoints, oldest first. */
+  pageEndpoints(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<WebhookEndpoint>>;
+  /** The tenant's enabled endpoints, oldest first. */
+  enabledEndpoints(tenant: Tenant): Promise<WebhookEndpoint[]>;
+  /** Inserts the endpoint or updates it by id. */
+  saveEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  /** Removes the endpoint with its deliveries and attempts. */
+  deleteEndpoint(id: Id): Promise<void>;
+  /** Inserts deliveries. */
+  addDeliveries(deliveries: OutboxDelivery[]): Promise<void>;
+  /** The delivery, locked until the unit of work ends. */
+  getDeliveryForUpdate(id: Id): Promise<OutboxDelivery | undefined>;
+  /** Updates the delivery by id. */
+  saveDelivery(delivery: OutboxDelivery): Promise<void>;
+  /**
+   * Leases the earliest due pending delivery that no live lease holds, until `leaseUntil`, and
+   * returns it (leased). Concurrent claimers never get the same one. A delivery waits while an
+   * earlier pending delivery of the same endpoint and ordering key exists (leased or not), so an
+   * endpoint gets the events of one subscription in the order they were written.
+   */
+  claimNext(now: Date, leaseUntil: Date): Promise<OutboxDelivery | undefined>;
+  /** Records one attempt. */
+  addAttempt(attempt: DeliveryAttempt): Promise<void>;
+  /** One page of the endpoint's attempts, oldest first. */
+  pageAttempts(endpointId: Id, query: { limit: number; after?: string; before?: string }): Promise<Page<DeliveryAttempt>>;
+  /** Pending deliveries of every organisation (the queue's depth, for metrics). */
+  countPending(): Promise<number>;
+}
+
 export interface SigningKeyRepository {
   /** The organisation's keys of this algorithm that are not retired, newest first. */
   listActive(organisationId: Id, algorithm: SigningAlgorithm): Promise<SigningKey[]>;
@@ -284,6 +330,8 @@ export interface Repositories {
   billingDocuments: BillingDocumentRepository;
   webhookEvents: WebhookEventRepository;
   idempotency: IdempotencyRepository;
+  outbox: OutboxRepository;
+  webhooks: WebhookRepository;
 }
 
 export interface UnitOfWork {

@@ -99,3 +99,21 @@ export interface ChangeFeed {
   /** Stops listening. */
   stop(): Promise<void>;
 }
+
+/** A webhook POST as the sender makes it. */
+export interface WebhookRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What came back: the receiver's status and (truncated) body, or why nothing did. */
+export type WebhookResponse = { status: number; body: string } | { status: null; error: string };
+
+/** POSTs webhooks to vendors' receivers (an adapter: timeouts, no redirects, private targets refused). */
+export interface WebhookSender {
+  /** Why this URL may not be a receiver (not http(s), a private or loopback address), or null. */
+  refusal(url: string): string | null;
+  /** POSTs once; never throws for the receiver's failures (they are answers too). */
+  send(request: WebhookRequest): Promise<WebhookResponse>;
+}

@@ -17,6 +17,10 @@ import type {
   Subscription,
   Tenant,
   TierTag,
+  DeliveryAttempt,
+  OutboxDelivery,
+  OutboxEvent,
+  WebhookEndpoint,
 } from '../model';
 import { pageOf } from '../domain/pagination';
 import type {
@@ -49,6 +53,10 @@ interface Tables {
   billingDocuments: Map<Id, BillingDocument>;
   webhookEvents: Map<Id, Date>;
   idempotency: Map<string, IdempotencyRecord>;
+  outbox: Map<Id, OutboxEvent>;
+  endpoints: Map<Id, WebhookEndpoint>;
+  deliveries: Map<Id, OutboxDelivery>;
+  attempts: Map<Id, DeliveryAttempt>;
 }
 
 const emptyTables = (): Tables => ({
@@ -69,6 +77,10 @@ const emptyTables = (): Tables => ({
   billingDocuments: new Map(),
   webhookEvents: new Map(),
   idempotency: new Map(),
+  outbox: new Map(),
+  endpoints: new Map(),
+  deliveries: new Map(),
+  attempts: new Map(),
 });
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -293,6 +305,57 @@ function repositories(db: Tables, changed: (c: CacheInvalidation) => void = () =
         db.events.set(leased.id, copy(leased));
         return leased;
       },
+    },
+    outbox: {
+      append: async (events) => events.forEach((e) => db.outbox.set(e.id, copy(e))),
+      get: async (id) => copy(db.outbox.get(id)),
+      page: async (tenant, q) =>
+        pageOf(
+          values(db.outbox).filter((e) => inTenant(e, tenant) && (!q.type || e.type === q.type)),
+          q,
+        ),
+    },
+    webhooks: {
+      getEndpoint: async (id) => copy(db.endpoints.get(id)),
+      pageEndpoints: async (tenant, q) =>
+        pageOf(
+          values(db.endpoints).filter((e) => inTenant(e, tenant)),
+          q,
+        ),
+      enabledEndpoints: async (tenant) =>
+        values(db.endpoints)
+          .filter((e) => inTenant(e, tenant) && !e.disabledAt)
+          .sort(byCreated),
+      saveEndpoint: async (e) => void db.endpoints.set(e.id, copy(e)),
+      deleteEndpoint: async (id) => {
+        db.endpoints.delete(id);
+        for (const d of values(db.deliveries)) if (d.endpointId === id) db.deliveries.delete(d.id);
+        for (const a of values(db.attempts)) if (a.endpointId === id) db.attempts.delete(a.id);
+      },
+      addDeliveries: async (ds) => ds.forEach((d) => db.deliveries.set(d.id, copy(d))),
+      getDeliveryForUpdate: async (id) => copy(db.deliveries.get(id)),
+      saveDelivery: async (d) => void db.deliveries.set(d.id, copy(d)),
+      // First written first: the map keeps insertion order, like the SQL adapter's sequence.
+      claimNext: async (now, leaseUntil) => {
+        const open = [...db.deliveries.values()].filter((d) => d.status === 'pending');
+        const next = open.find(
+          (d, i) =>
+            d.nextAttemptAt <= now &&
+            (!d.lockedUntil || d.lockedUntil <= now) &&
+            !open.slice(0, i).some((p) => p.endpointId === d.endpointId && p.orderingKey === d.orderingKey),
+        );
+        if (!next) return undefined;
+        const leased = { ...copy(next), lockedUntil: leaseUntil };
+        db.deliveries.set(leased.id, copy(leased));
+        return leased;
+      },
+      addAttempt: async (a) => void db.attempts.set(a.id, copy(a)),
+      pageAttempts: async (endpointId, q) =>
+        pageOf(
+          values(db.attempts).filter((a) => a.endpointId === endpointId),
+          q,
+        ),
+      countPending: async () => [...db.deliveries.values()].filter((d) => d.status === 'pending').length,
     },
     signingKeys: {
       listActive: async (orgId, algorithm) =>

@@ -60,6 +60,12 @@ export class ApiKeyService {
     return this.deps.uow.read((r) => r.organisations.any());
   }
 
+  /** The organisation with this name, or ORGANISATION_NOT_FOUND. */
+  async organisation(name: string): Promise<Organisation> {
+    const org = await this.deps.uow.read((r) => r.organisations.findByName(name));
+    return org ?? fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${name}`);
+  }
+
   /** Creates an organisation if it does not exist yet. */
   async ensureOrganisation(name: string): Promise<Organisation> {
     return this.deps.uow.run(async (r) => {

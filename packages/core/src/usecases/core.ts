@@ -11,6 +11,7 @@ import { IdempotencyService } from './idempotency';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
+import { OutboxUnitOfWork, WebhookService } from './webhooks';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
 export interface Core {
@@ -28,6 +29,8 @@ export interface Core {
   worker: EventWorker;
   idempotency: IdempotencyService;
   signing: SigningKeys;
+  /** Outgoing webhooks: endpoints, events, attempts, and their delivery. */
+  webhooks: WebhookService;
   /** The check's entitlement cache (its statistics feed the metrics). */
   checkCache: EntitlementCache;
   /**
@@ -40,7 +43,9 @@ export interface Core {
 }
 
 /** Wires each use case to the ports it needs. The one place use cases are constructed. */
-export function createCore(deps: CoreDeps): Core {
+export function createCore(given: CoreDeps): Core {
+  // Every transaction writes the events of what it changed (the outbox) before it commits.
+  const deps: CoreDeps = { ...given, uow: new OutboxUnitOfWork(given.uow, given) };
   const signing = new SigningKeys(deps);
   const apiKeys = new ApiKeyService(deps);
   const checkCache = new EntitlementCache(limitsOf(deps).checkCacheEntries);
@@ -76,6 +81,7 @@ export function createCore(deps: CoreDeps): Core {
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
     idempotency: new IdempotencyService(deps),
     signing,
+    webhooks: new WebhookService(deps),
     checkCache,
     listen: async () => {
       if (deps.changes) await deps.changes.start(handlers);

@@ -1,6 +1,17 @@
 import { DEFAULT_MAX_SEATS } from '../domain/limits';
 import { DEFAULT_CHECK_CACHE_ENTRIES } from './check-cache';
-import type { ChangeFeed, Clock, EventQueue, IdGenerator, KeyCipher, Logger, PaymentProvider, SignatureScheme, UnitOfWork } from '../ports';
+import type {
+  ChangeFeed,
+  Clock,
+  EventQueue,
+  IdGenerator,
+  KeyCipher,
+  Logger,
+  PaymentProvider,
+  SignatureScheme,
+  UnitOfWork,
+  WebhookSender,
+} from '../ports';
 
 /** Everything a use case may reach outside the domain, injected by a composition root. */
 export interface CoreDeps {
@@ -17,6 +28,8 @@ export interface CoreDeps {
   /** Encrypts signing keys at rest. */
   cipher: KeyCipher;
   events: EventQueue;
+  /** POSTs outgoing webhooks; absent: events are still written, nothing is delivered. */
+  webhooks?: WebhookSender;
   /** Where use cases report failures that callers do not see (absent: nowhere). */
   logger?: Logger;
   /** Bounds on what one request may create (defaults: `DEFAULT_LIMITS`). */

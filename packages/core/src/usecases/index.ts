@@ -13,3 +13,4 @@ export * from './idempotency';
 export * from './signing';
 export * from './core';
 export * from './check-cache';
+export * from './webhooks';

@@ -5,7 +5,7 @@ import { assignGrantee, cancelLicense, createAdHocLicense } from '../domain/lice
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
 import { EntitlementCache } from './check-cache';
 import { Lru } from '../domain/lru';
-import type { LicenseCount, LicenseFilter, SignedMessage, Signer } from '../ports';
+import type { LicenseCount, LicenseFilter, Repositories, SignedMessage, Signer } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 
 export interface AdHocLicenseRequest {
@@ -168,19 +168,12 @@ export class LicenseService {
 
   /** The capabilities each license's plan grants, for views that show them with the license. */
   async capabilitiesOf(licenses: License[]): Promise<Map<Id, Capability[]>> {
-    return this.deps.uow.run(async (r) => {
-      const plans = await r.plans.getMany([...new Set(licenses.map((l) => l.planId))]);
-      const out = new Map<Id, Capability[]>();
-      for (const plan of plans) {
-        const product = await r.products.get(plan.productId);
-        const byId = new Map((product?.capabilities ?? []).map((c) => [c.id, c]));
-        out.set(
-          plan.id,
-          plan.capabilityIds.map((id) => byId.get(id)).filter((c): c is Capability => !!c),
-        );
-      }
-      return out;
-    });
+    return this.deps.uow.run((r) =>
+      capabilitiesByPlan(
+        r,
+        licenses.map((l) => l.planId),
+      ),
+    );
   }
 
   /**
@@ -264,4 +257,19 @@ export class LicenseService {
     }
     return answer;
   }
+}
+
+/** The capabilities each plan grants (by plan id), as license views show them. */
+export async function capabilitiesByPlan(r: Repositories, planIds: Id[]): Promise<Map<Id, Capability[]>> {
+  const plans = await r.plans.getMany([...new Set(planIds)]);
+  const out = new Map<Id, Capability[]>();
+  for (const plan of plans) {
+    const product = await r.products.get(plan.productId);
+    const byId = new Map((product?.capabilities ?? []).map((c) => [c.id, c]));
+    out.set(
+      plan.id,
+      plan.capabilityIds.map((id) => byId.get(id)).filter((c): c is Capability => !!c),
+    );
+  }
+  return out;
 }

@@ -15,6 +15,8 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   masterSecret: 'test master secret, not for production',
   workerIntervalMs: 1000,
   runWorker: false,
+  // Tests' receivers listen on 127.0.0.1.
+  webhookAllowPrivate: true,
   logRequests: false,
   logLevel: 'silent',
   stripeSecretKey: undefined,

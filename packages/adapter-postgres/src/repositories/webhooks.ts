@@ -1,0 +1,235 @@
+import { type Insertable, type Selectable } from 'kysely';
+import type {
+  DeliveryAttempt,
+  DeliveryStatus,
+  OutboxDelivery,
+  OutboxEvent,
+  OutboxRepository,
+  WebhookEndpoint,
+  WebhookEventType,
+  WebhookRepository,
+} from '@tollgate/core';
+import type { DB } from '../schema';
+import { chunks, json, keysetPage, tenantOf, upsert, type Db } from './db';
+
+const toEndpoint = (r: Selectable<DB['webhook_endpoints']>): WebhookEndpoint => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  url: r.url,
+  description: r.description,
+  events: r.events as WebhookEventType[],
+  sealedSecret: r.sealed_secret,
+  disabledAt: r.disabled_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const endpointRow = (e: WebhookEndpoint): Insertable<DB['webhook_endpoints']> => ({
+  id: e.id,
+  organisation_id: e.organisationId,
+  is_test: e.isTest,
+  url: e.url,
+  description: e.description,
+  events: json(e.events),
+  sealed_secret: e.sealedSecret,
+  disabled_at: e.disabledAt,
+  created_at: e.createdAt,
+  updated_at: e.updatedAt,
+});
+
+const toEvent = (r: Selectable<DB['outbox_events']>): OutboxEvent => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  type: r.type as WebhookEventType,
+  orderingKey: r.ordering_key,
+  payload: r.payload as unknown as OutboxEvent['payload'],
+  createdAt: r.created_at,
+});
+
+const toDelivery = (r: Selectable<DB['webhook_deliveries']>): OutboxDelivery => ({
+  id: r.id,
+  eventId: r.event_id,
+  endpointId: r.endpoint_id,
+  organisationId: r.organisation_id,
+  orderingKey: r.ordering_key,
+  status: r.status as DeliveryStatus,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  lockedUntil: r.locked_until,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const deliveryRow = (d: OutboxDelivery): Omit<Insertable<DB['webhook_deliveries']>, 'seq'> => ({
+  id: d.id,
+  event_id: d.eventId,
+  endpoint_id: d.endpointId,
+  organisation_id: d.organisationId,
+  ordering_key: d.orderingKey,
+  status: d.status,
+  attempts: d.attempts,
+  next_attempt_at: d.nextAttemptAt,
+  locked_until: d.lockedUntil,
+  created_at: d.createdAt,
+  updated_at: d.updatedAt,
+});
+
+const toAttempt = (r: Selectable<DB['webhook_attempts']>): DeliveryAttempt => ({
+  id: r.id,
+  deliveryId: r.delivery_id,
+  endpointId: r.endpoint_id,
+  eventId: r.event_id,
+  responseStatus: r.response_status,
+  responseBody: r.response_body,
+  durationMs: r.duration_ms,
+  createdAt: r.created_at,
+});
+
+export function outboxRepository(db: Db): OutboxRepository {
+  return {
+    append: async (events) => {
+      // One statement per chunk, rows in the given order (the deliveries' sequence follows it).
+      for (const chunk of chunks(events, 7))
+        await db
+          .insertInto('outbox_events')
+          .values(
+            chunk.map((e) => ({
+              id: e.id,
+              organisation_id: e.organisationId,
+              is_test: e.isTest,
+              type: e.type,
+              ordering_key: e.orderingKey,
+              payload: json(e.payload),
+              created_at: e.createdAt,
+            })),
+          )
+          .execute();
+    },
+    get: async (id) => {
+      const r = await db.selectFrom('outbox_events').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toEvent(r);
+    },
+    page: async (t, q) => {
+      const page = await keysetPage(
+        () => {
+          const base = db
+            .selectFrom('outbox_events')
+            .selectAll()
+            .where('organisation_id', '=', t.organisationId)
+            .where('is_test', '=', t.isTest);
+          return q.type ? base.where('type', '=', q.type) : base;
+        },
+        'outbox_events',
+        q,
+      );
+      return { ...page, items: page.items.map(toEvent) };
+    },
+  };
+}
+
+export function webhookRepository(db: Db): WebhookRepository {
+  return {
+    getEndpoint: async (id) => {
+      const r = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toEndpoint(r);
+    },
+    pageEndpoints: async (t, q) => {
+      const page = await keysetPage(
+        () =>
+          db.selectFrom('webhook_endpoints').selectAll().where('organisation_id', '=', t.organisationId).where('is_test', '=', t.isTest),
+        'webhook_endpoints',
+        q,
+      );
+      return { ...page, items: page.items.map(toEndpoint) };
+    },
+    enabledEndpoints: async (t) =>
+      (
+        await db
+          .selectFrom('webhook_endpoints')
+          .selectAll()
+          .where((eb) => eb.and(tenantOf(t)))
+          .where('disabled_at', 'is', null)
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute()
+      ).map(toEndpoint),
+    saveEndpoint: (e) => upsert(db, 'webhook_endpoints', [endpointRow(e)]),
+    deleteEndpoint: async (id) => {
+      await db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+    },
+    addDeliveries: async (ds) => {
+      for (const chunk of chunks(ds, 11))
+        if (chunk.length) await db.insertInto('webhook_deliveries').values(chunk.map(deliveryRow)).execute();
+    },
+    getDeliveryForUpdate: async (id) => {
+      const r = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      return r && toDelivery(r);
+    },
+    saveDelivery: async (d) => {
+      const { id: _id, ...row } = deliveryRow(d);
+      await db.updateTable('webhook_deliveries').set(row).where('id', '=', d.id).execute();
+    },
+    claimNext: async (now, leaseUntil) => {
+      const r = await db
+        .selectFrom('webhook_deliveries as d')
+        .selectAll('d')
+        .where('d.status', '=', 'pending')
+        .where('d.next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<=', now)]))
+        // An earlier pending delivery of the same endpoint and key (leased or not) goes first.
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('webhook_deliveries as p')
+                .select('p.id')
+                .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
+                .whereRef('p.ordering_key', '=', 'd.ordering_key')
+                .whereRef('p.seq', '<', 'd.seq')
+                .where('p.status', '=', 'pending'),
+            ),
+          ),
+        )
+        .orderBy('d.seq')
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      if (!r) return undefined;
+      await db.updateTable('webhook_deliveries').set({ locked_until: leaseUntil }).where('id', '=', r.id).execute();
+      return { ...toDelivery(r), lockedUntil: leaseUntil };
+    },
+    addAttempt: async (a) => {
+      await db
+        .insertInto('webhook_attempts')
+        .values({
+          id: a.id,
+          delivery_id: a.deliveryId,
+          endpoint_id: a.endpointId,
+          event_id: a.eventId,
+          response_status: a.responseStatus,
+          response_body: a.responseBody,
+          duration_ms: a.durationMs,
+          created_at: a.createdAt,
+        })
+        .execute();
+    },
+    pageAttempts: async (endpointId, q) => {
+      const page = await keysetPage(
+        () => db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId),
+        'webhook_attempts',
+        q,
+      );
+      return { ...page, items: page.items.map(toAttempt) };
+    },
+    countPending: async () => {
+      const r = await db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
+  };
+}

@@ -1,0 +1,292 @@
+import type {
+  CheckoutSession,
+  Id,
+  License,
+  OutboxDelivery,
+  OutboxEvent,
+  Plan,
+  Product,
+  Subscription,
+  Tenant,
+  WebhookEndpoint,
+  WebhookEventType,
+} from '../../model';
+import type { Clock, EventQueue, IdGenerator, Repositories, UnitOfWork } from '../../ports';
+import { catalogPlan, catalogProduct, iso, licenseView, subscriptionView } from '../../domain/views';
+import { capabilitiesByPlan } from '../licenses';
+
+/**
+ * The transactional outbox (DESIGN section 12). Every unit of work runs over repositories that note
+ * what each save changes; before the transaction commits, the changes become events (and a
+ * delivery per subscribed endpoint) written by the same transaction. A change therefore never
+ * commits without its event, nor an event without its change, and no use case can forget one: the
+ * events follow from the writes, not from each write path remembering to add them.
+ */
+export class OutboxUnitOfWork implements UnitOfWork {
+  constructor(
+    private readonly inner: UnitOfWork,
+    private readonly deps: { clock: Clock; ids: IdGenerator; events: EventQueue },
+  ) {}
+
+  async run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    let delivering = false;
+    const result = await this.inner.run(async (r) => {
+      const recorder = new ChangeRecorder(r);
+      const out = await work(recorder.repos);
+      delivering = await writeEvents(r, recorder.changes(), this.deps);
+      return out;
+    });
+    if (delivering) this.deps.events.wake();
+    return result;
+  }
+
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.inner.read(work);
+  }
+}
+
+type Change =
+  | { kind: 'subscription'; before: Subscription | undefined; after: Subscription }
+  | { kind: 'license'; before: License | undefined; after: License | undefined }
+  | { kind: 'product'; before: Product | undefined; after: Product }
+  | { kind: 'plan'; before: Plan | undefined; after: Plan }
+  | { kind: 'checkout'; before: CheckoutSession | undefined; after: CheckoutSession };
+type Kind = Change['kind'];
+type Record_ = Subscription | License | Product | Plan | CheckoutSession;
+
+/** Wraps the repositories of one transaction: remembers each record as first read, and each save. */
+class ChangeRecorder {
+  private readonly seen = new Map<string, Record_ | undefined>();
+  private readonly order: string[] = [];
+  private readonly latest = new Map<string, Record_ | undefined>();
+  readonly repos: Repositories;
+
+  constructor(r: Repositories) {
+    const note = <T extends Record_>(kind: Kind, x: T | undefined): T | undefined => {
+      if (x && !this.seen.has(`${kind}:${x.id}`)) this.seen.set(`${kind}:${x.id}`, structuredClone(x));
+      return x;
+    };
+    const noteAll = <T extends Record_>(kind: Kind, xs: T[]): T[] => {
+      for (const x of xs) note(kind, x);
+      return xs;
+    };
+    const s = r.subscriptions;
+    const l = r.licenses;
+    const p = r.products;
+    const pl = r.plans;
+    const c = r.checkoutSessions;
+    this.repos = {
+      ...r,
+      subscriptions: {
+        ...s,
+        get: async (id) => note('subscription', await s.get(id)),
+        getForUpdate: async (id) => note('subscription', await s.getForUpdate(id)),
+        save: async (x) => {
+          await this.saving('subscription', [x], (ids) => Promise.all(ids.map((id) => s.get(id))));
+          await s.save(x);
+        },
+      },
+      licenses: {
+        ...l,
+        get: async (id) => note('license', await l.get(id)),
+        getManyForUpdate: async (ids) => noteAll('license', await l.getManyForUpdate(ids)),
+        listBySubscription: async (id) => noteAll('license', await l.listBySubscription(id)),
+        saveMany: async (xs) => {
+          await this.saving('license', xs, (ids) => l.getManyForUpdate(ids));
+          await l.saveMany(xs);
+        },
+        deleteMany: async (ids) => {
+          await this.saving(
+            'license',
+            ids.map((id) => ({ id })),
+            (missing) => l.getManyForUpdate(missing),
+            true,
+          );
+          await l.deleteMany(ids);
+        },
+      },
+      products: {
+        ...p,
+        get: async (id) => note('product', await p.get(id)),
+        save: async (x) => {
+          await this.saving('product', [x], (ids) => Promise.all(ids.map((id) => p.get(id))));
+          await p.save(x);
+        },
+      },
+      plans: {
+        ...pl,
+        get: async (id) => note('plan', await pl.get(id)),
+        getMany: async (ids) => noteAll('plan', await pl.getMany(ids)),
+        listByProduct: async (id) => noteAll('plan', await pl.listByProduct(id)),
+        save: async (x) => {
+          await this.saving('plan', [x], (ids) => Promise.all(ids.map((id) => pl.get(id))));
+          await pl.save(x);
+        },
+      },
+      checkoutSessions: {
+        ...c,
+        get: async (id) => note('checkout', await c.get(id)),
+        getForUpdate: async (id) => note('checkout', await c.getForUpdate(id)),
+        save: async (x) => {
+          await this.saving('checkout', [x], (ids) => Promise.all(ids.map((id) => c.get(id))));
+          await c.save(x);
+        },
+      },
+    };
+  }
+
+  /** Notes a save (or, `removed`, a delete): the state before it (read now if not read before) and after. */
+  private async saving<T extends { id: Id }>(
+    kind: Kind,
+    xs: T[],
+    load: (ids: Id[]) => Promise<(Record_ | undefined)[]>,
+    removed = false,
+  ): Promise<void> {
+    const keyOf = (id: Id) => `${kind}:${id}`;
+    const unknown = xs.map((x) => x.id).filter((id) => !this.seen.has(keyOf(id)));
+    if (unknown.length) {
+      const found = new Map((await load(unknown)).filter((x): x is Record_ => !!x).map((x) => [x.id, structuredClone(x)]));
+      for (const id of unknown) this.seen.set(keyOf(id), found.get(id));
+    }
+    for (const x of xs) {
+      const key = keyOf(x.id);
+      if (!this.latest.has(key)) this.order.push(key);
+      this.latest.set(key, removed ? undefined : (structuredClone(x) as unknown as Record_));
+    }
+  }
+
+  /** What the transaction changed, record by record in the order of their first save. */
+  changes(): Change[] {
+    return this.order.map((key) => {
+      const kind = key.slice(0, key.indexOf(':')) as Kind;
+      return { kind, before: this.seen.get(key), after: this.latest.get(key) } as Change;
+    });
+  }
+}
+
+/** A view without the fields every save touches, to tell a real change from a rewrite. */
+const same = (a: object, b: object): boolean => {
+  const strip = (v: object) => JSON.stringify({ ...v, updatedAt: undefined });
+  return strip(a) === strip(b);
+};
+
+interface Pending {
+  tenant: Tenant;
+  type: WebhookEventType;
+  orderingKey: Id;
+  data: unknown;
+}
+
+const checkoutView = (s: CheckoutSession) => ({
+  id: s.id,
+  productUuid: s.productId,
+  planUuid: s.planId,
+  member: s.member,
+  granteeId: s.granteeId,
+  subscriptionUuid: s.subscriptionId,
+  provider: s.provider,
+  quantity: s.options.quantity,
+  currency: s.options.currency,
+  status: s.status,
+  isTest: s.isTest,
+  createdAt: iso(s.createdAt),
+  completedAt: iso(s.completedAt),
+});
+
+/** The events of the changes (DESIGN section 12's list), in the order of the changes. */
+async function eventsOf(r: Repositories, changes: Change[]): Promise<Pending[]> {
+  const licenses = changes.flatMap((c) => (c.kind === 'license' ? [c.after ?? c.before].filter((l): l is License => !!l) : []));
+  const caps = licenses.length
+    ? await capabilitiesByPlan(
+        r,
+        licenses.map((l) => l.planId),
+      )
+    : new Map();
+  const out: Pending[] = [];
+  const add = (o: { organisationId: Id; isTest: boolean }, type: WebhookEventType, orderingKey: Id, data: unknown) =>
+    out.push({ tenant: { organisationId: o.organisationId, isTest: o.isTest }, type, orderingKey, data });
+  for (const c of changes) {
+    switch (c.kind) {
+      case 'subscription': {
+        const { before, after } = c;
+        const view = subscriptionView(after);
+        if (!before) add(after, 'subscription.created', after.id, view);
+        else if (after.status === 'CANCELED' && before.status !== 'CANCELED') add(after, 'subscription.cancelled', after.id, view);
+        else if (!same(subscriptionView(before), view)) add(after, 'subscription.updated', after.id, view);
+        if (before && before.quantity !== after.quantity)
+          add(after, 'seats.changed', after.id, { ...view, previousQuantity: before.quantity });
+        break;
+      }
+      case 'license': {
+        const { before, after } = c;
+        const record = (after ?? before) as License;
+        const key = record.subscriptionId ?? record.id;
+        const view = licenseView(record, caps.get(record.planId) ?? []);
+        if (!before && after) add(after, 'license.created', key, view);
+        else if (before && (!after || (after.status === 'CANCELED' && before.status !== 'CANCELED')))
+          add(record, 'license.cancelled', key, after ? view : { ...view, status: 'CANCELED' });
+        else if (before && after && !same(licenseView(before, []), licenseView(after, []))) add(after, 'license.updated', key, view);
+        break;
+      }
+      case 'product':
+        if (c.before && !same(catalogProduct(c.before), catalogProduct(c.after)))
+          add(c.after, 'product.updated', c.after.id, catalogProduct(c.after));
+        break;
+      case 'plan':
+        if (c.before && !same(catalogPlan(c.before), catalogPlan(c.after)))
+          add(c.after, 'plan.updated', c.after.productId, catalogPlan(c.after));
+        break;
+      case 'checkout':
+        if (c.after.status === 'completed' && c.before?.status !== 'completed')
+          add(c.after, 'checkout.completed', c.after.subscriptionId ?? c.after.id, checkoutView(c.after));
+        break;
+    }
+  }
+  return out;
+}
+
+/** Writes the events of the changes and their deliveries; true when something is to be delivered. */
+async function writeEvents(r: Repositories, changes: Change[], deps: { clock: Clock; ids: IdGenerator }): Promise<boolean> {
+  if (!changes.length) return false;
+  const pending = await eventsOf(r, changes);
+  if (!pending.length) return false;
+  const now = deps.clock.now();
+  const events: OutboxEvent[] = pending.map((p) => ({
+    id: deps.ids.newId(),
+    organisationId: p.tenant.organisationId,
+    isTest: p.tenant.isTest,
+    type: p.type,
+    orderingKey: p.orderingKey,
+    payload: { type: p.type, timestamp: now.toISOString(), data: p.data },
+    createdAt: now,
+  }));
+  await r.outbox.append(events);
+  const endpoints = new Map<string, WebhookEndpoint[]>();
+  const deliveries: OutboxDelivery[] = [];
+  for (const e of events) {
+    const tenantKey = `${e.organisationId}:${e.isTest}`;
+    if (!endpoints.has(tenantKey)) endpoints.set(tenantKey, await r.webhooks.enabledEndpoints(e));
+    for (const endpoint of endpoints.get(tenantKey) ?? [])
+      if (receives(endpoint, e.type)) deliveries.push(newDelivery(deps.ids.newId(), e, endpoint.id, now));
+  }
+  if (deliveries.length) await r.webhooks.addDeliveries(deliveries);
+  return deliveries.length > 0;
+}
+
+/** Whether the endpoint subscribed to this type (no list: every type). */
+export const receives = (endpoint: Pick<WebhookEndpoint, 'events'>, type: WebhookEventType): boolean =>
+  endpoint.events.length === 0 || endpoint.events.includes(type);
+
+export const newDelivery = (id: Id, event: OutboxEvent, endpointId: Id, now: Date): OutboxDelivery => ({
+  id,
+  eventId: event.id,
+  endpointId,
+  organisationId: event.organisationId,
+  orderingKey: event.orderingKey,
+  status: 'pending',
+  attempts: 0,
+  nextAttemptAt: now,
+  lockedUntil: null,
+  createdAt: now,
+  updatedAt: now,
+});
