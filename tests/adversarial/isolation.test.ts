@@ -21,7 +21,20 @@ beforeAll(async () => {
   const license = (
     (await call(server.url, 'GET', `/licenses?subscriptionUuid=${subscription}&take=1`, { key: a.live })).body as { uuid: string }[]
   )[0].uuid;
+  // A's webhook endpoint (disabled: nothing is POSTed anywhere) and one of its events.
+  const webhook = (
+    (
+      await call(server.url, 'POST', '/api/webhooks', {
+        bearer: a.live,
+        body: { url: 'https://hooks.vendor.example.com/a', enabled: false },
+      })
+    ).body as { data: { id: string } }
+  ).data.id;
+  const outboxEvent = ((await call(server.url, 'GET', '/api/events?limit=1', { bearer: a.live })).body as { data: { id: string }[] })
+    .data[0].id;
   ids = {
+    webhook,
+    outboxEvent,
     product: a.keys['products.notes'],
     plan: a.keys['plans.notes.team'],
     freePlan: a.keys['plans.notes.free'],
@@ -50,7 +63,14 @@ function request(op: Op): { path: string; body?: unknown } {
     // Not an id but a filter value (a grantee of tenant A's): another tenant's list of it is empty.
     if (name === 'granteeId') return 'isolated';
     if (name === 'uuid') return op.path.startsWith('/products') ? ids.product : ids.plan;
-    if (name === 'id') return op.path.startsWith('/api/products') ? ids.product : ids.plan;
+    if (name === 'id')
+      return op.path.startsWith('/api/products')
+        ? ids.product
+        : op.path.startsWith('/api/webhooks')
+          ? ids.webhook
+          : op.path.startsWith('/api/events')
+            ? ids.outboxEvent
+            : ids.plan;
     throw new Error(`no id for ${name} in ${op.path}`);
   };
   let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
@@ -78,6 +98,9 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/plans': { productId: ids.product, name: 'intruder' },
     'put /api/plans/{id}': { name: 'intruder' },
     'post /api/plans/save': { productId: ids.product, name: 'intruder' },
+    'post /api/webhooks': { url: 'https://hooks.vendor.example.com/intruder', enabled: false },
+    'patch /api/webhooks/{id}': { description: 'intruder' },
+    'post /api/events/{id}/resend': {},
   };
   return { path, body: bodies[`${op.method} ${op.path}`] };
 }

@@ -80,6 +80,7 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
     checkCache: () => s.core.checkCache.stats(),
     fastPath: fast.stats,
     eventQueue: () => s.core.worker.depth(),
+    webhookQueue: () => s.core.webhooks.depth(),
     pool: poolStats,
   });
   const app = createExpressApp(s, rateLimits, metrics);

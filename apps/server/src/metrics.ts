@@ -9,6 +9,8 @@ export interface MetricSources {
   fastPath(): CheckFastPathStats;
   /** Unfinished events (seat changes) of every organisation. */
   eventQueue?(): Promise<{ queued: number; pending: number }>;
+  /** Webhook deliveries not yet done (pending, retrying included). */
+  webhookQueue?(): Promise<number>;
   /** Connections of the database pool (server only). */
   pool?(): { total: number; idle: number; waiting: number };
 }
@@ -76,6 +78,17 @@ export class ServerMetrics {
           const q = await queue();
           this.set({ status: 'queued' }, q.queued);
           this.set({ status: 'pending' }, q.pending);
+        },
+      });
+    }
+    if (sources.webhookQueue) {
+      const queue = sources.webhookQueue;
+      new Gauge({
+        name: 'tollgate_webhook_deliveries_pending',
+        help: 'Webhook deliveries not yet delivered or given up (first tries and retries)',
+        registers,
+        async collect() {
+          this.set(await queue());
         },
       });
     }

@@ -8,6 +8,8 @@ let org: SeededOrg;
 beforeAll(async () => {
   world = await createTestWorld();
   org = await seedOrganisation(world, 'metrics-org');
+  // An endpoint that nothing delivers to here: the purchase's three events wait for it.
+  await world.core.webhooks.create(org.tenant, { url: 'http://127.0.0.1:9/hooks', events: ['subscription.created', 'license.created'] });
   const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'measured', 2);
   // One accepted seat change that no worker applies here (the test world runs none).
   await world.core.seats.request(org.tenant, subscription.id, { type: 'seats.increment', count: 1, proration: 'none' });
@@ -44,6 +46,7 @@ describe('GET /metrics', () => {
     expect(text).toContain('process_resident_memory_bytes');
     expect(sample(text, 'tollgate_events_open{status="queued"}')).toBe(1);
     expect(sample(text, 'tollgate_events_open{status="pending"}')).toBe(0);
+    expect(sample(text, 'tollgate_webhook_deliveries_pending')).toBe(3);
   });
 
   it('requires the bearer token when METRICS_TOKEN is set', async () => {

@@ -45,6 +45,8 @@ export interface HttpWebhookSenderOptions {
   timeoutMs?: number;
   /** How much of an answer is read (default 1 KiB); the rest is dropped. */
   maxBodyBytes?: number;
+  /** Name resolution (default node:dns lookup; tests give a fixed table). */
+  resolve?: (hostname: string, callback: (err: Error | null, address: string, family: number) => void) => void;
 }
 
 const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '');
@@ -87,11 +89,17 @@ export class HttpWebhookSender implements WebhookSender {
     if (refusal) return Promise.resolve({ status: null, error: `refused: the URL ${refusal}` });
     const url = new URL(req.url);
     const allowPrivate = this.options.allowPrivate;
+    const resolve =
+      this.options.resolve ??
+      ((hostname: string, cb: (err: Error | null, address: string, family: number) => void) =>
+        dnsLookup(hostname, { all: false }, (err, address, family) => cb(err, address, family)));
     const lookup: LookupFunction = (hostname, options, callback) => {
-      dnsLookup(hostname, { ...options, all: false }, (err, address, family) => {
+      resolve(hostname, (err, address, family) => {
         if (err) return callback(err, '', 0);
-        if (!allowPrivate && isPrivateAddress(address as string)) return callback(new Error('resolves to a private address'), '', 0);
-        callback(null, address as string | LookupAddress[], family);
+        if (!allowPrivate && isPrivateAddress(address)) return callback(new Error('resolves to a private address'), '', 0);
+        // node asks for every address when it tries several (autoSelectFamily); answer in the form asked.
+        if ((options as { all?: boolean }).all) return callback(null, [{ address, family }] as LookupAddress[]);
+        callback(null, address, family);
       });
     };
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;

@@ -111,4 +111,39 @@ describe('tollgate CLI', () => {
     expect(demo.out).toMatch(/test key \(shown once\): test_/);
     expect((await run('migrate')).out).toBe('database is up to date');
   });
+
+  it('creates (secret shown once), lists and deletes webhook endpoints per mode', async () => {
+    await run('keys', 'create', '--org', 'hooks-cli', '--json');
+    const created = await run(
+      'webhooks',
+      'create',
+      '--org',
+      'hooks-cli',
+      '--url',
+      'https://vendor.example.com/hooks',
+      '--events',
+      'license.created,seats.changed',
+      '--json',
+    );
+    expect(created.code).toBe(0);
+    const hook = JSON.parse(created.out);
+    expect(hook).toMatchObject({ url: 'https://vendor.example.com/hooks', events: ['license.created', 'seats.changed'], test: false });
+    expect(hook.secret).toMatch(/^whsec_/);
+    const text = await run('webhooks', 'create', '--org', 'hooks-cli', '--url', 'https://vendor.example.com/test', '--test');
+    expect(text.out).toMatch(/secret: whsec_/);
+    const live = JSON.parse((await run('webhooks', 'list', '--org', 'hooks-cli', '--json')).out);
+    expect(live).toEqual([
+      { id: hook.id, url: 'https://vendor.example.com/hooks', events: ['license.created', 'seats.changed'], test: false, active: true },
+    ]);
+    expect(JSON.parse((await run('webhooks', 'list', '--org', 'hooks-cli', '--test', '--json')).out)).toHaveLength(1);
+    // The test mode cannot delete a live endpoint.
+    expect((await run('webhooks', 'delete', hook.id, '--org', 'hooks-cli', '--test')).code).toBe(1);
+    expect((await run('webhooks', 'delete', hook.id, '--org', 'hooks-cli')).out).toBe(`deleted ${hook.id}`);
+    expect(JSON.parse((await run('webhooks', 'list', '--org', 'hooks-cli', '--json')).out)).toEqual([]);
+    const bad = await run('webhooks', 'create', '--org', 'hooks-cli', '--url', 'https://vendor.example.com/x', '--events', 'nope');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/nope is not an event type/);
+    expect((await run('webhooks', 'create', '--org', 'hooks-cli')).code).toBe(2);
+    expect((await run('webhooks', 'list', '--org', 'nobody')).err).toMatch(/ORGANISATION_NOT_FOUND/);
+  });
 });

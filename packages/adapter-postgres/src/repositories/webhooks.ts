@@ -168,8 +168,17 @@ export function webhookRepository(db: Db): WebhookRepository {
       return r && toDelivery(r);
     },
     saveDelivery: async (d) => {
-      const { id: _id, ...row } = deliveryRow(d);
-      await db.updateTable('webhook_deliveries').set(row).where('id', '=', d.id).execute();
+      await db
+        .updateTable('webhook_deliveries')
+        .set({
+          status: d.status,
+          attempts: d.attempts,
+          next_attempt_at: d.nextAttemptAt,
+          locked_until: d.lockedUntil,
+          updated_at: d.updatedAt,
+        })
+        .where('id', '=', d.id)
+        .execute();
     },
     claimNext: async (now, leaseUntil) => {
       const r = await db

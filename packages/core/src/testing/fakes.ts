@@ -13,6 +13,9 @@ import type {
   ProviderPaymentMethod,
   KeyCipher,
   SignatureScheme,
+  WebhookRequest,
+  WebhookResponse,
+  WebhookSender,
 } from '../ports';
 
 /** A clock that stands still until moved. */
@@ -139,5 +142,23 @@ export class FakePaymentProvider implements PaymentProvider {
   }
   async paymentMethod(_s: Subscription, c: Customer): Promise<ProviderPaymentMethod | null> {
     return { id: 'pm_fake', object: 'payment_method', customer: c.paymentCustomerId, type: 'card' };
+  }
+}
+
+/** A webhook sender that records each request and answers from a script (default 200): for delivery tests without sockets. */
+export class ScriptedWebhookSender implements WebhookSender {
+  readonly sent: WebhookRequest[] = [];
+  constructor(
+    private readonly answer: (req: WebhookRequest, index: number) => WebhookResponse | Promise<WebhookResponse> = () => ({
+      status: 200,
+      body: 'ok',
+    }),
+  ) {}
+  refusal(url: string): string | null {
+    return /^https?:\/\//.test(url) ? null : 'must be an http or https URL';
+  }
+  async send(req: WebhookRequest): Promise<WebhookResponse> {
+    this.sent.push(req);
+    return this.answer(req, this.sent.length - 1);
   }
 }

@@ -1,10 +1,10 @@
-import type { ChangeFeed, Tenant, UnitOfWork } from '..';
+import type { ChangeFeed, Tenant, UnitOfWork, WebhookSender } from '..';
 import { type CatalogFile, createCore, demoCatalog, type CoreDeps } from '../usecases';
 import { CountingEventQueue, FakePaymentProvider, FakeScheme, FixedClock, PlainCipher, RandomIds } from './fakes';
 import { InMemoryUnitOfWork } from './memory';
 
 /** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
-export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed } = {}) {
+export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender } = {}) {
   const clock = new FixedClock();
   const payments = new FakePaymentProvider();
   const events = new CountingEventQueue();
@@ -19,6 +19,7 @@ export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed
     cipher: new PlainCipher(),
     events,
     changes,
+    webhooks: options.webhooks,
   };
   return { ...createCore(deps), deps, uow, clock, payments, events, changes };
 }

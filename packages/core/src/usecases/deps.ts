@@ -43,7 +43,10 @@ export interface CoreLimits {
   maxSeats: number;
   /** Ad hoc licenses one request may create. */
   maxLicensesPerRequest: number;
-  /** How long a worker holds an event it applies; a crashed worker's events are claimed again after it. */
+  /**
+   * How long a worker holds an event it applies or a webhook delivery it POSTs; a crashed worker's
+   * work is claimed again after it. Above the POST's 10 s timeout, or a slow receiver may get a delivery twice.
+   */
   eventLeaseMs: number;
   /** Entitlement snapshots one instance keeps (LRU). */
   checkCacheEntries: number;

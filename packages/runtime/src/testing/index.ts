@@ -96,3 +96,4 @@ export async function purchase({ core }: { core: Core }, planId: string, grantee
     paymentCustomerId: null,
   });
 }
+export * from './receiver';

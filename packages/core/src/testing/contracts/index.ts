@@ -2,7 +2,7 @@
    They use jest's globals (describe/it/expect) and create fresh organisations, so several suites
    may share one database. */
 import { randomUUID } from 'node:crypto';
-import type { Organisation, Repositories, UnitOfWork } from '../..';
+import type { OutboxDelivery, OutboxEvent, Organisation, Repositories, Tenant, UnitOfWork, WebhookEndpoint } from '../..';
 import { hashApiKey } from '../../usecases/api-keys';
 import { T0, aCustomer, aLicense, aPlan, aProduct, aSubscription, aTenant, anEvent, anOrganisation, at } from '../fixtures';
 
@@ -756,11 +756,170 @@ export function describeUnitOfWorkContract(name: string, uow: UnitOfWorkFactory)
   });
 }
 
+const anEndpoint = (t: Tenant, over: Partial<WebhookEndpoint> = {}): WebhookEndpoint => ({
+  id: randomUUID(),
+  organisationId: t.organisationId,
+  isTest: t.isTest,
+  url: 'https://vendor.example.com/hooks',
+  description: null,
+  events: [],
+  sealedSecret: 'sealed',
+  disabledAt: null,
+  createdAt: T0,
+  updatedAt: T0,
+  ...over,
+});
+const anOutboxEvent = (t: Tenant, orderingKey: string, over: Partial<OutboxEvent> = {}): OutboxEvent => ({
+  id: randomUUID(),
+  organisationId: t.organisationId,
+  isTest: t.isTest,
+  type: 'license.created',
+  orderingKey,
+  payload: { type: 'license.created', timestamp: T0.toISOString(), data: { n: 1 } },
+  createdAt: T0,
+  ...over,
+});
+const aDelivery = (e: OutboxEvent, endpointId: string, over: Partial<OutboxDelivery> = {}): OutboxDelivery => ({
+  id: randomUUID(),
+  eventId: e.id,
+  endpointId,
+  organisationId: e.organisationId,
+  orderingKey: e.orderingKey,
+  status: 'pending',
+  attempts: 0,
+  nextAttemptAt: at(-3e9),
+  lockedUntil: null,
+  createdAt: T0,
+  updatedAt: T0,
+  ...over,
+});
+
+export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWorkFactory): void {
+  describe(`${name}: webhook endpoints, outbox events, deliveries and attempts`, () => {
+    /** Claims until one of `ours` comes back (others' deliveries sharing the database are finished on the way); its id or undefined. */
+    const claimOurs = (ours: string[], now = at(0)) =>
+      tx(uow(), async (r) => {
+        for (let i = 0; i < 1000; i++) {
+          const d = await r.webhooks.claimNext(now, at(2e12));
+          if (!d) return undefined;
+          if (ours.includes(d.id)) {
+            await r.webhooks.saveDelivery({ ...d, lockedUntil: null });
+            return d.id;
+          }
+          await r.webhooks.saveDelivery({ ...d, status: 'delivered', lockedUntil: null });
+        }
+        return undefined;
+      });
+
+    it('keeps endpoints per tenant: saves, reads, pages, lists the enabled ones, and deletes with their deliveries', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const a = anEndpoint(t, { events: ['license.created', 'seats.changed'], description: 'a' });
+      const b = anEndpoint(t, { createdAt: at(1), disabledAt: at(2) });
+      const test = anEndpoint(aTenant(org, true));
+      await tx(uow(), async (r) => {
+        for (const e of [a, b, test]) await r.webhooks.saveEndpoint(e);
+      });
+      expect(await tx(uow(), (r) => r.webhooks.getEndpoint(a.id))).toEqual(a);
+      expect((await tx(uow(), (r) => r.webhooks.pageEndpoints(t, { limit: 10 }))).items.map((e) => e.id)).toEqual([a.id, b.id]);
+      expect((await tx(uow(), (r) => r.webhooks.enabledEndpoints(t))).map((e) => e.id)).toEqual([a.id]);
+      const event = anOutboxEvent(t, randomUUID());
+      const delivery = aDelivery(event, a.id);
+      await tx(uow(), async (r) => {
+        await r.outbox.append([event]);
+        await r.webhooks.addDeliveries([delivery]);
+      });
+      await tx(uow(), (r) => r.webhooks.deleteEndpoint(a.id));
+      expect(await tx(uow(), (r) => r.webhooks.getEndpoint(a.id))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.webhooks.getDeliveryForUpdate(delivery.id))).toBeUndefined();
+    });
+
+    it('appends events and pages them per tenant, by type when asked', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const e1 = anOutboxEvent(t, randomUUID());
+      const e2 = anOutboxEvent(t, randomUUID(), { type: 'seats.changed', createdAt: at(1) });
+      const other = anOutboxEvent(aTenant(org, true), randomUUID());
+      await tx(uow(), (r) => r.outbox.append([e1, e2, other]));
+      expect(await tx(uow(), (r) => r.outbox.get(e2.id))).toEqual(e2);
+      expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 10 }))).items.map((e) => e.id)).toEqual([e1.id, e2.id]);
+      expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 10, type: 'seats.changed' }))).items).toEqual([e2]);
+      const first = await tx(uow(), (r) => r.outbox.page(t, { limit: 1 }));
+      expect(first.hasMore).toBe(true);
+      expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 1, after: first.nextCursor as string }))).items).toEqual([e2]);
+    });
+
+    it('claims deliveries of one endpoint and key in order: a later one waits while an earlier one is pending', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const endpoint = anEndpoint(t);
+      const key = randomUUID();
+      const [e1, e2, e3] = [anOutboxEvent(t, key), anOutboxEvent(t, key), anOutboxEvent(t, randomUUID())];
+      const first = aDelivery(e1, endpoint.id, { nextAttemptAt: at(1e12), attempts: 1 });
+      const second = aDelivery(e2, endpoint.id);
+      const unrelated = aDelivery(e3, endpoint.id);
+      await tx(uow(), async (r) => {
+        await r.webhooks.saveEndpoint(endpoint);
+        await r.outbox.append([e1, e2, e3]);
+        await r.webhooks.addDeliveries([first, second, unrelated]);
+      });
+      const ours = [first.id, second.id, unrelated.id];
+      expect(await claimOurs(ours)).toBe(unrelated.id);
+      await tx(uow(), async (r) => r.webhooks.saveDelivery({ ...unrelated, status: 'delivered' }));
+      expect(await claimOurs(ours)).toBeUndefined();
+      await tx(uow(), async (r) => r.webhooks.saveDelivery({ ...first, status: 'failed' }));
+      expect(await claimOurs(ours)).toBe(second.id);
+      expect(await tx(uow(), (r) => r.webhooks.getDeliveryForUpdate(second.id))).toMatchObject({ status: 'pending', attempts: 0 });
+      await tx(uow(), async (r) => r.webhooks.saveDelivery({ ...second, status: 'delivered' }));
+    });
+
+    it('never hands one delivery to two concurrent claimers, and records attempts', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const endpoint = anEndpoint(t);
+      const events = [anOutboxEvent(t, randomUUID()), anOutboxEvent(t, randomUUID())];
+      const deliveries = events.map((e) => aDelivery(e, endpoint.id, { nextAttemptAt: at(-5e9) }));
+      await tx(uow(), async (r) => {
+        await r.webhooks.saveEndpoint(endpoint);
+        await r.outbox.append(events);
+        await r.webhooks.addDeliveries(deliveries);
+      });
+      const claim = () =>
+        uow().run(async (r) => {
+          const d = await r.webhooks.claimNext(at(0), at(2e12));
+          await new Promise((res) => setTimeout(res, 50));
+          if (d) await r.webhooks.saveDelivery({ ...d, status: 'delivered', lockedUntil: null });
+          return d?.id;
+        });
+      const [a, b] = await Promise.all([claim(), claim()]);
+      expect(a).toBeDefined();
+      expect(a).not.toEqual(b);
+      await tx(uow(), (r) =>
+        r.webhooks.addAttempt({
+          id: randomUUID(),
+          deliveryId: deliveries[0].id,
+          endpointId: endpoint.id,
+          eventId: events[0].id,
+          responseStatus: null,
+          responseBody: 'could not be reached',
+          durationMs: 12,
+          createdAt: T0,
+        }),
+      );
+      const attempts = await tx(uow(), (r) => r.webhooks.pageAttempts(endpoint.id, { limit: 10 }));
+      expect(attempts.items).toHaveLength(1);
+      expect(attempts.items[0]).toMatchObject({ responseStatus: null, responseBody: 'could not be reached', durationMs: 12 });
+      expect(typeof (await tx(uow(), (r) => r.webhooks.countPending()))).toBe('number');
+    });
+  });
+}
+
 /** Every repository and unit-of-work contract, for one adapter. */
 export function describeRepositoryContracts(name: string, uow: UnitOfWorkFactory): void {
   describeOrganisationAndKeyContracts(name, uow);
   describeCatalogRepositoryContracts(name, uow);
   describeSubscriptionRepositoryContracts(name, uow);
+  describeWebhookRepositoryContracts(name, uow);
   describeUnitOfWorkContract(name, uow);
 }
 export * from './signature-scheme';

@@ -4,7 +4,7 @@ import { WEBHOOK_EVENT_TYPES } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
 import { newWebhookSecret, nextWebhookAttempt, webhookHeaders } from '../../domain/webhook-signature';
 import type { Repositories, WebhookSender } from '../../ports';
-import type { CoreDeps } from '../deps';
+import { limitsOf, type CoreDeps } from '../deps';
 import { newDelivery, receives } from './outbox';
 
 export interface EndpointInput {
@@ -21,8 +21,6 @@ export interface CreatedEndpoint {
   secret: string;
 }
 
-/** How long a worker holds a delivery it POSTs (the POST's 10 s timeout, with room to record it). */
-export const DELIVERY_LEASE_MS = 60_000;
 /** How much of a receiver's answer an attempt keeps. */
 export const ATTEMPT_BODY_LIMIT = 1024;
 
@@ -157,7 +155,7 @@ export class WebhookService {
     const sender = this.deps.webhooks;
     if (!sender) return false;
     const now = this.deps.clock.now();
-    const leaseUntil = new Date(now.getTime() + DELIVERY_LEASE_MS);
+    const leaseUntil = new Date(now.getTime() + limitsOf(this.deps).eventLeaseMs);
     const claimed = await this.deps.uow.run(async (r) => {
       const delivery = await r.webhooks.claimNext(now, leaseUntil);
       if (!delivery) return undefined;

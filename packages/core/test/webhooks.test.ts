@@ -1,0 +1,246 @@
+import { createHmac } from 'node:crypto';
+import {
+  signWebhook,
+  verifyWebhook,
+  nextWebhookAttempt,
+  WEBHOOK_RETRY_WINDOW_MS,
+  type OutboxEvent,
+  type Tenant,
+  type WebhookResponse,
+} from '../src';
+import {
+  createTestCore,
+  FaultInjectingUnitOfWork,
+  InMemoryUnitOfWork,
+  ScriptedWebhookSender,
+  seedSample,
+  type TestCore,
+} from '../src/testing';
+
+const buy = (core: TestCore, planId: string, quantity = 1, granteeId = 'alice') =>
+  core.checkout.completePurchase({
+    planId,
+    member: 'buyer@example.com',
+    email: 'buyer@example.com',
+    granteeId,
+    quantity,
+    currency: 'USD',
+    paymentProvider: 'fake',
+    paymentSubscriptionId: null,
+    paymentCustomerId: null,
+  });
+
+const allEvents = async (core: TestCore, tenant: Tenant): Promise<OutboxEvent[]> =>
+  (await core.webhooks.events(tenant, { limit: 100 })).items;
+const advance = (core: TestCore, ms: number) => core.clock.set(new Date(core.clock.now().getTime() + ms));
+
+describe('Standard Webhooks signatures', () => {
+  it('matches the specification test vector and verifies with plain node:crypto', () => {
+    // The example of the Standard Webhooks reference libraries.
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const id = 'msg_p5jXN8AQM9LWM0D4loKWxJek';
+    const body = '{"test": 2432232314}';
+    const sig = signWebhook(secret, id, 1614265330, body);
+    expect(sig).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    const manual = createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+      .update(`${id}.1614265330.${body}`)
+      .digest('base64');
+    expect(sig).toBe(`v1,${manual}`);
+    expect(verifyWebhook(secret, id, 1614265330, body, `v1,bogus ${sig}`)).toBe(true);
+    expect(verifyWebhook(secret, id, 1614265331, body, sig)).toBe(false);
+    expect(verifyWebhook(secret, id, 1614265330, `${body} `, sig)).toBe(false);
+  });
+
+  it('retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then daily, and gives up after 3 days', () => {
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    let at = t0;
+    const delays: number[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const next = nextWebhookAttempt(t0, attempt, at);
+      if (!next) break;
+      delays.push(next.getTime() - at.getTime());
+      at = next;
+    }
+    expect(delays.slice(0, 7)).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 86_400_000]);
+    expect(at.getTime() - t0.getTime()).toBeLessThanOrEqual(WEBHOOK_RETRY_WINDOW_MS);
+    expect(at.getTime() + 86_400_000 - t0.getTime()).toBeGreaterThan(WEBHOOK_RETRY_WINDOW_MS);
+  });
+});
+
+describe('the outbox: events written with the change they describe', () => {
+  it('a purchase writes subscription.created then one license.created per seat, in that order', async () => {
+    const core = createTestCore();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const { subscription } = await buy(core, keys['plans.notes.team'], 3);
+    const events = await allEvents(core, tenant);
+    expect(events.map((e) => e.type).sort()).toEqual(['license.created', 'license.created', 'license.created', 'subscription.created']);
+    const created = events.find((e) => e.type === 'subscription.created') as OutboxEvent;
+    expect(created.payload).toMatchObject({ type: 'subscription.created', data: { uuid: subscription.id, quantity: 3, status: 'ACTIVE' } });
+    expect(events.every((e) => e.orderingKey === subscription.id)).toBe(true);
+    const license = events.find((e) => e.type === 'license.created') as OutboxEvent;
+    expect((license.payload.data as { capabilities: { name: string }[] }).capabilities.map((c) => c.name)).toEqual(['edit', 'export']);
+    // The other mode sees none of them.
+    expect(await allEvents(core, { ...tenant, isTest: true })).toEqual([]);
+  });
+
+  it('cancel, seats, product and plan changes each write their event; a save that changes nothing writes none', async () => {
+    const core = createTestCore();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const { subscription } = await buy(core, keys['plans.notes.team'], 2);
+    const before = new Set((await allEvents(core, tenant)).map((e) => e.id));
+    await core.seats.apply(subscription.id, { type: 'seats.increment', count: 1, proration: 'none' });
+    await core.subscriptions.cancel(tenant, subscription.id, 'end');
+    await core.admin.updateProduct(tenant, keys['products.notes'], { name: 'Notes Pro' });
+    await core.admin.updateProduct(tenant, keys['products.notes'], { name: 'Notes Pro' });
+    await core.subscriptions.cancel(tenant, subscription.id, 'now');
+    // Events of one transaction share their instant; the list orders them by (createdAt, id).
+    const types = (await allEvents(core, tenant)).filter((e) => !before.has(e.id)).map((e) => e.type);
+    expect(types).toContain('seats.changed');
+    expect(types).toContain('subscription.updated');
+    expect(types.filter((t) => t === 'product.updated')).toHaveLength(1);
+    expect(types).toContain('subscription.cancelled');
+    expect(types.filter((t) => t === 'license.cancelled')).toHaveLength(3);
+    const seats = (await allEvents(core, tenant)).find((e) => e.type === 'seats.changed') as OutboxEvent;
+    expect(seats.payload.data).toMatchObject({ quantity: 3, previousQuantity: 2 });
+  });
+
+  it('a transaction that fails after any of its writes leaves no event behind (fault injection at every write)', async () => {
+    const uow = new FaultInjectingUnitOfWork(new InMemoryUnitOfWork());
+    const core = createTestCore({ uow });
+    const sender = new ScriptedWebhookSender();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const withSender = createTestCore({ uow, webhooks: sender });
+    await withSender.webhooks.create(tenant, { url: 'https://vendor.example.com/hooks' });
+    let failures = 0;
+    for (let n = 1; ; n++) {
+      uow.failAfterWrites = n;
+      try {
+        await buy(core, keys['plans.notes.team'], 2, `grantee-${n}`);
+        break;
+      } catch (e) {
+        expect(String(e)).toMatch(/injected fault/);
+        failures++;
+      } finally {
+        uow.failAfterWrites = undefined;
+      }
+      expect(await allEvents(core, tenant)).toEqual([]);
+      expect(await core.licenses.count(tenant, {})).toMatchObject({ count: 0 });
+      expect(await withSender.webhooks.drain()).toBe(0);
+    }
+    expect(failures).toBeGreaterThan(2);
+    expect((await allEvents(core, tenant)).length).toBe(3);
+    expect(await withSender.webhooks.drain()).toBe(3);
+    expect(sender.sent).toHaveLength(3);
+  });
+});
+
+describe('delivery', () => {
+  async function setUp(answer?: (i: number) => WebhookResponse) {
+    const sender = new ScriptedWebhookSender(answer ? (_r, i) => answer(i) : undefined);
+    const core = createTestCore({ webhooks: sender });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const { endpoint, secret } = await core.webhooks.create(tenant, { url: 'https://vendor.example.com/hooks' });
+    return { core, sender, tenant, keys, endpoint, secret };
+  }
+
+  it('signs each POST with the endpoint secret and sends the same webhook-id on every attempt', async () => {
+    const { core, sender, keys, secret, tenant, endpoint } = await setUp((i) =>
+      i < 2 ? { status: 500, body: 'x'.repeat(5000) } : { status: 200, body: 'ok' },
+    );
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'g' }]);
+    expect(await core.webhooks.drain()).toBe(1);
+    expect(await core.webhooks.drain()).toBe(0); // not due for 5 s
+    advance(core, 5_000);
+    expect(await core.webhooks.drain()).toBe(1);
+    advance(core, 299_000);
+    expect(await core.webhooks.drain()).toBe(0);
+    advance(core, 1_000);
+    expect(await core.webhooks.drain()).toBe(1);
+    expect(sender.sent).toHaveLength(3);
+    for (const req of sender.sent) {
+      const h = req.headers;
+      expect(verifyWebhook(secret, h['webhook-id'], Number(h['webhook-timestamp']), req.body, h['webhook-signature'])).toBe(true);
+    }
+    expect(new Set(sender.sent.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    const attempts = (await core.webhooks.attempts(tenant, endpoint.id, { limit: 10 })).items;
+    expect(attempts.map((a) => a.responseStatus)).toEqual([500, 500, 200]);
+    expect(attempts[0].responseBody).toHaveLength(1024);
+    expect(await core.webhooks.depth()).toBe(0);
+  });
+
+  it('keeps the order of one subscription: a later event waits while an earlier one is retried', async () => {
+    const { core, sender, keys, tenant } = await setUp((i) => (i === 0 ? { status: 503, body: '' } : { status: 200, body: 'ok' }));
+    const { subscription } = await buy(core, keys['plans.notes.team'], 2);
+    await core.subscriptions.cancel(tenant, subscription.id, 'end');
+    expect(await core.webhooks.drain()).toBe(1); // subscription.created failed; the rest wait behind it
+    advance(core, 5_000);
+    expect(await core.webhooks.drain()).toBe(6);
+    expect(sender.sent.map((r) => JSON.parse(r.body).type)).toEqual([
+      'subscription.created',
+      'subscription.created',
+      'license.created',
+      'license.created',
+      'subscription.updated',
+      'license.updated',
+      'license.updated',
+    ]);
+  });
+
+  it('fails a delivery after 3 days of failures and disables the endpoint; a disabled endpoint gets nothing new', async () => {
+    const { core, sender, keys, tenant, endpoint } = await setUp(() => ({ status: null, error: 'could not be reached: ECONNREFUSED' }));
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'g' }]);
+    for (let i = 0; i < 100; i++) {
+      await core.webhooks.drain();
+      advance(core, 3_600_000);
+    }
+    expect(sender.sent.length).toBe(9);
+    expect((await core.webhooks.get(tenant, endpoint.id)).disabledAt).not.toBeNull();
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'h' }]);
+    expect(await core.webhooks.drain()).toBe(0);
+    // Enabled again, it gets what happens from then on, and a resent event.
+    await core.webhooks.update(tenant, endpoint.id, { enabled: true });
+    const [first] = await allEvents(core, tenant).then((es) => es.filter((e) => e.type === 'license.created'));
+    expect((await core.webhooks.resend(tenant, first.id)).deliveries).toBe(1);
+    expect(await core.webhooks.drain()).toBe(1);
+  });
+
+  it('takes over a delivery whose worker died mid-POST once its lease runs out, and delivers it once', async () => {
+    let hang = true;
+    const sender = new ScriptedWebhookSender(() => (hang ? new Promise<WebhookResponse>(() => undefined) : { status: 200, body: 'ok' }));
+    const core = createTestCore({ webhooks: sender });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    await core.webhooks.create(tenant, { url: 'https://vendor.example.com/hooks' });
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'g' }]);
+    void core.webhooks.deliverNext(); // this worker never comes back
+    await new Promise((r) => setImmediate(r));
+    hang = false;
+    const restarted = createTestCore({ uow: core.uow, webhooks: sender });
+    restarted.clock.set(core.clock.now());
+    expect(await restarted.webhooks.drain()).toBe(0);
+    restarted.clock.set(new Date(core.clock.now().getTime() + 121_000));
+    expect(await restarted.webhooks.drain()).toBe(1);
+    expect(await restarted.webhooks.drain()).toBe(0);
+    expect(sender.sent).toHaveLength(2);
+  });
+
+  it('sends test-mode events to test-mode endpoints only, and filters by event type', async () => {
+    const sender = new ScriptedWebhookSender();
+    const core = createTestCore({ webhooks: sender });
+    const live = await seedSample(core, 'acme');
+    const test = await seedSample(core, 'acme', true);
+    const testHook = await core.webhooks.create(test.tenant, { url: 'https://vendor.example.com/test' });
+    await core.webhooks.create(live.tenant, { url: 'https://vendor.example.com/subs', events: ['subscription.created'] });
+    await buy(core, live.keys['plans.notes.team'], 2);
+    await buy(core, test.keys['plans.notes.business'], 1, 'tess');
+    await core.webhooks.drain();
+    const byUrl = (u: string) => sender.sent.filter((r) => r.url === u).map((r) => JSON.parse(r.body));
+    expect(byUrl('https://vendor.example.com/subs').map((e) => e.type)).toEqual(['subscription.created']);
+    expect(byUrl('https://vendor.example.com/subs')[0].data.isTest).toBe(false);
+    const testEvents = byUrl('https://vendor.example.com/test');
+    expect(testEvents.map((e) => e.type)).toEqual(['subscription.created', 'license.created']);
+    expect(testEvents.every((e) => e.data.isTest === true)).toBe(true);
+    // Another tenant cannot see or touch the endpoint.
+    await expect(core.webhooks.get(live.tenant, testHook.endpoint.id)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(core.webhooks.delete(live.tenant, testHook.endpoint.id)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+  });
+});
