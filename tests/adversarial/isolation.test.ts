@@ -98,6 +98,8 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/plans': { productId: ids.product, name: 'intruder' },
     'put /api/plans/{id}': { name: 'intruder' },
     'post /api/plans/save': { productId: ids.product, name: 'intruder' },
+    'post /api/tier-tags': { name: 'intruder' },
+    'post /api/products/import': { products: [] },
     'post /api/webhooks': { url: 'https://hooks.vendor.example.com/intruder', enabled: false },
     'patch /api/webhooks/{id}': { description: 'intruder' },
     'post /api/events/{id}/resend': {},

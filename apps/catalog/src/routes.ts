@@ -1,4 +1,17 @@
-import type { CatalogAdmin, Core, Interval, Plan, PlanDetail, Product, Tenant } from '@tollgate/core';
+import {
+  invalid,
+  type CatalogAdmin,
+  type CatalogFile,
+  type Core,
+  type Interval,
+  type Plan,
+  type PlanDetail,
+  type PlanInput,
+  type Product,
+  type ProductUpdate,
+  type Tenant,
+} from '@tollgate/core';
+import YAML from 'yaml';
 import { parseExpandList, route, signingKeyRoute, type Route } from '@tollgate/http';
 import {
   expandQuery,
@@ -6,7 +19,9 @@ import {
   planListQuery,
   planSaveBody,
   planUpdateBody,
+  pageQuery,
   productBody,
+  tierTagBody,
   productListQuery,
   productUpdateBody,
 } from './schemas';
@@ -26,7 +41,7 @@ import {
 import { webhookRoutes } from './webhooks';
 
 /** What the catalog generation needs of the core. */
-export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks'>;
+export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter'>;
 
 type Q = Record<string, string | undefined>;
 const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
@@ -43,7 +58,7 @@ const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as 
 const PRODUCT_EXPAND = ['plans', 'settings'] as const;
 
 /** The catalog generation (`/api`): products and plans with their pricing, each operation declared once. */
-export function catalogRoutes({ admin, signing, webhooks }: CatalogServices): Route[] {
+export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: CatalogServices): Route[] {
   const productView = (p: Product, plans: Map<string, Plan[]> | undefined, expand: Set<string>) => ({
     ...catalogProduct(p),
     ...(plans ? { plans: nestedList(plans.get(p.id) ?? [], `/api/plans?productId=${p.id}`, catalogPlan) } : {}),
@@ -115,7 +130,7 @@ export function catalogRoutes({ admin, signing, webhooks }: CatalogServices): Ro
         return { status: 200, body: listEnvelope(page, (p) => productView(p, plans, expand)) };
       },
     }),
-    route<Q, { name: string; description?: string }>({
+    route<Q, { name: string; description?: string; isActive?: boolean }>({
       method: 'post',
       path: '/api/products',
       summary: 'Create a product',
@@ -137,7 +152,7 @@ export function catalogRoutes({ admin, signing, webhooks }: CatalogServices): Ro
         return { status: 200, body: objectEnvelope(productView(product, await plansOf(tenant, [product.id], expand), expand)) };
       },
     }),
-    route<Q, { name?: string; description?: string }>({
+    route<Q, ProductUpdate>({
       method: 'put',
       path: '/api/products/:id',
       summary: 'Update a product',
@@ -204,7 +219,7 @@ export function catalogRoutes({ admin, signing, webhooks }: CatalogServices): Ro
         };
       },
     }),
-    route<Q, { productId: string; name: string; trialPeriodDays?: number | null; tierTagId?: string | null; isActive?: boolean }>({
+    route<Q, PlanInput>({
       method: 'post',
       path: '/api/plans',
       summary: 'Create a plan',
@@ -238,7 +253,7 @@ export function catalogRoutes({ admin, signing, webhooks }: CatalogServices): Ro
         return { status: 200, body: objectEnvelope(planDetailView(await admin.getPlan(tenant, params.id), expand)) };
       },
     }),
-    route<Q, { name?: string; trialPeriodDays?: number | null; tierTagId?: string | null; isActive?: boolean }>({
+    route<Q, Partial<PlanInput>>({
       method: 'put',
       path: '/api/plans/:id',
       summary: 'Update a plan',
@@ -272,6 +287,70 @@ export function catalogRoutes({ admin, signing, webhooks }: CatalogServices): Ro
         return { status: 204 };
       },
     }),
+    route<Q>({
+      method: 'get',
+      path: '/api/tier-tags',
+      summary: 'List tier tags (of the organisation, both modes)',
+      scope: ['plans', 'read'],
+      query: pageQuery,
+      response: { status: 200 },
+      handle: async ({ tenant, query }) => ({
+        status: 200,
+        body: listEnvelope(
+          await admin.listTierTags(tenant, { limit: query.limit ? Number(query.limit) : 25, after: query.after, before: query.before }),
+          tierTagView,
+        ),
+      }),
+    }),
+    route<Q, { name: string }>({
+      method: 'post',
+      path: '/api/tier-tags',
+      summary: 'Create a tier tag (409 when the name is taken)',
+      scope: ['plans', 'write'],
+      body: tierTagBody,
+      response: { status: 201 },
+      handle: async ({ tenant, body }) => ({
+        status: 201,
+        body: objectEnvelope(tierTagView(await admin.createTierTag(tenant, body.name))),
+      }),
+    }),
+    route({
+      method: 'get',
+      path: '/api/products/export/:id',
+      summary: 'Export a product as a catalog file (YAML, the format of `tollgate import`)',
+      scope: ['products', 'read'],
+      response: { status: 200, description: 'application/yaml' },
+      handle: async ({ tenant, params }) => ({
+        status: 200,
+        text: { contentType: 'application/yaml; charset=utf-8', content: YAML.stringify(await exporter.exportProduct(tenant, params.id)) },
+      }),
+    }),
+    route<Q, Partial<CatalogFile> & { file?: unknown }>({
+      method: 'post',
+      path: '/api/products/import',
+      summary: 'Import a catalog file (JSON body, or multipart with a YAML or JSON `file`) into the key’s organisation and mode',
+      scope: ['products', 'write'],
+      body: { type: 'object' },
+      upload: 'file',
+      response: { status: 200, description: '{created, updated, unchanged, keys}' },
+      async handle({ tenant, body }) {
+        const file = typeof body.file === 'string' ? parseCatalogFile(body.file) : body;
+        const result = await importer.applyFor(tenant, file as Partial<CatalogFile>);
+        return {
+          status: 200,
+          body: objectEnvelope({ created: result.created, updated: result.updated, unchanged: result.unchanged, keys: result.keys }),
+        };
+      },
+    }),
     ...webhookRoutes({ webhooks }),
   ];
+}
+
+/** The text of an uploaded catalog file: YAML (JSON is YAML too). */
+function parseCatalogFile(text: string): unknown {
+  try {
+    return YAML.parse(text);
+  } catch (e) {
+    return invalid('file', `is not valid YAML or JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
 }

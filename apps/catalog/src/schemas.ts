@@ -21,54 +21,71 @@ export const planListQuery = {
     interval: { enum: [...INTERVALS] },
     intervalCount: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
     isActive: bool,
+    // filterOptions are in every plan list (the contract requires them); the flag real clients send is accepted.
+    includeFilterOptions: bool,
   },
   additionalProperties: false,
 };
 export const expandQuery = { type: 'object', properties: { expand: { type: 'string' } } };
 
 const name = { type: 'string', minLength: 1, maxLength: 200 };
+const url = { type: ['string', 'null'], maxLength: 2048 };
+/** A product's checkout settings (each optional: what is given is changed). */
+const productSettings = {
+  type: 'object',
+  properties: {
+    successUrl: url,
+    cancelUrl: url,
+    allowPromoCodes: { type: 'boolean' },
+    automaticTax: { type: 'boolean' },
+    collectBillingAddress: { type: 'boolean' },
+    collectShippingAddress: { type: 'boolean' },
+    cardPrefillPreference: { enum: ['none', 'always', 'choice'] },
+    pastDueEntitlements: { type: 'boolean' },
+  },
+  additionalProperties: false,
+};
 export const productBody = {
   type: 'object',
-  properties: { name, description: { type: 'string', maxLength: 2000 } },
+  properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' } },
   required: ['name'],
   additionalProperties: false,
 };
 export const productUpdateBody = {
   type: 'object',
-  properties: { name, description: { type: 'string', maxLength: 2000 } },
+  properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' }, settings: productSettings },
   additionalProperties: false,
   minProperties: 1,
 };
 const planProps = {
   productId: { type: 'string', format: 'uuid' },
   name,
-  trialPeriodDays: { type: ['integer', 'null'], minimum: 0, maximum: 730 },
+  trialPeriodDays: { type: ['integer', 'null'], minimum: 1, maximum: 730 },
   tierTagId: { type: ['string', 'null'], format: 'uuid' },
+  /** A tier tag by name, created when new. */
+  tierTag: { type: ['string', 'null'], minLength: 1, maxLength: 100 },
   isActive: { type: 'boolean' },
 };
 export const planBody = {
   type: 'object',
   properties: planProps,
-  required: ['productId', 'name'],
+  required: ['name'],
   additionalProperties: false,
 };
 export const planUpdateBody = {
   type: 'object',
-  properties: {
-    name: planProps.name,
-    trialPeriodDays: planProps.trialPeriodDays,
-    tierTagId: planProps.tierTagId,
-    isActive: planProps.isActive,
-  },
+  properties: planProps,
   additionalProperties: false,
   minProperties: 1,
 };
 const amount = { type: ['number', 'null'], minimum: 0 };
+const dateTime = { type: ['string', 'null'], format: 'date-time' };
 export const planSaveBody = {
   type: 'object',
   properties: {
     ...planProps,
     id: { type: 'string', format: 'uuid' },
+    archivedAt: dateTime,
     entitlements: { type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 100 } },
     lineItems: {
       type: 'array',
@@ -78,8 +95,12 @@ export const planSaveBody = {
         additionalProperties: false,
         required: ['name', 'priceType', 'prices'],
         properties: {
+          id: { type: 'string', format: 'uuid' },
           name,
-          slug: { type: 'string', maxLength: 100 },
+          slug: { type: 'string', maxLength: 100, pattern: '^[a-z0-9_]+$' },
+          isActive: { type: 'boolean' },
+          meterSlug: { type: ['string', 'null'], maxLength: 100, pattern: '^[a-z0-9_]+$' },
+          archivedAt: dateTime,
           nickname: { type: 'string', maxLength: 200 },
           priceType: { enum: ['metered', 'per_seat', 'flat_rate'] },
           intervalType: { enum: ['one_off', 'recurring'] },
@@ -97,6 +118,9 @@ export const planSaveBody = {
               additionalProperties: false,
               required: ['currencyOptions'],
               properties: {
+                id: { type: 'string', format: 'uuid' },
+                defaultCurrency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+                archivedAt: dateTime,
                 interval: { enum: [...INTERVALS, null] },
                 intervalCount: { type: ['integer', 'null'], minimum: 1 },
                 paymentPriceId: { type: 'string', maxLength: 200 },
@@ -108,6 +132,7 @@ export const planSaveBody = {
                     additionalProperties: false,
                     required: ['currency'],
                     properties: {
+                      id: { type: 'string', format: 'uuid' },
                       currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
                       unitAmount: amount,
                       isDefault: { type: 'boolean' },
@@ -119,6 +144,7 @@ export const planSaveBody = {
                           additionalProperties: false,
                           required: ['upTo', 'unitAmount'],
                           properties: {
+                            id: { type: 'string', format: 'uuid' },
                             upTo: { type: 'string', pattern: '^([0-9]+|inf)$' },
                             flatAmount: amount,
                             unitAmount: { type: 'number', minimum: 0 },
@@ -135,6 +161,18 @@ export const planSaveBody = {
       },
     },
   },
-  required: ['productId', 'name'],
+  required: ['name'],
+  additionalProperties: false,
+};
+
+export const pageQuery = {
+  type: 'object',
+  properties: { limit: listProps.limit, after: listProps.after, before: listProps.before },
+  additionalProperties: false,
+};
+export const tierTagBody = {
+  type: 'object',
+  properties: { name: { type: 'string', minLength: 1, maxLength: 100 } },
+  required: ['name'],
   additionalProperties: false,
 };

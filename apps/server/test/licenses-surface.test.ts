@@ -2,6 +2,7 @@ import request from 'supertest';
 import { licenseSchema } from '@tollgate/http';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { ajv } from '@tollgate/http';
+import { licenseUsageSchema } from '@tollgate/app-v1';
 import { createServerApp } from '../src';
 
 // The rest of the real v1 license surface, driven as the real clients do: no `version` header,
@@ -26,6 +27,7 @@ const as = (key: string) => ({
   delete: (path: string) => request(app).delete(path).set('x-api-key', key),
 });
 const isLicense = ajv.compile(licenseSchema);
+const licenseUsageList = { type: 'array', items: licenseUsageSchema };
 // Set-up through v1's create (without the header POST /licenses is legacy's, as the contract says).
 const adHoc = async (granteeId: string | null, member = 'buyer@example.com') =>
   (await as(org.liveKey).post('/licenses', { planUuid: org.keys['plans.notes.free'], member, granteeId }).set('version', 'v1').expect(200))
@@ -43,6 +45,17 @@ describe('v1 licenses, one by one (no version header)', () => {
     await as(org.liveKey).get('/licenses/not-a-uuid').expect(400);
     // The fixed paths are still theirs.
     await as(org.liveKey).get('/licenses/count').expect(200);
+  });
+
+  it('answers the usage of a license (none is metered: an empty list) and 403 for one the key cannot see', async () => {
+    const lic = await adHoc('ursula');
+    const res = await as(org.liveKey).get(`/licenses/${lic.uuid}/usage`).expect(200);
+    expect(res.body).toEqual([]);
+    expect(ajv.compile(licenseUsageList)(res.body)).toBe(true);
+    await as(other.liveKey).get(`/licenses/${lic.uuid}/usage`).expect(403);
+    await as(org.testKey).get(`/licenses/${lic.uuid}/usage`).expect(403);
+    await as(org.liveKey).get('/licenses/not-a-uuid/usage').expect(400);
+    await request(app).get(`/licenses/${lic.uuid}/usage`).expect(401);
   });
 
   it('assigns and unassigns the grantee with PUT /licenses/:uuid', async () => {

@@ -71,7 +71,7 @@ describe('combined server dispatch', () => {
     const ops = Object.entries(v1doc.paths as Record<string, object>).flatMap(([p, m]) =>
       Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`),
     );
-    expect(ops).toHaveLength(40);
+    expect(ops).toHaveLength(41);
     for (const op of [
       'GET /licenses/{licenseUuid}',
       'PUT /licenses/{licenseUuid}',
@@ -79,9 +79,30 @@ describe('combined server dispatch', () => {
       'POST /licenses/cancel',
       'GET /licenses/purchaser',
       'GET /licenses/granteeId/{granteeId}',
+      'GET /licenses/{licenseUuid}/usage',
     ])
       expect(ops).toContain(op);
     expect(ops).toContain('GET /signing-key');
+    const catalogDoc = (await request(app).get('/openapi/catalog.json')).body;
+    const catalogOps = Object.entries(catalogDoc.paths as Record<string, object>).flatMap(([p, m]) =>
+      Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`),
+    );
+    for (const op of [
+      'GET /api/tier-tags',
+      'POST /api/tier-tags',
+      'GET /api/products/export/{id}',
+      'POST /api/products/import',
+      'GET /api/webhooks',
+      'POST /api/webhooks',
+      'GET /api/webhooks/{id}',
+      'PATCH /api/webhooks/{id}',
+      'DELETE /api/webhooks/{id}',
+      'GET /api/webhooks/{id}/attempts',
+      'GET /api/events',
+      'GET /api/events/{id}',
+      'POST /api/events/{id}/resend',
+    ])
+      expect(catalogOps).toContain(op);
     expect(ops).toContain('GET /pricing-tables/{pricingTableUuid}/page-link');
     expect(ops).toContain('PUT /subscriptions/{subscriptionUuid}/seats');
     for (const p of Object.values(

@@ -519,6 +519,22 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
         return ok((await licenseViewsOf([await licenses.get(tenant, params.licenseUuid)]))[0]);
       },
     }),
+    route({
+      method: 'get',
+      path: '/licenses/:licenseUuid/usage',
+      summary: 'Usage recorded against a license, per feature (Tollgate meters none yet: an empty list)',
+      scope: ['licenses', 'read'],
+      response: { status: 200, schema: arrayOf(S.licenseUsageSchema) },
+      handle: async ({ tenant, params }) =>
+        ok(
+          (await licenses.usage(tenant, params.licenseUuid)).map((u) => ({
+            licenseUuid: u.licenseId,
+            featureUuid: u.featureId,
+            planUuid: u.planId,
+            unitCount: u.unitCount,
+          })),
+        ),
+    }),
     route<Q, { granteeId: string | null }>({
       method: 'put',
       path: '/licenses/:licenseUuid',

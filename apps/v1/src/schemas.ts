@@ -323,3 +323,6 @@ export const paymentMethodSchema = {
     },
   },
 };
+
+/** A usage record of a license (the real v1 API's `GET /licenses/:uuid/usage` element). */
+export const licenseUsageSchema = object({ licenseUuid: uuid, featureUuid: uuid, planUuid: uuid, unitCount: num });

@@ -12,6 +12,7 @@ import * as idempotency from './migrations/2026-11-22T03-idempotency';
 import * as hardening from './migrations/2026-11-22T04-hardening';
 import * as changeFeed from './migrations/2026-11-22T05-change-feed';
 import * as webhooks from './migrations/2026-11-22T06-webhooks';
+import * as tierTags from './migrations/2026-11-22T07-tier-tags';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T04-hardening': hardening,
   '2026-11-22T05-change-feed': changeFeed,
   '2026-11-22T06-webhooks': webhooks,
+  '2026-11-22T07-tier-tags': tierTags,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -36,7 +36,7 @@ describe.each(kinds)('%s persistence', (kind) => {
     }
     expect(await migrateToLatest(db.db)).toEqual([]);
     const applied = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(db.db);
-    expect(applied.rows[0].n).toBe(7);
+    expect(applied.rows[0].n).toBe(8);
   });
 
   it('leaves the database unchanged when a multi-row use case fails after its first write', async () => {

@@ -16,6 +16,7 @@ import { jsonBody } from './middleware';
 import { cleanInput } from './input';
 import type { RateLimits } from './rate-limits';
 import { compile } from './validation';
+import { fileUpload } from './upload';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -30,6 +31,8 @@ export interface Answer {
   stream?: AsyncIterable<unknown[]>;
   /** Extra response headers (e.g. `Location`). */
   headers?: Record<string, string>;
+  /** A text body of another type than JSON (e.g. a YAML export), instead of `body`. */
+  text?: { contentType: string; content: string };
 }
 
 /** One request as a handler sees it: query and body already validated against the route's schemas. */
@@ -67,6 +70,8 @@ export interface Route {
   meta?: Record<string, unknown>;
   /** A long list: each key may read only a few at once on this instance (429 beyond). */
   list?: boolean;
+  /** Also accepts `multipart/form-data` with one file part of this name: the body is then `{ [upload]: text }`. */
+  upload?: string;
   // The table holds routes of every query and body type; `route()` types each handler.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   handle(ctx: RouteContext<any, any>): Promise<Answer> | Answer;
@@ -92,7 +97,12 @@ export function pathPattern(path: string): RegExp {
 export async function sendAnswer(res: Response, a: Answer): Promise<void> {
   for (const [k, v] of Object.entries(a.headers ?? {})) res.setHeader(k, v);
   if (a.stream) await sendStream(res, a.status, a.stream);
-  else if (a.body === undefined) sendEmpty(res, a.status);
+  else if (a.text) {
+    res.status(a.status);
+    res.setHeader('Content-Type', a.text.contentType);
+    res.setHeader('Content-Length', Buffer.byteLength(a.text.content));
+    res.end(a.text.content);
+  } else if (a.body === undefined) sendEmpty(res, a.status);
   else sendJson(res, a.status, a.body);
 }
 
@@ -205,6 +215,7 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
       ? [...(limits ? [limits.authFailures] : []), auth, requireScope(def.scope[0], def.scope[1]), ...(limits ? [limits.writes] : [])]
       : [];
     if (def.list && def.scope) chain.push(lists);
+    if (def.upload) chain.push(fileUpload(def.upload));
     chain.push(jsonBody, cleanInput);
     const work = async (req: Request, res: Response): Promise<Answer> => {
       for (const p of uuidParams) {

@@ -425,5 +425,20 @@ export function planRepository(db: Db): PlanRepository {
       return row ? tierTag(row) : undefined;
     },
     saveTierTag: (tag) => saveTierTag(db, tag),
+    findTierTag: async (orgId, name) => {
+      const row = await db
+        .selectFrom('tier_tags')
+        .selectAll()
+        .where('organisation_id', '=', orgId)
+        .where(sql<boolean>`lower(name) = lower(${name})`)
+        .orderBy('created_at')
+        .orderBy('id')
+        .executeTakeFirst();
+      return row ? tierTag(row) : undefined;
+    },
+    pageTierTags: async (orgId, q) => {
+      const page = await keysetPage(() => db.selectFrom('tier_tags').selectAll().where('organisation_id', '=', orgId), 'tier_tags', q);
+      return { ...page, items: page.items.map(tierTag) };
+    },
   };
 }

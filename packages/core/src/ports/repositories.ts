@@ -133,6 +133,10 @@ export interface PlanRepository {
   getTierTag(id: Id): Promise<TierTag | undefined>;
   /** Inserts the tier tag or updates it by id. */
   saveTierTag(tag: TierTag): Promise<void>;
+  /** The organisation's tier tag of this name (case-insensitive), if any. */
+  findTierTag(organisationId: Id, name: string): Promise<TierTag | undefined>;
+  /** One page of the organisation's tier tags, oldest first. */
+  pageTierTags(organisationId: Id, query: { limit: number; after?: string; before?: string }): Promise<Page<TierTag>>;
 }
 
 export interface PricingTableRepository {

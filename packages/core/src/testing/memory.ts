@@ -205,6 +205,15 @@ function repositories(db: Tables, changed: (c: CacheInvalidation) => void = () =
       },
       getTierTag: async (id) => copy(db.tierTags.get(id)),
       saveTierTag: async (tag) => void db.tierTags.set(tag.id, copy(tag)),
+      findTierTag: async (orgId, name) =>
+        values(db.tierTags)
+          .sort(byCreated)
+          .find((t) => t.organisationId === orgId && t.name.toLowerCase() === name.toLowerCase()),
+      pageTierTags: async (orgId, q) =>
+        pageOf(
+          values(db.tierTags).filter((t) => t.organisationId === orgId),
+          q,
+        ),
     },
     pricingTables: {
       get: async (id) => copy(db.pricingTables.get(id)),

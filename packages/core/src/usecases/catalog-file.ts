@@ -17,12 +17,15 @@ import type {
 } from '../model';
 import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
+import { assertAccessible } from '../domain/tenancy';
 import { toMajor, toMinor } from '../domain/catalog';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
 
 /** The catalog file (DESIGN.md section 9), already parsed from YAML or JSON. */
+const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+
 export interface CatalogFile {
   organisation: string;
   test?: boolean;
@@ -101,7 +104,10 @@ const KNOWN_CURRENCIES: Record<string, [string, string]> = {
   DKK: ['Danish Krone', 'kr'],
 };
 
-/** Compares two records ignoring timestamps, so re-importing an unchanged file writes nothing. */
+/**
+ * Compares two records ignoring timestamps and the order of their members (an adapter builds its
+ * records in its own order), so re-importing an unchanged file writes nothing.
+ */
 const stripTimes = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(stripTimes);
   if (v instanceof Date) return v.toISOString();
@@ -109,6 +115,7 @@ const stripTimes = (v: unknown): unknown => {
     return Object.fromEntries(
       Object.entries(v)
         .filter(([k]) => k !== 'updatedAt' && k !== 'createdAt')
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([k, x]) => [k, stripTimes(x)]),
     );
   }
@@ -128,6 +135,20 @@ function requireKey(where: string, key: unknown): string {
  */
 export class CatalogFileImport {
   constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids'>) {}
+
+  /**
+   * A catalog file sent by an API key: applied to the key's organisation and mode. A file that
+   * names another organisation is refused (403), one of the other mode too (400).
+   */
+  async applyFor(tenant: Tenant, file: Partial<CatalogFile>): Promise<ImportResult> {
+    if (!file || typeof file !== 'object' || Array.isArray(file)) return invalid('file', 'must be a catalog file (an object)');
+    const org = (await this.deps.uow.read((r) => r.organisations.get(tenant.organisationId))) as { name: string };
+    if (file.organisation !== undefined && file.organisation !== org.name)
+      fail(ErrorCodes.FORBIDDEN, 'the file names another organisation than the API key');
+    if (file.test !== undefined && !!file.test !== tenant.isTest)
+      invalid('test', `this API key acts in ${tenant.isTest ? 'test' : 'live'} mode; the file is for the other`);
+    return this.apply({ ...file, organisation: org.name, test: tenant.isTest });
+  }
 
   async apply(file: CatalogFile): Promise<ImportResult> {
     if (!file || typeof file.organisation !== 'string' || !file.organisation) invalid('organisation', 'is required');
@@ -184,7 +205,12 @@ export class CatalogFileImport {
   ): Promise<void> {
     const key = requireKey('products', e.key);
     if (typeof e.name !== 'string' || !e.name) invalid(`products.${key}.name`, 'is required');
-    const existing = await r.products.findByKey(tenant, key);
+    // A record made by the API has no key: the export names it by its id, and the import finds it so.
+    const existing =
+      (await r.products.findByKey(tenant, key)) ??
+      (await (isUuid(key) ? r.products.get(key) : Promise.resolve(undefined)).then((p) =>
+        p && p.key === null && p.organisationId === tenant.organisationId && p.isTest === tenant.isTest ? p : undefined,
+      ));
     const base =
       existing ?? newProduct(tenant, { id: this.deps.ids.newId(), settingsId: this.deps.ids.newId() }, { name: e.name }, created());
 
@@ -227,7 +253,7 @@ export class CatalogFileImport {
     const tables = await r.pricingTables.listByProduct(product.id);
     for (const te of e.pricingTables ?? []) {
       const tkey = requireKey(`products.${key}.pricingTables`, te.key);
-      const prev = tables.find((t) => t.key === tkey);
+      const prev = tables.find((t) => t.key === tkey) ?? tables.find((t) => t.key === null && t.id === tkey);
       const planIds = (te.plans ?? []).map((k) => plansByKey.get(k)?.id ?? invalid(`pricingTables.${tkey}.plans`, `unknown plan ${k}`));
       const featureIds = (te.features ?? []).map(
         (k) => features.find((f) => f.key === k)?.id ?? invalid(`pricingTables.${tkey}.features`, `unknown feature ${k}`),
@@ -260,7 +286,7 @@ export class CatalogFileImport {
   private feature(product: Product, f: FeatureEntry, sortOrder: number, now: Date): Feature {
     const key = requireKey(`products.${product.key}.features`, f.key);
     if (!['boolean', 'numerical', 'enum'].includes(f.valueType)) invalid(`features.${key}.valueType`, 'must be boolean, numerical or enum');
-    const prev = product.features.find((x) => x.key === key);
+    const prev = product.features.find((x) => x.key === key) ?? product.features.find((x) => x.key === null && x.name === key);
     const id = prev?.id ?? this.deps.ids.newId();
     const enumOptions: EnumOption[] = (f.valueType === 'enum' ? (f.enumOptions ?? []) : []).map((name) => {
       const o = prev?.enumOptions.find((x) => x.name === name);
@@ -300,7 +326,11 @@ export class CatalogFileImport {
     const where = `plans.${key}`;
     if (e.pricingType !== 'free' && e.pricingType !== 'paid') invalid(`${where}.pricingType`, 'must be free or paid');
     if (e.interval !== undefined && !INTERVALS.includes(e.interval)) invalid(`${where}.interval`, 'must be day, week, month or year');
-    const existing = await r.plans.findByKey(product.id, key);
+    const existing =
+      (await r.plans.findByKey(product.id, key)) ??
+      (await (isUuid(key) ? r.plans.get(key) : Promise.resolve(undefined)).then((p) =>
+        p && p.key === null && p.productId === product.id ? p : undefined,
+      ));
     const base = existing ?? newPlan(tenant, this.deps.ids.newId(), { name: key, productId: product.id }, created());
     const capabilityIds = (e.capabilities ?? []).map(
       (n) => product.capabilities.find((c) => c.name === n)?.id ?? invalid(`${where}.capabilities`, `unknown capability ${n}`),
@@ -353,7 +383,9 @@ export class CatalogFileImport {
       currencies: planCurrencies,
       updatedAt: existing ? now : base.createdAt,
     };
-    plan.lineItems = this.lineItemsOf(plan, base.lineItems, currencies, now);
+    // A plan made through the catalog API (found by its id: it has no key) keeps the pricing tree the
+    // API gave it: the file describes prices at the level of legacy plans, and must not flatten it.
+    plan.lineItems = existing && existing.key === null ? base.lineItems : this.lineItemsOf(plan, base.lineItems, currencies, now);
     if (count(existing, plan)) await r.plans.save(plan);
     return plan;
   }
@@ -433,6 +465,16 @@ export class CatalogFileImport {
 /** Writes an organisation's catalog back in the catalog-file shape (what `import` reads). */
 export class CatalogFileExport {
   constructor(private readonly deps: Pick<CoreDeps, 'uow'>) {}
+
+  /** One product of the tenant as a catalog file (the organisation's file with just that product). */
+  async exportProduct(tenant: Tenant, productId: Id): Promise<CatalogFile> {
+    const { org, product } = await this.deps.uow.read(async (r) => ({
+      product: assertAccessible(await r.products.get(productId), tenant, 'product'),
+      org: (await r.organisations.get(tenant.organisationId)) as { name: string },
+    }));
+    const file = await this.export(org.name, tenant.isTest);
+    return { ...file, products: (file.products ?? []).filter((p) => p.key === (product.key ?? product.id)) };
+  }
 
   async export(organisation: string, test = false): Promise<CatalogFile> {
     return this.deps.uow.run(async (r) => {

@@ -49,6 +49,14 @@ interface KeptAnswer {
 /** Answers kept at most (the hot set of questions; the snapshots hold the rest). */
 const KEPT_ANSWERS = 20_000;
 
+/** Units of one feature used under a license (the real v1 API's usage record). */
+export interface LicenseUsage {
+  licenseId: Id;
+  featureId: Id;
+  planId: Id;
+  unitCount: number;
+}
+
 export class LicenseService {
   /**
    * Answers to repeated questions (same product, grantees, grace, encoding): reused while every
@@ -80,6 +88,16 @@ export class LicenseService {
       await r.licenses.saveMany(created);
       return created;
     });
+  }
+
+  /**
+   * The usage recorded against the license's metered features, per feature. Tollgate records no
+   * usage (no metering API exists yet), so this is the truth: none. The route exists so that real
+   * clients that ask get a well-formed answer, and 403 for a license they cannot see.
+   */
+  async usage(tenant: Tenant, id: Id): Promise<LicenseUsage[]> {
+    await this.get(tenant, id);
+    return [];
   }
 
   /** One license of the tenant (another tenant's answers as every foreign id does). */
