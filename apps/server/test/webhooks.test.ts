@@ -223,6 +223,26 @@ describe('delivery to a real receiver', () => {
   });
 });
 
+describe('modes', () => {
+  it('a test-mode endpoint receives only test-mode events, a live one only live events', async () => {
+    const live = await receiver();
+    const test = await receiver();
+    await endpointFor(org.liveKey, live.url, ['license.created']);
+    await endpointFor(org.testKey, test.url, ['license.created']);
+    await v1(org.liveKey)
+      .post('/licenses', { planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: 'live-one' })
+      .expect(200);
+    await v1(org.testKey)
+      .post('/licenses', { planUuid: org.testKeys['plans.notes.free'], member: 'm@example.com', granteeId: 'test-one' })
+      .expect(200);
+    await world.core.webhooks.drain();
+    expect(live.received.map((h) => [h.event.data.granteeId, h.event.data.isTest])).toEqual([['live-one', false]]);
+    expect(test.received.map((h) => [h.event.data.granteeId, h.event.data.isTest])).toEqual([['test-one', true]]);
+    await clearEndpoints(org.liveKey);
+    await clearEndpoints(org.testKey);
+  });
+});
+
 describe('at least once, exactly once in the normal case', () => {
   it('two instances draining at once deliver each event once', async () => {
     const rx = await receiver(() => ({ status: 200, delayMs: 5 }));
