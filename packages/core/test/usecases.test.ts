@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { CatalogFileExport, ErrorCodes, hasScope, type DomainError, type Tenant } from '../src';
-import { createTestCore, seedSample, sampleCatalog, FaultInjectingUnitOfWork, InMemoryUnitOfWork, type TestCore } from '../src/testing';
+import {
+  buyPlan,
+  createTestCore,
+  seedSample,
+  sampleCatalog,
+  FaultInjectingUnitOfWork,
+  InMemoryUnitOfWork,
+  type TestCore,
+} from '../src/testing';
 
 const DAY = 86_400_000;
 
@@ -8,19 +16,8 @@ async function expectCode(p: Promise<unknown>, code: string) {
   await expect(p).rejects.toMatchObject({ code });
 }
 
-async function buy(core: TestCore, tenant: Tenant, planId: string, quantity = 1, granteeId = 'alice') {
-  void tenant;
-  return core.checkout.completePurchase({
-    planId,
-    member: 'buyer@example.com',
-    email: 'buyer@example.com',
-    granteeId,
-    quantity,
-    currency: 'USD',
-    paymentProvider: 'fake',
-    paymentSubscriptionId: null,
-    paymentCustomerId: null,
-  });
+async function buy(core: TestCore, _tenant: Tenant, planId: string, quantity = 1, granteeId = 'alice') {
+  return buyPlan(core, planId, quantity, granteeId);
 }
 
 describe('API keys', () => {

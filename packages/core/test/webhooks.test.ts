@@ -17,18 +17,7 @@ import {
   type TestCore,
 } from '../src/testing';
 
-const buy = (core: TestCore, planId: string, quantity = 1, granteeId = 'alice') =>
-  core.checkout.completePurchase({
-    planId,
-    member: 'buyer@example.com',
-    email: 'buyer@example.com',
-    granteeId,
-    quantity,
-    currency: 'USD',
-    paymentProvider: 'fake',
-    paymentSubscriptionId: null,
-    paymentCustomerId: null,
-  });
+const buy = buyPlan;
 
 const allEvents = async (core: TestCore, tenant: Tenant): Promise<OutboxEvent[]> =>
   (await core.webhooks.events(tenant, { limit: 100 })).items;

@@ -26,6 +26,20 @@ export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed
 
 export type TestCore = ReturnType<typeof createTestCore>;
 
+/** A completed purchase of the plan through the fake provider (customer, subscription, one license per seat). */
+export const buyPlan = (core: Pick<TestCore, 'checkout'>, planId: string, quantity = 1, granteeId = 'alice') =>
+  core.checkout.completePurchase({
+    planId,
+    member: 'buyer@example.com',
+    email: 'buyer@example.com',
+    granteeId,
+    quantity,
+    currency: 'USD',
+    paymentProvider: 'fake',
+    paymentSubscriptionId: null,
+    paymentCustomerId: null,
+  });
+
 /** The demo catalog plus a second per-seat plan and two usage-based plans, for tests of plan changes. */
 export function sampleCatalog(organisation: string, test = false): CatalogFile {
   const base = demoCatalog(organisation, test);

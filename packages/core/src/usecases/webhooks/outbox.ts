@@ -70,21 +70,31 @@ class ChangeRecorder {
       for (const x of xs) note(kind, x);
       return xs;
     };
-    const s = r.subscriptions;
+    /** A repository of single records: reads noted, each save noted with the state before it. */
+    const single = <T extends Record_, R extends { get(id: Id): Promise<T | undefined>; save(x: T): Promise<void> }>(
+      kind: Kind,
+      repo: R,
+    ): R => ({
+      ...repo,
+      get: async (id: Id) => note(kind, await repo.get(id)),
+      save: async (x: T) => {
+        await this.saving(kind, [x], (ids) => Promise.all(ids.map((id) => repo.get(id))));
+        await repo.save(x);
+      },
+    });
+    const s = single('subscription', r.subscriptions);
+    const c = single('checkout', r.checkoutSessions);
+    const pl = single('plan', r.plans);
     const l = r.licenses;
-    const p = r.products;
-    const pl = r.plans;
-    const c = r.checkoutSessions;
     this.repos = {
       ...r,
-      subscriptions: {
-        ...s,
-        get: async (id) => note('subscription', await s.get(id)),
-        getForUpdate: async (id) => note('subscription', await s.getForUpdate(id)),
-        save: async (x) => {
-          await this.saving('subscription', [x], (ids) => Promise.all(ids.map((id) => s.get(id))));
-          await s.save(x);
-        },
+      subscriptions: { ...s, getForUpdate: async (id) => note('subscription', await r.subscriptions.getForUpdate(id)) },
+      checkoutSessions: { ...c, getForUpdate: async (id) => note('checkout', await r.checkoutSessions.getForUpdate(id)) },
+      products: single('product', r.products),
+      plans: {
+        ...pl,
+        getMany: async (ids) => noteAll('plan', await r.plans.getMany(ids)),
+        listByProduct: async (id) => noteAll('plan', await r.plans.listByProduct(id)),
       },
       licenses: {
         ...l,
@@ -103,33 +113,6 @@ class ChangeRecorder {
             true,
           );
           await l.deleteMany(ids);
-        },
-      },
-      products: {
-        ...p,
-        get: async (id) => note('product', await p.get(id)),
-        save: async (x) => {
-          await this.saving('product', [x], (ids) => Promise.all(ids.map((id) => p.get(id))));
-          await p.save(x);
-        },
-      },
-      plans: {
-        ...pl,
-        get: async (id) => note('plan', await pl.get(id)),
-        getMany: async (ids) => noteAll('plan', await pl.getMany(ids)),
-        listByProduct: async (id) => noteAll('plan', await pl.listByProduct(id)),
-        save: async (x) => {
-          await this.saving('plan', [x], (ids) => Promise.all(ids.map((id) => pl.get(id))));
-          await pl.save(x);
-        },
-      },
-      checkoutSessions: {
-        ...c,
-        get: async (id) => note('checkout', await c.get(id)),
-        getForUpdate: async (id) => note('checkout', await c.getForUpdate(id)),
-        save: async (x) => {
-          await this.saving('checkout', [x], (ids) => Promise.all(ids.map((id) => c.get(id))));
-          await c.save(x);
         },
       },
     };
