@@ -9,6 +9,7 @@ import {
   type WebhookResponse,
 } from '../src';
 import {
+  buyPlan,
   createTestCore,
   FaultInjectingUnitOfWork,
   InMemoryUnitOfWork,
