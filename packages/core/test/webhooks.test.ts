@@ -233,4 +233,21 @@ describe('delivery', () => {
     await expect(core.webhooks.get(live.tenant, testHook.endpoint.id)).rejects.toMatchObject({ code: 'FORBIDDEN' });
     await expect(core.webhooks.delete(live.tenant, testHook.endpoint.id)).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
+
+  it('forgets events older than the retention once no delivery waits for them', async () => {
+    const { core, sender, keys, tenant } = await setUp((i) => (i === 0 ? { status: 200, body: 'ok' } : { status: 500, body: '' }));
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'old' }]);
+    await core.webhooks.drain(); // delivered
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'stuck' }]);
+    await core.webhooks.drain(); // failed once: a retry is pending
+    expect(sender.sent).toHaveLength(2);
+    expect(await core.webhooks.purge()).toBe(0); // nothing is old yet
+    advance(core, 29 * 86_400_000);
+    expect(await core.webhooks.purge()).toBe(0);
+    advance(core, 2 * 86_400_000);
+    // The delivered one goes; the one a delivery still waits for stays.
+    expect(await core.webhooks.purge()).toBe(1);
+    const left = await allEvents(core, tenant);
+    expect(left.map((e) => (e.payload.data as { granteeId: string }).granteeId)).toEqual(['stuck']);
+  });
 });

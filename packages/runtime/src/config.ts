@@ -26,6 +26,8 @@ export interface Config {
   runWorker: boolean;
   /** Deliver webhooks to loopback and private addresses (`WEBHOOK_ALLOW_PRIVATE`). */
   webhookAllowPrivate: boolean;
+  /** Days outgoing webhook events are kept once delivered or given up (`WEBHOOK_EVENT_RETENTION_DAYS`). */
+  webhookEventRetentionDays: number;
   logRequests: boolean;
   /** pino's level (`LOG_LEVEL`): fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
@@ -119,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerIntervalMs: whole('WORKER_INTERVAL_MS', 1000, 10),
     runWorker: flag('RUN_WORKER', true),
     webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE', false),
+    webhookEventRetentionDays: whole('WEBHOOK_EVENT_RETENTION_DAYS', 30, 1, 3650),
     logRequests: flag('LOG_REQUESTS', true),
     logLevel,
     stripeSecretKey: text('STRIPE_SECRET_KEY'),

@@ -166,7 +166,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         events: ctx.get<EventQueue>(T.Wake),
         webhooks: ctx.get<WebhookSender>(T.WebhookSender),
         logger: ctx.get<Logger>(T.Logger),
-        limits: { maxSeats: config.maxSeats, eventLeaseMs: config.eventLeaseSeconds * 1000, checkCacheEntries: config.checkCacheEntries },
+        limits: {
+          maxSeats: config.maxSeats,
+          eventLeaseMs: config.eventLeaseSeconds * 1000,
+          checkCacheEntries: config.checkCacheEntries,
+          webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
+        },
       };
       return createCore(deps);
     })

@@ -1,6 +1,8 @@
 import type { EventWorker, Logger, Sweeps, WebhookService } from '@tollgate/core';
 import type { WakeSignal } from './services';
 
+const PURGE_EVERY_MS = 60_000;
+
 /** One job run again and again: never twice at once; a wake during a pass makes one more pass. */
 class Lane {
   private running = false;
@@ -46,6 +48,7 @@ class Lane {
 export class BackgroundWork {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private lastPurge = 0;
   private readonly lanes: Lane[];
 
   constructor(
@@ -54,7 +57,7 @@ export class BackgroundWork {
     private readonly wake: WakeSignal,
     logger: Logger,
     private readonly intervalMs: number,
-    webhooks?: Pick<WebhookService, 'drain'>,
+    webhooks?: Pick<WebhookService, 'drain' | 'purge'>,
   ) {
     const stopped = () => this.stopped;
     this.lanes = [
@@ -68,7 +71,23 @@ export class BackgroundWork {
         logger,
         stopped,
       ),
-      ...(webhooks ? [new Lane('webhook delivery', () => webhooks.drain(), logger, stopped)] : []),
+      ...(webhooks
+        ? [
+            new Lane(
+              'webhook delivery',
+              async () => {
+                await webhooks.drain();
+                // Old events go at most once a minute per instance (a batch each time).
+                if (Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
+                  this.lastPurge = Date.now();
+                  await webhooks.purge();
+                }
+              },
+              logger,
+              stopped,
+            ),
+          ]
+        : []),
     ];
   }
 

@@ -33,6 +33,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .execute();
   await sql`create index outbox_events_tenant on outbox_events (organisation_id, is_test, created_at, id)`.execute(db);
+  // The retention sweep: the oldest events first.
+  await sql`create index outbox_events_created on outbox_events (created_at)`.execute(db);
 
   await db.schema
     .createTable('webhook_deliveries')
@@ -50,6 +52,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     // Delivery order: the order the events were written, even within one transaction.
     .addColumn('seq', 'bigserial', (c) => c.notNull().unique())
     .execute();
+  // Deliveries of an event (the sweep's "none waiting" probe, and cascades).
+  await sql`create index webhook_deliveries_event on webhook_deliveries (event_id)`.execute(db);
   // The claim (due pending deliveries, by sequence) and its "earlier pending delivery of the same key" probe.
   await sql`create index webhook_deliveries_due on webhook_deliveries (seq, next_attempt_at) where status = 'pending'`.execute(db);
   await sql`create index webhook_deliveries_open_by_key on webhook_deliveries (endpoint_id, ordering_key, seq) where status = 'pending'`.execute(

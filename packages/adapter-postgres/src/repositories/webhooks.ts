@@ -107,6 +107,30 @@ export function outboxRepository(db: Db): OutboxRepository {
           )
           .execute();
     },
+    purge: async (before, limit) => {
+      const gone = await db
+        .deleteFrom('outbox_events')
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('outbox_events as e')
+            .select('e.id')
+            .where('e.created_at', '<', before)
+            .where(({ not, exists, selectFrom }) =>
+              not(
+                exists(
+                  selectFrom('webhook_deliveries as d')
+                    .select('d.id')
+                    .whereRef('d.event_id', '=', 'e.id')
+                    .where('d.status', '=', 'pending'),
+                ),
+              ),
+            )
+            .orderBy('e.created_at')
+            .limit(limit),
+        )
+        .executeTakeFirst();
+      return Number(gone.numDeletedRows);
+    },
     get: async (id) => {
       const r = await db.selectFrom('outbox_events').selectAll().where('id', '=', id).executeTakeFirst();
       return r && toEvent(r);

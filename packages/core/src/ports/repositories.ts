@@ -235,6 +235,11 @@ export interface OutboxRepository {
   append(events: OutboxEvent[]): Promise<void>;
   /** The event, if any. */
   get(id: Id): Promise<OutboxEvent | undefined>;
+  /**
+   * Deletes up to `limit` events created before `before` that no delivery waits for (with their
+   * finished deliveries and attempts); returns how many.
+   */
+  purge(before: Date, limit: number): Promise<number>;
   /** One page of the tenant's events, oldest first. */
   page(tenant: Tenant, query: { limit: number; after?: string; before?: string; type?: WebhookEventType }): Promise<Page<OutboxEvent>>;
 }

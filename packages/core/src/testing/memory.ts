@@ -318,6 +318,19 @@ function repositories(db: Tables, changed: (c: CacheInvalidation) => void = () =
     outbox: {
       append: async (events) => events.forEach((e) => db.outbox.set(e.id, copy(e))),
       get: async (id) => copy(db.outbox.get(id)),
+      purge: async (before, limit) => {
+        const waiting = new Set([...db.deliveries.values()].filter((d) => d.status === 'pending').map((d) => d.eventId));
+        const old = [...db.outbox.values()].filter((e) => e.createdAt < before && !waiting.has(e.id)).slice(0, limit);
+        for (const e of old) {
+          db.outbox.delete(e.id);
+          for (const d of [...db.deliveries.values()])
+            if (d.eventId === e.id) {
+              db.deliveries.delete(d.id);
+              for (const a of [...db.attempts.values()]) if (a.deliveryId === d.id) db.attempts.delete(a.id);
+            }
+        }
+        return old.length;
+      },
       page: async (tenant, q) =>
         pageOf(
           values(db.outbox).filter((e) => inTenant(e, tenant) && (!q.type || e.type === q.type)),

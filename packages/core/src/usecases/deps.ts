@@ -48,6 +48,8 @@ export interface CoreLimits {
    * work is claimed again after it. Above the POST's 10 s timeout, or a slow receiver may get a delivery twice.
    */
   eventLeaseMs: number;
+  /** How long outgoing webhook events are kept once no delivery waits for them. */
+  webhookEventRetentionMs: number;
   /** Entitlement snapshots one instance keeps (LRU). */
   checkCacheEntries: number;
 }
@@ -56,6 +58,7 @@ export const DEFAULT_LIMITS: CoreLimits = {
   maxSeats: DEFAULT_MAX_SEATS,
   maxLicensesPerRequest: 100,
   eventLeaseMs: 120_000,
+  webhookEventRetentionMs: 30 * 86_400_000,
   checkCacheEntries: DEFAULT_CHECK_CACHE_ENTRIES,
 };
 

@@ -17,6 +17,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   runWorker: false,
   // Tests' receivers listen on 127.0.0.1.
   webhookAllowPrivate: true,
+  webhookEventRetentionDays: 30,
   logRequests: false,
   logLevel: 'silent',
   stripeSecretKey: undefined,

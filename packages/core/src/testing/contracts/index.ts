@@ -873,6 +873,37 @@ export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWork
       await tx(uow(), async (r) => r.webhooks.saveDelivery({ ...second, status: 'delivered' }));
     });
 
+    it('purges old events no delivery waits for, with their deliveries and attempts', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const endpoint = anEndpoint(t);
+      const old = anOutboxEvent(t, randomUUID(), { createdAt: at(-9e11) });
+      const waiting = anOutboxEvent(t, randomUUID(), { createdAt: at(-9e11) });
+      const recent = anOutboxEvent(t, randomUUID(), { createdAt: at(-7e11) });
+      const done = aDelivery(old, endpoint.id, { status: 'delivered' });
+      await tx(uow(), async (r) => {
+        await r.webhooks.saveEndpoint(endpoint);
+        await r.outbox.append([old, waiting, recent]);
+        await r.webhooks.addDeliveries([done, aDelivery(waiting, endpoint.id, { nextAttemptAt: at(1e12) })]);
+        await r.webhooks.addAttempt({
+          id: randomUUID(),
+          deliveryId: done.id,
+          endpointId: endpoint.id,
+          eventId: old.id,
+          responseStatus: 200,
+          responseBody: 'ok',
+          durationMs: 1,
+          createdAt: T0,
+        });
+      });
+      expect(await tx(uow(), (r) => r.outbox.purge(at(-8e11), 1000))).toBeGreaterThanOrEqual(1);
+      expect(await tx(uow(), (r) => r.outbox.get(old.id))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.webhooks.getDeliveryForUpdate(done.id))).toBeUndefined();
+      expect((await tx(uow(), (r) => r.webhooks.pageAttempts(endpoint.id, { limit: 10 }))).items).toEqual([]);
+      expect(await tx(uow(), (r) => r.outbox.get(waiting.id))).toBeDefined();
+      expect(await tx(uow(), (r) => r.outbox.get(recent.id))).toBeDefined();
+    });
+
     it('never hands one delivery to two concurrent claimers, and records attempts', async () => {
       const org = await withOrg(uow());
       const t = aTenant(org);

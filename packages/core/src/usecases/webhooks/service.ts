@@ -140,6 +140,15 @@ export class WebhookService {
     return result;
   }
 
+  /**
+   * Forgets events older than the retention (`WEBHOOK_EVENT_RETENTION_DAYS`) that no delivery
+   * waits for, a batch at a time; returns how many. Any instance may run it.
+   */
+  async purge(batch = 1000): Promise<number> {
+    const before = new Date(this.deps.clock.now().getTime() - limitsOf(this.deps).webhookEventRetentionMs);
+    return this.deps.uow.run((r) => r.outbox.purge(before, batch));
+  }
+
   /** Pending deliveries of every organisation (metrics). */
   async depth(): Promise<number> {
     return this.deps.uow.read((r) => r.webhooks.countPending());
