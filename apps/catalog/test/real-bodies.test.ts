@@ -69,6 +69,30 @@ describe('products', () => {
   });
 });
 
+describe('product settings in checkout', () => {
+  it('allowPromoCodes and automaticTax decide where a checkout request leaves them out', async () => {
+    const seeded = await seedOrganisation(world, 'bodies-settings');
+    const productId = seeded.keys['products.notes'];
+    const put = (body: object) =>
+      request(app).put(`/api/products/${productId}`).set('authorization', `Bearer ${seeded.liveKey}`).send(body);
+    const optionsOf = async (extra: object = {}) => {
+      const { url } = await world.core.checkout.checkoutLink(seeded.tenant, seeded.keys['plans.notes.team'], {
+        successUrl: 'https://vendor.example.com/ok',
+        cancelUrl: 'https://vendor.example.com/no',
+        granteeId: 'g',
+        member: 'm@example.com',
+        ...extra,
+      });
+      return (await world.core.checkout.session(url.split('/').pop() as string)).session.options;
+    };
+    expect(await optionsOf()).toMatchObject({ allowPromoCode: false, automaticTax: false });
+    await put({ settings: { allowPromoCodes: true, automaticTax: true } }).expect(200);
+    expect(await optionsOf()).toMatchObject({ allowPromoCode: true, automaticTax: true });
+    expect(await optionsOf({ allowPromoCode: false, automaticTax: false })).toMatchObject({ allowPromoCode: false, automaticTax: false });
+    expect(await optionsOf({ promoCode: 'SPRING' })).toMatchObject({ allowPromoCode: false, promoCode: 'SPRING' });
+  });
+});
+
 describe('plans and tier tags', () => {
   it('POST and PUT {name, productId, isActive, tierTag (a name, created when new), trialPeriodDays} are applied and read back', async () => {
     const productId = org.keys['products.notes'];

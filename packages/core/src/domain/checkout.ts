@@ -27,7 +27,8 @@ export function assertAbsoluteUrl(name: string, raw: unknown): string {
 /**
  * Rules: `promoCode` and `allowPromoCode` exclude each other; `customerEmail` is an e-mail;
  * `currency` is one of the product's (default: the product's default); `quantity` and
- * `changeQuantity` only on per-seat plans and never below the plan minimum.
+ * `changeQuantity` only on per-seat plans and never below the plan minimum. `allowPromoCode` and
+ * `automaticTax` left out of the request follow the product's settings.
  */
 export function resolveCheckoutOptions(
   input: CheckoutOptionsInput,
@@ -36,7 +37,8 @@ export function resolveCheckoutOptions(
   currencies: ReadonlyMap<string, Currency>,
   maxSeats = DEFAULT_MAX_SEATS,
 ): CheckoutOptions {
-  const allowPromoCode = input.allowPromoCode ?? false;
+  // Unset in the request: the product's settings decide (a promo code given excludes the field).
+  const allowPromoCode = input.allowPromoCode ?? (input.promoCode ? false : product.settings.allowPromoCodes);
   if (input.promoCode && input.allowPromoCode !== undefined) {
     fail(ErrorCodes.CHECKOUT_PROMO_CODE_CONFLICT, 'promoCode cannot be used together with allowPromoCode', [
       { property: 'allowPromoCode', error: 'cannot be used together with promoCode' },
@@ -92,7 +94,7 @@ export function resolveCheckoutOptions(
     customerEmail: input.customerEmail ?? null,
     customerId: input.customerId || null,
     currency,
-    automaticTax: input.automaticTax ?? false,
+    automaticTax: input.automaticTax ?? product.settings.automaticTax,
     quantity,
     changeQuantity,
   };
