@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { ajv } from '@tollgate/http';
+import { ajv, arrayOf, checkSchema, legacyPlanSchema, legacyProductSchema, licenseSchema } from '@tollgate/http';
+import { legacyFeatureWithOptionsSchema, legacyPlanFeatureSchema } from '@tollgate/app-legacy';
 import { FakePaymentProvider } from '@tollgate/core/testing';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
@@ -19,6 +20,32 @@ describe('combined server dispatch', () => {
   it('serves legacy without a version header', async () => {
     const res = await request(app).get('/products').set('x-api-key', org.liveKey).expect(200);
     expect(res.body[0].uuid).toBe(org.keys['products.notes']);
+  });
+
+  it('answers each of the six legacy paths without a version header in the legacy shape', async () => {
+    await purchase(world, org.keys['plans.notes.team'], 'legacy-shape', 2);
+    const product = org.keys['products.notes'];
+    const cases: [string, string, number, object, object?][] = [
+      ['get', '/products', 200, arrayOf(legacyProductSchema)],
+      ['get', `/products/${product}/plans`, 200, arrayOf(legacyPlanSchema)],
+      ['get', `/products/${product}/features`, 200, arrayOf(legacyFeatureWithOptionsSchema)],
+      ['get', `/plans/${org.keys['plans.notes.team']}/features`, 200, arrayOf(legacyPlanFeatureSchema)],
+      ['get', `/licenses/check?productUuid=${product}&granteeIds=legacy-shape`, 200, checkSchema],
+      [
+        'post',
+        '/licenses',
+        201,
+        { anyOf: [licenseSchema, arrayOf(licenseSchema)] },
+        { planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: 'legacy-new' },
+      ],
+    ];
+    for (const [method, path, status, schema, body] of cases) {
+      const req = method === 'get' ? request(app).get(path) : request(app).post(path).send(body);
+      const res = await req.set('x-api-key', org.liveKey).expect(status);
+      const validate = ajv.compile(schema);
+      if (!validate(res.body)) throw new Error(`${method} ${path}: ${ajv.errorsText(validate.errors)}`);
+      if (Array.isArray(res.body)) expect(res.body.length).toBeGreaterThan(0);
+    }
   });
 
   it('answers 400 "unsupported version" for any version other than v1', async () => {
