@@ -408,6 +408,14 @@ describe('product export and import', () => {
       .attach('other', Buffer.from('{}'), 'x.json')
       .expect(400);
     await api(org.readOnlyKey).post('/api/products/import', file).expect(403);
+    // A broken multipart body, and one without a boundary: 400, never a hang or a 500.
+    for (const type of ['multipart/form-data; boundary=xyz', 'multipart/form-data'])
+      await request(app)
+        .post('/api/products/import')
+        .set('authorization', `Bearer ${org.liveKey}`)
+        .set('content-type', type)
+        .send('--xyz\r\ncontent-disposition: form-data; name="file"; filename="a"\r\n\r\nunterminated')
+        .expect(400);
     // A file without the organisation is the key's.
     const { organisation: _o, ...anonymous } = file;
     void _o;

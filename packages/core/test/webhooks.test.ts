@@ -187,9 +187,10 @@ describe('delivery', () => {
     expect((await core.webhooks.get(tenant, endpoint.id)).disabledAt).not.toBeNull();
     await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'h' }]);
     expect(await core.webhooks.drain()).toBe(0);
-    // Enabled again, it gets what happens from then on, and a resent event.
-    await core.webhooks.update(tenant, endpoint.id, { enabled: true });
+    // A disabled endpoint is not resent to; enabled again, it gets a resent event.
     const [first] = await allEvents(core, tenant).then((es) => es.filter((e) => e.type === 'license.created'));
+    await expect(core.webhooks.resend(tenant, first.id, endpoint.id)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await core.webhooks.update(tenant, endpoint.id, { enabled: true });
     expect((await core.webhooks.resend(tenant, first.id)).deliveries).toBe(1);
     expect(await core.webhooks.drain()).toBe(1);
   });

@@ -21,12 +21,25 @@ export function fileUpload(field: string): RequestHandler {
     }
     let text: string | undefined;
     let failure: DomainError | undefined;
+    let finished = false;
+    // busboy may report an error and then close: the request goes on once.
+    const finish = (error?: DomainError) => {
+      if (finished) return;
+      finished = true;
+      next(error);
+    };
     parser.on('file', (name, stream) => {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('limit', () => {
         failure = new DomainError(ErrorCodes.VALIDATION_FAILED, `${field} is larger than ${MAX_JSON_BYTES} bytes`, [
           { property: field, error: `is larger than ${MAX_JSON_BYTES} bytes` },
+        ]);
+      });
+      // A body that ends inside the file: the part reports it (unhandled, it would end the process).
+      stream.on('error', () => {
+        failure ??= new DomainError(ErrorCodes.VALIDATION_FAILED, 'the multipart body is malformed', [
+          { property: 'body', error: 'ends inside a part' },
         ]);
       });
       stream.on('end', () => {
@@ -37,18 +50,18 @@ export function fileUpload(field: string): RequestHandler {
       failure ??= new DomainError(ErrorCodes.VALIDATION_FAILED, 'the multipart body is malformed', [
         { property: 'body', error: 'is malformed' },
       ]);
-      next(failure);
+      finish(failure);
     });
     parser.on('close', () => {
-      if (failure) return next(failure);
+      if (failure) return finish(failure);
       if (text === undefined)
-        return next(
+        return finish(
           new DomainError(ErrorCodes.VALIDATION_FAILED, `a file part named ${field} is required`, [
             { property: field, error: 'is required' },
           ]),
         );
       req.body = { [field]: text };
-      next();
+      finish();
     });
     req.pipe(parser);
   };

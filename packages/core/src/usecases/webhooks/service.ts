@@ -132,6 +132,7 @@ export class WebhookService {
       const endpoints = endpointId
         ? [assertAccessible(await r.webhooks.getEndpoint(endpointId), tenant, 'webhook endpoint')]
         : (await r.webhooks.enabledEndpoints(tenant)).filter((e) => receives(e, event.type));
+      if (endpoints.some((e) => e.disabledAt)) fail(ErrorCodes.CONFLICT, 'the endpoint is disabled; enable it (PATCH enabled: true) first');
       const now = this.deps.clock.now();
       await r.webhooks.addDeliveries(endpoints.map((e) => newDelivery(this.deps.ids.newId(), event, e.id, now)));
       return { event, deliveries: endpoints.length };
