@@ -106,9 +106,16 @@ it('answers 10 000 generated requests with no 5xx, every error in its shape, and
       ];
     if (s.mode === 'headers') {
       headers['x-request-id'] = 'x'.repeat(500);
-      headers['content-type'] = ['text/plain', 'application/json; charset=utf-16', 'multipart/form-data', 'application/json'][
-        Math.abs(s.seed) % 4
-      ];
+      headers['content-type'] = [
+        'text/plain',
+        'application/json; charset=utf-16',
+        'multipart/form-data',
+        'application/json',
+        'multipart/form-data; boundary=fz',
+      ][Math.abs(s.seed) % 5];
+      // A multipart body that ends inside its file part (the import route reads multipart).
+      if (headers['content-type'].includes('boundary'))
+        raw = '--fz\r\ncontent-disposition: form-data; name="file"; filename="f"\r\n\r\nunterminated';
       headers['idempotency-key'] = 'k'.repeat(Math.abs(s.seed) % 2 ? 300 : 10);
       if (o.generation !== 'catalog') headers.version = ['v1', 'v2', '', 'V1'][Math.abs(s.seed) % 4];
     }
