@@ -16,6 +16,10 @@ beforeAll(async () => {
 });
 afterAll(() => world?.close());
 
+/** `METHOD /path` of every operation of an OpenAPI document. */
+const operationsOf = (doc: { paths: Record<string, object> }) =>
+  Object.entries(doc.paths).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
+
 describe('combined server dispatch', () => {
   it('serves legacy without a version header', async () => {
     const res = await request(app).get('/products').set('x-api-key', org.liveKey).expect(200);
@@ -95,9 +99,7 @@ describe('combined server dispatch', () => {
       expect(Object.keys(doc.paths).length).toBeGreaterThan(5);
     }
     const v1doc = (await request(app).get('/openapi/v1.json')).body;
-    const ops = Object.entries(v1doc.paths as Record<string, object>).flatMap(([p, m]) =>
-      Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`),
-    );
+    const ops = operationsOf(v1doc);
     expect(ops).toHaveLength(41);
     for (const op of [
       'GET /licenses/{licenseUuid}',
@@ -110,10 +112,7 @@ describe('combined server dispatch', () => {
     ])
       expect(ops).toContain(op);
     expect(ops).toContain('GET /signing-key');
-    const catalogDoc = (await request(app).get('/openapi/catalog.json')).body;
-    const catalogOps = Object.entries(catalogDoc.paths as Record<string, object>).flatMap(([p, m]) =>
-      Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`),
-    );
+    const catalogOps = operationsOf((await request(app).get('/openapi/catalog.json')).body);
     for (const op of [
       'GET /api/tier-tags',
       'POST /api/tier-tags',
