@@ -163,6 +163,7 @@ export async function seedOrg(dbUrl: string, name: string): Promise<Org> {
   };
   const keys = JSON.parse(await cli(dbUrl, ['import', file(false), '--json']));
   const testKeys = JSON.parse(await cli(dbUrl, ['import', file(true), '--json']));
+  fs.rmSync(dir, { recursive: true, force: true });
   const key = async (...args: string[]) =>
     JSON.parse(await cli(dbUrl, ['keys', 'create', '--org', name, '--json', ...args])) as { id: string; key: string };
   const revoked = await key();

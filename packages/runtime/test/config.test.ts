@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig, startFailure } from '../src';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-config-'));
+// One parent directory for the test's data directories, removed afterwards.
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-config-'));
+const tmp = () => fs.mkdtempSync(path.join(root, 'case-'));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 describe('configuration', () => {
   it('defaults to PGlite in ./data with a secret generated once and kept', () => {

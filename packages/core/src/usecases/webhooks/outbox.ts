@@ -234,14 +234,16 @@ async function writeEvents(r: Repositories, changes: Change[], deps: { clock: Cl
   const pending = await eventsOf(r, changes);
   if (!pending.length) return false;
   const now = deps.clock.now();
-  const events: OutboxEvent[] = pending.map((p) => ({
+  // The events of one transaction get distinct creation instants, a millisecond apart in write
+  // order (as the records of one catalog file do), so that lists ordered by creation show that order.
+  const events: OutboxEvent[] = pending.map((p, i) => ({
     id: deps.ids.newId(),
     organisationId: p.tenant.organisationId,
     isTest: p.tenant.isTest,
     type: p.type,
     orderingKey: p.orderingKey,
     payload: { type: p.type, timestamp: now.toISOString(), data: p.data },
-    createdAt: now,
+    createdAt: new Date(now.getTime() + i),
   }));
   await r.outbox.append(events);
   const endpoints = new Map<string, WebhookEndpoint[]>();
