@@ -35,6 +35,7 @@ import {
   listEnvelope,
   nestedList,
   objectEnvelope,
+  pageQueryOf,
   subscriptionPlanView,
   tierTagView,
 } from './views';
@@ -47,9 +48,7 @@ type Q = Record<string, string | undefined>;
 const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
 
 const listQuery = (q: Q) => ({
-  limit: q.limit ? Number(q.limit) : 25,
-  after: q.after,
-  before: q.before,
+  ...pageQueryOf(q),
   search: q.search,
   includeArchived: q.includeArchived === 'true',
 });
@@ -296,10 +295,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 200 },
       handle: async ({ tenant, query }) => ({
         status: 200,
-        body: listEnvelope(
-          await admin.listTierTags(tenant, { limit: query.limit ? Number(query.limit) : 25, after: query.after, before: query.before }),
-          tierTagView,
-        ),
+        body: listEnvelope(await admin.listTierTags(tenant, pageQueryOf(query)), tierTagView),
       }),
     }),
     route<Q, { name: string }>({

@@ -25,6 +25,13 @@ export function nestedList<T, V>(items: T[], path: string, view: (t: T) => V) {
 
 export const objectEnvelope = <T>(data: T) => ({ type: 'object' as const, data });
 
+/** The page a list request asks for: `limit` (default 25) and the `after` / `before` cursors. */
+export const pageQueryOf = (q: Record<string, string | undefined>) => ({
+  limit: q.limit ? Number(q.limit) : 25,
+  after: q.after,
+  before: q.before,
+});
+
 export const listEnvelope = <T, V>(page: Page<T>, view: (t: T) => V) => ({
   type: 'list' as const,
   data: page.items.map(view),

@@ -7,7 +7,7 @@ import {
   type Core,
 } from '@tollgate/core';
 import { iso, route, type Route } from '@tollgate/http';
-import { listEnvelope, objectEnvelope } from './views';
+import { listEnvelope, objectEnvelope, pageQueryOf as page } from './views';
 
 /** Outgoing webhooks (DESIGN section 12): endpoints, their attempts, and the events of the outbox. */
 
@@ -33,7 +33,6 @@ const endpointUpdateBody = { type: 'object', properties: endpointProps, addition
 const resendBody = { type: 'object', properties: { endpointId: { type: 'string', format: 'uuid' } }, additionalProperties: false };
 
 type Q = Record<string, string | undefined>;
-const page = (q: Q) => ({ limit: q.limit ? Number(q.limit) : 25, after: q.after, before: q.before });
 
 export const endpointView = (e: WebhookEndpoint) => ({
   id: e.id,

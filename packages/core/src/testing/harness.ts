@@ -26,8 +26,8 @@ export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed
 
 export type TestCore = ReturnType<typeof createTestCore>;
 
-/** A completed purchase of the plan through the fake provider (customer, subscription, one license per seat). */
-export const buyPlan = (core: Pick<TestCore, 'checkout'>, planId: string, quantity = 1, granteeId = 'alice') =>
+/** A completed purchase of the plan as a provider reports it (customer, subscription, one license per seat). */
+export const buyPlan = (core: Pick<TestCore, 'checkout'>, planId: string, quantity = 1, granteeId = 'alice', paymentProvider = 'fake') =>
   core.checkout.completePurchase({
     planId,
     member: 'buyer@example.com',
@@ -35,7 +35,7 @@ export const buyPlan = (core: Pick<TestCore, 'checkout'>, planId: string, quanti
     granteeId,
     quantity,
     currency: 'USD',
-    paymentProvider: 'fake',
+    paymentProvider,
     paymentSubscriptionId: null,
     paymentCustomerId: null,
   });

@@ -1,5 +1,5 @@
 import type { Core, Tenant } from '@tollgate/core';
-import { FixedClock, sampleCatalog } from '@tollgate/core/testing';
+import { buyPlan, FixedClock, sampleCatalog } from '@tollgate/core/testing';
 import { createTestDatabase, type TestDatabase } from '@tollgate/adapter-postgres';
 import type { Config } from '../config';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../container';
@@ -85,16 +85,6 @@ export async function seedOrganisation({ core }: { core: Core }, name: string): 
 
 /** A completed purchase of the plan for the grantee (as a payment provider would report it). */
 export async function purchase({ core }: { core: Core }, planId: string, granteeId: string, quantity = 1) {
-  return core.checkout.completePurchase({
-    planId,
-    member: 'buyer@example.com',
-    email: 'buyer@example.com',
-    granteeId,
-    quantity,
-    currency: 'USD',
-    paymentProvider: 'sandbox',
-    paymentSubscriptionId: null,
-    paymentCustomerId: null,
-  });
+  return buyPlan(core, planId, quantity, granteeId, 'sandbox');
 }
 export * from './receiver';
