@@ -75,6 +75,8 @@ export interface ApiKeyRepository {
   listByOrganisation(organisationId: Id): Promise<ApiKey[]>;
   /** Inserts the key or updates it by id. */
   save(key: ApiKey): Promise<void>;
+  /** Of these hashes, those of keys that exist and are not revoked (one query for a whole cache). */
+  liveAmong(keyHashes: string[]): Promise<string[]>;
 }
 
 export interface PaymentIntegrationRepository {

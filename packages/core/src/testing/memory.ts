@@ -113,6 +113,12 @@ function repositories(db: Tables, changed: (c: CacheInvalidation) => void = () =
         if (db.apiKeys.has(k.id)) changed({ kind: 'apiKey', keyHash: k.keyHash });
         db.apiKeys.set(k.id, copy(k));
       },
+      liveAmong: async (hashes) => {
+        const wanted = new Set(hashes);
+        return values(db.apiKeys)
+          .filter((k) => wanted.has(k.keyHash) && !k.revokedAt)
+          .map((k) => k.keyHash);
+      },
     },
     paymentIntegrations: {
       get: async (id) => copy(db.paymentIntegrations.get(id)),
@@ -478,6 +484,8 @@ function licenseMatches(l: License, f: LicenseFilter): boolean {
 export class MemoryChangeFeed implements ChangeFeed {
   private handlers: ChangeFeedHandlers | undefined;
   private connected = false;
+  /** Changes are lost on the way while the feed still seems to listen (what a faulty network does). */
+  losing = false;
 
   constructor(private readonly subscribers: Set<MemoryChangeFeed>) {}
 
@@ -511,7 +519,7 @@ export class MemoryChangeFeed implements ChangeFeed {
   }
 
   deliver(changes: CacheInvalidation[]): void {
-    if (!this.connected) return;
+    if (!this.connected || this.losing) return;
     for (const c of changes) this.handlers?.onChange(c);
   }
 }

@@ -1,4 +1,4 @@
-import { ErrorCodes, fail, invalid } from '../errors';
+import { DomainError, ErrorCodes, fail, invalid, isDomainError } from '../errors';
 import type { Capability, Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, cancelLicense, createAdHocLicense } from '../domain/license';
@@ -199,7 +199,25 @@ export class LicenseService {
    * entitlement cache when it is live (misses load only what is missing, in one round of reads,
    * from the read replica when there is one); the check is the pure function over the snapshots.
    */
-  async check(tenant: Tenant, req: CheckRequest): Promise<SignedCheck | null> {
+  async check(tenant: Tenant, req: CheckRequest, answered: { fromMemory?: () => void } = {}): Promise<SignedCheck | null> {
+    try {
+      return await this.answer(tenant, req, false);
+    } catch (e) {
+      // The database does not answer: within the outage grace, what this instance holds answers
+      // (docs/reliability.md, "Database outage"); anything it does not hold keeps the outage error.
+      const grace = limitsOf(this.deps).checkOutageGraceMs;
+      if (!isDomainError(e) || e.code !== ErrorCodes.DATABASE_UNAVAILABLE) throw e;
+      if (!this.cache.staleAllowed(this.deps.clock.now().getTime(), grace)) throw e;
+      const result = await this.answer(tenant, req, e);
+      this.cache.countFromMemory();
+      answered.fromMemory?.();
+      return result;
+    }
+  }
+
+  /** The check, from the cache and the database; `outage`: from memory only, failing with it on anything not held. */
+  private async answer(tenant: Tenant, req: CheckRequest, outage: DomainError | false): Promise<SignedCheck | null> {
+    const stale = outage !== false;
     const { productId, granteeIds, graceDays } = req;
     if (granteeIds.length === 0) invalid('granteeIds', 'names no grantee');
     if (!Number.isSafeInteger(graceDays) || graceDays < 0)
@@ -208,8 +226,9 @@ export class LicenseService {
     const cache = this.cache;
     const reads = this.deps.readUow ?? this.deps.uow;
 
-    let owner = cache.owner(productId);
+    let owner = cache.owner(productId, stale);
     if (owner === undefined) {
+      if (outage) throw outage;
       const mark = cache.mark();
       owner = (await reads.read((r) => r.products.getOwnership(productId))) ?? null;
       cache.storeOwner(mark, productId, owner);
@@ -220,7 +239,7 @@ export class LicenseService {
     const missing: string[] = [];
     const snapshots: (readonly CheckLicense[])[] = [];
     for (const g of granteeIds) {
-      const snapshot = cache.snapshot(product.id, g);
+      const snapshot = cache.snapshot(product.id, g, stale);
       if (snapshot) {
         snapshots.push(snapshot);
         licenses.push(...snapshot);
@@ -239,6 +258,7 @@ export class LicenseService {
         return kept.answer;
     }
     if (missing.length) {
+      if (outage) throw outage;
       const mark = cache.mark();
       const loaded = await reads.read((r) => r.licenses.findForCheck(tenant, product.id, missing));
       const byGrantee = new Map<string, CheckLicense[]>(missing.map((g) => [g, []]));
@@ -251,11 +271,12 @@ export class LicenseService {
     const capabilitiesByPlan = new Map<Id, string[]>();
     const unknownPlans: Id[] = [];
     for (const planId of new Set(licenses.map((l) => l.planId))) {
-      const caps = cache.capabilities(planId);
+      const caps = cache.capabilities(planId, stale);
       if (caps) capabilitiesByPlan.set(planId, caps);
       else unknownPlans.push(planId);
     }
     if (unknownPlans.length) {
+      if (outage) throw outage;
       const mark = cache.mark();
       const names = await reads.read((r) => r.plans.capabilityNames(unknownPlans));
       cache.storeCapabilities(mark, names, unknownPlans);
@@ -266,7 +287,7 @@ export class LicenseService {
       if (question !== undefined) this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
       return null;
     }
-    const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding });
+    const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding, fromMemory: stale });
     const answer: SignedCheck = { ...result, ...signed };
     const key = this.signer.heldKey?.(tenant.organisationId);
     if (question !== undefined && key !== undefined) {
