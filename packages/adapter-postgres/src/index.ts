@@ -4,3 +4,4 @@ export { PGlitePool } from './pglite-pool';
 export type { DB as Database } from './schema';
 export { createTestDatabase, type TestDatabase } from './test-database';
 export { PostgresChangeFeed, PGliteChangeFeed, parseChange, CHANGE_CHANNEL, type ChangeFeedTiming } from './change-feed';
+export { FaultProxy, type FaultProxyFaults } from './fault-proxy';
