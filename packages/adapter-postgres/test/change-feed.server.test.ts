@@ -23,9 +23,10 @@ describeServer('PostgreSQL change feed: heartbeat and backoff', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
-    const target = new URL(db.url);
+    const dbUrl = db.url as string;
+    const target = new URL(dbUrl);
     proxy = await FaultProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
-    feed = new PostgresChangeFeed(proxy.url(db.url), { boundMs: BOUND, heartbeatMs: 200, retryMs: 250 });
+    feed = new PostgresChangeFeed(proxy.url(dbUrl), { boundMs: BOUND, heartbeatMs: 200, retryMs: 250 });
     await feed.start({
       onChange: () => events.push({ kind: 'change', at: Date.now() }),
       onGap: () => events.push({ kind: 'gap', at: Date.now() }),
