@@ -8,6 +8,7 @@ import { EntitlementCache } from './check-cache';
 import type { ChangeFeedHandlers } from '../ports';
 import { EventWorker, type EventHandler } from './events';
 import { IdempotencyService } from './idempotency';
+import { JoinedUnitOfWork } from './joined-unit-of-work';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
@@ -44,8 +45,9 @@ export interface Core {
 
 /** Wires each use case to the ports it needs. The one place use cases are constructed. */
 export function createCore(given: CoreDeps): Core {
-  // Every transaction writes the events of what it changed (the outbox) before it commits.
-  const deps: CoreDeps = { ...given, uow: new OutboxUnitOfWork(given.uow, given) };
+  // Every transaction writes the events of what it changed (the outbox) before it commits; a use
+  // case called inside another's transaction (an idempotent request's) joins it.
+  const deps: CoreDeps = { ...given, uow: new JoinedUnitOfWork(new OutboxUnitOfWork(given.uow, given)) };
   const signing = new SigningKeys(deps);
   const limits = limitsOf(deps);
   const checkCache = new EntitlementCache(limits.checkCacheEntries);
