@@ -1,5 +1,5 @@
 import type { Id, Plan } from '../../model';
-import { pageOf } from '../../domain/pagination';
+import { pageOf } from '../../support/pagination';
 import type { PlanListQuery, PlanRepository } from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, matchesSearch, values } from './tables';
 

@@ -1,4 +1,4 @@
-import { pageOf } from '../../domain/pagination';
+import { pageOf } from '../../support/pagination';
 import type { ProductRepository } from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, matchesSearch, values } from './tables';
 

@@ -1,5 +1,5 @@
 import type { License } from '../../model';
-import { pageOf } from '../../domain/pagination';
+import { pageOf } from '../../support/pagination';
 import type { EventRepository, LicenseFilter, LicenseRepository, SubscriptionRepository } from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, values } from './tables';
 

@@ -1,4 +1,4 @@
-import { pageOf } from '../../domain/pagination';
+import { pageOf } from '../../support/pagination';
 import type { OutboxRepository, WebhookRepository } from '../../ports';
 import { type Tables, byCreated, copy, inTenant, values } from './tables';
 
