@@ -17,13 +17,13 @@ import { legacyFeatureWithOptionsSchema, legacyPlanFeatureSchema } from './schem
 import { legacyFeatureWithOptions, legacyPlanFeature } from './views';
 
 /** What the legacy generation needs of the core. */
-export type LegacyServices = Pick<Core, 'apiKeys' | 'queries' | 'licenses'>;
+export type LegacyServices = Pick<Core, 'apiKeys' | 'queries' | 'licenses' | 'checks'>;
 
 const licenseRequest = adHocLicenseRequestSchema;
 type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
 
 /** The legacy generation: seven operations over products, plans, features and licenses, each declared once. */
-export function legacyRoutes({ queries, licenses }: LegacyServices): Route[] {
+export function legacyRoutes({ queries, licenses, checks }: LegacyServices): Route[] {
   return [
     route({
       method: 'get',
@@ -64,7 +64,7 @@ export function legacyRoutes({ queries, licenses }: LegacyServices): Route[] {
         body: (await queries.planFeatures(tenant, params.uuid)).map((v) => legacyPlanFeature(params.uuid, v)),
       }),
     }),
-    checkRoute(licenses),
+    checkRoute(checks),
     route<Record<string, never>, LicenseRequest | LicenseRequest[]>({
       method: 'post',
       path: '/licenses',

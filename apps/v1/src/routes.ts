@@ -67,7 +67,7 @@ import { pricingPageLink } from './pricing-page';
 
 /** What the v1 generation needs: use cases, the link signer and clock (deferred checkout links), its public address. */
 export interface V1Services {
-  core: Pick<Core, 'apiKeys' | 'queries' | 'checkout' | 'subscriptions' | 'seats' | 'licenses' | 'worker' | 'signing'>;
+  core: Pick<Core, 'apiKeys' | 'queries' | 'checkout' | 'subscriptions' | 'seats' | 'licenses' | 'checks' | 'worker' | 'signing'>;
   links: SignedLinks;
   clock: Clock;
   config: { publicUrl: string };
@@ -79,7 +79,7 @@ const noContent = { status: 204 };
 
 /** The v1 generation, each operation declared once (paths of the service the contract describes). */
 export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
-  const { queries, checkout, subscriptions, seats, licenses, worker, signing } = core;
+  const { queries, checkout, subscriptions, seats, licenses, checks, worker, signing } = core;
 
   const deferredLinks = (
     tenant: Tenant,
@@ -461,7 +461,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       handle: async ({ tenant, query }) =>
         ok(await licenses.count(tenant, { status: parseLicenseStatusFilter(query.status), subscriptionId: query.subscriptionUuid })),
     }),
-    checkRoute(licenses),
+    checkRoute(checks),
     signingKeyRoute('/signing-key', signing),
     route<Q>({
       method: 'get',

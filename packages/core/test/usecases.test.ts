@@ -324,7 +324,7 @@ describe('licenses', () => {
     const { tenant, keys } = await seedSample(core, 'acme');
     await buy(core, tenant, keys['plans.notes.team'], 2, 'alice');
     const check = (granteeIds: string[], graceDays = 0) =>
-      core.licenses.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
+      core.checks.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
     const result = await check(['alice']);
     expect(result).toMatchObject({ capabilities: ['edit', 'export'], capsHashed: 'edit,export' });
     expect(result?.signature).toMatch(/^[0-9a-f]{64}$/);

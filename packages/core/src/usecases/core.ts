@@ -8,6 +8,7 @@ import { EntitlementCache } from './check-cache';
 import type { ChangeFeedHandlers } from '../ports';
 import { EventWorker, type EventHandler } from './events';
 import { IdempotencyService } from './idempotency';
+import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
@@ -26,6 +27,8 @@ export interface Core {
   providerSync: ProviderSync;
   sweeps: Sweeps;
   licenses: LicenseService;
+  /** The capability check (the hot path): signed answers from the entitlement cache once warm. */
+  checks: CapabilityChecks;
   worker: EventWorker;
   idempotency: IdempotencyService;
   signing: SigningKeys;
@@ -77,7 +80,8 @@ export function createCore(given: CoreDeps): Core {
     seats,
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps),
-    licenses: new LicenseService(deps, signing, checkCache),
+    licenses: new LicenseService(deps),
+    checks: new CapabilityChecks(deps, signing, checkCache),
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
     idempotency: new IdempotencyService(deps),
     signing,

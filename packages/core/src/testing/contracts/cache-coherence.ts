@@ -33,7 +33,7 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
     afterAll(() => w?.close());
 
     const check = (core: TestCore, granteeIds: string[], graceDays = 0) =>
-      core.licenses.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
+      core.checks.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
     /**
      * The capabilities of one grantee, asked three times: the first may load, the second answers
      * from memory and keeps its answer, the third is answered with the kept answer. All must agree.
