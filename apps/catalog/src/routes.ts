@@ -1,11 +1,11 @@
 import {
   invalid,
-  type CatalogAdmin,
   type CatalogFile,
   type Core,
   type Interval,
   type Plan,
   type PlanDetail,
+  type PlanDraft,
   type PlanInput,
   type Product,
   type ProductUpdate,
@@ -42,7 +42,10 @@ import {
 import { webhookRoutes } from './webhooks';
 
 /** What the catalog generation needs of the core. */
-export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter'>;
+export type CatalogServices = Pick<
+  Core,
+  'apiKeys' | 'products' | 'plans' | 'tierTags' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter'
+>;
 
 type Q = Record<string, string | undefined>;
 const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
@@ -57,14 +60,22 @@ const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as 
 const PRODUCT_EXPAND = ['plans', 'settings'] as const;
 
 /** The catalog generation (`/api`): products and plans with their pricing, each operation declared once. */
-export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: CatalogServices): Route[] {
+export function catalogRoutes({
+  products: productAdmin,
+  plans: planAdmin,
+  tierTags: tierTagAdmin,
+  signing,
+  webhooks,
+  importer,
+  exporter,
+}: CatalogServices): Route[] {
   const productView = (p: Product, plans: Map<string, Plan[]> | undefined, expand: Set<string>) => ({
     ...catalogProduct(p),
     ...(plans ? { plans: nestedList(plans.get(p.id) ?? [], `/api/plans?productId=${p.id}`, catalogPlan) } : {}),
     ...(expand.has('settings') ? { settings: catalogSettings(p) } : {}),
   });
   const plansOf = (tenant: Tenant, ids: string[], expand: Set<string>) =>
-    expand.has('plans') ? admin.plansOf(tenant, ids) : Promise.resolve(undefined);
+    expand.has('plans') ? planAdmin.plansOf(tenant, ids) : Promise.resolve(undefined);
 
   const planView = (p: Plan, product: Product | undefined, expand: Set<string>) => ({
     ...catalogPlan(p),
@@ -120,7 +131,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 200 },
       async handle({ tenant, query }) {
         const expand = expandOf(query.expand, PRODUCT_EXPAND);
-        const page = await admin.listProducts(tenant, listQuery(query));
+        const page = await productAdmin.listProducts(tenant, listQuery(query));
         const plans = await plansOf(
           tenant,
           page.items.map((p) => p.id),
@@ -136,7 +147,10 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       scope: ['products', 'write'],
       body: productBody,
       response: { status: 201 },
-      handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(catalogProduct(await admin.createProduct(tenant, body))) }),
+      handle: async ({ tenant, body }) => ({
+        status: 201,
+        body: objectEnvelope(catalogProduct(await productAdmin.createProduct(tenant, body))),
+      }),
     }),
     route<Q>({
       method: 'get',
@@ -147,7 +161,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 200 },
       async handle({ tenant, params, query }) {
         const expand = expandOf(query.expand, PRODUCT_EXPAND);
-        const product = await admin.getProduct(tenant, params.id);
+        const product = await productAdmin.getProduct(tenant, params.id);
         return { status: 200, body: objectEnvelope(productView(product, await plansOf(tenant, [product.id], expand), expand)) };
       },
     }),
@@ -160,7 +174,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 200 },
       handle: async ({ tenant, params, body }) => ({
         status: 200,
-        body: objectEnvelope(catalogProduct(await admin.updateProduct(tenant, params.id, body))),
+        body: objectEnvelope(catalogProduct(await productAdmin.updateProduct(tenant, params.id, body))),
       }),
     }),
     route({
@@ -170,7 +184,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       scope: ['products', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {
-        await admin.deleteProduct(tenant, params.id);
+        await productAdmin.deleteProduct(tenant, params.id);
         return { status: 204 };
       },
     }),
@@ -181,7 +195,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       scope: ['products', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {
-        await admin.archiveProduct(tenant, params.id);
+        await productAdmin.archiveProduct(tenant, params.id);
         return { status: 204 };
       },
     }),
@@ -194,7 +208,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 200 },
       async handle({ tenant, query: q }) {
         const expand = expandOf(q.expand, PLAN_LIST_EXPAND);
-        const { page, filterOptions } = await admin.listPlans(tenant, {
+        const { page, filterOptions } = await planAdmin.listPlans(tenant, {
           ...listQuery(q),
           productId: q.productId,
           currency: q.currency,
@@ -204,7 +218,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
         });
         const products =
           expand.has('product') || expand.has('entitlements')
-            ? await admin.productsById(
+            ? await productAdmin.productsById(
                 tenant,
                 page.items.map((p) => p.productId),
               )
@@ -225,9 +239,9 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       scope: ['plans', 'write'],
       body: planBody,
       response: { status: 201 },
-      handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(catalogPlan(await admin.createPlan(tenant, body))) }),
+      handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(catalogPlan(await planAdmin.createPlan(tenant, body))) }),
     }),
-    route<Q, Parameters<CatalogAdmin['savePlan']>[1]>({
+    route<Q, PlanDraft>({
       method: 'post',
       path: '/api/plans/save',
       summary: 'Save a plan with entitlements and nested pricing',
@@ -235,8 +249,8 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       body: planSaveBody,
       response: { status: 201, description: 'created (200: updated)' },
       async handle({ tenant, body }) {
-        const saved = await admin.savePlan(tenant, body);
-        const detail = await admin.getPlan(tenant, saved.plan.id);
+        const saved = await planAdmin.savePlan(tenant, body);
+        const detail = await planAdmin.getPlan(tenant, saved.plan.id);
         return { status: saved.created ? 201 : 200, body: objectEnvelope(planDetailView(detail, new Set(PLAN_LIST_EXPAND))) };
       },
     }),
@@ -249,7 +263,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 200 },
       async handle({ tenant, params, query }) {
         const expand = expandOf(query.expand, [...PLAN_LIST_EXPAND, 'subscriptionPlans']);
-        return { status: 200, body: objectEnvelope(planDetailView(await admin.getPlan(tenant, params.id), expand)) };
+        return { status: 200, body: objectEnvelope(planDetailView(await planAdmin.getPlan(tenant, params.id), expand)) };
       },
     }),
     route<Q, Partial<PlanInput>>({
@@ -261,7 +275,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 200 },
       handle: async ({ tenant, params, body }) => ({
         status: 200,
-        body: objectEnvelope(catalogPlan(await admin.updatePlan(tenant, params.id, body))),
+        body: objectEnvelope(catalogPlan(await planAdmin.updatePlan(tenant, params.id, body))),
       }),
     }),
     route({
@@ -271,7 +285,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       scope: ['plans', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {
-        await admin.deletePlan(tenant, params.id);
+        await planAdmin.deletePlan(tenant, params.id);
         return { status: 204 };
       },
     }),
@@ -282,7 +296,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       scope: ['plans', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {
-        await admin.archivePlan(tenant, params.id);
+        await planAdmin.archivePlan(tenant, params.id);
         return { status: 204 };
       },
     }),
@@ -295,7 +309,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 200 },
       handle: async ({ tenant, query }) => ({
         status: 200,
-        body: listEnvelope(await admin.listTierTags(tenant, pageQueryOf(query)), tierTagView),
+        body: listEnvelope(await tierTagAdmin.listTierTags(tenant, pageQueryOf(query)), tierTagView),
       }),
     }),
     route<Q, { name: string }>({
@@ -307,7 +321,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       response: { status: 201 },
       handle: async ({ tenant, body }) => ({
         status: 201,
-        body: objectEnvelope(tierTagView(await admin.createTierTag(tenant, body.name))),
+        body: objectEnvelope(tierTagView(await tierTagAdmin.createTierTag(tenant, body.name))),
       }),
     }),
     route({

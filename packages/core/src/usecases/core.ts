@@ -1,5 +1,5 @@
 import { ApiKeyService } from './api-keys';
-import { CatalogAdmin } from './catalog-admin';
+import { PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
 import { CatalogFileExport, CatalogFileImport } from './catalog-file';
 import { CatalogQueries } from './catalog-queries';
 import { CheckoutService } from './checkout';
@@ -18,7 +18,11 @@ import { OutboxUnitOfWork, WebhookService } from './webhooks';
 export interface Core {
   apiKeys: ApiKeyService;
   queries: CatalogQueries;
-  admin: CatalogAdmin;
+  /** The catalog generation's products. */
+  products: ProductAdmin;
+  /** The catalog generation's plans with their entitlements and pricing. */
+  plans: PlanAdmin;
+  tierTags: TierTagAdmin;
   importer: CatalogFileImport;
   exporter: CatalogFileExport;
   checkout: CheckoutService;
@@ -68,11 +72,14 @@ export function createCore(given: CoreDeps): Core {
     onResume: () => setLive(true),
   };
   const seats = new SeatService(deps);
+  const tierTags = new TierTagAdmin(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
     queries: new CatalogQueries(deps),
-    admin: new CatalogAdmin(deps),
+    products: new ProductAdmin(deps),
+    plans: new PlanAdmin(deps, tierTags),
+    tierTags,
     importer: new CatalogFileImport(deps),
     exporter: new CatalogFileExport(deps),
     checkout: new CheckoutService(deps),
