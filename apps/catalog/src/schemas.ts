@@ -1,4 +1,4 @@
-import { INTERVALS, type CatalogAdmin, type PlanInput, type ProductUpdate } from '@tollgate/core';
+import { INTERVALS, type PlanDraft, type PlanInput, type ProductUpdate } from '@tollgate/core';
 import { querySchema, typed } from '@tollgate/http';
 
 /** JSON Schemas of the catalog's query strings and request bodies (validated before each handler). */
@@ -84,7 +84,7 @@ export const planUpdateBody = typed<Partial<PlanInput>>({
 });
 const amount = { type: ['number', 'null'], minimum: 0 };
 const dateTime = { type: ['string', 'null'], format: 'date-time' };
-export const planSaveBody = typed<Parameters<CatalogAdmin['savePlan']>[1]>({
+export const planSaveBody = typed<PlanDraft>({
   type: 'object',
   properties: {
     ...planProps,
