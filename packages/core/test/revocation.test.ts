@@ -115,7 +115,7 @@ describe('a database outage', () => {
   });
 
   const check = (granteeIds: string[], marks: string[] = []) =>
-    b.licenses.check(
+    b.checks.check(
       tenant,
       { productId: keys['products.notes'], granteeIds, graceDays: 0, encoding: 'der' },
       { fromMemory: () => marks.push('memory') },
@@ -156,7 +156,7 @@ describe('a database outage', () => {
     const cold = createTestCore({ uow: faulty });
     faulty.down = true;
     await expect(
-      cold.licenses.check(tenant, { productId: keys['products.notes'], granteeIds: ['ann'], graceDays: 0, encoding: 'der' }),
+      cold.checks.check(tenant, { productId: keys['products.notes'], granteeIds: ['ann'], graceDays: 0, encoding: 'der' }),
     ).rejects.toMatchObject({ code: ErrorCodes.DATABASE_UNAVAILABLE });
   });
 });
