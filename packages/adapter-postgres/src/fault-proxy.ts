@@ -6,7 +6,7 @@ export interface FaultProxyFaults {
   stalled: boolean;
   /** Share (0..1) of LISTEN notifications (protocol message `A`) dropped on their way to the client. */
   dropNotifications: number;
-  /** Milliseconds each notification is held back before it is forwarded (others behind it wait too). */
+  /** Milliseconds each notification is held back from its arrival before it is forwarded (what follows keeps its order). */
   delayNotificationsMs: number;
 }
 
@@ -105,8 +105,10 @@ export class FaultProxy {
             this.dropped++;
             continue;
           }
-          const delay = this.faults.delayNotificationsMs;
-          if (delay > 0) queue = queue.then(() => new Promise((r) => setTimeout(r, delay)));
+          // Held back by the delay from its arrival (the stream shifted, its order kept).
+          const due = Date.now() + this.faults.delayNotificationsMs;
+          if (this.faults.delayNotificationsMs > 0)
+            queue = queue.then(() => new Promise((r) => setTimeout(r, Math.max(0, due - Date.now()))));
         }
         queue = queue.then(() => void client.write(message));
       }
