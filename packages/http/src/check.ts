@@ -6,6 +6,7 @@ import { checkSchema } from './schemas';
 import { checkView } from './views';
 import { parseGrace, parseGranteeIds } from './params';
 import { compile } from './validation';
+import { auditBody, responseAuditSink } from './response-audit';
 import { requestIdOf } from './middleware';
 import type { RateLimits } from './rate-limits';
 
@@ -134,6 +135,8 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
       if (!hasScope(key, 'licenses', 'read')) return pass();
       const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request);
       body = result ? render(result) : undefined;
+      // Tests only (no sink in production: the hot path parses nothing).
+      if (body !== undefined && responseAuditSink()) auditBody('GET /licenses/check (fast path)', 200, checkSchema, JSON.parse(body));
     } catch {
       return pass();
     }
