@@ -1,4 +1,4 @@
-import { INTERVALS, type CatalogAdmin } from '@tollgate/core';
+import { INTERVALS, type PlanDraft } from '@tollgate/core';
 import { querySchema, typed } from '@tollgate/http';
 
 /** Request-schema pieces several catalog resources share, and the plan-save document (each route module declares its own beside its handlers). */
@@ -31,7 +31,7 @@ export const planBodyProps = {
 };
 const amount = { type: ['number', 'null'], minimum: 0 };
 const dateTime = { type: ['string', 'null'], format: 'date-time' };
-export const planSaveBody = typed<Parameters<CatalogAdmin['savePlan']>[1]>({
+export const planSaveBody = typed<PlanDraft>({
   type: 'object',
   properties: {
     ...planBodyProps,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
-import { assertCleanText, hasScope, type ApiKeyService, type CheckRequest, type LicenseService, type Logger } from '@tollgate/core';
+import { assertCleanText, hasScope, type ApiKeyService, type CheckRequest, type CapabilityChecks, type Logger } from '@tollgate/core';
 import { route, type RouteDef } from './routes';
 import { checkSchema } from './schemas';
 import { checkView } from './views';
@@ -26,7 +26,7 @@ export const checkQuerySchema = {
  * `GET /licenses/check` for legacy and v1: `productUuid`, `granteeIds` (`a,b` or `[a,b]`), `grace`
  * (days > 0), `sigEncode=P1363` for a raw r||s ECDSA signature. 204 when there is no capability.
  */
-export function checkRoute(licenses: Pick<LicenseService, 'check'>): RouteDef {
+export function checkRoute(licenses: Pick<CapabilityChecks, 'check'>): RouteDef {
   return route({
     method: 'get',
     path: '/licenses/check',
@@ -60,7 +60,7 @@ function checkRequestOf(q: CheckQuery): CheckRequest {
 
 export interface CheckFastPathOptions {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
-  licenses: Pick<LicenseService, 'check'>;
+  licenses: Pick<CapabilityChecks, 'check'>;
   /** The process's limiters: an address over its failed-authentication budget is left to the router (429). */
   rateLimits?: RateLimits;
   logger: Logger;
@@ -98,7 +98,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
   const stats: CheckFastPathStats = { served: 0, passed: 0 };
   // Core hands back the same answer object for a repeated question: its body is rendered once.
   const bodies = new WeakMap<object, string>();
-  const render = (result: NonNullable<Awaited<ReturnType<LicenseService['check']>>>) => {
+  const render = (result: NonNullable<Awaited<ReturnType<CapabilityChecks['check']>>>) => {
     let body = bodies.get(result);
     if (body === undefined) {
       body = JSON.stringify(checkView(result));

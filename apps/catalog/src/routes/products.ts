@@ -48,9 +48,9 @@ export const listQuery = (q: { limit?: string; after?: string; before?: string; 
 
 export const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
 
-export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
-  const plansOf = (tenant: Parameters<typeof admin.plansOf>[0], ids: string[], expand: Set<string>) =>
-    expand.has('plans') ? admin.plansOf(tenant, ids) : Promise.resolve(undefined);
+export function productRoutes({ products: productAdmin, plans: planAdmin }: Pick<Core, 'products' | 'plans'>): Route[] {
+  const plansOf = (tenant: Parameters<typeof planAdmin.plansOf>[0], ids: string[], expand: Set<string>) =>
+    expand.has('plans') ? planAdmin.plansOf(tenant, ids) : Promise.resolve(undefined);
   return resource({ name: 'products', description: "The products of the key's organisation and mode" }, [
     route({
       method: 'get',
@@ -63,7 +63,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       response: { status: 200, schema: listOf(expandedProductSchema) },
       async handle({ tenant, query }) {
         const expand = expandOf(query.expand, PRODUCT_EXPAND);
-        const page = await admin.listProducts(tenant, listQuery(query));
+        const page = await productAdmin.listProducts(tenant, listQuery(query));
         const plans = await plansOf(
           tenant,
           page.items.map((p) => p.id),
@@ -81,7 +81,10 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       scope: ['products', 'write'],
       body: productBody,
       response: { status: 201, schema: objectOf(productSchema) },
-      handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(catalogProduct(await admin.createProduct(tenant, body))) }),
+      handle: async ({ tenant, body }) => ({
+        status: 201,
+        body: objectEnvelope(catalogProduct(await productAdmin.createProduct(tenant, body))),
+      }),
     }),
     route({
       method: 'get',
@@ -94,7 +97,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       response: { status: 200, schema: objectOf(expandedProductSchema) },
       async handle({ tenant, params, query }) {
         const expand = expandOf(query.expand, PRODUCT_EXPAND);
-        const product = await admin.getProduct(tenant, params.id);
+        const product = await productAdmin.getProduct(tenant, params.id);
         return { status: 200, body: objectEnvelope(productView(product, await plansOf(tenant, [product.id], expand), expand)) };
       },
     }),
@@ -109,7 +112,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       response: { status: 200, schema: objectOf(productSchema) },
       handle: async ({ tenant, params, body }) => ({
         status: 200,
-        body: objectEnvelope(catalogProduct(await admin.updateProduct(tenant, params.id, body))),
+        body: objectEnvelope(catalogProduct(await productAdmin.updateProduct(tenant, params.id, body))),
       }),
     }),
     route({
@@ -121,7 +124,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       scope: ['products', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {
-        await admin.deleteProduct(tenant, params.id);
+        await productAdmin.deleteProduct(tenant, params.id);
         return noContent;
       },
     }),
@@ -134,7 +137,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       scope: ['products', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {
-        await admin.archiveProduct(tenant, params.id);
+        await productAdmin.archiveProduct(tenant, params.id);
         return noContent;
       },
     }),

@@ -68,7 +68,7 @@ export const licenseStatusQuery = querySchema({ status: str });
 
 const licenses$ = arrayOf(licenseSchema);
 
-export function licenseRoutes({ core: { licenses } }: V1Services): Route[] {
+export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route[] {
   const viewsOf = (ls: Parameters<typeof licenseViewsOf>[1]) => licenseViewsOf(licenses, ls);
   return resource({ name: 'licenses', description: 'Licenses of grantees, their seats, and the signed capability check' }, [
     route({
@@ -129,7 +129,7 @@ export function licenseRoutes({ core: { licenses } }: V1Services): Route[] {
       handle: async ({ tenant, query }) =>
         ok(await licenses.count(tenant, { status: parseLicenseStatusFilter(query.status), subscriptionId: query.subscriptionUuid })),
     }),
-    checkRoute(licenses),
+    checkRoute(checks),
     route({
       method: 'get',
       path: '/licenses/purchaser',

@@ -12,7 +12,9 @@ import type {
   ProviderOutcome,
   ProviderPaymentMethod,
   KeyCipher,
+  Randomness,
   SignatureScheme,
+  SignedLinks,
   WebhookRequest,
   WebhookResponse,
   WebhookSender,
@@ -30,6 +32,46 @@ export class FixedClock implements Clock {
   }
   advanceDays(days: number): void {
     this.current = new Date(this.current.getTime() + days * 86_400_000);
+  }
+  /** Real elapsed time: the date stands still, but a wait measured in durations still ends. */
+  monotonicMs(): number {
+    return performance.now();
+  }
+}
+
+/**
+ * Random-looking bytes from a seed (SHA-256 of seed and counter): a test may fix the seed to get the
+ * same secrets every run; the default seed is fresh, so two cores never hand out the same secret.
+ */
+export class SeededRandomness implements Randomness {
+  private counter = 0;
+  constructor(private readonly seed: string = randomUUID()) {}
+  bytes(size: number): Buffer {
+    const out: Buffer[] = [];
+    for (let n = 0; n < size; n += 32) out.push(createHash('sha256').update(`${this.seed}:${this.counter++}`).digest());
+    return Buffer.concat(out).subarray(0, size);
+  }
+}
+
+/** Signed links with a readable payload and a truncated SHA-256 of secret and body as the seal: enough to refuse forgeries in tests. */
+export class FakeSignedLinks implements SignedLinks {
+  constructor(private readonly secret = 'fake links') {}
+  sign(payload: object, ttlMs: number, now: Date): string {
+    const body = Buffer.from(JSON.stringify({ ...payload, exp: now.getTime() + ttlMs })).toString('base64url');
+    return `${body}~${this.seal(body)}`;
+  }
+  verify<T>(token: string, now: Date): T | undefined {
+    const [body, seal, ...rest] = token.split('~');
+    if (!body || seal !== this.seal(body) || rest.length) return undefined;
+    try {
+      const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as T & { exp: number };
+      return payload.exp > now.getTime() ? payload : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  private seal(body: string): string {
+    return createHash('sha256').update(`${this.secret}:${body}`).digest('base64url').slice(0, 16);
   }
 }
 
