@@ -970,3 +970,4 @@ export * from './signature-scheme';
 export * from './payment-provider';
 export * from './cache-coherence';
 export * from './signed-links';
+export * from './key-cipher';
