@@ -54,7 +54,8 @@ export interface Core {
 export function createCore(given: CoreDeps): Core {
   // Every transaction writes the events of what it changed (the outbox) before it commits; a use
   // case called inside another's transaction (an idempotent request's) joins it.
-  const deps: CoreDeps = { ...given, uow: new JoinedUnitOfWork(new OutboxUnitOfWork(given.uow, given)) };
+  const joined = new JoinedUnitOfWork(new OutboxUnitOfWork(given.uow, given));
+  const deps: CoreDeps = { ...given, uow: joined };
   const signing = new SigningKeys(deps);
   const limits = limitsOf(deps);
   const checkCache = new EntitlementCache(limits.checkCacheEntries);
@@ -97,7 +98,7 @@ export function createCore(given: CoreDeps): Core {
     licenses: new LicenseService(deps),
     checks: new CapabilityChecks(deps, signing, checkCache),
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
-    idempotency: new IdempotencyService(deps),
+    idempotency: new IdempotencyService({ ...deps, uow: joined }),
     signing,
     webhooks: new WebhookService(deps),
     checkCache,
