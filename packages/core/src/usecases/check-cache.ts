@@ -113,7 +113,7 @@ export class EntitlementCache {
    * Changes may be missed (`live` false): bypass what is held, but keep it for the outage grace
    * (`staleAllowed`); listening again: empty, then fill. `nowMs` starts the grace.
    */
-  setLive(live: boolean, nowMs = Date.now()): void {
+  setLive(live: boolean, nowMs: number): void {
     this.epoch++;
     if (live) {
       this.snapshots.clear();
