@@ -198,7 +198,9 @@ describe('delivery', () => {
 
   it('takes over a delivery whose worker died mid-POST once its lease runs out, and delivers it once', async () => {
     let hang = true;
-    const sender = new ScriptedWebhookSender(() => (hang ? new Promise<WebhookResponse>(() => undefined) : { status: 200, body: 'ok' }));
+    const sender = new ScriptedWebhookSender(() => (hang ? new Promise<WebhookResponse>(() => undefined) : { status: 200, body: 'ok' }), {
+      timeoutMs: Infinity,
+    });
     const core = createTestCore({ webhooks: sender });
     const { tenant, keys } = await seedSample(core, 'acme');
     await core.webhooks.create(tenant, { url: 'https://vendor.example.com/hooks' });
