@@ -41,7 +41,7 @@ async function main(): Promise<void> {
       )
     : undefined;
   background?.start();
-  const server = createServerHttp(app);
+  const server = createServerHttp(app, config.http);
   server.listen(config.port, () => {
     console.log(
       `Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`,

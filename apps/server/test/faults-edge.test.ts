@@ -1,5 +1,7 @@
 /* Issue #24, the edge: the failed-authentication budget, slow clients, deferred checkout links. */
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import request from 'supertest';
+import { DEFAULT_HTTP_SERVER_LIMITS } from '@tollgate/http';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp, createServerHttp } from '../src';
 
@@ -33,6 +35,7 @@ describe('the failed-authentication budget counts failures only', () => {
       );
       expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
     } finally {
+      server.closeAllConnections();
       server.close();
     }
   });
@@ -56,5 +59,67 @@ describe('the failed-authentication budget counts failures only', () => {
     expect(good.map((a) => a.status)).toEqual(Array(40).fill(200));
     // A key never seen from this address waits like any guess (docs/decisions.md).
     await request(app).get('/products').set('x-api-key', other.liveKey).expect(429);
+  });
+});
+
+describe('slow clients and connection hoarding', () => {
+  const listen = async (limits: Partial<typeof DEFAULT_HTTP_SERVER_LIMITS>) => {
+    const server = createServerHttp(createServerApp(world), { ...DEFAULT_HTTP_SERVER_LIMITS, checkIntervalMs: 100, ...limits });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { server, port: (server.address() as AddressInfo).port };
+  };
+  /** A socket's end: what it received before the server closed it. */
+  const ended = (socket: Socket) =>
+    new Promise<string>((resolve) => {
+      let got = '';
+      socket.on('data', (c) => (got += c));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(got));
+    });
+
+  it('closes 500 connections that send a body slowly once the request timeout passes (408 in the generation shape)', async () => {
+    const { server, port } = await listen({ requestTimeoutMs: 1_000, headersTimeoutMs: 1_000, maxConnectionsPerAddress: 1_000 });
+    const sockets: Socket[] = [];
+    const drip = setInterval(() => sockets.forEach((s) => s.writable && s.write('x')), 200);
+    try {
+      const head = `POST /api/products HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.liveKey}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"name":"`;
+      const ends = Array.from({ length: 500 }, () => {
+        const s = connect(port, '127.0.0.1', () => s.write(head));
+        sockets.push(s);
+        return ended(s);
+      });
+      const started = Date.now();
+      let timer: NodeJS.Timeout | undefined;
+      const answers = await Promise.race([
+        Promise.all(ends),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('slow bodies still open after 15 s')), 15_000))),
+      ]).finally(() => clearTimeout(timer));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      expect(answers.filter((a) => a.startsWith('HTTP/1.1 408')).length).toBe(500);
+      expect(answers[0]).toMatch(/"title":"Request Timeout"/);
+    } finally {
+      clearInterval(drip);
+      sockets.forEach((s) => s.destroy());
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 30_000);
+
+  it('caps the connections one address holds; a client within the cap is served', async () => {
+    const { server, port } = await listen({ maxConnectionsPerAddress: 10 });
+    const held = Array.from({ length: 10 }, () => connect(port, '127.0.0.1'));
+    try {
+      await Promise.all(held.map((s) => new Promise((r) => s.once('connect', r))));
+      const extra = Array.from({ length: 5 }, () => connect(port, '127.0.0.1'));
+      expect(await Promise.all(extra.map(ended))).toEqual(Array(5).fill(''));
+      expect((server as unknown as { connectionCap(): { refused: number } }).connectionCap().refused).toBe(5);
+      held.forEach((s) => s.destroy());
+      await new Promise((r) => setTimeout(r, 100));
+      await request(server).get('/products').set('x-api-key', org.liveKey).expect(200);
+    } finally {
+      held.forEach((s) => s.destroy());
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

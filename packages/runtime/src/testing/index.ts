@@ -1,3 +1,4 @@
+import { DEFAULT_HTTP_SERVER_LIMITS } from '@tollgate/http';
 import type { Core, Tenant } from '@tollgate/core';
 import { buyPlan, FixedClock, sampleCatalog } from '@tollgate/core/testing';
 import { createTestDatabase, type TestDatabase } from '@tollgate/adapter-postgres';
@@ -26,6 +27,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   eventLeaseSeconds: 120,
   // Off in tests, which fire many requests from one address; the hardening tests turn them on.
   rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200 },
+  http: DEFAULT_HTTP_SERVER_LIMITS,
   ...over,
 });
 
