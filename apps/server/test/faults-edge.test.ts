@@ -123,3 +123,51 @@ describe('slow clients and connection hoarding', () => {
     }
   });
 });
+
+describe('a deferred checkout link creates at most one checkout session', () => {
+  const checkoutParams =
+    'successUrl=https://app.example.com/ok&cancelUrl=https://app.example.com/cancel&granteeId=alice&member=m@example.com';
+  const deferredLink = async (app: ReturnType<typeof createServerApp>) => {
+    const res = await request(app)
+      .get(`/products/${org.keys['products.notes']}?expand=generateCheckoutLinks&${checkoutParams}`)
+      .set('x-api-key', org.liveKey)
+      .set('version', 'v1')
+      .expect(200);
+    const paid = (res.body.plans as { pricingType: string; checkoutUrl: string }[]).find((p) => p.pricingType !== 'free');
+    return new URL(paid!.checkoutUrl).pathname;
+  };
+
+  it('reuses the session for every follow of one link, concurrent ones included, until it is a day old or canceled', async () => {
+    const app = createServerApp(world);
+    const link = await deferredLink(app);
+    const follows = [
+      ...(await Promise.all(Array.from({ length: 30 }, () => request(app).get(link).expect(303)))),
+      ...(await Promise.all(Array.from({ length: 30 }, () => request(app).get(link).expect(303)))),
+    ];
+    const locations = new Set(follows.map((f) => f.headers.location));
+    expect(locations.size).toBe(1);
+    const [first] = locations;
+    // Another link (another view of the pricing table, later) is another checkout.
+    world.clock.set(new Date(world.clock.now().getTime() + 1_000));
+    expect(
+      (
+        await request(app)
+          .get(await deferredLink(app))
+          .expect(303)
+      ).headers.location,
+    ).not.toBe(first);
+    // The customer cancels that checkout: the link starts a new one, then reuses that.
+    const sessionPath = new URL(first).pathname;
+    await request(app)
+      .post(`${sessionPath}/cancel`)
+      .expect((r) => expect(r.status).toBeLessThan(400));
+    const second = (await request(app).get(link).expect(303)).headers.location;
+    expect(second).not.toBe(first);
+    expect((await request(app).get(link).expect(303)).headers.location).toBe(second);
+    // A day later (the provider's session has expired) the link makes a fresh one.
+    world.clock.set(new Date(world.clock.now().getTime() + 23 * 60 * 60 * 1000 + 1));
+    const third = (await request(app).get(link).expect(303)).headers.location;
+    expect(third).not.toBe(second);
+    expect((await request(app).get(link).expect(303)).headers.location).toBe(third);
+  });
+});

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type {
   CheckoutLinkRequest,
   Clock,
@@ -572,7 +573,8 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
 
 /**
  * `GET /checkout/start/:token` (no API key: the customer's browser follows it): creates the
- * checkout for a deferred link and answers 303 to the provider's checkout page.
+ * checkout for a deferred link, once per link (later follows reuse it), and answers 303 to the
+ * provider's checkout page.
  */
 export function checkoutStartRoutes({ core, links, clock }: Pick<V1Services, 'core' | 'links' | 'clock'>): Route[] {
   return [
@@ -590,10 +592,11 @@ export function checkoutStartRoutes({ core, links, clock }: Pick<V1Services, 'co
             body: { error: 'this checkout link is not valid or has expired; reload the pricing page', code: 'NOT_FOUND' },
           };
         }
-        const { url } = await core.checkout.checkoutLink(
+        const { url } = await core.checkout.followDeferredLink(
           { organisationId: link.organisationId, isTest: link.isTest },
           link.planId,
           link.request,
+          createHash('sha256').update(params.token).digest('base64url'),
         );
         return { status: 303, headers: { Location: url } };
       },

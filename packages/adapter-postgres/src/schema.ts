@@ -102,6 +102,12 @@ export interface Customers {
   value: string;
 }
 
+export interface DeferredCheckouts {
+  created_at: Generated<Date>;
+  link_key: string;
+  session_id: string | null;
+}
+
 export interface Events {
   attempts: number;
   created_at: Date;
@@ -483,6 +489,7 @@ export interface DB {
   currencies: Currencies;
   currency_options: CurrencyOptions;
   customers: Customers;
+  deferred_checkouts: DeferredCheckouts;
   events: Events;
   feature_enum_options: FeatureEnumOptions;
   features: Features;

@@ -290,6 +290,14 @@ export interface CheckoutSessionRepository {
   getForUpdate(id: Id): Promise<CheckoutSession | undefined>;
   /** Inserts the session or updates it by id. */
   save(session: CheckoutSession): Promise<void>;
+  /**
+   * The session a deferred checkout link (by its digest) created, or null when it has none yet;
+   * the link is locked until the unit of work ends, so concurrent follows of one link wait for
+   * each other and create at most one session.
+   */
+  lockDeferredLink(linkKey: string, now: Date): Promise<{ sessionId: Id | null }>;
+  /** Records the session a deferred checkout link now leads to (after `lockDeferredLink`). */
+  setDeferredLink(linkKey: string, sessionId: Id): Promise<void>;
 }
 
 export interface BillingDocumentRepository {

@@ -586,6 +586,23 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       await tx(uow(), (r) => r.checkoutSessions.save(done));
       expect(await tx(uow(), (r) => r.checkoutSessions.getForUpdate(session.id))).toEqual(done);
 
+      // A deferred link leads to no session until one is set, then to that one; concurrent locks wait for each other.
+      const link = `link-${randomUUID()}`;
+      expect(await tx(uow(), (r) => r.checkoutSessions.lockDeferredLink(link, T0))).toEqual({ sessionId: null });
+      const order: string[] = [];
+      await Promise.all([
+        tx(uow(), async (r) => {
+          const held = await r.checkoutSessions.lockDeferredLink(link, T0);
+          order.push(`first saw ${held.sessionId}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          await r.checkoutSessions.setDeferredLink(link, session.id);
+        }),
+        new Promise((resolve) => setTimeout(resolve, 10)).then(() =>
+          tx(uow(), async (r) => order.push(`second saw ${(await r.checkoutSessions.lockDeferredLink(link, T0)).sessionId}`)),
+        ),
+      ]);
+      expect(order).toEqual(['first saw null', `second saw ${session.id}`]);
+
       const doc = (id: string, createdAt: Date, kind: 'invoice' | 'payment_method' = 'invoice') => ({
         id,
         organisationId: org.id,

@@ -40,6 +40,8 @@ export interface Tables {
   events: Map<Id, DomainEvent>;
   signingKeys: Map<Id, SigningKey>;
   checkoutSessions: Map<Id, CheckoutSession>;
+  /** Deferred checkout links (by digest) and the session each leads to. */
+  deferredCheckouts: Map<string, Id>;
   billingDocuments: Map<Id, BillingDocument>;
   webhookEvents: Map<Id, Date>;
   idempotency: Map<string, IdempotencyRecord>;
@@ -64,6 +66,7 @@ export const emptyTables = (): Tables => ({
   events: new Map(),
   signingKeys: new Map(),
   checkoutSessions: new Map(),
+  deferredCheckouts: new Map(),
   billingDocuments: new Map(),
   webhookEvents: new Map(),
   idempotency: new Map(),
