@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import { assertCleanText, hasScope, type ApiKeyService, type CheckRequest, type LicenseService, type Logger } from '@tollgate/core';
-import { route, type Route } from './routes';
+import { route, type RouteDef } from './routes';
 import { checkSchema } from './schemas';
 import { checkView } from './views';
 import { parseGrace, parseGranteeIds } from './params';
@@ -19,20 +19,25 @@ export const checkQuerySchema = {
     sigEncode: { enum: ['DER', 'der', 'P1363', 'p1363'] },
   },
   required: ['productUuid', 'granteeIds'],
-};
+} as const;
 
 /**
  * `GET /licenses/check` for legacy and v1: `productUuid`, `granteeIds` (`a,b` or `[a,b]`), `grace`
  * (days > 0), `sigEncode=P1363` for a raw r||s ECDSA signature. 204 when there is no capability.
  */
-export function checkRoute(licenses: Pick<LicenseService, 'check'>): Route {
-  return route<{ productUuid: string; granteeIds: string; grace?: string; sigEncode?: string }>({
+export function checkRoute(licenses: Pick<LicenseService, 'check'>): RouteDef {
+  return route({
     method: 'get',
     path: '/licenses/check',
+    operationId: 'checkLicenses',
     summary: 'Signed capability check (204: no capability)',
+    description:
+      'What the grantees may do in a product, signed: the capabilities of their usable licenses with their end dates, ' +
+      'a hash of them and a signature the app verifies offline. 204 when they have none.',
     scope: ['licenses', 'read'],
     query: checkQuerySchema,
     response: { status: 200, schema: checkSchema },
+    otherResponses: [{ status: 204, description: 'no capability' }],
     async handle({ query, tenant }) {
       const result = await licenses.check(tenant, checkRequestOf(query));
       return result ? { status: 200, body: checkView(result) } : { status: 204 };

@@ -15,3 +15,5 @@ export * from './rate-limits';
 export * from './signing-key';
 export * from './client-address';
 export * from './server';
+export * from './response-audit';
+export * from './examples';

@@ -138,12 +138,137 @@ export class FakePaymentProvider implements PaymentProvider {
     this.record({ op: 'reactivate', subscriptionId: s.id });
   }
   async listInvoices(s: Subscription): Promise<InvoiceList> {
-    const data = [{ id: `in_${s.id.slice(0, 8)}`, object: 'invoice', subscription: s.id }];
+    const data = [fakeInvoice(s)];
     return { first: data[0].id, last: data[0].id, hasMore: false, data };
   }
   async paymentMethod(_s: Subscription, c: Customer): Promise<ProviderPaymentMethod | null> {
-    return { id: 'pm_fake', object: 'payment_method', customer: c.paymentCustomerId, type: 'card' };
+    const address = { city: null, country: null, line1: null, line2: null, postal_code: null, state: null };
+    return {
+      id: 'pm_fake',
+      object: 'payment_method',
+      billing_details: { address, email: null, name: null, phone: null },
+      card: {
+        brand: 'visa',
+        checks: { address_line1_check: null, address_postal_code_check: null, cvc_check: 'pass' },
+        country: 'US',
+        exp_month: 12,
+        exp_year: 2030,
+        fingerprint: 'fake',
+        funding: 'credit',
+        generated_from: null,
+        last4: '4242',
+        networks: { available: ['visa'], preferred: null },
+        three_d_secure_usage: { supported: true },
+        wallet: null,
+      },
+      created: 0,
+      customer: c.paymentCustomerId,
+      livemode: false,
+      metadata: {},
+      type: 'card',
+    };
   }
+}
+
+/** Every top-level member of a provider invoice (the contract's list), for the fake's documents. */
+const INVOICE_MEMBERS = [
+  'id',
+  'object',
+  'account_country',
+  'account_name',
+  'account_tax_ids',
+  'amount_due',
+  'amount_paid',
+  'amount_remaining',
+  'amount_shipping',
+  'application',
+  'application_fee_amount',
+  'attempt_count',
+  'attempted',
+  'auto_advance',
+  'automatic_tax',
+  'billing_reason',
+  'charge',
+  'collection_method',
+  'created',
+  'currency',
+  'custom_fields',
+  'customer',
+  'customer_address',
+  'customer_email',
+  'customer_name',
+  'customer_phone',
+  'customer_shipping',
+  'customer_tax_exempt',
+  'customer_tax_ids',
+  'default_payment_method',
+  'default_source',
+  'default_tax_rates',
+  'description',
+  'discount',
+  'discounts',
+  'due_date',
+  'effective_at',
+  'ending_balance',
+  'footer',
+  'from_invoice',
+  'last_finalization_error',
+  'latest_revision',
+  'lines',
+  'livemode',
+  'metadata',
+  'next_payment_attempt',
+  'number',
+  'on_behalf_of',
+  'paid',
+  'paid_out_of_band',
+  'payment_intent',
+  'payment_settings',
+  'period_end',
+  'period_start',
+  'post_payment_credit_notes_amount',
+  'pre_payment_credit_notes_amount',
+  'quote',
+  'receipt_number',
+  'rendering',
+  'rendering_options',
+  'shipping_cost',
+  'shipping_details',
+  'starting_balance',
+  'statement_descriptor',
+  'status',
+  'status_transitions',
+  'subscription',
+  'subscription_details',
+  'subtotal',
+  'subtotal_excluding_tax',
+  'tax',
+  'test_clock',
+  'total',
+  'total_discount_amounts',
+  'total_excluding_tax',
+  'total_tax_amounts',
+  'transfer_data',
+  'webhooks_delivered_at',
+];
+
+/** A provider invoice of the fake: every member the contract lists (most null), the typed ones typed. */
+function fakeInvoice(s: Subscription) {
+  const id = `in_${s.id.slice(0, 8)}`;
+  return {
+    ...Object.fromEntries(INVOICE_MEMBERS.map((m) => [m, null])),
+    id,
+    object: 'invoice',
+    created: 0,
+    period_start: 0,
+    period_end: 0,
+    automatic_tax: { enabled: false, status: null },
+    status_transitions: { finalized_at: null, marked_uncollectible_at: null, paid_at: null, voided_at: null },
+    subscription: s.id,
+    subscription_details: { metadata: { granteeId: s.granteeId, member: null } },
+    payment_settings: { default_mandate: null, payment_method_options: null, payment_method_types: null },
+    lines: { object: 'list', data: [], has_more: false, total_count: 0, url: `/v1/invoices/${id}/lines` },
+  };
 }
 
 /**

@@ -1,0 +1,32 @@
+import type { Core } from '@tollgate/core';
+import { arrayOf, bool, date, enumOptionSchema, legacyFeatureSchema, object, resource, route, str, uuid, type Route } from '@tollgate/http';
+import { legacyPlanFeature } from '../views';
+
+export const legacyPlanFeatureSchema = object({
+  planUuid: uuid,
+  featureUuid: uuid,
+  value: str,
+  enumValueUuid: { anyOf: [uuid, { type: 'null' }] },
+  isUnlimited: bool,
+  updatedAt: date,
+  feature: legacyFeatureSchema,
+  enumValue: { anyOf: [enumOptionSchema, { type: 'null' }] },
+});
+
+/** What a plan gives: its feature values. */
+export const planRoutes = ({ queries }: Pick<Core, 'queries'>): Route[] =>
+  resource({ name: 'plans', description: 'Plans and the feature values they give' }, [
+    route({
+      method: 'get',
+      path: '/plans/:uuid/features',
+      operationId: 'listPlanFeatures',
+      summary: 'Feature values of a plan',
+      description: 'The value the plan gives each feature of its product, with the feature and (for an enum) the chosen option.',
+      scope: ['plans', 'read'],
+      response: { status: 200, schema: arrayOf(legacyPlanFeatureSchema) },
+      handle: async ({ tenant, params }) => ({
+        status: 200,
+        body: (await queries.planFeatures(tenant, params.uuid)).map((v) => legacyPlanFeature(params.uuid, v)),
+      }),
+    }),
+  ]);
