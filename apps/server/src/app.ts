@@ -83,7 +83,7 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
     checkCache: () => s.core.checkCache.stats(),
     fastPath: fast.stats,
     eventQueue: () => s.core.worker.depth(),
-    webhookQueue: () => s.core.webhooks.depth(),
+    webhookQueue: () => s.core.webhookEvents.depth(),
     pool: poolStats,
   });
   const app = createExpressApp(s, rateLimits, metrics);

@@ -471,6 +471,7 @@ export interface WebhookEndpoints {
   is_test: boolean;
   organisation_id: string;
   sealed_secret: string;
+  served_turn: Generated<number>;
   updated_at: Date;
   url: string;
 }
@@ -479,6 +480,11 @@ export interface WebhookEvents {
   event_id: string;
   provider: string;
   received_at: Date;
+}
+
+export interface WebhookTurns {
+  organisation_id: string;
+  served_turn: number;
 }
 
 export interface DB {
@@ -519,4 +525,5 @@ export interface DB {
   webhook_deliveries: WebhookDeliveries;
   webhook_endpoints: WebhookEndpoints;
   webhook_events: WebhookEvents;
+  webhook_turns: WebhookTurns;
 }

@@ -41,6 +41,8 @@ export interface Config {
   eventLeaseSeconds: number;
   /** Failed-authentication and write limits per instance (`RATE_LIMIT`, `RATE_LIMIT_AUTH_FAILURES`, `RATE_LIMIT_WRITES`). */
   rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number };
+  /** Webhook POSTs one instance makes at once (`WEBHOOK_CONCURRENCY`). */
+  webhookConcurrency: number;
   /** Client timeouts and the per-address connection cap of the HTTP server (`HTTP_*`). */
   http: HttpServerLimits;
 }
@@ -125,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runWorker: flag('RUN_WORKER', true),
     webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE', false),
     webhookEventRetentionDays: whole('WEBHOOK_EVENT_RETENTION_DAYS', 30, 1, 3650),
+    webhookConcurrency: whole('WEBHOOK_CONCURRENCY', 16, 1, 256),
     logRequests: flag('LOG_REQUESTS', true),
     logLevel,
     stripeSecretKey: text('STRIPE_SECRET_KEY'),

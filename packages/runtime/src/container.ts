@@ -29,7 +29,7 @@ import {
 import { EcdsaP256Scheme, HmacSha256Scheme, SecretBox } from '@tollgate/adapter-hmac';
 import { createSandboxRouter, FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import { createStripeWebhookRouter, StripePaymentProvider } from '@tollgate/adapter-stripe';
-import { HttpWebhookSender } from '@tollgate/adapter-webhooks';
+import { HttpWebhookSender, StandardWebhookSigner } from '@tollgate/adapter-webhooks';
 import type { Config } from './config';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
 import { createLogger } from './logger';
@@ -165,12 +165,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         cipher: ctx.get<KeyCipher>(T.Cipher),
         events: ctx.get<EventQueue>(T.Wake),
         webhooks: ctx.get<WebhookSender>(T.WebhookSender),
+        webhookSigner: new StandardWebhookSigner(),
         logger: ctx.get<Logger>(T.Logger),
         limits: {
           maxSeats: config.maxSeats,
           eventLeaseMs: config.eventLeaseSeconds * 1000,
           checkCacheEntries: config.checkCacheEntries,
           webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
+          webhookConcurrency: config.webhookConcurrency,
         },
       };
       return createCore(deps);

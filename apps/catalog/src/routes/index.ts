@@ -9,7 +9,10 @@ import { tierTagRoutes } from './tier-tags';
 import { webhookRoutes } from './webhooks';
 
 /** What the catalog generation needs of the core. */
-export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter'>;
+export type CatalogServices = Pick<
+  Core,
+  'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks' | 'webhookEvents' | 'importer' | 'exporter'
+>;
 
 /** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */
 export const catalogRoutes = (core: CatalogServices): Route[] => [

@@ -11,5 +11,5 @@ export * from './checkout';
 export * from './builders';
 export * from './signed-links';
 export * from './limits';
-export * from './webhook-signature';
+export * from './webhook-retries';
 export * from './webhook-targets';

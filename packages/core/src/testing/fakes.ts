@@ -17,6 +17,7 @@ import type {
   WebhookRequest,
   WebhookResponse,
   WebhookSender,
+  WebhookSigner,
 } from '../ports';
 
 /** A clock that stands still until moved. */
@@ -304,5 +305,28 @@ export class ScriptedWebhookSender implements WebhookSender {
       timer = setTimeout(() => resolve({ status: null, error: `no answer within ${this.timeoutMs} ms` }), this.timeoutMs);
     });
     return Promise.race([answer, late]).finally(() => clearTimeout(timer));
+  }
+}
+
+/**
+ * A webhook signer for tests: fresh random secrets, and a "signature" that spells out what was
+ * signed (base64 of secret, id, timestamp and body), so a test can read it back. Not a MAC: the
+ * real one is adapter-webhooks' StandardWebhookSigner.
+ */
+export class FakeWebhookSigner implements WebhookSigner {
+  newSecret(): string {
+    return `whsec_${randomBytes(24).toString('base64')}`;
+  }
+  headers(secret: string, id: string, at: Date, body: string): Record<string, string> {
+    const timestamp = Math.floor(at.getTime() / 1000);
+    return {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': FakeWebhookSigner.signature(secret, id, timestamp, body),
+    };
+  }
+  static signature(secret: string, id: string, timestamp: number, body: string): string {
+    return `v1,${Buffer.from(JSON.stringify([secret, id, timestamp, body])).toString('base64')}`;
   }
 }

@@ -1,10 +1,12 @@
 import type { ChangeFeed, Tenant, UnitOfWork, WebhookSender } from '..';
 import { type CatalogFile, createCore, demoCatalog, type CoreDeps } from '../usecases';
-import { CountingEventQueue, FakePaymentProvider, FakeScheme, FixedClock, PlainCipher, RandomIds } from './fakes';
+import { CountingEventQueue, FakePaymentProvider, FakeScheme, FakeWebhookSigner, FixedClock, PlainCipher, RandomIds } from './fakes';
 import { InMemoryUnitOfWork } from './memory';
 
 /** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
-export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender } = {}) {
+export function createTestCore(
+  options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender; limits?: CoreDeps['limits'] } = {},
+) {
   const clock = new FixedClock();
   const payments = new FakePaymentProvider();
   const events = new CountingEventQueue();
@@ -20,6 +22,8 @@ export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed
     events,
     changes,
     webhooks: options.webhooks,
+    webhookSigner: new FakeWebhookSigner(),
+    limits: options.limits,
   };
   return { ...createCore(deps), deps, uow, clock, payments, events, changes };
 }

@@ -11,6 +11,7 @@ import type {
   SignatureScheme,
   UnitOfWork,
   WebhookSender,
+  WebhookSigner,
 } from '../ports';
 
 /** Everything a use case may reach outside the domain, injected by a composition root. */
@@ -30,6 +31,8 @@ export interface CoreDeps {
   events: EventQueue;
   /** POSTs outgoing webhooks; absent: events are still written, nothing is delivered. */
   webhooks?: WebhookSender;
+  /** Signs outgoing webhooks and makes endpoint secrets (Standard Webhooks); needed with `webhooks`. */
+  webhookSigner?: WebhookSigner;
   /** Where use cases report failures that callers do not see (absent: nowhere). */
   logger?: Logger;
   /** Bounds on what one request may create (defaults: `DEFAULT_LIMITS`). */
@@ -52,6 +55,12 @@ export interface CoreLimits {
   webhookEventRetentionMs: number;
   /** Entitlement snapshots one instance keeps (LRU). */
   checkCacheEntries: number;
+  /** Webhook POSTs one instance makes at once. */
+  webhookConcurrency: number;
+  /** Deliveries one endpoint may have in flight at once, across instances (a slow receiver holds no more). */
+  webhookPerEndpoint: number;
+  /** Deliveries one organisation may have in flight at once, across instances (a crowded tenant leaves slots to others). */
+  webhookPerOrganisation: number;
 }
 
 export const DEFAULT_LIMITS: CoreLimits = {
@@ -60,6 +69,9 @@ export const DEFAULT_LIMITS: CoreLimits = {
   eventLeaseMs: 120_000,
   webhookEventRetentionMs: 30 * 86_400_000,
   checkCacheEntries: DEFAULT_CHECK_CACHE_ENTRIES,
+  webhookConcurrency: 16,
+  webhookPerEndpoint: 4,
+  webhookPerOrganisation: 8,
 };
 
 export const limitsOf = (deps: Pick<CoreDeps, 'limits'>): CoreLimits => ({ ...DEFAULT_LIMITS, ...deps.limits });

@@ -49,6 +49,8 @@ export interface Tables {
   endpoints: Map<Id, WebhookEndpoint>;
   deliveries: Map<Id, OutboxDelivery>;
   attempts: Map<Id, DeliveryAttempt>;
+  /** Delivery turns (fairness): `o:<organisation>` and `e:<endpoint>` to the turn each was last served at; `#` the last turn. */
+  webhookTurns: Map<string, number>;
 }
 
 export const emptyTables = (): Tables => ({
@@ -74,6 +76,7 @@ export const emptyTables = (): Tables => ({
   endpoints: new Map(),
   deliveries: new Map(),
   attempts: new Map(),
+  webhookTurns: new Map(),
 });
 
 export const copy = <T>(v: T): T => structuredClone(v);
