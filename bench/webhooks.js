@@ -44,7 +44,7 @@ async function world(config) {
 /** One product.updated per call, delivered to every endpoint of the tenant. */
 async function touch(w, tenant, n) {
   const [product] = await w.core.queries.listProducts(tenant);
-  for (let i = 0; i < n; i++) await w.core.admin.updateProduct(tenant, product.id, { name: `Edit ${i}` });
+  for (let i = 0; i < n; i++) await w.core.products.updateProduct(tenant, product.id, { name: `Edit ${i}` });
 }
 
 /** Deliveries per second: `events` events, one endpoint per 10 events' worth of keys, drained at `concurrency`. */

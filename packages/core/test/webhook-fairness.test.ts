@@ -26,7 +26,7 @@ async function tenantWithEndpoints(core: TestCore, name: string, urls: string[])
 /** One product.updated event per call: delivered to every endpoint of the tenant. */
 async function touch(core: TestCore, tenant: Tenant, n: number) {
   const [product] = await core.queries.listProducts(tenant);
-  for (let i = 0; i < n; i++) await core.admin.updateProduct(tenant, product.id, { name: `Edit ${i}` });
+  for (let i = 0; i < n; i++) await core.products.updateProduct(tenant, product.id, { name: `Edit ${i}` });
 }
 
 const settle = async (until: () => boolean) => {

@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
-import { assertCleanText, hasScope, type ApiKeyService, type CheckRequest, type LicenseService, type Logger } from '@tollgate/core';
+import { assertCleanText, hasScope, type ApiKeyService, type CheckRequest, type CapabilityChecks, type Logger } from '@tollgate/core';
 import { route, type RouteDef } from './routes';
 import { checkSchema } from './schemas';
 import { checkView } from './views';
 import { parseGrace, parseGranteeIds } from './params';
 import { compile } from './validation';
+import { auditBody, responseAuditSink } from './response-audit';
 import { requestIdOf } from './middleware';
 import type { RateLimits } from './rate-limits';
 
@@ -25,7 +26,7 @@ export const checkQuerySchema = {
  * `GET /licenses/check` for legacy and v1: `productUuid`, `granteeIds` (`a,b` or `[a,b]`), `grace`
  * (days > 0), `sigEncode=P1363` for a raw r||s ECDSA signature. 204 when there is no capability.
  */
-export function checkRoute(licenses: Pick<LicenseService, 'check'>): RouteDef {
+export function checkRoute(licenses: Pick<CapabilityChecks, 'check'>): RouteDef {
   return route({
     method: 'get',
     path: '/licenses/check',
@@ -39,11 +40,19 @@ export function checkRoute(licenses: Pick<LicenseService, 'check'>): RouteDef {
     response: { status: 200, schema: checkSchema },
     otherResponses: [{ status: 204, description: 'no capability' }],
     async handle({ query, tenant }) {
-      const result = await licenses.check(tenant, checkRequestOf(query));
-      return result ? { status: 200, body: checkView(result) } : { status: 204 };
+      let headers: Record<string, string> | undefined;
+      const result = await licenses.check(tenant, checkRequestOf(query), { fromMemory: () => (headers = FROM_MEMORY_HEADERS) });
+      return result ? { status: 200, body: checkView(result), headers } : { status: 204, headers };
     },
   });
 }
+
+/**
+ * Marks a check answered from memory while the database did not answer (the outage grace,
+ * docs/reliability.md): the answer is what the instance held when it last heard the change feed.
+ */
+export const FROM_MEMORY_HEADER = 'x-tollgate-from-memory';
+const FROM_MEMORY_HEADERS = { [FROM_MEMORY_HEADER]: 'database-unavailable' };
 
 type CheckQuery = { productUuid: string; granteeIds: string; grace?: string; sigEncode?: string };
 
@@ -59,7 +68,7 @@ function checkRequestOf(q: CheckQuery): CheckRequest {
 
 export interface CheckFastPathOptions {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
-  licenses: Pick<LicenseService, 'check'>;
+  licenses: Pick<CapabilityChecks, 'check'>;
   /** The process's limiters: an address over its failed-authentication budget is left to the router (429). */
   rateLimits?: RateLimits;
   logger: Logger;
@@ -97,7 +106,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
   const stats: CheckFastPathStats = { served: 0, passed: 0 };
   // Core hands back the same answer object for a repeated question: its body is rendered once.
   const bodies = new WeakMap<object, string>();
-  const render = (result: NonNullable<Awaited<ReturnType<LicenseService['check']>>>) => {
+  const render = (result: NonNullable<Awaited<ReturnType<CapabilityChecks['check']>>>) => {
     let body = bodies.get(result);
     if (body === undefined) {
       body = JSON.stringify(checkView(result));
@@ -129,18 +138,24 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     }
     if (o.rateLimits?.authRefusal(req, presented)) return pass();
     let body: string | undefined;
+    let fromMemory = false;
     try {
       const key = await o.apiKeys.authenticate(presented);
       o.rateLimits?.authSucceeded(presented);
       if (!hasScope(key, 'licenses', 'read')) return pass();
-      const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request);
+      const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request, {
+        fromMemory: () => (fromMemory = true),
+      });
       body = result ? render(result) : undefined;
+      // Tests only (no sink in production: the hot path parses nothing).
+      if (body !== undefined && responseAuditSink()) auditBody('GET /licenses/check (fast path)', 200, checkSchema, JSON.parse(body));
     } catch {
       return pass();
     }
     if (res.headersSent || res.destroyed) return true;
     const id = requestIdOf(h['x-request-id']);
     res.setHeader('x-request-id', id);
+    if (fromMemory) res.setHeader(FROM_MEMORY_HEADER, FROM_MEMORY_HEADERS[FROM_MEMORY_HEADER]);
     if (body === undefined) {
       res.statusCode = 204;
       res.setHeader('Content-Length', '0');

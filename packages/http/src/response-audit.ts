@@ -101,6 +101,12 @@ export function auditAnswer(r: Route, answer: Answer, errorSchema: object | unde
   return answer;
 }
 
+/** A body answered outside a generation router (the check's fast path), checked when a sink is installed. */
+export function auditBody(name: string, status: number, schema: object, body: unknown): void {
+  const sink = responseAuditSink();
+  if (sink) check(sink, name, status, schema, body);
+}
+
 /** An error body, checked against the generation's error schema when a sink is installed. */
 export function auditError(errorSchema: object | undefined, status: number, body: unknown): void {
   const sink = responseAuditSink();

@@ -1,5 +1,5 @@
-import type { Core, Interval, Product } from '@tollgate/core';
-import { arrayOf, bool, date, int, ndate, noContent, resource, route, str, uuid, type Route } from '@tollgate/http';
+import { INTERVALS, type Core, type Interval, type PlanInput, type Product } from '@tollgate/core';
+import { arrayOf, bool, date, int, ndate, noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
 import {
   entitlementSchema,
   lineItemSchema,
@@ -12,9 +12,35 @@ import {
   productSchema,
   tierTagSchema,
 } from '../response-schemas';
-import { expandQuery, planBody, planListQuery, planSaveBody, planUpdateBody } from '../schemas';
+import { boolText, expandQuery, listProps, planBodyProps, planSaveBody } from '../schemas';
 import { catalogPlan, filterOptionsView, listEnvelope, objectEnvelope, planDetailView, planView } from '../views';
 import { expandOf, listQuery } from './products';
+
+export const planListQuery = {
+  ...querySchema({
+    ...listProps,
+    productId: { type: 'string', format: 'uuid' },
+    currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+    interval: { enum: [...INTERVALS] },
+    intervalCount: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
+    isActive: boolText,
+    // filterOptions are in every plan list (the contract requires them); the flag real clients send is accepted.
+    includeFilterOptions: boolText,
+  }),
+  additionalProperties: false,
+};
+export const planBody = typed<PlanInput>({
+  type: 'object',
+  properties: planBodyProps,
+  required: ['name'],
+  additionalProperties: false,
+});
+export const planUpdateBody = typed<Partial<PlanInput>>({
+  type: 'object',
+  properties: planBodyProps,
+  additionalProperties: false,
+  minProperties: 1,
+});
 
 const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as const;
 const nstr = { type: ['string', 'null'] } as const;
@@ -77,7 +103,7 @@ const filterOptionsSchema = object({
   intervals: arrayOf(object({ interval: nstr, intervalCount: { type: ['integer', 'null'] } })),
 });
 
-export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
+export function planRoutes({ products: productAdmin, plans: planAdmin }: Pick<Core, 'products' | 'plans'>): Route[] {
   return resource(
     { name: 'plans', description: 'Plans of the products, with their entitlements and pricing (line items, prices, tiers)' },
     [
@@ -93,7 +119,7 @@ export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
         response: { status: 200, schema: listOf(planListItemSchema, { filterOptions: filterOptionsSchema }) },
         async handle({ tenant, query: q }) {
           const expand = expandOf(q.expand, PLAN_LIST_EXPAND);
-          const { page, filterOptions } = await admin.listPlans(tenant, {
+          const { page, filterOptions } = await planAdmin.listPlans(tenant, {
             ...listQuery(q),
             productId: q.productId,
             currency: q.currency,
@@ -103,7 +129,7 @@ export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
           });
           const products =
             expand.has('product') || expand.has('entitlements')
-              ? await admin.productsById(
+              ? await productAdmin.productsById(
                   tenant,
                   page.items.map((p) => p.productId),
                 )
@@ -126,7 +152,7 @@ export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
         scope: ['plans', 'write'],
         body: planBody,
         response: { status: 201, schema: objectOf(planSchema) },
-        handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(catalogPlan(await admin.createPlan(tenant, body))) }),
+        handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(catalogPlan(await planAdmin.createPlan(tenant, body))) }),
       }),
       route({
         method: 'post',
@@ -140,8 +166,8 @@ export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
         response: { status: 201, schema: objectOf(planDetailSchema), description: 'created' },
         otherResponses: [{ status: 200, schema: objectOf(planDetailSchema), description: 'updated' }],
         async handle({ tenant, body }) {
-          const saved = await admin.savePlan(tenant, body);
-          const detail = await admin.getPlan(tenant, saved.plan.id);
+          const saved = await planAdmin.savePlan(tenant, body);
+          const detail = await planAdmin.getPlan(tenant, saved.plan.id);
           return { status: saved.created ? 201 : 200, body: objectEnvelope(planDetailView(detail, new Set(PLAN_LIST_EXPAND))) };
         },
       }),
@@ -156,7 +182,7 @@ export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
         response: { status: 200, schema: objectOf(planDetailSchema) },
         async handle({ tenant, params, query }) {
           const expand = expandOf(query.expand, [...PLAN_LIST_EXPAND, 'subscriptionPlans']);
-          return { status: 200, body: objectEnvelope(planDetailView(await admin.getPlan(tenant, params.id), expand)) };
+          return { status: 200, body: objectEnvelope(planDetailView(await planAdmin.getPlan(tenant, params.id), expand)) };
         },
       }),
       route({
@@ -170,7 +196,7 @@ export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
         response: { status: 200, schema: objectOf(planSchema) },
         handle: async ({ tenant, params, body }) => ({
           status: 200,
-          body: objectEnvelope(catalogPlan(await admin.updatePlan(tenant, params.id, body))),
+          body: objectEnvelope(catalogPlan(await planAdmin.updatePlan(tenant, params.id, body))),
         }),
       }),
       route({
@@ -182,7 +208,7 @@ export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
         scope: ['plans', 'write'],
         response: { status: 204 },
         async handle({ tenant, params }) {
-          await admin.deletePlan(tenant, params.id);
+          await planAdmin.deletePlan(tenant, params.id);
           return noContent;
         },
       }),
@@ -195,7 +221,7 @@ export function planRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
         scope: ['plans', 'write'],
         response: { status: 204 },
         async handle({ tenant, params }) {
-          await admin.archivePlan(tenant, params.id);
+          await planAdmin.archivePlan(tenant, params.id);
           return noContent;
         },
       }),

@@ -1,8 +1,38 @@
-import type { Core } from '@tollgate/core';
-import { noContent, parseExpandList, resource, route, type Route } from '@tollgate/http';
+import type { Core, ProductUpdate } from '@tollgate/core';
+import { noContent, parseExpandList, querySchema, resource, route, typed, type Route } from '@tollgate/http';
 import { listOf, nestedListOf, object, objectOf, planSchema, productProps, productSchema, settingsSchema } from '../response-schemas';
-import { expandQuery, productBody, productListQuery, productUpdateBody } from '../schemas';
+import { expandQuery, listProps, name } from '../schemas';
 import { catalogProduct, listEnvelope, objectEnvelope, pageQueryOf, productView } from '../views';
+
+const url = { type: ['string', 'null'], maxLength: 2048 };
+/** A product's checkout settings (each optional: what is given is changed). */
+const productSettings = {
+  type: 'object',
+  properties: {
+    successUrl: url,
+    cancelUrl: url,
+    allowPromoCodes: { type: 'boolean' },
+    automaticTax: { type: 'boolean' },
+    collectBillingAddress: { type: 'boolean' },
+    collectShippingAddress: { type: 'boolean' },
+    cardPrefillPreference: { enum: ['none', 'always', 'choice'] },
+    pastDueEntitlements: { type: 'boolean' },
+  },
+  additionalProperties: false,
+};
+export const productBody = typed<{ name: string; description?: string; isActive?: boolean }>({
+  type: 'object',
+  properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' } },
+  required: ['name'],
+  additionalProperties: false,
+});
+export const productUpdateBody = typed<ProductUpdate>({
+  type: 'object',
+  properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' }, settings: productSettings },
+  additionalProperties: false,
+  minProperties: 1,
+});
+export const productListQuery = { ...querySchema(listProps), additionalProperties: false };
 
 export const PRODUCT_EXPAND = ['plans', 'settings'] as const;
 
@@ -18,9 +48,9 @@ export const listQuery = (q: { limit?: string; after?: string; before?: string; 
 
 export const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
 
-export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
-  const plansOf = (tenant: Parameters<typeof admin.plansOf>[0], ids: string[], expand: Set<string>) =>
-    expand.has('plans') ? admin.plansOf(tenant, ids) : Promise.resolve(undefined);
+export function productRoutes({ products: productAdmin, plans: planAdmin }: Pick<Core, 'products' | 'plans'>): Route[] {
+  const plansOf = (tenant: Parameters<typeof planAdmin.plansOf>[0], ids: string[], expand: Set<string>) =>
+    expand.has('plans') ? planAdmin.plansOf(tenant, ids) : Promise.resolve(undefined);
   return resource({ name: 'products', description: "The products of the key's organisation and mode" }, [
     route({
       method: 'get',
@@ -33,7 +63,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       response: { status: 200, schema: listOf(expandedProductSchema) },
       async handle({ tenant, query }) {
         const expand = expandOf(query.expand, PRODUCT_EXPAND);
-        const page = await admin.listProducts(tenant, listQuery(query));
+        const page = await productAdmin.listProducts(tenant, listQuery(query));
         const plans = await plansOf(
           tenant,
           page.items.map((p) => p.id),
@@ -51,7 +81,10 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       scope: ['products', 'write'],
       body: productBody,
       response: { status: 201, schema: objectOf(productSchema) },
-      handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(catalogProduct(await admin.createProduct(tenant, body))) }),
+      handle: async ({ tenant, body }) => ({
+        status: 201,
+        body: objectEnvelope(catalogProduct(await productAdmin.createProduct(tenant, body))),
+      }),
     }),
     route({
       method: 'get',
@@ -64,7 +97,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       response: { status: 200, schema: objectOf(expandedProductSchema) },
       async handle({ tenant, params, query }) {
         const expand = expandOf(query.expand, PRODUCT_EXPAND);
-        const product = await admin.getProduct(tenant, params.id);
+        const product = await productAdmin.getProduct(tenant, params.id);
         return { status: 200, body: objectEnvelope(productView(product, await plansOf(tenant, [product.id], expand), expand)) };
       },
     }),
@@ -79,7 +112,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       response: { status: 200, schema: objectOf(productSchema) },
       handle: async ({ tenant, params, body }) => ({
         status: 200,
-        body: objectEnvelope(catalogProduct(await admin.updateProduct(tenant, params.id, body))),
+        body: objectEnvelope(catalogProduct(await productAdmin.updateProduct(tenant, params.id, body))),
       }),
     }),
     route({
@@ -91,7 +124,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       scope: ['products', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {
-        await admin.deleteProduct(tenant, params.id);
+        await productAdmin.deleteProduct(tenant, params.id);
         return noContent;
       },
     }),
@@ -104,7 +137,7 @@ export function productRoutes({ admin }: Pick<Core, 'admin'>): Route[] {
       scope: ['products', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {
-        await admin.archiveProduct(tenant, params.id);
+        await productAdmin.archiveProduct(tenant, params.id);
         return noContent;
       },
     }),

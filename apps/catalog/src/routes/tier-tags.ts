@@ -11,7 +11,7 @@ export const tierTagBody = typed<{ name: string }>({
   additionalProperties: false,
 });
 
-export const tierTagRoutes = ({ admin }: Pick<Core, 'admin'>): Route[] =>
+export const tierTagRoutes = ({ tierTags }: Pick<Core, 'tierTags'>): Route[] =>
   resource({ name: 'tier-tags', description: 'Tier tags: names that group plans of the same level across products' }, [
     route({
       method: 'get',
@@ -24,7 +24,7 @@ export const tierTagRoutes = ({ admin }: Pick<Core, 'admin'>): Route[] =>
       response: { status: 200, schema: listOf(tierTagSchema) },
       handle: async ({ tenant, query }) => ({
         status: 200,
-        body: listEnvelope(await admin.listTierTags(tenant, pageQueryOf(query)), tierTagView),
+        body: listEnvelope(await tierTags.listTierTags(tenant, pageQueryOf(query)), tierTagView),
       }),
     }),
     route({
@@ -38,7 +38,7 @@ export const tierTagRoutes = ({ admin }: Pick<Core, 'admin'>): Route[] =>
       response: { status: 201, schema: objectOf(tierTagSchema) },
       handle: async ({ tenant, body }) => ({
         status: 201,
-        body: objectEnvelope(tierTagView(await admin.createTierTag(tenant, body.name))),
+        body: objectEnvelope(tierTagView(await tierTags.createTierTag(tenant, body.name))),
       }),
     }),
   ]);

@@ -8,7 +8,7 @@ export { legacyFeatureWithOptionsSchema } from './products';
 export { legacyPlanFeatureSchema } from './plans';
 
 /** What the legacy generation needs of the core. */
-export type LegacyServices = Pick<Core, 'apiKeys' | 'queries' | 'licenses'>;
+export type LegacyServices = Pick<Core, 'apiKeys' | 'queries' | 'licenses' | 'checks'>;
 
 /** The legacy generation's route table: one module per resource (docs/architecture.md, "Adding a route"). */
 export const legacyRoutes = (core: LegacyServices): Route[] => [...productRoutes(core), ...planRoutes(core), ...licenseRoutes(core)];

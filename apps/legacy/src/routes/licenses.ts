@@ -19,9 +19,9 @@ const licenseRequestBody = typed<LicenseRequest | LicenseRequest[]>({
 });
 
 /** The signed capability check and ad hoc licenses. */
-export const licenseRoutes = ({ licenses }: Pick<Core, 'licenses'>): Route[] =>
+export const licenseRoutes = ({ licenses, checks }: Pick<Core, 'licenses' | 'checks'>): Route[] =>
   resource({ name: 'licenses', description: 'Licenses of grantees and the signed capability check' }, [
-    checkRoute(licenses),
+    checkRoute(checks),
     route({
       method: 'post',
       path: '/licenses',

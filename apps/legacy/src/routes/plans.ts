@@ -1,14 +1,9 @@
 import type { Core } from '@tollgate/core';
-import { arrayOf, bool, date, enumOptionSchema, legacyFeatureSchema, object, resource, route, str, uuid, type Route } from '@tollgate/http';
+import { arrayOf, enumOptionSchema, legacyFeatureSchema, object, planFeatureProps, resource, route, type Route } from '@tollgate/http';
 import { legacyPlanFeature } from '../views';
 
 export const legacyPlanFeatureSchema = object({
-  planUuid: uuid,
-  featureUuid: uuid,
-  value: str,
-  enumValueUuid: { anyOf: [uuid, { type: 'null' }] },
-  isUnlimited: bool,
-  updatedAt: date,
+  ...planFeatureProps,
   feature: legacyFeatureSchema,
   enumValue: { anyOf: [enumOptionSchema, { type: 'null' }] },
 });

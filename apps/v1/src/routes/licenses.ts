@@ -4,6 +4,9 @@ import {
   checkRoute,
   licenseSchema,
   licenseView,
+  int,
+  num,
+  object,
   noContent,
   ok,
   parseLicenseStatusFilter,
@@ -11,13 +14,16 @@ import {
   resource,
   route,
   typed,
+  uuid,
   type Route,
 } from '@tollgate/http';
-import { licenseCountSchema, licenseUsageSchema } from '../schemas';
 import { licenseViewPages, licenseViewsOf, type V1Services } from './support';
 
+export const licenseCountSchema = object({ count: int, assigned: int, unassigned: int });
+/** A usage record of a license (the real v1 API's `GET /licenses/:uuid/usage` element). */
+export const licenseUsageSchema = object({ licenseUuid: uuid, featureUuid: uuid, planUuid: uuid, unitCount: num });
+
 const str = { type: 'string' } as const;
-const uuid = { type: 'string', format: 'uuid' } as const;
 const granteeId = { type: ['string', 'null'], minLength: 1, maxLength: 320 };
 type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
 
@@ -62,7 +68,7 @@ export const licenseStatusQuery = querySchema({ status: str });
 
 const licenses$ = arrayOf(licenseSchema);
 
-export function licenseRoutes({ core: { licenses } }: V1Services): Route[] {
+export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route[] {
   const viewsOf = (ls: Parameters<typeof licenseViewsOf>[1]) => licenseViewsOf(licenses, ls);
   return resource({ name: 'licenses', description: 'Licenses of grantees, their seats, and the signed capability check' }, [
     route({
@@ -123,7 +129,7 @@ export function licenseRoutes({ core: { licenses } }: V1Services): Route[] {
       handle: async ({ tenant, query }) =>
         ok(await licenses.count(tenant, { status: parseLicenseStatusFilter(query.status), subscriptionId: query.subscriptionUuid })),
     }),
-    checkRoute(licenses),
+    checkRoute(checks),
     route({
       method: 'get',
       path: '/licenses/purchaser',

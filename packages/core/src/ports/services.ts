@@ -3,6 +3,25 @@ import type { Id, SigningAlgorithm, SigningKey } from '../model';
 export interface Clock {
   /** The current time. */
   now(): Date;
+  /** A monotonic reading in milliseconds, for measuring how long something takes (not a date; never goes back). */
+  monotonicMs(): number;
+}
+
+/** Unpredictable bytes from a cryptographically secure source: API key secrets, tokens. */
+export interface Randomness {
+  /** `size` fresh random bytes. */
+  bytes(size: number): Buffer;
+}
+
+/**
+ * Tamper-proof, expiring links (deferred checkout links of pricing tables, the hosted pages' links):
+ * a token carries its payload and expiry, and only the holder of the link secret can make one.
+ */
+export interface SignedLinks {
+  /** A URL-safe token carrying `payload` until `ttlMs` after `now`. */
+  sign(payload: object, ttlMs: number, now: Date): string;
+  /** The payload (with its expiry `exp`, epoch milliseconds), or undefined when the token is forged, garbled or expired at `now`. */
+  verify<T>(token: string, now: Date): T | undefined;
 }
 
 export interface IdGenerator {
@@ -18,8 +37,12 @@ export interface SignedMessage {
 }
 
 export interface Signer {
-  /** Signs `message` with the organisation's current key (`p1363`: raw r||s for ECDSA; default DER). */
-  sign(organisationId: Id, message: string, options?: { encoding?: 'der' | 'p1363' }): Promise<SignedMessage>;
+  /**
+   * Signs `message` with the organisation's current key (`p1363`: raw r||s for ECDSA; default DER).
+   * `fromMemory`: the database does not answer, sign with the key held in memory even though the
+   * change feed is not heard (the check's outage grace); without one held, the outage error stands.
+   */
+  sign(organisationId: Id, message: string, options?: { encoding?: 'der' | 'p1363'; fromMemory?: boolean }): Promise<SignedMessage>;
   /**
    * The organisation's current key as this instance holds it in memory (undefined when not held),
    * compared by identity: a signature made under it is still current while the same object comes back.

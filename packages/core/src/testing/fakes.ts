@@ -13,12 +13,15 @@ import type {
   ProviderOutcome,
   ProviderPaymentMethod,
   KeyCipher,
+  Randomness,
   SignatureScheme,
+  SignedLinks,
   WebhookRequest,
   WebhookResponse,
   WebhookSender,
   WebhookSigner,
 } from '../ports';
+import { INVOICE_MEMBERS } from '../ports';
 
 /** A clock that stands still until moved. */
 export class FixedClock implements Clock {
@@ -31,6 +34,46 @@ export class FixedClock implements Clock {
   }
   advanceDays(days: number): void {
     this.current = new Date(this.current.getTime() + days * 86_400_000);
+  }
+  /** Real elapsed time: the date stands still, but a wait measured in durations still ends. */
+  monotonicMs(): number {
+    return performance.now();
+  }
+}
+
+/**
+ * Random-looking bytes from a seed (SHA-256 of seed and counter): a test may fix the seed to get the
+ * same secrets every run; the default seed is fresh, so two cores never hand out the same secret.
+ */
+export class SeededRandomness implements Randomness {
+  private counter = 0;
+  constructor(private readonly seed: string = randomUUID()) {}
+  bytes(size: number): Buffer {
+    const out: Buffer[] = [];
+    for (let n = 0; n < size; n += 32) out.push(createHash('sha256').update(`${this.seed}:${this.counter++}`).digest());
+    return Buffer.concat(out).subarray(0, size);
+  }
+}
+
+/** Signed links with a readable payload and a truncated SHA-256 of secret and body as the seal: enough to refuse forgeries in tests. */
+export class FakeSignedLinks implements SignedLinks {
+  constructor(private readonly secret = 'fake links') {}
+  sign(payload: object, ttlMs: number, now: Date): string {
+    const body = Buffer.from(JSON.stringify({ ...payload, exp: now.getTime() + ttlMs })).toString('base64url');
+    return `${body}~${this.seal(body)}`;
+  }
+  verify<T>(token: string, now: Date): T | undefined {
+    const [body, seal, ...rest] = token.split('~');
+    if (!body || seal !== this.seal(body) || rest.length) return undefined;
+    try {
+      const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as T & { exp: number };
+      return payload.exp > now.getTime() ? payload : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  private seal(body: string): string {
+    return createHash('sha256').update(`${this.secret}:${body}`).digest('base64url').slice(0, 16);
   }
 }
 
@@ -63,13 +106,35 @@ export class FakeScheme implements SignatureScheme<Buffer> {
   }
 }
 
-/** Keeps secrets as base64: only for tests, where nothing is at rest. */
-export class PlainCipher implements KeyCipher {
+/**
+ * Seals with a keystream and a check value drawn from SHA-256 of the key and a fresh nonce: no
+ * protection worth the name, but it keeps the KeyCipher contract (a new sealed form each time, the
+ * secret not in it, another key's or a changed seal refused), so tests meet the real cipher's behaviour.
+ */
+export class FakeCipher implements KeyCipher {
+  constructor(private readonly key: string = 'fake cipher key') {}
   seal(plain: Buffer): string {
-    return plain.toString('base64');
+    const nonce = randomBytes(9).toString('base64url');
+    const body = this.xor(plain, nonce).toString('base64url');
+    return `fake.${nonce}.${body}.${this.check(nonce, body)}`;
   }
   open(sealed: string): Buffer {
-    return Buffer.from(sealed, 'base64');
+    const [kind, nonce, body, check, ...rest] = sealed.split('.');
+    if (kind !== 'fake' || !nonce || body === undefined || rest.length) throw new Error('not a sealed secret');
+    if (check !== this.check(nonce, Buffer.from(body, 'base64url').toString('base64url')))
+      throw new Error('sealed under another key, or changed');
+    return this.xor(Buffer.from(body, 'base64url'), nonce);
+  }
+  private xor(data: Buffer, nonce: string): Buffer {
+    const out = Buffer.alloc(data.length);
+    for (let i = 0; i < data.length; i += 32) {
+      const pad = createHash('sha256').update(`${this.key}:${nonce}:${i}`).digest();
+      for (let j = 0; j < 32 && i + j < data.length; j++) out[i + j] = data[i + j] ^ pad[j];
+    }
+    return out;
+  }
+  private check(nonce: string, body: string): string {
+    return createHash('sha256').update(`${this.key}:${nonce}:${body}`).digest('base64url').slice(0, 16);
   }
 }
 
@@ -170,88 +235,6 @@ export class FakePaymentProvider implements PaymentProvider {
     };
   }
 }
-
-/** Every top-level member of a provider invoice (the contract's list), for the fake's documents. */
-const INVOICE_MEMBERS = [
-  'id',
-  'object',
-  'account_country',
-  'account_name',
-  'account_tax_ids',
-  'amount_due',
-  'amount_paid',
-  'amount_remaining',
-  'amount_shipping',
-  'application',
-  'application_fee_amount',
-  'attempt_count',
-  'attempted',
-  'auto_advance',
-  'automatic_tax',
-  'billing_reason',
-  'charge',
-  'collection_method',
-  'created',
-  'currency',
-  'custom_fields',
-  'customer',
-  'customer_address',
-  'customer_email',
-  'customer_name',
-  'customer_phone',
-  'customer_shipping',
-  'customer_tax_exempt',
-  'customer_tax_ids',
-  'default_payment_method',
-  'default_source',
-  'default_tax_rates',
-  'description',
-  'discount',
-  'discounts',
-  'due_date',
-  'effective_at',
-  'ending_balance',
-  'footer',
-  'from_invoice',
-  'last_finalization_error',
-  'latest_revision',
-  'lines',
-  'livemode',
-  'metadata',
-  'next_payment_attempt',
-  'number',
-  'on_behalf_of',
-  'paid',
-  'paid_out_of_band',
-  'payment_intent',
-  'payment_settings',
-  'period_end',
-  'period_start',
-  'post_payment_credit_notes_amount',
-  'pre_payment_credit_notes_amount',
-  'quote',
-  'receipt_number',
-  'rendering',
-  'rendering_options',
-  'shipping_cost',
-  'shipping_details',
-  'starting_balance',
-  'statement_descriptor',
-  'status',
-  'status_transitions',
-  'subscription',
-  'subscription_details',
-  'subtotal',
-  'subtotal_excluding_tax',
-  'tax',
-  'test_clock',
-  'total',
-  'total_discount_amounts',
-  'total_excluding_tax',
-  'total_tax_amounts',
-  'transfer_data',
-  'webhooks_delivered_at',
-];
 
 /** A provider invoice of the fake: every member the contract lists (most null), the typed ones typed. */
 function fakeInvoice(s: Subscription) {

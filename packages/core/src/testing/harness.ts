@@ -1,6 +1,15 @@
 import type { ChangeFeed, Tenant, UnitOfWork, WebhookSender } from '..';
 import { type CatalogFile, createCore, demoCatalog, type CoreDeps } from '../usecases';
-import { CountingEventQueue, FakePaymentProvider, FakeScheme, FakeWebhookSigner, FixedClock, PlainCipher, RandomIds } from './fakes';
+import {
+  CountingEventQueue,
+  FakePaymentProvider,
+  FakeScheme,
+  FakeWebhookSigner,
+  FixedClock,
+  FakeCipher,
+  RandomIds,
+  SeededRandomness,
+} from './fakes';
 import { InMemoryUnitOfWork } from './memory';
 
 /** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
@@ -16,9 +25,10 @@ export function createTestCore(
     uow,
     clock,
     ids: new RandomIds(),
+    random: new SeededRandomness(),
     payments,
     scheme: new FakeScheme(),
-    cipher: new PlainCipher(),
+    cipher: new FakeCipher(),
     events,
     changes,
     webhooks: options.webhooks,

@@ -1,5 +1,5 @@
 import { ApiKeyService } from './api-keys';
-import { CatalogAdmin } from './catalog-admin';
+import { PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
 import { CatalogFileExport, CatalogFileImport } from './catalog-file';
 import { CatalogQueries } from './catalog-queries';
 import { CheckoutService } from './checkout';
@@ -8,6 +8,8 @@ import { EntitlementCache } from './check-cache';
 import type { ChangeFeedHandlers } from '../ports';
 import { EventWorker, type EventHandler } from './events';
 import { IdempotencyService } from './idempotency';
+import { JoinedUnitOfWork } from './joined-unit-of-work';
+import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
@@ -17,7 +19,11 @@ import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } 
 export interface Core {
   apiKeys: ApiKeyService;
   queries: CatalogQueries;
-  admin: CatalogAdmin;
+  /** The catalog generation's products. */
+  products: ProductAdmin;
+  /** The catalog generation's plans with their entitlements and pricing. */
+  plans: PlanAdmin;
+  tierTags: TierTagAdmin;
   importer: CatalogFileImport;
   exporter: CatalogFileExport;
   checkout: CheckoutService;
@@ -26,6 +32,8 @@ export interface Core {
   providerSync: ProviderSync;
   sweeps: Sweeps;
   licenses: LicenseService;
+  /** The capability check (the hot path): signed answers from the entitlement cache once warm. */
+  checks: CapabilityChecks;
   worker: EventWorker;
   idempotency: IdempotencyService;
   signing: SigningKeys;
@@ -48,14 +56,20 @@ export interface Core {
 
 /** Wires each use case to the ports it needs. The one place use cases are constructed. */
 export function createCore(given: CoreDeps): Core {
-  // Every transaction writes the events of what it changed (the outbox) before it commits.
-  const deps: CoreDeps = { ...given, uow: new OutboxUnitOfWork(given.uow, given) };
+  // Every transaction writes the events of what it changed (the outbox) before it commits; a use
+  // case called inside another's transaction (an idempotent request's) joins it.
+  const deps: CoreDeps = { ...given, uow: new JoinedUnitOfWork(new OutboxUnitOfWork(given.uow, given)) };
   const signing = new SigningKeys(deps);
-  const apiKeys = new ApiKeyService(deps);
-  const checkCache = new EntitlementCache(limitsOf(deps).checkCacheEntries);
+  const limits = limitsOf(deps);
+  const checkCache = new EntitlementCache(limits.checkCacheEntries);
+  const apiKeys = new ApiKeyService({
+    ...deps,
+    outageGrace: () => checkCache.staleAllowed(deps.clock.now().getTime(), limits.checkOutageGraceMs),
+  });
   const keyCache = apiKeys.cacheControl();
+  let revalidation: ReturnType<typeof setInterval> | undefined;
   const setLive = (live: boolean) => {
-    checkCache.setLive(live);
+    checkCache.setLive(live, deps.clock.now().getTime());
     keyCache.setLive(live);
     signing.setLive(live);
   };
@@ -69,11 +83,14 @@ export function createCore(given: CoreDeps): Core {
     onResume: () => setLive(true),
   };
   const seats = new SeatService(deps);
+  const tierTags = new TierTagAdmin(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
     queries: new CatalogQueries(deps),
-    admin: new CatalogAdmin(deps),
+    products: new ProductAdmin(deps),
+    plans: new PlanAdmin(deps, tierTags),
+    tierTags,
     importer: new CatalogFileImport(deps),
     exporter: new CatalogFileExport(deps),
     checkout: new CheckoutService(deps),
@@ -81,7 +98,8 @@ export function createCore(given: CoreDeps): Core {
     seats,
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps),
-    licenses: new LicenseService(deps, signing, checkCache),
+    licenses: new LicenseService(deps),
+    checks: new CapabilityChecks(deps, signing, checkCache),
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
     idempotency: new IdempotencyService(deps),
     signing,
@@ -90,9 +108,18 @@ export function createCore(given: CoreDeps): Core {
     webhookDelivery: new WebhookDispatcher(deps),
     checkCache,
     listen: async () => {
-      if (deps.changes) await deps.changes.start(handlers);
+      if (!deps.changes) return;
+      await deps.changes.start(handlers);
+      // The second line behind the feed: a revocation whose notification was lost is still seen
+      // within keyRevalidateMs (a failed round, e.g. in an outage, just waits for the next).
+      revalidation ??= setInterval(() => {
+        apiKeys.revalidate().catch(() => undefined);
+      }, limits.keyRevalidateMs);
+      revalidation.unref?.();
     },
     stopListening: async () => {
+      if (revalidation) clearInterval(revalidation);
+      revalidation = undefined;
       setLive(false);
       await deps.changes?.stop();
     },

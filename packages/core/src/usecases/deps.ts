@@ -8,6 +8,7 @@ import type {
   KeyCipher,
   Logger,
   PaymentProvider,
+  Randomness,
   SignatureScheme,
   UnitOfWork,
   WebhookSender,
@@ -23,6 +24,8 @@ export interface CoreDeps {
   changes?: ChangeFeed;
   clock: Clock;
   ids: IdGenerator;
+  /** Secure randomness for secrets and tokens (API keys). */
+  random: Randomness;
   payments: PaymentProvider;
   /** How capability checks are signed (ECDSA or HMAC). */
   scheme: SignatureScheme;
@@ -55,6 +58,10 @@ export interface CoreLimits {
   webhookEventRetentionMs: number;
   /** Entitlement snapshots one instance keeps (LRU). */
   checkCacheEntries: number;
+  /** How often every cached API key is re-validated against the database (the second line behind the change feed). */
+  keyRevalidateMs: number;
+  /** How long after the change feed was last heard checks may be answered from memory while the database does not answer (0: never). */
+  checkOutageGraceMs: number;
   /** Webhook POSTs one instance makes at once. */
   webhookConcurrency: number;
   /** Deliveries one endpoint may have in flight at once, across instances (a slow receiver holds no more). */
@@ -69,6 +76,8 @@ export const DEFAULT_LIMITS: CoreLimits = {
   eventLeaseMs: 120_000,
   webhookEventRetentionMs: 30 * 86_400_000,
   checkCacheEntries: DEFAULT_CHECK_CACHE_ENTRIES,
+  keyRevalidateMs: 500,
+  checkOutageGraceMs: 60_000,
   webhookConcurrency: 16,
   webhookPerEndpoint: 4,
   webhookPerOrganisation: 8,
