@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { Id, OutboxDelivery, OutboxEvent, WebhookEndpoint } from '../../model';
 import { nextWebhookAttempt } from '../../domain/webhook-retries';
 import type { Repositories, WebhookSender, WebhookSigner } from '../../ports';
@@ -89,10 +88,9 @@ export class WebhookDispatcher {
     const signer = this.deps.webhookSigner as WebhookSigner;
     const body = JSON.stringify(event.payload);
     const secret = this.deps.cipher.open(endpoint.sealedSecret).toString('utf8');
-    // A monotonic measure of the POST (the clock may be moved by tests, or by NTP).
-    const started = performance.now();
+    const started = this.deps.clock.monotonicMs();
     const response = await sender.send({ url: endpoint.url, headers: signer.headers(secret, event.id, this.deps.clock.now(), body), body });
-    const durationMs = Math.round(performance.now() - started);
+    const durationMs = Math.round(this.deps.clock.monotonicMs() - started);
     const at = this.deps.clock.now();
     const ok = response.status !== null && response.status >= 200 && response.status < 300;
     const attempts = delivery.attempts + 1;
