@@ -1,4 +1,4 @@
-import type { ChangeFeed, Tenant, UnitOfWork, WebhookSender } from '..';
+import type { ChangeFeed, Randomness, Tenant, UnitOfWork, WebhookSender } from '..';
 import { type CatalogFile, createCore, demoCatalog, type CoreDeps } from '../usecases';
 import {
   CountingEventQueue,
@@ -14,7 +14,7 @@ import { InMemoryUnitOfWork } from './memory';
 
 /** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
 export function createTestCore(
-  options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender; limits?: CoreDeps['limits'] } = {},
+  options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender; random?: Randomness; limits?: CoreDeps['limits'] } = {},
 ) {
   const clock = new FixedClock();
   const payments = new FakePaymentProvider();
@@ -25,7 +25,7 @@ export function createTestCore(
     uow,
     clock,
     ids: new RandomIds(),
-    random: new SeededRandomness(),
+    random: options.random ?? new SeededRandomness(),
     payments,
     scheme: new FakeScheme(),
     cipher: new FakeCipher(),
