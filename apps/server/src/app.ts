@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Clock, Core, Logger, SignedLinks } from '@tollgate/core';
 import { catalogErrorBody, catalogOpenApi, createCatalogRouter } from '@tollgate/app-catalog';
@@ -9,6 +9,9 @@ import {
   answerClientErrors,
   createCheckFastPath,
   createHttpApp,
+  createHttpServer,
+  DEFAULT_HTTP_SERVER_LIMITS,
+  type HttpServerLimits,
   createRateLimits,
   legacyErrorBody,
   sendJson,
@@ -80,7 +83,7 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
     checkCache: () => s.core.checkCache.stats(),
     fastPath: fast.stats,
     eventQueue: () => s.core.worker.depth(),
-    webhookQueue: () => s.core.webhooks.depth(),
+    webhookQueue: () => s.core.webhookEvents.depth(),
     pool: poolStats,
   });
   const app = createExpressApp(s, rateLimits, metrics);
@@ -165,9 +168,16 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
   });
 }
 
-/** The HTTP server of the combined app: Node's own refusals (bad request line, huge headers) answer in the path's generation's shape. */
-export function createServerHttp(app: (req: IncomingMessage, res: ServerResponse) => void): Server {
-  const server = createServer(app);
+/**
+ * The HTTP server of the combined app, with the kit's client timeouts and per-address connection
+ * cap: Node's own refusals (bad request line, huge headers, a request past its timeout) answer in
+ * the path's generation's shape.
+ */
+export function createServerHttp(
+  app: (req: IncomingMessage, res: ServerResponse) => void,
+  limits: HttpServerLimits = DEFAULT_HTTP_SERVER_LIMITS,
+): Server {
+  const server = createHttpServer(app, limits);
   answerClientErrors(server, (path, status, message) => {
     const details = [{ property: 'request', error: message }];
     return path === '/api' || path.startsWith('/api/') || path.startsWith('/api?')

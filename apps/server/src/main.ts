@@ -31,17 +31,13 @@ async function main(): Promise<void> {
   if (demoPricingPage) console.log(`Demo pricing page (sandbox payments): ${demoPricingPage}`);
   const app = createServerApp({ ...runtime, demoPricingPage });
   const background = config.runWorker
-    ? new BackgroundWork(
-        runtime.core.worker,
-        runtime.core.sweeps,
-        runtime.wake,
-        runtime.logger,
-        config.workerIntervalMs,
-        runtime.core.webhooks,
-      )
+    ? new BackgroundWork(runtime.core.worker, runtime.core.sweeps, runtime.wake, runtime.logger, config.workerIntervalMs, {
+        delivery: runtime.core.webhookDelivery,
+        events: runtime.core.webhookEvents,
+      })
     : undefined;
   background?.start();
-  const server = createServerHttp(app);
+  const server = createServerHttp(app, config.http);
   server.listen(config.port, () => {
     console.log(
       `Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`,

@@ -13,5 +13,7 @@ export * from './openapi';
 export * from './input';
 export * from './rate-limits';
 export * from './signing-key';
+export * from './client-address';
+export * from './server';
 export * from './response-audit';
 export * from './examples';

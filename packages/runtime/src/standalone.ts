@@ -1,4 +1,5 @@
-import { createServer, type RequestListener } from 'node:http';
+import type { RequestListener } from 'node:http';
+import { createHttpServer } from '@tollgate/http';
 import { loadConfig, startFailure } from './config';
 import { createRuntime, type Runtime } from './container';
 
@@ -6,7 +7,7 @@ import { createRuntime, type Runtime } from './container';
 export function runStandalone(name: string, build: (runtime: Runtime) => RequestListener): void {
   const start = async () => {
     const runtime = await createRuntime(loadConfig());
-    const server = createServer(build(runtime)).listen(runtime.config.port, () =>
+    const server = createHttpServer(build(runtime), runtime.config.http).listen(runtime.config.port, () =>
       console.log(`tollgate ${name} listening on ${runtime.config.publicUrl}`),
     );
     const stop = () => server.close(() => void runtime.close().then(() => process.exit(0)));

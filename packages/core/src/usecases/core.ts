@@ -13,7 +13,7 @@ import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
-import { OutboxUnitOfWork, WebhookService } from './webhooks';
+import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
 export interface Core {
@@ -37,8 +37,12 @@ export interface Core {
   worker: EventWorker;
   idempotency: IdempotencyService;
   signing: SigningKeys;
-  /** Outgoing webhooks: endpoints, events, attempts, and their delivery. */
-  webhooks: WebhookService;
+  /** Outgoing webhooks: endpoints as vendors manage them, with their attempts. */
+  webhooks: WebhookEndpoints;
+  /** Outgoing events: read, resent, purged after their retention; the queue's depth. */
+  webhookEvents: WebhookEvents;
+  /** Delivery of due webhooks (the background worker). */
+  webhookDelivery: WebhookDispatcher;
   /** The check's entitlement cache (its statistics feed the metrics). */
   checkCache: EntitlementCache;
   /**
@@ -100,7 +104,9 @@ export function createCore(given: CoreDeps): Core {
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
     idempotency: new IdempotencyService({ ...deps, uow: joined }),
     signing,
-    webhooks: new WebhookService(deps),
+    webhooks: new WebhookEndpoints(deps),
+    webhookEvents: new WebhookEvents(deps),
+    webhookDelivery: new WebhookDispatcher(deps),
     checkCache,
     listen: async () => {
       if (!deps.changes) return;
