@@ -96,6 +96,7 @@ describe('a database outage', () => {
   let keys: Record<string, string>;
   let tenant: { organisationId: string; isTest: boolean };
   let plaintext: string;
+  let orgName: string;
   beforeEach(async () => {
     const shared = new InMemoryUnitOfWork();
     faulty = new FaultyUnitOfWork(shared);
@@ -105,6 +106,7 @@ describe('a database outage', () => {
     await a.listen();
     await b.listen();
     const org = `org-${randomUUID().slice(0, 8)}`;
+    orgName = org;
     ({ tenant, keys } = await seedSample(a, org));
     plaintext = (await a.apiKeys.create({ organisation: org, scopes: ['*'], isTest: false })).plaintext;
     await a.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'ann' }]);
@@ -150,6 +152,35 @@ describe('a database outage', () => {
     feed.restore();
     expect(b.checkCache.stats()).toMatchObject({ live: true, entries: 0 });
     expect((await check(['ann']))?.capabilities).toEqual(['edit']);
+  });
+
+  it('does not honour a license revoked while the feed was lost and the database still answered', async () => {
+    const before = await check(['ann']);
+    expect(before?.capabilities).toEqual(['edit']);
+    const ann = (await a.licenses.list(tenant, {})).filter((l) => l.granteeId === 'ann');
+    // The feed is lost while the database still answers: B reads it (and caches nothing).
+    feed.drop();
+    b.clock.set(new Date(b.clock.now().getTime() + 10_000));
+    await a.licenses.cancel(
+      tenant,
+      ann.map((l) => l.id),
+    );
+    expect(await check(['ann'])).toBeNull();
+    // Later the database stops answering: the old snapshot (from before the cancel) must not answer.
+    b.clock.set(new Date(b.clock.now().getTime() + 10_000));
+    faulty.down = true;
+    await expect(check(['ann'])).rejects.toMatchObject({ code: ErrorCodes.DATABASE_UNAVAILABLE });
+  });
+
+  it('forgets a key the database says is revoked, so no later outage lets it back in', async () => {
+    const { plaintext: revokedKey, record } = await a.apiKeys.create({ organisation: orgName, scopes: ['*'], isTest: false });
+    await b.apiKeys.authenticate(revokedKey);
+    feed.drop();
+    await a.apiKeys.revoke(record.id);
+    // Untrusted, B asks the database, which says revoked.
+    expect(await refused(b, revokedKey)).toBe(true);
+    faulty.down = true;
+    await expect(b.apiKeys.authenticate(revokedKey)).rejects.toMatchObject({ code: ErrorCodes.DATABASE_UNAVAILABLE });
   });
 
   it('never answers from memory when the feed was never heard (a start during the outage)', async () => {

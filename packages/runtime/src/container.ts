@@ -186,6 +186,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           checkCacheEntries: config.checkCacheEntries,
           keyRevalidateMs: Math.max(50, Math.floor(config.changeFeedBoundMs / 2)),
           checkOutageGraceMs: config.checkOutageGraceSeconds * 1000,
+          changeFeedBoundMs: config.changeFeedBoundMs,
           webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
           webhookConcurrency: config.webhookConcurrency,
         },

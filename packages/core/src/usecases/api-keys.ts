@@ -56,6 +56,8 @@ export class ApiKeyService {
       random: Randomness;
       /** Whether keys held in memory may stand in while the database does not answer (the outage grace). */
       outageGrace?: () => boolean;
+      /** The database answered a lookup (an outage that began before is over). */
+      databaseAnswered?: () => void;
     },
   ) {}
 
@@ -177,10 +179,13 @@ export class ApiKeyService {
       if (held) return held;
       throw e;
     }
+    this.deps.databaseAnswered?.();
     // The lookup is by hash; comparing the hashes again in constant time keeps timing flat.
     const stored = Buffer.from(key?.keyHash ?? '0'.repeat(64), 'hex');
     const given = Buffer.from(hash, 'hex');
     if (!key || !timingSafeEqual(stored, given) || key.revokedAt) {
+      // Held while untrusted (the feed lost), it must not stand in for a later outage.
+      this.cache.delete(hash);
       return fail(ErrorCodes.UNAUTHENTICATED, 'the API key is unknown or revoked');
     }
     // A revocation heard while the lookup ran may be about this very key: do not keep it.

@@ -57,13 +57,15 @@ export class CapabilityChecks {
    */
   async check(tenant: Tenant, req: CheckRequest, answered: { fromMemory?: () => void } = {}): Promise<SignedCheck | null> {
     try {
-      return await this.answer(tenant, req, false);
+      const answer = await this.answer(tenant, req, false);
+      this.cache.databaseAnswered();
+      return answer;
     } catch (e) {
       // The database does not answer: within the outage grace, what this instance holds answers
       // (docs/reliability.md, "Database outage"); anything it does not hold keeps the outage error.
-      const grace = limitsOf(this.deps).checkOutageGraceMs;
+      const { checkOutageGraceMs, changeFeedBoundMs } = limitsOf(this.deps);
       if (!isDomainError(e) || e.code !== ErrorCodes.DATABASE_UNAVAILABLE) throw e;
-      if (!this.cache.staleAllowed(this.deps.clock.now().getTime(), grace)) throw e;
+      if (!this.cache.staleAllowed(this.deps.clock.now().getTime(), checkOutageGraceMs, changeFeedBoundMs)) throw e;
       const result = await this.answer(tenant, req, e);
       this.cache.countFromMemory();
       answered.fromMemory?.();

@@ -46,6 +46,11 @@ export class EntitlementCache {
   private live = false;
   /** Since when (ms) the feed has not been heard, after having been: the start of the outage grace. */
   private untrustedSince: number | undefined;
+  /**
+   * The first database-unavailable error heard while untrusted (ms), cleared when the database
+   * answers again: what is held may have missed only what committed up to about this instant.
+   */
+  private unavailableSince: number | undefined;
   private hits = 0;
   private misses = 0;
   private fromMemory = 0;
@@ -121,17 +126,28 @@ export class EntitlementCache {
       this.planCaps.clear();
       this.untrustedSince = undefined;
     } else if (this.live) this.untrustedSince = nowMs;
+    this.unavailableSince = undefined;
     this.live = live;
   }
 
+  /** The database answered: an outage that began before is over (the next error starts a new one). */
+  databaseAnswered(): void {
+    if (!this.live) this.unavailableSince = undefined;
+  }
+
   /**
-   * Whether what is held may answer a check the database cannot: only within `graceMs` of the
-   * moment the feed was last heard (what changed since may be missing), and never before it was.
+   * Called on a database-unavailable error: whether what is held may answer what the database
+   * cannot. Only if the database became unavailable no more than `boundMs` after the feed was lost
+   * (while the database still answered, changes committed that nothing here heard: a revoked
+   * license must not be honoured from an older snapshot), within `graceMs` of that moment, and
+   * never before the feed was heard.
    */
-  staleAllowed(nowMs: number, graceMs: number): boolean {
+  staleAllowed(nowMs: number, graceMs: number, boundMs: number): boolean {
     if (graceMs <= 0) return false;
     if (this.live) return true;
-    return this.untrustedSince !== undefined && nowMs - this.untrustedSince <= graceMs;
+    if (this.untrustedSince === undefined) return false;
+    this.unavailableSince ??= nowMs;
+    return this.unavailableSince - this.untrustedSince <= boundMs && nowMs - this.untrustedSince <= graceMs;
   }
 
   /** Counts a check answered from memory during an outage (the metric). */

@@ -65,7 +65,8 @@ export function createCore(given: CoreDeps): Core {
   const checkCache = new EntitlementCache(limits.checkCacheEntries);
   const apiKeys = new ApiKeyService({
     ...deps,
-    outageGrace: () => checkCache.staleAllowed(deps.clock.now().getTime(), limits.checkOutageGraceMs),
+    outageGrace: () => checkCache.staleAllowed(deps.clock.now().getTime(), limits.checkOutageGraceMs, limits.changeFeedBoundMs),
+    databaseAnswered: () => checkCache.databaseAnswered(),
   });
   const keyCache = apiKeys.cacheControl();
   let revalidation: ReturnType<typeof setInterval> | undefined;

@@ -62,6 +62,11 @@ export interface CoreLimits {
   keyRevalidateMs: number;
   /** How long after the change feed was last heard checks may be answered from memory while the database does not answer (0: never). */
   checkOutageGraceMs: number;
+  /**
+   * The change feed's bound (`CHANGE_FEED_BOUND_MS`): checks are answered from memory in an outage
+   * only if the database stopped answering within this long of the feed being lost.
+   */
+  changeFeedBoundMs: number;
   /** Webhook POSTs one instance makes at once. */
   webhookConcurrency: number;
   /** Deliveries one endpoint may have in flight at once, across instances (a slow receiver holds no more). */
@@ -78,6 +83,7 @@ export const DEFAULT_LIMITS: CoreLimits = {
   checkCacheEntries: DEFAULT_CHECK_CACHE_ENTRIES,
   keyRevalidateMs: 500,
   checkOutageGraceMs: 60_000,
+  changeFeedBoundMs: 1_000,
   webhookConcurrency: 16,
   webhookPerEndpoint: 4,
   webhookPerOrganisation: 8,
