@@ -111,6 +111,24 @@ describe('finding 3: one idempotency key runs one request, however many arrive a
     // The same key with another body is refused.
     expect((await post({ name: 'another' }).expect(409)).body.title).toBe('Conflict');
   });
+
+  it('scopes a key by the route, not by how its path is spelt (a trailing slash)', async () => {
+    const key = `spelt-${Date.now()}`;
+    const body = { name: `spelt product ${key}` };
+    const post = (path: string) =>
+      request(app).post(path).set('authorization', `Bearer ${org.liveKey}`).set('idempotency-key', key).send(body);
+    const first = await post('/api/products').expect(201);
+    for (const path of ['/api/products/']) {
+      const again = await post(path).expect(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.data.id).toBe(first.body.data.id);
+    }
+    const list = await request(app)
+      .get(`/api/products?search=${encodeURIComponent(body.name)}`)
+      .set('authorization', `Bearer ${org.liveKey}`)
+      .expect(200);
+    expect(list.body.data).toHaveLength(1);
+  });
 });
 
 describe('finding 7: no existence oracle', () => {

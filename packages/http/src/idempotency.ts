@@ -16,22 +16,25 @@ export interface Answered {
  * replays that answer (`idempotent-replayed: true`), also while the first is still running (it
  * waits for it); another request under the same key is 409. A key belongs to the organisation,
  * the mode of the API key (live or test) and the route: it never replays across any of them.
+ * The route is its definition's path (`template`), not the raw one: the router is case-insensitive
+ * and non-strict, so `/api/products/` and `/API/products` are the same route and must not run twice.
  * Without the header the work just runs.
  */
 export function idempotent(
   service: IdempotencyService,
   work: (req: Request, res: Response) => Promise<Answered>,
   send: (res: Response, a: Answered) => Promise<void>,
+  template: string,
 ): RequestHandler {
   return async (req, res) => {
     const key = req.header('idempotency-key');
     if (key === undefined) return send(res, await work(req, res));
     const { organisationId, isTest } = tenantOf(res);
-    const path = req.originalUrl.split('?')[0];
-    const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
-    const outcome = await service.perform({ organisationId, isTest, key, route: `${req.method.toUpperCase()} ${path}` }, fingerprint, () =>
-      work(req, res),
-    );
+    const route = `${req.method.toUpperCase()} ${req.baseUrl.toLowerCase()}${template}`;
+    // What the request names: the route, its parameters and its query (not how the path was spelt).
+    const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+    const fingerprint = requestFingerprint(req.method, `${route} ${JSON.stringify(req.params)}${query}`, req.body);
+    const outcome = await service.perform({ organisationId, isTest, key, route }, fingerprint, () => work(req, res));
     if (outcome.kind === 'ran') return send(res, outcome.answer);
     res.setHeader('idempotent-replayed', 'true');
     return outcome.body === undefined || outcome.body === null

@@ -364,7 +364,7 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
     const write = def.method === 'post' || def.method === 'put' || def.method === 'patch';
     chain.push(
       options.idempotency && write && def.scope
-        ? idempotent(options.idempotency, work, sendAnswer)
+        ? idempotent(options.idempotency, work, sendAnswer, def.path)
         : async (req, res) => {
             await sendAnswer(res, await work(req, res));
           },
