@@ -59,9 +59,16 @@ export class PostgresChangeFeed implements ChangeFeed {
   private readonly heartbeatMs: number;
   private readonly boundMs: number;
   private readonly beatChannel = `tollgate_beat_${randomBytes(8).toString('hex')}`;
-  /** When the last heartbeat heard back was sent: everything committed before it has been heard. */
+  /**
+   * When the last heartbeat heard back was sent: everything committed before it has been heard.
+   * Times are the monotonic clock's (`performance.now()`): a wall-clock step must neither keep a
+   * stalled feed trusted nor declare a healthy one lost, and only this process reads the payload.
+   */
   private confirmedAt = 0;
   private lastSentAt = 0;
+  /** When this process was found to have stalled (every heartbeat answered, none sent): proof starts again from there. */
+  private stalledAt = 0;
+  private confirming = false;
 
   constructor(
     private readonly url: string,
@@ -98,16 +105,39 @@ export class PostgresChangeFeed implements ChangeFeed {
   private tick(): void {
     const client = this.client;
     if (!client || this.stopped) return;
-    const now = Date.now();
-    if (this.connected && now - this.confirmedAt > this.boundMs) {
-      this.lose(client, new Error(`no heartbeat heard back within ${this.boundMs} ms`));
+    const now = performance.now();
+    if (this.connected && this.overdue(now)) {
+      // After an event-loop stall the timer fires before the socket's queued heartbeats are read:
+      // read them first (setImmediate runs after the poll phase), then judge.
+      if (!this.confirming) {
+        this.confirming = true;
+        setImmediate(() => this.confirm(client));
+      }
       return;
     }
     if (now - this.lastSentAt >= this.heartbeatMs) this.beat(client);
   }
 
+  private overdue(now: number): boolean {
+    return now - Math.max(this.confirmedAt, this.stalledAt) > this.boundMs;
+  }
+
+  private confirm(client: Client): void {
+    this.confirming = false;
+    if (this.client !== client || !this.connected || this.stopped) return;
+    const now = performance.now();
+    if (!this.overdue(now)) return;
+    if (this.lastSentAt <= this.confirmedAt) {
+      // Every heartbeat sent came back: this process stalled (it sent none), not the feed. Prove it again from now.
+      this.stalledAt = now;
+      this.beat(client);
+      return;
+    }
+    this.lose(client, new Error(`no heartbeat heard back within ${this.boundMs} ms`));
+  }
+
   private beat(client: Client): void {
-    const sentAt = Date.now();
+    const sentAt = performance.now();
     this.lastSentAt = sentAt;
     client.query(`NOTIFY ${this.beatChannel}, '${sentAt}'`).catch(() => undefined);
   }

@@ -46,8 +46,9 @@ describeServer('PostgreSQL change feed: heartbeat and backoff', () => {
     const stalledAt = Date.now();
     proxy.faults.stalled = true;
     await until(() => last('gap') > stalledAt, 'the gap');
-    // Heartbeats every 200 ms, checked every 200 ms: noticed within the bound and one tick.
-    expect(last('gap') - stalledAt).toBeLessThanOrEqual(BOUND + 400);
+    // Heartbeats every 200 ms, checked every 200 ms: noticed within the bound and one tick, plus
+    // up to a second of timer lag on a loaded CI machine (what is proven: distrusted, and soon).
+    expect(last('gap') - stalledAt).toBeLessThanOrEqual(BOUND + 400 + 1000);
     expect(feed.listening()).toBe(false);
     proxy.faults.stalled = false;
     await until(() => last('resume') > last('gap'), 'listening again');
@@ -62,8 +63,39 @@ describeServer('PostgreSQL change feed: heartbeat and backoff', () => {
       await until(() => last('resume') > cutAt, `reconnection ${i + 1}`);
       waits.push(last('resume') - cutAt);
     }
-    // Without the reset the waits double (250, 500, 1000, 2000, 4000, 5000 ms).
-    for (const w of waits) expect(w).toBeLessThan(1500);
+    // Without the reset the waits double (250, 500, 1000, 2000, 4000, 5000 ms): the last ones stay
+    // far below 4 000 ms with it, leaving room for a loaded machine.
+    for (const w of waits) expect(w).toBeLessThan(3000);
+  });
+
+  it('keeps trusting a healthy feed when the wall clock steps forward (heartbeats are timed by the monotonic clock)', async () => {
+    await until(() => feed.listening(), 'listening');
+    const gaps = events.filter((e) => e.kind === 'gap').length;
+    const real = Date.now.bind(Date);
+    const step = jest.spyOn(Date, 'now').mockImplementation(() => real() + 3_600_000);
+    try {
+      await new Promise((r) => setTimeout(r, 3 * BOUND));
+    } finally {
+      step.mockRestore();
+    }
+    expect(events.filter((e) => e.kind === 'gap').length).toBe(gaps);
+    expect(feed.listening()).toBe(true);
+  });
+
+  it('does not declare a healthy feed lost after an event-loop stall longer than the bound', async () => {
+    await until(() => feed.listening(), 'listening');
+    const gaps = events.filter((e) => e.kind === 'gap').length;
+    // Blocks the loop (the heartbeats' answers queue in the socket meanwhile).
+    // From the check phase, so the next loop turn runs the overdue timer before the poll phase reads the socket.
+    await new Promise<void>((done) =>
+      setImmediate(() => {
+        for (const end = Date.now() + 2.5 * BOUND; Date.now() < end;);
+        done();
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 2 * BOUND));
+    expect(events.filter((e) => e.kind === 'gap').length).toBe(gaps);
+    expect(feed.listening()).toBe(true);
   });
 
   it('hears changes committed while it listens (through the proxy)', async () => {
