@@ -11,6 +11,8 @@ import { repositories } from './repositories';
  * anything else.
  */
 export function domainErrorOf(e: unknown): DomainError | undefined {
+  if (isPoolExhausted(e))
+    return new DomainError(ErrorCodes.BUSY, 'every database connection stayed in use; nothing was changed, retry shortly');
   if (isUnavailable(e))
     return new DomainError(ErrorCodes.DATABASE_UNAVAILABLE, 'the database is unavailable; nothing was changed, retry later');
   const code = (e as { code?: unknown })?.code;
@@ -51,9 +53,18 @@ export function isUnavailable(e: unknown): boolean {
   const code = typeof err?.code === 'string' ? err.code : '';
   if (SOCKET_CODES.has(code) || code.startsWith('08') || /^57P0[1-3]$/.test(code)) return true;
   const message = typeof err?.message === 'string' ? err.message : '';
-  return /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended)/.test(
-    message,
-  );
+  return /^(Connection terminated|Client has encountered a connection error|Connection ended)/.test(message);
+}
+
+/**
+ * pg-pool's "timeout exceeded when trying to connect" is a request that waited too long in the
+ * pool's queue (every connection checked out), not an unreachable server: a connection attempt
+ * that times out fails as "Connection terminated due to connection timeout" instead. A healthy,
+ * crowded database is BUSY, never reported down (nor does it start the checks' outage grace).
+ */
+export function isPoolExhausted(e: unknown): boolean {
+  const message = (e as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && message.startsWith('timeout exceeded when trying to connect');
 }
 
 const translated = async <T>(work: () => Promise<T>): Promise<T> => {

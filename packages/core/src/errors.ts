@@ -49,6 +49,8 @@ export const ErrorCodes = {
   PAYMENT_PROVIDER_FAILED: 'PAYMENT_PROVIDER_FAILED',
   /** The database does not answer (an outage): nothing was written; retry after `Retry-After`. */
   DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
+  /** The database answers, but every connection of this instance stayed in use for too long: retry shortly. */
+  BUSY: 'BUSY',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

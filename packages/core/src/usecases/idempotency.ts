@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ErrorCodes, fail, invalid } from '../errors';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrorCodes, fail, invalid, isDomainError } from '../errors';
 import type { IdempotencyScope } from '../model';
 import type { Clock } from '../ports';
 import type { JoinedUnitOfWork } from './joined-unit-of-work';
@@ -9,6 +10,12 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_KEY_MAX = 255;
 /** How long a request waits for the first request of its key to finish before answering 409. */
 export const IDEMPOTENCY_WAIT_MS = 10_000;
+/**
+ * A waiting request holds a database connection only this long per attempt, then sleeps
+ * IDEMPOTENCY_POLL_MS without one: many same-key retries must not starve the pool for everyone.
+ */
+export const IDEMPOTENCY_CLAIM_SLICE_MS = 25;
+export const IDEMPOTENCY_POLL_MS = 100;
 
 /** Method, path and a hash of the body: "the same request". */
 export const requestFingerprint = (method: string, path: string, body: unknown): string =>
@@ -29,8 +36,8 @@ export type IdempotentOutcome<A extends IdempotentAnswer> = { kind: 'ran'; answe
  * claims the key, does its work and stores its answer in ONE transaction, so a crash anywhere
  * leaves either nothing (a retry runs) or the work with its answer (a retry replays), never the
  * work without its answer. A request with the same key and body while the first still runs waits
- * for it (the database holds it at the claim) and replays its answer, or gets 409 after
- * IDEMPOTENCY_WAIT_MS; the same key with another request is refused. Kept 24 hours.
+ * for it (short claims between sleeps that hold no connection) and replays its answer, or gets
+ * 409 after IDEMPOTENCY_WAIT_MS; the same key with another request is refused. Kept 24 hours.
  */
 export class IdempotencyService {
   constructor(private readonly deps: { uow: JoinedUnitOfWork; clock: Clock; waitMs?: number }) {}
@@ -43,14 +50,30 @@ export class IdempotencyService {
   ): Promise<IdempotentOutcome<A>> {
     if (scope.key.length === 0 || scope.key.length > IDEMPOTENCY_KEY_MAX)
       invalid('idempotency-key', `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`);
+    const waitMs = this.deps.waitMs ?? IDEMPOTENCY_WAIT_MS;
+    const deadline = performance.now() + waitMs;
+    for (;;) {
+      try {
+        return await this.attempt(scope, fingerprint, work, Math.min(IDEMPOTENCY_CLAIM_SLICE_MS, waitMs));
+      } catch (e) {
+        if (!isDomainError(e) || e.code !== ErrorCodes.IDEMPOTENCY_KEY_IN_USE || performance.now() + IDEMPOTENCY_POLL_MS > deadline)
+          throw e;
+        // The first request still runs: wait for it without holding a connection (the attempt rolled back).
+        await sleep(IDEMPOTENCY_POLL_MS);
+      }
+    }
+  }
+
+  private attempt<A extends IdempotentAnswer>(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    work: () => Promise<A>,
+    claimWaitMs: number,
+  ): Promise<IdempotentOutcome<A>> {
     const now = this.deps.clock.now();
     const since = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
     return this.deps.uow.runShared(async (r): Promise<IdempotentOutcome<A>> => {
-      const claimed = await r.idempotency.claim(
-        { ...scope, fingerprint, status: null, body: null, createdAt: now },
-        since,
-        this.deps.waitMs ?? IDEMPOTENCY_WAIT_MS,
-      );
+      const claimed = await r.idempotency.claim({ ...scope, fingerprint, status: null, body: null, createdAt: now }, since, claimWaitMs);
       if (!claimed) {
         const found = await r.idempotency.find(scope, since);
         if (found && found.fingerprint !== fingerprint)
