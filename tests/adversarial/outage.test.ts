@@ -54,8 +54,16 @@ beforeAll(async () => {
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres', path.join(dir, 'data')]);
   dir = path.join(dir, 'data');
   asPostgres('initdb', ['-D', dir, '-A', 'trust', '-U', 'postgres']);
-  port = await freePort();
-  pgStart();
+  // A port found free may be taken by another process before PostgreSQL binds it: try another.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    try {
+      pgStart();
+      break;
+    } catch (e) {
+      if (attempt === 3) throw e;
+    }
+  }
   url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   org = await seedOrg(url, 'outage');
   server = await startInstance(url, { CHECK_OUTAGE_GRACE_SECONDS: String(GRACE_S), RUN_WORKER: 'false' });
@@ -94,6 +102,8 @@ it('answers writes 503 with Retry-After and checks from memory within the grace,
   let n = 0;
   const load = async (kind: Seen['kind']) => {
     while (!stop) {
+      // Classified before / during / after the outage by when it was SENT (its answer may come later).
+      const sentAt = Date.now();
       const r =
         kind === 'check'
           ? await check()
@@ -104,7 +114,7 @@ it('answers writes 503 with Retry-After and checks from memory within the grace,
               })
             : await call(server.url, 'POST', '/api/products', { bearer: org.live, body: { name: `outage ${n++}` } });
       seen.push({
-        at: Date.now(),
+        at: sentAt,
         kind,
         status: r.status,
         fromMemory: r.headers.get('x-tollgate-from-memory') !== null,
