@@ -161,6 +161,7 @@ export async function seedOrg(dbUrl: string, name: string): Promise<Org> {
     fs.writeFileSync(f, JSON.stringify(sampleCatalog(name, test)));
     return f;
   };
+  await cli(dbUrl, ['orgs', 'create', name]);
   const keys = JSON.parse(await cli(dbUrl, ['import', file(false), '--json']));
   const testKeys = JSON.parse(await cli(dbUrl, ['import', file(true), '--json']));
   fs.rmSync(dir, { recursive: true, force: true });

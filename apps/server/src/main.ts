@@ -6,7 +6,7 @@ import { pricingPageLink } from '@tollgate/app-v1';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const runtime = await createRuntime(config);
+  const runtime = await createRuntime(config, { lockAs: 'tollgate server' });
   const demo = await seedDemoIfEmpty(runtime.core);
   if (demo) {
     console.log('');
@@ -42,6 +42,12 @@ async function main(): Promise<void> {
     : undefined;
   background?.start();
   const server = createServerHttp(app);
+  server.once('error', (e) => {
+    console.error(startFailure(e, { port: config.port }));
+    void Promise.resolve(background?.stop())
+      .then(() => runtime.close())
+      .finally(() => process.exit(1));
+  });
   server.listen(config.port, () => {
     console.log(
       `Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`,

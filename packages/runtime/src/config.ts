@@ -140,13 +140,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return config;
 }
 
-/** What a process prints when it cannot start: one line per bad variable, or the error. */
-export function startFailure(e: unknown): string {
-  return e instanceof ConfigError
-    ? e.problems.map((p) => `configuration error: ${p}`).join('\n')
-    : String(e instanceof Error ? e.stack : e);
-}
-
 function persistedSecret(dataDir: string): string {
   const file = path.join(dataDir, 'secret');
   fs.mkdirSync(dataDir, { recursive: true });

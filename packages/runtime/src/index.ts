@@ -5,3 +5,5 @@ export * from './demo';
 export * from './worker';
 export * from './standalone';
 export * from './logger';
+export * from './data-lock';
+export * from './start-failure';

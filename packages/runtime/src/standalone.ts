@@ -1,5 +1,6 @@
 import { createServer, type RequestListener } from 'node:http';
-import { loadConfig, startFailure } from './config';
+import { loadConfig } from './config';
+import { startFailure } from './start-failure';
 import { createRuntime, type Runtime } from './container';
 
 /** Runs one generation's app alone on its own port (apps' standalone entries), until SIGINT/SIGTERM. */

@@ -100,6 +100,7 @@ function repositories(db: Tables, changed: (c: CacheInvalidation) => void = () =
       findByName: async (name) => values(db.organisations).find((o) => o.name === name),
       save: async (org) => void db.organisations.set(org.id, copy(org)),
       any: async () => db.organisations.size > 0,
+      list: async () => values(db.organisations).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     },
     apiKeys: {
       findByHash: async (h) => values(db.apiKeys).find((k) => k.keyHash === h),

@@ -88,3 +88,4 @@ export async function purchase({ core }: { core: Core }, planId: string, grantee
   return buyPlan(core, planId, quantity, granteeId, 'sandbox');
 }
 export * from './receiver';
+export * from './processes';
