@@ -169,7 +169,67 @@ describe('tollgate CLI', () => {
     const again = await run('import', file);
     expect(again.out).toMatch(/0 created, 0 updated, \d+ unchanged/);
     fs.writeFileSync(path.join(dir, 'broken.yaml'), 'organisation: [unclosed');
-    expect((await run('import', path.join(dir, 'broken.yaml'))).err).toMatch(/not valid YAML/);
+    expect((await run('import', path.join(dir, 'broken.yaml'))).err).toMatch(/broken\.yaml:1: /);
+  });
+
+  it('checks the file against its schema: each problem one line with its path and line number, nothing written', async () => {
+    const file = path.join(dir, 'wrong.yaml');
+    fs.writeFileSync(
+      file,
+      `organisation: cli-org
+products:
+  - key: wrong
+    name: wrong-app
+    currencies: [USD]
+    capabilities: [edit]
+    plans:
+      - key: team
+        pricingType: paid
+        licenseType: seat
+        prices: { USD: 12, EUR: 11 }
+        capabilites: [edit]
+`,
+    );
+    const r = await run('import', file);
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n')).toEqual([
+      `tollgate: ${file}:10: products[0].plans[0].licenseType: must be one of user, perSeat, board, customId, got "seat"`,
+      `tollgate: ${file}:12: products[0].plans[0].capabilites: unknown key capabilites (did you mean capabilities?); allowed: key, displayName, description, pricingType, licenseType, perSeatAmount, interval, length, evaluation, evalDays, trialDays, usageBased, visibility, active, prices, capabilities, features`,
+    ]);
+    fs.writeFileSync(
+      file,
+      fs.readFileSync(file, 'utf8').replace('licenseType: seat', 'licenseType: perSeat').replace('capabilites', 'capabilities'),
+    );
+    expect((await run('import', file)).err).toBe(
+      `tollgate: ${file}:11: products[0].plans[0].prices.EUR: EUR is not one of the product's currencies (USD); add it to products[0].currencies`,
+    );
+    const json = path.join(dir, 'wrong.json');
+    fs.writeFileSync(json, JSON.stringify({ organisation: 'cli-org', colour: 'red', products: [{ key: 'x' }] }, null, 2));
+    expect((await run('import', json)).err.split('\n')).toEqual([
+      `tollgate: ${json}:3: colour: unknown key colour; allowed: organisation, test, products`,
+      `tollgate: ${json}:5: products[0]: name is required`,
+    ]);
+    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products.map((p: { key: string }) => p.key)).not.toContain(
+      'wrong',
+    );
+  });
+
+  it('--dry-run shows what would change and writes nothing', async () => {
+    const file = path.join(dir, 'dry.yaml');
+    fs.writeFileSync(file, catalogYaml.replace('key: notes', 'key: dry').replace('notes-app', 'dry-app'));
+    const dry = await run('import', file, '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.out.split('\n')).toEqual([
+      'would create products.dry',
+      'would create plans.dry.free',
+      `dry run of ${file}: 2 to create, 0 to update, 0 unchanged; nothing written`,
+    ]);
+    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products.map((p: { key: string }) => p.key)).not.toContain(
+      'dry',
+    );
+    expect((await run('import', file)).out).toMatch(/2 created/);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('displayName: Free', 'displayName: Gratis'));
+    expect(JSON.parse((await run('import', file, '--dry-run', '--json')).out)).toEqual([{ key: 'plans.dry.free', change: 'updated' }]);
   });
 
   it('exports the catalog as YAML that imports back unchanged', async () => {
@@ -179,7 +239,9 @@ describe('tollgate CLI', () => {
     const file = path.join(dir, 'exported.yaml');
     fs.writeFileSync(file, exported.out);
     expect((await run('import', file)).out).toMatch(/0 created, 0 updated/);
-    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products[0].key).toBe('notes');
+    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products.map((p: { key: string }) => p.key)).toContain(
+      'notes',
+    );
     expect((await run('export')).code).toBe(2);
   });
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { CatalogFile } from '@tollgate/core';
-import YAML from 'yaml';
+import { checkCatalogFile } from '../catalog-check';
 import { CliError, type CommandModule } from '../program';
 import { organisationFor } from '../support';
 
@@ -10,19 +10,32 @@ export const importCommand: CommandModule = {
       .command('import')
       .description('create or update the catalog described in a file (YAML or JSON; docs/catalog-file.md)')
       .argument('<file>', 'the catalog file')
+      .option('--dry-run', 'check the file and show what would change, writing nothing')
       .option('--create-org', "create the file's organisation if it does not exist")
-      .option('--json', 'print the file keys mapped to their ids as JSON')
-      .action(async (file: string, o: { createOrg?: boolean; json?: boolean }) => {
+      .option('--json', 'print the file keys mapped to their ids as JSON (with --dry-run: the changes)')
+      .action(async (file: string, o: { dryRun?: boolean; createOrg?: boolean; json?: boolean }) => {
         const doc = readCatalogFile(file);
         const { core } = await services();
-        if (typeof doc?.organisation === 'string' && doc.organisation) await organisationFor(core, doc.organisation, o.createOrg);
-        const result = await core.importer.apply(doc);
+        // A dry run may name an organisation still to be made: the import checks it the same way.
+        if (o.dryRun && o.createOrg && !(await core.apiKeys.organisations()).some((x) => x.name === doc.organisation))
+          throw new CliError(`a dry run does not create organisations: tollgate orgs create ${doc.organisation} first`);
+        await organisationFor(core, doc.organisation, o.createOrg);
+        const result = await core.importer.apply(doc, { dryRun: o.dryRun });
+        if (o.dryRun) {
+          if (o.json) return io.out(JSON.stringify(result.changes));
+          for (const c of result.changes) io.out(`would ${c.change === 'created' ? 'create' : 'update'} ${c.key}`);
+          io.out(
+            `dry run of ${file}: ${result.created} to create, ${result.updated} to update, ${result.unchanged} unchanged; nothing written`,
+          );
+          return;
+        }
         if (o.json) io.out(JSON.stringify(result.keys));
         else io.out(`imported ${file}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged`);
       });
   },
 };
 
+/** The file, parsed and checked against the catalog-file schema; every problem is one line with its line number. */
 function readCatalogFile(file: string): CatalogFile {
   let text: string;
   try {
@@ -31,10 +44,10 @@ function readCatalogFile(file: string): CatalogFile {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CliError(code === 'ENOENT' ? `${file}: no such file` : `${file}: cannot be read (${code ?? (e as Error).message})`);
   }
-  const json = file.endsWith('.json');
-  try {
-    return (json ? JSON.parse(text) : YAML.parse(text)) as CatalogFile;
-  } catch (e) {
-    throw new CliError(`${file} is not valid ${json ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`);
-  }
+  const { doc, problems } = checkCatalogFile(file, text);
+  if (problems.length || !doc)
+    throw new CliError(
+      problems.map((p) => `${file}${p.line ? `:${p.line}` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\ntollgate: '),
+    );
+  return doc;
 }
