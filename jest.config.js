@@ -35,4 +35,9 @@ module.exports = {
   // Suites named *.server.test.ts need a PostgreSQL server: collected only when TEST_DATABASE_URL says where.
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/fixtures/', ...(process.env.TEST_DATABASE_URL ? [] : ['\\.server\\.test\\.ts$'])],
   testTimeout: 30000,
+  // Each test file's embedded databases (PGlite, ~400 MB of WebAssembly memory apiece) stay reachable
+  // from the file's module registry after it ends, so a worker that ran many files grew past 5 GB.
+  // Jest restarts a worker after a file once it holds more than this (and uses a worker even with
+  // --maxWorkers=1 when the limit is set), keeping every test process under 2 GB.
+  workerIdleMemoryLimit: '1GB',
 };

@@ -62,7 +62,7 @@ export const catalogOpenApi = (core: CatalogServices) =>
 /** The catalog app alone on its own port. */
 export function createCatalogApp(s: CatalogAppServices): Express {
   const rateLimits = s.rateLimits ?? createRateLimits(s.config.rateLimits);
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) =>
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) =>
     app.use(createCatalogRouter({ ...s, rateLimits }).router),
   );
 }

@@ -47,7 +47,7 @@ export const legacyOpenApi = (core: LegacyServices) =>
 /** The legacy app alone on its own port. */
 export function createLegacyApp(s: LegacyAppServices): Express {
   const rateLimits = s.rateLimits ?? createRateLimits(s.config.rateLimits);
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) =>
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) =>
     app.use(createLegacyRouter({ ...s, rateLimits }).router),
   );
 }

@@ -108,7 +108,7 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
     v1: () => v1OpenApi(s),
     catalog: () => catalogOpenApi(s.core),
   };
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) => {
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
     for (const [provider, handler] of Object.entries(s.pages.webhooks)) app.use(`/webhooks/${provider}`, handler);
     app.get(
       '/',

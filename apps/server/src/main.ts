@@ -7,7 +7,11 @@ import { pricingPageLink } from '@tollgate/app-v1';
 async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = await createRuntime(config, { lockAs: 'tollgate server' });
-  const demo = await seedDemoIfEmpty(runtime.core);
+  // The demo organisation (and its full-scope keys, printed) only on the embedded database: a
+  // PostgreSQL server is a real deployment, which starts empty.
+  const demo = config.databaseUrl ? undefined : await seedDemoIfEmpty(runtime.core);
+  if (config.databaseUrl && !(await runtime.core.apiKeys.anyOrganisation()))
+    console.log('An empty database: create the first organisation with `npx tollgate orgs create NAME` (docs/quickstart.md).');
   if (demo) {
     console.log('');
     console.log('Demo organisation "demo" created with the sample catalog (live and test).');

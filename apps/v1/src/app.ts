@@ -61,7 +61,7 @@ export const v1OpenApi = (s: V1Services) =>
 /** The v1 app alone on its own port. */
 export function createV1App(s: V1AppServices): Express {
   const rateLimits = s.rateLimits ?? createRateLimits(s.config.rateLimits);
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) => {
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
     app.use(createCheckoutStartRouter(s).router);
     app.use(createV1Router({ ...s, rateLimits }).router);
   });

@@ -122,7 +122,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     } catch {
       return pass();
     }
-    if (o.rateLimits && (await o.rateLimits.overAuthFailureBudget(req.socket.remoteAddress))) return pass();
+    if (o.rateLimits && (await o.rateLimits.overAuthFailureBudget(o.rateLimits.addressOf(req)))) return pass();
     let body: string | undefined;
     try {
       const key = await o.apiKeys.authenticate(presented);
@@ -152,6 +152,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
         method: 'GET',
         path: '/licenses/check',
         status: res.statusCode,
+        address: o.rateLimits ? o.rateLimits.addressOf(req) : req.socket.remoteAddress,
         ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
       });
     }

@@ -13,3 +13,4 @@ export * from './openapi';
 export * from './input';
 export * from './rate-limits';
 export * from './signing-key';
+export * from './client-address';

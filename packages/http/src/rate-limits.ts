@@ -2,6 +2,8 @@ import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, rateLimit } from 'express-rate-limit';
 import { DomainError, ErrorCodes } from '@tollgate/core';
 import type { AuthContext } from './auth';
+import { clientAddress } from './client-address';
+import type { IncomingMessage } from 'node:http';
 
 export interface RateLimitConfig {
   /** Off only for benchmarks and load tests. */
@@ -10,6 +12,8 @@ export interface RateLimitConfig {
   authFailuresPerMinute: number;
   /** Writes (POST, PUT, PATCH, DELETE) one API key may make per minute. */
   writesPerMinute: number;
+  /** Reverse proxies in front of the instance (`TRUST_PROXY`): client addresses come from `X-Forwarded-For` only when above 0. */
+  trustProxy?: number;
 }
 
 export const DEFAULT_RATE_LIMITS: RateLimitConfig = { enabled: true, authFailuresPerMinute: 30, writesPerMinute: 1200 };
@@ -22,6 +26,8 @@ export interface RateLimits {
   writes: RequestHandler;
   /** Would `authFailures` refuse this client address now? (for handlers outside express: the check's fast path) */
   overAuthFailureBudget(address: string | undefined): Promise<boolean>;
+  /** The client address these limits count by (`clientAddress` with the configured proxies). */
+  addressOf(req: IncomingMessage): string;
 }
 
 const WINDOW_MS = 60_000;
@@ -41,10 +47,12 @@ const refuse = (what: string) => (req: Request, res: Response, next: (e: unknown
  * balancer a client gets up to N times the budget (docs/decisions.md).
  */
 export function createRateLimits(config: RateLimitConfig): RateLimits {
-  if (!config.enabled) return { authFailures: pass, writes: pass, overAuthFailureBudget: async () => false };
+  const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxy);
+  if (!config.enabled) return { authFailures: pass, writes: pass, overAuthFailureBudget: async () => false, addressOf };
   const failures = new MemoryStore();
   const addressKey = (address: string | undefined) => ipKeyGenerator(address ?? 'unknown');
   return {
+    addressOf,
     overAuthFailureBudget: async (address) => ((await failures.get(addressKey(address)))?.totalHits ?? 0) >= config.authFailuresPerMinute,
     authFailures: rateLimit({
       store: failures,
@@ -53,7 +61,7 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
       skipSuccessfulRequests: true,
       requestWasSuccessful: (_req, res) => res.statusCode !== 401,
       // Written out (not through addressKey): express-rate-limit checks that the generator calls ipKeyGenerator.
-      keyGenerator: (req) => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown'),
+      keyGenerator: (req) => ipKeyGenerator(clientAddress(req, config.trustProxy)),
       standardHeaders: false,
       legacyHeaders: false,
       handler: refuse('too many failed authentications from this address'),

@@ -39,7 +39,7 @@ export interface Config {
   /** How long a worker holds an event before another may take it over (`EVENT_LEASE_SECONDS`). */
   eventLeaseSeconds: number;
   /** Failed-authentication and write limits per instance (`RATE_LIMIT`, `RATE_LIMIT_AUTH_FAILURES`, `RATE_LIMIT_WRITES`). */
-  rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number };
+  rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number; trustProxy: number };
 }
 
 /** Every bad variable of the environment, one message each (`problems`); the message lists them all. */
@@ -92,6 +92,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   };
 
+  // TRUST_PROXY: how many reverse proxies stand in front (true: one); client addresses come from
+  // X-Forwarded-For only then, since any client can write that header.
+  const proxies = (): number => {
+    const raw = (env.TRUST_PROXY ?? '').trim().toLowerCase();
+    if (raw === '' || raw === 'false') return 0;
+    if (raw === 'true') return 1;
+    if (/^\d+$/.test(raw) && Number(raw) <= 10) return Number(raw);
+    bad(`TRUST_PROXY must be true, false or the number of proxies in front (0 to 10), got ${env.TRUST_PROXY}`);
+    return 0;
+  };
   const port = whole('PORT', 3000, 0, 65535);
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
@@ -132,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: rateLimit === 'on',
       authFailuresPerMinute: whole('RATE_LIMIT_AUTH_FAILURES', 30, 1),
       writesPerMinute: whole('RATE_LIMIT_WRITES', 1200, 1),
+      trustProxy: proxies(),
     },
   } satisfies Config;
   if (problems.length) throw new ConfigError(problems);

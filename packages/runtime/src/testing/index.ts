@@ -25,7 +25,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   maxSeats: 10_000,
   eventLeaseSeconds: 120,
   // Off in tests, which fire many requests from one address; the hardening tests turn them on.
-  rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200 },
+  rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200, trustProxy: 0 },
   ...over,
 });
 
