@@ -1,7 +1,6 @@
 // The top floor: builds the runtime (the composition root) and serves every generation on one port.
-import { BackgroundWork, createRuntime, loadConfig, seedDemoIfEmpty, startFailure } from '@tollgate/runtime';
+import { createRuntime, loadConfig, seedDemoIfEmpty, serve, startFailure } from '@tollgate/runtime';
 import { createServerApp, createServerHttp } from './app';
-import { closeGracefully } from './lifecycle';
 import { pricingPageLink } from '@tollgate/app-v1';
 
 async function main(): Promise<void> {
@@ -34,25 +33,7 @@ async function main(): Promise<void> {
     : undefined;
   if (demoPricingPage) console.log(`Demo pricing page (sandbox payments): ${demoPricingPage}`);
   const app = createServerApp({ ...runtime, demoPricingPage });
-  const background = config.runWorker
-    ? new BackgroundWork(
-        runtime.core.worker,
-        runtime.core.sweeps,
-        runtime.wake,
-        runtime.logger,
-        config.workerIntervalMs,
-        runtime.core.webhooks,
-      )
-    : undefined;
-  background?.start();
-  const server = createServerHttp(app);
-  server.once('error', (e) => {
-    console.error(startFailure(e, { port: config.port }));
-    void Promise.resolve(background?.stop())
-      .then(() => runtime.close())
-      .finally(() => process.exit(1));
-  });
-  server.listen(config.port, () => {
+  serve(runtime, createServerHttp(app), () => {
     console.log(
       `Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`,
     );
@@ -60,26 +41,6 @@ async function main(): Promise<void> {
     console.log(`  v1:      ${config.publicUrl}/products            (x-api-key, version: v1)`);
     console.log(`  catalog: ${config.publicUrl}/api/products        (Authorization: Bearer)`);
   });
-  let stopping = false;
-  // SIGTERM / SIGINT: no new connections, requests in flight finish, the worker stops claiming
-  // work and finishes what it holds, then the pools close.
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    runtime.logger.info('shutting down', { signal });
-    void closeGracefully(server)
-      .then(() => background?.stop())
-      .then(() => runtime.close())
-      .then(
-        () => process.exit(0),
-        (e: unknown) => {
-          runtime.logger.error('shutdown failed', { error: String(e) });
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 main().catch((e) => {

@@ -14,3 +14,5 @@ export * from './input';
 export * from './rate-limits';
 export * from './signing-key';
 export * from './client-address';
+export * from './metrics';
+export * from './operations';

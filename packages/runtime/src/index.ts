@@ -7,3 +7,4 @@ export * from './standalone';
 export * from './logger';
 export * from './data-lock';
 export * from './start-failure';
+export * from './lifecycle';
