@@ -16,3 +16,5 @@ export * from './signing-key';
 export * from './client-address';
 export * from './metrics';
 export * from './operations';
+export * from './response-audit';
+export * from './examples';

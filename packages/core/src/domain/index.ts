@@ -9,6 +9,5 @@ export * from './check';
 export * from './proration';
 export * from './checkout';
 export * from './builders';
-export * from './signed-links';
 export * from './limits';
 export * from './webhook-signature';

@@ -1,0 +1,26 @@
+import type { Core } from '@tollgate/core';
+import type { Route } from '@tollgate/http';
+import { catalogFileRoutes } from './catalog-files';
+import { eventRoutes } from './events';
+import { planRoutes } from './plans';
+import { productRoutes } from './products';
+import { signingKeyRoutes } from './signing-keys';
+import { tierTagRoutes } from './tier-tags';
+import { webhookRoutes } from './webhooks';
+
+/** What the catalog generation needs of the core. */
+export type CatalogServices = Pick<
+  Core,
+  'apiKeys' | 'products' | 'plans' | 'tierTags' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter'
+>;
+
+/** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */
+export const catalogRoutes = (core: CatalogServices): Route[] => [
+  ...signingKeyRoutes(core),
+  ...productRoutes(core),
+  ...planRoutes(core),
+  ...tierTagRoutes(core),
+  ...catalogFileRoutes(core),
+  ...webhookRoutes(core),
+  ...eventRoutes(core),
+];
