@@ -23,6 +23,13 @@ describe('the catalog-file schema', () => {
     expect(Object.keys(result.keys).sort()).toEqual(['plans.notes.free', 'plans.notes.team', 'pricingTables.notes.main', 'products.notes']);
   });
 
+  it("accepts docs/quickstart.md's catalog", () => {
+    const quickstart = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'quickstart.md'), 'utf8');
+    const file = /```yaml\n(organisation: acme[\s\S]*?)```/.exec(quickstart)?.[1] as string;
+    expect(file).toContain('key: team');
+    expect(checkCatalogFile('catalog.yaml', file).problems).toEqual([]);
+  });
+
   it('accepts the demo and sample catalogs and every export, in YAML and JSON', async () => {
     for (const file of [demoCatalog('demo'), demoCatalog('demo', true), sampleCatalog('acme'), sampleCatalog('acme', true)]) {
       expect(checkCatalogFile('x.json', JSON.stringify(file)).problems).toEqual([]);
