@@ -27,7 +27,12 @@ async function main(): Promise<void> {
           { ...runtime, queries: runtime.core.queries, checkout: runtime.core.checkout },
           { organisationId: demo.test.organisationId, isTest: true },
           demoTable,
-          { member: 'demo@example.com', granteeId: 'demo-user', successUrl: `${config.publicUrl}/`, cancelUrl: `${config.publicUrl}/` },
+          {
+            member: 'demo@example.com',
+            granteeId: 'demo-user',
+            successUrl: `${config.publicUrl}/sandbox/thank-you`,
+            cancelUrl: `${config.publicUrl}/`,
+          },
         ).catch(() => undefined)
       )?.url
     : undefined;

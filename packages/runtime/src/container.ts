@@ -213,6 +213,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       sandbox: createSandboxRouter({
         checkout: core.checkout,
         subscriptions: core.subscriptions,
+        seats: core.seats,
         provider: c.get<SandboxPaymentProvider>(T.Sandbox),
         logger,
       }),
