@@ -47,6 +47,8 @@ export const ErrorCodes = {
   CHECKOUT_CANCELED: 'CHECKOUT_CANCELED',
   PAYMENT_NOT_AVAILABLE: 'PAYMENT_NOT_AVAILABLE',
   PAYMENT_PROVIDER_FAILED: 'PAYMENT_PROVIDER_FAILED',
+  /** The database does not answer (an outage): nothing was written; retry after `Retry-After`. */
+  DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -57,6 +57,11 @@ export class ServerMetrics {
     cache('tollgate_check_cache_live', '1 while the change feed is listening (caches trusted), 0 while checks read the database', (s) =>
       s.live ? 1 : 0,
     );
+    cache(
+      'tollgate_check_answered_from_memory',
+      'Checks answered from memory while the database did not answer (the outage grace), since the start',
+      (s) => s.fromMemory,
+    );
     const fastPath = sources.fastPath;
     if (fastPath)
       new Gauge({

@@ -4,6 +4,9 @@ import {
   checkRoute,
   licenseSchema,
   licenseView,
+  int,
+  num,
+  object,
   noContent,
   ok,
   parseLicenseStatusFilter,
@@ -11,13 +14,16 @@ import {
   resource,
   route,
   typed,
+  uuid,
   type Route,
 } from '@tollgate/http';
-import { licenseCountSchema, licenseUsageSchema } from '../schemas';
 import { licenseViewPages, licenseViewsOf, type V1Services } from './support';
 
+export const licenseCountSchema = object({ count: int, assigned: int, unassigned: int });
+/** A usage record of a license (the real v1 API's `GET /licenses/:uuid/usage` element). */
+export const licenseUsageSchema = object({ licenseUuid: uuid, featureUuid: uuid, planUuid: uuid, unitCount: num });
+
 const str = { type: 'string' } as const;
-const uuid = { type: 'string', format: 'uuid' } as const;
 const granteeId = { type: ['string', 'null'], minLength: 1, maxLength: 320 };
 type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
 

@@ -7,7 +7,7 @@ import { loadPlan, saveOutcome } from './shared';
 
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout'>) {}
 
   /**
    * For providers that do not bill renewals themselves (sandbox, free): a running subscription
