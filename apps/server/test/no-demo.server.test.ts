@@ -1,6 +1,9 @@
 import { createTestDatabase, type TestDatabase } from '@tollgate/adapter-postgres';
 import { builtEntry, freePort, runToEnd, startProcess } from '@tollgate/runtime/testing';
 
+// Processes start on a shared, busy machine: give them time.
+jest.setTimeout(120_000);
+
 // A PostgreSQL server is a real deployment: the server starts it empty, with no demo organisation
 // and no full-scope keys printed to its logs.
 const SERVER = builtEntry('apps/server/dist/main.js');

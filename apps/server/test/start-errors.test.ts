@@ -4,6 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { builtEntry, freePort, runToEnd } from '@tollgate/runtime/testing';
 
+// Processes start on a shared, busy machine: give them time.
+jest.setTimeout(120_000);
+
 // What a person sees when the server or the CLI cannot start: one clear line on stderr, no stack.
 const SERVER = builtEntry('apps/server/dist/main.js');
 const CLI = builtEntry('packages/cli/dist/bin.js');

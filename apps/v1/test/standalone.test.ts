@@ -3,6 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { builtEntry, freePort, runToEnd, startProcess, type Running } from '@tollgate/runtime/testing';
 
+// Processes start on a shared, busy machine: give them time.
+jest.setTimeout(120_000);
+
 // Each generation run alone (`node apps/<gen>/dist/main.js`) is a complete service (DESIGN section
 // 13): health, readiness, metrics, its background work, and the pages its links point to.
 const CLI = builtEntry('packages/cli/dist/bin.js');

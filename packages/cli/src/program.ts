@@ -1,45 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { isDomainError, type Core } from '@tollgate/core';
+import { isDomainError } from '@tollgate/core';
 import { startFailure } from '@tollgate/runtime';
 import { COMMANDS } from './commands';
+import { CliError, type CliServices, type CommandContext, type Io } from './command';
 
-export interface Io {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-/** What the commands run on: the use cases, and the database's own migrations. */
-export interface CliServices {
-  core: Core;
-  /** Applies pending migrations; the names applied. */
-  migrate(): Promise<string[]>;
-}
-
-/**
- * What one command module is given: where to print, and the services, opened on first use (so
- * `--help` and `--version` never open the database or take its lock).
- */
-export interface CommandContext {
-  io: Io;
-  services(): Promise<CliServices>;
-}
-
-/** One command (or group of subcommands) of `tollgate`: a module of `src/commands`, listed in its index. */
-export interface CommandModule {
-  register(program: Command, ctx: CommandContext): void;
-}
-
-/** A failure the person at the terminal can act on: one line, and the exit code (1 failed, 2 misused). */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
+export { CliError, type CliServices, type CommandContext, type CommandModule, type Io } from './command';
 
 /** The CLI's version: its package's. */
 export const VERSION = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;

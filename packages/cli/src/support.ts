@@ -1,5 +1,5 @@
 import { isDomainError, type Core, type Organisation } from '@tollgate/core';
-import { CliError } from './program';
+import { CliError } from './command';
 
 /** Splits a comma-separated option (`--scopes a,b`), dropping empty parts. */
 export const list = (raw: string): string[] =>

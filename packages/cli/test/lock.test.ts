@@ -3,6 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { builtEntry, freePort, runToEnd, startProcess, type Running } from '@tollgate/runtime/testing';
 
+// Processes start on a shared, busy machine: give them time.
+jest.setTimeout(120_000);
+
 // A server and a command line beside it on one embedded database: the second process is refused
 // with one line naming the holder, and neither writes behind the other's back.
 const SERVER = builtEntry('apps/server/dist/main.js');

@@ -1,5 +1,5 @@
 import { setUpDemo } from '@tollgate/runtime';
-import type { CommandModule } from '../program';
+import type { CommandModule } from '../command';
 
 export const demo: CommandModule = {
   register(program, { io, services }) {

@@ -1,5 +1,5 @@
 import YAML from 'yaml';
-import type { CommandModule } from '../program';
+import type { CommandModule } from '../command';
 
 export const exportCommand: CommandModule = {
   register(program, { io, services }) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { CatalogFile } from '@tollgate/core';
 import { checkCatalogFile } from '../catalog-check';
-import { CliError, type CommandModule } from '../program';
+import { CliError, type CommandModule } from '../command';
 import { organisationFor } from '../support';
 
 export const importCommand: CommandModule = {

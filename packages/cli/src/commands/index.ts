@@ -1,4 +1,4 @@
-import type { CommandModule } from '../program';
+import type { CommandModule } from '../command';
 import { demo } from './demo';
 import { exportCommand } from './export';
 import { importCommand } from './import';

@@ -1,5 +1,5 @@
 import { CLIENT_SCOPES } from '@tollgate/core';
-import { CliError, type CommandModule } from '../program';
+import { CliError, type CommandModule } from '../command';
 import { list, organisationFor, print } from '../support';
 
 export const keys: CommandModule = {

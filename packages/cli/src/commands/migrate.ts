@@ -1,4 +1,4 @@
-import type { CommandModule } from '../program';
+import type { CommandModule } from '../command';
 
 export const migrate: CommandModule = {
   register(program, { io, services }) {

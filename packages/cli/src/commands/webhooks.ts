@@ -1,5 +1,5 @@
 import type { Core, Tenant } from '@tollgate/core';
-import type { CommandModule } from '../program';
+import type { CommandModule } from '../command';
 import { list, organisationFor, print } from '../support';
 
 interface Scoped {

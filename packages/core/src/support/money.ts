@@ -1,4 +1,3 @@
-import { toMajor } from '../domain/catalog';
 import type { Plan } from '../model';
 
 /**
@@ -13,9 +12,17 @@ export function formatMoney(major: number, currency: string, locale = 'en'): str
   }
 }
 
-/** The same, from minor units (cents) as stored. */
-export const formatMinorMoney = (minor: number, currency: string, locale = 'en'): string =>
-  formatMoney(toMajor(minor, currency.toUpperCase()), currency, locale);
+/** The same, from minor units (cents) as stored; the currency's own decimals say how many minor units make one. */
+export function formatMinorMoney(minor: number, currency: string, locale = 'en'): string {
+  let digits = 2;
+  try {
+    digits =
+      new Intl.NumberFormat(locale, { style: 'currency', currency: currency.toUpperCase() }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    // An unknown code: shown as cents of it.
+  }
+  return formatMoney(minor / 10 ** digits, currency, locale);
+}
 
 type PricedPlan = Pick<Plan, 'licenseType' | 'interval' | 'length'>;
 
