@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import request from 'supertest';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from './support/browser';
-import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
-import { createServerApp } from '../src';
+import { startBrowserWorld } from './support/browser';
+import type { SeededOrg, TestWorld } from '@tollgate/runtime/testing';
 
 // The customer's pages agree with each other (#23): the hosted pricing page, the sandbox checkout,
 // the thank-you page and the portal, in a real browser, with screenshots in test-artifacts/.
@@ -17,24 +15,14 @@ let org: SeededOrg;
 let server: Server;
 let base: string;
 let browser: Browser;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  let app: ReturnType<typeof createServerApp> | undefined = undefined;
-  server = createServer((req, res) => (app ? app(req, res) : res.writeHead(503).end()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  world = await createTestWorld({ config: { publicUrl: base } });
-  org = await seedOrganisation(world, 'pages-org');
-  app = createServerApp(world);
-  browser = await launchBrowser();
+  ({ world, org, server, base, browser, close } = await startBrowserWorld('pages-org'));
   fs.mkdirSync(ARTIFACTS, { recursive: true });
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await new Promise((resolve) => server?.close(resolve));
-  await world?.close();
-});
+afterAll(() => close?.());
 
 const v1 = (p: string) => request(server).get(p).set('x-api-key', org.liveKey).set('version', 'v1');
 const text = async (page: Page, selector: string) => ((await page.textContent(selector)) ?? '').replace(/\s+/g, ' ').trim();
