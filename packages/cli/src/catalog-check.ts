@@ -5,7 +5,7 @@ import YAML, { isMap, isScalar, LineCounter, type Node } from 'yaml';
 import type { CatalogFile } from '@tollgate/core';
 
 /** The catalog file's JSON Schema (published beside the CLI; editors can use it through `$schema`). */
-export const CATALOG_FILE_SCHEMA_PATH = path.join(__dirname, '..', 'catalog-file.schema.json');
+export const CATALOG_FILE_SCHEMA_PATH = path.join(__dirname, '..', 'assets', 'catalog-file.schema.json');
 
 /** One thing wrong with a catalog file: where (a path, and the line when the text shows it) and what. */
 export interface FileProblem {
