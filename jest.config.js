@@ -36,8 +36,9 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/fixtures/', ...(process.env.TEST_DATABASE_URL ? [] : ['\\.server\\.test\\.ts$'])],
   testTimeout: 30000,
   // Each test file's embedded databases (PGlite, ~400 MB of WebAssembly memory apiece) stay reachable
-  // from the file's module registry after it ends, so a worker that ran many files grew past 5 GB.
-  // Jest restarts a worker after a file once it holds more than this (and uses a worker even with
-  // --maxWorkers=1 when the limit is set), keeping every test process under 2 GB.
-  workerIdleMemoryLimit: '1GB',
+  // from the file's module registry after it ends, so one process running file after file grew past
+  // 5 GB. A fresh worker per file (0: always restart; a byte limit would not do, since jest compares
+  // it with the heap, and WebAssembly memory lies outside it) keeps every test process near the
+  // needs of its one file. Setting it also makes jest use a worker under --maxWorkers=1.
+  workerIdleMemoryLimit: 0,
 };
