@@ -7,7 +7,7 @@
 //
 // Environment: BENCH_DATABASE_URL (a server URL whose databases the run may create and drop;
 // default postgres://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (per measurement, default 10),
-// BENCH_LICENSES (default 1000000), BENCH_SKIP_PGLITE=1.
+// BENCH_LICENSES (default 1000000), BENCH_SKIP_PGLITE=1, BENCH_ONLY=webhooks (only the webhook rows).
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -16,6 +16,7 @@ const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 const { seedCheck } = require('./seed');
+const { webhookRows, webhookTable } = require('./webhooks');
 
 const ROOT = path.join(__dirname, '..');
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -266,7 +267,18 @@ async function catalogPages(server, catalog) {
   };
 }
 
+/** Only the webhook delivery rows: written to their own section of docs/benchmarks.md. */
+async function webhooksOnly() {
+  const r = await webhookRows(log);
+  const file = path.join(__dirname, 'results', 'webhooks.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), ...r }, null, 2)}\n`);
+  writeSection('bench-webhooks', webhookTable(r));
+  console.log(webhookTable(r));
+}
+
 async function main() {
+  if (process.env.BENCH_ONLY === 'webhooks') return webhooksOnly();
   const started = Date.now();
   const results = {
     date: new Date().toISOString(),
@@ -347,12 +359,16 @@ async function main() {
     }
   }
 
+  log('webhook delivery:');
+  results.webhooks = await webhookRows(log);
   results.ratios = ratios(results);
   results.seconds = Math.round((Date.now() - started) / 1000);
   fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
   fs.writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeTable(results);
+  writeSection('bench-webhooks', webhookTable(results.webhooks));
   console.log(table(results));
+  console.log(webhookTable(results.webhooks));
 }
 
 const ratio = (a, b) => Number((a / b).toFixed(2));
@@ -425,14 +441,19 @@ function table(r) {
 
 /** Replaces the generated part of docs/benchmarks.md (between its markers). */
 function writeTable(r) {
+  writeSection('bench', table(r));
+}
+
+/** Replaces one generated section of docs/benchmarks.md (between `<!-- NAME:begin ... -->` and `<!-- NAME:end -->`). */
+function writeSection(name, body) {
   const file = path.join(ROOT, 'docs', 'benchmarks.md');
   const text = fs.readFileSync(file, 'utf8');
-  const begin = '<!-- bench:begin (written by npm run bench) -->';
-  const end = '<!-- bench:end -->';
+  const begin = `<!-- ${name}:begin (written by npm run bench) -->`;
+  const end = `<!-- ${name}:end -->`;
   const at = text.indexOf(begin);
   const until = text.indexOf(end);
-  if (at < 0 || until < 0) throw new Error('docs/benchmarks.md lacks the bench markers');
-  fs.writeFileSync(file, `${text.slice(0, at + begin.length)}\n${table(r)}\n${text.slice(until)}`);
+  if (at < 0 || until < 0) throw new Error(`docs/benchmarks.md lacks the ${name} markers`);
+  fs.writeFileSync(file, `${text.slice(0, at + begin.length)}\n${body}\n${text.slice(until)}`);
 }
 
 main().then(

@@ -10,7 +10,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { call, eventually, seedOrg, sql, startInstance, type Instance, type Org } from './harness';
 
-const BIN = '/usr/lib/postgresql/15/bin';
+/** PostgreSQL's server programs: PG_BIN, or the newest /usr/lib/postgresql/<version>/bin that has initdb. */
+function serverPrograms(): string {
+  if (process.env.PG_BIN) return process.env.PG_BIN;
+  const root = '/usr/lib/postgresql';
+  const found = (fs.existsSync(root) ? fs.readdirSync(root) : [])
+    .sort((x, y) => Number(y) - Number(x))
+    .map((v) => path.join(root, v, 'bin'))
+    .find((bin) => fs.existsSync(path.join(bin, 'initdb')));
+  if (!found) throw new Error('the outage suite starts a PostgreSQL of its own: install the server programs or set PG_BIN');
+  return found;
+}
+const BIN = serverPrograms();
 const GRACE_S = 4;
 const OUTAGE_MS = 7000;
 
@@ -20,8 +31,11 @@ let url: string;
 let server: Instance;
 let org: Org;
 
+// PostgreSQL refuses to run as root: as root, its programs run as the postgres user.
 const asPostgres = (cmd: string, args: string[]) =>
-  execFileSync('runuser', ['-u', 'postgres', '--', `${BIN}/${cmd}`, ...args], { stdio: 'pipe' });
+  process.getuid?.() === 0
+    ? execFileSync('runuser', ['-u', 'postgres', '--', `${BIN}/${cmd}`, ...args], { stdio: 'pipe' })
+    : execFileSync(`${BIN}/${cmd}`, args, { stdio: 'pipe' });
 const pgStart = () =>
   asPostgres('pg_ctl', ['-D', dir, '-w', '-l', path.join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start']);
 const pgCrash = () => asPostgres('pg_ctl', ['-D', dir, '-m', 'immediate', 'stop']);
@@ -37,7 +51,7 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-outage-'));
   fs.chmodSync(dir, 0o777);
   fs.mkdirSync(path.join(dir, 'data'));
-  execFileSync('chown', ['postgres', path.join(dir, 'data')]);
+  if (process.getuid?.() === 0) execFileSync('chown', ['postgres', path.join(dir, 'data')]);
   dir = path.join(dir, 'data');
   asPostgres('initdb', ['-D', dir, '-A', 'trust', '-U', 'postgres']);
   port = await freePort();

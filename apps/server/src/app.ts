@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { Clock, Core, Logger, SignedLinks } from '@tollgate/core';
 import { catalogErrorBody, catalogOpenApi, createCatalogRouter } from '@tollgate/app-catalog';
@@ -8,7 +8,10 @@ import {
   answerClientErrors,
   createCheckFastPath,
   createHttpApp,
+  createHttpServer,
   createMetrics,
+  DEFAULT_HTTP_SERVER_LIMITS,
+  type HttpServerLimits,
   createRateLimits,
   legacyErrorBody,
   mountOperations,
@@ -117,9 +120,16 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
   });
 }
 
-/** The HTTP server of the combined app: Node's own refusals (bad request line, huge headers) answer in the path's generation's shape. */
-export function createServerHttp(app: (req: IncomingMessage, res: ServerResponse) => void): Server {
-  const server = createServer(app);
+/**
+ * The HTTP server of the combined app, with the kit's client timeouts and per-address connection
+ * cap: Node's own refusals (bad request line, huge headers, a request past its timeout) answer in
+ * the path's generation's shape.
+ */
+export function createServerHttp(
+  app: (req: IncomingMessage, res: ServerResponse) => void,
+  limits: HttpServerLimits = DEFAULT_HTTP_SERVER_LIMITS,
+): Server {
+  const server = createHttpServer(app, limits);
   answerClientErrors(server, (path, status, message) => {
     const details = [{ property: 'request', error: message }];
     return path === '/api' || path.startsWith('/api/') || path.startsWith('/api?')

@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     : undefined;
   if (demoPricingPage) console.log(`Demo pricing page (sandbox payments): ${demoPricingPage}`);
   const app = createServerApp({ ...runtime, demoPricingPage });
-  serve(runtime, createServerHttp(app), () => {
+  serve(runtime, createServerHttp(app, config.http), () => {
     console.log(
       `Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`,
     );

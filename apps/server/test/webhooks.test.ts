@@ -132,7 +132,7 @@ describe('delivery to a real receiver', () => {
       .type('form')
       .send({})
       .expect(303);
-    await world.core.webhooks.drain();
+    await world.core.webhookDelivery.drain();
     const types = rx.received.map((h) => h.event.type);
     expect(types).toEqual(['subscription.created', 'license.created', 'checkout.completed']);
     for (const h of rx.received) {
@@ -169,7 +169,7 @@ describe('delivery to a real receiver', () => {
       .expect(200);
     const step = async (ms: number) => {
       world.clock.set(new Date(world.clock.now().getTime() + ms));
-      await world.core.webhooks.drain();
+      await world.core.webhookDelivery.drain();
     };
     await step(0);
     await step(5_000);
@@ -180,14 +180,14 @@ describe('delivery to a real receiver', () => {
     const attempts = (await api(org.liveKey).get(`/api/webhooks/${hook.id}/attempts`).expect(200)).body;
     expect(attempts.data.map((a: { responseStatus: number }) => a.responseStatus)).toEqual([500, 500, 200]);
     expect(attempts.data[2].responseBody).toBe('ok');
-    expect(await world.core.webhooks.depth()).toBe(0);
+    expect(await world.core.webhookEvents.depth()).toBe(0);
     // Resend delivers it once more.
     const eventId = rx.received[0].id;
     expect((await api(org.liveKey).post(`/api/events/${eventId}/resend`, {}).expect(202)).body.data).toMatchObject({
       id: eventId,
       deliveries: 1,
     });
-    await world.core.webhooks.drain();
+    await world.core.webhookDelivery.drain();
     expect(rx.received).toHaveLength(4);
     await clearEndpoints(org.liveKey);
   });
@@ -198,10 +198,10 @@ describe('delivery to a real receiver', () => {
     await v1(org.liveKey)
       .post('/licenses', { planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: 'redir' })
       .expect(200);
-    await world.core.webhooks.drain();
+    await world.core.webhookDelivery.drain();
     const [attempt] = (await api(org.liveKey).get(`/api/webhooks/${hook.id}/attempts`).expect(200)).body.data;
     expect(attempt.responseStatus).toBe(302);
-    expect(await world.core.webhooks.depth()).toBe(1);
+    expect(await world.core.webhookEvents.depth()).toBe(1);
     await clearEndpoints(org.liveKey);
 
     // A deployment that does not allow private targets refuses them at creation and at delivery.
@@ -235,7 +235,7 @@ describe('modes', () => {
     await v1(org.testKey)
       .post('/licenses', { planUuid: org.testKeys['plans.notes.free'], member: 'm@example.com', granteeId: 'test-one' })
       .expect(200);
-    await world.core.webhooks.drain();
+    await world.core.webhookDelivery.drain();
     expect(live.received.map((h) => [h.event.data.granteeId, h.event.data.isTest])).toEqual([['live-one', false]]);
     expect(test.received.map((h) => [h.event.data.granteeId, h.event.data.isTest])).toEqual([['test-one', true]]);
     await clearEndpoints(org.liveKey);
@@ -253,7 +253,7 @@ describe('at least once, exactly once in the normal case', () => {
       await v1(org.liveKey)
         .post('/licenses', { planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: `twice-${i}` })
         .expect(200);
-    const [a, b] = await Promise.all([world.core.webhooks.drain(), second.core.webhooks.drain()]);
+    const [a, b] = await Promise.all([world.core.webhookDelivery.drain(), second.core.webhookDelivery.drain()]);
     expect(a + b).toBe(n);
     const ids = rx.received.map((h) => h.id);
     expect(ids).toHaveLength(n);
@@ -279,7 +279,7 @@ describe('at least once, exactly once in the normal case', () => {
     await expect(broken.core.checkout.completeCheckout(url.split('/').pop() as string)).rejects.toThrow('provider down');
     await broken.core.stopListening();
     expect((await api(org.liveKey).get('/api/events?limit=100').expect(200)).body.data.length).toBe(before);
-    await world.core.webhooks.drain();
+    await world.core.webhookDelivery.drain();
     expect(rx.received).toEqual([]);
 
     // Committed, then the process is gone before delivering: a new one (a restart) delivers.
@@ -287,7 +287,7 @@ describe('at least once, exactly once in the normal case', () => {
       .post('/licenses', { planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: 'survivor' })
       .expect(200);
     const restarted = await createRuntime(testConfig(), { database: world.db, clock: world.clock, logger: silent });
-    expect(await restarted.core.webhooks.drain()).toBe(1);
+    expect(await restarted.core.webhookDelivery.drain()).toBe(1);
     expect(rx.received.map((h) => h.event.data.granteeId)).toEqual(['survivor']);
     await restarted.core.stopListening();
     await clearEndpoints(org.liveKey);

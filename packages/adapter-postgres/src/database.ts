@@ -14,6 +14,8 @@ import * as changeFeed from './migrations/2026-11-22T05-change-feed';
 import * as webhooks from './migrations/2026-11-22T06-webhooks';
 import * as tierTags from './migrations/2026-11-22T07-tier-tags';
 import * as idempotencyScope from './migrations/2026-11-23T01-idempotency-scope';
+import * as deferredCheckouts from './migrations/2026-11-23T02-00-deferred-checkouts';
+import * as webhookFairness from './migrations/2026-11-23T02-01-webhook-fairness';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -26,6 +28,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T06-webhooks': webhooks,
   '2026-11-22T07-tier-tags': tierTags,
   '2026-11-23T01-idempotency-scope': idempotencyScope,
+  '2026-11-23T02-00-deferred-checkouts': deferredCheckouts,
+  '2026-11-23T02-01-webhook-fairness': webhookFairness,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -102,6 +102,12 @@ export interface Customers {
   value: string;
 }
 
+export interface DeferredCheckouts {
+  created_at: Generated<Date>;
+  link_key: string;
+  session_id: string | null;
+}
+
 export interface Events {
   attempts: number;
   created_at: Date;
@@ -467,6 +473,7 @@ export interface WebhookEndpoints {
   is_test: boolean;
   organisation_id: string;
   sealed_secret: string;
+  served_turn: Generated<number>;
   updated_at: Date;
   url: string;
 }
@@ -477,6 +484,11 @@ export interface WebhookEvents {
   received_at: Date;
 }
 
+export interface WebhookTurns {
+  organisation_id: string;
+  served_turn: number;
+}
+
 export interface DB {
   api_keys: ApiKeys;
   billing_documents: BillingDocuments;
@@ -485,6 +497,7 @@ export interface DB {
   currencies: Currencies;
   currency_options: CurrencyOptions;
   customers: Customers;
+  deferred_checkouts: DeferredCheckouts;
   events: Events;
   feature_enum_options: FeatureEnumOptions;
   features: Features;
@@ -514,4 +527,5 @@ export interface DB {
   webhook_deliveries: WebhookDeliveries;
   webhook_endpoints: WebhookEndpoints;
   webhook_events: WebhookEvents;
+  webhook_turns: WebhookTurns;
 }

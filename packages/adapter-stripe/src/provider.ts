@@ -118,7 +118,10 @@ export class StripePaymentProvider implements PaymentProvider {
         ...(req.plan.trialDays ? { trial_period_days: req.plan.trialDays } : {}),
       },
     };
-    const session = await call('checkout session', () => this.stripe.checkout.sessions.create(params));
+    // One Stripe session per Tollgate session: asking again (a deferred link followed twice) gives the same one.
+    const session = await call('checkout session', () =>
+      this.stripe.checkout.sessions.create(params, { idempotencyKey: `tollgate-checkout-${req.sessionId}` }),
+    );
     if (!session.url) throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, 'Stripe returned a checkout session without a URL');
     return { url: session.url };
   }

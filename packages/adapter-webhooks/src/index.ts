@@ -1,1 +1,2 @@
 export * from './sender';
+export * from './signature';

@@ -1,42 +1,11 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
-import type { WebhookRequest, WebhookResponse, WebhookSender } from '@tollgate/core';
+import type { LookupFunction } from 'node:net';
+import { isPrivateAddress, webhookTargetRefusal, type WebhookRequest, type WebhookResponse, type WebhookSender } from '@tollgate/core';
 
-/** Addresses a receiver may not have unless private targets are allowed: loopback, private, link-local, and the like. */
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  PRIVATE.addSubnet(net, prefix, 'ipv6');
-
-/** Whether an IP address is one a public receiver cannot have (IPv4-mapped IPv6 judged as its IPv4). */
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE.check(mapped[1], 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
+/** The one address guard (core's), re-exported for this adapter's callers. */
+export { isPrivateAddress };
 
 export interface HttpWebhookSenderOptions {
   /** Deliver to loopback and private addresses too (`WEBHOOK_ALLOW_PRIVATE=true`: tests, private networks). */
@@ -49,13 +18,11 @@ export interface HttpWebhookSenderOptions {
   resolve?: (hostname: string, callback: (err: Error | null, address: string, family: number) => void) => void;
 }
 
-const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '');
-
 /**
  * POSTs webhooks with node:http(s): one try per call, a hard timeout, redirects never followed (a
  * 3xx is an answer like any other non-2xx), and a receiver's name resolved and checked at connect
  * time, so a name that resolves to a private address is refused even if it did not when the
- * endpoint was created (DNS rebinding).
+ * endpoint was created (DNS rebinding); a literal address is judged again on every send.
  */
 export class HttpWebhookSender implements WebhookSender {
   private readonly timeoutMs: number;
@@ -67,21 +34,7 @@ export class HttpWebhookSender implements WebhookSender {
   }
 
   refusal(raw: string): string | null {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      return 'must be an absolute URL';
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
-    if (url.username || url.password) return 'must not carry credentials';
-    if (raw.length > 2048) return 'must be at most 2048 characters';
-    if (this.options.allowPrivate) return null;
-    const host = bare(url.hostname).toLowerCase();
-    if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal'))
-      return 'must not be a local or private address';
-    if (isIP(host) && isPrivateAddress(host)) return 'must not be a local or private address';
-    return null;
+    return webhookTargetRefusal(raw, this.options);
   }
 
   send(req: WebhookRequest): Promise<WebhookResponse> {

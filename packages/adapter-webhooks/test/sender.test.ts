@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
+import { describeWebhookSenderContract } from '@tollgate/core/testing';
 import { HttpWebhookSender, isPrivateAddress } from '../src';
 
 // The sender against real local HTTP servers: what a receiver can make it do, and what it refuses.
@@ -11,7 +12,7 @@ const hits: string[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     hits.push(req.url ?? '');
-    if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2_000);
+    if (req.url === '/slow' || req.url === '/hang') return; // never answers (the sender gives up)
     if (req.url === '/redirect') {
       res.statusCode = 307;
       res.setHeader('location', '/ok');
@@ -29,6 +30,12 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
 });
+
+describeWebhookSenderContract('node:http', () => ({
+  sender: (options) => new HttpWebhookSender(options),
+  receiver: (behaviour) => `${base}/${behaviour}`,
+  received: () => hits,
+}));
 
 const post = (sender: HttpWebhookSender, url: string) => sender.send({ url, headers: { 'webhook-id': 'msg_1' }, body: '{"a":1}' });
 

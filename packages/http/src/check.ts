@@ -136,11 +136,12 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     } catch {
       return pass();
     }
-    if (o.rateLimits && (await o.rateLimits.overAuthFailureBudget(o.rateLimits.addressOf(req)))) return pass();
+    if (o.rateLimits?.authRefusal(req, presented)) return pass();
     let body: string | undefined;
     let fromMemory = false;
     try {
       const key = await o.apiKeys.authenticate(presented);
+      o.rateLimits?.authSucceeded(presented);
       if (!hasScope(key, 'licenses', 'read')) return pass();
       const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request, {
         fromMemory: () => (fromMemory = true),
@@ -172,7 +173,6 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
         method: 'GET',
         path: '/licenses/check',
         status: res.statusCode,
-        address: o.rateLimits ? o.rateLimits.addressOf(req) : req.socket.remoteAddress,
         ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
       });
     }

@@ -16,5 +16,6 @@ export * from './signing-key';
 export * from './client-address';
 export * from './metrics';
 export * from './operations';
+export * from './server';
 export * from './response-audit';
 export * from './examples';

@@ -5,6 +5,7 @@ import express, { type RequestHandler } from 'express';
 import { DomainError, ErrorCodes, type Logger } from '@tollgate/core';
 import { clientAddress, loggablePath } from './client-address';
 import { jsonDepthExceeds, MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
+import { lastRequestPath } from './server';
 
 /** The request id for a given `x-request-id` header: the caller's if sane, else a new one. */
 export const requestIdOf = (given: string | string[] | undefined): string =>
@@ -91,7 +92,7 @@ export function answerClientErrors(server: Server, bodyFor: (path: string, statu
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const message =
       status === 431 ? 'the request headers are too large' : status === 408 ? 'the request took too long' : 'the request is not valid HTTP';
-    const path = /^[A-Z]+ (\S+)/.exec(err.rawPacket?.toString('latin1', 0, 2048) ?? '')?.[1] ?? '/';
+    const path = /^[A-Z]+ (\S+)/.exec(err.rawPacket?.toString('latin1', 0, 2048) ?? '')?.[1] ?? lastRequestPath(socket) ?? '/';
     const body = JSON.stringify(bodyFor(path, status, message));
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

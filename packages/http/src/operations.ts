@@ -12,7 +12,7 @@ export interface Readiness {
 
 /** What an app needs to be operated and to serve the pages its links point to. */
 export interface OperationsServices {
-  core: Pick<Core, 'checkCache' | 'worker' | 'webhooks'>;
+  core: Pick<Core, 'checkCache' | 'worker' | 'webhookEvents'>;
   config: { metricsToken?: string };
   /** Readiness of this instance (`GET /readyz`); absent: ready whenever it answers. */
   readiness?(): Promise<Readiness>;
@@ -32,7 +32,7 @@ export function createMetrics(s: OperationsServices, fastPath?: MetricSources['f
     checkCache: () => s.core.checkCache.stats(),
     fastPath,
     eventQueue: () => s.core.worker.depth(),
-    webhookQueue: () => s.core.webhooks.depth(),
+    webhookQueue: () => s.core.webhookEvents.depth(),
     pool: s.database?.poolStats?.bind(s.database),
   });
 }

@@ -1,14 +1,15 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, MemoryStore, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { DomainError, ErrorCodes } from '@tollgate/core';
 import type { AuthContext } from './auth';
 import { clientAddress } from './client-address';
-import type { IncomingMessage } from 'node:http';
 
 export interface RateLimitConfig {
   /** Off only for benchmarks and load tests. */
   enabled: boolean;
-  /** Failed authentications (401) one client address may cause per minute. */
+  /** Failed authentications (401) one client address, and one presented key, may cause per minute. */
   authFailuresPerMinute: number;
   /** Writes (POST, PUT, PATCH, DELETE) one API key may make per minute. */
   writesPerMinute: number;
@@ -18,20 +19,136 @@ export interface RateLimitConfig {
 
 export const DEFAULT_RATE_LIMITS: RateLimitConfig = { enabled: true, authFailuresPerMinute: 30, writesPerMinute: 1200 };
 
+/** Why a request is refused before authentication, and for how many more seconds. */
+export interface AuthRefusal {
+  reason: string;
+  retryAfterSeconds: number;
+}
+
 /** The limiters one process shares across its generations (counters live in this process: per instance). */
 export interface RateLimits {
-  /** Before authentication: a client address over its failed-authentication budget is refused at once. */
+  /**
+   * Before authentication: refuses a presented key over its own failure budget, and any key not
+   * known good from an address over its budget; counts the request's failure once its answer is
+   * known (a 401), never while it is in flight.
+   */
   authFailures: RequestHandler;
   /** After authentication, on writes: an API key over its write budget is refused. */
   writes: RequestHandler;
-  /** Would `authFailures` refuse this client address now? (for handlers outside express: the check's fast path) */
-  overAuthFailureBudget(address: string | undefined): Promise<boolean>;
-  /** The client address these limits count by (`clientAddress` with the configured proxies). */
-  addressOf(req: IncomingMessage): string;
+  /** What `authFailures` would answer now (for handlers outside express: the check's fast path). */
+  authRefusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null;
+  /** A key authenticated (the fast path tells what express would have seen). */
+  authSucceeded(presented: string): void;
 }
 
 const WINDOW_MS = 60_000;
+/** How many counters and known-good keys one process keeps at most (the oldest go first). */
+const MAX_ENTRIES = 100_000;
 const pass: RequestHandler = (_req, _res, next) => next();
+
+/** A key as the limiter remembers it: a digest, never the key. */
+const digest = (presented: string) => createHash('sha256').update(presented).digest('base64url');
+
+/** The key a request presents, in either generation's header. */
+function presentedKey(req: IncomingMessage): string | undefined {
+  const x = req.headers['x-api-key'];
+  if (typeof x === 'string' && x.trim()) return x.trim();
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m?.[1].trim() || undefined;
+}
+
+/** Fixed one-minute windows of counts, bounded in size. */
+class Windows {
+  private readonly entries = new Map<string, { count: number; resetAt: number }>();
+
+  count(key: string, now: number): { count: number; resetAt: number } {
+    const e = this.entries.get(key);
+    return e && e.resetAt > now ? e : { count: 0, resetAt: now + WINDOW_MS };
+  }
+
+  add(key: string, now: number): void {
+    const current = this.count(key, now);
+    this.entries.delete(key);
+    this.entries.set(key, { count: current.count + 1, resetAt: current.resetAt });
+    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+  }
+}
+
+/** Keys that authenticated recently: an address over its failure budget does not lock them out. */
+class KnownGood {
+  private readonly until = new Map<string, number>();
+
+  add(key: string, now: number): void {
+    this.until.delete(key);
+    this.until.set(key, now + WINDOW_MS);
+    if (this.until.size > MAX_ENTRIES) this.until.delete(this.until.keys().next().value as string);
+  }
+
+  has(key: string, now: number): boolean {
+    return (this.until.get(key) ?? 0) > now;
+  }
+}
+
+/**
+ * The failed-authentication budget: failures are counted when their answer is known (a 401), per
+ * client address and per presented key, so requests in flight never count. A presented key is
+ * refused past its own budget. An address past its budget is refused for keys it has not seen
+ * authenticate in the last window; a key that did (a vendor's backend sharing the address with a
+ * broken client) is limited by its own budget only, never by others' failures. An unknown key from
+ * such an address learns nothing: it is refused before it is looked up.
+ */
+class AuthFailureBudget {
+  private readonly failures = new Windows();
+  private readonly good = new KnownGood();
+
+  constructor(
+    private readonly budget: number,
+    /** Reverse proxies in front (`TRUST_PROXY`): whose address counts. */
+    private readonly trustProxy = 0,
+  ) {}
+
+  refusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null {
+    const now = Date.now();
+    const seconds = (resetAt: number) => Math.max(1, Math.ceil((resetAt - now) / 1000));
+    const key = presented === undefined ? undefined : digest(presented);
+    if (key !== undefined) {
+      const own = this.failures.count(`k:${key}`, now);
+      if (own.count >= this.budget)
+        return { reason: 'too many failed authentications with this API key', retryAfterSeconds: seconds(own.resetAt) };
+      if (this.good.has(key, now)) return null;
+    }
+    const address = this.failures.count(`a:${ipKeyGenerator(clientAddress(req, this.trustProxy))}`, now);
+    if (address.count >= this.budget)
+      return { reason: 'too many failed authentications from this address', retryAfterSeconds: seconds(address.resetAt) };
+    return null;
+  }
+
+  failed(req: IncomingMessage, presented: string | undefined): void {
+    const now = Date.now();
+    this.failures.add(`a:${ipKeyGenerator(clientAddress(req, this.trustProxy))}`, now);
+    if (presented !== undefined) this.failures.add(`k:${digest(presented)}`, now);
+  }
+
+  succeeded(presented: string): void {
+    this.good.add(digest(presented), Date.now());
+  }
+
+  middleware(): RequestHandler {
+    return (req, res, next) => {
+      const presented = presentedKey(req);
+      const refusal = this.refusal(req, presented);
+      if (refusal) {
+        res.setHeader('Retry-After', String(refusal.retryAfterSeconds));
+        return next(new DomainError(ErrorCodes.RATE_LIMITED, `${refusal.reason}; retry in ${refusal.retryAfterSeconds} s`));
+      }
+      res.on('finish', () => {
+        if (res.locals.auth && presented !== undefined) this.succeeded(presented);
+        else if (res.statusCode === 401) this.failed(req, presented);
+      });
+      next();
+    };
+  }
+}
 
 /** 429 in the generation's shape (its error handler writes it), with `Retry-After` in seconds. */
 const refuse = (what: string) => (req: Request, res: Response, next: (e: unknown) => void) => {
@@ -42,30 +159,17 @@ const refuse = (what: string) => (req: Request, res: Response, next: (e: unknown
 };
 
 /**
- * Limits of failed authentication per client address and of writes per API key, over a one-minute
- * window kept in this process (express-rate-limit's memory store): with N instances behind a load
- * balancer a client gets up to N times the budget (docs/decisions.md).
+ * Limits of failed authentication per client address and presented key, and of writes per API
+ * key, over one-minute windows kept in this process: with N instances behind a load balancer a
+ * client gets up to N times the budget (docs/decisions.md).
  */
 export function createRateLimits(config: RateLimitConfig): RateLimits {
-  const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustProxy);
-  if (!config.enabled) return { authFailures: pass, writes: pass, overAuthFailureBudget: async () => false, addressOf };
-  const failures = new MemoryStore();
-  const addressKey = (address: string | undefined) => ipKeyGenerator(address ?? 'unknown');
+  if (!config.enabled) return { authFailures: pass, writes: pass, authRefusal: () => null, authSucceeded: () => undefined };
+  const budget = new AuthFailureBudget(config.authFailuresPerMinute, config.trustProxy);
   return {
-    addressOf,
-    overAuthFailureBudget: async (address) => ((await failures.get(addressKey(address)))?.totalHits ?? 0) >= config.authFailuresPerMinute,
-    authFailures: rateLimit({
-      store: failures,
-      windowMs: WINDOW_MS,
-      limit: config.authFailuresPerMinute,
-      skipSuccessfulRequests: true,
-      requestWasSuccessful: (_req, res) => res.statusCode !== 401,
-      // Written out (not through addressKey): express-rate-limit checks that the generator calls ipKeyGenerator.
-      keyGenerator: (req) => ipKeyGenerator(clientAddress(req, config.trustProxy)),
-      standardHeaders: false,
-      legacyHeaders: false,
-      handler: refuse('too many failed authentications from this address'),
-    }),
+    authFailures: budget.middleware(),
+    authRefusal: (req, presented) => budget.refusal(req, presented),
+    authSucceeded: (presented) => budget.succeeded(presented),
     writes: rateLimit({
       windowMs: WINDOW_MS,
       limit: config.writesPerMinute,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_SEATS } from '@tollgate/core';
+import { DEFAULT_HTTP_SERVER_LIMITS, type HttpServerLimits } from '@tollgate/http';
 import { LOG_LEVELS, type LogLevel } from './logger';
 
 export interface Config {
@@ -48,6 +49,10 @@ export interface Config {
   eventLeaseSeconds: number;
   /** Failed-authentication and write limits per instance (`RATE_LIMIT`, `RATE_LIMIT_AUTH_FAILURES`, `RATE_LIMIT_WRITES`). */
   rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number; trustProxy: number };
+  /** Webhook POSTs one instance makes at once (`WEBHOOK_CONCURRENCY`). */
+  webhookConcurrency: number;
+  /** Client timeouts and the per-address connection cap of the HTTP server (`HTTP_*`). */
+  http: HttpServerLimits;
 }
 
 /** Every bad variable of the environment, one message each (`problems`); the message lists them all. */
@@ -142,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runWorker: flag('RUN_WORKER', true),
     webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE', false),
     webhookEventRetentionDays: whole('WEBHOOK_EVENT_RETENTION_DAYS', 30, 1, 3650),
+    webhookConcurrency: whole('WEBHOOK_CONCURRENCY', 16, 1, 256),
     logRequests: flag('LOG_REQUESTS', true),
     logLevel,
     stripeSecretKey: text('STRIPE_SECRET_KEY'),
@@ -153,6 +159,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       authFailuresPerMinute: whole('RATE_LIMIT_AUTH_FAILURES', 30, 1),
       writesPerMinute: whole('RATE_LIMIT_WRITES', 1200, 1),
       trustProxy: proxies(),
+    },
+    http: {
+      ...DEFAULT_HTTP_SERVER_LIMITS,
+      headersTimeoutMs: whole('HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_SERVER_LIMITS.headersTimeoutMs, 1000),
+      requestTimeoutMs: whole('HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_SERVER_LIMITS.requestTimeoutMs, 1000),
+      idleTimeoutMs: whole('HTTP_IDLE_TIMEOUT_MS', DEFAULT_HTTP_SERVER_LIMITS.idleTimeoutMs, 1000),
+      maxConnectionsPerAddress: whole('HTTP_MAX_CONNECTIONS_PER_ADDRESS', DEFAULT_HTTP_SERVER_LIMITS.maxConnectionsPerAddress, 0),
     },
   } satisfies Config;
   if (problems.length) throw new ConfigError(problems);

@@ -30,7 +30,7 @@ import {
 import { CryptoRandomness, EcdsaP256Scheme, HmacSha256Scheme, HmacSignedLinks, SecretBox } from '@tollgate/adapter-hmac';
 import { createSandboxRouter, FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import { createStripeWebhookRouter, StripePaymentProvider } from '@tollgate/adapter-stripe';
-import { HttpWebhookSender } from '@tollgate/adapter-webhooks';
+import { HttpWebhookSender, StandardWebhookSigner } from '@tollgate/adapter-webhooks';
 import type { Config } from './config';
 import { lockDataDir } from './data-lock';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
@@ -190,6 +190,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         cipher: ctx.get<KeyCipher>(T.Cipher),
         events: ctx.get<EventQueue>(T.Wake),
         webhooks: ctx.get<WebhookSender>(T.WebhookSender),
+        webhookSigner: new StandardWebhookSigner(),
         logger: ctx.get<Logger>(T.Logger),
         limits: {
           maxSeats: config.maxSeats,
@@ -198,6 +199,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           keyRevalidateMs: Math.max(50, Math.floor(config.changeFeedBoundMs / 2)),
           checkOutageGraceMs: config.checkOutageGraceSeconds * 1000,
           webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
+          webhookConcurrency: config.webhookConcurrency,
         },
       };
       return createCore(deps);

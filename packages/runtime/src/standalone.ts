@@ -1,4 +1,5 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
+import { createHttpServer } from '@tollgate/http';
 import { loadConfig } from './config';
 import { createRuntime, type Runtime } from './container';
 import { closeGracefully } from './lifecycle';
@@ -15,7 +16,10 @@ import { BackgroundWork } from './worker';
 export function serve(runtime: Runtime, server: Server, onListening: () => void): void {
   const { config, core, logger } = runtime;
   const background = config.runWorker
-    ? new BackgroundWork(core.worker, core.sweeps, runtime.wake, logger, config.workerIntervalMs, core.webhooks)
+    ? new BackgroundWork(core.worker, core.sweeps, runtime.wake, logger, config.workerIntervalMs, {
+        delivery: core.webhookDelivery,
+        events: core.webhookEvents,
+      })
     : undefined;
   background?.start();
   let stopping = false;
@@ -49,7 +53,7 @@ export function serve(runtime: Runtime, server: Server, onListening: () => void)
 export function runStandalone(name: string, build: (runtime: Runtime) => RequestListener): void {
   const start = async () => {
     const runtime = await createRuntime(loadConfig(), { lockAs: `tollgate ${name}` });
-    serve(runtime, createServer(build(runtime)), () =>
+    serve(runtime, createHttpServer(build(runtime), runtime.config.http), () =>
       console.log(
         `tollgate ${name} listening on ${runtime.config.publicUrl} (${runtime.config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${runtime.config.dataDir}`})`,
       ),

@@ -1,4 +1,4 @@
-import type { EventWorker, Logger, Sweeps, WebhookService } from '@tollgate/core';
+import type { EventWorker, Logger, Sweeps, WebhookDispatcher, WebhookEvents } from '@tollgate/core';
 import type { WakeSignal } from './services';
 
 const PURGE_EVERY_MS = 60_000;
@@ -57,7 +57,7 @@ export class BackgroundWork {
     private readonly wake: WakeSignal,
     logger: Logger,
     private readonly intervalMs: number,
-    webhooks?: Pick<WebhookService, 'drain' | 'purge'>,
+    webhooks?: { delivery: Pick<WebhookDispatcher, 'drain'>; events: Pick<WebhookEvents, 'purge'> },
   ) {
     const stopped = () => this.stopped;
     this.lanes = [
@@ -76,11 +76,11 @@ export class BackgroundWork {
             new Lane(
               'webhook delivery',
               async () => {
-                await webhooks.drain();
+                await webhooks.delivery.drain();
                 // Old events go at most once a minute per instance (a batch each time).
                 if (Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
                   this.lastPurge = Date.now();
-                  await webhooks.purge();
+                  await webhooks.events.purge();
                 }
               },
               logger,

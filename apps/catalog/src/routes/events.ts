@@ -17,7 +17,7 @@ const eventSchema = object(eventProps);
 const resentSchema = object({ ...eventProps, deliveries: int });
 
 /** The events of the outbox (what the webhooks deliver). */
-export const eventRoutes = ({ webhooks }: Pick<Core, 'webhooks'>): Route[] =>
+export const eventRoutes = ({ webhookEvents }: Pick<Core, 'webhookEvents'>): Route[] =>
   resource({ name: 'events', description: 'The events of changes, as the webhooks deliver them' }, [
     route({
       method: 'get',
@@ -30,7 +30,7 @@ export const eventRoutes = ({ webhooks }: Pick<Core, 'webhooks'>): Route[] =>
       response: { status: 200, schema: listOf(eventSchema) },
       handle: async ({ tenant, query }) => ({
         status: 200,
-        body: listEnvelope(await webhooks.events(tenant, { ...page(query), type: query.type }), outboxEventView),
+        body: listEnvelope(await webhookEvents.list(tenant, { ...page(query), type: query.type }), outboxEventView),
       }),
     }),
     route({
@@ -43,7 +43,7 @@ export const eventRoutes = ({ webhooks }: Pick<Core, 'webhooks'>): Route[] =>
       response: { status: 200, schema: objectOf(eventSchema) },
       handle: async ({ tenant, params }) => ({
         status: 200,
-        body: objectEnvelope(outboxEventView(await webhooks.event(tenant, params.id))),
+        body: objectEnvelope(outboxEventView(await webhookEvents.get(tenant, params.id))),
       }),
     }),
     route({
@@ -56,7 +56,7 @@ export const eventRoutes = ({ webhooks }: Pick<Core, 'webhooks'>): Route[] =>
       body: resendBody,
       response: { status: 202, schema: objectOf(resentSchema) },
       async handle({ tenant, params, body }) {
-        const { event, deliveries } = await webhooks.resend(tenant, params.id, body?.endpointId);
+        const { event, deliveries } = await webhookEvents.resend(tenant, params.id, body?.endpointId);
         return { status: 202, body: objectEnvelope({ ...outboxEventView(event), deliveries }) };
       },
     }),

@@ -11,7 +11,7 @@ import { webhookRoutes } from './webhooks';
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
   Core,
-  'apiKeys' | 'products' | 'plans' | 'tierTags' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter'
+  'apiKeys' | 'products' | 'plans' | 'tierTags' | 'idempotency' | 'signing' | 'webhooks' | 'webhookEvents' | 'importer' | 'exporter'
 >;
 
 /** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */

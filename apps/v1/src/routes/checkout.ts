@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { object, ok, querySchema, resource, route, type Route } from '@tollgate/http';
 import type { DeferredCheckout } from '../links';
 import { linkRequest } from '../params';
@@ -43,7 +44,8 @@ export const checkoutRoutes = ({ core: { checkout } }: V1Services): Route[] =>
 
 /**
  * `GET /checkout/start/:token` (no API key: the customer's browser follows it): creates the
- * checkout for a deferred link and answers 303 to the provider's checkout page.
+ * checkout for a deferred link, once per link (later follows reuse it), and answers 303 to the
+ * provider's checkout page.
  */
 export function checkoutStartRoutes({ core, links, clock }: Pick<V1Services, 'core' | 'links' | 'clock'>): Route[] {
   return resource(checkoutTag, [
@@ -52,7 +54,8 @@ export function checkoutStartRoutes({ core, links, clock }: Pick<V1Services, 'co
       path: '/checkout/start/:token',
       operationId: 'startCheckout',
       summary: "Follow a pricing table's checkout link",
-      description: 'Creates the checkout session of a deferred link when the customer follows it, and redirects to it.',
+      description:
+        'Creates the checkout session of a deferred link the first time the customer follows it (later follows reuse it until it is a day old or canceled), and redirects to it.',
       textParams: ['token'],
       response: { status: 303, description: 'to the checkout page' },
       async handle({ params }) {
@@ -63,10 +66,11 @@ export function checkoutStartRoutes({ core, links, clock }: Pick<V1Services, 'co
             body: { error: 'this checkout link is not valid or has expired; reload the pricing page', code: 'NOT_FOUND' },
           };
         }
-        const { url } = await core.checkout.checkoutLink(
+        const { url } = await core.checkout.followDeferredLink(
           { organisationId: link.organisationId, isTest: link.isTest },
           link.planId,
           link.request,
+          createHash('sha256').update(params.token).digest('base64url'),
         );
         return { status: 303, headers: { Location: url } };
       },

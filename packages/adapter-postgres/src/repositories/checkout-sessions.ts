@@ -29,6 +29,24 @@ export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
     return r && toSession(r);
   };
   return {
+    lockDeferredLink: async (key, now) => {
+      // A concurrent insert of the same key waits for the first to commit, then finds its row.
+      await db
+        .insertInto('deferred_checkouts')
+        .values({ link_key: key, session_id: null, created_at: now })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+      const r = await db
+        .selectFrom('deferred_checkouts')
+        .select('session_id')
+        .where('link_key', '=', key)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
+      return { sessionId: r.session_id };
+    },
+    setDeferredLink: async (key, sessionId) => {
+      await db.updateTable('deferred_checkouts').set({ session_id: sessionId }).where('link_key', '=', key).execute();
+    },
     get: (id) => one(id, false),
     getForUpdate: (id) => one(id, true),
     save: (cs) =>

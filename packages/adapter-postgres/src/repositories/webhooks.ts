@@ -1,4 +1,4 @@
-import { type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type {
   DeliveryAttempt,
   DeliveryStatus,
@@ -153,6 +153,9 @@ export function outboxRepository(db: Db): OutboxRepository {
   };
 }
 
+/** No cap (a count no endpoint reaches). */
+const MANY = 1_000_000_000;
+
 export function webhookRepository(db: Db): WebhookRepository {
   return {
     getEndpoint: async (id) => {
@@ -204,33 +207,37 @@ export function webhookRepository(db: Db): WebhookRepository {
         .where('id', '=', d.id)
         .execute();
     },
-    claimNext: async (now, leaseUntil) => {
-      const r = await db
-        .selectFrom('webhook_deliveries as d')
-        .selectAll('d')
-        .where('d.status', '=', 'pending')
-        .where('d.next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<=', now)]))
-        // An earlier pending delivery of the same endpoint and key (leased or not) goes first.
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('webhook_deliveries as p')
-                .select('p.id')
-                .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
-                .whereRef('p.ordering_key', '=', 'd.ordering_key')
-                .whereRef('p.seq', '<', 'd.seq')
-                .where('p.status', '=', 'pending'),
-            ),
-          ),
-        )
-        .orderBy('d.seq')
-        .limit(1)
-        .forUpdate()
-        .skipLocked()
-        .executeTakeFirst();
+    claimNext: async (now, leaseUntil, caps) => {
+      const perEndpoint = Math.min(caps?.perEndpoint ?? MANY, MANY);
+      const perOrganisation = Math.min(caps?.perOrganisation ?? MANY, MANY);
+      const { rows } = await sql<Selectable<DB['webhook_deliveries']>>`
+        select d.* from webhook_deliveries d
+        join webhook_endpoints e on e.id = d.endpoint_id
+        left join webhook_turns t on t.organisation_id = d.organisation_id
+        where d.status = 'pending' and d.next_attempt_at <= ${now}
+          and (d.locked_until is null or d.locked_until <= ${now})
+          and not exists (
+            select 1 from webhook_deliveries p
+            where p.endpoint_id = d.endpoint_id and p.ordering_key = d.ordering_key and p.seq < d.seq and p.status = 'pending')
+          and (select count(*) from webhook_deliveries l
+               where l.organisation_id = d.organisation_id and l.endpoint_id = d.endpoint_id
+                 and l.status = 'pending' and l.locked_until > ${now}) < ${perEndpoint}
+          and (select count(*) from webhook_deliveries l
+               where l.organisation_id = d.organisation_id and l.status = 'pending' and l.locked_until > ${now}) < ${perOrganisation}
+        order by coalesce(t.served_turn, 0), e.served_turn, d.seq
+        limit 1
+        for update of d skip locked`.execute(db);
+      const r = rows[0];
       if (!r) return undefined;
       await db.updateTable('webhook_deliveries').set({ locked_until: leaseUntil }).where('id', '=', r.id).execute();
+      // The next turn goes to whoever was served longest ago: this endpoint and organisation go to the back.
+      const { rows: turn } = await sql<{ turn: number }>`select nextval('webhook_turns_seq')::int8 as turn`.execute(db);
+      await db.updateTable('webhook_endpoints').set({ served_turn: turn[0].turn }).where('id', '=', r.endpoint_id).execute();
+      await db
+        .insertInto('webhook_turns')
+        .values({ organisation_id: r.organisation_id, served_turn: turn[0].turn })
+        .onConflict((oc) => oc.column('organisation_id').doUpdateSet({ served_turn: turn[0].turn }))
+        .execute();
       return { ...toDelivery(r), lockedUntil: leaseUntil };
     },
     addAttempt: async (a) => {

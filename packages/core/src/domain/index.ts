@@ -10,4 +10,5 @@ export * from './proration';
 export * from './checkout';
 export * from './builders';
 export * from './limits';
-export * from './webhook-signature';
+export * from './webhook-retries';
+export * from './webhook-targets';

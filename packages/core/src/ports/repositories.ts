@@ -249,6 +249,12 @@ export interface OutboxRepository {
   page(tenant: Tenant, query: { limit: number; after?: string; before?: string; type?: WebhookEventType }): Promise<Page<OutboxEvent>>;
 }
 
+/** How many deliveries one endpoint, and one organisation, may have leased at once (every instance together). */
+export interface DeliveryCaps {
+  perEndpoint: number;
+  perOrganisation: number;
+}
+
 export interface WebhookRepository {
   /** The endpoint, if any. */
   getEndpoint(id: Id): Promise<WebhookEndpoint | undefined>;
@@ -267,12 +273,15 @@ export interface WebhookRepository {
   /** Updates the delivery by id. */
   saveDelivery(delivery: OutboxDelivery): Promise<void>;
   /**
-   * Leases the earliest due pending delivery that no live lease holds, until `leaseUntil`, and
-   * returns it (leased). Concurrent claimers never get the same one. A delivery waits while an
-   * earlier pending delivery of the same endpoint and ordering key exists (leased or not), so an
-   * endpoint gets the events of one subscription in the order they were written.
+   * Leases a due pending delivery that no live lease holds, until `leaseUntil`, and returns it
+   * (leased). Concurrent claimers never get the same one. A delivery waits while an earlier pending
+   * delivery of the same endpoint and ordering key exists (leased or not), so an endpoint gets the
+   * events of one subscription in the order they were written. Fair: of the deliveries it may
+   * take, it takes one of the organisation served longest ago, then of that organisation's
+   * endpoint served longest ago, then the earliest written; and none of an endpoint or
+   * organisation already holding `caps` live leases.
    */
-  claimNext(now: Date, leaseUntil: Date): Promise<OutboxDelivery | undefined>;
+  claimNext(now: Date, leaseUntil: Date, caps?: DeliveryCaps): Promise<OutboxDelivery | undefined>;
   /** Records one attempt. */
   addAttempt(attempt: DeliveryAttempt): Promise<void>;
   /** One page of the endpoint's attempts, oldest first. */
@@ -295,6 +304,14 @@ export interface CheckoutSessionRepository {
   getForUpdate(id: Id): Promise<CheckoutSession | undefined>;
   /** Inserts the session or updates it by id. */
   save(session: CheckoutSession): Promise<void>;
+  /**
+   * The session a deferred checkout link (by its digest) created, or null when it has none yet;
+   * the link is locked until the unit of work ends, so concurrent follows of one link wait for
+   * each other and create at most one session.
+   */
+  lockDeferredLink(linkKey: string, now: Date): Promise<{ sessionId: Id | null }>;
+  /** Records the session a deferred checkout link now leads to (after `lockDeferredLink`). */
+  setDeferredLink(linkKey: string, sessionId: Id): Promise<void>;
 }
 
 export interface BillingDocumentRepository {

@@ -133,6 +133,17 @@ export interface WebhookRequest {
 /** What came back: the receiver's status and (truncated) body, or why nothing did. */
 export type WebhookResponse = { status: number; body: string } | { status: null; error: string };
 
+/**
+ * Signs outgoing webhooks and makes endpoint secrets (Standard Webhooks: an adapter holds the
+ * crypto and the randomness, so core holds none).
+ */
+export interface WebhookSigner {
+  /** A new endpoint secret (`whsec_` and the base64 of fresh random bytes). */
+  newSecret(): string;
+  /** The headers of one POST of `body`: the same `id` on every attempt, the timestamp of `at`, the signature. */
+  headers(secret: string, id: string, at: Date, body: string): Record<string, string>;
+}
+
 /** POSTs webhooks to vendors' receivers (an adapter: timeouts, no redirects, private targets refused). */
 export interface WebhookSender {
   /** Why this URL may not be a receiver (not http(s), a private or loopback address), or null. */

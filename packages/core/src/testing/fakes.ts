@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { Customer, Plan, Proration, Subscription } from '../model';
+import { webhookTargetRefusal } from '../domain/webhook-targets';
 import type {
   CheckoutRequest,
   Clock,
@@ -18,6 +19,7 @@ import type {
   WebhookRequest,
   WebhookResponse,
   WebhookSender,
+  WebhookSigner,
 } from '../ports';
 import { INVOICE_MEMBERS } from '../ports';
 
@@ -253,20 +255,61 @@ function fakeInvoice(s: Subscription) {
   };
 }
 
-/** A webhook sender that records each request and answers from a script (default 200): for delivery tests without sockets. */
+/**
+ * A webhook sender without sockets: records each request and answers from a script (default 200).
+ * It keeps the real sender's rules (describeWebhookSenderContract): the same address guard, a
+ * timeout (an answer later than `timeoutMs` is "no answer"), and a 3xx is an answer, never followed.
+ */
 export class ScriptedWebhookSender implements WebhookSender {
   readonly sent: WebhookRequest[] = [];
+  private readonly allowPrivate: boolean;
+  private readonly timeoutMs: number;
   constructor(
     private readonly answer: (req: WebhookRequest, index: number) => WebhookResponse | Promise<WebhookResponse> = () => ({
       status: 200,
       body: 'ok',
     }),
-  ) {}
+    options: { allowPrivate?: boolean; timeoutMs?: number } = {},
+  ) {
+    this.allowPrivate = options.allowPrivate ?? false;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+  }
   refusal(url: string): string | null {
-    return /^https?:\/\//.test(url) ? null : 'must be an http or https URL';
+    return webhookTargetRefusal(url, { allowPrivate: this.allowPrivate });
   }
   async send(req: WebhookRequest): Promise<WebhookResponse> {
+    const refusal = this.refusal(req.url);
+    if (refusal) return { status: null, error: `refused: the URL ${refusal}` };
     this.sent.push(req);
-    return this.answer(req, this.sent.length - 1);
+    const answer = Promise.resolve(this.answer(req, this.sent.length - 1));
+    if (!Number.isFinite(this.timeoutMs)) return answer;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<WebhookResponse>((resolve) => {
+      timer = setTimeout(() => resolve({ status: null, error: `no answer within ${this.timeoutMs} ms` }), this.timeoutMs);
+    });
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer));
+  }
+}
+
+/**
+ * A webhook signer for tests: fresh random secrets, and a "signature" that spells out what was
+ * signed (base64 of secret, id, timestamp and body), so a test can read it back. Not a MAC: the
+ * real one is adapter-webhooks' StandardWebhookSigner.
+ */
+export class FakeWebhookSigner implements WebhookSigner {
+  newSecret(): string {
+    return `whsec_${randomBytes(24).toString('base64')}`;
+  }
+  headers(secret: string, id: string, at: Date, body: string): Record<string, string> {
+    const timestamp = Math.floor(at.getTime() / 1000);
+    return {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': FakeWebhookSigner.signature(secret, id, timestamp, body),
+    };
+  }
+  static signature(secret: string, id: string, timestamp: number, body: string): string {
+    return `v1,${Buffer.from(JSON.stringify([secret, id, timestamp, body])).toString('base64')}`;
   }
 }

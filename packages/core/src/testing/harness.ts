@@ -1,10 +1,21 @@
 import type { ChangeFeed, Randomness, Tenant, UnitOfWork, WebhookSender } from '..';
 import { type CatalogFile, createCore, demoCatalog, type CoreDeps } from '../usecases';
-import { CountingEventQueue, FakePaymentProvider, FakeScheme, FixedClock, FakeCipher, RandomIds, SeededRandomness } from './fakes';
+import {
+  CountingEventQueue,
+  FakePaymentProvider,
+  FakeScheme,
+  FakeWebhookSigner,
+  FixedClock,
+  FakeCipher,
+  RandomIds,
+  SeededRandomness,
+} from './fakes';
 import { InMemoryUnitOfWork } from './memory';
 
 /** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
-export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender; random?: Randomness } = {}) {
+export function createTestCore(
+  options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender; random?: Randomness; limits?: CoreDeps['limits'] } = {},
+) {
   const clock = new FixedClock();
   const payments = new FakePaymentProvider();
   const events = new CountingEventQueue();
@@ -21,6 +32,8 @@ export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed
     events,
     changes,
     webhooks: options.webhooks,
+    webhookSigner: new FakeWebhookSigner(),
+    limits: options.limits,
   };
   return { ...createCore(deps), deps, uow, clock, payments, events, changes };
 }

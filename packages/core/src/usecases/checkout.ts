@@ -30,6 +30,12 @@ export interface PurchaseRequest {
   paymentCustomerId: string | null;
 }
 
+/**
+ * How long a deferred checkout link keeps leading to the session it created: under a day, the
+ * life of a provider's checkout session (Stripe's, and its idempotency keys, last 24 h).
+ */
+export const DEFERRED_SESSION_REUSE_MS = 23 * 60 * 60 * 1000;
+
 const required = (name: string, value: string | undefined): string => {
   if (value === undefined || value.trim() === '')
     fail(ErrorCodes.VALIDATION_FAILED, `${name} is required`, [{ property: name, error: 'is required' }]);
@@ -51,9 +57,38 @@ export class CheckoutService {
 
   /** A checkout link for a plan already loaded with its catalog (pricing tables build many). */
   async linkFor(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest): Promise<{ url: string }> {
+    const session = this.newSession(plan, req, catalog);
+    await this.deps.uow.run((r) => r.checkoutSessions.save(session));
+    return this.providerLink(session, plan, catalog);
+  }
+
+  /**
+   * Follows a deferred checkout link (a pricing table's `/checkout/start/<token>`, `linkKey` its
+   * digest): the first follow creates the checkout session, later ones (concurrent ones included)
+   * reuse it until it is `DEFERRED_SESSION_REUSE_MS` old or was canceled, so an anonymous visitor
+   * replaying one link cannot create sessions (nor provider sessions) without end.
+   */
+  async followDeferredLink(tenant: Tenant, planId: Id, req: CheckoutLinkRequest, linkKey: string): Promise<{ url: string }> {
+    const now = this.deps.clock.now();
+    const { session, plan, catalog } = await this.deps.uow.run(async (r) => {
+      const held = await r.checkoutSessions.lockDeferredLink(linkKey, now);
+      const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
+      const c = await loadProductCatalog(r, tenant, p.productId);
+      const previous = held.sessionId ? await r.checkoutSessions.get(held.sessionId) : undefined;
+      if (previous && previous.status !== 'canceled' && now.getTime() - previous.createdAt.getTime() < DEFERRED_SESSION_REUSE_MS)
+        return { session: previous, plan: p, catalog: c };
+      const fresh = this.newSession(p, req, c);
+      await r.checkoutSessions.save(fresh);
+      await r.checkoutSessions.setDeferredLink(linkKey, fresh.id);
+      return { session: fresh, plan: p, catalog: c };
+    });
+    return this.providerLink(session, plan, catalog);
+  }
+
+  /** A new open checkout session for the request (validated against the plan's rules). */
+  private newSession(plan: Plan, req: CheckoutLinkRequest, catalog: ProductCatalog): CheckoutSession {
     const { successUrl, cancelUrl, granteeId, member, options } = this.validateLink(plan, catalog, req);
-    const provider = this.providerFor(plan);
-    const session: CheckoutSession = {
+    return {
       id: this.deps.ids.newId(),
       organisationId: plan.organisationId,
       isTest: plan.isTest,
@@ -64,15 +99,19 @@ export class CheckoutService {
       successUrl,
       cancelUrl,
       options,
-      provider: provider.name,
+      provider: this.providerFor(plan).name,
       providerSessionId: null,
       status: 'open',
       subscriptionId: null,
       createdAt: this.deps.clock.now(),
       completedAt: null,
     };
-    await this.deps.uow.run((r) => r.checkoutSessions.save(session));
-    return provider.checkoutLink({
+  }
+
+  /** The provider's page for the session (the provider keeps one per session: asking again gives the same). */
+  private providerLink(session: CheckoutSession, plan: Plan, catalog: ProductCatalog): Promise<{ url: string }> {
+    const { options, granteeId, member, successUrl, cancelUrl } = session;
+    return this.providerFor(plan).checkoutLink({
       sessionId: session.id,
       product: catalog.product,
       plan,

@@ -13,7 +13,7 @@ import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
-import { OutboxUnitOfWork, WebhookService } from './webhooks';
+import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
 export interface Core {
@@ -37,8 +37,12 @@ export interface Core {
   worker: EventWorker;
   idempotency: IdempotencyService;
   signing: SigningKeys;
-  /** Outgoing webhooks: endpoints, events, attempts, and their delivery. */
-  webhooks: WebhookService;
+  /** Outgoing webhooks: endpoints as vendors manage them, with their attempts. */
+  webhooks: WebhookEndpoints;
+  /** Outgoing events: read, resent, purged after their retention; the queue's depth. */
+  webhookEvents: WebhookEvents;
+  /** Delivery of due webhooks (the background worker). */
+  webhookDelivery: WebhookDispatcher;
   /** The check's entitlement cache (its statistics feed the metrics). */
   checkCache: EntitlementCache;
   /**
@@ -54,7 +58,8 @@ export interface Core {
 export function createCore(given: CoreDeps): Core {
   // Every transaction writes the events of what it changed (the outbox) before it commits; a use
   // case called inside another's transaction (an idempotent request's) joins it.
-  const deps: CoreDeps = { ...given, uow: new JoinedUnitOfWork(new OutboxUnitOfWork(given.uow, given)) };
+  const joined = new JoinedUnitOfWork(new OutboxUnitOfWork(given.uow, given));
+  const deps: CoreDeps = { ...given, uow: joined };
   const signing = new SigningKeys(deps);
   const limits = limitsOf(deps);
   const checkCache = new EntitlementCache(limits.checkCacheEntries);
@@ -97,9 +102,11 @@ export function createCore(given: CoreDeps): Core {
     licenses: new LicenseService(deps),
     checks: new CapabilityChecks(deps, signing, checkCache),
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
-    idempotency: new IdempotencyService(deps),
+    idempotency: new IdempotencyService({ ...deps, uow: joined }),
     signing,
-    webhooks: new WebhookService(deps),
+    webhooks: new WebhookEndpoints(deps),
+    webhookEvents: new WebhookEvents(deps),
+    webhookDelivery: new WebhookDispatcher(deps),
     checkCache,
     listen: async () => {
       if (!deps.changes) return;

@@ -12,6 +12,7 @@ import type {
   SignatureScheme,
   UnitOfWork,
   WebhookSender,
+  WebhookSigner,
 } from '../ports';
 
 /** Everything a use case may reach outside the domain, injected by a composition root. */
@@ -33,6 +34,8 @@ export interface CoreDeps {
   events: EventQueue;
   /** POSTs outgoing webhooks; absent: events are still written, nothing is delivered. */
   webhooks?: WebhookSender;
+  /** Signs outgoing webhooks and makes endpoint secrets (Standard Webhooks); needed with `webhooks`. */
+  webhookSigner?: WebhookSigner;
   /** Where use cases report failures that callers do not see (absent: nowhere). */
   logger?: Logger;
   /** Bounds on what one request may create (defaults: `DEFAULT_LIMITS`). */
@@ -59,6 +62,12 @@ export interface CoreLimits {
   keyRevalidateMs: number;
   /** How long after the change feed was last heard checks may be answered from memory while the database does not answer (0: never). */
   checkOutageGraceMs: number;
+  /** Webhook POSTs one instance makes at once. */
+  webhookConcurrency: number;
+  /** Deliveries one endpoint may have in flight at once, across instances (a slow receiver holds no more). */
+  webhookPerEndpoint: number;
+  /** Deliveries one organisation may have in flight at once, across instances (a crowded tenant leaves slots to others). */
+  webhookPerOrganisation: number;
 }
 
 export const DEFAULT_LIMITS: CoreLimits = {
@@ -69,6 +78,9 @@ export const DEFAULT_LIMITS: CoreLimits = {
   checkCacheEntries: DEFAULT_CHECK_CACHE_ENTRIES,
   keyRevalidateMs: 500,
   checkOutageGraceMs: 60_000,
+  webhookConcurrency: 16,
+  webhookPerEndpoint: 4,
+  webhookPerOrganisation: 8,
 };
 
 export const limitsOf = (deps: Pick<CoreDeps, 'limits'>): CoreLimits => ({ ...DEFAULT_LIMITS, ...deps.limits });

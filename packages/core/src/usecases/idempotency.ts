@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { IdempotencyScope } from '../model';
-import type { Clock, UnitOfWork } from '../ports';
+import type { Clock } from '../ports';
+import type { JoinedUnitOfWork } from './joined-unit-of-work';
 
 /** How long an idempotency key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -32,7 +33,7 @@ export type IdempotentOutcome<A extends IdempotentAnswer> = { kind: 'ran'; answe
  * IDEMPOTENCY_WAIT_MS; the same key with another request is refused. Kept 24 hours.
  */
 export class IdempotencyService {
-  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; waitMs?: number }) {}
+  constructor(private readonly deps: { uow: JoinedUnitOfWork; clock: Clock; waitMs?: number }) {}
 
   /** Runs `work` under the key (its use cases join this transaction), or replays the earlier answer. */
   async perform<A extends IdempotentAnswer>(
@@ -44,7 +45,7 @@ export class IdempotencyService {
       invalid('idempotency-key', `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`);
     const now = this.deps.clock.now();
     const since = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
-    return this.deps.uow.run(async (r): Promise<IdempotentOutcome<A>> => {
+    return this.deps.uow.runShared(async (r): Promise<IdempotentOutcome<A>> => {
       const claimed = await r.idempotency.claim(
         { ...scope, fingerprint, status: null, body: null, createdAt: now },
         since,

@@ -1,3 +1,4 @@
+import { DEFAULT_HTTP_SERVER_LIMITS } from '@tollgate/http';
 import type { Core, Tenant } from '@tollgate/core';
 import { buyPlan, FixedClock, sampleCatalog } from '@tollgate/core/testing';
 import { createTestDatabase, type TestDatabase } from '@tollgate/adapter-postgres';
@@ -20,6 +21,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   // Tests' receivers listen on 127.0.0.1.
   webhookAllowPrivate: true,
   webhookEventRetentionDays: 30,
+  webhookConcurrency: 16,
   logRequests: false,
   logLevel: 'silent',
   stripeSecretKey: undefined,
@@ -28,6 +30,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   eventLeaseSeconds: 120,
   // Off in tests, which fire many requests from one address; the hardening tests turn them on.
   rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200, trustProxy: 0 },
+  http: DEFAULT_HTTP_SERVER_LIMITS,
   ...over,
 });
 

@@ -595,6 +595,23 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       await tx(uow(), (r) => r.checkoutSessions.save(done));
       expect(await tx(uow(), (r) => r.checkoutSessions.getForUpdate(session.id))).toEqual(done);
 
+      // A deferred link leads to no session until one is set, then to that one; concurrent locks wait for each other.
+      const link = `link-${randomUUID()}`;
+      expect(await tx(uow(), (r) => r.checkoutSessions.lockDeferredLink(link, T0))).toEqual({ sessionId: null });
+      const order: string[] = [];
+      await Promise.all([
+        tx(uow(), async (r) => {
+          const held = await r.checkoutSessions.lockDeferredLink(link, T0);
+          order.push(`first saw ${held.sessionId}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          await r.checkoutSessions.setDeferredLink(link, session.id);
+        }),
+        new Promise((resolve) => setTimeout(resolve, 10)).then(() =>
+          tx(uow(), async (r) => order.push(`second saw ${(await r.checkoutSessions.lockDeferredLink(link, T0)).sessionId}`)),
+        ),
+      ]);
+      expect(order).toEqual(['first saw null', `second saw ${session.id}`]);
+
       const doc = (id: string, createdAt: Date, kind: 'invoice' | 'payment_method' = 'invoice') => ({
         id,
         organisationId: org.id,
@@ -871,6 +888,82 @@ export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWork
       expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 1, after: first.nextCursor as string }))).items).toEqual([e2]);
     });
 
+    /** A tenant with `endpoints` endpoints, each given one delivery of its own event (own ordering key). */
+    const crowd = async (endpoints: number) => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const eps = Array.from({ length: endpoints }, () => anEndpoint(t));
+      const events = eps.map(() => anOutboxEvent(t, randomUUID()));
+      const deliveries = eps.map((e, i) => aDelivery(events[i], e.id));
+      await tx(uow(), async (r) => {
+        for (const e of eps) await r.webhooks.saveEndpoint(e);
+        await r.outbox.append(events);
+        await r.webhooks.addDeliveries(deliveries);
+      });
+      return { eps, deliveries };
+    };
+
+    it('claims fairly: the organisation served longest ago first, whatever was written before', async () => {
+      const crowded = await crowd(6);
+      const quiet = await crowd(1);
+      const ours = [...crowded.deliveries, ...quiet.deliveries].map((d) => d.id);
+      const order: string[] = [];
+      for (let id = await claimOurs(ours); id; id = await claimOurs(ours)) {
+        order.push(id);
+        await tx(uow(), async (r) => {
+          const d = (await r.webhooks.getDeliveryForUpdate(id as string)) as OutboxDelivery;
+          await r.webhooks.saveDelivery({ ...d, status: 'delivered' });
+        });
+      }
+      expect(order).toHaveLength(7);
+      // The crowded tenant's first delivery went first (written first), then the quiet tenant had its turn.
+      expect(order.indexOf(quiet.deliveries[0].id)).toBeLessThanOrEqual(1);
+    });
+
+    it('leaves an endpoint and an organisation holding their share of live leases out of the claim', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const [busy, other, third] = [anEndpoint(t), anEndpoint(t), anEndpoint(t)];
+      const events = Array.from({ length: 5 }, () => anOutboxEvent(t, randomUUID()));
+      const deliveries = [
+        aDelivery(events[0], busy.id),
+        aDelivery(events[1], busy.id),
+        aDelivery(events[2], busy.id),
+        aDelivery(events[3], other.id),
+        aDelivery(events[4], third.id),
+      ];
+      await tx(uow(), async (r) => {
+        for (const e of [busy, other, third]) await r.webhooks.saveEndpoint(e);
+        await r.outbox.append(events);
+        await r.webhooks.addDeliveries(deliveries);
+      });
+      const ours = deliveries.map((d) => d.id);
+      const caps = { perEndpoint: 1, perOrganisation: 2 };
+      const leased: OutboxDelivery[] = [];
+      await tx(uow(), async (r) => {
+        for (let i = 0; i < 1000; i++) {
+          const d = await r.webhooks.claimNext(at(0), at(2e12), caps);
+          if (!d) return;
+          if (ours.includes(d.id)) leased.push(d);
+          else await r.webhooks.saveDelivery({ ...d, status: 'delivered', lockedUntil: null });
+        }
+      });
+      expect(leased).toHaveLength(2);
+      expect(new Set(leased.map((d) => d.endpointId)).size).toBe(2);
+      // Once one finishes, the organisation may take one more.
+      await tx(uow(), (r) => r.webhooks.saveDelivery({ ...leased[0], status: 'delivered', lockedUntil: null }));
+      const next = await tx(uow(), async (r) => {
+        for (let i = 0; i < 1000; i++) {
+          const d = await r.webhooks.claimNext(at(0), at(2e12), caps);
+          if (!d || ours.includes(d.id)) return d;
+          await r.webhooks.saveDelivery({ ...d, status: 'delivered', lockedUntil: null });
+        }
+        return undefined;
+      });
+      expect(next).toBeDefined();
+      expect(next?.endpointId).not.toBe(leased[1].endpointId);
+    });
+
     it('claims deliveries of one endpoint and key in order: a later one waits while an earlier one is pending', async () => {
       const org = await withOrg(uow());
       const t = aTenant(org);
@@ -978,5 +1071,6 @@ export function describeRepositoryContracts(name: string, uow: UnitOfWorkFactory
 export * from './signature-scheme';
 export * from './payment-provider';
 export * from './cache-coherence';
+export * from './webhook-sender';
 export * from './signed-links';
 export * from './key-cipher';

@@ -6,5 +6,7 @@ export function checkoutSessionRepository(db: Tables): CheckoutSessionRepository
     get: async (id) => copy(db.checkoutSessions.get(id)),
     getForUpdate: async (id) => copy(db.checkoutSessions.get(id)),
     save: async (cs) => void db.checkoutSessions.set(cs.id, copy(cs)),
+    lockDeferredLink: async (key) => ({ sessionId: db.deferredCheckouts.get(key) ?? null }),
+    setDeferredLink: async (key, sessionId) => void db.deferredCheckouts.set(key, sessionId),
   };
 }

@@ -40,6 +40,8 @@ export interface Tables {
   events: Map<Id, DomainEvent>;
   signingKeys: Map<Id, SigningKey>;
   checkoutSessions: Map<Id, CheckoutSession>;
+  /** Deferred checkout links (by digest) and the session each leads to. */
+  deferredCheckouts: Map<string, Id>;
   billingDocuments: Map<Id, BillingDocument>;
   webhookEvents: Map<Id, Date>;
   idempotency: Map<string, IdempotencyRecord>;
@@ -47,6 +49,8 @@ export interface Tables {
   endpoints: Map<Id, WebhookEndpoint>;
   deliveries: Map<Id, OutboxDelivery>;
   attempts: Map<Id, DeliveryAttempt>;
+  /** Delivery turns (fairness): `o:<organisation>` and `e:<endpoint>` to the turn each was last served at; `#` the last turn. */
+  webhookTurns: Map<string, number>;
 }
 
 export const emptyTables = (): Tables => ({
@@ -64,6 +68,7 @@ export const emptyTables = (): Tables => ({
   events: new Map(),
   signingKeys: new Map(),
   checkoutSessions: new Map(),
+  deferredCheckouts: new Map(),
   billingDocuments: new Map(),
   webhookEvents: new Map(),
   idempotency: new Map(),
@@ -71,6 +76,7 @@ export const emptyTables = (): Tables => ({
   endpoints: new Map(),
   deliveries: new Map(),
   attempts: new Map(),
+  webhookTurns: new Map(),
 });
 
 export const copy = <T>(v: T): T => structuredClone(v);

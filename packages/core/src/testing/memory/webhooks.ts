@@ -48,19 +48,35 @@ export function webhookRepository(db: Tables): WebhookRepository {
     addDeliveries: async (ds) => ds.forEach((d) => db.deliveries.set(d.id, copy(d))),
     getDeliveryForUpdate: async (id) => copy(db.deliveries.get(id)),
     saveDelivery: async (d) => void db.deliveries.set(d.id, copy(d)),
-    // First written first: the map keeps insertion order, like the SQL adapter's sequence.
-    claimNext: async (now, leaseUntil) => {
+    // The SQL adapter's claim: fair by turns, capped by live leases; the map keeps insertion (sequence) order.
+    claimNext: async (now, leaseUntil, caps) => {
       const open = [...db.deliveries.values()].filter((d) => d.status === 'pending');
-      const next = open.find(
+      const leased = open.filter((d) => d.lockedUntil && d.lockedUntil > now);
+      const turn = (key: string) => db.webhookTurns.get(key) ?? 0;
+      const candidates = open.filter(
         (d, i) =>
           d.nextAttemptAt <= now &&
           (!d.lockedUntil || d.lockedUntil <= now) &&
-          !open.slice(0, i).some((p) => p.endpointId === d.endpointId && p.orderingKey === d.orderingKey),
+          !open.slice(0, i).some((p) => p.endpointId === d.endpointId && p.orderingKey === d.orderingKey) &&
+          leased.filter((l) => l.endpointId === d.endpointId).length < (caps?.perEndpoint ?? Infinity) &&
+          leased.filter((l) => l.organisationId === d.organisationId).length < (caps?.perOrganisation ?? Infinity),
       );
+      const next = candidates
+        .map((d, i) => ({ d, i }))
+        .sort(
+          (a, b) =>
+            turn(`o:${a.d.organisationId}`) - turn(`o:${b.d.organisationId}`) ||
+            turn(`e:${a.d.endpointId}`) - turn(`e:${b.d.endpointId}`) ||
+            a.i - b.i,
+        )[0]?.d;
       if (!next) return undefined;
-      const leased = { ...copy(next), lockedUntil: leaseUntil };
-      db.deliveries.set(leased.id, copy(leased));
-      return leased;
+      const served = turn('#') + 1;
+      db.webhookTurns.set('#', served);
+      db.webhookTurns.set(`o:${next.organisationId}`, served);
+      db.webhookTurns.set(`e:${next.endpointId}`, served);
+      const claimed = { ...copy(next), lockedUntil: leaseUntil };
+      db.deliveries.set(claimed.id, copy(claimed));
+      return claimed;
     },
     addAttempt: async (a) => void db.attempts.set(a.id, copy(a)),
     pageAttempts: async (endpointId, q) =>

@@ -1,2 +1,4 @@
 export * from './outbox';
-export * from './service';
+export * from './endpoints';
+export * from './events';
+export * from './delivery';

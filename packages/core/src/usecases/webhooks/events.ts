@@ -1,0 +1,50 @@
+import { ErrorCodes, fail } from '../../errors';
+import type { Id, OutboxEvent, Page, Tenant } from '../../model';
+import { assertAccessible } from '../../domain/tenancy';
+import { limitsOf, type CoreDeps } from '../deps';
+import { eventTypesOf, type PageQuery } from './endpoints';
+import { newDelivery, receives } from './outbox';
+
+/** Outgoing events as vendors read and resend them, their retention, and the queue's depth. */
+export class WebhookEvents {
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'events' | 'limits'>) {}
+
+  async list(tenant: Tenant, query: PageQuery & { type?: string }): Promise<Page<OutboxEvent>> {
+    const type = query.type === undefined ? undefined : eventTypesOf([query.type])[0];
+    return this.deps.uow.read((r) => r.outbox.page(tenant, { ...query, type }));
+  }
+
+  async get(tenant: Tenant, id: Id): Promise<OutboxEvent> {
+    return this.deps.uow.read(async (r) => assertAccessible(await r.outbox.get(id), tenant, 'event'));
+  }
+
+  /** Delivers the event again: to one endpoint of the tenant, or to every enabled endpoint that receives its type. */
+  async resend(tenant: Tenant, id: Id, endpointId?: Id): Promise<{ event: OutboxEvent; deliveries: number }> {
+    const result = await this.deps.uow.run(async (r) => {
+      const event = assertAccessible(await r.outbox.get(id), tenant, 'event');
+      const endpoints = endpointId
+        ? [assertAccessible(await r.webhooks.getEndpoint(endpointId), tenant, 'webhook endpoint')]
+        : (await r.webhooks.enabledEndpoints(tenant)).filter((e) => receives(e, event.type));
+      if (endpoints.some((e) => e.disabledAt)) fail(ErrorCodes.CONFLICT, 'the endpoint is disabled; enable it (PATCH enabled: true) first');
+      const now = this.deps.clock.now();
+      await r.webhooks.addDeliveries(endpoints.map((e) => newDelivery(this.deps.ids.newId(), event, e.id, now)));
+      return { event, deliveries: endpoints.length };
+    });
+    if (result.deliveries) this.deps.events.wake();
+    return result;
+  }
+
+  /**
+   * Forgets events older than the retention (`WEBHOOK_EVENT_RETENTION_DAYS`) that no delivery
+   * waits for, a batch at a time; returns how many. Any instance may run it.
+   */
+  async purge(batch = 1000): Promise<number> {
+    const before = new Date(this.deps.clock.now().getTime() - limitsOf(this.deps).webhookEventRetentionMs);
+    return this.deps.uow.run((r) => r.outbox.purge(before, batch));
+  }
+
+  /** Pending deliveries of every organisation (metrics). */
+  async depth(): Promise<number> {
+    return this.deps.uow.read((r) => r.webhooks.countPending());
+  }
+}
