@@ -13,6 +13,7 @@ import * as hardening from './migrations/2026-11-22T04-hardening';
 import * as changeFeed from './migrations/2026-11-22T05-change-feed';
 import * as webhooks from './migrations/2026-11-22T06-webhooks';
 import * as tierTags from './migrations/2026-11-22T07-tier-tags';
+import * as usage from './migrations/2026-11-23T04-usage';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T05-change-feed': changeFeed,
   '2026-11-22T06-webhooks': webhooks,
   '2026-11-22T07-tier-tags': tierTags,
+  '2026-11-23T04-usage': usage,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -55,6 +55,9 @@ export const ERROR_STATUS: ErrorStatusTable = {
   CHECKOUT_CANCELED: 409,
   PAYMENT_NOT_AVAILABLE: 400,
   PAYMENT_PROVIDER_FAILED: 502,
+  METER_EXISTS: 409,
+  HOLD_NOT_FOUND: 404,
+  HOLD_SETTLED: 409,
 };
 
 /** What an error becomes before a generation shapes its body. */

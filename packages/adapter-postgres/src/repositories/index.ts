@@ -14,6 +14,7 @@ import { pricingTableRepository } from './pricing-tables';
 import { productRepository } from './products';
 import { eventRepository, licenseRepository, subscriptionRepository } from './subscriptions';
 import { outboxRepository, webhookRepository } from './webhooks';
+import { usageRepository } from './usage';
 
 /** Every repository over one typed kysely handle (a transaction, inside the unit of work). */
 export function repositories(db: Db): Repositories {
@@ -36,6 +37,7 @@ export function repositories(db: Db): Repositories {
     idempotency: idempotencyRepository(db),
     outbox: outboxRepository(db),
     webhooks: webhookRepository(db),
+    usage: usageRepository(db),
   };
 }
 

@@ -17,3 +17,4 @@ export * from './html';
 export * from './limits';
 export * from './views';
 export * from './webhook-signature';
+export * from './usage';

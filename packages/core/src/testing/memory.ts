@@ -33,9 +33,10 @@ import type {
   Repositories,
   UnitOfWork,
 } from '../ports';
+import { emptyUsageTables, memoryUsageRepository, type UsageTables } from './memory/usage';
 
 /** All tables of the in-memory database. Records are stored and handed out as copies. */
-interface Tables {
+interface Tables extends UsageTables {
   organisations: Map<Id, Organisation>;
   apiKeys: Map<Id, ApiKey>;
   paymentIntegrations: Map<Id, PaymentIntegration>;
@@ -60,6 +61,7 @@ interface Tables {
 }
 
 const emptyTables = (): Tables => ({
+  ...emptyUsageTables(),
   organisations: new Map(),
   apiKeys: new Map(),
   paymentIntegrations: new Map(),
@@ -95,6 +97,7 @@ function repositories(db: Tables, changed: (c: CacheInvalidation) => void = () =
     if (l?.granteeId) changed({ kind: 'license', productId: l.productId, granteeId: l.granteeId });
   };
   return {
+    usage: memoryUsageRepository(db),
     organisations: {
       get: async (id) => copy(db.organisations.get(id)),
       findByName: async (name) => values(db.organisations).find((o) => o.name === name),

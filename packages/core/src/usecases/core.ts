@@ -12,6 +12,7 @@ import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
 import { OutboxUnitOfWork, WebhookService } from './webhooks';
+import { UsageService } from './usage';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
 export interface Core {
@@ -31,6 +32,8 @@ export interface Core {
   signing: SigningKeys;
   /** Outgoing webhooks: endpoints, events, attempts, and their delivery. */
   webhooks: WebhookService;
+  /** Meters, credits and usage: exact, group-committed. */
+  usage: UsageService;
   /** The check's entitlement cache (its statistics feed the metrics). */
   checkCache: EntitlementCache;
   /**
@@ -82,6 +85,7 @@ export function createCore(given: CoreDeps): Core {
     idempotency: new IdempotencyService(deps),
     signing,
     webhooks: new WebhookService(deps),
+    usage: new UsageService(deps),
     checkCache,
     listen: async () => {
       if (deps.changes) await deps.changes.start(handlers);

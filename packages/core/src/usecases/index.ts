@@ -14,3 +14,4 @@ export * from './signing';
 export * from './core';
 export * from './check-cache';
 export * from './webhooks';
+export * from './usage';

@@ -956,3 +956,4 @@ export function describeRepositoryContracts(name: string, uow: UnitOfWorkFactory
 export * from './signature-scheme';
 export * from './payment-provider';
 export * from './cache-coherence';
+export * from './usage';

@@ -1,0 +1,2 @@
+export * from './group-commit';
+export * from './service';
