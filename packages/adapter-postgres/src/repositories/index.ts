@@ -1,18 +1,16 @@
 import type { Repositories } from '@tollgate/core';
 import type { Db } from './db';
-import {
-  billingDocumentRepository,
-  checkoutSessionRepository,
-  customerRepository,
-  idempotencyRepository,
-  signingKeyRepository,
-  webhookEventRepository,
-} from './billing';
+import { billingDocumentRepository } from './billing-documents';
+import { checkoutSessionRepository } from './checkout-sessions';
+import { customerRepository } from './customers';
+import { idempotencyRepository } from './idempotency';
 import { apiKeyRepository, currencyRepository, organisationRepository, paymentIntegrationRepository } from './organisations';
 import { planRepository } from './plans';
 import { pricingTableRepository } from './pricing-tables';
 import { productRepository } from './products';
+import { signingKeyRepository } from './signing-keys';
 import { eventRepository, licenseRepository, subscriptionRepository } from './subscriptions';
+import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
 import { usageRepository } from './usage';
 

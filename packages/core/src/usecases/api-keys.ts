@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ErrorCodes, fail } from '../errors';
 import type { ApiKey, Id, Organisation, Scope, ScopeResource } from '../model';
 import { SCOPE_RESOURCES } from '../model';
-import { Lru } from '../domain/lru';
+import { Lru } from '../support/lru';
 import type { Clock, IdGenerator, UnitOfWork } from '../ports';
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');

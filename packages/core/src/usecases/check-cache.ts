@@ -1,5 +1,5 @@
 import type { Id, Owned } from '../model';
-import { Lru } from '../domain/lru';
+import { Lru } from '../support/lru';
 import { reduceSnapshot, type CheckLicense } from '../domain/check';
 import type { CacheInvalidation } from '../ports';
 

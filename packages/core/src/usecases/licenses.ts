@@ -4,7 +4,7 @@ import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, cancelLicense, createAdHocLicense } from '../domain/license';
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
 import { EntitlementCache } from './check-cache';
-import { Lru } from '../domain/lru';
+import { Lru } from '../support/lru';
 import type { LicenseCount, LicenseFilter, Repositories, SignedMessage, Signer } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 

@@ -1,5 +1,5 @@
 import type { Id, SigningKey, Tenant } from '../model';
-import { Lru } from '../domain/lru';
+import { Lru } from '../support/lru';
 import type { Clock, IdGenerator, KeyCipher, SignatureEncoding, SignatureScheme, SignedMessage, Signer, UnitOfWork } from '../ports';
 
 interface LiveKey {

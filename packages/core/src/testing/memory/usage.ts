@@ -1,5 +1,5 @@
 import { ErrorCodes, fail } from '../../errors';
-import { pageOf } from '../../domain/pagination';
+import { pageOf } from '../../support/pagination';
 import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, Tenant, UsageKey, UsageMeter } from '../../model';
 import type { UsageRepository } from '../../ports';
 

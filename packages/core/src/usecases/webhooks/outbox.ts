@@ -12,7 +12,7 @@ import type {
   WebhookEventType,
 } from '../../model';
 import type { Clock, EventQueue, IdGenerator, Repositories, UnitOfWork } from '../../ports';
-import { catalogPlan, catalogProduct, iso, licenseView, subscriptionView } from '../../domain/views';
+import { catalogPlan, catalogProduct, iso, licenseView, subscriptionView } from '../../views';
 import { capabilitiesByPlan } from '../licenses';
 
 /**

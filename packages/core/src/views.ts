@@ -1,4 +1,4 @@
-import type { Capability, License, Plan, Product, Subscription } from '../model';
+import type { Capability, License, Plan, Product, Subscription } from './model';
 
 /**
  * The record views that leave Tollgate in more than one way: over HTTP (v1 License and Subscription,

@@ -1,0 +1,56 @@
+import type { CheckoutOptions, CheckoutSession, CheckoutSessionRepository } from '@tollgate/core';
+import type { Selectable } from 'kysely';
+import type { DB } from '../schema';
+import { json, upsert, type Db } from './db';
+
+const toSession = (r: Selectable<DB['checkout_sessions']>): CheckoutSession => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  productId: r.product_id,
+  planId: r.plan_id,
+  granteeId: r.grantee_id,
+  member: r.member,
+  successUrl: r.success_url,
+  cancelUrl: r.cancel_url,
+  options: r.options as unknown as CheckoutOptions,
+  provider: r.provider,
+  providerSessionId: r.provider_session_id,
+  status: r.status as CheckoutSession['status'],
+  subscriptionId: r.subscription_id,
+  createdAt: r.created_at,
+  completedAt: r.completed_at,
+});
+
+export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
+  const one = async (id: string, forUpdate: boolean) => {
+    const q = db.selectFrom('checkout_sessions').selectAll().where('id', '=', id);
+    const r = await (forUpdate ? q.forUpdate() : q).executeTakeFirst();
+    return r && toSession(r);
+  };
+  return {
+    get: (id) => one(id, false),
+    getForUpdate: (id) => one(id, true),
+    save: (cs) =>
+      upsert(db, 'checkout_sessions', [
+        {
+          id: cs.id,
+          organisation_id: cs.organisationId,
+          is_test: cs.isTest,
+          product_id: cs.productId,
+          plan_id: cs.planId,
+          grantee_id: cs.granteeId,
+          member: cs.member,
+          success_url: cs.successUrl,
+          cancel_url: cs.cancelUrl,
+          options: json(cs.options),
+          provider: cs.provider,
+          provider_session_id: cs.providerSessionId,
+          status: cs.status,
+          subscription_id: cs.subscriptionId,
+          created_at: cs.createdAt,
+          completed_at: cs.completedAt,
+        },
+      ]),
+  };
+}

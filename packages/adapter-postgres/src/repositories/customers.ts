@@ -1,0 +1,46 @@
+import type { Customer, CustomerRepository } from '@tollgate/core';
+import type { Selectable } from 'kysely';
+import type { DB } from '../schema';
+import { tenantOf, upsert, type Db } from './db';
+
+const toCustomer = (r: Selectable<DB['customers']>): Customer => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  value: r.value,
+  emailAddress: r.email_address,
+  paymentCustomerId: r.payment_customer_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export function customerRepository(db: Db): CustomerRepository {
+  return {
+    get: async (id) => {
+      const r = await db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toCustomer(r);
+    },
+    findByValue: async (t, v) => {
+      const r = await db
+        .selectFrom('customers')
+        .selectAll()
+        .where((eb) => eb.and(tenantOf(t)))
+        .where('value', '=', v)
+        .executeTakeFirst();
+      return r && toCustomer(r);
+    },
+    save: (c) =>
+      upsert(db, 'customers', [
+        {
+          id: c.id,
+          organisation_id: c.organisationId,
+          is_test: c.isTest,
+          value: c.value,
+          email_address: c.emailAddress,
+          payment_customer_id: c.paymentCustomerId,
+          created_at: c.createdAt,
+          updated_at: c.updatedAt,
+        },
+      ]),
+  };
+}

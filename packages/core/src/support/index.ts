@@ -1,0 +1,4 @@
+export * from './html';
+export * from './lru';
+export * from './pagination';
+export * from './text';

@@ -1,0 +1,2 @@
+export { MemoryChangeFeed } from './change-feed';
+export { FaultInjectingUnitOfWork, InMemoryUnitOfWork } from './unit-of-work';

@@ -1,0 +1,16 @@
+import type { SigningKeyRepository } from '../../ports';
+import { type Changed, type Tables, byCreated, copy, values } from './tables';
+
+export function signingKeyRepository(db: Tables, changed: Changed): SigningKeyRepository {
+  return {
+    listActive: async (orgId, algorithm) =>
+      values(db.signingKeys)
+        .filter((k) => k.organisationId === orgId && k.algorithm === algorithm && !k.retiredAt)
+        .sort(byCreated)
+        .reverse(),
+    save: async (k) => {
+      changed({ kind: 'signingKey', organisationId: k.organisationId });
+      db.signingKeys.set(k.id, copy(k));
+    },
+  };
+}

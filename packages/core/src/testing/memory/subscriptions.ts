@@ -1,0 +1,116 @@
+import type { License } from '../../model';
+import { pageOf } from '../../support/pagination';
+import type { EventRepository, LicenseFilter, LicenseRepository, SubscriptionRepository } from '../../ports';
+import { type Changed, type Tables, byCreated, copy, inTenant, values } from './tables';
+
+export function subscriptionRepository(db: Tables): SubscriptionRepository {
+  return {
+    get: async (id) => copy(db.subscriptions.get(id)),
+    getForUpdate: async (id) => copy(db.subscriptions.get(id)),
+    findByPaymentId: async (pid) => values(db.subscriptions).find((s) => s.paymentSubscriptionId === pid),
+    listByPlan: async (planId) =>
+      values(db.subscriptions)
+        .filter((s) => s.planId === planId)
+        .sort(byCreated),
+    countReferencing: async ({ planId, productId }) =>
+      values(db.subscriptions).filter((s) => (planId && s.planId === planId) || (productId && s.productId === productId)).length,
+    listDueForCancellation: async (now, limit) =>
+      values(db.subscriptions)
+        .filter((s) => s.status !== 'CANCELED' && s.cancelAtPeriodEnd && s.currentPeriodEnd <= now)
+        .sort(byCreated)
+        .slice(0, limit)
+        .map((s) => s.id),
+    listDueForRenewal: async (now, providers, limit) =>
+      values(db.subscriptions)
+        .filter(
+          (s) => s.status !== 'CANCELED' && !s.cancelAtPeriodEnd && s.currentPeriodEnd <= now && providers.includes(s.paymentProvider),
+        )
+        .sort(byCreated)
+        .slice(0, limit)
+        .map((s) => s.id),
+    save: async (s) => void db.subscriptions.set(s.id, copy(s)),
+  };
+}
+
+export function licenseRepository(db: Tables, changed: Changed): LicenseRepository {
+  const licenseChanged = (l: License | undefined) => {
+    if (l?.granteeId) changed({ kind: 'license', productId: l.productId, granteeId: l.granteeId });
+  };
+  return {
+    get: async (id) => copy(db.licenses.get(id)),
+    getManyForUpdate: async (ids) =>
+      ids
+        .map((id) => db.licenses.get(id))
+        .filter((l): l is License => !!l)
+        .map(copy),
+    listBySubscription: async (sid) =>
+      values(db.licenses)
+        .filter((l) => l.subscriptionId === sid)
+        .sort(byCreated),
+    list: async (t, f) =>
+      values(db.licenses)
+        .filter((l) => inTenant(l, t) && licenseMatches(l, f))
+        .sort(byCreated),
+    page: async (t, f, q) =>
+      pageOf(
+        values(db.licenses).filter((l) => inTenant(l, t) && licenseMatches(l, f)),
+        q,
+      ),
+    count: async (t, f) => {
+      const ls = values(db.licenses).filter((l) => inTenant(l, t) && licenseMatches(l, f));
+      const assigned = ls.filter((l) => l.granteeId !== null).length;
+      return { count: ls.length, assigned, unassigned: ls.length - assigned };
+    },
+    findForCheck: async (t, productId, grantees) =>
+      values(db.licenses).filter(
+        (l) => inTenant(l, t) && l.productId === productId && l.granteeId !== null && grantees.includes(l.granteeId),
+      ),
+    saveMany: async (ls) =>
+      ls.forEach((l) => {
+        licenseChanged(db.licenses.get(l.id));
+        licenseChanged(l);
+        db.licenses.set(l.id, copy(l));
+      }),
+    deleteMany: async (ids) =>
+      ids.forEach((id) => {
+        licenseChanged(db.licenses.get(id));
+        db.licenses.delete(id);
+      }),
+  };
+}
+
+export function eventRepository(db: Tables): EventRepository {
+  return {
+    get: async (id) => copy(db.events.get(id)),
+    save: async (e) => void db.events.set(e.id, copy(e)),
+    getForUpdate: async (id) => copy(db.events.get(id)),
+    countOpen: async () => {
+      const all = [...db.events.values()];
+      return { queued: all.filter((e) => e.status === 'queued').length, pending: all.filter((e) => e.status === 'pending').length };
+    },
+    // First queued first: the map keeps insertion order, like the SQL adapter's sequence.
+    claimNext: async (now, leaseUntil) => {
+      const open = [...db.events.values()].filter((e) => e.status === 'queued' || e.status === 'pending');
+      const next = open.find(
+        (e, i) =>
+          e.runAt <= now &&
+          (!e.lockedUntil || e.lockedUntil <= now) &&
+          !open.slice(0, i).some((p) => p.subscriptionId !== null && p.subscriptionId === e.subscriptionId),
+      );
+      if (!next) return undefined;
+      const leased = { ...copy(next), lockedUntil: leaseUntil };
+      db.events.set(leased.id, copy(leased));
+      return leased;
+    },
+  };
+}
+
+function licenseMatches(l: License, f: LicenseFilter): boolean {
+  return (
+    (!f.status || l.status === f.status) &&
+    (!f.subscriptionId || l.subscriptionId === f.subscriptionId) &&
+    (!f.productId || l.productId === f.productId) &&
+    (f.purchaser === undefined || l.purchaser === f.purchaser) &&
+    (f.granteeId === undefined || l.granteeId === f.granteeId)
+  );
+}
