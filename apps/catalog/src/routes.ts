@@ -40,9 +40,13 @@ import {
   tierTagView,
 } from './views';
 import { webhookRoutes } from './webhooks';
+import { balanceRoutes } from './routes/balances';
+import { creditRoutes } from './routes/credits';
+import { meterRoutes } from './routes/meters';
+import { usageRoutes } from './routes/usage';
 
 /** What the catalog generation needs of the core. */
-export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter'>;
+export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter' | 'usage'>;
 
 type Q = Record<string, string | undefined>;
 const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
@@ -57,7 +61,7 @@ const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as 
 const PRODUCT_EXPAND = ['plans', 'settings'] as const;
 
 /** The catalog generation (`/api`): products and plans with their pricing, each operation declared once. */
-export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: CatalogServices): Route[] {
+export function catalogRoutes({ admin, signing, webhooks, importer, exporter, usage }: CatalogServices): Route[] {
   const productView = (p: Product, plans: Map<string, Plan[]> | undefined, expand: Set<string>) => ({
     ...catalogProduct(p),
     ...(plans ? { plans: nestedList(plans.get(p.id) ?? [], `/api/plans?productId=${p.id}`, catalogPlan) } : {}),
@@ -339,6 +343,10 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter }: 
       },
     }),
     ...webhookRoutes({ webhooks }),
+    ...meterRoutes({ usage }),
+    ...creditRoutes({ usage }),
+    ...usageRoutes({ usage }),
+    ...balanceRoutes({ usage }),
   ];
 }
 

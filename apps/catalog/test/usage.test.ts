@@ -1,0 +1,123 @@
+import request from 'supertest';
+import { ajv } from '@tollgate/http';
+import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createCatalogApp, catalogRoutes } from '../src';
+
+let world: TestWorld;
+let org: SeededOrg;
+let other: SeededOrg;
+let app: ReturnType<typeof createCatalogApp>;
+
+beforeAll(async () => {
+  world = await createTestWorld();
+  org = await seedOrganisation(world, 'usage-org');
+  other = await seedOrganisation(world, 'usage-other');
+  app = createCatalogApp(world);
+});
+afterAll(() => world?.close());
+
+/** Every answer is checked against its route's response schema. */
+const schemaOf = (method: string, path: string) => {
+  const r = catalogRoutes(world.core).find((x) => x.method === method && new RegExp(`^${x.path.replace(/:\w+/g, '[^/]+')}$`).test(path));
+  return r?.response.schema;
+};
+const checked = (method: string, path: string, res: request.Response) => {
+  const schema = schemaOf(method, path);
+  if (schema && res.status < 300 && res.status !== 204) expect(ajv.validate(schema, res.body) ? [] : ajv.errors).toEqual([]);
+  return res;
+};
+const api = (key = org.liveKey) => ({
+  get: async (p: string) => checked('get', p.split('?')[0], await request(app).get(p).set('authorization', `Bearer ${key}`)),
+  post: async (p: string, body?: object, idem?: string) => {
+    const r = request(app).post(p).set('authorization', `Bearer ${key}`);
+    if (idem !== undefined) r.set('idempotency-key', idem);
+    return checked('post', p, await r.send(body));
+  },
+});
+
+describe('catalog usage', () => {
+  beforeAll(async () => {
+    expect((await api().post('/api/meters', { slug: 'tokens', name: 'Tokens', unitLabel: 'token' })).status).toBe(201);
+  });
+
+  it('creates and lists meters; a taken slug is 409, a bad one 400', async () => {
+    expect((await api().post('/api/meters', { slug: 'tokens', name: 'again' })).status).toBe(409);
+    const bad = await api().post('/api/meters', { slug: 'Not OK', name: 'x' });
+    expect(bad.status).toBe(400);
+    const list = await api().get('/api/meters');
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((m: { slug: string }) => m.slug)).toEqual(['tokens']);
+    expect((await api(other.liveKey).get('/api/meters')).body.data).toEqual([]);
+  });
+
+  it('grants, consumes (denial is 200 allowed:false), and reads balances', async () => {
+    const grant = await api().post('/api/credits/grants', { owner: 'acme', meterSlug: 'tokens', amount: 100, priority: 10 });
+    expect(grant.status).toBe(201);
+    expect(grant.body.data).toMatchObject({ granted: 100, remaining: 100, owner: 'acme' });
+    const ok = await api().post('/api/usage/consume', { owner: 'acme', meterSlug: 'tokens', quantity: 60 });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ type: 'object', data: expect.objectContaining({ allowed: true, remaining: 40, used: 60, granted: 100 }) });
+    const no = await api().post('/api/usage/consume', { owner: 'acme', meterSlug: 'tokens', quantity: 41 });
+    expect(no.status).toBe(200);
+    expect(no.body.data).toMatchObject({ allowed: false, remaining: 40, used: 60 });
+    const balances = await api().get('/api/balances?owner=acme');
+    expect(balances.body.data).toEqual([
+      expect.objectContaining({ owner: 'acme', meterSlug: 'tokens', granted: 100, used: 60, reserved: 0, remaining: 40 }),
+    ]);
+    expect((await api().get('/api/balances?owner=acme&meterSlug=nope')).status).toBe(400);
+    expect((await api(other.liveKey).get('/api/balances?owner=acme')).body.data).toEqual([]);
+  });
+
+  it('reserve -> commit returns the rest; release is 204; a settled hold is 409, another tenant 404', async () => {
+    await api().post('/api/credits/grants', { owner: 'llm', meterSlug: 'tokens', amount: 1000 });
+    const hold = await api().post('/api/usage/reservations', { owner: 'llm', meterSlug: 'tokens', quantity: 800, ttlSeconds: 60 });
+    expect(hold.status).toBe(201);
+    expect(hold.body.data).toMatchObject({ allowed: true, reserved: 800, remaining: 200, quantity: 800 });
+    const denied = await api().post('/api/usage/reservations', { owner: 'llm', meterSlug: 'tokens', quantity: 201, ttlSeconds: 60 });
+    expect(denied.status).toBe(200);
+    expect(denied.body.data.allowed).toBe(false);
+    expect((await api(other.liveKey).post(`/api/usage/reservations/${hold.body.data.id}/commit`, { quantity: 1 })).status).toBe(404);
+    const commit = await api().post(`/api/usage/reservations/${hold.body.data.id}/commit`, { quantity: 350 });
+    expect(commit.status).toBe(200);
+    expect(commit.body.data).toMatchObject({ used: 350, reserved: 0, remaining: 650 });
+    expect((await api().post(`/api/usage/reservations/${hold.body.data.id}/release`)).status).toBe(409);
+    const second = await api().post('/api/usage/reservations', { owner: 'llm', meterSlug: 'tokens', quantity: 10, ttlSeconds: 60 });
+    const released = await api().post(`/api/usage/reservations/${second.body.data.id}/release`);
+    expect(released.status).toBe(204);
+    expect(released.text).toBe('');
+  });
+
+  it('records with idempotency-key: a replay counts once and answers the same; another body is 409', async () => {
+    const body = { owner: 'rec', meterSlug: 'tokens', increment: 3 };
+    const first = await api().post('/api/usage/record', body, 'rec-1');
+    expect(first.status).toBe(200);
+    const again = await api().post('/api/usage/record', body, 'rec-1');
+    expect(again.body).toEqual(first.body);
+    expect((await api().post('/api/usage/record', { ...body, increment: 4 }, 'rec-1')).status).toBe(409);
+    expect((await api().post('/api/usage/record', body, 'x'.repeat(256))).status).toBe(400);
+    const records = await api().get('/api/usage-records?owner=rec');
+    expect(records.body.data).toEqual([
+      expect.objectContaining({ owner: 'rec', meterSlug: 'tokens', type: 'record', count: 3, idempotencyKey: 'rec-1' }),
+    ]);
+  });
+
+  it('refuses bad input naming the field with nothing written', async () => {
+    for (const [body, field] of [
+      [{ owner: 'bad', meterSlug: 'tokens', quantity: 0 }, 'quantity'],
+      [{ owner: 'bad', meterSlug: 'tokens', quantity: -3 }, 'quantity'],
+      [{ owner: 'bad', meterSlug: 'tokens', quantity: 1e13 }, 'quantity'],
+      [{ owner: 'bad', meterSlug: 'nope', quantity: 1 }, 'meterSlug'],
+      [{ owner: '', meterSlug: 'tokens', quantity: 1 }, 'owner'],
+    ] as const) {
+      const res = await api().post('/api/usage/consume', body);
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toContain(field);
+    }
+    expect((await api().get('/api/balances?owner=bad')).body.data).toEqual([]);
+  });
+
+  it('needs the usage scope', async () => {
+    expect((await api(org.readOnlyKey).post('/api/usage/consume', { owner: 'a', meterSlug: 'tokens', quantity: 1 })).status).toBe(403);
+    expect((await request(app).post('/api/usage/consume').send({})).status).toBe(401);
+  });
+});
