@@ -68,7 +68,7 @@ describe('catalog usage', () => {
     expect((await api(other.liveKey).get('/api/balances?owner=acme')).body.data).toEqual([]);
   });
 
-  it('reserve -> commit returns the rest; release is 204; a settled hold is 409, another tenant 404', async () => {
+  it('reserve -> commit returns the rest; release is 204; a settled hold is 409, another tenant 403', async () => {
     await api().post('/api/credits/grants', { owner: 'llm', meterSlug: 'tokens', amount: 1000 });
     const hold = await api().post('/api/usage/reservations', { owner: 'llm', meterSlug: 'tokens', quantity: 800, ttlSeconds: 60 });
     expect(hold.status).toBe(201);
@@ -76,7 +76,7 @@ describe('catalog usage', () => {
     const denied = await api().post('/api/usage/reservations', { owner: 'llm', meterSlug: 'tokens', quantity: 201, ttlSeconds: 60 });
     expect(denied.status).toBe(200);
     expect(denied.body.data.allowed).toBe(false);
-    expect((await api(other.liveKey).post(`/api/usage/reservations/${hold.body.data.id}/commit`, { quantity: 1 })).status).toBe(404);
+    expect((await api(other.liveKey).post(`/api/usage/reservations/${hold.body.data.id}/commit`, { quantity: 1 })).status).toBe(403);
     const commit = await api().post(`/api/usage/reservations/${hold.body.data.id}/commit`, { quantity: 350 });
     expect(commit.status).toBe(200);
     expect(commit.body.data).toMatchObject({ used: 350, reserved: 0, remaining: 650 });

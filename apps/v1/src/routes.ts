@@ -64,10 +64,11 @@ import {
 } from './views';
 import { deferredCheckoutLinks, type DeferredCheckout, type PlanLinkOptions } from './links';
 import { pricingPageLink } from './pricing-page';
+import { v1UsageRoutes } from './routes/usage';
 
 /** What the v1 generation needs: use cases, the link signer and clock (deferred checkout links), its public address. */
 export interface V1Services {
-  core: Pick<Core, 'apiKeys' | 'queries' | 'checkout' | 'subscriptions' | 'seats' | 'licenses' | 'worker' | 'signing'>;
+  core: Pick<Core, 'apiKeys' | 'queries' | 'checkout' | 'subscriptions' | 'seats' | 'licenses' | 'worker' | 'signing' | 'usage'>;
   links: SignedLinks;
   clock: Clock;
   config: { publicUrl: string };
@@ -519,22 +520,6 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
         return ok((await licenseViewsOf([await licenses.get(tenant, params.licenseUuid)]))[0]);
       },
     }),
-    route({
-      method: 'get',
-      path: '/licenses/:licenseUuid/usage',
-      summary: 'Usage recorded against a license, per feature (Tollgate meters none yet: an empty list)',
-      scope: ['licenses', 'read'],
-      response: { status: 200, schema: arrayOf(S.licenseUsageSchema) },
-      handle: async ({ tenant, params }) =>
-        ok(
-          (await licenses.usage(tenant, params.licenseUuid)).map((u) => ({
-            licenseUuid: u.licenseId,
-            featureUuid: u.featureId,
-            planUuid: u.planId,
-            unitCount: u.unitCount,
-          })),
-        ),
-    }),
     route<Q, { granteeId: string | null }>({
       method: 'put',
       path: '/licenses/:licenseUuid',
@@ -567,6 +552,7 @@ export function v1Routes({ core, links, clock, config }: V1Services): Route[] {
       response: { status: 200, schema: S.eventSchema },
       handle: async ({ tenant, params }) => ok(eventView(await worker.get(tenant, params.eventUuid))),
     }),
+    ...v1UsageRoutes(core),
   ];
 }
 

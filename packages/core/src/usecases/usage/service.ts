@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ErrorCodes, fail, invalid } from '../../errors';
+import { assertAccessible } from '../../domain/tenancy';
 import { DEFAULT_GRANT_PRIORITY, MAX_HOLD_SECONDS, METER_SLUG, quantityOf, type UsageOp } from '../../domain/usage';
 import {
   GRANT_SOURCES,
@@ -248,14 +249,55 @@ export class UsageService {
     return due.length;
   }
 
+  /**
+   * v1 `PUT /usage`: usage of a license's usage feature. The holder is the license's subscription
+   * (or the ad hoc license itself); the meter is the tenant's meter whose slug is the feature's
+   * variable name, created on first use.
+   */
+  async recordForLicense(
+    tenant: Tenant,
+    input: { licenseId: Id; featureVariableName: string; increment: unknown },
+    key?: string,
+  ): Promise<UsageAnswer> {
+    const quantity = quantityOf(input.increment, 'countOptions.increment');
+    const { license, feature } = await this.deps.uow.read(async (r) => {
+      const license = assertAccessible(await r.licenses.get(input.licenseId), tenant, 'license');
+      const product = await r.products.get(license.productId);
+      const feature = product?.features.find((f) => f.variableName === input.featureVariableName || f.name === input.featureVariableName);
+      return { license, feature: feature ?? invalid('featureVariableName', "names no feature of the license's product") };
+    });
+    const slug = feature.variableName.toLowerCase();
+    if (!METER_SLUG.test(slug)) invalid('featureVariableName', 'a metered feature needs a variable name of a-z, 0-9 and _');
+    const meter = await this.meter(tenant, slug).catch(() =>
+      this.createMeter(tenant, { slug, name: feature.displayName || feature.name }).catch(() => this.meter(tenant, slug)),
+    );
+    const target = { owner: license.subscriptionId ?? license.id, meterSlug: meter.slug };
+    return this.submit(tenant, target, { kind: 'record', quantity }, 'record', { ...target, quantity }, key);
+  }
+
+  /** v1 `GET /licenses/:uuid/usage`: units used per usage feature by the license's holder this period. */
+  async licenseUsage(tenant: Tenant, licenseId: Id): Promise<{ licenseId: Id; featureId: Id; planId: Id; unitCount: number }[]> {
+    return this.deps.uow.read(async (r) => {
+      const license = assertAccessible(await r.licenses.get(licenseId), tenant, 'license');
+      const product = await r.products.get(license.productId);
+      const balances = await r.usage.openBalances(tenant, license.subscriptionId ?? license.id);
+      const meters = new Map((await r.usage.getMeters(balances.map((b) => b.meterId))).map((m) => [m.id, m]));
+      return balances.flatMap((b) => {
+        const slug = meters.get(b.meterId)?.slug;
+        const feature = product?.features.find((f) => f.variableName.toLowerCase() === slug);
+        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount: Number(b.used) }] : [];
+      });
+    });
+  }
+
   private async holdTarget(tenant: Tenant, holdId: Id): Promise<UsageTarget> {
-    const found = await this.deps.uow.read(async (r) => {
-      const hold = await r.usage.getHold(holdId);
-      if (!hold || hold.organisationId !== tenant.organisationId || hold.isTest !== tenant.isTest) return undefined;
+    return this.deps.uow.read(async (r) => {
+      const hold = assertAccessible(await r.usage.getHold(holdId), tenant, 'reservation');
       const balance = await r.usage.getBalance(hold.balanceId);
       const meter = balance && (await r.usage.getMeters([balance.meterId]))[0];
-      return balance && meter && { owner: balance.owner, meterSlug: meter.slug };
+      return balance && meter
+        ? { owner: balance.owner, meterSlug: meter.slug }
+        : fail(ErrorCodes.HOLD_NOT_FOUND, 'the reservation does not exist');
     });
-    return found ?? fail(ErrorCodes.HOLD_NOT_FOUND, 'the reservation does not exist');
   }
 }
