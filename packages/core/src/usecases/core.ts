@@ -68,6 +68,7 @@ export function createCore(given: CoreDeps): Core {
     onResume: () => setLive(true),
   };
   const seats = new SeatService(deps);
+  const usage = new UsageService(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
@@ -79,13 +80,13 @@ export function createCore(given: CoreDeps): Core {
     subscriptions: new SubscriptionLifecycle(deps),
     seats,
     providerSync: new ProviderSync(deps),
-    sweeps: new Sweeps(deps),
+    sweeps: new Sweeps(deps, usage),
     licenses: new LicenseService(deps, signing, checkCache),
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
     idempotency: new IdempotencyService(deps),
     signing,
     webhooks: new WebhookService(deps),
-    usage: new UsageService(deps),
+    usage,
     checkCache,
     listen: async () => {
       if (deps.changes) await deps.changes.start(handlers);
