@@ -100,6 +100,7 @@ function request(op: Op): { path: string; body?: unknown } {
     '/subscriptions/{subscriptionUuid}/cancel': 'when=end',
     '/licenses/purchaser': 'purchaser=buyer@example.com',
     '/api/balances': 'owner=isolated',
+    '/api/entitlements/check': 'granteeId=isolated',
   };
   if (q[op.path]) path += `?${q[op.path]}`;
   const bodies: Record<string, unknown> = {

@@ -108,7 +108,7 @@ it('10 000 records of which 20 % are replays (same key, either instance) count e
   );
   expect(entries).toEqual({ n: 8000, keys: 8000 });
   await expectCountersEqualLedger();
-}, 300_000);
+}, 600_000);
 
 it('a hold blocks what it holds on the other instance, commit returns the rest, an expired hold returns by itself', async () => {
   await post(a.url, '/api/credits/grants', { owner: 'holds', meterSlug: 'tokens', amount: 100 });

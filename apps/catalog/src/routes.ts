@@ -42,11 +42,15 @@ import {
 import { webhookRoutes } from './webhooks';
 import { balanceRoutes } from './routes/balances';
 import { creditRoutes } from './routes/credits';
+import { entitlementRoutes } from './routes/entitlements';
 import { meterRoutes } from './routes/meters';
 import { usageRoutes } from './routes/usage';
 
 /** What the catalog generation needs of the core. */
-export type CatalogServices = Pick<Core, 'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter' | 'usage'>;
+export type CatalogServices = Pick<
+  Core,
+  'apiKeys' | 'admin' | 'idempotency' | 'signing' | 'webhooks' | 'importer' | 'exporter' | 'usage' | 'entitlements'
+>;
 
 type Q = Record<string, string | undefined>;
 const expandOf = (raw: string | undefined, allowed: readonly string[]) => new Set(parseExpandList(raw, allowed));
@@ -61,7 +65,7 @@ const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as 
 const PRODUCT_EXPAND = ['plans', 'settings'] as const;
 
 /** The catalog generation (`/api`): products and plans with their pricing, each operation declared once. */
-export function catalogRoutes({ admin, signing, webhooks, importer, exporter, usage }: CatalogServices): Route[] {
+export function catalogRoutes({ admin, signing, webhooks, importer, exporter, usage, entitlements }: CatalogServices): Route[] {
   const productView = (p: Product, plans: Map<string, Plan[]> | undefined, expand: Set<string>) => ({
     ...catalogProduct(p),
     ...(plans ? { plans: nestedList(plans.get(p.id) ?? [], `/api/plans?productId=${p.id}`, catalogPlan) } : {}),
@@ -347,6 +351,7 @@ export function catalogRoutes({ admin, signing, webhooks, importer, exporter, us
     ...creditRoutes({ usage }),
     ...usageRoutes({ usage }),
     ...balanceRoutes({ usage }),
+    ...entitlementRoutes({ entitlements }),
   ];
 }
 

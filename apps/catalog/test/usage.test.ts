@@ -1,6 +1,7 @@
+import { createPublicKey, createVerify } from 'node:crypto';
 import request from 'supertest';
 import { ajv } from '@tollgate/http';
-import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp, catalogRoutes } from '../src';
 
 let world: TestWorld;
@@ -114,6 +115,32 @@ describe('catalog usage', () => {
       expect(JSON.stringify(res.body)).toContain(field);
     }
     expect((await api().get('/api/balances?owner=bad')).body.data).toEqual([]);
+  });
+
+  it("answers a grantee's entitlements with meter entries, signed, with an expiry", async () => {
+    await purchase(world, org.keys['plans.notes.team'], 'ent-grantee', 2);
+    await api().post('/api/credits/grants', { owner: 'ent-grantee', meterSlug: 'tokens', amount: 50 });
+    await api().post('/api/usage/consume', { owner: 'ent-grantee', meterSlug: 'tokens', quantity: 20 });
+    const res = await api().get('/api/entitlements/check?granteeId=ent-grantee');
+    expect(res.status).toBe(200);
+    const data = res.body.data;
+    expect(data.entitlements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'entitlement', value: 'edit' }),
+        { type: 'meter', value: 'tokens', expiryDate: null, remaining: 30, used: 20, granted: 50 },
+      ]),
+    );
+    expect(JSON.parse(data.signed)).toEqual({ granteeId: 'ent-grantee', entitlements: data.entitlements, expiresAt: data.expiresAt });
+    expect(new Date(data.expiresAt).getTime()).toBeGreaterThan(Date.now());
+    // Verifiable offline with the organisation's public key (ECDSA P-256, DER signature).
+    const pub = createPublicKey({
+      key: Buffer.concat([Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex'), Buffer.from(data.publicHash, 'hex')]),
+      format: 'der',
+      type: 'spki',
+    });
+    expect(createVerify('SHA256').update(data.signed).verify(pub, Buffer.from(data.signature, 'hex'))).toBe(true);
+    expect((await api(other.liveKey).get('/api/entitlements/check?granteeId=ent-grantee')).body.data.entitlements).toEqual([]);
+    expect((await api().get('/api/entitlements/check')).status).toBe(400);
   });
 
   it('needs the usage scope', async () => {

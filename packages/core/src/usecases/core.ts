@@ -12,7 +12,7 @@ import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
 import { OutboxUnitOfWork, WebhookService } from './webhooks';
-import { UsageService } from './usage';
+import { EntitlementsCheck, UsageService } from './usage';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
 export interface Core {
@@ -34,6 +34,8 @@ export interface Core {
   webhooks: WebhookService;
   /** Meters, credits and usage: exact, group-committed. */
   usage: UsageService;
+  /** The signed entitlements of a grantee, with what is left of each meter. */
+  entitlements: EntitlementsCheck;
   /** The check's entitlement cache (its statistics feed the metrics). */
   checkCache: EntitlementCache;
   /**
@@ -87,6 +89,7 @@ export function createCore(given: CoreDeps): Core {
     signing,
     webhooks: new WebhookService(deps),
     usage,
+    entitlements: new EntitlementsCheck({ ...deps, signing }),
     checkCache,
     listen: async () => {
       if (deps.changes) await deps.changes.start(handlers);
