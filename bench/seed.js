@@ -80,7 +80,7 @@ async function seedProducts(runtime, count) {
   const organisation = await core.apiKeys.ensureOrganisation('catalog-bench');
   const key = await core.apiKeys.create({ organisation: 'catalog-bench', scopes: ['products:read'], isTest: false });
   const tenant = { organisationId: organisation.id, isTest: false };
-  const template = await core.admin.createProduct(tenant, { name: 'Template product' });
+  const template = await core.products.createProduct(tenant, { name: 'Template product' });
   const started = Date.now();
   await withoutTriggers(db, async (conn) => {
     for (let from = 1; from <= count; from += CHUNK) {

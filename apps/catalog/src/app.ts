@@ -10,6 +10,7 @@ import {
   openApiDocument,
   type GenerationRouter,
 } from '@tollgate/http';
+import { catalogErrorSchema } from './response-schemas';
 import { catalogRoutes, type CatalogServices } from './routes';
 import { catalogErrorBody } from './views';
 
@@ -21,17 +22,6 @@ export interface CatalogAppServices {
   rateLimits?: RateLimits;
 }
 
-/** The catalog error body, for OpenAPI. */
-const catalogErrorSchema = {
-  type: 'object',
-  properties: {
-    title: { type: 'string' },
-    detail: { type: ['string', 'null'] },
-    errors: { type: ['array', 'null'], items: { type: 'object' } },
-  },
-  required: ['title', 'detail', 'errors'],
-};
-
 /** The catalog generation's router (paths under `/api`), from its route table; idempotency keys on writes. */
 export function createCatalogRouter(s: Pick<CatalogAppServices, 'core' | 'logger' | 'rateLimits'>): GenerationRouter {
   return generationRouter(catalogRoutes(s.core), {
@@ -39,6 +29,7 @@ export function createCatalogRouter(s: Pick<CatalogAppServices, 'core' | 'logger
     apiKeys: s.core.apiKeys,
     statusTable: ERROR_STATUS,
     errorShape: catalogErrorBody,
+    errorSchema: catalogErrorSchema,
     logger: s.logger,
     notFound: () => 'no such catalog operation',
     idempotency: s.core.idempotency,

@@ -1,20 +1,24 @@
-import { INTERVALS } from '@tollgate/core';
+import { INTERVALS, type PlanDraft, type PlanInput, type ProductUpdate } from '@tollgate/core';
+import { querySchema, typed } from '@tollgate/http';
 
 /** JSON Schemas of the catalog's query strings and request bodies (validated before each handler). */
 
-const bool = { enum: ['true', 'false'] };
-const listProps = {
+const bool = { enum: ['true', 'false'] } as const;
+/** `limit` (1..100), and the `after` / `before` cursors of a list's answer. */
+export const pageProps = {
   limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$' },
   after: { type: 'string' },
   before: { type: 'string' },
+} as const;
+const listProps = {
+  ...pageProps,
   search: { type: 'string', maxLength: 200 },
   includeArchived: bool,
   expand: { type: 'string' },
-};
-export const productListQuery = { type: 'object', properties: listProps, additionalProperties: false };
+} as const;
+export const productListQuery = { ...querySchema(listProps), additionalProperties: false };
 export const planListQuery = {
-  type: 'object',
-  properties: {
+  ...querySchema({
     ...listProps,
     productId: { type: 'string', format: 'uuid' },
     currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
@@ -23,10 +27,10 @@ export const planListQuery = {
     isActive: bool,
     // filterOptions are in every plan list (the contract requires them); the flag real clients send is accepted.
     includeFilterOptions: bool,
-  },
+  }),
   additionalProperties: false,
 };
-export const expandQuery = { type: 'object', properties: { expand: { type: 'string' } } };
+export const expandQuery = querySchema({ expand: { type: 'string' } });
 
 const name = { type: 'string', minLength: 1, maxLength: 200 };
 const url = { type: ['string', 'null'], maxLength: 2048 };
@@ -45,18 +49,18 @@ const productSettings = {
   },
   additionalProperties: false,
 };
-export const productBody = {
+export const productBody = typed<{ name: string; description?: string; isActive?: boolean }>({
   type: 'object',
   properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' } },
   required: ['name'],
   additionalProperties: false,
-};
-export const productUpdateBody = {
+});
+export const productUpdateBody = typed<ProductUpdate>({
   type: 'object',
   properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' }, settings: productSettings },
   additionalProperties: false,
   minProperties: 1,
-};
+});
 const planProps = {
   productId: { type: 'string', format: 'uuid' },
   name,
@@ -66,21 +70,21 @@ const planProps = {
   tierTag: { type: ['string', 'null'], minLength: 1, maxLength: 100 },
   isActive: { type: 'boolean' },
 };
-export const planBody = {
+export const planBody = typed<PlanInput>({
   type: 'object',
   properties: planProps,
   required: ['name'],
   additionalProperties: false,
-};
-export const planUpdateBody = {
+});
+export const planUpdateBody = typed<Partial<PlanInput>>({
   type: 'object',
   properties: planProps,
   additionalProperties: false,
   minProperties: 1,
-};
+});
 const amount = { type: ['number', 'null'], minimum: 0 };
 const dateTime = { type: ['string', 'null'], format: 'date-time' };
-export const planSaveBody = {
+export const planSaveBody = typed<PlanDraft>({
   type: 'object',
   properties: {
     ...planProps,
@@ -163,16 +167,6 @@ export const planSaveBody = {
   },
   required: ['name'],
   additionalProperties: false,
-};
+});
 
-export const pageQuery = {
-  type: 'object',
-  properties: { limit: listProps.limit, after: listProps.after, before: listProps.before },
-  additionalProperties: false,
-};
-export const tierTagBody = {
-  type: 'object',
-  properties: { name: { type: 'string', minLength: 1, maxLength: 100 } },
-  required: ['name'],
-  additionalProperties: false,
-};
+export const pageQuery = { ...querySchema(pageProps), additionalProperties: false };

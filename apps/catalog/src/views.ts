@@ -1,5 +1,10 @@
 import { STATUS_CODES } from 'node:http';
 import type {
+  DeliveryAttempt,
+  OutboxEvent,
+  Plan,
+  PlanDetail,
+  WebhookEndpoint,
   Capability,
   CurrencyOption,
   LineItem,
@@ -40,7 +45,9 @@ export const listEnvelope = <T, V>(page: Page<T>, view: (t: T) => V) => ({
   hasMore: page.hasMore,
 });
 
-export { catalogPlan, catalogProduct } from '@tollgate/core';
+import { catalogPlan, catalogProduct } from '@tollgate/core';
+
+export { catalogPlan, catalogProduct };
 
 export const catalogSettings = (p: Product) => {
   const s = p.settings;
@@ -193,4 +200,76 @@ export const catalogErrorBody = (e: { status: number; message: string; details: 
   title: STATUS_CODES[e.status] ?? 'Error',
   detail: e.message,
   errors: e.details.length ? e.details.map((d) => ({ property: d.property, message: d.error })) : null,
+});
+
+/** A product with what `expand` asked for (`plans`, `settings`). */
+export const productView = (p: Product, plans: Map<string, Plan[]> | undefined, expand: Set<string>) => ({
+  ...catalogProduct(p),
+  ...(plans ? { plans: nestedList(plans.get(p.id) ?? [], `/api/plans?productId=${p.id}`, catalogPlan) } : {}),
+  ...(expand.has('settings') ? { settings: catalogSettings(p) } : {}),
+});
+
+/** A plan with what `expand` asked for (`product`, `tierTag`, `entitlements`, `lineItems`). */
+export const planView = (p: Plan, product: Product | undefined, expand: Set<string>) => ({
+  ...catalogPlan(p),
+  ...(expand.has('product') && product ? { product: catalogProduct(product) } : {}),
+  ...(expand.has('tierTag') ? { tierTag: tierTagView(p.tierTag) } : {}),
+  ...(expand.has('entitlements') && product
+    ? {
+        entitlements: nestedList(
+          product.capabilities.filter((c) => p.capabilityIds.includes(c.id)),
+          `/api/plans/${p.id}/entitlements`,
+          entitlementView(p.organisationId),
+        ),
+      }
+    : {}),
+  ...(expand.has('lineItems')
+    ? { lineItems: nestedList(p.lineItems, `/api/plans/${p.id}/line-items`, lineItemView(p.organisationId, p.id)) }
+    : {}),
+});
+
+/** A plan's detail: its product in short, and with `subscriptionPlans` the subscriptions on it. */
+export const planDetailView = (d: PlanDetail, expand: Set<string>) => ({
+  ...planView(d.plan, d.product, new Set([...expand].filter((e) => e !== 'product'))),
+  ...(expand.has('product') ? { product: { id: d.product.id, name: d.product.name, archivedAt: iso(d.product.archivedAt) } } : {}),
+  ...(expand.has('subscriptionPlans')
+    ? {
+        subscriptionPlans: nestedList(d.subscriptions, `/api/plans/${d.plan.id}/subscription-plans`, (s) =>
+          subscriptionPlanView(s, d.customers.get(s.customerId)),
+        ),
+      }
+    : {}),
+});
+
+export const endpointView = (e: WebhookEndpoint) => ({
+  id: e.id,
+  organisation: e.organisationId,
+  url: e.url,
+  description: e.description,
+  events: e.events,
+  isActive: !e.disabledAt,
+  disabledAt: iso(e.disabledAt),
+  isTest: e.isTest,
+  createdAt: iso(e.createdAt),
+  updatedAt: iso(e.updatedAt),
+});
+
+export const outboxEventView = (e: OutboxEvent) => ({
+  id: e.id,
+  organisation: e.organisationId,
+  type: e.type,
+  isTest: e.isTest,
+  payload: e.payload,
+  createdAt: iso(e.createdAt),
+});
+
+export const attemptView = (a: DeliveryAttempt) => ({
+  id: a.id,
+  endpointId: a.endpointId,
+  eventId: a.eventId,
+  deliveryId: a.deliveryId,
+  responseStatus: a.responseStatus,
+  responseBody: a.responseBody,
+  durationMs: a.durationMs,
+  createdAt: iso(a.createdAt),
 });

@@ -1,8 +1,7 @@
 import { createPublicKey, createVerify } from 'node:crypto';
 import request from 'supertest';
-import { ajv } from '@tollgate/http';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
-import { createCatalogApp, catalogRoutes } from '../src';
+import { createCatalogApp } from '../src';
 
 let world: TestWorld;
 let org: SeededOrg;
@@ -17,22 +16,13 @@ beforeAll(async () => {
 });
 afterAll(() => world?.close());
 
-/** Every answer is checked against its route's response schema. */
-const schemaOf = (method: string, path: string) => {
-  const r = catalogRoutes(world.core).find((x) => x.method === method && new RegExp(`^${x.path.replace(/:\w+/g, '[^/]+')}$`).test(path));
-  return r?.response.schema;
-};
-const checked = (method: string, path: string, res: request.Response) => {
-  const schema = schemaOf(method, path);
-  if (schema && res.status < 300 && res.status !== 204) expect(ajv.validate(schema, res.body) ? [] : ajv.errors).toEqual([]);
-  return res;
-};
+// Every answer is checked against its route's response schema by the response audit (jest.after-env.js).
 const api = (key = org.liveKey) => ({
-  get: async (p: string) => checked('get', p.split('?')[0], await request(app).get(p).set('authorization', `Bearer ${key}`)),
-  post: async (p: string, body?: object, idem?: string) => {
+  get: (p: string) => request(app).get(p).set('authorization', `Bearer ${key}`),
+  post: (p: string, body?: object, idem?: string) => {
     const r = request(app).post(p).set('authorization', `Bearer ${key}`);
     if (idem !== undefined) r.set('idempotency-key', idem);
-    return checked('post', p, await r.send(body));
+    return r.send(body);
   },
 });
 

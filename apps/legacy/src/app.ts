@@ -29,6 +29,7 @@ export function createLegacyRouter(s: Pick<LegacyAppServices, 'core' | 'logger' 
     apiKeys: s.core.apiKeys,
     statusTable: ERROR_STATUS,
     errorShape: legacyErrorBody,
+    errorSchema: legacyErrorSchema,
     logger: s.logger,
     notFound: () => 'no such operation',
     rateLimits: s.rateLimits,

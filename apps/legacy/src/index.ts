@@ -1,3 +1,3 @@
 export { createLegacyApp, createLegacyRouter, legacyOpenApi, type LegacyAppServices } from './app';
 export { legacyRoutes, type LegacyServices } from './routes';
-export * from './schemas';
+export { legacyFeatureWithOptionsSchema, legacyPlanFeatureSchema } from './routes';

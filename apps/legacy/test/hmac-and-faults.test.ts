@@ -27,14 +27,14 @@ it('signs checks with the organisation HMAC secret when SIGNER=hmac', async () =
 });
 
 it('answers an unexpected fault with a generic 500 that leaks nothing', async () => {
-  const licenses = Object.assign(Object.create(world.core.licenses), {
+  const checks = Object.assign(Object.create(world.core.checks), {
     check: async () => {
       throw new Error('connection to postgres://admin:hunter2@db failed');
     },
   });
   const errors: unknown[] = [];
   const logger = { info: () => undefined, error: (_m: string, f?: Record<string, unknown>) => void errors.push(f) };
-  const res = await request(createLegacyApp({ ...world, core: { ...world.core, licenses }, logger }))
+  const res = await request(createLegacyApp({ ...world, core: { ...world.core, checks }, logger }))
     .get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=alice`)
     .set('x-api-key', org.liveKey)
     .expect(500);

@@ -70,7 +70,7 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
   const rateLimits = createRateLimits(s.config.rateLimits);
   const fast = createCheckFastPath({
     apiKeys: s.core.apiKeys,
-    licenses: s.core.licenses,
+    licenses: s.core.checks,
     rateLimits,
     logger: s.logger,
     logRequests: s.config.logRequests,

@@ -98,6 +98,9 @@ export function docsRouter(): express.Router {
   'urls.primaryName': 'v1',
   dom_id: '#reference',
   deepLinking: true,
+  // One group per resource (the operations' tags), in name order.
+  tagsSorter: 'alpha',
+  docExpansion: 'list',
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
   layout: 'StandaloneLayout'

@@ -2,7 +2,7 @@
 import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
-import { ERROR_STATUS, generationRouter, legacyErrorBody, route } from '@tollgate/http';
+import { ERROR_STATUS, generationRouter, legacyErrorBody, resource, route } from '@tollgate/http';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp, createServerHttp } from '../src';
 
@@ -366,17 +366,19 @@ describe('finding 4: lists stream in bounded memory, page on request, and are li
       yield [2];
     }
     const lists = generationRouter(
-      [
+      resource({ name: 'slow', description: 'a slow list' }, [
         route({
           method: 'get',
           path: '/slow',
+          operationId: 'slowList',
           summary: 'slow list',
+          description: 'a list that waits until told',
           scope: ['licenses', 'read'],
           list: true,
-          response: { status: 200 },
+          response: { status: 200, schema: { type: 'array', items: { type: 'integer' } } },
           handle: () => ({ status: 200, stream: slow() }),
         }),
-      ],
+      ]),
       {
         keySource: 'x-api-key',
         apiKeys: world.core.apiKeys,

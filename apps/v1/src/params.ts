@@ -1,5 +1,5 @@
-import { DomainError, ErrorCodes, PRORATIONS, type CheckoutLinkRequest } from '@tollgate/core';
-import { adHocLicenseRequestSchema, checkoutOptionsInput, parseExpandList } from '@tollgate/http';
+import { DomainError, ErrorCodes, type CheckoutLinkRequest } from '@tollgate/core';
+import { checkoutOptionsInput, parseExpandList } from '@tollgate/http';
 import { Expand } from './views';
 import type { PlanLinkOptions } from './links';
 
@@ -128,116 +128,6 @@ export const fromGlobal = (q: Query): CheckoutLinkRequest => {
     member: member ?? options.owner ?? globalGranteeId,
   });
 };
-
-const str = { type: 'string' } as const;
-const bool = { enum: ['true', 'false'] };
-const checkoutOptionProps = {
-  promoCode: str,
-  allowPromoCode: bool,
-  customerEmail: str,
-  customerId: str,
-  currency: str,
-  automaticTax: bool,
-};
-const obj = (properties: object, required: string[] = []) => ({ type: 'object', properties, required });
-
-export const expandQuery = obj({ expand: str });
-export const planQuery = obj({
-  ...checkoutOptionProps,
-  expand: str,
-  successUrl: str,
-  cancelUrl: str,
-  granteeId: str,
-  member: str,
-  owner: str,
-});
-export const checkoutLinkQuery = obj(
-  {
-    ...checkoutOptionProps,
-    successUrl: str,
-    cancelUrl: str,
-    granteeId: { type: 'string', minLength: 1 },
-    member: { type: 'string', minLength: 1 },
-    owner: { type: 'string', minLength: 1 },
-    quantity: str,
-    changeQuantity: str,
-  },
-  // `member` or `owner`: checked when the request is read (core names `member` when both lack).
-  ['successUrl', 'cancelUrl', 'granteeId'],
-);
-const globalProps = {
-  ...checkoutOptionProps,
-  globalSuccessUrl: str,
-  globalCancelUrl: str,
-  globalGranteeId: { type: 'string', minLength: 1 },
-  member: { type: 'string', minLength: 1 },
-  owner: { type: 'string', minLength: 1 },
-  granteeIds: str,
-  successUrls: str,
-  cancelUrls: str,
-};
-export const productPricingTableQuery = obj(globalProps, ['globalGranteeId', 'globalSuccessUrl', 'globalCancelUrl']);
-export const pricingTableQuery = obj(globalProps, ['globalSuccessUrl', 'globalCancelUrl', 'globalGranteeId']);
-export const cancelQuery = obj({ when: { enum: ['now', 'end'] } }, ['when']);
-export const licenseCountQuery = obj({ status: str, subscriptionUuid: { type: 'string', format: 'uuid' } });
-/** `cursor` (from `x-next-cursor`) and `take` (1..1000) page the list; without them it is streamed whole. */
-export const licenseListQuery = obj({
-  status: str,
-  subscriptionUuid: { type: 'string', format: 'uuid' },
-  cursor: { type: 'string', minLength: 1, maxLength: 200 },
-  take: { type: 'string', pattern: '^(1000|[1-9][0-9]{0,2})$' },
-});
-
-const proration = { enum: [...PRORATIONS] };
-export const changePlanBody = {
-  type: 'object',
-  properties: { planUuid: { type: 'string', format: 'uuid' }, proration },
-  required: ['planUuid'],
-  additionalProperties: false,
-};
-export const incrementBody = {
-  type: 'object',
-  properties: { increment: { type: 'integer', minimum: 1, maximum: 10000 }, proration },
-  required: ['increment'],
-  additionalProperties: false,
-};
-export const decrementBody = {
-  type: 'object',
-  properties: { decrement: { type: 'integer', minimum: 1, maximum: 10000 }, proration },
-  required: ['decrement'],
-  additionalProperties: false,
-};
-const license = adHocLicenseRequestSchema;
-export const createLicensesBody = { anyOf: [license, { type: 'array', minItems: 1, maxItems: 100, items: license }] };
-export const batchUpdateBody = {
-  type: 'array',
-  minItems: 1,
-  maxItems: 500,
-  items: {
-    type: 'object',
-    properties: { uuid: { type: 'string', format: 'uuid' }, granteeId: { type: ['string', 'null'], minLength: 1, maxLength: 320 } },
-    required: ['uuid', 'granteeId'],
-    additionalProperties: false,
-  },
-};
-
-export const licenseUpdateBody = {
-  type: 'object',
-  properties: { granteeId: { type: ['string', 'null'], minLength: 1, maxLength: 320 } },
-  required: ['granteeId'],
-  additionalProperties: false,
-};
-export const licenseCancelBody = {
-  type: 'object',
-  properties: { uuids: { type: 'array', minItems: 1, maxItems: 500, items: { type: 'string', format: 'uuid' } } },
-  required: ['uuids'],
-  additionalProperties: false,
-};
-export const purchaserQuery = obj(
-  { purchaser: { type: 'string', minLength: 1, maxLength: 320 }, productUuid: { type: 'string', format: 'uuid' }, status: str },
-  ['purchaser'],
-);
-export const licenseStatusQuery = obj({ status: str });
 
 /** A `version` header other than v1 is 400; none is fine (the real service's clients send none). */
 export function assertVersion(value: string | undefined): void {

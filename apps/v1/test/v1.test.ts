@@ -334,7 +334,7 @@ describe('v1 subscriptions', () => {
   });
 
   it('changes plan (204), refuses archived targets, and replaces usage-based subscriptions', async () => {
-    const admin = world.core.admin;
+    const admin = world.core.plans;
     const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'sub-change', 2);
     const s = `/subscriptions/${subscription.id}`;
     await api.put(`${s}/change-plan`, { planUuid: org.keys['plans.notes.business'], proration: 'always_invoice' }).expect(204);

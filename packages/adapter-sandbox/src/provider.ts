@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
   prorate,
-  SignedLinks,
   type BillingDocument,
   type CheckoutRequest,
   type Clock,
@@ -14,6 +13,7 @@ import {
   type Proration,
   type ProviderOutcome,
   type ProviderPaymentMethod,
+  type SignedLinks,
   type Subscription,
 } from '@tollgate/core';
 import { invoiceDocument, testCardDocument, type InvoiceLineInput } from './documents';
@@ -24,7 +24,7 @@ export interface SandboxConfig {
   /** Where the service is reached: the hosted pages live under `<publicUrl>/sandbox`. */
   publicUrl: string;
   /** Signs the links to a subscription's pages, so that only their holder can use them. */
-  linkSecret: string;
+  links: SignedLinks;
   clock: Clock;
 }
 
@@ -33,14 +33,10 @@ export const PAGE_LINK_TTL_MS = 60 * 60 * 1000;
 
 /** Signed, expiring links to a subscription's hosted pages; each link carries a fresh nonce. */
 export class SandboxLinks {
-  private readonly signer: SignedLinks;
-
-  constructor(private readonly config: Pick<SandboxConfig, 'publicUrl' | 'linkSecret' | 'clock'>) {
-    this.signer = new SignedLinks(config.linkSecret);
-  }
+  constructor(private readonly config: Pick<SandboxConfig, 'publicUrl' | 'links' | 'clock'>) {}
 
   token(page: SandboxPage, subscriptionId: string): string {
-    return this.signer.sign(
+    return this.config.links.sign(
       { page, subscriptionId, nonce: randomBytes(8).toString('base64url') },
       PAGE_LINK_TTL_MS,
       this.config.clock.now(),
@@ -50,7 +46,7 @@ export class SandboxLinks {
   /** Whether the token is a live link to this page of this subscription. */
   verify(page: SandboxPage, subscriptionId: string, token: unknown): boolean {
     if (typeof token !== 'string') return false;
-    const payload = this.signer.verify<{ page: string; subscriptionId: string }>(token, this.config.clock.now());
+    const payload = this.config.links.verify<{ page: string; subscriptionId: string }>(token, this.config.clock.now());
     return payload?.page === page && payload.subscriptionId === subscriptionId;
   }
 

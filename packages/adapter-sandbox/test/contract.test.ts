@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { aCustomer, aPlan, aProduct, aSubscription, describePaymentProviderContract, FixedClock } from '@tollgate/core/testing';
+import {
+  aCustomer,
+  aPlan,
+  aProduct,
+  aSubscription,
+  describePaymentProviderContract,
+  FakeSignedLinks,
+  FixedClock,
+} from '@tollgate/core/testing';
 import { SandboxPaymentProvider } from '../src';
 
 describePaymentProviderContract('sandbox', () => {
@@ -9,7 +17,7 @@ describePaymentProviderContract('sandbox', () => {
   const customer = aCustomer(tenant);
   const provider = new SandboxPaymentProvider({
     publicUrl: 'https://billing.example.com',
-    linkSecret: 'a link secret for tests',
+    links: new FakeSignedLinks('a link secret for tests'),
     clock: new FixedClock(),
   });
   return { provider, product, plan, customer, subscription: aSubscription(plan, customer, { paymentProvider: 'sandbox', quantity: 2 }) };

@@ -196,7 +196,7 @@ describe('subscriptions', () => {
 
   it('refuses an archived target plan, and leaves everything unchanged when the provider fails', async () => {
     const { core, tenant, keys, subscription } = await world();
-    await core.admin.archivePlan(tenant, keys['plans.notes.business']);
+    await core.plans.archivePlan(tenant, keys['plans.notes.business']);
     await expectCode(core.subscriptions.changePlan(tenant, subscription.id, keys['plans.notes.business'], 'none'), 'PLAN_ARCHIVED');
     const unarchived = keys['plans.notes.free'];
     core.payments.failNext = new Error('provider down');
@@ -228,7 +228,7 @@ describe('subscriptions', () => {
 
   it('lists switchable plans: same product, active, not archived, not the current one', async () => {
     const { core, tenant, keys, subscription } = await world();
-    await core.admin.archivePlan(tenant, keys['plans.notes.metered']);
+    await core.plans.archivePlan(tenant, keys['plans.notes.metered']);
     const { plans } = await core.subscriptions.switchablePlans(tenant, subscription.id);
     expect(plans.map((p) => p.key).sort()).toEqual(['business', 'free', 'metered-pro']);
   });
@@ -324,7 +324,7 @@ describe('licenses', () => {
     const { tenant, keys } = await seedSample(core, 'acme');
     await buy(core, tenant, keys['plans.notes.team'], 2, 'alice');
     const check = (granteeIds: string[], graceDays = 0) =>
-      core.licenses.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
+      core.checks.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
     const result = await check(['alice']);
     expect(result).toMatchObject({ capabilities: ['edit', 'export'], capsHashed: 'edit,export' });
     expect(result?.signature).toMatch(/^[0-9a-f]{64}$/);
@@ -339,8 +339,8 @@ describe('catalog admin', () => {
     const core = createTestCore();
     const org = await core.apiKeys.ensureOrganisation('acme');
     const tenant = { organisationId: org.id, isTest: false };
-    const product = await core.admin.createProduct(tenant, { name: 'Notes' });
-    const { plan, created } = await core.admin.savePlan(tenant, {
+    const product = await core.products.createProduct(tenant, { name: 'Notes' });
+    const { plan, created } = await core.plans.savePlan(tenant, {
       productId: product.id,
       name: 'Pro',
       trialPeriodDays: 7,
@@ -370,9 +370,9 @@ describe('catalog admin', () => {
     });
     expect(created).toBe(true);
     expect(plan.lineItems[0].prices[0].currencyOptions[0]).toMatchObject({ currency: 'usd', isDefault: true });
-    expect((await core.admin.getProduct(tenant, product.id)).capabilities.map((c) => c.name)).toEqual(['edit', 'export']);
+    expect((await core.products.getProduct(tenant, product.id)).capabilities.map((c) => c.name)).toEqual(['edit', 'export']);
     await expectCode(
-      core.admin.savePlan(tenant, {
+      core.plans.savePlan(tenant, {
         productId: product.id,
         name: 'Bad',
         entitlements: ['new-cap'],
@@ -380,8 +380,8 @@ describe('catalog admin', () => {
       }),
       'VALIDATION_FAILED',
     );
-    expect((await core.admin.getProduct(tenant, product.id)).capabilities.map((c) => c.name)).toEqual(['edit', 'export']);
-    const { page, filterOptions } = await core.admin.listPlans(tenant, { limit: 10 });
+    expect((await core.products.getProduct(tenant, product.id)).capabilities.map((c) => c.name)).toEqual(['edit', 'export']);
+    const { page, filterOptions } = await core.plans.listPlans(tenant, { limit: 10 });
     expect(page.items.map((p) => p.name)).toEqual(['Pro']);
     expect(filterOptions.currencies).toEqual(['usd']);
   });
@@ -390,11 +390,11 @@ describe('catalog admin', () => {
     const core = createTestCore();
     const { tenant, keys } = await seedSample(core, 'acme');
     await buy(core, tenant, keys['plans.notes.business']);
-    await expectCode(core.admin.deletePlan(tenant, keys['plans.notes.business']), 'PLAN_HAS_SUBSCRIPTIONS');
-    await expectCode(core.admin.deleteProduct(tenant, keys['products.notes']), 'PRODUCT_HAS_SUBSCRIPTIONS');
-    await core.admin.deletePlan(tenant, keys['plans.notes.metered']);
-    expect((await core.admin.archiveProduct(tenant, keys['products.notes'])).archivedAt).not.toBeNull();
-    await expectCode(core.admin.archiveProduct(tenant, keys['products.notes']), 'PRODUCT_ARCHIVED');
+    await expectCode(core.plans.deletePlan(tenant, keys['plans.notes.business']), 'PLAN_HAS_SUBSCRIPTIONS');
+    await expectCode(core.products.deleteProduct(tenant, keys['products.notes']), 'PRODUCT_HAS_SUBSCRIPTIONS');
+    await core.plans.deletePlan(tenant, keys['plans.notes.metered']);
+    expect((await core.products.archiveProduct(tenant, keys['products.notes'])).archivedAt).not.toBeNull();
+    await expectCode(core.products.archiveProduct(tenant, keys['products.notes']), 'PRODUCT_ARCHIVED');
   });
 });
 

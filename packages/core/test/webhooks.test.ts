@@ -81,8 +81,8 @@ describe('the outbox: events written with the change they describe', () => {
     const before = new Set((await allEvents(core, tenant)).map((e) => e.id));
     await core.seats.apply(subscription.id, { type: 'seats.increment', count: 1, proration: 'none' });
     await core.subscriptions.cancel(tenant, subscription.id, 'end');
-    await core.admin.updateProduct(tenant, keys['products.notes'], { name: 'Notes Pro' });
-    await core.admin.updateProduct(tenant, keys['products.notes'], { name: 'Notes Pro' });
+    await core.products.updateProduct(tenant, keys['products.notes'], { name: 'Notes Pro' });
+    await core.products.updateProduct(tenant, keys['products.notes'], { name: 'Notes Pro' });
     await core.subscriptions.cancel(tenant, subscription.id, 'now');
     // Events of one transaction share their instant; the list orders them by (createdAt, id).
     const types = (await allEvents(core, tenant)).filter((e) => !before.has(e.id)).map((e) => e.type);

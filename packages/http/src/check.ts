@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
-import { assertCleanText, hasScope, type ApiKeyService, type CheckRequest, type LicenseService, type Logger } from '@tollgate/core';
-import { route, type Route } from './routes';
+import { assertCleanText, hasScope, type ApiKeyService, type CheckRequest, type CapabilityChecks, type Logger } from '@tollgate/core';
+import { route, type RouteDef } from './routes';
 import { checkSchema } from './schemas';
 import { checkView } from './views';
 import { parseGrace, parseGranteeIds } from './params';
 import { compile } from './validation';
+import { auditBody, responseAuditSink } from './response-audit';
 import { requestIdOf } from './middleware';
 import type { RateLimits } from './rate-limits';
 
@@ -19,20 +20,25 @@ export const checkQuerySchema = {
     sigEncode: { enum: ['DER', 'der', 'P1363', 'p1363'] },
   },
   required: ['productUuid', 'granteeIds'],
-};
+} as const;
 
 /**
  * `GET /licenses/check` for legacy and v1: `productUuid`, `granteeIds` (`a,b` or `[a,b]`), `grace`
  * (days > 0), `sigEncode=P1363` for a raw r||s ECDSA signature. 204 when there is no capability.
  */
-export function checkRoute(licenses: Pick<LicenseService, 'check'>): Route {
-  return route<{ productUuid: string; granteeIds: string; grace?: string; sigEncode?: string }>({
+export function checkRoute(licenses: Pick<CapabilityChecks, 'check'>): RouteDef {
+  return route({
     method: 'get',
     path: '/licenses/check',
+    operationId: 'checkLicenses',
     summary: 'Signed capability check (204: no capability)',
+    description:
+      'What the grantees may do in a product, signed: the capabilities of their usable licenses with their end dates, ' +
+      'a hash of them and a signature the app verifies offline. 204 when they have none.',
     scope: ['licenses', 'read'],
     query: checkQuerySchema,
     response: { status: 200, schema: checkSchema },
+    otherResponses: [{ status: 204, description: 'no capability' }],
     async handle({ query, tenant }) {
       const result = await licenses.check(tenant, checkRequestOf(query));
       return result ? { status: 200, body: checkView(result) } : { status: 204 };
@@ -54,7 +60,7 @@ function checkRequestOf(q: CheckQuery): CheckRequest {
 
 export interface CheckFastPathOptions {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
-  licenses: Pick<LicenseService, 'check'>;
+  licenses: Pick<CapabilityChecks, 'check'>;
   /** The process's limiters: an address over its failed-authentication budget is left to the router (429). */
   rateLimits?: RateLimits;
   logger: Logger;
@@ -92,7 +98,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
   const stats: CheckFastPathStats = { served: 0, passed: 0 };
   // Core hands back the same answer object for a repeated question: its body is rendered once.
   const bodies = new WeakMap<object, string>();
-  const render = (result: NonNullable<Awaited<ReturnType<LicenseService['check']>>>) => {
+  const render = (result: NonNullable<Awaited<ReturnType<CapabilityChecks['check']>>>) => {
     let body = bodies.get(result);
     if (body === undefined) {
       body = JSON.stringify(checkView(result));
@@ -129,6 +135,8 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
       if (!hasScope(key, 'licenses', 'read')) return pass();
       const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request);
       body = result ? render(result) : undefined;
+      // Tests only (no sink in production: the hot path parses nothing).
+      if (body !== undefined && responseAuditSink()) auditBody('GET /licenses/check (fast path)', 200, checkSchema, JSON.parse(body));
     } catch {
       return pass();
     }

@@ -13,3 +13,5 @@ export * from './openapi';
 export * from './input';
 export * from './rate-limits';
 export * from './signing-key';
+export * from './response-audit';
+export * from './examples';

@@ -1,4 +1,5 @@
-import { pathParams, type Route } from './routes';
+import { exampleOf } from './examples';
+import { pathParams, type ResponseSpec, type Route } from './routes';
 
 /** What a generation's OpenAPI document says beyond its routes. */
 export interface OpenApiInfo {
@@ -29,12 +30,10 @@ export function openApiDocument(routes: Route[], info: OpenApiInfo): Record<stri
   for (const r of routes) {
     const path = r.path.replace(/:(\w+)/g, '{$1}');
     const parameters = [
-      ...pathParams(r.path).map((name) => ({
-        name,
-        in: 'path',
-        required: true,
-        schema: r.textParams?.includes(name) ? { type: 'string' } : { type: 'string', format: 'uuid' },
-      })),
+      ...pathParams(r.path).map((name) => {
+        const schema = r.textParams?.includes(name) ? { type: 'string' } : { type: 'string', format: 'uuid' };
+        return { name, in: 'path', required: true, schema, example: exampleOf(schema) };
+      }),
       ...(info.headers?.(r) ?? []),
       ...queryNames(r).map((name) => ({
         name,
@@ -45,17 +44,28 @@ export function openApiDocument(routes: Route[], info: OpenApiInfo): Record<stri
     ];
     const errors = { description: 'error', content: { 'application/json': { schema: info.errorSchema } } };
     paths[path] ??= {};
+    const success = (spec: ResponseSpec, example?: unknown) =>
+      spec.schema
+        ? {
+            description: spec.description ?? 'success',
+            content: { [spec.contentType ?? 'application/json']: { schema: spec.schema, example: example ?? exampleOf(spec.schema) } },
+          }
+        : { description: spec.description ?? 'success' };
     paths[path][r.method] = {
+      operationId: r.operationId,
+      tags: [r.tag.name],
       summary: r.summary,
+      description: r.description,
       ...(r.scope
         ? { security: [Object.fromEntries(Object.keys(security).map((k) => [k, []]))], 'x-scope': `${r.scope[0]}:${r.scope[1]}` }
         : { security: [] }),
       parameters,
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      ...(r.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: r.body, example: exampleOf(r.body) } } } }
+        : {}),
       responses: {
-        [r.response.status]: r.response.schema
-          ? { description: r.response.description ?? 'success', content: { 'application/json': { schema: r.response.schema } } }
-          : { description: r.response.description ?? 'success' },
+        [r.response.status]: success(r.response, r.example),
+        ...Object.fromEntries((r.otherResponses ?? []).map((spec) => [spec.status, success(spec)])),
         400: { ...errors, description: 'bad input' },
         ...(r.scope
           ? {
@@ -67,9 +77,11 @@ export function openApiDocument(routes: Route[], info: OpenApiInfo): Record<stri
       },
     };
   }
+  const tags = new Map(routes.map((r) => [r.tag.name, r.tag.description]));
   return {
     openapi: '3.1.0',
     info: { title: info.title, version: info.version },
+    tags: [...tags].map(([name, description]) => ({ name, description })),
     components: { securitySchemes: security },
     security: [Object.fromEntries(Object.keys(security).map((k) => [k, []]))],
     paths,

@@ -17,6 +17,7 @@ import { cleanInput } from './input';
 import type { RateLimits } from './rate-limits';
 import { compile } from './validation';
 import { fileUpload } from './upload';
+import { auditAnswer, auditError } from './response-audit';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -47,6 +48,22 @@ export interface RouteContext<Q = Record<string, string | undefined>, B = unknow
   tenant: Tenant;
 }
 
+/** One answer a route may give: its status, the JSON Schema of its body, and a line for the docs. */
+export interface ResponseSpec {
+  status: number;
+  /** The body's JSON Schema (absent: no body, e.g. 204 or a redirect). Tests validate every answer against it. */
+  schema?: object;
+  description?: string;
+  /** A body of another type than JSON (e.g. `application/yaml`); `schema` then describes the text. */
+  contentType?: string;
+}
+
+/** A resource of a generation: the OpenAPI tag its operations are grouped under in `/docs`. */
+export interface Resource {
+  name: string;
+  description: string;
+}
+
 /**
  * One operation of a generation, declared once: its router entry, its share of the server's
  * dispatch and its OpenAPI entry are all derived from this.
@@ -55,7 +72,13 @@ export interface Route {
   method: Method;
   /** Express syntax: `/products/:productUuid/plans`. */
   path: string;
+  /** Stable name of the operation for generated clients (`listProducts`), unique in its generation. */
+  operationId: string;
   summary: string;
+  /** What the operation does and when to use it (a sentence or two for the docs). */
+  description: string;
+  /** The resource it belongs to (its module): the OpenAPI tag. */
+  tag: Resource;
   /** The scope a key needs; absent: a public route (no key). */
   scope?: [ScopeResource, 'read' | 'write'];
   /** Path parameters that are not UUIDs (every other one must be a UUID: 400 before any query). */
@@ -64,8 +87,12 @@ export interface Route {
   query?: object;
   /** JSON Schema of the body; validated before the handler. */
   body?: object;
-  /** The success answer, for the OpenAPI document. */
-  response: { status: number; schema?: object; description?: string };
+  /** The success answer. */
+  response: ResponseSpec;
+  /** Other success answers it may give (e.g. 200 beside 201, 204 beside 200). */
+  otherResponses?: ResponseSpec[];
+  /** An example of the success body for the docs (default: one made from the schema). */
+  example?: unknown;
   /** Extra OpenAPI header parameters or notes of the generation (e.g. v1's version header). */
   meta?: Record<string, unknown>;
   /** A long list: each key may read only a few at once on this instance (429 beyond). */
@@ -82,10 +109,66 @@ export interface Route {
   handle(ctx: RouteContext<any, any>): Promise<Answer> | Answer;
 }
 
-/** A typed route: `route<Query, Body>({...})` gives the handler typed `query` and `body`. */
-export const route = <Q = Record<string, string | undefined>, B = unknown>(
-  r: Omit<Route, 'handle'> & { handle(ctx: RouteContext<Q, B>): Promise<Answer> | Answer },
-): Route => r as Route;
+/** A route as its module declares it: the module's `resource()` gives it its tag. */
+export type RouteDef = Omit<Route, 'tag'>;
+
+/** A JSON Schema that carries the type of what it accepts (declared once, beside the schema). */
+export type Schema<T> = object & { readonly __accepts?: T };
+
+/** A request schema with the type of the values it lets through: `typed<PlanInput>({...})`. */
+export const typed = <T>(schema: object): Schema<T> => schema as Schema<T>;
+
+type QueryValue<P> = P extends { enum: readonly (infer E)[] } ? E : P extends { const: infer C } ? C : string;
+type RequiredOf<S> = S extends { required: readonly (infer R)[] } ? R : never;
+
+/**
+ * What a query schema lets through, read from the schema itself (declared `as const`): each
+ * property a string (or one of its `enum` values), optional unless `required`.
+ */
+export type QueryOf<S> =
+  S extends Schema<infer T>
+    ? unknown extends T
+      ? S extends { properties: infer P }
+        ? { [K in keyof P as K extends RequiredOf<S> ? K : never]: QueryValue<P[K]> } & {
+            [K in keyof P as K extends RequiredOf<S> ? never : K]?: QueryValue<P[K]>;
+          }
+        : Record<string, string | undefined>
+      : T
+    : Record<string, string | undefined>;
+
+/** What a body schema lets through: the type `typed<T>()` gave it. */
+export type BodyOf<S> = S extends Schema<infer T> ? (unknown extends T ? unknown : T) : unknown;
+
+/**
+ * A typed route: the handler's `query` and `body` take their types from the route's `query` and
+ * `body` schemas (one source).
+ */
+export const route = <QS extends object = Record<string, never>, BS extends object = Record<string, never>>(
+  r: Omit<RouteDef, 'handle' | 'query' | 'body'> & {
+    query?: QS;
+    body?: BS;
+    handle(ctx: RouteContext<QueryOf<QS>, BodyOf<BS>>): Promise<Answer> | Answer;
+  },
+): RouteDef => r as RouteDef;
+
+/**
+ * A query-string schema whose handler type is read from it: each property a string (or one of its
+ * `enum` values), optional unless named in `required`. Unknown parameters are let through (v1's
+ * clients send extra ones); spread `additionalProperties: false` over it to refuse them.
+ */
+export const querySchema = <const P extends Record<string, object>, const R extends readonly (keyof P & string)[] = []>(
+  properties: P,
+  required?: R,
+) => ({ type: 'object', properties, required: (required ?? []) as R }) as { type: 'object'; properties: P; required: R };
+
+/** A 200 answer with a JSON body. */
+export const ok = (body: unknown): Answer => ({ status: 200, body });
+
+/** A 204 answer. */
+export const noContent: Answer = { status: 204 };
+
+/** A resource's routes, tagged with it (each route module ends with one). */
+export const resource = (tag: Resource, routes: RouteDef[]): Route[] => routes.map((r) => ({ ...r, tag }));
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
@@ -181,6 +264,8 @@ export interface GenerationOptions {
   /** The generation's error table and body shape: every error it answers uses them. */
   statusTable: ErrorStatusTable;
   errorShape: ErrorBodyShape;
+  /** The JSON Schema of that error body (the OpenAPI documents show it; the response audit checks every error against it). */
+  errorSchema?: object;
   logger: Logger;
   /** What an unknown path answers; null: pass it on to what is mounted next. */
   notFound: ((req: Request) => string) | null;
@@ -206,6 +291,11 @@ export interface GenerationRouter {
  */
 export function generationRouter(routes: Route[], options: GenerationOptions): GenerationRouter {
   const r = express.Router();
+  const errorShape: ErrorBodyShape = (h) => {
+    const body = options.errorShape(h);
+    auditError(options.errorSchema, h.status, body);
+    return body;
+  };
   for (const mw of options.before ?? []) r.use(mw);
   const auth = authenticate(options.apiKeys, options.keySource);
   const lists = listLimit(options.listsPerKey ?? LISTS_PER_KEY);
@@ -237,7 +327,7 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
           return tenantOf(res);
         },
       };
-      return def.handle(ctx);
+      return auditAnswer(def, await def.handle(ctx), options.errorSchema);
     };
     const write = def.method === 'post' || def.method === 'put' || def.method === 'patch';
     chain.push(
@@ -251,10 +341,8 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
   }
   const notFound = options.notFound;
   if (notFound)
-    r.use((req, res) =>
-      sendJson(res, 404, options.errorShape({ status: 404, code: 'ROUTE_NOT_FOUND', message: notFound(req), details: [] })),
-    );
-  r.use(errorHandler(options.statusTable, options.errorShape, options.logger));
+    r.use((req, res) => sendJson(res, 404, errorShape({ status: 404, code: 'ROUTE_NOT_FOUND', message: notFound(req), details: [] })));
+  r.use(errorHandler(options.statusTable, errorShape, options.logger));
   const patterns = routes.map((d) => ({ method: d.method.toUpperCase(), re: pathPattern(d.path) }));
   return { router: r, serves: (method, path) => patterns.some((p) => p.method === method.toUpperCase() && p.re.test(path)) };
 }

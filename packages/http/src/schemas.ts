@@ -77,6 +77,15 @@ export const featureProps = {
   updatedAt: date,
 };
 export const legacyFeatureSchema = object(featureProps);
+/** The members of a plan feature every generation shows (`planFeatureBase`). */
+export const planFeatureProps = {
+  planUuid: uuid,
+  featureUuid: uuid,
+  value: str,
+  enumValueUuid: { anyOf: [uuid, { type: 'null' }] },
+  isUnlimited: bool,
+  updatedAt: date,
+};
 export const capabilitySchema = object({ uuid, name: str, description: str, status: str, productUuid: uuid, updatedAt: date });
 
 export const checkSchema = object({

@@ -1,6 +1,6 @@
 import type { SigningKeys } from '@tollgate/core';
 import { iso } from './json';
-import { route, type Route } from './routes';
+import { route, type RouteDef } from './routes';
 
 /** The public signing key as the real service's newer API answers it (envelope of the catalog). */
 export const signingKeySchema = {
@@ -27,11 +27,15 @@ export const signingKeySchema = {
  * (docs/api/verifying.md): v1 `GET /signing-key`, catalog `GET /api/signing-keys`. Any key that may
  * read licenses may read it (client libraries verify the checks they get).
  */
-export function signingKeyRoute(path: string, signing: Pick<SigningKeys, 'publicKey'>): Route {
+export function signingKeyRoute(path: string, signing: Pick<SigningKeys, 'publicKey'>): RouteDef {
   return route({
     method: 'get',
     path,
+    operationId: 'getSigningKey',
     summary: 'The public key that verifies capability checks offline',
+    description:
+      "The organisation's current public signing key (PEM): apps verify the signature of a capability check with it, " +
+      'without calling Tollgate again. null with the HMAC signer.',
     scope: ['licenses', 'read'],
     response: { status: 200, schema: signingKeySchema },
     async handle({ tenant }) {

@@ -4,7 +4,6 @@ import { Container } from 'inversify';
 import Stripe from 'stripe';
 import {
   createCore,
-  SignedLinks,
   type Clock,
   type Core,
   type CoreDeps,
@@ -14,7 +13,9 @@ import {
   type KeyCipher,
   type Logger,
   type PaymentProvider,
+  type Randomness,
   type SignatureScheme,
+  type SignedLinks,
   type UnitOfWork,
   type WebhookSender,
 } from '@tollgate/core';
@@ -26,7 +27,7 @@ import {
   PostgresUnitOfWork,
   type DatabaseHandle,
 } from '@tollgate/adapter-postgres';
-import { EcdsaP256Scheme, HmacSha256Scheme, SecretBox } from '@tollgate/adapter-hmac';
+import { CryptoRandomness, EcdsaP256Scheme, HmacSha256Scheme, HmacSignedLinks, SecretBox } from '@tollgate/adapter-hmac';
 import { createSandboxRouter, FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
 import { createStripeWebhookRouter, StripePaymentProvider } from '@tollgate/adapter-stripe';
 import { HttpWebhookSender } from '@tollgate/adapter-webhooks';
@@ -43,6 +44,9 @@ const T = {
   ChangeFeed: Symbol('ChangeFeed'),
   Clock: Symbol('Clock'),
   Ids: Symbol('Ids'),
+  Random: Symbol('Randomness'),
+  Links: Symbol('SignedLinks'),
+  SandboxLinks: Symbol('SandboxSignedLinks'),
   Scheme: Symbol('SignatureScheme'),
   Cipher: Symbol('KeyCipher'),
   Sandbox: Symbol('Sandbox'),
@@ -124,6 +128,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     .inSingletonScope();
   c.bind(T.Clock).toConstantValue(options.clock ?? new SystemClock());
   c.bind(T.Ids).toConstantValue(new UuidGenerator());
+  c.bind(T.Random).toConstantValue(new CryptoRandomness());
+  // One secret per use, derived from the master secret, so a link of one kind is never taken for another.
+  c.bind(T.Links).toConstantValue(new HmacSignedLinks(`checkout-links:${config.masterSecret}`));
+  c.bind(T.SandboxLinks).toConstantValue(new HmacSignedLinks(`sandbox-links:${config.masterSecret}`));
   c.bind(T.Scheme).toConstantValue(config.signer === 'hmac' ? new HmacSha256Scheme() : new EcdsaP256Scheme());
   c.bind(T.Cipher).toConstantValue(new SecretBox(config.masterSecret));
   c.bind(T.Wake).toConstantValue(new WakeSignal());
@@ -135,7 +143,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       (ctx) =>
         new SandboxPaymentProvider({
           publicUrl: config.publicUrl,
-          linkSecret: `sandbox-links:${config.masterSecret}`,
+          links: ctx.get<SignedLinks>(T.SandboxLinks),
           clock: ctx.get<Clock>(T.Clock),
         }),
     )
@@ -159,6 +167,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         changes: ctx.get<ChangeFeed>(T.ChangeFeed),
         clock: ctx.get<Clock>(T.Clock),
         ids: ctx.get<IdGenerator>(T.Ids),
+        random: ctx.get<Randomness>(T.Random),
         payments: ctx.get<PaymentProvider>(T.Payments),
         freeCheckout: new FreeCheckout(ctx.get<SandboxPaymentProvider>(T.Sandbox).links),
         scheme: ctx.get<SignatureScheme>(T.Scheme),
@@ -186,7 +195,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     core,
     logger,
     clock: c.get<Clock>(T.Clock),
-    links: new SignedLinks(`checkout-links:${config.masterSecret}`),
+    links: c.get<SignedLinks>(T.Links),
     wake: c.get<WakeSignal>(T.Wake),
     pages: {
       sandbox: createSandboxRouter({

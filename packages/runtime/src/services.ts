@@ -5,6 +5,9 @@ export class SystemClock implements Clock {
   now(): Date {
     return new Date();
   }
+  monotonicMs(): number {
+    return performance.now();
+  }
 }
 
 export class UuidGenerator implements IdGenerator {

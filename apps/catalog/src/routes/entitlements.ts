@@ -1,7 +1,7 @@
 import type { Core } from '@tollgate/core';
-import { route, type Route } from '@tollgate/http';
+import { resource, route, typed, type Route } from '@tollgate/http';
+import { object, objectOf } from '../response-schemas';
 import { objectEnvelope } from '../views';
-import { objectOf } from './usage-views';
 
 const entrySchema = {
   type: 'object',
@@ -14,41 +14,39 @@ const entrySchema = {
     granted: { type: 'integer' },
   },
   required: ['type', 'value', 'expiryDate'],
+  additionalProperties: false,
 };
+const checkQuery = typed<{ granteeId: string }>({
+  type: 'object',
+  properties: { granteeId: { type: 'string', minLength: 1, maxLength: 255 } },
+  required: ['granteeId'],
+  additionalProperties: false,
+});
 
 /** The entitlement check of the catalog API, with meters: signed, with an expiry. */
-export function entitlementRoutes({ entitlements }: Pick<Core, 'entitlements'>): Route[] {
-  return [
+export const entitlementRoutes = ({ entitlements }: Pick<Core, 'entitlements'>): Route[] =>
+  resource({ name: 'entitlements', description: 'Entitlement checks: what a grantee may use and what is left of each meter, signed' }, [
     route({
       method: 'get',
       path: '/api/entitlements/check',
-      summary:
-        "A grantee's entitlements and what is left of each meter, signed (the signature covers `signed`, which is JSON of {granteeId, entitlements, expiresAt}); cache it until expiresAt",
+      operationId: 'checkEntitlements',
+      summary: "A grantee's entitlements and meters, signed; cache it until expiresAt",
+      description:
+        "The signature covers `signed` (JSON of {granteeId, entitlements, expiresAt}) with the organisation's signing key, so a client may verify it offline.",
       scope: ['licenses', 'read'],
-      query: {
-        type: 'object',
-        properties: { granteeId: { type: 'string', minLength: 1, maxLength: 255 } },
-        required: ['granteeId'],
-        additionalProperties: false,
-      },
+      query: checkQuery,
       response: {
         status: 200,
-        schema: objectOf({
-          type: 'object',
-          properties: {
+        schema: objectOf(
+          object({
             entitlements: { type: 'array', items: entrySchema },
-            signature: { type: 'string' },
-            publicHash: { type: 'string' },
             expiresAt: { type: 'string' },
             signed: { type: 'string' },
-          },
-          required: ['entitlements', 'signature', 'expiresAt', 'signed'],
-        }),
+            signature: { type: 'string' },
+            publicHash: { type: 'string' },
+          }),
+        ),
       },
-      handle: async ({ tenant, query }) => ({
-        status: 200,
-        body: objectEnvelope(await entitlements.check(tenant, query.granteeId as string)),
-      }),
+      handle: async ({ tenant, query }) => ({ status: 200, body: objectEnvelope(await entitlements.check(tenant, query.granteeId)) }),
     }),
-  ];
-}
+  ]);

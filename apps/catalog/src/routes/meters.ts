@@ -1,34 +1,41 @@
 import type { Core } from '@tollgate/core';
-import { route, type Route } from '@tollgate/http';
+import { resource, route, typed, type Route } from '@tollgate/http';
+import { listOf, objectOf } from '../response-schemas';
 import { pageQuery } from '../schemas';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
-import { listOf, meterSchema, meterView, objectOf } from './usage-views';
+import { meterSchema, meterView } from './usage-views';
+
+export const meterBody = typed<{ slug: string; name: string; unitLabel?: string | null }>({
+  type: 'object',
+  properties: {
+    slug: { type: 'string', minLength: 1, maxLength: 64 },
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    unitLabel: { type: ['string', 'null'], maxLength: 100 },
+  },
+  required: ['slug', 'name'],
+  additionalProperties: false,
+});
 
 /** Meters: what a vendor counts (DESIGN section 14). */
-export function meterRoutes({ usage }: Pick<Core, 'usage'>): Route[] {
-  return [
-    route<Record<string, string>, { slug: string; name: string; unitLabel?: string | null }>({
+export const meterRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
+  resource({ name: 'meters', description: 'Meters: what a vendor counts (API calls, tokens, minutes)' }, [
+    route({
       method: 'post',
       path: '/api/meters',
-      summary: 'Create a meter (slug ^[a-z0-9_]+$, unique per organisation and mode)',
+      operationId: 'createMeter',
+      summary: 'Create a meter (slug ^[a-z0-9_]+$, unique per organisation and mode; 409 when taken)',
+      description: 'A new meter that usage can be recorded, consumed and granted against.',
       scope: ['meters', 'write'],
-      body: {
-        type: 'object',
-        properties: {
-          slug: { type: 'string', minLength: 1, maxLength: 64 },
-          name: { type: 'string', minLength: 1, maxLength: 255 },
-          unitLabel: { type: ['string', 'null'], maxLength: 100 },
-        },
-        required: ['slug', 'name'],
-        additionalProperties: false,
-      },
+      body: meterBody,
       response: { status: 201, schema: objectOf(meterSchema) },
       handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(meterView(await usage.createMeter(tenant, body))) }),
     }),
     route({
       method: 'get',
       path: '/api/meters',
+      operationId: 'listMeters',
       summary: 'List meters',
+      description: "A page of the organisation's meters of the key's mode, oldest first.",
       scope: ['meters', 'read'],
       query: pageQuery,
       response: { status: 200, schema: listOf(meterSchema) },
@@ -37,5 +44,4 @@ export function meterRoutes({ usage }: Pick<Core, 'usage'>): Route[] {
         body: listEnvelope(await usage.pageMeters(tenant, pageQueryOf(query)), meterView),
       }),
     }),
-  ];
-}
+  ]);

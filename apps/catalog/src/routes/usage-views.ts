@@ -1,5 +1,6 @@
 import type { BalanceView, LedgerEntry, UsageAnswer, UsageMeter } from '@tollgate/core';
 import { available } from '@tollgate/core';
+import { object } from '../response-schemas';
 
 /**
  * Quantities leave as JSON numbers: every counter is bounded by 10^15 (MAX_COUNTER), well within
@@ -55,49 +56,53 @@ export const usageRecordView = (meters: Map<string, UsageMeter>) => (e: LedgerEn
   createdAt: e.createdAt.toISOString(),
 });
 
-const quantityProps = { type: 'object', required: ['granted', 'used', 'reserved', 'remaining'] };
+const nint = { type: ['integer', 'null'] } as const;
+const nstr = { type: ['string', 'null'] } as const;
+const int = { type: 'integer' } as const;
+const str = { type: 'string' } as const;
 
-/** JSON Schemas of the answers (the OpenAPI document and the tests validate against them). */
-export const answerSchema = {
-  type: 'object',
-  properties: {
-    allowed: { type: 'boolean' },
-    owner: { type: 'string' },
-    meterSlug: { type: 'string' },
-    granted: { type: 'integer' },
-    used: { type: 'integer' },
-    reserved: { type: 'integer' },
-    remaining: { type: ['integer', 'null'] },
-    periodEnd: { type: ['string', 'null'] },
-  },
-  required: ['allowed', 'owner', 'meterSlug', 'granted', 'used', 'reserved', 'remaining', 'periodEnd'],
+/** The balance after a usage operation (JSON Schema; the tests validate every answer against it). */
+export const answerProps = {
+  allowed: { type: 'boolean' },
+  owner: str,
+  meterSlug: str,
+  granted: int,
+  used: int,
+  reserved: int,
+  remaining: nint,
+  periodEnd: nstr,
 };
-export const meterSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    organisation: { type: 'string' },
-    slug: { type: 'string' },
-    name: { type: 'string' },
-    unitLabel: { type: ['string', 'null'] },
-    paymentMeterId: { type: 'string' },
-    createdAt: { type: 'string' },
-    updatedAt: { type: 'string' },
-  },
-  required: ['id', 'organisation', 'slug', 'name', 'unitLabel', 'paymentMeterId', 'createdAt', 'updatedAt'],
-};
-export const balanceSchema = { ...quantityProps, properties: { owner: { type: 'string' }, meterSlug: { type: 'string' } } };
-export const objectOf = (data: object) => ({ type: 'object', properties: { type: { const: 'object' }, data }, required: ['type', 'data'] });
-export const listOf = (item: object) => ({
-  type: 'object',
-  properties: {
-    type: { const: 'list' },
-    data: { type: 'array', items: item },
-    nextCursor: { type: ['string', 'null'] },
-    previousCursor: { type: ['string', 'null'] },
-    hasMore: { type: 'boolean' },
-  },
-  required: ['type', 'data', 'nextCursor', 'previousCursor', 'hasMore'],
+export const answerSchema = object(answerProps);
+export const meterSchema = object({
+  id: str,
+  organisation: str,
+  slug: str,
+  name: str,
+  unitLabel: nstr,
+  paymentMeterId: str,
+  createdAt: str,
+  updatedAt: str,
+});
+export const balanceSchema = object({
+  owner: str,
+  meterSlug: str,
+  granted: int,
+  used: int,
+  reserved: int,
+  remaining: nint,
+  periodStart: str,
+  periodEnd: nstr,
+});
+export const usageRecordSchema = object({
+  id: str,
+  organisation: str,
+  owner: str,
+  meterSlug: nstr,
+  type: { enum: ['record', 'consume', 'commit'] },
+  count: int,
+  idempotencyKey: nstr,
+  recordedAt: str,
+  createdAt: str,
 });
 
 /** The `owner` + `meterSlug` of a usage body. */
@@ -107,3 +112,6 @@ export const targetProps = {
 };
 /** A quantity as a whole JSON number (core checks the bounds and names the field). */
 export const quantitySchema = { type: 'integer' };
+
+/** The usage resources' tags in /docs. */
+export const USAGE_TAG = { name: 'usage', description: 'Usage: record, consume, reserve -> commit | release; exact and idempotent' };

@@ -1,48 +1,42 @@
 import type { Core } from '@tollgate/core';
-import { arrayOf, route, type Route } from '@tollgate/http';
+import { arrayOf, resource, route, typed, type Route } from '@tollgate/http';
 import { licenseUsageSchema } from '../schemas';
 
-interface UsageBody {
-  licenseUuid: string;
-  featureVariableName: string;
-  countOptions: { increment: number };
-}
+export const usageBody = typed<{ licenseUuid: string; featureVariableName: string; countOptions: { increment: number } }>({
+  type: 'object',
+  properties: {
+    licenseUuid: { type: 'string', format: 'uuid' },
+    featureVariableName: { type: 'string', minLength: 1, maxLength: 255 },
+    countOptions: { type: 'object', properties: { increment: { type: 'integer' } }, required: ['increment'], additionalProperties: false },
+  },
+  required: ['licenseUuid', 'featureVariableName', 'countOptions'],
+  additionalProperties: false,
+});
+
+const usageAnswerSchema = {
+  type: 'object',
+  properties: { licenseUuid: { type: 'string' }, featureVariableName: { type: 'string' }, unitCount: { type: 'integer' } },
+  required: ['licenseUuid', 'featureVariableName', 'unitCount'],
+  additionalProperties: false,
+};
 
 /**
  * Usage as the real v1 clients send it (`PUT /usage` with header `unique-key`) and read it
  * (`GET /licenses/:licenseUuid/usage`), on the same exact core as the catalog's usage routes.
  */
-export function v1UsageRoutes({ usage }: Pick<Core, 'usage'>): Route[] {
-  return [
-    route<Record<string, string>, UsageBody>({
+export const v1UsageRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
+  resource({ name: 'usage', description: 'Usage of usage features, recorded by license' }, [
+    route({
       method: 'put',
       path: '/usage',
+      operationId: 'updateUsage',
       summary: "Record usage of a license's usage feature; `unique-key` makes a retry count once",
+      description:
+        "Adds `countOptions.increment` units to the feature's usage by the license's holder (its subscription, or the ad hoc license).",
       scope: ['usage', 'write'],
-      body: {
-        type: 'object',
-        properties: {
-          licenseUuid: { type: 'string', format: 'uuid' },
-          featureVariableName: { type: 'string', minLength: 1, maxLength: 255 },
-          countOptions: {
-            type: 'object',
-            properties: { increment: { type: 'integer' } },
-            required: ['increment'],
-            additionalProperties: false,
-          },
-        },
-        required: ['licenseUuid', 'featureVariableName', 'countOptions'],
-        additionalProperties: false,
-      },
+      body: usageBody,
       meta: { parameters: [{ name: 'unique-key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }] },
-      response: {
-        status: 200,
-        schema: {
-          type: 'object',
-          properties: { licenseUuid: { type: 'string' }, featureVariableName: { type: 'string' }, unitCount: { type: 'integer' } },
-          required: ['licenseUuid', 'featureVariableName', 'unitCount'],
-        },
-      },
+      response: { status: 200, schema: usageAnswerSchema },
       handle: async ({ req, tenant, body }) => {
         const a = await usage.recordForLicense(
           tenant,
@@ -58,7 +52,9 @@ export function v1UsageRoutes({ usage }: Pick<Core, 'usage'>): Route[] {
     route({
       method: 'get',
       path: '/licenses/:licenseUuid/usage',
-      summary: "Units used this period per usage feature by the license's holder (its subscription, or the ad hoc license)",
+      operationId: 'getLicenseUsage',
+      summary: "Units used this period per usage feature by the license's holder",
+      description: 'The units recorded against the license (its subscription, or the ad hoc license itself), per usage feature.',
       scope: ['licenses', 'read'],
       response: { status: 200, schema: arrayOf(licenseUsageSchema) },
       handle: async ({ tenant, params }) => ({
@@ -71,5 +67,4 @@ export function v1UsageRoutes({ usage }: Pick<Core, 'usage'>): Route[] {
         })),
       }),
     }),
-  ];
-}
+  ]);

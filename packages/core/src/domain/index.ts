@@ -9,7 +9,6 @@ export * from './check';
 export * from './proration';
 export * from './checkout';
 export * from './builders';
-export * from './signed-links';
 export * from './limits';
 export * from './webhook-signature';
 export * from './usage';

@@ -3,6 +3,25 @@ import type { Id, SigningAlgorithm, SigningKey } from '../model';
 export interface Clock {
   /** The current time. */
   now(): Date;
+  /** A monotonic reading in milliseconds, for measuring how long something takes (not a date; never goes back). */
+  monotonicMs(): number;
+}
+
+/** Unpredictable bytes from a cryptographically secure source: API key secrets, tokens. */
+export interface Randomness {
+  /** `size` fresh random bytes. */
+  bytes(size: number): Buffer;
+}
+
+/**
+ * Tamper-proof, expiring links (deferred checkout links of pricing tables, the hosted pages' links):
+ * a token carries its payload and expiry, and only the holder of the link secret can make one.
+ */
+export interface SignedLinks {
+  /** A URL-safe token carrying `payload` until `ttlMs` after `now`. */
+  sign(payload: object, ttlMs: number, now: Date): string;
+  /** The payload (with its expiry `exp`, epoch milliseconds), or undefined when the token is forged, garbled or expired at `now`. */
+  verify<T>(token: string, now: Date): T | undefined;
 }
 
 export interface IdGenerator {

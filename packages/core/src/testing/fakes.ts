@@ -12,11 +12,14 @@ import type {
   ProviderOutcome,
   ProviderPaymentMethod,
   KeyCipher,
+  Randomness,
   SignatureScheme,
+  SignedLinks,
   WebhookRequest,
   WebhookResponse,
   WebhookSender,
 } from '../ports';
+import { INVOICE_MEMBERS } from '../ports';
 
 /** A clock that stands still until moved. */
 export class FixedClock implements Clock {
@@ -29,6 +32,46 @@ export class FixedClock implements Clock {
   }
   advanceDays(days: number): void {
     this.current = new Date(this.current.getTime() + days * 86_400_000);
+  }
+  /** Real elapsed time: the date stands still, but a wait measured in durations still ends. */
+  monotonicMs(): number {
+    return performance.now();
+  }
+}
+
+/**
+ * Random-looking bytes from a seed (SHA-256 of seed and counter): a test may fix the seed to get the
+ * same secrets every run; the default seed is fresh, so two cores never hand out the same secret.
+ */
+export class SeededRandomness implements Randomness {
+  private counter = 0;
+  constructor(private readonly seed: string = randomUUID()) {}
+  bytes(size: number): Buffer {
+    const out: Buffer[] = [];
+    for (let n = 0; n < size; n += 32) out.push(createHash('sha256').update(`${this.seed}:${this.counter++}`).digest());
+    return Buffer.concat(out).subarray(0, size);
+  }
+}
+
+/** Signed links with a readable payload and a truncated SHA-256 of secret and body as the seal: enough to refuse forgeries in tests. */
+export class FakeSignedLinks implements SignedLinks {
+  constructor(private readonly secret = 'fake links') {}
+  sign(payload: object, ttlMs: number, now: Date): string {
+    const body = Buffer.from(JSON.stringify({ ...payload, exp: now.getTime() + ttlMs })).toString('base64url');
+    return `${body}~${this.seal(body)}`;
+  }
+  verify<T>(token: string, now: Date): T | undefined {
+    const [body, seal, ...rest] = token.split('~');
+    if (!body || seal !== this.seal(body) || rest.length) return undefined;
+    try {
+      const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as T & { exp: number };
+      return payload.exp > now.getTime() ? payload : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  private seal(body: string): string {
+    return createHash('sha256').update(`${this.secret}:${body}`).digest('base64url').slice(0, 16);
   }
 }
 
@@ -137,12 +180,55 @@ export class FakePaymentProvider implements PaymentProvider {
     this.record({ op: 'reactivate', subscriptionId: s.id });
   }
   async listInvoices(s: Subscription): Promise<InvoiceList> {
-    const data = [{ id: `in_${s.id.slice(0, 8)}`, object: 'invoice', subscription: s.id }];
+    const data = [fakeInvoice(s)];
     return { first: data[0].id, last: data[0].id, hasMore: false, data };
   }
   async paymentMethod(_s: Subscription, c: Customer): Promise<ProviderPaymentMethod | null> {
-    return { id: 'pm_fake', object: 'payment_method', customer: c.paymentCustomerId, type: 'card' };
+    const address = { city: null, country: null, line1: null, line2: null, postal_code: null, state: null };
+    return {
+      id: 'pm_fake',
+      object: 'payment_method',
+      billing_details: { address, email: null, name: null, phone: null },
+      card: {
+        brand: 'visa',
+        checks: { address_line1_check: null, address_postal_code_check: null, cvc_check: 'pass' },
+        country: 'US',
+        exp_month: 12,
+        exp_year: 2030,
+        fingerprint: 'fake',
+        funding: 'credit',
+        generated_from: null,
+        last4: '4242',
+        networks: { available: ['visa'], preferred: null },
+        three_d_secure_usage: { supported: true },
+        wallet: null,
+      },
+      created: 0,
+      customer: c.paymentCustomerId,
+      livemode: false,
+      metadata: {},
+      type: 'card',
+    };
   }
+}
+
+/** A provider invoice of the fake: every member the contract lists (most null), the typed ones typed. */
+function fakeInvoice(s: Subscription) {
+  const id = `in_${s.id.slice(0, 8)}`;
+  return {
+    ...Object.fromEntries(INVOICE_MEMBERS.map((m) => [m, null])),
+    id,
+    object: 'invoice',
+    created: 0,
+    period_start: 0,
+    period_end: 0,
+    automatic_tax: { enabled: false, status: null },
+    status_transitions: { finalized_at: null, marked_uncollectible_at: null, paid_at: null, voided_at: null },
+    subscription: s.id,
+    subscription_details: { metadata: { granteeId: s.granteeId, member: null } },
+    payment_settings: { default_mandate: null, payment_method_options: null, payment_method_types: null },
+    lines: { object: 'list', data: [], has_more: false, total_count: 0, url: `/v1/invoices/${id}/lines` },
+  };
 }
 
 /** A webhook sender that records each request and answers from a script (default 200): for delivery tests without sockets. */

@@ -1,9 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCodes, fail } from '../errors';
 import type { ApiKey, Id, Organisation, Scope, ScopeResource } from '../model';
 import { SCOPE_RESOURCES } from '../model';
 import { Lru } from '../support/lru';
-import type { Clock, IdGenerator, UnitOfWork } from '../ports';
+import type { Clock, IdGenerator, Randomness, UnitOfWork } from '../ports';
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
@@ -42,7 +42,7 @@ export class ApiKeyService {
   private readonly cache = new Lru<string, ApiKey>(10_000);
   private live = false;
 
-  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator }) {}
+  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator; random: Randomness }) {}
 
   /** Evicts keys named by the change feed; empties the cache whenever trust in it changes. */
   cacheControl(): { invalidate(keyHash: string): void; setLive(live: boolean): void } {
@@ -82,7 +82,7 @@ export class ApiKeyService {
     return this.deps.uow.run(async (r) => {
       const org = await r.organisations.findByName(input.organisation);
       if (!org) return fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${input.organisation}`);
-      const secret = randomBytes(24).toString('base64url');
+      const secret = this.deps.random.bytes(24).toString('base64url');
       const plaintext = `${input.isTest ? 'test_' : 'live_'}${secret}`;
       const record: ApiKey = {
         id: this.deps.ids.newId(),

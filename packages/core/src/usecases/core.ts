@@ -1,5 +1,5 @@
 import { ApiKeyService } from './api-keys';
-import { CatalogAdmin } from './catalog-admin';
+import { PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
 import { CatalogFileExport, CatalogFileImport } from './catalog-file';
 import { CatalogQueries } from './catalog-queries';
 import { CheckoutService } from './checkout';
@@ -8,6 +8,7 @@ import { EntitlementCache } from './check-cache';
 import type { ChangeFeedHandlers } from '../ports';
 import { EventWorker, type EventHandler } from './events';
 import { IdempotencyService } from './idempotency';
+import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
@@ -18,7 +19,11 @@ import { EntitlementsCheck, UsageService } from './usage';
 export interface Core {
   apiKeys: ApiKeyService;
   queries: CatalogQueries;
-  admin: CatalogAdmin;
+  /** The catalog generation's products. */
+  products: ProductAdmin;
+  /** The catalog generation's plans with their entitlements and pricing. */
+  plans: PlanAdmin;
+  tierTags: TierTagAdmin;
   importer: CatalogFileImport;
   exporter: CatalogFileExport;
   checkout: CheckoutService;
@@ -27,6 +32,8 @@ export interface Core {
   providerSync: ProviderSync;
   sweeps: Sweeps;
   licenses: LicenseService;
+  /** The capability check (the hot path): signed answers from the entitlement cache once warm. */
+  checks: CapabilityChecks;
   worker: EventWorker;
   idempotency: IdempotencyService;
   signing: SigningKeys;
@@ -71,11 +78,14 @@ export function createCore(given: CoreDeps): Core {
   };
   const seats = new SeatService(deps);
   const usage = new UsageService(deps);
+  const tierTags = new TierTagAdmin(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
     queries: new CatalogQueries(deps),
-    admin: new CatalogAdmin(deps),
+    products: new ProductAdmin(deps),
+    plans: new PlanAdmin(deps, tierTags),
+    tierTags,
     importer: new CatalogFileImport(deps),
     exporter: new CatalogFileExport(deps),
     checkout: new CheckoutService(deps),
@@ -83,7 +93,8 @@ export function createCore(given: CoreDeps): Core {
     seats,
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps, usage),
-    licenses: new LicenseService(deps, signing, checkCache),
+    licenses: new LicenseService(deps),
+    checks: new CapabilityChecks(deps, signing, checkCache),
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
     idempotency: new IdempotencyService(deps),
     signing,

@@ -8,6 +8,7 @@ import type {
   KeyCipher,
   Logger,
   PaymentProvider,
+  Randomness,
   SignatureScheme,
   UnitOfWork,
   WebhookSender,
@@ -22,6 +23,8 @@ export interface CoreDeps {
   changes?: ChangeFeed;
   clock: Clock;
   ids: IdGenerator;
+  /** Secure randomness for secrets and tokens (API keys). */
+  random: Randomness;
   payments: PaymentProvider;
   /** How capability checks are signed (ECDSA or HMAC). */
   scheme: SignatureScheme;

@@ -33,7 +33,7 @@ export class IdempotencyService {
   /** Claims the key for this request, or gives the earlier answer to replay. */
   async begin(organisationId: Id, key: string, fingerprint: string): Promise<IdempotencyStart> {
     if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX) invalid('idempotency-key', `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`);
-    const started = Date.now();
+    const started = this.deps.clock.monotonicMs();
     for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
       const now = this.deps.clock.now();
       const since = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
@@ -49,7 +49,7 @@ export class IdempotencyService {
       if (found && found.fingerprint !== fingerprint)
         fail(ErrorCodes.IDEMPOTENCY_KEY_REUSED, 'this idempotency-key was used for a different request in the last 24 hours');
       if (found && found.status !== null) return { kind: 'replay', status: found.status, body: found.body };
-      if (Date.now() - started >= (this.deps.waitMs ?? IDEMPOTENCY_WAIT_MS)) {
+      if (this.deps.clock.monotonicMs() - started >= (this.deps.waitMs ?? IDEMPOTENCY_WAIT_MS)) {
         fail(ErrorCodes.IDEMPOTENCY_KEY_IN_USE, 'a request with this idempotency-key is still in progress; retry later');
       }
       await sleep(pause);

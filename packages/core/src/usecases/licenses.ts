@@ -2,10 +2,7 @@ import { ErrorCodes, fail, invalid } from '../errors';
 import type { Capability, Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, cancelLicense, createAdHocLicense } from '../domain/license';
-import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
-import { EntitlementCache } from './check-cache';
-import { Lru } from '../support/lru';
-import type { LicenseCount, LicenseFilter, Repositories, SignedMessage, Signer } from '../ports';
+import type { LicenseCount, LicenseFilter, Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 
 export interface AdHocLicenseRequest {
@@ -13,18 +10,6 @@ export interface AdHocLicenseRequest {
   member: string;
   granteeId: string | null;
 }
-
-/** A capability check, parsed at the edge. */
-export interface CheckRequest {
-  productId: Id;
-  /** Distinct grantee ids, at least one. */
-  granteeIds: string[];
-  /** Days added to every end (0: none). */
-  graceDays: number;
-  encoding: 'der' | 'p1363';
-}
-
-export type SignedCheck = CapabilityCheck & SignedMessage;
 
 /** One batch of a license list: the licenses, the capabilities of their plans, where the next batch starts. */
 export interface LicensePage {
@@ -35,20 +20,6 @@ export interface LicensePage {
   nextCursor: string | null;
 }
 
-/** A check answer kept for the same question while what it was computed from is unchanged. */
-interface KeptAnswer {
-  /** The snapshot objects it was computed from, one per grantee (compared by identity). */
-  snapshots: readonly (readonly CheckLicense[])[];
-  /** The signing key it was signed under (compared by identity), or null for no answer. */
-  key: object | undefined | null;
-  /** Until when (ms): the earliest capability end; after it a capability lapses. */
-  validUntil: number;
-  answer: SignedCheck | null;
-}
-
-/** Answers kept at most (the hot set of questions; the snapshots hold the rest). */
-const KEPT_ANSWERS = 20_000;
-
 /** Units of one feature used under a license (the real v1 API's usage record). */
 export interface LicenseUsage {
   licenseId: Id;
@@ -57,21 +28,9 @@ export interface LicenseUsage {
   unitCount: number;
 }
 
+/** License records: ad hoc licenses, cancelling them, grantees, and the lists and counts of licenses. */
 export class LicenseService {
-  /**
-   * Answers to repeated questions (same product, grantees, grace, encoding): reused while every
-   * snapshot they came from is the very object the cache holds (an invalidation replaces it), the
-   * signing key is the same object, and no capability has ended since. The same answer object comes
-   * back, so the edge can keep its rendering too.
-   */
-  private readonly answers = new Lru<string, KeptAnswer>(KEPT_ANSWERS);
-
-  constructor(
-    private readonly deps: CoreDeps,
-    private readonly signer: Signer,
-    /** Per-instance entitlement snapshots (never live without a change feed). */
-    readonly cache: EntitlementCache = new EntitlementCache(),
-  ) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>) {}
 
   /** Ad hoc licenses (free or evaluation), all or none. */
   async createAdHoc(tenant: Tenant, requests: AdHocLicenseRequest[]): Promise<License[]> {
@@ -88,16 +47,6 @@ export class LicenseService {
       await r.licenses.saveMany(created);
       return created;
     });
-  }
-
-  /**
-   * The usage recorded against the license's metered features, per feature. Tollgate records no
-   * usage (no metering API exists yet), so this is the truth: none. The route exists so that real
-   * clients that ask get a well-formed answer, and 403 for a license they cannot see.
-   */
-  async usage(tenant: Tenant, id: Id): Promise<LicenseUsage[]> {
-    await this.get(tenant, id);
-    return [];
   }
 
   /** One license of the tenant (another tenant's answers as every foreign id does). */
@@ -192,88 +141,6 @@ export class LicenseService {
         licenses.map((l) => l.planId),
       ),
     );
-  }
-
-  /**
-   * The signed capability check; null when the grantees have no capability. Answered from the
-   * entitlement cache when it is live (misses load only what is missing, in one round of reads,
-   * from the read replica when there is one); the check is the pure function over the snapshots.
-   */
-  async check(tenant: Tenant, req: CheckRequest): Promise<SignedCheck | null> {
-    const { productId, granteeIds, graceDays } = req;
-    if (granteeIds.length === 0) invalid('granteeIds', 'names no grantee');
-    if (!Number.isSafeInteger(graceDays) || graceDays < 0)
-      fail(ErrorCodes.CHECK_GRACE_INVALID, 'grace must be a whole number of days greater than 0');
-    const now = this.deps.clock.now();
-    const cache = this.cache;
-    const reads = this.deps.readUow ?? this.deps.uow;
-
-    let owner = cache.owner(productId);
-    if (owner === undefined) {
-      const mark = cache.mark();
-      owner = (await reads.read((r) => r.products.getOwnership(productId))) ?? null;
-      cache.storeOwner(mark, productId, owner);
-    }
-    const product = assertAccessible(owner, tenant, 'product');
-
-    const licenses: CheckLicense[] = [];
-    const missing: string[] = [];
-    const snapshots: (readonly CheckLicense[])[] = [];
-    for (const g of granteeIds) {
-      const snapshot = cache.snapshot(product.id, g);
-      if (snapshot) {
-        snapshots.push(snapshot);
-        licenses.push(...snapshot);
-      } else missing.push(g);
-    }
-    // Every snapshot came from memory: the same question may have its answer kept.
-    const question = missing.length === 0 ? `${product.id}|${graceDays}|${req.encoding}|${granteeIds.join('\n')}` : undefined;
-    if (question !== undefined) {
-      const kept = this.answers.get(question);
-      if (
-        kept &&
-        kept.validUntil > now.getTime() &&
-        kept.snapshots.every((s, i) => s === snapshots[i]) &&
-        (kept.answer === null || kept.key === this.signer.heldKey?.(tenant.organisationId))
-      )
-        return kept.answer;
-    }
-    if (missing.length) {
-      const mark = cache.mark();
-      const loaded = await reads.read((r) => r.licenses.findForCheck(tenant, product.id, missing));
-      const byGrantee = new Map<string, CheckLicense[]>(missing.map((g) => [g, []]));
-      for (const l of loaded) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
-      cache.storeSnapshots(mark, product.id, byGrantee);
-      licenses.push(...loaded);
-    }
-    if (licenses.length === 0) return null;
-
-    const capabilitiesByPlan = new Map<Id, string[]>();
-    const unknownPlans: Id[] = [];
-    for (const planId of new Set(licenses.map((l) => l.planId))) {
-      const caps = cache.capabilities(planId);
-      if (caps) capabilitiesByPlan.set(planId, caps);
-      else unknownPlans.push(planId);
-    }
-    if (unknownPlans.length) {
-      const mark = cache.mark();
-      const names = await reads.read((r) => r.plans.capabilityNames(unknownPlans));
-      cache.storeCapabilities(mark, names, unknownPlans);
-      for (const id of unknownPlans) capabilitiesByPlan.set(id, names.get(id) ?? []);
-    }
-    const result = capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });
-    if (result.capabilities.length === 0) {
-      if (question !== undefined) this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
-      return null;
-    }
-    const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding });
-    const answer: SignedCheck = { ...result, ...signed };
-    const key = this.signer.heldKey?.(tenant.organisationId);
-    if (question !== undefined && key !== undefined) {
-      const validUntil = Math.min(...Object.values(result.capabilitiesEndDates).map((d) => d.getTime()));
-      this.answers.set(question, { snapshots, key, validUntil, answer });
-    }
-    return answer;
   }
 }
 

@@ -33,7 +33,7 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
     afterAll(() => w?.close());
 
     const check = (core: TestCore, granteeIds: string[], graceDays = 0) =>
-      core.licenses.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
+      core.checks.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays, encoding: 'der' });
     /**
      * The capabilities of one grantee, asked three times: the first may load, the second answers
      * from memory and keeps its answer, the third is answered with the kept answer. All must agree.
@@ -180,7 +180,7 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
 
     it('agrees with A after a product is archived through A (last: archiving is final)', async () => {
       expect(await caps(w.b, 'cat')).toEqual(['edit', 'export']);
-      await w.a.admin.archiveProduct(tenant, keys['products.notes']);
+      await w.a.products.archiveProduct(tenant, keys['products.notes']);
       await w.settle();
       // Archiving a product ends no license (paying customers keep their access): B agrees with A.
       expect(await caps(w.b, 'cat')).toEqual(await caps(w.a, 'cat'));

@@ -957,3 +957,4 @@ export * from './signature-scheme';
 export * from './payment-provider';
 export * from './cache-coherence';
 export * from './usage';
+export * from './signed-links';

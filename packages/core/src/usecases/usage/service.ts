@@ -17,6 +17,7 @@ import {
 } from '../../model';
 import type { Clock, IdGenerator, UnitOfWork, UsageRecordQuery } from '../../ports';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
+import type { LicenseUsage } from '../licenses';
 import { GroupCommit, type BalanceTarget } from './group-commit';
 
 /** Who a usage operation is for: the vendor's owner string and a meter slug. */
@@ -276,7 +277,7 @@ export class UsageService {
   }
 
   /** v1 `GET /licenses/:uuid/usage`: units used per usage feature by the license's holder this period. */
-  async licenseUsage(tenant: Tenant, licenseId: Id): Promise<{ licenseId: Id; featureId: Id; planId: Id; unitCount: number }[]> {
+  async licenseUsage(tenant: Tenant, licenseId: Id): Promise<LicenseUsage[]> {
     return this.deps.uow.read(async (r) => {
       const license = assertAccessible(await r.licenses.get(licenseId), tenant, 'license');
       const product = await r.products.get(license.productId);

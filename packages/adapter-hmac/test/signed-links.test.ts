@@ -1,7 +1,11 @@
-import { SignedLinks } from '../src';
+import { describeSignedLinksContract, FakeSignedLinks } from '@tollgate/core/testing';
+import { HmacSignedLinks } from '../src';
 
-describe('signed links', () => {
-  const links = new SignedLinks('a secret for tests');
+describeSignedLinksContract('HMAC-SHA256 links', (secret) => new HmacSignedLinks(secret));
+describeSignedLinksContract('fake links', (secret) => new FakeSignedLinks(secret));
+
+describe('HMAC signed links', () => {
+  const links = new HmacSignedLinks('a secret for tests');
   const now = new Date('2026-01-01T00:00:00Z');
 
   it('round-trips a payload until it expires', () => {
@@ -16,7 +20,7 @@ describe('signed links', () => {
     const forged = Buffer.from(JSON.stringify({ planId: 'p2', exp: now.getTime() + 60_000 })).toString('base64url');
     expect(links.verify(`${forged}.${mac}`, now)).toBeUndefined();
     expect(links.verify(`${body}.${mac.slice(0, -2)}aa`, now)).toBeUndefined();
-    expect(new SignedLinks('another secret').verify(token, now)).toBeUndefined();
+    expect(new HmacSignedLinks('another secret').verify(token, now)).toBeUndefined();
     for (const bad of ['', 'x', 'x.y', '.', `${body}.`]) expect(links.verify(bad, now)).toBeUndefined();
   });
 });

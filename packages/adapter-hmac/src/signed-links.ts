@@ -1,10 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { SignedLinks } from '@tollgate/core';
 
 /**
- * Tamper-proof, expiring links: a JSON payload with an expiry, and an HMAC of it. The one link
- * signer of the house: deferred checkout links of pricing tables, and the hosted pages' links.
+ * Signed links as a JSON payload with an expiry and an HMAC-SHA256 of it (`<body>.<mac>`, both
+ * base64url). Every instance given the same secret verifies the others' links.
  */
-export class SignedLinks {
+export class HmacSignedLinks implements SignedLinks {
   constructor(private readonly secret: string) {}
 
   sign(payload: object, ttlMs: number, now: Date): string {
@@ -12,7 +13,6 @@ export class SignedLinks {
     return `${body}.${this.mac(body)}`;
   }
 
-  /** The payload, or undefined when the token is forged, garbled or expired. */
   verify<T>(token: string, now: Date): T | undefined {
     const [body, mac] = token.split('.');
     if (!body || !mac) return undefined;

@@ -1,0 +1,46 @@
+import type { Core } from '@tollgate/core';
+import type { Route } from '@tollgate/http';
+import { catalogFileRoutes } from './catalog-files';
+import { eventRoutes } from './events';
+import { planRoutes } from './plans';
+import { productRoutes } from './products';
+import { signingKeyRoutes } from './signing-keys';
+import { tierTagRoutes } from './tier-tags';
+import { webhookRoutes } from './webhooks';
+import { balanceRoutes } from './balances';
+import { creditRoutes } from './credits';
+import { entitlementRoutes } from './entitlements';
+import { meterRoutes } from './meters';
+import { usageRoutes } from './usage';
+
+/** What the catalog generation needs of the core. */
+export type CatalogServices = Pick<
+  Core,
+  | 'apiKeys'
+  | 'products'
+  | 'plans'
+  | 'tierTags'
+  | 'idempotency'
+  | 'signing'
+  | 'webhooks'
+  | 'importer'
+  | 'exporter'
+  | 'usage'
+  | 'entitlements'
+>;
+
+/** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */
+export const catalogRoutes = (core: CatalogServices): Route[] => [
+  ...signingKeyRoutes(core),
+  ...productRoutes(core),
+  ...planRoutes(core),
+  ...tierTagRoutes(core),
+  ...catalogFileRoutes(core),
+  ...webhookRoutes(core),
+  ...eventRoutes(core),
+  ...meterRoutes(core),
+  ...creditRoutes(core),
+  ...usageRoutes(core),
+  ...balanceRoutes(core),
+  ...entitlementRoutes(core),
+];

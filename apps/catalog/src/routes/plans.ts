@@ -1,0 +1,204 @@
+import type { Core, Interval, Product } from '@tollgate/core';
+import { arrayOf, bool, date, int, ndate, noContent, resource, route, str, uuid, type Route } from '@tollgate/http';
+import {
+  entitlementSchema,
+  lineItemSchema,
+  listOf,
+  nestedListOf,
+  object,
+  objectOf,
+  planProps,
+  planSchema,
+  productSchema,
+  tierTagSchema,
+} from '../response-schemas';
+import { expandQuery, planBody, planListQuery, planSaveBody, planUpdateBody } from '../schemas';
+import { catalogPlan, filterOptionsView, listEnvelope, objectEnvelope, planDetailView, planView } from '../views';
+import { expandOf, listQuery } from './products';
+
+const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as const;
+const nstr = { type: ['string', 'null'] } as const;
+
+const planExpansions = {
+  tierTag: { anyOf: [tierTagSchema, { type: 'null' }] },
+  entitlements: nestedListOf(entitlementSchema),
+  lineItems: nestedListOf(lineItemSchema),
+};
+const planListItemSchema = object(planProps, { ...planExpansions, product: productSchema });
+
+const customerSchema = object({
+  id: uuid,
+  organisation: uuid,
+  value: str,
+  paymentCustomerId: nstr,
+  emailAddress: nstr,
+  createdAt: date,
+  updatedAt: date,
+});
+const subscriptionPlanSchema = object({
+  id: uuid,
+  organisation: uuid,
+  ownerId: uuid,
+  groupId: uuid,
+  subscriptionId: uuid,
+  planId: uuid,
+  seats: int,
+  status: { enum: ['active', 'inactive'] },
+  createdAt: date,
+  updatedAt: date,
+  subscription: object({
+    id: uuid,
+    organisation: uuid,
+    ownerId: uuid,
+    paymentSubscriptionId: nstr,
+    status: str,
+    customerId: nstr,
+    interval: { type: 'null' },
+    intervalCount: { type: 'null' },
+    currencyShortCode: nstr,
+    cancelAtPeriodEnd: bool,
+    isPerpetual: bool,
+    isServiceOnly: bool,
+    startDate: date,
+    cancelledAt: ndate,
+    createdAt: date,
+    updatedAt: date,
+    owner: { anyOf: [customerSchema, { type: 'null' }] },
+  }),
+});
+/** A plan's detail: its product in short, and the subscriptions on it when expanded. */
+const planDetailSchema = object(planProps, {
+  ...planExpansions,
+  product: object({ id: uuid, name: str, archivedAt: ndate }),
+  subscriptionPlans: nestedListOf(subscriptionPlanSchema),
+});
+const filterOptionsSchema = object({
+  currencies: arrayOf(str),
+  intervals: arrayOf(object({ interval: nstr, intervalCount: { type: ['integer', 'null'] } })),
+});
+
+export function planRoutes({ products: productAdmin, plans: planAdmin }: Pick<Core, 'products' | 'plans'>): Route[] {
+  return resource(
+    { name: 'plans', description: 'Plans of the products, with their entitlements and pricing (line items, prices, tiers)' },
+    [
+      route({
+        method: 'get',
+        path: '/api/plans',
+        operationId: 'listPlans',
+        summary: 'List plans',
+        description:
+          'A page of plans, by product, currency, interval and active flag, with the filter values there are; `expand` brings product, tier tag, entitlements and line items.',
+        scope: ['plans', 'read'],
+        query: planListQuery,
+        response: { status: 200, schema: listOf(planListItemSchema, { filterOptions: filterOptionsSchema }) },
+        async handle({ tenant, query: q }) {
+          const expand = expandOf(q.expand, PLAN_LIST_EXPAND);
+          const { page, filterOptions } = await planAdmin.listPlans(tenant, {
+            ...listQuery(q),
+            productId: q.productId,
+            currency: q.currency,
+            interval: q.interval as Interval | undefined,
+            intervalCount: q.intervalCount ? Number(q.intervalCount) : undefined,
+            isActive: q.isActive === undefined ? undefined : q.isActive === 'true',
+          });
+          const products =
+            expand.has('product') || expand.has('entitlements')
+              ? await productAdmin.productsById(
+                  tenant,
+                  page.items.map((p) => p.productId),
+                )
+              : new Map<string, Product>();
+          return {
+            status: 200,
+            body: {
+              ...listEnvelope(page, (p) => planView(p, products.get(p.productId), expand)),
+              filterOptions: filterOptionsView(filterOptions),
+            },
+          };
+        },
+      }),
+      route({
+        method: 'post',
+        path: '/api/plans',
+        operationId: 'createPlan',
+        summary: 'Create a plan',
+        description: 'A new plan of a product (its pricing is saved with `POST /api/plans/save`).',
+        scope: ['plans', 'write'],
+        body: planBody,
+        response: { status: 201, schema: objectOf(planSchema) },
+        handle: async ({ tenant, body }) => ({ status: 201, body: objectEnvelope(catalogPlan(await planAdmin.createPlan(tenant, body))) }),
+      }),
+      route({
+        method: 'post',
+        path: '/api/plans/save',
+        operationId: 'savePlan',
+        summary: 'Save a plan with entitlements and nested pricing',
+        description:
+          'Creates (201) or updates (200, with `id`) a plan with its entitlements, line items, prices and tiers in one transaction.',
+        scope: ['plans', 'write'],
+        body: planSaveBody,
+        response: { status: 201, schema: objectOf(planDetailSchema), description: 'created' },
+        otherResponses: [{ status: 200, schema: objectOf(planDetailSchema), description: 'updated' }],
+        async handle({ tenant, body }) {
+          const saved = await planAdmin.savePlan(tenant, body);
+          const detail = await planAdmin.getPlan(tenant, saved.plan.id);
+          return { status: saved.created ? 201 : 200, body: objectEnvelope(planDetailView(detail, new Set(PLAN_LIST_EXPAND))) };
+        },
+      }),
+      route({
+        method: 'get',
+        path: '/api/plans/:id',
+        operationId: 'getPlan',
+        summary: 'Plan detail',
+        description: 'One plan; `expand` brings its product, tier tag, entitlements, line items and subscription plans.',
+        scope: ['plans', 'read'],
+        query: expandQuery,
+        response: { status: 200, schema: objectOf(planDetailSchema) },
+        async handle({ tenant, params, query }) {
+          const expand = expandOf(query.expand, [...PLAN_LIST_EXPAND, 'subscriptionPlans']);
+          return { status: 200, body: objectEnvelope(planDetailView(await planAdmin.getPlan(tenant, params.id), expand)) };
+        },
+      }),
+      route({
+        method: 'put',
+        path: '/api/plans/:id',
+        operationId: 'updatePlan',
+        summary: 'Update a plan',
+        description: 'Changes what is given: name, trial days, tier tag, active flag.',
+        scope: ['plans', 'write'],
+        body: planUpdateBody,
+        response: { status: 200, schema: objectOf(planSchema) },
+        handle: async ({ tenant, params, body }) => ({
+          status: 200,
+          body: objectEnvelope(catalogPlan(await planAdmin.updatePlan(tenant, params.id, body))),
+        }),
+      }),
+      route({
+        method: 'delete',
+        path: '/api/plans/:id',
+        operationId: 'deletePlan',
+        summary: 'Delete a plan',
+        description: 'Removes a plan that never had a subscription (409 otherwise: archive it instead).',
+        scope: ['plans', 'write'],
+        response: { status: 204 },
+        async handle({ tenant, params }) {
+          await planAdmin.deletePlan(tenant, params.id);
+          return noContent;
+        },
+      }),
+      route({
+        method: 'post',
+        path: '/api/plans/:id/archive',
+        operationId: 'archivePlan',
+        summary: 'Archive a plan',
+        description: 'Stops selling the plan; its subscriptions go on.',
+        scope: ['plans', 'write'],
+        response: { status: 204 },
+        async handle({ tenant, params }) {
+          await planAdmin.archivePlan(tenant, params.id);
+          return noContent;
+        },
+      }),
+    ],
+  );
+}

@@ -1,0 +1,44 @@
+import type { Core } from '@tollgate/core';
+import { resource, route, typed, type Route } from '@tollgate/http';
+import { listOf, objectOf, tierTagSchema } from '../response-schemas';
+import { pageQuery } from '../schemas';
+import { listEnvelope, objectEnvelope, pageQueryOf, tierTagView } from '../views';
+
+export const tierTagBody = typed<{ name: string }>({
+  type: 'object',
+  properties: { name: { type: 'string', minLength: 1, maxLength: 100 } },
+  required: ['name'],
+  additionalProperties: false,
+});
+
+export const tierTagRoutes = ({ tierTags }: Pick<Core, 'tierTags'>): Route[] =>
+  resource({ name: 'tier-tags', description: 'Tier tags: names that group plans of the same level across products' }, [
+    route({
+      method: 'get',
+      path: '/api/tier-tags',
+      operationId: 'listTierTags',
+      summary: 'List tier tags (of the organisation, both modes)',
+      description: "A page of the organisation's tier tags.",
+      scope: ['plans', 'read'],
+      query: pageQuery,
+      response: { status: 200, schema: listOf(tierTagSchema) },
+      handle: async ({ tenant, query }) => ({
+        status: 200,
+        body: listEnvelope(await tierTags.listTierTags(tenant, pageQueryOf(query)), tierTagView),
+      }),
+    }),
+    route({
+      method: 'post',
+      path: '/api/tier-tags',
+      operationId: 'createTierTag',
+      summary: 'Create a tier tag (409 when the name is taken)',
+      description: 'A new tier tag; names are unique in the organisation.',
+      scope: ['plans', 'write'],
+      body: tierTagBody,
+      response: { status: 201, schema: objectOf(tierTagSchema) },
+      handle: async ({ tenant, body }) => ({
+        status: 201,
+        body: objectEnvelope(tierTagView(await tierTags.createTierTag(tenant, body.name))),
+      }),
+    }),
+  ]);

@@ -1,0 +1,81 @@
+import { ok, querySchema, resource, route, type Route } from '@tollgate/http';
+import { fromGlobal, perPlanOptions, requireMember } from '../params';
+import { pricingPageLink } from '../pricing-page';
+import { pricingPageLinkSchema, pricingTableSchema, v1ProductSchema } from '../schemas';
+import { v1PricingTable, v1ProductPricingTable } from '../views';
+import { checkoutOptionProps, deferredLinksOf, type V1Services } from './support';
+
+const str = { type: 'string' } as const;
+const nonEmpty = { type: 'string', minLength: 1 } as const;
+
+/** The global checkout options of every plan's link, and the per-plan lists (`[planUuid,value,...]`). */
+const globalProps = {
+  ...checkoutOptionProps,
+  globalSuccessUrl: str,
+  globalCancelUrl: str,
+  globalGranteeId: nonEmpty,
+  member: nonEmpty,
+  owner: nonEmpty,
+  granteeIds: str,
+  successUrls: str,
+  cancelUrls: str,
+} as const;
+export const productPricingTableQuery = querySchema(globalProps, ['globalGranteeId', 'globalSuccessUrl', 'globalCancelUrl']);
+export const pricingTableQuery = querySchema(globalProps, ['globalSuccessUrl', 'globalCancelUrl', 'globalGranteeId']);
+
+export function pricingTableRoutes(s: V1Services): Route[] {
+  const { queries, checkout } = s.core;
+  const deferredLinks = deferredLinksOf(s);
+  return resource({ name: 'pricing-tables', description: 'Pricing tables: the plans a customer chooses from, with checkout links' }, [
+    route({
+      method: 'get',
+      path: '/products/:productUuid/pricingtable',
+      operationId: 'getProductPricingTable',
+      summary: 'Get product pricing table',
+      description: "The product's public plans as a pricing table, each with a checkout link for the customer.",
+      scope: ['pricing-tables', 'read'],
+      query: productPricingTableQuery,
+      response: { status: 200, schema: v1ProductSchema },
+      async handle({ tenant, params, query }) {
+        const catalog = await queries.productPricingTable(tenant, params.productUuid);
+        return ok(v1ProductPricingTable(catalog, deferredLinks(tenant, catalog.plans, catalog, fromGlobal(query), perPlanOptions(query))));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/pricing-tables/:pricingTableUuid',
+      operationId: 'getPricingTable',
+      summary: 'Get a pricing table',
+      description: 'A pricing table with its plans, each with a checkout link for the customer (`member`).',
+      scope: ['pricing-tables', 'read'],
+      query: pricingTableQuery,
+      response: { status: 200, schema: pricingTableSchema },
+      async handle({ tenant, params, query }) {
+        requireMember(query);
+        const view = await queries.getPricingTable(tenant, params.pricingTableUuid);
+        return ok(v1PricingTable(view, deferredLinks(tenant, view.plans, view.catalog, fromGlobal(query), perPlanOptions(query))));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/pricing-tables/:pricingTableUuid/page-link',
+      operationId: 'getPricingPageLink',
+      summary: 'A signed link to the hosted pricing page for one customer',
+      description: 'A signed, expiring link to the pricing page Tollgate hosts for this table and customer.',
+      scope: ['pricing-tables', 'read'],
+      query: pricingTableQuery,
+      response: { status: 200, schema: pricingPageLinkSchema },
+      async handle({ tenant, params, query }) {
+        requireMember(query);
+        return ok(
+          await pricingPageLink(
+            { queries, checkout, links: s.links, clock: s.clock, config: s.config },
+            tenant,
+            params.pricingTableUuid,
+            fromGlobal(query),
+          ),
+        );
+      },
+    }),
+  ]);
+}

@@ -1,0 +1,175 @@
+import { PRORATIONS, type Proration } from '@tollgate/core';
+import { arrayOf, noContent, ok, querySchema, resource, route, typed, type Route, type RouteDef } from '@tollgate/http';
+import { parseExpand } from '../params';
+import { eventUuidSchema, invoiceListSchema, paymentMethodSchema, urlSchema, v1PlanSchema, v1SubscriptionSchema } from '../schemas';
+import { DISPLAY_PLAN, v1Plan, v1Subscription } from '../views';
+import type { V1Services } from './support';
+
+const proration = { enum: [...PRORATIONS] };
+const seatCount = { type: 'integer', minimum: 1, maximum: 10000 };
+
+export const expandQuery = querySchema({ expand: { type: 'string' } });
+export const cancelQuery = querySchema({ when: { enum: ['now', 'end'] } }, ['when']);
+export const changePlanBody = typed<{ planUuid: string; proration?: Proration }>({
+  type: 'object',
+  properties: { planUuid: { type: 'string', format: 'uuid' }, proration },
+  required: ['planUuid'],
+  additionalProperties: false,
+});
+export const incrementBody = typed<{ increment: number; proration?: Proration }>({
+  type: 'object',
+  properties: { increment: seatCount, proration },
+  required: ['increment'],
+  additionalProperties: false,
+});
+export const decrementBody = typed<{ decrement: number; proration?: Proration }>({
+  type: 'object',
+  properties: { decrement: seatCount, proration },
+  required: ['decrement'],
+  additionalProperties: false,
+});
+
+export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Services): Route[] {
+  const link = (path: string, operationId: string, summary: string, kind: 'updatePayment' | 'portal' | 'cancel'): RouteDef =>
+    route({
+      method: 'get',
+      path: `/subscriptions/:subscriptionUuid/${path}`,
+      operationId,
+      summary,
+      description: `${summary} at the payment provider, for the subscriber (open it in their browser).`,
+      scope: ['subscriptions', 'read'],
+      response: { status: 200, schema: urlSchema },
+      handle: async ({ tenant, params }) => ok(await subscriptions.link(tenant, params.subscriptionUuid, kind)),
+    });
+  const seatChange = (method: 'post' | 'put', type: 'seats.increment' | 'seats.decrement'): RouteDef => {
+    const increment = type === 'seats.increment';
+    return route({
+      method,
+      path: '/subscriptions/:subscriptionUuid/seats',
+      operationId: increment ? 'incrementSeats' : 'decrementSeats',
+      summary: increment ? 'Increment seats' : 'Decrement seats',
+      description: `${increment ? 'Adds' : 'Removes'} seats (licenses) of a per-seat subscription: accepted at once (202), applied in order; \`GET /events/{eventUuid}\` tells how it went.`,
+      scope: ['subscriptions', 'write'],
+      body: increment ? incrementBody : decrementBody,
+      response: { status: 202, schema: eventUuidSchema },
+      async handle({ tenant, params, body }) {
+        const b = body as { increment?: number; decrement?: number; proration?: Proration };
+        const e = await seats.request(tenant, params.subscriptionUuid, {
+          type,
+          count: (increment ? b.increment : b.decrement) as number,
+          proration: b.proration ?? 'create_prorations',
+        });
+        return { status: 202, body: { eventUuid: e.id } };
+      },
+    });
+  };
+  return resource({ name: 'subscriptions', description: 'Subscriptions: plan changes, cancellation, seats, invoices and payment links' }, [
+    route({
+      method: 'get',
+      path: '/subscriptions/:subscriptionUuid',
+      operationId: 'getSubscription',
+      summary: 'Get a subscription',
+      description: 'One subscription; `expand` brings its product, plan currencies and customer.',
+      scope: ['subscriptions', 'read'],
+      query: expandQuery,
+      response: { status: 200, schema: v1SubscriptionSchema },
+      async handle({ tenant, params, query }) {
+        const x = parseExpand(query.expand, 'subscription');
+        return ok(v1Subscription(await subscriptions.get(tenant, params.subscriptionUuid), x));
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid/change-plan',
+      operationId: 'changeSubscriptionPlan',
+      summary: "Change a subscription's plan",
+      description: 'Moves the subscription to another plan of its product, prorated as asked (default: `create_prorations`).',
+      scope: ['subscriptions', 'write'],
+      body: changePlanBody,
+      response: { status: 204 },
+      async handle({ tenant, params, body }) {
+        await subscriptions.changePlan(tenant, params.subscriptionUuid, body.planUuid, body.proration ?? 'create_prorations');
+        return noContent;
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/subscriptions/:subscriptionUuid/invoices',
+      operationId: 'getSubscriptionInvoices',
+      summary: 'Get subscription invoices',
+      description: "The subscription's invoices at the payment provider, newest first.",
+      scope: ['subscriptions', 'read'],
+      response: { status: 200, schema: invoiceListSchema },
+      handle: async ({ tenant, params }) => ok(await subscriptions.invoices(tenant, params.subscriptionUuid)),
+    }),
+    route({
+      method: 'get',
+      path: '/subscriptions/:subscriptionUuid/updateplan/listplans',
+      operationId: 'listSwitchablePlans',
+      summary: 'Plans a subscriber can switch to',
+      description: 'The active public plans of the same product and interval the subscription may move to.',
+      scope: ['subscriptions', 'read'],
+      response: { status: 200, schema: arrayOf(v1PlanSchema) },
+      async handle({ tenant, params }) {
+        const { plans, product, currencies } = await subscriptions.switchablePlans(tenant, params.subscriptionUuid);
+        return ok(plans.map((p) => v1Plan(p, { product, currencies }, DISPLAY_PLAN)));
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid/cancel',
+      operationId: 'cancelSubscription',
+      summary: 'Cancel now or at period end',
+      description:
+        '`when=now` ends the subscription and its licenses at once; `when=end` at the end of the paid period (reactivatable until then).',
+      scope: ['subscriptions', 'write'],
+      query: cancelQuery,
+      response: { status: 204 },
+      async handle({ tenant, params, query }) {
+        await subscriptions.cancel(tenant, params.subscriptionUuid, query.when);
+        return noContent;
+      },
+    }),
+    link('updatepaymentlink', 'getUpdatePaymentLink', 'Update-payment link', 'updatePayment'),
+    link('customer-portal', 'getCustomerPortalLink', 'Customer portal link', 'portal'),
+    link('cancelpaymentlink', 'getCancelSubscriptionLink', 'Cancel-subscription link', 'cancel'),
+    route({
+      method: 'get',
+      path: '/subscriptions/:subscriptionUuid/payment-method',
+      operationId: 'getPaymentMethod',
+      summary: 'Payment method',
+      description: 'The card or other method the subscription is charged to (brand and last digits only).',
+      scope: ['subscriptions', 'read'],
+      response: { status: 200, schema: paymentMethodSchema },
+      handle: async ({ tenant, params }) => ok(await subscriptions.paymentMethod(tenant, params.subscriptionUuid)),
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid/reactivate',
+      operationId: 'reactivateSubscription',
+      summary: 'Reactivate a scheduled cancellation',
+      description: 'Undoes a cancellation at period end while the period has not ended.',
+      scope: ['subscriptions', 'write'],
+      response: { status: 204 },
+      async handle({ tenant, params }) {
+        await subscriptions.reactivate(tenant, params.subscriptionUuid);
+        return noContent;
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid/updateplan/:planUuid',
+      operationId: 'updateSubscriptionPlan',
+      summary: 'Move to another plan (deprecated)',
+      description: 'The older spelling of `change-plan`, always prorated; kept for existing clients.',
+      scope: ['subscriptions', 'write'],
+      response: { status: 204 },
+      async handle({ tenant, params }) {
+        await subscriptions.changePlan(tenant, params.subscriptionUuid, params.planUuid, 'create_prorations');
+        return noContent;
+      },
+    }),
+    seatChange('post', 'seats.increment'),
+    seatChange('put', 'seats.decrement'),
+  ]);
+}

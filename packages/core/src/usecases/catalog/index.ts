@@ -1,0 +1,4 @@
+export * from './inputs';
+export { ProductAdmin } from './products';
+export { PlanAdmin } from './plans';
+export { TierTagAdmin } from './tier-tags';

@@ -1,0 +1,169 @@
+import { invalid } from '../../errors';
+import type { CurrencyOption, Id, LineItem, Price, Tier } from '../../model';
+import type { CurrencyOptionDraft, LineItemDraft, PriceDraft } from './inputs';
+
+/** A slug of the real catalog API's form (`^[a-z0-9_]+$`). */
+const slugify = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '') || 'item';
+
+/** A date-time of a draft: absent keeps `fallback`, null clears it. */
+export const dateOf = (property: string, raw: string | null | undefined, fallback: Date | null): Date | null => {
+  if (raw === undefined) return fallback;
+  if (raw === null) return null;
+  const d = new Date(raw);
+  return Number.isNaN(d.getTime()) ? invalid(property, 'must be a date-time') : d;
+};
+
+/**
+ * A plan's pricing as a save gives it (line items, prices, currency options, tiers), merged with what
+ * the plan holds: ids are kept where the draft names them, new ones drawn for the rest.
+ */
+export class PlanPricing {
+  constructor(private readonly id: () => Id) {}
+
+  /**
+   * The line items of a save, merged with the plan's current ones: a given id updates that item in
+   * place (its prices and currency options likewise), an item without id is new, and an item left
+   * out is archived when a subscription references it (deleted otherwise).
+   */
+  lineItems(drafts: LineItemDraft[], current: LineItem[], referenced: Set<Id>, now: Date): LineItem[] {
+    const byId = new Map(current.map((li) => [li.id, li]));
+    const kept = new Set<Id>();
+    const saved = drafts.map((d, i) => {
+      const before = d.id ? (byId.get(d.id) ?? invalid(`lineItems[${i}].id`, 'is not a line item of this plan')) : undefined;
+      if (before) {
+        if (kept.has(before.id)) invalid(`lineItems[${i}].id`, 'is given twice');
+        kept.add(before.id);
+      }
+      return this.lineItem(d, before, !!before && referenced.has(before.id), `lineItems[${i}]`, now);
+    });
+    const dropped = current
+      .filter((li) => !kept.has(li.id) && referenced.has(li.id))
+      .map((li) => (li.archivedAt ? li : { ...li, isActive: false, archivedAt: now, updatedAt: now }));
+    return [...saved, ...dropped];
+  }
+
+  private lineItem(d: LineItemDraft, before: LineItem | undefined, isReferenced: boolean, at: string, now: Date): LineItem {
+    const min = d.minQuantity ?? before?.minQuantity ?? 1;
+    const max = d.maxQuantity ?? before?.maxQuantity ?? 1;
+    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < min)
+      invalid(`${at}.minQuantity`, 'minQuantity and maxQuantity must be integers with 0 <= min <= max');
+    const billingScheme = d.billingScheme ?? (d.priceType === 'flat_rate' ? 'flat_rate' : 'per_unit');
+    // The real catalog API sends a tiers mode with every line item: it means something only when tiered.
+    const tiersMode =
+      billingScheme === 'tiered' ? (d.tiersMode ?? invalid(`${at}.tiersMode`, 'is required when billingScheme is tiered')) : null;
+    const id = before?.id ?? this.id();
+    const slug = d.slug ?? before?.slug ?? slugify(d.name);
+    const meterSlug = d.meterSlug ?? before?.meter?.slug ?? slugify(d.name);
+    const prices = new Map((before?.prices ?? []).map((p) => [p.id, p]));
+    const keptPrices = new Set<Id>();
+    const saved = d.prices.map((p, i) => {
+      const old = p.id ? (prices.get(p.id) ?? invalid(`${at}.prices[${i}].id`, 'is not a price of this line item')) : undefined;
+      if (old) keptPrices.add(old.id);
+      return this.price(p, old, tiersMode !== null, `${at}.prices[${i}]`, now);
+    });
+    // Prices left out stay, archived, while a subscription references the line item; else they go.
+    const droppedPrices = [...prices.values()]
+      .filter((p) => !keptPrices.has(p.id))
+      .map((p) => (p.archivedAt ? p : { ...p, archivedAt: now, updatedAt: now }));
+    return {
+      id,
+      name: d.name,
+      slug,
+      paymentProductId: before?.paymentProductId ?? `prod_${id.replace(/-/g, '').slice(0, 14)}`,
+      nickname: d.nickname ?? before?.nickname ?? d.name,
+      priceType: d.priceType,
+      intervalType: d.intervalType ?? before?.intervalType ?? 'recurring',
+      billingScheme,
+      tiersMode,
+      minQuantity: min,
+      maxQuantity: max,
+      isActive: d.isActive ?? before?.isActive ?? true,
+      allowChangingQuantity: d.allowChangingQuantity ?? before?.allowChangingQuantity ?? false,
+      unitLabel: d.unitLabel === undefined ? (before?.unitLabel ?? null) : d.unitLabel,
+      meter:
+        d.priceType === 'metered' && d.meterSlug !== null
+          ? {
+              id: before?.meter?.id ?? this.id(),
+              slug: meterSlug,
+              name: d.name,
+              paymentMeterId: before?.meter?.paymentMeterId ?? `mtr_${id.slice(0, 8)}`,
+              createdAt: before?.meter?.createdAt ?? now,
+              updatedAt: now,
+            }
+          : null,
+      prices: [...saved, ...(isReferenced ? droppedPrices : [])],
+      archivedAt: dateOf(`${at}.archivedAt`, d.archivedAt, before?.archivedAt ?? null),
+      createdAt: before?.createdAt ?? now,
+      updatedAt: now,
+    };
+  }
+
+  private price(d: PriceDraft, before: Price | undefined, tiered: boolean, at: string, now: Date): Price {
+    if (d.currencyOptions.length === 0) invalid(`${at}.currencyOptions`, 'at least one currency option is required');
+    const currencies = d.currencyOptions.map((o) => o.currency.toLowerCase());
+    if (new Set(currencies).size !== currencies.length) invalid(`${at}.currencyOptions`, 'names a currency twice');
+    let defaultIndex: number;
+    if (d.defaultCurrency !== undefined) {
+      defaultIndex = currencies.indexOf(d.defaultCurrency.toLowerCase());
+      if (defaultIndex < 0) invalid(`${at}.defaultCurrency`, 'is not one of the currency options');
+    } else {
+      const marked = d.currencyOptions.flatMap((o, i) => (o.isDefault ? [i] : []));
+      if (marked.length > 1) invalid(`${at}.currencyOptions`, 'at most one currency option is the default');
+      defaultIndex = marked[0] ?? 0;
+    }
+    const id = before?.id ?? this.id();
+    const oldOptions = before?.currencyOptions ?? [];
+    return {
+      id,
+      paymentPriceId: d.paymentPriceId ?? before?.paymentPriceId ?? `price_${id.replace(/-/g, '').slice(0, 14)}`,
+      interval: d.interval ?? null,
+      intervalCount: d.interval ? (d.intervalCount ?? 1) : null,
+      currencyOptions: d.currencyOptions.map((o, i) => {
+        const old = o.id
+          ? (oldOptions.find((x) => x.id === o.id) ?? invalid(`${at}.currencyOptions[${i}].id`, 'is not a currency option of this price'))
+          : oldOptions.find((x) => x.currency === o.currency.toLowerCase());
+        return this.currencyOption(o, old, i === defaultIndex, tiered, `${at}.currencyOptions[${i}]`, now);
+      }),
+      archivedAt: dateOf(`${at}.archivedAt`, d.archivedAt, before?.archivedAt ?? null),
+      createdAt: before?.createdAt ?? now,
+      updatedAt: now,
+    };
+  }
+
+  private currencyOption(
+    d: CurrencyOptionDraft,
+    before: CurrencyOption | undefined,
+    isDefault: boolean,
+    tiered: boolean,
+    at: string,
+    now: Date,
+  ): CurrencyOption {
+    if (!/^[A-Za-z]{3}$/.test(d.currency)) invalid(`${at}.currency`, 'must be a three-letter currency code');
+    if (tiered && !(d.tiers && d.tiers.length)) invalid(`${at}.tiers`, 'a tiered price needs tiers');
+    const oldTiers = new Map((before?.tiers ?? []).map((t) => [t.id, t]));
+    return {
+      id: before?.id ?? this.id(),
+      currency: d.currency.toLowerCase(),
+      unitAmount: d.unitAmount ?? null,
+      isDefault,
+      // Tiers mean something only for a tiered price.
+      tiers: (tiered ? (d.tiers ?? []) : []).map((t, i): Tier => {
+        const old = t.id ? (oldTiers.get(t.id) ?? invalid(`${at}.tiers[${i}].id`, 'is not a tier of this currency option')) : undefined;
+        return {
+          id: old?.id ?? this.id(),
+          upTo: t.upTo,
+          flatAmount: t.flatAmount ?? null,
+          unitAmount: t.unitAmount,
+          createdAt: old?.createdAt ?? now,
+          updatedAt: now,
+        };
+      }),
+      createdAt: before?.createdAt ?? now,
+      updatedAt: now,
+    };
+  }
+}

@@ -1,0 +1,154 @@
+import { ErrorCodes, fail, invalid } from '../../errors';
+import type { Capability, Customer, Id, Page, Plan, Tenant } from '../../model';
+import { archivePlan } from '../../domain/catalog';
+import { newPlan } from '../../domain/builders';
+import { assertAccessible } from '../../domain/tenancy';
+import type { PlanFilterOptions, PlanListQuery, Repositories } from '../../ports';
+import type { CoreDeps } from '../deps';
+import type { PlanDetail, PlanDraft, PlanInput } from './inputs';
+import { dateOf, PlanPricing } from './plan-pricing';
+import type { TierTagAdmin } from './tier-tags';
+
+/** Plans of the catalog generation with their entitlements and pricing: create, save, change, archive, delete, list. */
+export class PlanAdmin {
+  private readonly pricing = new PlanPricing(() => this.deps.ids.newId());
+
+  constructor(
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids'>,
+    private readonly tierTags: TierTagAdmin,
+  ) {}
+
+  private id = () => this.deps.ids.newId();
+
+  /** Plans of several products at once, for `expand=plans`. */
+  async plansOf(tenant: Tenant, productIds: Id[]): Promise<Map<Id, Plan[]>> {
+    return this.deps.uow.run(async (r) => {
+      const out = new Map<Id, Plan[]>();
+      for (const id of productIds)
+        out.set(
+          id,
+          (await r.plans.listByProduct(id)).filter((p) => p.organisationId === tenant.organisationId),
+        );
+      return out;
+    });
+  }
+
+  async listPlans(tenant: Tenant, query: PlanListQuery): Promise<{ page: Page<Plan>; filterOptions: PlanFilterOptions }> {
+    return this.deps.uow.run(async (r) => ({
+      page: await r.plans.page(tenant, query),
+      filterOptions: await r.plans.filterOptions(tenant),
+    }));
+  }
+
+  async getPlan(tenant: Tenant, id: Id): Promise<PlanDetail> {
+    return this.deps.uow.run(async (r) => {
+      const plan = assertAccessible(await r.plans.get(id), tenant, 'plan');
+      const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      const subscriptions = await r.subscriptions.listByPlan(plan.id);
+      const customers = new Map<Id, Customer>();
+      for (const id of new Set(subscriptions.map((x) => x.customerId))) {
+        const c = await r.customers.get(id);
+        if (c) customers.set(id, c);
+      }
+      return { plan, product, subscriptions, customers };
+    });
+  }
+
+  async createPlan(tenant: Tenant, input: PlanInput): Promise<Plan> {
+    return (await this.savePlan(tenant, input)).plan;
+  }
+
+  async updatePlan(tenant: Tenant, id: Id, input: Partial<PlanInput>): Promise<Plan> {
+    return this.deps.uow.run(async (r) => {
+      const current = assertAccessible(await r.plans.get(id), tenant, 'plan');
+      if (input.productId && input.productId !== current.productId) invalid('productId', 'a plan cannot move to another product');
+      const updated: Plan = {
+        ...current,
+        name: input.name ?? current.name,
+        active: input.isActive ?? current.active,
+        trialDays: input.trialPeriodDays === undefined ? current.trialDays : input.trialPeriodDays,
+        tierTag: await this.tierTags.tierTagOf(r, tenant, input, current.tierTag),
+        updatedAt: this.deps.clock.now(),
+      };
+      await r.plans.save(updated);
+      return updated;
+    });
+  }
+
+  async archivePlan(tenant: Tenant, id: Id): Promise<Plan> {
+    return this.deps.uow.run(async (r) => {
+      const archived = archivePlan(assertAccessible(await r.plans.get(id), tenant, 'plan'), this.deps.clock.now());
+      await r.plans.save(archived);
+      return archived;
+    });
+  }
+
+  async deletePlan(tenant: Tenant, id: Id): Promise<void> {
+    await this.deps.uow.run(async (r) => {
+      assertAccessible(await r.plans.get(id), tenant, 'plan');
+      if ((await r.subscriptions.countReferencing({ planId: id })) > 0)
+        fail(ErrorCodes.PLAN_HAS_SUBSCRIPTIONS, 'the plan has subscriptions; archive it instead');
+      await r.plans.delete(id);
+    });
+  }
+
+  /**
+   * Creates or replaces a plan with its entitlements (capabilities of the product, created by name
+   * when new) and its line items, prices, currency options and tiers, in one transaction.
+   */
+  async savePlan(tenant: Tenant, draft: PlanDraft): Promise<{ plan: Plan; created: boolean }> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const existing = draft.id ? await r.plans.get(draft.id) : undefined;
+      if (existing) assertAccessible(existing, tenant, 'plan');
+      const productId = draft.productId ?? existing?.productId ?? (await this.onlyProduct(r, tenant));
+      const product = assertAccessible(await r.products.get(productId), tenant, 'product');
+      if (product.archivedAt) fail(ErrorCodes.PRODUCT_ARCHIVED, 'the product is archived');
+      if (existing && existing.productId !== product.id) invalid('productId', 'a plan cannot move to another product');
+
+      let capabilities = product.capabilities;
+      const capabilityIds: Id[] = [];
+      for (const name of draft.entitlements ?? []) {
+        let cap = capabilities.find((c) => c.name === name);
+        if (!cap) {
+          cap = {
+            id: this.id(),
+            productId: product.id,
+            name,
+            description: '',
+            status: 'ACTIVE',
+            createdAt: now,
+            updatedAt: now,
+          } satisfies Capability;
+          capabilities = [...capabilities, cap];
+        }
+        capabilityIds.push(cap.id);
+      }
+      if (capabilities !== product.capabilities) await r.products.save({ ...product, capabilities, updatedAt: now });
+
+      const base = existing ?? newPlan(tenant, draft.id ?? this.id(), { name: draft.name, productId: product.id }, now);
+      const referenced = existing ? new Set((await r.subscriptions.listByPlan(existing.id)).flatMap((x) => x.lineItemIds)) : new Set<Id>();
+      const plan: Plan = {
+        ...base,
+        name: draft.name,
+        active: draft.isActive ?? base.active,
+        trialDays: draft.trialPeriodDays === undefined ? base.trialDays : draft.trialPeriodDays,
+        tierTag: await this.tierTags.tierTagOf(r, tenant, draft, base.tierTag),
+        archivedAt: dateOf('archivedAt', draft.archivedAt, base.archivedAt),
+        capabilityIds: draft.entitlements ? capabilityIds : base.capabilityIds,
+        lineItems: draft.lineItems ? this.pricing.lineItems(draft.lineItems, base.lineItems, referenced, now) : base.lineItems,
+        updatedAt: now,
+      };
+      await r.plans.save(plan);
+      return { plan, created: !existing };
+    });
+  }
+
+  /** The tenant's only product, for a plan created without `productId`. */
+  private async onlyProduct(r: Repositories, tenant: Tenant): Promise<Id> {
+    const products = (await r.products.list(tenant)).filter((p) => !p.archivedAt);
+    if (products.length !== 1)
+      invalid('productId', `is required: this organisation has ${products.length} products in this mode, name the plan's one`);
+    return products[0].id;
+  }
+}
