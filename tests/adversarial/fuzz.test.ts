@@ -139,16 +139,11 @@ it('answers 10 000 generated requests with no 5xx, every error in its shape, and
   };
   // 16 clients at once.
   let next = 0;
-  try {
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < samples.length) await one(samples[next++]);
-      }),
-    );
-  } catch (e) {
-    console.log('SERVER STDERR', server.errors().slice(-4000));
-    throw e;
-  }
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < samples.length) await one(samples[next++]);
+    }),
+  );
   expect(done).toBeGreaterThanOrEqual(10_000);
   console.log(`fuzz: ${done} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
   // The generated requests reach every layer: successes, validation, authentication, scopes, paths.

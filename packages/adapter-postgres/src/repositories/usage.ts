@@ -182,12 +182,18 @@ export function usageRepository(db: Db): UsageRepository {
     },
     async lockBalance(fresh, holdIds, now) {
       // Insert-if-missing, then lock: two instances creating the same balance meet at the unique index.
-      await db
-        .insertInto('usage_balances')
-        .values(balanceRow(fresh))
-        .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id']).where('closed_at', 'is', null).doNothing())
-        .execute();
-      const row = await openQuery(fresh, fresh.owner).where('meter_id', '=', fresh.meterId).forUpdate().executeTakeFirstOrThrow();
+      // A period closed while this waited for the lock no longer matches once locked (READ
+      // COMMITTED re-checks the row): then the next period's balance, committed by the close, is taken.
+      let row: Selectable<UsageBalances> | undefined;
+      for (let attempt = 0; !row; attempt++) {
+        if (attempt === 5) throw new DomainError(ErrorCodes.CONFLICT, 'the balance changed period repeatedly meanwhile; retry');
+        await db
+          .insertInto('usage_balances')
+          .values(balanceRow(fresh))
+          .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id']).where('closed_at', 'is', null).doNothing())
+          .execute();
+        row = await openQuery(fresh, fresh.owner).where('meter_id', '=', fresh.meterId).forUpdate().executeTakeFirst();
+      }
       const [grants, holds] = await Promise.all([
         db
           .selectFrom('credit_grants')

@@ -210,6 +210,35 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       expect(await w.usage.balances({ ...w.tenant, isTest: true }, 'acme')).toEqual([]);
     });
 
+    it('period close racing consumption puts every unit in exactly one period; rollover and allowance start the next', async () => {
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 1000 });
+      await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 5, ttlSeconds: 600 });
+      const t = { owner: 'acme', meterSlug: 'tokens' };
+      const consumes = Array.from({ length: 60 }, () => w.usage.consume(w.tenant, { ...t, quantity: 3 }));
+      const close = w.usage.closePeriod(w.tenant, t, {
+        periodEnd: new Date(w.clock.now().getTime() + 86_400_000),
+        allowance: 100n,
+        rollover: { kind: 'upTo', units: 50n },
+      });
+      const later = Array.from({ length: 40 }, () => w.usage.consume(w.tenant, { ...t, quantity: 3 }));
+      const [answers, closed, after] = await Promise.all([Promise.all(consumes), close, Promise.all(later)]);
+      const allowed = [...answers, ...after].filter((a) => a.allowed).length;
+      const [open] = await w.usage.balances(w.tenant, 'acme');
+      // Units before the close are its final usage; units after it are the new period's: none lost, none in both.
+      expect(closed.finalUsage + open.balance.used).toBe(BigInt(allowed * 3));
+      expect(closed.carried).toBe(50n);
+      expect(open.balance).toMatchObject({ granted: 150n, reserved: 0n });
+      expect(open.balance.id).toBe(closed.balanceId);
+      const closedEntries = await w.uow.read((r) => r.usage.ledgerOf(closed.closedBalanceId));
+      expect(closedEntries.filter((e) => e.kind === 'close')).toHaveLength(1);
+      const closedBalance = await w.uow.read((r) => r.usage.getBalance(closed.closedBalanceId));
+      expect(closedBalance).toMatchObject({ granted: 0n, used: 0n, reserved: 0n });
+      expect(closedBalance?.closedAt).not.toBeNull();
+      expect(closedEntries.reduce((n, e) => n + e.usedDelta, 0n)).toBe(0n);
+      await expectLedgerMatches(w, 'acme');
+      expect((await w.usage.verify(10_000)).filter((m) => m.balanceId === closed.closedBalanceId)).toEqual([]);
+    });
+
     it('a key taken on one balance and reused on another by a racing writer is refused, never counted twice', async () => {
       const key = randomUUID();
       const results = await Promise.allSettled([
