@@ -1,67 +1,26 @@
-import { INTERVALS, type PlanDraft, type PlanInput, type ProductUpdate } from '@tollgate/core';
+import { INTERVALS, type PlanDraft } from '@tollgate/core';
 import { querySchema, typed } from '@tollgate/http';
 
-/** JSON Schemas of the catalog's query strings and request bodies (validated before each handler). */
+/** Request-schema pieces several catalog resources share, and the plan-save document (each route module declares its own beside its handlers). */
 
-const bool = { enum: ['true', 'false'] } as const;
+/** A query-string flag. */
+export const boolText = { enum: ['true', 'false'] } as const;
 /** `limit` (1..100), and the `after` / `before` cursors of a list's answer. */
 export const pageProps = {
   limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$' },
   after: { type: 'string' },
   before: { type: 'string' },
 } as const;
-const listProps = {
+export const listProps = {
   ...pageProps,
   search: { type: 'string', maxLength: 200 },
-  includeArchived: bool,
+  includeArchived: boolText,
   expand: { type: 'string' },
 } as const;
-export const productListQuery = { ...querySchema(listProps), additionalProperties: false };
-export const planListQuery = {
-  ...querySchema({
-    ...listProps,
-    productId: { type: 'string', format: 'uuid' },
-    currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
-    interval: { enum: [...INTERVALS] },
-    intervalCount: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
-    isActive: bool,
-    // filterOptions are in every plan list (the contract requires them); the flag real clients send is accepted.
-    includeFilterOptions: bool,
-  }),
-  additionalProperties: false,
-};
 export const expandQuery = querySchema({ expand: { type: 'string' } });
 
-const name = { type: 'string', minLength: 1, maxLength: 200 };
-const url = { type: ['string', 'null'], maxLength: 2048 };
-/** A product's checkout settings (each optional: what is given is changed). */
-const productSettings = {
-  type: 'object',
-  properties: {
-    successUrl: url,
-    cancelUrl: url,
-    allowPromoCodes: { type: 'boolean' },
-    automaticTax: { type: 'boolean' },
-    collectBillingAddress: { type: 'boolean' },
-    collectShippingAddress: { type: 'boolean' },
-    cardPrefillPreference: { enum: ['none', 'always', 'choice'] },
-    pastDueEntitlements: { type: 'boolean' },
-  },
-  additionalProperties: false,
-};
-export const productBody = typed<{ name: string; description?: string; isActive?: boolean }>({
-  type: 'object',
-  properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' } },
-  required: ['name'],
-  additionalProperties: false,
-});
-export const productUpdateBody = typed<ProductUpdate>({
-  type: 'object',
-  properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' }, settings: productSettings },
-  additionalProperties: false,
-  minProperties: 1,
-});
-const planProps = {
+export const name = { type: 'string', minLength: 1, maxLength: 200 };
+export const planBodyProps = {
   productId: { type: 'string', format: 'uuid' },
   name,
   trialPeriodDays: { type: ['integer', 'null'], minimum: 1, maximum: 730 },
@@ -70,24 +29,12 @@ const planProps = {
   tierTag: { type: ['string', 'null'], minLength: 1, maxLength: 100 },
   isActive: { type: 'boolean' },
 };
-export const planBody = typed<PlanInput>({
-  type: 'object',
-  properties: planProps,
-  required: ['name'],
-  additionalProperties: false,
-});
-export const planUpdateBody = typed<Partial<PlanInput>>({
-  type: 'object',
-  properties: planProps,
-  additionalProperties: false,
-  minProperties: 1,
-});
 const amount = { type: ['number', 'null'], minimum: 0 };
 const dateTime = { type: ['string', 'null'], format: 'date-time' };
 export const planSaveBody = typed<PlanDraft>({
   type: 'object',
   properties: {
-    ...planProps,
+    ...planBodyProps,
     id: { type: 'string', format: 'uuid' },
     archivedAt: dateTime,
     entitlements: { type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 100 } },

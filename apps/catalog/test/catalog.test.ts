@@ -375,4 +375,29 @@ describe('catalog idempotency, authentication and tenancy', () => {
       org.testKeys['products.notes'],
     ]);
   });
+
+  it('never replays across modes or routes: the same key and body under a test key runs in test mode (issue #24)', async () => {
+    const live = await api(org.liveKey).post('/api/products', { name: 'Moded' }, 'key-mode').expect(201);
+    const test = await api(org.testKey).post('/api/products', { name: 'Moded' }, 'key-mode').expect(201);
+    expect(test.headers['idempotent-replayed']).toBeUndefined();
+    expect(test.body.data.id).not.toBe(live.body.data.id);
+    // Each mode sees its own product, and each replays its own answer.
+    await api(org.testKey).get(`/api/products/${test.body.data.id}`).expect(200);
+    await api(org.testKey).get(`/api/products/${live.body.data.id}`).expect(403);
+    expect((await api(org.liveKey).post('/api/products', { name: 'Moded' }, 'key-mode').expect(201)).body).toEqual(live.body);
+    expect((await api(org.testKey).post('/api/products', { name: 'Moded' }, 'key-mode').expect(201)).body).toEqual(test.body);
+    // Another route under the same key is another record (its own answer, not a 409 or a replay).
+    const plan = await api(org.liveKey)
+      .post('/api/plans', { name: 'Moded plan', productId: live.body.data.id }, 'key-mode')
+      .expect((r) => expect([201, 400]).toContain(r.status));
+    expect(plan.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('keeps no answer and no work of a request that failed: the key may be used again', async () => {
+    await api()
+      .post('/api/products', { name: 'x'.repeat(100_000) }, 'key-failed')
+      .expect(400);
+    const product = await api().post('/api/products', { name: 'After failure' }, 'key-failed').expect(201);
+    expect(product.headers['idempotent-replayed']).toBeUndefined();
+  });
 });

@@ -56,6 +56,11 @@ export class ServerMetrics {
     cache('tollgate_check_cache_live', '1 while the change feed is listening (caches trusted), 0 while checks read the database', (s) =>
       s.live ? 1 : 0,
     );
+    cache(
+      'tollgate_check_answered_from_memory',
+      'Checks answered from memory while the database did not answer (the outage grace), since the start',
+      (s) => s.fromMemory,
+    );
     new Gauge({
       name: 'tollgate_check_fast_path',
       help: 'Checks the fast path answered itself (served) or left to the routers (passed), since the start',

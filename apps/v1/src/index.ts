@@ -3,4 +3,18 @@ export { v1Routes, type V1Services } from './routes';
 export { DEFERRED_LINK_TTL_MS, deferredCheckoutLinks, type DeferredCheckout } from './links';
 export { parseExpand, EXPANDABLE } from './params';
 export * from './schemas';
+export { checkoutLinkSchema } from './routes/checkout';
+export { eventSchema } from './routes/events';
+export { licenseCountSchema } from './routes/licenses';
+export { licenseUsageSchema } from './routes/usage';
+export { pricingPageLinkSchema, pricingTableSchema } from './routes/pricing-tables';
+export {
+  eventUuidSchema,
+  INVOICE_LINE_MEMBERS,
+  INVOICE_MEMBERS,
+  invoiceListSchema,
+  invoiceSchema,
+  paymentMethodSchema,
+  urlSchema,
+} from './routes/subscriptions';
 export { createPricingPageRouter, pricingPageLink, PRICING_PAGE_TTL_MS, type PricingPageServices } from './pricing-page';

@@ -1,5 +1,4 @@
-/** JSON Schemas of v1's own response bodies, from the contract's field lists. Tests validate every response against them. */
-import { INVOICE_LINE_MEMBERS, INVOICE_MEMBERS } from '@tollgate/core';
+/** JSON Schemas of the v1 response bodies several resources share (each route module declares its own beside its handlers). */
 import {
   planFeatureProps,
   arrayOf,
@@ -82,24 +81,6 @@ export const v1ProductSchema = withOptional(
     plans: arrayOf(v1PlanSchema),
   },
 );
-export const pricingTableSchema = object({
-  uuid,
-  name: str,
-  status: str,
-  title: str,
-  text: str,
-  theme: str,
-  featureOrder: str,
-  productUuid: uuid,
-  customTheme: { type: ['object', 'null'] },
-  featuredPlanUuid: { anyOf: [uuid, { type: 'null' }] },
-  updatedAt: date,
-  features: arrayOf(
-    object({ pricingTableUuid: uuid, featureUuid: uuid, sortOrder: int, updatedAt: date, feature: v1FeatureWithOptionsSchema }),
-  ),
-  product: v1ProductSchema,
-  plans: arrayOf(object({ planUuid: uuid, pricingTableUuid: uuid, sortOrder: int, updatedAt: date, plan: v1PlanSchema })),
-});
 export const customerSchema = object({
   uuid,
   organisation: str,
@@ -130,90 +111,3 @@ export const v1SubscriptionSchema = withOptional(
   },
   { product: v1ProductSchema, plan: v1PlanSchema, customer: { anyOf: [customerSchema, { type: 'null' }] } },
 );
-export const eventSchema = object({
-  uuid,
-  type: str,
-  status: { enum: ['queued', 'pending', 'success', 'failed'] },
-  subscriptionUuid: { anyOf: [uuid, { type: 'null' }] },
-  attempts: int,
-  error: nstr,
-  errorCode: nstr,
-  createdAt: date,
-  updatedAt: date,
-});
-export const licenseCountSchema = object({ count: int, assigned: int, unassigned: int });
-export const urlSchema = object({ url: { type: 'string', format: 'uri' } });
-export const pricingPageLinkSchema = object({ url: { type: 'string', format: 'uri' }, expiresAt: { type: 'string', format: 'date-time' } });
-export const checkoutLinkSchema = object({ checkoutUrl: { type: 'string', format: 'uri' } });
-export const eventUuidSchema = object({ eventUuid: uuid });
-
-export { INVOICE_LINE_MEMBERS, INVOICE_MEMBERS };
-const invoiceLineSchema = {
-  type: 'object',
-  required: [...INVOICE_LINE_MEMBERS],
-  properties: { object: { const: 'line_item' }, period: { type: 'object', required: ['start', 'end'] } },
-};
-export const invoiceSchema = {
-  type: 'object',
-  required: [...INVOICE_MEMBERS],
-  properties: {
-    object: { const: 'invoice' },
-    created: int,
-    period_start: int,
-    period_end: int,
-    automatic_tax: { type: 'object', required: ['enabled', 'status'] },
-    customer_address: { type: ['object', 'null'] },
-    status_transitions: { type: 'object', required: ['finalized_at', 'marked_uncollectible_at', 'paid_at', 'voided_at'] },
-    subscription_details: {
-      type: 'object',
-      required: ['metadata'],
-      properties: { metadata: { type: 'object', required: ['granteeId', 'member'] } },
-    },
-    payment_settings: { type: 'object', required: ['default_mandate', 'payment_method_options', 'payment_method_types'] },
-    lines: {
-      type: 'object',
-      required: ['object', 'data', 'has_more', 'total_count', 'url'],
-      properties: { object: { const: 'list' }, data: arrayOf(invoiceLineSchema) },
-    },
-  },
-};
-export const invoiceListSchema = object({ first: nstr, last: nstr, hasMore: bool, data: arrayOf(invoiceSchema) });
-export const paymentMethodSchema = {
-  type: 'object',
-  required: ['id', 'object', 'billing_details', 'card', 'created', 'customer', 'livemode', 'metadata', 'type'],
-  properties: {
-    created: int,
-    billing_details: {
-      type: 'object',
-      required: ['address', 'email', 'name', 'phone'],
-      properties: { address: { type: 'object', required: ['city', 'country', 'line1', 'line2', 'postal_code', 'state'] } },
-    },
-    card: {
-      type: 'object',
-      required: [
-        'brand',
-        'checks',
-        'country',
-        'exp_month',
-        'exp_year',
-        'fingerprint',
-        'funding',
-        'generated_from',
-        'last4',
-        'networks',
-        'three_d_secure_usage',
-        'wallet',
-      ],
-      properties: {
-        exp_month: int,
-        exp_year: int,
-        checks: { type: 'object', required: ['address_line1_check', 'address_postal_code_check', 'cvc_check'] },
-        networks: { type: 'object', required: ['available', 'preferred'], properties: { available: { type: 'array' } } },
-        three_d_secure_usage: { type: 'object', required: ['supported'], properties: { supported: bool } },
-      },
-    },
-  },
-};
-
-/** A usage record of a license (the real v1 API's `GET /licenses/:uuid/usage` element). */
-export const licenseUsageSchema = object({ licenseUuid: uuid, featureUuid: uuid, planUuid: uuid, unitCount: num });

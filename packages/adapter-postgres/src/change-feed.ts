@@ -1,4 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { CacheInvalidation, ChangeFeed, ChangeFeedHandlers } from '@tollgate/core';
 
@@ -25,10 +26,27 @@ export function parseChange(payload: string): CacheInvalidation | undefined {
   }
 }
 
+/** How often the feed proves it is alive, and how long it may go unproven before caches are distrusted. */
+export interface ChangeFeedTiming {
+  /** A heartbeat is sent this often (default 200 ms). */
+  heartbeatMs?: number;
+  /** No heartbeat heard back for this long: the feed is lost (default 1 000 ms; the revocation bound). */
+  boundMs?: number;
+  /** The first reconnection waits this long, doubling to 5 s; back to it after every success (default 250 ms). */
+  retryMs?: number;
+}
+
 /**
  * A PostgreSQL server's change feed: one connection of its own (outside the pool) that LISTENs.
- * When it drops, the instance is told at once (`onGap`: caches emptied and bypassed) and the feed
- * reconnects with backoff; once LISTEN works again, `onResume`.
+ *
+ * It proves it is alive: every `heartbeatMs` it NOTIFYs a channel of its own through the same
+ * connection. PostgreSQL delivers notifications in commit order through one queue, so hearing a
+ * heartbeat back confirms every change committed before it was sent has been heard too. When no
+ * heartbeat came back within `boundMs` (a connection that stopped forwarding without closing, a
+ * stalled server), or the connection drops, the instance is told at once (`onGap`: caches
+ * distrusted), the connection is destroyed and the feed reconnects with backoff; once LISTEN works
+ * and a first heartbeat is heard, `onResume`. The backoff starts again from `retryMs` after every
+ * successful connection.
  */
 export class PostgresChangeFeed implements ChangeFeed {
   private client: Client | undefined;
@@ -36,15 +54,29 @@ export class PostgresChangeFeed implements ChangeFeed {
   private connected = false;
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
+  private ticker: NodeJS.Timeout | undefined;
+  private backoff: number;
+  private readonly heartbeatMs: number;
+  private readonly boundMs: number;
+  private readonly beatChannel = `tollgate_beat_${randomBytes(8).toString('hex')}`;
+  /** When the last heartbeat heard back was sent: everything committed before it has been heard. */
+  private confirmedAt = 0;
+  private lastSentAt = 0;
 
   constructor(
     private readonly url: string,
-    private readonly options: { onError?: (e: unknown) => void; retryMs?: number; applicationName?: string } = {},
-  ) {}
+    private readonly options: { onError?: (e: unknown) => void; applicationName?: string } & ChangeFeedTiming = {},
+  ) {
+    this.backoff = options.retryMs ?? 250;
+    this.heartbeatMs = options.heartbeatMs ?? 200;
+    this.boundMs = options.boundMs ?? 1000;
+  }
 
   async start(handlers: ChangeFeedHandlers): Promise<void> {
     this.handlers = handlers;
     this.stopped = false;
+    this.ticker = setInterval(() => this.tick(), Math.max(10, Math.min(this.heartbeatMs, this.boundMs / 4)));
+    this.ticker.unref();
     await this.connect();
   }
 
@@ -55,33 +87,67 @@ export class PostgresChangeFeed implements ChangeFeed {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retry) clearTimeout(this.retry);
+    if (this.ticker) clearInterval(this.ticker);
     this.connected = false;
     const c = this.client;
     this.client = undefined;
     await c?.end().catch(() => undefined);
   }
 
-  private async connect(delay = this.options.retryMs ?? 250): Promise<void> {
+  /** Sends a heartbeat when one is due; declares the feed lost when none came back within the bound. */
+  private tick(): void {
+    const client = this.client;
+    if (!client || this.stopped) return;
+    const now = Date.now();
+    if (this.connected && now - this.confirmedAt > this.boundMs) {
+      this.lose(client, new Error(`no heartbeat heard back within ${this.boundMs} ms`));
+      return;
+    }
+    if (now - this.lastSentAt >= this.heartbeatMs) this.beat(client);
+  }
+
+  private beat(client: Client): void {
+    const sentAt = Date.now();
+    this.lastSentAt = sentAt;
+    client.query(`NOTIFY ${this.beatChannel}, '${sentAt}'`).catch(() => undefined);
+  }
+
+  /** The connection cannot be trusted: tell the instance, destroy it (it may hang rather than close), reconnect. */
+  private lose(client: Client, e?: unknown): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    if (e) this.options.onError?.(e);
+    if (this.connected) {
+      this.connected = false;
+      this.handlers?.onGap();
+    }
+    // end() waits for the server, which may never answer: cut the socket.
+    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    client.end().catch(() => undefined);
+    if (this.stopped) return;
+    const delay = this.backoff;
+    this.backoff = Math.min(delay * 2, 5000);
+    this.retry = setTimeout(() => void this.connect(), delay);
+  }
+
+  private async connect(): Promise<void> {
     if (this.stopped) return;
     const client = new Client({
       connectionString: this.url,
       keepAlive: true,
+      connectionTimeoutMillis: Math.max(this.boundMs * 5, 2000),
       application_name: this.options.applicationName ?? 'tollgate-change-feed',
     });
-    const lost = (e?: unknown) => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      if (e) this.options.onError?.(e);
-      if (this.connected) {
-        this.connected = false;
-        this.handlers?.onGap();
-      }
-      client.end().catch(() => undefined);
-      if (!this.stopped) this.retry = setTimeout(() => void this.connect(Math.min(delay * 2, 5000)), delay);
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
+    client.on('error', (e) => this.lose(client, e));
+    client.on('end', () => this.lose(client));
+    let resumed: (() => void) | undefined;
     client.on('notification', (m) => {
+      if (m.channel === this.beatChannel) {
+        const sentAt = Number(m.payload);
+        if (sentAt > this.confirmedAt) this.confirmedAt = sentAt;
+        resumed?.();
+        return;
+      }
       const change = m.channel === CHANGE_CHANNEL && m.payload ? parseChange(m.payload) : undefined;
       if (change) this.handlers?.onChange(change);
     });
@@ -89,11 +155,23 @@ export class PostgresChangeFeed implements ChangeFeed {
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+      await client.query(`LISTEN ${this.beatChannel}`);
+      // Trusted only once a heartbeat came back: the whole path works, not just the handshake.
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no first heartbeat heard back')), Math.max(this.boundMs * 5, 2000));
+        resumed = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        this.beat(client);
+      });
+      resumed = undefined;
     } catch (e) {
-      lost(e);
+      this.lose(client, e);
       return;
     }
     if (this.client !== client || this.stopped) return;
+    this.backoff = this.options.retryMs ?? 250;
     this.connected = true;
     this.handlers?.onResume();
   }

@@ -3,7 +3,7 @@ import { Pool, types } from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from './pglite-pool';
 import type { ChangeFeed } from '@tollgate/core';
-import { PGliteChangeFeed, PostgresChangeFeed } from './change-feed';
+import { PGliteChangeFeed, PostgresChangeFeed, type ChangeFeedTiming } from './change-feed';
 import type { DB } from './schema';
 import * as initial from './migrations/2026-11-22T00-initial';
 import * as signingKeys from './migrations/2026-11-22T01-signing-keys';
@@ -13,6 +13,7 @@ import * as hardening from './migrations/2026-11-22T04-hardening';
 import * as changeFeed from './migrations/2026-11-22T05-change-feed';
 import * as webhooks from './migrations/2026-11-22T06-webhooks';
 import * as tierTags from './migrations/2026-11-22T07-tier-tags';
+import * as idempotencyScope from './migrations/2026-11-23T01-idempotency-scope';
 import * as usage from './migrations/2026-11-23T04-usage';
 
 /** Every migration, by dated name; new ones are added here in order. */
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T05-change-feed': changeFeed,
   '2026-11-22T06-webhooks': webhooks,
   '2026-11-22T07-tier-tags': tierTags,
+  '2026-11-23T01-idempotency-scope': idempotencyScope,
   '2026-11-23T04-usage': usage,
 };
 
@@ -52,7 +54,7 @@ export interface DatabaseHandle {
   db: Kysely<DB>;
   kind: 'postgres' | 'pglite';
   /** A new change feed over this database: a LISTEN connection of its own (server), or PGlite's in-process channel. */
-  changeFeed(options?: { onError?: (e: unknown) => void; applicationName?: string }): ChangeFeed;
+  changeFeed(options?: { onError?: (e: unknown) => void; applicationName?: string } & ChangeFeedTiming): ChangeFeed;
   /** Connections of the pool (server only; PGlite is one in-process connection). */
   poolStats?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
@@ -60,7 +62,9 @@ export interface DatabaseHandle {
 
 export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
   if (options.url) {
-    const pool = new Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    // A server that does not answer must not hold requests forever: a connection attempt gives up
+    // after 10 s, and the request answers 503 (database unavailable) instead of hanging.
+    const pool = new Pool({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
     // An idle connection the server closes (restart, failover) is dropped by the pool and replaced
     // on next use; without a listener pg would raise it as an uncaught error and end the process.
     pool.on('error', (err) => options.onIdleError?.(err));

@@ -163,8 +163,10 @@ export interface IdempotencyKeys {
   body: Json | null;
   created_at: Date;
   fingerprint: string;
+  is_test: boolean;
   key: string;
   organisation_id: string;
+  route: string;
   status: number | null;
 }
 

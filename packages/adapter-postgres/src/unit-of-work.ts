@@ -11,6 +11,8 @@ import { repositories } from './repositories';
  * anything else.
  */
 export function domainErrorOf(e: unknown): DomainError | undefined {
+  if (isUnavailable(e))
+    return new DomainError(ErrorCodes.DATABASE_UNAVAILABLE, 'the database is unavailable; nothing was changed, retry later');
   const code = (e as { code?: unknown })?.code;
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
   switch (code) {
@@ -32,6 +34,26 @@ export function domainErrorOf(e: unknown): DomainError | undefined {
     default:
       return undefined;
   }
+}
+
+/** Connection codes of Node's sockets that mean "the server cannot be reached". */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether the error says the database cannot be reached or is going away (an outage, a restart, a
+ * failover), as opposed to refusing this statement: sockets that fail, pg's own "terminated" and
+ * "timeout" errors, and PostgreSQL's connection-exception (08) and shutdown (57P0x) classes. Such
+ * a request changed nothing it can see committed (a transaction whose COMMIT was never answered is
+ * the one exception, and idempotency keys exist for it).
+ */
+export function isUnavailable(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof err?.code === 'string' ? err.code : '';
+  if (SOCKET_CODES.has(code) || code.startsWith('08') || /^57P0[1-3]$/.test(code)) return true;
+  const message = typeof err?.message === 'string' ? err.message : '';
+  return /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended)/.test(
+    message,
+  );
 }
 
 const translated = async <T>(work: () => Promise<T>): Promise<T> => {

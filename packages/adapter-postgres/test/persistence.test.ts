@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { SeatChange } from '@tollgate/core';
 import { createTestCore, FaultInjectingUnitOfWork, seedSample } from '@tollgate/core/testing';
@@ -36,7 +38,8 @@ describe.each(kinds)('%s persistence', (kind) => {
     }
     expect(await migrateToLatest(db.db)).toEqual([]);
     const applied = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(db.db);
-    expect(applied.rows[0].n).toBe(8);
+    // One row per migration file: every lane's migration counted, whatever lands.
+    expect(applied.rows[0].n).toBe(readdirSync(join(__dirname, '../src/migrations')).filter((f) => f.endsWith('.ts')).length);
   });
 
   it('leaves the database unchanged when a multi-row use case fails after its first write', async () => {

@@ -40,11 +40,19 @@ export function checkRoute(licenses: Pick<CapabilityChecks, 'check'>): RouteDef 
     response: { status: 200, schema: checkSchema },
     otherResponses: [{ status: 204, description: 'no capability' }],
     async handle({ query, tenant }) {
-      const result = await licenses.check(tenant, checkRequestOf(query));
-      return result ? { status: 200, body: checkView(result) } : { status: 204 };
+      let headers: Record<string, string> | undefined;
+      const result = await licenses.check(tenant, checkRequestOf(query), { fromMemory: () => (headers = FROM_MEMORY_HEADERS) });
+      return result ? { status: 200, body: checkView(result), headers } : { status: 204, headers };
     },
   });
 }
+
+/**
+ * Marks a check answered from memory while the database did not answer (the outage grace,
+ * docs/reliability.md): the answer is what the instance held when it last heard the change feed.
+ */
+export const FROM_MEMORY_HEADER = 'x-tollgate-from-memory';
+const FROM_MEMORY_HEADERS = { [FROM_MEMORY_HEADER]: 'database-unavailable' };
 
 type CheckQuery = { productUuid: string; granteeIds: string; grace?: string; sigEncode?: string };
 
@@ -130,10 +138,13 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     }
     if (o.rateLimits && (await o.rateLimits.overAuthFailureBudget(req.socket.remoteAddress))) return pass();
     let body: string | undefined;
+    let fromMemory = false;
     try {
       const key = await o.apiKeys.authenticate(presented);
       if (!hasScope(key, 'licenses', 'read')) return pass();
-      const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request);
+      const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request, {
+        fromMemory: () => (fromMemory = true),
+      });
       body = result ? render(result) : undefined;
       // Tests only (no sink in production: the hot path parses nothing).
       if (body !== undefined && responseAuditSink()) auditBody('GET /licenses/check (fast path)', 200, checkSchema, JSON.parse(body));
@@ -143,6 +154,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     if (res.headersSent || res.destroyed) return true;
     const id = requestIdOf(h['x-request-id']);
     res.setHeader('x-request-id', id);
+    if (fromMemory) res.setHeader(FROM_MEMORY_HEADER, FROM_MEMORY_HEADERS[FROM_MEMORY_HEADER]);
     if (body === undefined) {
       res.statusCode = 204;
       res.setHeader('Content-Length', '0');

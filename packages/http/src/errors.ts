@@ -55,10 +55,14 @@ export const ERROR_STATUS: ErrorStatusTable = {
   CHECKOUT_CANCELED: 409,
   PAYMENT_NOT_AVAILABLE: 400,
   PAYMENT_PROVIDER_FAILED: 502,
+  DATABASE_UNAVAILABLE: 503,
   METER_EXISTS: 409,
   HOLD_NOT_FOUND: 404,
   HOLD_SETTLED: 409,
 };
+
+/** Seconds a client is asked to wait before retrying while the database does not answer. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** What an error becomes before a generation shapes its body. */
 export interface HttpError {
@@ -105,7 +109,7 @@ export function toHttpError(err: unknown, table: ErrorStatusTable): HttpError {
 export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const h = toHttpError(err, table);
-    if (h.status >= 500) {
+    if (h.status >= 500 && h.code !== ErrorCodes.DATABASE_UNAVAILABLE) {
       logger.error('request failed', {
         requestId: res.locals.requestId,
         method: req.method,
@@ -115,6 +119,7 @@ export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, log
     }
     // A streamed list that fails half-way: cut the connection rather than end a truncated body well-formed.
     if (res.headersSent) return void res.destroy();
+    if (h.code === ErrorCodes.DATABASE_UNAVAILABLE) res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
     sendJson(res, h.status, shape(h));
   };
 }

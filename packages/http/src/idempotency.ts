@@ -11,10 +11,12 @@ export interface Answered {
 }
 
 /**
- * `idempotency-key` on a write: the first request with a key runs and its answer is kept; the same
- * request again replays that answer (`idempotent-replayed: true`), also while the first is still
- * running (it waits for it); another request under the same key is 409. Without the header the
- * work just runs.
+ * `idempotency-key` on a write: the first request with a key runs, and its answer is kept in the
+ * same transaction as its work (core's `IdempotencyService.perform`); the same request again
+ * replays that answer (`idempotent-replayed: true`), also while the first is still running (it
+ * waits for it); another request under the same key is 409. A key belongs to the organisation,
+ * the mode of the API key (live or test) and the route: it never replays across any of them.
+ * Without the header the work just runs.
  */
 export function idempotent(
   service: IdempotencyService,
@@ -24,21 +26,16 @@ export function idempotent(
   return async (req, res) => {
     const key = req.header('idempotency-key');
     if (key === undefined) return send(res, await work(req, res));
-    const { organisationId } = tenantOf(res);
+    const { organisationId, isTest } = tenantOf(res);
+    const path = req.originalUrl.split('?')[0];
     const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
-    const start = await service.begin(organisationId, key, fingerprint);
-    if (start.kind === 'replay') {
-      res.setHeader('idempotent-replayed', 'true');
-      return start.body === undefined || start.body === null ? sendEmpty(res, start.status) : sendJson(res, start.status, start.body);
-    }
-    let answer: Answered;
-    try {
-      answer = await work(req, res);
-    } catch (e) {
-      await service.release(organisationId, key);
-      throw e;
-    }
-    await service.complete(organisationId, key, answer.status, answer.body);
-    await send(res, answer);
+    const outcome = await service.perform({ organisationId, isTest, key, route: `${req.method.toUpperCase()} ${path}` }, fingerprint, () =>
+      work(req, res),
+    );
+    if (outcome.kind === 'ran') return send(res, outcome.answer);
+    res.setHeader('idempotent-replayed', 'true');
+    return outcome.body === undefined || outcome.body === null
+      ? sendEmpty(res, outcome.status)
+      : sendJson(res, outcome.status, outcome.body);
   };
 }

@@ -16,6 +16,14 @@ export interface Config {
   metricsToken?: string;
   /** Entitlement snapshots one instance keeps (`CHECK_CACHE_ENTRIES`). */
   checkCacheEntries: number;
+  /**
+   * How long a revoked key or changed license may still be honoured from memory at most
+   * (`CHANGE_FEED_BOUND_MS`): the change feed must prove it is alive within it (heartbeats every
+   * fifth of it), and cached keys are re-validated against the database every half of it.
+   */
+  changeFeedBoundMs: number;
+  /** How long checks are answered from memory while the database does not answer (`CHECK_OUTAGE_GRACE_SECONDS`; 0: never). */
+  checkOutageGraceSeconds: number;
   dataDir: string;
   signer: 'ecdsa' | 'hmac';
   /** Encrypts signing keys at rest. */
@@ -114,6 +122,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     databaseReadUrl,
     checkCacheEntries: whole('CHECK_CACHE_ENTRIES', 200_000, 1),
+    changeFeedBoundMs: whole('CHANGE_FEED_BOUND_MS', 1000, 100, 60_000),
+    checkOutageGraceSeconds: whole('CHECK_OUTAGE_GRACE_SECONDS', 60, 0, 86_400),
     metricsToken: text('METRICS_TOKEN'),
     dataDir,
     signer,

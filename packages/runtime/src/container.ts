@@ -123,7 +123,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   c.bind(T.ReadUnitOfWork).toConstantValue(replica ? new PostgresUnitOfWork(replica.db) : undefined);
   c.bind(T.ChangeFeed)
     .toDynamicValue((ctx) =>
-      database.changeFeed({ onError: (e) => ctx.get<Logger>(T.Logger).error('change feed lost', { error: String(e) }) }),
+      database.changeFeed({
+        onError: (e) => ctx.get<Logger>(T.Logger).error('change feed lost', { error: String(e) }),
+        boundMs: config.changeFeedBoundMs,
+        heartbeatMs: Math.max(20, Math.floor(config.changeFeedBoundMs / 5)),
+      }),
     )
     .inSingletonScope();
   c.bind(T.Clock).toConstantValue(options.clock ?? new SystemClock());
@@ -179,6 +183,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           maxSeats: config.maxSeats,
           eventLeaseMs: config.eventLeaseSeconds * 1000,
           checkCacheEntries: config.checkCacheEntries,
+          keyRevalidateMs: Math.max(50, Math.floor(config.changeFeedBoundMs / 2)),
+          checkOutageGraceMs: config.checkOutageGraceSeconds * 1000,
           webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
         },
       };
@@ -236,7 +242,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       }
       const listener: ReadinessCheck = core.checkCache.stats().live
         ? { ok: true }
-        : { ok: false, detail: 'the change feed is not heard (checks read the database until it is)' };
+        : {
+            ok: false,
+            detail: `the change feed is not heard or not confirmed within ${config.changeFeedBoundMs} ms (caches distrusted: checks read the database until it is)`,
+          };
       return { ready: database_.ok && migrations.ok && listener.ok, checks: { database: database_, migrations, listener } };
     },
     close: async () => {

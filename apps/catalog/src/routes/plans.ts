@@ -1,5 +1,5 @@
-import type { Core, Interval, Product } from '@tollgate/core';
-import { arrayOf, bool, date, int, ndate, noContent, resource, route, str, uuid, type Route } from '@tollgate/http';
+import { INTERVALS, type Core, type Interval, type PlanInput, type Product } from '@tollgate/core';
+import { arrayOf, bool, date, int, ndate, noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
 import {
   entitlementSchema,
   lineItemSchema,
@@ -12,9 +12,35 @@ import {
   productSchema,
   tierTagSchema,
 } from '../response-schemas';
-import { expandQuery, planBody, planListQuery, planSaveBody, planUpdateBody } from '../schemas';
+import { boolText, expandQuery, listProps, planBodyProps, planSaveBody } from '../schemas';
 import { catalogPlan, filterOptionsView, listEnvelope, objectEnvelope, planDetailView, planView } from '../views';
 import { expandOf, listQuery } from './products';
+
+export const planListQuery = {
+  ...querySchema({
+    ...listProps,
+    productId: { type: 'string', format: 'uuid' },
+    currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+    interval: { enum: [...INTERVALS] },
+    intervalCount: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
+    isActive: boolText,
+    // filterOptions are in every plan list (the contract requires them); the flag real clients send is accepted.
+    includeFilterOptions: boolText,
+  }),
+  additionalProperties: false,
+};
+export const planBody = typed<PlanInput>({
+  type: 'object',
+  properties: planBodyProps,
+  required: ['name'],
+  additionalProperties: false,
+});
+export const planUpdateBody = typed<Partial<PlanInput>>({
+  type: 'object',
+  properties: planBodyProps,
+  additionalProperties: false,
+  minProperties: 1,
+});
 
 const PLAN_LIST_EXPAND = ['entitlements', 'lineItems', 'product', 'tierTag'] as const;
 const nstr = { type: ['string', 'null'] } as const;

@@ -1,8 +1,38 @@
-import type { Core } from '@tollgate/core';
-import { noContent, parseExpandList, resource, route, type Route } from '@tollgate/http';
+import type { Core, ProductUpdate } from '@tollgate/core';
+import { noContent, parseExpandList, querySchema, resource, route, typed, type Route } from '@tollgate/http';
 import { listOf, nestedListOf, object, objectOf, planSchema, productProps, productSchema, settingsSchema } from '../response-schemas';
-import { expandQuery, productBody, productListQuery, productUpdateBody } from '../schemas';
+import { expandQuery, listProps, name } from '../schemas';
 import { catalogProduct, listEnvelope, objectEnvelope, pageQueryOf, productView } from '../views';
+
+const url = { type: ['string', 'null'], maxLength: 2048 };
+/** A product's checkout settings (each optional: what is given is changed). */
+const productSettings = {
+  type: 'object',
+  properties: {
+    successUrl: url,
+    cancelUrl: url,
+    allowPromoCodes: { type: 'boolean' },
+    automaticTax: { type: 'boolean' },
+    collectBillingAddress: { type: 'boolean' },
+    collectShippingAddress: { type: 'boolean' },
+    cardPrefillPreference: { enum: ['none', 'always', 'choice'] },
+    pastDueEntitlements: { type: 'boolean' },
+  },
+  additionalProperties: false,
+};
+export const productBody = typed<{ name: string; description?: string; isActive?: boolean }>({
+  type: 'object',
+  properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' } },
+  required: ['name'],
+  additionalProperties: false,
+});
+export const productUpdateBody = typed<ProductUpdate>({
+  type: 'object',
+  properties: { name, description: { type: 'string', maxLength: 2000 }, isActive: { type: 'boolean' }, settings: productSettings },
+  additionalProperties: false,
+  minProperties: 1,
+});
+export const productListQuery = { ...querySchema(listProps), additionalProperties: false };
 
 export const PRODUCT_EXPAND = ['plans', 'settings'] as const;
 

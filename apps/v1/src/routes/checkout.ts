@@ -1,8 +1,9 @@
-import { ok, querySchema, resource, route, type Route } from '@tollgate/http';
+import { object, ok, querySchema, resource, route, type Route } from '@tollgate/http';
 import type { DeferredCheckout } from '../links';
 import { linkRequest } from '../params';
-import { checkoutLinkSchema } from '../schemas';
 import { checkoutOptionProps, type V1Services } from './support';
+
+export const checkoutLinkSchema = object({ checkoutUrl: { type: 'string', format: 'uri' } });
 
 const str = { type: 'string' } as const;
 const nonEmpty = { type: 'string', minLength: 1 } as const;

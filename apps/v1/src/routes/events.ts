@@ -1,7 +1,18 @@
-import { ok, resource, route, type Route } from '@tollgate/http';
-import { eventSchema } from '../schemas';
+import { date, int, nstr, object, ok, resource, route, str, uuid, type Route } from '@tollgate/http';
 import { eventView } from '../views';
 import type { V1Services } from './support';
+
+export const eventSchema = object({
+  uuid,
+  type: str,
+  status: { enum: ['queued', 'pending', 'success', 'failed'] },
+  subscriptionUuid: { anyOf: [uuid, { type: 'null' }] },
+  attempts: int,
+  error: nstr,
+  errorCode: nstr,
+  createdAt: date,
+  updatedAt: date,
+});
 
 /** Events (beyond the contract): the status of an accepted seat change. */
 export const eventRoutes = ({ core: { worker } }: V1Services): Route[] =>

@@ -4,6 +4,8 @@ import {
   checkRoute,
   licenseSchema,
   licenseView,
+  int,
+  object,
   noContent,
   ok,
   parseLicenseStatusFilter,
@@ -11,13 +13,14 @@ import {
   resource,
   route,
   typed,
+  uuid,
   type Route,
 } from '@tollgate/http';
-import { licenseCountSchema } from '../schemas';
 import { licenseViewPages, licenseViewsOf, type V1Services } from './support';
 
+export const licenseCountSchema = object({ count: int, assigned: int, unassigned: int });
+
 const str = { type: 'string' } as const;
-const uuid = { type: 'string', format: 'uuid' } as const;
 const granteeId = { type: ['string', 'null'], minLength: 1, maxLength: 320 };
 type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
 

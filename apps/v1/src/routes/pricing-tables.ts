@@ -1,11 +1,30 @@
-import { ok, querySchema, resource, route, type Route } from '@tollgate/http';
+import { arrayOf, date, int, object, ok, querySchema, resource, route, str, uuid, type Route } from '@tollgate/http';
 import { fromGlobal, perPlanOptions, requireMember } from '../params';
 import { pricingPageLink } from '../pricing-page';
-import { pricingPageLinkSchema, pricingTableSchema, v1ProductSchema } from '../schemas';
+import { v1FeatureWithOptionsSchema, v1PlanSchema, v1ProductSchema } from '../schemas';
 import { v1PricingTable, v1ProductPricingTable } from '../views';
 import { checkoutOptionProps, deferredLinksOf, type V1Services } from './support';
 
-const str = { type: 'string' } as const;
+export const pricingTableSchema = object({
+  uuid,
+  name: str,
+  status: str,
+  title: str,
+  text: str,
+  theme: str,
+  featureOrder: str,
+  productUuid: uuid,
+  customTheme: { type: ['object', 'null'] },
+  featuredPlanUuid: { anyOf: [uuid, { type: 'null' }] },
+  updatedAt: date,
+  features: arrayOf(
+    object({ pricingTableUuid: uuid, featureUuid: uuid, sortOrder: int, updatedAt: date, feature: v1FeatureWithOptionsSchema }),
+  ),
+  product: v1ProductSchema,
+  plans: arrayOf(object({ planUuid: uuid, pricingTableUuid: uuid, sortOrder: int, updatedAt: date, plan: v1PlanSchema })),
+});
+export const pricingPageLinkSchema = object({ url: { type: 'string', format: 'uri' }, expiresAt: { type: 'string', format: 'date-time' } });
+
 const nonEmpty = { type: 'string', minLength: 1 } as const;
 
 /** The global checkout options of every plan's link, and the per-plan lists (`[planUuid,value,...]`). */

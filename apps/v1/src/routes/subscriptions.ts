@@ -1,9 +1,94 @@
-import { PRORATIONS, type Proration } from '@tollgate/core';
-import { arrayOf, noContent, ok, querySchema, resource, route, typed, type Route, type RouteDef } from '@tollgate/http';
+import { INVOICE_LINE_MEMBERS, INVOICE_MEMBERS, PRORATIONS, type Proration } from '@tollgate/core';
+import {
+  arrayOf,
+  bool,
+  int,
+  noContent,
+  nstr,
+  object,
+  ok,
+  querySchema,
+  resource,
+  route,
+  typed,
+  uuid,
+  type Route,
+  type RouteDef,
+} from '@tollgate/http';
 import { parseExpand } from '../params';
-import { eventUuidSchema, invoiceListSchema, paymentMethodSchema, urlSchema, v1PlanSchema, v1SubscriptionSchema } from '../schemas';
+import { v1PlanSchema, v1SubscriptionSchema } from '../schemas';
 import { DISPLAY_PLAN, v1Plan, v1Subscription } from '../views';
 import type { V1Services } from './support';
+
+export const urlSchema = object({ url: { type: 'string', format: 'uri' } });
+export const eventUuidSchema = object({ eventUuid: uuid });
+export { INVOICE_LINE_MEMBERS, INVOICE_MEMBERS };
+const invoiceLineSchema = {
+  type: 'object',
+  required: [...INVOICE_LINE_MEMBERS],
+  properties: { object: { const: 'line_item' }, period: { type: 'object', required: ['start', 'end'] } },
+};
+export const invoiceSchema = {
+  type: 'object',
+  required: [...INVOICE_MEMBERS],
+  properties: {
+    object: { const: 'invoice' },
+    created: int,
+    period_start: int,
+    period_end: int,
+    automatic_tax: { type: 'object', required: ['enabled', 'status'] },
+    customer_address: { type: ['object', 'null'] },
+    status_transitions: { type: 'object', required: ['finalized_at', 'marked_uncollectible_at', 'paid_at', 'voided_at'] },
+    subscription_details: {
+      type: 'object',
+      required: ['metadata'],
+      properties: { metadata: { type: 'object', required: ['granteeId', 'member'] } },
+    },
+    payment_settings: { type: 'object', required: ['default_mandate', 'payment_method_options', 'payment_method_types'] },
+    lines: {
+      type: 'object',
+      required: ['object', 'data', 'has_more', 'total_count', 'url'],
+      properties: { object: { const: 'list' }, data: arrayOf(invoiceLineSchema) },
+    },
+  },
+};
+export const invoiceListSchema = object({ first: nstr, last: nstr, hasMore: bool, data: arrayOf(invoiceSchema) });
+export const paymentMethodSchema = {
+  type: 'object',
+  required: ['id', 'object', 'billing_details', 'card', 'created', 'customer', 'livemode', 'metadata', 'type'],
+  properties: {
+    created: int,
+    billing_details: {
+      type: 'object',
+      required: ['address', 'email', 'name', 'phone'],
+      properties: { address: { type: 'object', required: ['city', 'country', 'line1', 'line2', 'postal_code', 'state'] } },
+    },
+    card: {
+      type: 'object',
+      required: [
+        'brand',
+        'checks',
+        'country',
+        'exp_month',
+        'exp_year',
+        'fingerprint',
+        'funding',
+        'generated_from',
+        'last4',
+        'networks',
+        'three_d_secure_usage',
+        'wallet',
+      ],
+      properties: {
+        exp_month: int,
+        exp_year: int,
+        checks: { type: 'object', required: ['address_line1_check', 'address_postal_code_check', 'cvc_check'] },
+        networks: { type: 'object', required: ['available', 'preferred'], properties: { available: { type: 'array' } } },
+        three_d_secure_usage: { type: 'object', required: ['supported'], properties: { supported: bool } },
+      },
+    },
+  },
+};
 
 const proration = { enum: [...PRORATIONS] };
 const seatCount = { type: 'integer', minimum: 1, maximum: 10000 };

@@ -1,6 +1,8 @@
 import type { Core } from '@tollgate/core';
-import { arrayOf, resource, route, typed, type Route } from '@tollgate/http';
-import { licenseUsageSchema } from '../schemas';
+import { arrayOf, num, object, resource, route, typed, uuid, type Route } from '@tollgate/http';
+
+/** Units of one usage feature used under a license (the real v1 API's usage record). */
+export const licenseUsageSchema = object({ licenseUuid: uuid, featureUuid: uuid, planUuid: uuid, unitCount: num });
 
 export const usageBody = typed<{ licenseUuid: string; featureVariableName: string; countOptions: { increment: number } }>({
   type: 'object',

@@ -9,7 +9,7 @@ import type {
   PaymentIntegrationRepository,
   Scope,
 } from '@tollgate/core';
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { json, tenantOf, upsert, type Db } from './db';
 
@@ -74,6 +74,17 @@ export function apiKeyRepository(db: Db): ApiKeyRepository {
           revoked_at: k.revokedAt,
         },
       ]),
+    liveAmong: async (hashes) =>
+      hashes.length === 0
+        ? []
+        : (
+            await db
+              .selectFrom('api_keys')
+              .select('key_hash')
+              .where('key_hash', '=', sql<string>`any(${hashes}::text[])`)
+              .where('revoked_at', 'is', null)
+              .execute()
+          ).map((r) => r.key_hash),
   };
 }
 

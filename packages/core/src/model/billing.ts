@@ -37,12 +37,22 @@ export interface BillingDocument {
 }
 
 /** A write answered under an `idempotency-key`: replayed for the same request within 24 hours. */
-export interface IdempotencyRecord {
+/**
+ * What an idempotency key belongs to: the organisation, the mode of the key that sent it (live or
+ * test), the key itself and the route (method and path). A replay never crosses any of them.
+ */
+export interface IdempotencyScope {
   organisationId: Id;
+  isTest: boolean;
   key: string;
+  /** Method and path (no query), e.g. `POST /api/products`. */
+  route: string;
+}
+
+export interface IdempotencyRecord extends IdempotencyScope {
   /** Method, path and body hash of the first request. */
   fingerprint: string;
-  /** The answer, once the first request finished; null while it runs. */
+  /** The answer; null only inside the transaction of the request that claimed the key. */
   status: number | null;
   body: unknown;
   createdAt: Date;

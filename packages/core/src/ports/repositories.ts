@@ -3,6 +3,7 @@ import type {
   BillingDocumentKind,
   CheckoutSession,
   IdempotencyRecord,
+  IdempotencyScope,
   ApiKey,
   Currency,
   Customer,
@@ -76,6 +77,8 @@ export interface ApiKeyRepository {
   listByOrganisation(organisationId: Id): Promise<ApiKey[]>;
   /** Inserts the key or updates it by id. */
   save(key: ApiKey): Promise<void>;
+  /** Of these hashes, those of keys that exist and are not revoked (one query for a whole cache). */
+  liveAmong(keyHashes: string[]): Promise<string[]>;
 }
 
 export interface PaymentIntegrationRepository {
@@ -306,18 +309,18 @@ export interface WebhookEventRepository {
 }
 
 export interface IdempotencyRepository {
-  /** The organisation's record for this key created at or after `since`, if any (finished or in flight). */
-  find(organisationId: Id, key: string, since: Date): Promise<IdempotencyRecord | undefined>;
+  /** The record of this scope created at or after `since`, if any. */
+  find(scope: IdempotencyScope, since: Date): Promise<IdempotencyRecord | undefined>;
   /**
-   * Claims the key for a request now starting (an in-flight record, `status` null). Succeeds when
-   * the key is free, or its record is older than `expiredBefore`, or it is an in-flight claim older
-   * than `abandonedBefore` (its request died). False when another record holds the key.
+   * Claims the scope's key for the request of this transaction (`status` null until `complete`,
+   * in the same transaction: a claim is never seen committed without its answer). Succeeds when the
+   * key is free or its record is older than `expiredBefore`; false when a record holds it. A claim
+   * of another transaction still running is waited for (at most `waitMs`, then
+   * IDEMPOTENCY_KEY_IN_USE): it commits with its answer, or rolls back and frees the key.
    */
-  claim(record: IdempotencyRecord, expiredBefore: Date, abandonedBefore: Date): Promise<boolean>;
-  /** Stores the answer of the claimed request. */
-  complete(organisationId: Id, key: string, status: number, body: unknown): Promise<void>;
-  /** Gives an in-flight claim up (its request failed): the key may be used again. */
-  release(organisationId: Id, key: string): Promise<void>;
+  claim(record: IdempotencyRecord, expiredBefore: Date, waitMs: number): Promise<boolean>;
+  /** Stores the answer of the request that claimed the scope's key (same transaction). */
+  complete(scope: IdempotencyScope, status: number, body: unknown): Promise<void>;
   /** Forgets records created before `before`; returns how many. */
   purge(before: Date): Promise<number>;
 }

@@ -37,8 +37,12 @@ export interface SignedMessage {
 }
 
 export interface Signer {
-  /** Signs `message` with the organisation's current key (`p1363`: raw r||s for ECDSA; default DER). */
-  sign(organisationId: Id, message: string, options?: { encoding?: 'der' | 'p1363' }): Promise<SignedMessage>;
+  /**
+   * Signs `message` with the organisation's current key (`p1363`: raw r||s for ECDSA; default DER).
+   * `fromMemory`: the database does not answer, sign with the key held in memory even though the
+   * change feed is not heard (the check's outage grace); without one held, the outage error stands.
+   */
+  sign(organisationId: Id, message: string, options?: { encoding?: 'der' | 'p1363'; fromMemory?: boolean }): Promise<SignedMessage>;
   /**
    * The organisation's current key as this instance holds it in memory (undefined when not held),
    * compared by identity: a signature made under it is still current while the same object comes back.

@@ -104,13 +104,35 @@ export class FakeScheme implements SignatureScheme<Buffer> {
   }
 }
 
-/** Keeps secrets as base64: only for tests, where nothing is at rest. */
-export class PlainCipher implements KeyCipher {
+/**
+ * Seals with a keystream and a check value drawn from SHA-256 of the key and a fresh nonce: no
+ * protection worth the name, but it keeps the KeyCipher contract (a new sealed form each time, the
+ * secret not in it, another key's or a changed seal refused), so tests meet the real cipher's behaviour.
+ */
+export class FakeCipher implements KeyCipher {
+  constructor(private readonly key: string = 'fake cipher key') {}
   seal(plain: Buffer): string {
-    return plain.toString('base64');
+    const nonce = randomBytes(9).toString('base64url');
+    const body = this.xor(plain, nonce).toString('base64url');
+    return `fake.${nonce}.${body}.${this.check(nonce, body)}`;
   }
   open(sealed: string): Buffer {
-    return Buffer.from(sealed, 'base64');
+    const [kind, nonce, body, check, ...rest] = sealed.split('.');
+    if (kind !== 'fake' || !nonce || body === undefined || rest.length) throw new Error('not a sealed secret');
+    if (check !== this.check(nonce, Buffer.from(body, 'base64url').toString('base64url')))
+      throw new Error('sealed under another key, or changed');
+    return this.xor(Buffer.from(body, 'base64url'), nonce);
+  }
+  private xor(data: Buffer, nonce: string): Buffer {
+    const out = Buffer.alloc(data.length);
+    for (let i = 0; i < data.length; i += 32) {
+      const pad = createHash('sha256').update(`${this.key}:${nonce}:${i}`).digest();
+      for (let j = 0; j < 32 && i + j < data.length; j++) out[i + j] = data[i + j] ^ pad[j];
+    }
+    return out;
+  }
+  private check(nonce: string, body: string): string {
+    return createHash('sha256').update(`${this.key}:${nonce}:${body}`).digest('base64url').slice(0, 16);
   }
 }
 

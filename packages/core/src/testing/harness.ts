@@ -1,6 +1,6 @@
 import type { ChangeFeed, Tenant, UnitOfWork, WebhookSender } from '..';
 import { type CatalogFile, createCore, demoCatalog, type CoreDeps } from '../usecases';
-import { CountingEventQueue, FakePaymentProvider, FakeScheme, FixedClock, PlainCipher, RandomIds, SeededRandomness } from './fakes';
+import { CountingEventQueue, FakePaymentProvider, FakeScheme, FixedClock, FakeCipher, RandomIds, SeededRandomness } from './fakes';
 import { InMemoryUnitOfWork } from './memory';
 
 /** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
@@ -17,7 +17,7 @@ export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed
     random: new SeededRandomness(),
     payments,
     scheme: new FakeScheme(),
-    cipher: new PlainCipher(),
+    cipher: new FakeCipher(),
     events,
     changes,
     webhooks: options.webhooks,

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ErrorCodes, fail } from '../errors';
+import { ErrorCodes, fail, isDomainError } from '../errors';
 import type { ApiKey, Id, Organisation, Scope, ScopeResource } from '../model';
 import { SCOPE_RESOURCES } from '../model';
 import { Lru } from '../support/lru';
@@ -37,22 +37,60 @@ export interface CreatedApiKey {
 export class ApiKeyService {
   /**
    * Authenticated keys by hash (the lookup is on every request of every vendor app), kept while
-   * the change feed is heard: a revocation anywhere evicts the key everywhere at once.
+   * the change feed is heard: a revocation anywhere evicts the key everywhere at once. Three lines
+   * keep a revoked key from living on (docs/reliability.md, "Revocation"): a lookup that raced an
+   * invalidation is not kept (the epoch, as in the entitlement cache); while the feed cannot be
+   * confirmed the cache is bypassed; and `revalidate` asks the database about every cached key at
+   * a bounded interval, so even an invalidation lost on a live connection is repaired in time.
+   * While the feed is not heard the keys stay in memory, untrusted, for the database-outage grace.
    */
   private readonly cache = new Lru<string, ApiKey>(10_000);
   private live = false;
+  private epoch = 0;
 
-  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator; random: Randomness }) {}
+  constructor(
+    private readonly deps: {
+      uow: UnitOfWork;
+      clock: Clock;
+      ids: IdGenerator;
+      random: Randomness;
+      /** Whether keys held in memory may stand in while the database does not answer (the outage grace). */
+      outageGrace?: () => boolean;
+    },
+  ) {}
 
-  /** Evicts keys named by the change feed; empties the cache whenever trust in it changes. */
+  /** Evicts keys named by the change feed; on trust lost the keys stay (untrusted), on trust regained they go. */
   cacheControl(): { invalidate(keyHash: string): void; setLive(live: boolean): void } {
     return {
-      invalidate: (keyHash) => void this.cache.delete(keyHash),
+      invalidate: (keyHash) => {
+        this.epoch++;
+        this.cache.delete(keyHash);
+      },
       setLive: (live) => {
+        this.epoch++;
+        // Back on the feed, what was kept may have been revoked meanwhile: start empty.
+        if (live) this.cache.clear();
         this.live = live;
-        this.cache.clear();
       },
     };
+  }
+
+  /**
+   * The second line against a lost invalidation: one query for the revocation state of every
+   * cached key; revoked or vanished keys are evicted. Returns how many were evicted.
+   */
+  async revalidate(): Promise<number> {
+    if (this.cache.size === 0) return 0;
+    const hashes = [...this.cache.keys()];
+    const alive = new Set(await this.deps.uow.read((r) => r.apiKeys.liveAmong(hashes)));
+    let evicted = 0;
+    for (const h of hashes) {
+      if (alive.has(h)) continue;
+      this.cache.delete(h);
+      evicted++;
+    }
+    if (evicted) this.epoch++;
+    return evicted;
   }
 
   /** Whether any organisation exists (an empty database has none). */
@@ -104,6 +142,7 @@ export class ApiKeyService {
     return this.deps.uow.run(async (r) => {
       const key = await r.apiKeys.get(id);
       if (!key) return fail(ErrorCodes.NOT_FOUND, 'api key not found');
+      this.epoch++;
       this.cache.delete(key.keyHash);
       if (key.revokedAt) return key;
       const revoked = { ...key, revokedAt: this.deps.clock.now() };
@@ -126,14 +165,26 @@ export class ApiKeyService {
     const hash = hashApiKey(plaintext);
     const cached = this.live ? this.cache.get(hash) : undefined;
     if (cached) return cached;
-    const key = await this.deps.uow.read((r) => r.apiKeys.findByHash(hash));
+    const mark = this.epoch;
+    let key: ApiKey | undefined;
+    try {
+      key = await this.deps.uow.read((r) => r.apiKeys.findByHash(hash));
+    } catch (e) {
+      // The database does not answer: within the outage grace a key this instance authenticated
+      // before still stands (nothing can be revoked while nothing commits); otherwise the outage error.
+      const held =
+        isDomainError(e) && e.code === ErrorCodes.DATABASE_UNAVAILABLE && this.deps.outageGrace?.() ? this.cache.peek(hash) : undefined;
+      if (held) return held;
+      throw e;
+    }
     // The lookup is by hash; comparing the hashes again in constant time keeps timing flat.
     const stored = Buffer.from(key?.keyHash ?? '0'.repeat(64), 'hex');
     const given = Buffer.from(hash, 'hex');
     if (!key || !timingSafeEqual(stored, given) || key.revokedAt) {
       return fail(ErrorCodes.UNAUTHENTICATED, 'the API key is unknown or revoked');
     }
-    if (this.live) this.cache.set(hash, key);
+    // A revocation heard while the lookup ran may be about this very key: do not keep it.
+    if (this.live && mark === this.epoch) this.cache.set(hash, key);
     return key;
   }
 }

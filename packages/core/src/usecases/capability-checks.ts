@@ -1,11 +1,11 @@
-import { ErrorCodes, fail, invalid } from '../errors';
+import { DomainError, ErrorCodes, fail, invalid, isDomainError } from '../errors';
 import type { Id, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
 import { EntitlementCache } from './check-cache';
 import { Lru } from '../support/lru';
 import type { SignedMessage, Signer } from '../ports';
-import type { CoreDeps } from './deps';
+import { limitsOf, type CoreDeps } from './deps';
 
 /** A capability check, parsed at the edge. */
 export interface CheckRequest {
@@ -44,7 +44,7 @@ export class CapabilityChecks {
   private readonly answers = new Lru<string, KeptAnswer>(KEPT_ANSWERS);
 
   constructor(
-    private readonly deps: Pick<CoreDeps, 'uow' | 'readUow' | 'clock'>,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'readUow' | 'clock' | 'limits'>,
     private readonly signer: Signer,
     /** Per-instance entitlement snapshots (never live without a change feed). */
     readonly cache: EntitlementCache = new EntitlementCache(),
@@ -55,7 +55,25 @@ export class CapabilityChecks {
    * entitlement cache when it is live (misses load only what is missing, in one round of reads,
    * from the read replica when there is one); the check is the pure function over the snapshots.
    */
-  async check(tenant: Tenant, req: CheckRequest): Promise<SignedCheck | null> {
+  async check(tenant: Tenant, req: CheckRequest, answered: { fromMemory?: () => void } = {}): Promise<SignedCheck | null> {
+    try {
+      return await this.answer(tenant, req, false);
+    } catch (e) {
+      // The database does not answer: within the outage grace, what this instance holds answers
+      // (docs/reliability.md, "Database outage"); anything it does not hold keeps the outage error.
+      const grace = limitsOf(this.deps).checkOutageGraceMs;
+      if (!isDomainError(e) || e.code !== ErrorCodes.DATABASE_UNAVAILABLE) throw e;
+      if (!this.cache.staleAllowed(this.deps.clock.now().getTime(), grace)) throw e;
+      const result = await this.answer(tenant, req, e);
+      this.cache.countFromMemory();
+      answered.fromMemory?.();
+      return result;
+    }
+  }
+
+  /** The check, from the cache and the database; `outage`: from memory only, failing with it on anything not held. */
+  private async answer(tenant: Tenant, req: CheckRequest, outage: DomainError | false): Promise<SignedCheck | null> {
+    const stale = outage !== false;
     const { productId, granteeIds, graceDays } = req;
     if (granteeIds.length === 0) invalid('granteeIds', 'names no grantee');
     if (!Number.isSafeInteger(graceDays) || graceDays < 0)
@@ -64,8 +82,9 @@ export class CapabilityChecks {
     const cache = this.cache;
     const reads = this.deps.readUow ?? this.deps.uow;
 
-    let owner = cache.owner(productId);
+    let owner = cache.owner(productId, stale);
     if (owner === undefined) {
+      if (outage) throw outage;
       const mark = cache.mark();
       owner = (await reads.read((r) => r.products.getOwnership(productId))) ?? null;
       cache.storeOwner(mark, productId, owner);
@@ -76,7 +95,7 @@ export class CapabilityChecks {
     const missing: string[] = [];
     const snapshots: (readonly CheckLicense[])[] = [];
     for (const g of granteeIds) {
-      const snapshot = cache.snapshot(product.id, g);
+      const snapshot = cache.snapshot(product.id, g, stale);
       if (snapshot) {
         snapshots.push(snapshot);
         licenses.push(...snapshot);
@@ -95,6 +114,7 @@ export class CapabilityChecks {
         return kept.answer;
     }
     if (missing.length) {
+      if (outage) throw outage;
       const mark = cache.mark();
       const loaded = await reads.read((r) => r.licenses.findForCheck(tenant, product.id, missing));
       const byGrantee = new Map<string, CheckLicense[]>(missing.map((g) => [g, []]));
@@ -107,11 +127,12 @@ export class CapabilityChecks {
     const capabilitiesByPlan = new Map<Id, string[]>();
     const unknownPlans: Id[] = [];
     for (const planId of new Set(licenses.map((l) => l.planId))) {
-      const caps = cache.capabilities(planId);
+      const caps = cache.capabilities(planId, stale);
       if (caps) capabilitiesByPlan.set(planId, caps);
       else unknownPlans.push(planId);
     }
     if (unknownPlans.length) {
+      if (outage) throw outage;
       const mark = cache.mark();
       const names = await reads.read((r) => r.plans.capabilityNames(unknownPlans));
       cache.storeCapabilities(mark, names, unknownPlans);
@@ -122,7 +143,7 @@ export class CapabilityChecks {
       if (question !== undefined) this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
       return null;
     }
-    const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding });
+    const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding, fromMemory: stale });
     const answer: SignedCheck = { ...result, ...signed };
     const key = this.signer.heldKey?.(tenant.organisationId);
     if (question !== undefined && key !== undefined) {

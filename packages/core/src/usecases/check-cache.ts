@@ -12,6 +12,8 @@ export interface CacheStats {
   entries: number;
   /** Whether the caches are trusted (the instance hears every change). */
   live: boolean;
+  /** Checks answered from memory while the database did not answer (the outage grace). */
+  fromMemory: number;
 }
 
 type ProductOwnership = Owned & { archivedAt: Date | null };
@@ -41,8 +43,11 @@ export class EntitlementCache {
   };
   private epoch = 0;
   private live = false;
+  /** Since when (ms) the feed has not been heard, after having been: the start of the outage grace. */
+  private untrustedSince: number | undefined;
   private hits = 0;
   private misses = 0;
+  private fromMemory = 0;
 
   constructor(capacity = DEFAULT_CHECK_CACHE_ENTRIES) {
     this.snapshots = new Lru(capacity);
@@ -53,8 +58,9 @@ export class EntitlementCache {
     return this.epoch;
   }
 
-  snapshot(productId: Id, granteeId: string): readonly CheckLicense[] | undefined {
-    if (!this.live) return undefined;
+  /** `stale`: read what is held even while untrusted (a check answered during a database outage). */
+  snapshot(productId: Id, granteeId: string, stale = false): readonly CheckLicense[] | undefined {
+    if (!this.live && !stale) return undefined;
     const s = this.snapshots.get(`${productId}|${granteeId}`);
     if (s) this.hits++;
     else this.misses++;
@@ -71,16 +77,16 @@ export class EntitlementCache {
     }
   }
 
-  owner(productId: Id): ProductOwnership | null | undefined {
-    return this.live ? this.owners.get(productId) : undefined;
+  owner(productId: Id, stale = false): ProductOwnership | null | undefined {
+    return this.live || stale ? this.owners.get(productId) : undefined;
   }
 
   storeOwner(mark: number, productId: Id, owner: ProductOwnership | null): void {
     if (this.live && mark === this.epoch) this.owners.set(productId, owner);
   }
 
-  capabilities(planId: Id): string[] | undefined {
-    return this.live ? this.planCaps.get(planId) : undefined;
+  capabilities(planId: Id, stale = false): string[] | undefined {
+    return this.live || stale ? this.planCaps.get(planId) : undefined;
   }
 
   storeCapabilities(mark: number, byPlan: ReadonlyMap<Id, string[]>, planIds: Iterable<Id>): void {
@@ -101,16 +107,37 @@ export class EntitlementCache {
     }
   }
 
-  /** Changes may be missed: empty and bypass (`live` false), or, listening again, empty and fill. */
-  setLive(live: boolean): void {
+  /**
+   * Changes may be missed (`live` false): bypass what is held, but keep it for the outage grace
+   * (`staleAllowed`); listening again: empty, then fill. `nowMs` starts the grace.
+   */
+  setLive(live: boolean, nowMs = Date.now()): void {
     this.epoch++;
+    if (live) {
+      this.snapshots.clear();
+      this.owners.clear();
+      this.planCaps.clear();
+      this.untrustedSince = undefined;
+    } else if (this.live) this.untrustedSince = nowMs;
     this.live = live;
-    this.snapshots.clear();
-    this.owners.clear();
-    this.planCaps.clear();
+  }
+
+  /**
+   * Whether what is held may answer a check the database cannot: only within `graceMs` of the
+   * moment the feed was last heard (what changed since may be missing), and never before it was.
+   */
+  staleAllowed(nowMs: number, graceMs: number): boolean {
+    if (graceMs <= 0) return false;
+    if (this.live) return true;
+    return this.untrustedSince !== undefined && nowMs - this.untrustedSince <= graceMs;
+  }
+
+  /** Counts a check answered from memory during an outage (the metric). */
+  countFromMemory(): void {
+    this.fromMemory++;
   }
 
   stats(): CacheStats {
-    return { hits: this.hits, misses: this.misses, entries: this.snapshots.size, live: this.live };
+    return { hits: this.hits, misses: this.misses, entries: this.snapshots.size, live: this.live, fromMemory: this.fromMemory };
   }
 }

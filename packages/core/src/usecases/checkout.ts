@@ -38,7 +38,7 @@ const required = (name: string, value: string | undefined): string => {
 
 /** Checkout links and completed purchases. */
 export class CheckoutService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout' | 'limits'>) {}
 
   /** A checkout link for the plan (validated against the checkout option set rules). */
   async checkoutLink(tenant: Tenant, planId: Id, req: CheckoutLinkRequest): Promise<{ url: string }> {

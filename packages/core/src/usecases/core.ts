@@ -8,6 +8,7 @@ import { EntitlementCache } from './check-cache';
 import type { ChangeFeedHandlers } from '../ports';
 import { EventWorker, type EventHandler } from './events';
 import { IdempotencyService } from './idempotency';
+import { JoinedUnitOfWork } from './joined-unit-of-work';
 import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
@@ -56,14 +57,20 @@ export interface Core {
 
 /** Wires each use case to the ports it needs. The one place use cases are constructed. */
 export function createCore(given: CoreDeps): Core {
-  // Every transaction writes the events of what it changed (the outbox) before it commits.
-  const deps: CoreDeps = { ...given, uow: new OutboxUnitOfWork(given.uow, given) };
+  // Every transaction writes the events of what it changed (the outbox) before it commits; a use
+  // case called inside another's transaction (an idempotent request's) joins it.
+  const deps: CoreDeps = { ...given, uow: new JoinedUnitOfWork(new OutboxUnitOfWork(given.uow, given)) };
   const signing = new SigningKeys(deps);
-  const apiKeys = new ApiKeyService(deps);
-  const checkCache = new EntitlementCache(limitsOf(deps).checkCacheEntries);
+  const limits = limitsOf(deps);
+  const checkCache = new EntitlementCache(limits.checkCacheEntries);
+  const apiKeys = new ApiKeyService({
+    ...deps,
+    outageGrace: () => checkCache.staleAllowed(deps.clock.now().getTime(), limits.checkOutageGraceMs),
+  });
   const keyCache = apiKeys.cacheControl();
+  let revalidation: ReturnType<typeof setInterval> | undefined;
   const setLive = (live: boolean) => {
-    checkCache.setLive(live);
+    checkCache.setLive(live, deps.clock.now().getTime());
     keyCache.setLive(live);
     signing.setLive(live);
   };
@@ -103,9 +110,18 @@ export function createCore(given: CoreDeps): Core {
     entitlements: new EntitlementsCheck({ ...deps, signing }),
     checkCache,
     listen: async () => {
-      if (deps.changes) await deps.changes.start(handlers);
+      if (!deps.changes) return;
+      await deps.changes.start(handlers);
+      // The second line behind the feed: a revocation whose notification was lost is still seen
+      // within keyRevalidateMs (a failed round, e.g. in an outage, just waits for the next).
+      revalidation ??= setInterval(() => {
+        apiKeys.revalidate().catch(() => undefined);
+      }, limits.keyRevalidateMs);
+      revalidation.unref?.();
     },
     stopListening: async () => {
+      if (revalidation) clearInterval(revalidation);
+      revalidation = undefined;
       setLive(false);
       await deps.changes?.stop();
     },

@@ -55,6 +55,10 @@ export interface CoreLimits {
   webhookEventRetentionMs: number;
   /** Entitlement snapshots one instance keeps (LRU). */
   checkCacheEntries: number;
+  /** How often every cached API key is re-validated against the database (the second line behind the change feed). */
+  keyRevalidateMs: number;
+  /** How long after the change feed was last heard checks may be answered from memory while the database does not answer (0: never). */
+  checkOutageGraceMs: number;
 }
 
 export const DEFAULT_LIMITS: CoreLimits = {
@@ -63,6 +67,8 @@ export const DEFAULT_LIMITS: CoreLimits = {
   eventLeaseMs: 120_000,
   webhookEventRetentionMs: 30 * 86_400_000,
   checkCacheEntries: DEFAULT_CHECK_CACHE_ENTRIES,
+  keyRevalidateMs: 500,
+  checkOutageGraceMs: 60_000,
 };
 
 export const limitsOf = (deps: Pick<CoreDeps, 'limits'>): CoreLimits => ({ ...DEFAULT_LIMITS, ...deps.limits });

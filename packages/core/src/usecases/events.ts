@@ -26,7 +26,7 @@ class AlreadyDone extends Error {}
  */
 export class EventWorker {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'logger' | 'limits'>,
     private readonly handlers: EventHandlers,
   ) {}
 

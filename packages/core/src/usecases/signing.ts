@@ -35,8 +35,13 @@ export class SigningKeys implements Signer {
 
   constructor(private readonly deps: SigningDeps) {}
 
-  async sign(organisationId: Id, message: string, options: { encoding?: SignatureEncoding } = {}): Promise<SignedMessage> {
-    const current = await this.loadCurrent(organisationId);
+  async sign(
+    organisationId: Id,
+    message: string,
+    options: { encoding?: SignatureEncoding; fromMemory?: boolean } = {},
+  ): Promise<SignedMessage> {
+    const held = options.fromMemory ? this.cache.peek(organisationId) : undefined;
+    const current = held ?? (await this.loadCurrent(organisationId));
     const encoding = options.encoding ?? 'der';
     const memo = `${current.record.id}|${encoding}|${message}`;
     let signature = this.signatures.get(memo);
@@ -97,10 +102,13 @@ export class SigningKeys implements Signer {
     this.cache.delete(organisationId);
   }
 
-  /** Whether the cache may be trusted (the change feed is heard); either way it starts empty. */
+  /**
+   * Whether the cache may be trusted (the change feed is heard). Trusted again, it starts empty;
+   * distrusted, its keys stay for signing from memory during a database outage only.
+   */
   setLive(live: boolean): void {
+    if (live) this.cache.clear();
     this.live = live;
-    this.cache.clear();
   }
 
   private async loadCurrent(organisationId: Id): Promise<LiveKey> {

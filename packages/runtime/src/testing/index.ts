@@ -10,6 +10,8 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   databaseUrl: undefined,
   databaseReadUrl: undefined,
   checkCacheEntries: 200_000,
+  changeFeedBoundMs: 1000,
+  checkOutageGraceSeconds: 60,
   dataDir: '/nonexistent',
   signer: 'ecdsa',
   masterSecret: 'test master secret, not for production',

@@ -119,14 +119,17 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
       await w.settle();
       expect(await caps(w.b, 'eve')).toEqual(['edit', 'export']);
       await w.dropB();
-      expect(w.b.checkCache.stats()).toMatchObject({ live: false, entries: 0 });
+      // What B held stays in memory for a database outage's grace, but is not used.
+      expect(w.b.checkCache.stats().live).toBe(false);
+      const held = w.b.checkCache.stats().entries;
       const { subscription } = await buy('fay');
       const eve = (await w.a.licenses.list(tenant, {})).find((l) => l.granteeId === 'eve');
       await w.a.licenses.batchUpdate(tenant, [{ uuid: eve?.id as string, granteeId: null }]);
       // Unheard changes, yet B is exact: it reads the database.
       expect(await caps(w.b, 'fay')).toEqual(['edit', 'export']);
       expect(await caps(w.b, 'eve')).toEqual([]);
-      expect(w.b.checkCache.stats().entries).toBe(0);
+      // Nothing was kept meanwhile (unless B's feed, which reconnects by itself, is back already).
+      if (!w.b.checkCache.stats().live) expect(w.b.checkCache.stats().entries).toBe(held);
       await w.restoreB();
       expect(w.b.checkCache.stats().live).toBe(true);
       expect(await caps(w.b, 'fay')).toEqual(['edit', 'export']);

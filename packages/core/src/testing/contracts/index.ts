@@ -611,35 +611,48 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.webhookEvents.record('other', eventId, at(1)))).toBe(true);
     });
 
-    it('keeps idempotency records per organisation and key: one claim wins, the answer is kept, old ones purge', async () => {
+    it('keeps idempotency records per organisation, mode, route and key: one claim wins, the answer is kept, old ones purge', async () => {
       const { org } = await world();
       const key = `key-${randomUUID()}`;
-      const rec = { organisationId: org.id, key, fingerprint: 'POST /api/products abc', status: null, body: null, createdAt: T0 };
+      const scope = { organisationId: org.id, isTest: false, route: 'POST /api/products', key };
+      const rec = { ...scope, fingerprint: 'POST /api/products abc', status: null, body: null, createdAt: T0 };
       const old = at(-1e9);
-      expect(await tx(uow(), (r) => r.idempotency.claim(rec, old, old))).toBe(true);
-      expect(await tx(uow(), (r) => r.idempotency.claim({ ...rec, fingerprint: 'other' }, old, old))).toBe(false);
-      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toEqual(rec);
-      await tx(uow(), (r) => r.idempotency.complete(org.id, key, 201, { type: 'object', data: { id: 'x' } }));
-      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toEqual({
+      const claim = (r: Repositories, record: typeof rec, expiredBefore: Date) => r.idempotency.claim(record, expiredBefore, 1000);
+      // A claim commits only with its answer (one transaction).
+      await tx(uow(), async (r) => {
+        expect(await claim(r, rec, old)).toBe(true);
+        await r.idempotency.complete(scope, 201, { type: 'object', data: { id: 'x' } });
+      });
+      expect(await tx(uow(), (r) => claim(r, { ...rec, fingerprint: 'other' }, old))).toBe(false);
+      expect(await tx(uow(), (r) => r.idempotency.find(scope, at(-1)))).toEqual({
         ...rec,
         status: 201,
         body: { type: 'object', data: { id: 'x' } },
       });
-      // A finished record is not released, and is not taken over as abandoned.
-      await tx(uow(), (r) => r.idempotency.release(org.id, key));
-      expect(await tx(uow(), (r) => r.idempotency.claim(rec, old, at(1)))).toBe(false);
-      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(1)))).toBeUndefined();
-      expect(await tx(uow(), (r) => r.idempotency.find(randomUUID(), key, at(-1)))).toBeUndefined();
+      // Another mode, route or organisation is another key.
+      for (const other of [{ isTest: true }, { route: 'POST /api/plans' }, { organisationId: randomUUID() }]) {
+        expect(await tx(uow(), (r) => r.idempotency.find({ ...scope, ...other }, at(-1)))).toBeUndefined();
+      }
+      await tx(uow(), async (r) => {
+        expect(await claim(r, { ...rec, isTest: true }, old)).toBe(true);
+        await r.idempotency.complete({ ...scope, isTest: true }, 200, null);
+      });
+      expect((await tx(uow(), (r) => r.idempotency.find(scope, at(-1))))?.status).toBe(201);
+      expect((await tx(uow(), (r) => r.idempotency.find({ ...scope, isTest: true }, at(-1))))?.status).toBe(200);
+      // A claim whose transaction rolls back leaves nothing.
+      const rolled = { ...rec, route: 'POST /api/plans' };
+      await expect(
+        tx(uow(), async (r) => {
+          await claim(r, rolled, old);
+          throw new Error('the work failed');
+        }),
+      ).rejects.toThrow('the work failed');
+      expect(await tx(uow(), (r) => r.idempotency.find({ ...scope, route: rolled.route }, at(-1)))).toBeUndefined();
       // An expired record gives its key to a new claim.
-      expect(await tx(uow(), (r) => r.idempotency.claim({ ...rec, createdAt: at(5) }, at(1), old))).toBe(true);
-      expect((await tx(uow(), (r) => r.idempotency.find(org.id, key, at(1))))?.status).toBeNull();
-      // An in-flight claim is released, or taken over once abandoned.
-      await tx(uow(), (r) => r.idempotency.release(org.id, key));
-      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toBeUndefined();
-      expect(await tx(uow(), (r) => r.idempotency.claim(rec, old, old))).toBe(true);
-      expect(await tx(uow(), (r) => r.idempotency.claim({ ...rec, createdAt: at(9) }, old, at(1)))).toBe(true);
+      expect(await tx(uow(), (r) => r.idempotency.find(scope, at(1)))).toBeUndefined();
+      expect(await tx(uow(), (r) => claim(r, { ...rec, createdAt: at(5) }, at(1)))).toBe(true);
       expect(await tx(uow(), (r) => r.idempotency.purge(at(10)))).toBeGreaterThanOrEqual(1);
-      expect(await tx(uow(), (r) => r.idempotency.find(org.id, key, at(-1)))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.idempotency.find(scope, at(-1)))).toBeUndefined();
     });
 
     it('claims the events of one subscription in order: a later one waits while an earlier one is unfinished', async () => {
@@ -958,3 +971,4 @@ export * from './payment-provider';
 export * from './cache-coherence';
 export * from './usage';
 export * from './signed-links';
+export * from './key-cipher';

@@ -8,6 +8,8 @@ import type { CacheInvalidation, ChangeFeed, ChangeFeedHandlers } from '../../po
 export class MemoryChangeFeed implements ChangeFeed {
   private handlers: ChangeFeedHandlers | undefined;
   private connected = false;
+  /** Changes are lost on the way while the feed still seems to listen (what a faulty network does). */
+  losing = false;
 
   constructor(private readonly subscribers: Set<MemoryChangeFeed>) {}
 
@@ -41,7 +43,7 @@ export class MemoryChangeFeed implements ChangeFeed {
   }
 
   deliver(changes: CacheInvalidation[]): void {
-    if (!this.connected) return;
+    if (!this.connected || this.losing) return;
     for (const c of changes) this.handlers?.onChange(c);
   }
 }

@@ -1,25 +1,25 @@
+import type { IdempotencyScope } from '../../model';
 import type { IdempotencyRepository } from '../../ports';
 import { type Tables, copy } from './tables';
 
+const scopeId = (s: IdempotencyScope) => `${s.organisationId}|${s.isTest}|${s.route}|${s.key}`;
+
 export function idempotencyRepository(db: Tables): IdempotencyRepository {
   return {
-    find: async (orgId, key, since) => {
-      const r = db.idempotency.get(`${orgId}:${key}`);
+    find: async (scope, since) => {
+      const r = db.idempotency.get(scopeId(scope));
       return r && r.createdAt >= since ? copy(r) : undefined;
     },
-    claim: async (rec, expiredBefore, abandonedBefore) => {
-      const id = `${rec.organisationId}:${rec.key}`;
-      const held = db.idempotency.get(id);
-      if (held && held.createdAt >= expiredBefore && !(held.status === null && held.createdAt < abandonedBefore)) return false;
-      db.idempotency.set(id, copy({ ...rec, status: null, body: null }));
+    // Transactions here run one at a time: a claim is never met in flight.
+    claim: async (rec, expiredBefore) => {
+      const held = db.idempotency.get(scopeId(rec));
+      if (held && held.createdAt >= expiredBefore && held.status !== null) return false;
+      db.idempotency.set(scopeId(rec), copy({ ...rec, status: null, body: null }));
       return true;
     },
-    complete: async (orgId, key, status, body) => {
-      const r = db.idempotency.get(`${orgId}:${key}`);
-      if (r) db.idempotency.set(`${orgId}:${key}`, copy({ ...r, status, body: body === undefined ? null : body }));
-    },
-    release: async (orgId, key) => {
-      if (db.idempotency.get(`${orgId}:${key}`)?.status === null) db.idempotency.delete(`${orgId}:${key}`);
+    complete: async (scope, status, body) => {
+      const r = db.idempotency.get(scopeId(scope));
+      if (r) db.idempotency.set(scopeId(scope), copy({ ...r, status, body: body === undefined ? null : body }));
     },
     purge: async (before) => {
       let n = 0;

@@ -23,6 +23,12 @@ export function apiKeyRepository(db: Tables, changed: Changed): ApiKeyRepository
       if (db.apiKeys.has(k.id)) changed({ kind: 'apiKey', keyHash: k.keyHash });
       db.apiKeys.set(k.id, copy(k));
     },
+    liveAmong: async (hashes) => {
+      const wanted = new Set(hashes);
+      return values(db.apiKeys)
+        .filter((k) => wanted.has(k.keyHash) && !k.revokedAt)
+        .map((k) => k.keyHash);
+    },
   };
 }
 

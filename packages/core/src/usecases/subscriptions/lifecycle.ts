@@ -47,7 +47,7 @@ export interface SubscriptionView {
  * state of its own (sandbox). See docs/decisions.md, "No provider call under a row lock".
  */
 export class SubscriptionLifecycle {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments'>) {}
 
   async get(tenant: Tenant, id: Id): Promise<SubscriptionView> {
     const now = this.deps.clock.now();

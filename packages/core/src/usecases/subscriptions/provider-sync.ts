@@ -9,7 +9,7 @@ export type SyncResult = 'applied' | 'duplicate' | 'unknown';
 
 /** The payment provider's truth (re-fetched after its webhook) applied to our copy, once per delivery. */
 export class ProviderSync {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>) {}
 
   /** Status, period, scheduled cancellation and seats as the provider reports them. 'unknown': no such subscription here. */
   async sync(paymentSubscriptionId: string, snapshot: ProviderSnapshot, delivery?: WebhookDelivery): Promise<SyncResult> {

@@ -25,7 +25,7 @@ interface SeatDecision {
  * provider was told (the state moved meanwhile), the provider is told the committed quantity.
  */
 export class SeatService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'events' | 'logger' | 'limits'>) {}
 
   /** Checks a seat change now and queues it as an event; returns the queued event. */
   async request(tenant: Tenant, subscriptionId: Id, change: SeatChange): Promise<DomainEvent> {

@@ -9,7 +9,7 @@ import type { UsageService } from '../usage';
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout'>,
     private readonly usage?: Pick<UsageService, 'sweep'>,
   ) {}
 
