@@ -32,5 +32,6 @@ describe.each(kinds)('100 concurrent seat changes over HTTP (%s)', (kind) => {
       assigned: 1,
       unassigned: expected - 1,
     });
-  });
+    // A bound on waiting for 100 changes and two drains on a loaded machine, not a speed assertion.
+  }, 120_000);
 });

@@ -68,6 +68,11 @@ export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
     // An idle connection the server closes (restart, failover) is dropped by the pool and replaced
     // on next use; without a listener pg would raise it as an uncaught error and end the process.
     pool.on('error', (err) => options.onIdleError?.(err));
+    // A connection that dies while checked out (between the statements of a transaction, the
+    // server crashing or restarting) emits 'error' on its client, which the pool no longer
+    // listens to then: without a listener of its own the process would end. The statement that
+    // was running, or the next one, fails with the error (503 DATABASE_UNAVAILABLE to a client).
+    pool.on('connect', (client) => client.on('error', (err) => options.onIdleError?.(err)));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const url = options.url;
     return {

@@ -136,8 +136,45 @@ export type QueryOf<S> =
       : T
     : Record<string, string | undefined>;
 
-/** What a body schema lets through: the type `typed<T>()` gave it. */
-export type BodyOf<S> = S extends Schema<infer T> ? (unknown extends T ? unknown : T) : unknown;
+/**
+ * The type of the JSON a schema (declared `as const`, or through `bodySchema`) lets through: the
+ * keywords our request schemas use (`type`, `enum`, `const`, `properties`, `required`, `items`).
+ * Anything else reads as `unknown`; a schema beyond that says its type with `typed<T>()`.
+ */
+export type JsonOf<S> = S extends { enum: readonly (infer E)[] }
+  ? E
+  : S extends { const: infer C }
+    ? C
+    : S extends { type: readonly (infer T)[] }
+      ? JsonOfType<T, S>
+      : S extends { type: infer T }
+        ? JsonOfType<T, S>
+        : unknown;
+type JsonOfType<T, S> = T extends 'string'
+  ? string
+  : T extends 'integer' | 'number'
+    ? number
+    : T extends 'boolean'
+      ? boolean
+      : T extends 'null'
+        ? null
+        : T extends 'array'
+          ? S extends { items: infer I }
+            ? JsonOf<I>[]
+            : unknown[]
+          : T extends 'object'
+            ? S extends { properties: infer P }
+              ? { [K in keyof P as K extends RequiredOf<S> ? K : never]: JsonOf<P[K]> } & {
+                  [K in keyof P as K extends RequiredOf<S> ? never : K]?: JsonOf<P[K]>;
+                }
+              : Record<string, unknown>
+            : unknown;
+
+/** What a body schema lets through: the type `typed<T>()` gave it, else the type read from the schema itself. */
+export type BodyOf<S> = S extends Schema<infer T> ? (unknown extends T ? JsonOf<S> : T) : unknown;
+
+/** A request-body schema whose handler type is read from it (literal types kept, as `as const` would). */
+export const bodySchema = <const S extends object>(schema: S): S => schema;
 
 /**
  * A typed route: the handler's `query` and `body` take their types from the route's `query` and

@@ -1,11 +1,11 @@
 import { WEBHOOK_EVENT_TYPES, type Core } from '@tollgate/core';
-import { bool, date, int, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
+import { bool, date, int, querySchema, resource, route, str, bodySchema, uuid, type Route } from '@tollgate/http';
 import { listOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
 import { listEnvelope, objectEnvelope, outboxEventView, pageQueryOf as page } from '../views';
 
 const eventListQuery = { ...querySchema({ ...pageProps, type: { enum: [...WEBHOOK_EVENT_TYPES] } }), additionalProperties: false };
-const resendBody = typed<{ endpointId?: string }>({
+const resendBody = bodySchema({
   type: 'object',
   properties: { endpointId: { type: 'string', format: 'uuid' } },
   additionalProperties: false,

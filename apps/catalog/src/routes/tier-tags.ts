@@ -1,10 +1,10 @@
 import type { Core } from '@tollgate/core';
-import { resource, route, typed, type Route } from '@tollgate/http';
+import { bodySchema, resource, route, type Route } from '@tollgate/http';
 import { listOf, objectOf, tierTagSchema } from '../response-schemas';
 import { pageQuery } from '../schemas';
 import { listEnvelope, objectEnvelope, pageQueryOf, tierTagView } from '../views';
 
-export const tierTagBody = typed<{ name: string }>({
+export const tierTagBody = bodySchema({
   type: 'object',
   properties: { name: { type: 'string', minLength: 1, maxLength: 100 } },
   required: ['name'],

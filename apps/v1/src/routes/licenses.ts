@@ -12,6 +12,7 @@ import {
   querySchema,
   resource,
   route,
+  bodySchema,
   typed,
   uuid,
   type Route,
@@ -21,13 +22,13 @@ import { licenseViewPages, licenseViewsOf, type V1Services } from './support';
 export const licenseCountSchema = object({ count: int, assigned: int, unassigned: int });
 
 const str = { type: 'string' } as const;
-const granteeId = { type: ['string', 'null'], minLength: 1, maxLength: 320 };
+const granteeId = { type: ['string', 'null'], minLength: 1, maxLength: 320 } as const;
 type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
 
 export const createLicensesBody = typed<LicenseRequest | LicenseRequest[]>({
   anyOf: [adHocLicenseRequestSchema, { type: 'array', minItems: 1, maxItems: 100, items: adHocLicenseRequestSchema }],
 });
-export const batchUpdateBody = typed<{ uuid: string; granteeId: string | null }[]>({
+export const batchUpdateBody = bodySchema({
   type: 'array',
   minItems: 1,
   maxItems: 500,
@@ -38,13 +39,13 @@ export const batchUpdateBody = typed<{ uuid: string; granteeId: string | null }[
     additionalProperties: false,
   },
 });
-export const licenseUpdateBody = typed<{ granteeId: string | null }>({
+export const licenseUpdateBody = bodySchema({
   type: 'object',
   properties: { granteeId },
   required: ['granteeId'],
   additionalProperties: false,
 });
-export const licenseCancelBody = typed<{ uuids: string[] }>({
+export const licenseCancelBody = bodySchema({
   type: 'object',
   properties: { uuids: { type: 'array', minItems: 1, maxItems: 500, items: uuid } },
   required: ['uuids'],

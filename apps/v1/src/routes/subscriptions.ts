@@ -10,7 +10,7 @@ import {
   querySchema,
   resource,
   route,
-  typed,
+  bodySchema,
   uuid,
   type Route,
   type RouteDef,
@@ -90,24 +90,24 @@ export const paymentMethodSchema = {
   },
 };
 
-const proration = { enum: [...PRORATIONS] };
-const seatCount = { type: 'integer', minimum: 1, maximum: 10000 };
+const proration = { enum: PRORATIONS };
+const seatCount = { type: 'integer', minimum: 1, maximum: 10000 } as const;
 
 export const expandQuery = querySchema({ expand: { type: 'string' } });
 export const cancelQuery = querySchema({ when: { enum: ['now', 'end'] } }, ['when']);
-export const changePlanBody = typed<{ planUuid: string; proration?: Proration }>({
+export const changePlanBody = bodySchema({
   type: 'object',
   properties: { planUuid: { type: 'string', format: 'uuid' }, proration },
   required: ['planUuid'],
   additionalProperties: false,
 });
-export const incrementBody = typed<{ increment: number; proration?: Proration }>({
+export const incrementBody = bodySchema({
   type: 'object',
   properties: { increment: seatCount, proration },
   required: ['increment'],
   additionalProperties: false,
 });
-export const decrementBody = typed<{ decrement: number; proration?: Proration }>({
+export const decrementBody = bodySchema({
   type: 'object',
   properties: { decrement: seatCount, proration },
   required: ['decrement'],

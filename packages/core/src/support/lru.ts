@@ -38,6 +38,11 @@ export class Lru<K, V> {
     return this.map.size;
   }
 
+  /** Every entry, least recently used first (without marking any used). */
+  entries(): IterableIterator<[K, V]> {
+    return this.map.entries();
+  }
+
   keys(): IterableIterator<K> {
     return this.map.keys();
   }

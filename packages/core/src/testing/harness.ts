@@ -1,10 +1,10 @@
-import type { ChangeFeed, Tenant, UnitOfWork, WebhookSender } from '..';
+import type { ChangeFeed, Randomness, Tenant, UnitOfWork, WebhookSender } from '..';
 import { type CatalogFile, createCore, demoCatalog, type CoreDeps } from '../usecases';
 import { CountingEventQueue, FakePaymentProvider, FakeScheme, FixedClock, FakeCipher, RandomIds, SeededRandomness } from './fakes';
 import { InMemoryUnitOfWork } from './memory';
 
 /** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
-export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender } = {}) {
+export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender; random?: Randomness } = {}) {
   const clock = new FixedClock();
   const payments = new FakePaymentProvider();
   const events = new CountingEventQueue();
@@ -14,7 +14,7 @@ export function createTestCore(options: { uow?: UnitOfWork; changes?: ChangeFeed
     uow,
     clock,
     ids: new RandomIds(),
-    random: new SeededRandomness(),
+    random: options.random ?? new SeededRandomness(),
     payments,
     scheme: new FakeScheme(),
     cipher: new FakeCipher(),

@@ -135,7 +135,7 @@ export class CapabilityChecks {
       if (outage) throw outage;
       const mark = cache.mark();
       const names = await reads.read((r) => r.plans.capabilityNames(unknownPlans));
-      cache.storeCapabilities(mark, names, unknownPlans);
+      cache.storeCapabilities(mark, product.id, names, unknownPlans);
       for (const id of unknownPlans) capabilitiesByPlan.set(id, names.get(id) ?? []);
     }
     const result = capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });

@@ -32,7 +32,8 @@ type ProductOwnership = Owned & { archivedAt: Date | null };
 export class EntitlementCache {
   private readonly snapshots: Lru<string, readonly CheckLicense[]>;
   private readonly owners = new Lru<Id, ProductOwnership | null>(10_000);
-  private readonly planCaps = new Lru<Id, string[]>(10_000);
+  /** Capability names by plan, with the product the plan belongs to (its changes evict them). */
+  private readonly planCaps = new Lru<Id, { productId: Id; names: string[] }>(10_000);
   private readonly planIds = new Map<Id, Id>();
   private readonly samePlanId = (id: Id): Id => {
     const kept = this.planIds.get(id);
@@ -86,12 +87,12 @@ export class EntitlementCache {
   }
 
   capabilities(planId: Id, stale = false): string[] | undefined {
-    return this.live || stale ? this.planCaps.get(planId) : undefined;
+    return this.live || stale ? this.planCaps.get(planId)?.names : undefined;
   }
 
-  storeCapabilities(mark: number, byPlan: ReadonlyMap<Id, string[]>, planIds: Iterable<Id>): void {
+  storeCapabilities(mark: number, productId: Id, byPlan: ReadonlyMap<Id, string[]>, planIds: Iterable<Id>): void {
     if (!this.live || mark !== this.epoch) return;
-    for (const id of planIds) this.planCaps.set(id, byPlan.get(id) ?? []);
+    for (const id of planIds) this.planCaps.set(id, { productId, names: byPlan.get(id) ?? [] });
   }
 
   /** A change committed somewhere: drop what it names. */
@@ -100,8 +101,9 @@ export class EntitlementCache {
     if (change.kind === 'license') this.snapshots.delete(`${change.productId}|${change.granteeId}`);
     else if (change.kind === 'product') {
       this.owners.delete(change.productId);
-      // Plans of the product may have changed their capabilities: their names go too.
-      this.planCaps.clear();
+      // Plans of the product may have changed their capabilities: their names go too (only
+      // theirs: another product's write must not empty what a database outage would need).
+      for (const [plan, caps] of [...this.planCaps.entries()]) if (caps.productId === change.productId) this.planCaps.delete(plan);
       const prefix = `${change.productId}|`;
       for (const key of [...this.snapshots.keys()]) if (key.startsWith(prefix)) this.snapshots.delete(key);
     }
@@ -111,7 +113,7 @@ export class EntitlementCache {
    * Changes may be missed (`live` false): bypass what is held, but keep it for the outage grace
    * (`staleAllowed`); listening again: empty, then fill. `nowMs` starts the grace.
    */
-  setLive(live: boolean, nowMs = Date.now()): void {
+  setLive(live: boolean, nowMs: number): void {
     this.epoch++;
     if (live) {
       this.snapshots.clear();
