@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import YAML from 'yaml';
 import { CLIENT_SCOPES, isDomainError, type CatalogFile, type Core } from '@tollgate/core';
 import { setUpDemo } from '@tollgate/runtime';
+import { creditsCommand, usageCommand, USAGE_COMMANDS } from './usage-commands';
 
 export const USAGE = `usage: tollgate <command> [options]
 
@@ -21,6 +22,7 @@ commands:
   import FILE [--json]                      create or update the catalog described in FILE (YAML or JSON)
   export --org NAME [--test] [--json]       write the organisation's catalog in the same format (YAML by default)
   demo                                      create the demo organisation, its catalog and two keys
+${USAGE_COMMANDS}
 
 environment: DATABASE_URL (PostgreSQL server; default: embedded PGlite in DATA_DIR, ./data),
              TOLLGATE_SECRET, SIGNER=ecdsa|hmac`;
@@ -52,6 +54,10 @@ export async function runCli(argv: string[], services: CliServices, io: Io): Pro
         return await keys(sub, rest, core, io);
       case 'webhooks':
         return await webhooks(sub, rest, core, io);
+      case 'usage':
+        return await usageCommand(sub, rest, core, io);
+      case 'credits':
+        return await creditsCommand(sub, rest, core, io);
       case 'import':
         return await importFile(
           [sub, ...rest].filter((x) => x !== undefined),

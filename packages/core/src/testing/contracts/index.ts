@@ -1063,5 +1063,6 @@ export * from './signature-scheme';
 export * from './payment-provider';
 export * from './cache-coherence';
 export * from './webhook-sender';
+export * from './usage';
 export * from './signed-links';
 export * from './key-cipher';
