@@ -5,7 +5,8 @@ export { parseExpand, EXPANDABLE } from './params';
 export * from './schemas';
 export { checkoutLinkSchema } from './routes/checkout';
 export { eventSchema } from './routes/events';
-export { licenseCountSchema, licenseUsageSchema } from './routes/licenses';
+export { licenseCountSchema } from './routes/licenses';
+export { licenseUsageSchema } from './routes/usage';
 export { pricingPageLinkSchema, pricingTableSchema } from './routes/pricing-tables';
 export {
   eventUuidSchema,

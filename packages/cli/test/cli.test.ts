@@ -296,3 +296,41 @@ products:
     expect((await run('webhooks', 'list', '--org', 'nobody')).err).toMatch(/no organisation named nobody/);
   });
 });
+
+describe('tollgate usage and credits', () => {
+  it('grants credits to an owner and verifies that every balance equals its ledger', async () => {
+    const org = await world.core.apiKeys.ensureOrganisation('cli-usage');
+    await world.core.usage.createMeter({ organisationId: org.id, isTest: false }, { slug: 'tokens', name: 'Tokens' });
+    const granted = await run(
+      'credits',
+      'grant',
+      '--org',
+      'cli-usage',
+      '--owner',
+      'acme',
+      '--meter',
+      'tokens',
+      '--amount',
+      '500',
+      '--json',
+    );
+    expect(granted.code).toBe(0);
+    expect(JSON.parse(granted.out)).toMatchObject({ owner: 'acme', meter: 'tokens', granted: '500', remaining: '500' });
+    const bad = await run('credits', 'grant', '--org', 'cli-usage', '--owner', 'acme', '--meter', 'nope', '--amount', '5');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('meterSlug');
+    expect((await run('credits', 'grant', '--org', 'cli-usage')).code).toBe(2);
+    const verified = await run('usage', 'verify');
+    expect(verified).toMatchObject({ code: 0, out: 'every balance equals its ledger' });
+    // A counter changed behind the ledger's back is reported, and the command fails.
+    await world.db.uow.run(async (r) => {
+      const [b] = await r.usage.openBalances({ organisationId: org.id, isTest: false }, 'acme');
+      await r.usage.write({ balance: { ...b, used: b.used + 1n }, grants: [], holds: [], entries: [], keys: [] });
+    });
+    const broken = await run('usage', 'verify', '--json');
+    expect(broken.code).toBe(1);
+    expect(JSON.parse(broken.out).mismatches).toEqual([
+      expect.objectContaining({ counters: expect.objectContaining({ used: '1' }), ledger: expect.objectContaining({ used: '0' }) }),
+    ]);
+  });
+});

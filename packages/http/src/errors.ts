@@ -56,6 +56,9 @@ export const ERROR_STATUS: ErrorStatusTable = {
   PAYMENT_NOT_AVAILABLE: 400,
   PAYMENT_PROVIDER_FAILED: 502,
   DATABASE_UNAVAILABLE: 503,
+  METER_EXISTS: 409,
+  HOLD_NOT_FOUND: 404,
+  HOLD_SETTLED: 409,
 };
 
 /** Seconds a client is asked to wait before retrying while the database does not answer. */

@@ -1072,5 +1072,6 @@ export * from './signature-scheme';
 export * from './payment-provider';
 export * from './cache-coherence';
 export * from './webhook-sender';
+export * from './usage';
 export * from './signed-links';
 export * from './key-cipher';
