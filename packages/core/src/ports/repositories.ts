@@ -66,6 +66,8 @@ export interface OrganisationRepository {
   save(org: Organisation): Promise<void>;
   /** Whether there is any organisation at all (an empty database). */
   any(): Promise<boolean>;
+  /** Every organisation, by name. */
+  list(): Promise<Organisation[]>;
 }
 
 export interface ApiKeyRepository {
