@@ -35,4 +35,10 @@ module.exports = {
   // Suites named *.server.test.ts need a PostgreSQL server: collected only when TEST_DATABASE_URL says where.
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/fixtures/', ...(process.env.TEST_DATABASE_URL ? [] : ['\\.server\\.test\\.ts$'])],
   testTimeout: 30000,
+  // Each test file's embedded databases (PGlite, ~400 MB of WebAssembly memory apiece) stay reachable
+  // from the file's module registry after it ends, so one process running file after file grew past
+  // 5 GB. A fresh worker per file (0: always restart; a byte limit would not do, since jest compares
+  // it with the heap, and WebAssembly memory lies outside it) keeps every test process near the
+  // needs of its one file. Setting it also makes jest use a worker under --maxWorkers=1.
+  workerIdleMemoryLimit: 0,
 };

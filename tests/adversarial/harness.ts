@@ -3,11 +3,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { freePort } from '@tollgate/runtime/testing';
 
 const ROOT = path.join(__dirname, '..', '..');
 const SERVER = path.join(ROOT, 'apps/server/dist/main.js');
@@ -54,16 +54,6 @@ export async function sql<T = Record<string, unknown>>(dbUrl: string, text: stri
     await c.end();
   }
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 export interface Instance {
   url: string;
@@ -174,6 +164,7 @@ export async function seedOrg(dbUrl: string, name: string): Promise<Org> {
     fs.writeFileSync(f, JSON.stringify(sampleCatalog(name, test)));
     return f;
   };
+  await cli(dbUrl, ['orgs', 'create', name]);
   const keys = JSON.parse(await cli(dbUrl, ['import', file(false), '--json']));
   const testKeys = JSON.parse(await cli(dbUrl, ['import', file(true), '--json']));
   fs.rmSync(dir, { recursive: true, force: true });

@@ -32,7 +32,21 @@ beforeAll(async () => {
   ).data.id;
   const outboxEvent = ((await call(server.url, 'GET', '/api/events?limit=1', { bearer: a.live })).body as { data: { id: string }[] })
     .data[0].id;
+  // Usage: the meter exists in every tenant the test calls with (a list or a create answers its own),
+  // and tenant A holds a reservation.
+  for (const key of [a.live, a.test, b.live])
+    await call(server.url, 'POST', '/api/meters', { bearer: key, body: { slug: 'tokens', name: 'Tokens' } });
+  await call(server.url, 'POST', '/api/credits/grants', { bearer: a.live, body: { owner: 'isolated', meterSlug: 'tokens', amount: 100 } });
+  const hold = (
+    (
+      await call(server.url, 'POST', '/api/usage/reservations', {
+        bearer: a.live,
+        body: { owner: 'isolated', meterSlug: 'tokens', quantity: 5, ttlSeconds: 3600 },
+      })
+    ).body as { data: { id: string } }
+  ).data.id;
   ids = {
+    hold,
     webhook,
     outboxEvent,
     product: a.keys['products.notes'],
@@ -70,7 +84,9 @@ function request(op: Op): { path: string; body?: unknown } {
           ? ids.webhook
           : op.path.startsWith('/api/events')
             ? ids.outboxEvent
-            : ids.plan;
+            : op.path.startsWith('/api/usage/reservations')
+              ? ids.hold
+              : ids.plan;
     throw new Error(`no id for ${name} in ${op.path}`);
   };
   let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
@@ -83,6 +99,8 @@ function request(op: Op): { path: string; body?: unknown } {
       'globalSuccessUrl=https://x.io/ok&globalCancelUrl=https://x.io/no&globalGranteeId=g&member=m',
     '/subscriptions/{subscriptionUuid}/cancel': 'when=end',
     '/licenses/purchaser': 'purchaser=buyer@example.com',
+    '/api/balances': 'owner=isolated',
+    '/api/entitlements/check': 'granteeId=isolated',
   };
   if (q[op.path]) path += `?${q[op.path]}`;
   const bodies: Record<string, unknown> = {
@@ -103,6 +121,13 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/webhooks': { url: 'https://hooks.vendor.example.com/intruder', enabled: false },
     'patch /api/webhooks/{id}': { description: 'intruder' },
     'post /api/events/{id}/resend': {},
+    'put /usage': { licenseUuid: ids.license, featureVariableName: 'projects', countOptions: { increment: 1 } },
+    'post /api/meters': { slug: 'intruder', name: 'intruder' },
+    'post /api/credits/grants': { owner: 'intruder', meterSlug: 'tokens', amount: 1 },
+    'post /api/usage/record': { owner: 'intruder', meterSlug: 'tokens', increment: 1 },
+    'post /api/usage/consume': { owner: 'intruder', meterSlug: 'tokens', quantity: 1 },
+    'post /api/usage/reservations': { owner: 'intruder', meterSlug: 'tokens', quantity: 1, ttlSeconds: 60 },
+    'post /api/usage/reservations/{id}/commit': { quantity: 1 },
   };
   return { path, body: bodies[`${op.method} ${op.path}`] };
 }

@@ -2,6 +2,10 @@ import type { Express } from 'express';
 import type { Logger } from '@tollgate/core';
 import {
   createHttpApp,
+  createMetrics,
+  mountOperations,
+  observeRequests,
+  type OperationsServices,
   createRateLimits,
   type RateLimitConfig,
   type RateLimits,
@@ -50,10 +54,13 @@ export const catalogOpenApi = (core: CatalogServices) =>
         : [{ name: 'idempotency-key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }],
   });
 
-/** The catalog app alone on its own port. */
-export function createCatalogApp(s: CatalogAppServices): Express {
+/** The catalog app alone on its own port, a complete service: health, readiness, metrics and the sandbox pages, then the API. */
+export function createCatalogApp(s: CatalogAppServices & OperationsServices): Express {
   const rateLimits = s.rateLimits ?? createRateLimits(s.config.rateLimits);
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) =>
-    app.use(createCatalogRouter({ ...s, rateLimits }).router),
-  );
+  const metrics = createMetrics(s);
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
+    app.use(observeRequests(metrics));
+    mountOperations(app, s, metrics);
+    app.use(createCatalogRouter({ ...s, rateLimits }).router);
+  });
 }

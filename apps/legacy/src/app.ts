@@ -2,6 +2,10 @@ import type { Express } from 'express';
 import type { Logger } from '@tollgate/core';
 import {
   createHttpApp,
+  createMetrics,
+  mountOperations,
+  observeRequests,
+  type OperationsServices,
   createRateLimits,
   ERROR_STATUS,
   generationRouter,
@@ -45,10 +49,13 @@ export const legacyOpenApi = (core: LegacyServices) =>
     errorSchema: legacyErrorSchema,
   });
 
-/** The legacy app alone on its own port. */
-export function createLegacyApp(s: LegacyAppServices): Express {
+/** The legacy app alone on its own port, a complete service: health, readiness, metrics and the sandbox pages, then the API. */
+export function createLegacyApp(s: LegacyAppServices & OperationsServices): Express {
   const rateLimits = s.rateLimits ?? createRateLimits(s.config.rateLimits);
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) =>
-    app.use(createLegacyRouter({ ...s, rateLimits }).router),
-  );
+  const metrics = createMetrics(s);
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
+    app.use(observeRequests(metrics));
+    mountOperations(app, s, metrics);
+    app.use(createLegacyRouter({ ...s, rateLimits }).router);
+  });
 }

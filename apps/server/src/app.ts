@@ -1,52 +1,38 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import type { Clock, Core, Logger, SignedLinks } from '@tollgate/core';
 import { catalogErrorBody, catalogOpenApi, createCatalogRouter } from '@tollgate/app-catalog';
 import { createLegacyRouter, legacyOpenApi } from '@tollgate/app-legacy';
-import { createCheckoutStartRouter, createPricingPageRouter, createV1Router, v1OpenApi } from '@tollgate/app-v1';
+import { createV1Router, mountV1Pages, v1OpenApi } from '@tollgate/app-v1';
 import {
   answerClientErrors,
   createCheckFastPath,
   createHttpApp,
   createHttpServer,
+  createMetrics,
   DEFAULT_HTTP_SERVER_LIMITS,
   type HttpServerLimits,
   createRateLimits,
   legacyErrorBody,
+  mountOperations,
   sendJson,
   type CheckFastPathStats,
+  type OperationsServices,
   type RateLimitConfig,
+  type ServerMetrics,
 } from '@tollgate/http';
-import { ServerMetrics } from './metrics';
 import { docsRouter, homePage } from './pages';
 
-/** Whether an instance can serve, check by check (`GET /readyz`). */
-export interface Readiness {
-  ready: boolean;
-  checks: Record<string, { ok: boolean; detail?: string }>;
-}
-
 /** What the combined server is given by its composition root (a plain typed record). */
-export interface ServerServices {
+export interface ServerServices extends OperationsServices {
   core: Core;
   logger: Logger;
   clock: Clock;
   links: SignedLinks;
   config: { publicUrl: string; logRequests: boolean; rateLimits: RateLimitConfig; metricsToken?: string };
-  /** Readiness of this instance (`GET /readyz`); absent: ready whenever it answers. */
-  readiness?(): Promise<Readiness>;
-  /** The database, for its pool's metrics (absent or without a pool: none). */
-  database?: { kind?: string; poolStats?(): { total: number; idle: number; waiting: number } };
   /** A hosted pricing page of the demo organisation, linked from `GET /` (a fresh install). */
   demoPricingPage?: string;
-  /** Routers adapters serve: the sandbox's hosted pages, and provider webhooks by provider (raw bodies). */
-  pages: { sandbox: RequestHandler; webhooks: Record<string, RequestHandler> };
 }
-
-/** Compares secrets in constant time (by their digests, so lengths do not show). */
-const safeEqual = (a: string, b: string) =>
-  timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
 const badVersion = (version: string) =>
   legacyErrorBody({
@@ -78,14 +64,7 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
     logger: s.logger,
     logRequests: s.config.logRequests,
   });
-  const poolStats = s.database?.poolStats?.bind(s.database);
-  const metrics = new ServerMetrics({
-    checkCache: () => s.core.checkCache.stats(),
-    fastPath: fast.stats,
-    eventQueue: () => s.core.worker.depth(),
-    webhookQueue: () => s.core.webhookEvents.depth(),
-    pool: poolStats,
-  });
+  const metrics = createMetrics(s, fast.stats);
   const app = createExpressApp(s, rateLimits, metrics);
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (options.checkFastPath === false || !fast.wants(req)) {
@@ -105,14 +84,13 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
   const catalog = createCatalogRouter({ ...s, rateLimits });
   const v1 = createV1Router({ ...s, rateLimits });
   const legacy = createLegacyRouter({ ...s, rateLimits });
-  const checkoutStart = createCheckoutStartRouter(s);
   const openapi: Record<string, () => object> = {
     legacy: () => legacyOpenApi(s.core),
     v1: () => v1OpenApi(s),
     catalog: () => catalogOpenApi(s.core),
   };
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) => {
-    for (const [provider, handler] of Object.entries(s.pages.webhooks)) app.use(`/webhooks/${provider}`, handler);
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
+    mountOperations(app, s, metrics);
     app.get(
       '/',
       homePage({
@@ -121,38 +99,12 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
       }),
     );
     app.use(docsRouter());
-    app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
-    app.get('/readyz', async (_req, res) => {
-      const r: Readiness = s.readiness ? await s.readiness() : { ready: true, checks: {} };
-      sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks });
-    });
-    app.get('/metrics', async (req, res) => {
-      const token = s.config.metricsToken;
-      if (token && !safeEqual(req.header('authorization') ?? '', `Bearer ${token}`)) {
-        res.setHeader('WWW-Authenticate', 'Bearer');
-        return sendJson(res, 401, { error: 'the metrics token is required (Authorization: Bearer $METRICS_TOKEN)' });
-      }
-      const text = await metrics.registry.metrics();
-      res.status(200).setHeader('Content-Type', metrics.registry.contentType);
-      res.end(text);
-    });
     app.get('/openapi/:generation.json', (req, res, next) => {
       const doc = Object.hasOwn(openapi, req.params.generation) ? openapi[req.params.generation]() : undefined;
       if (!doc) return next();
       sendJson(res, 200, doc);
     });
-    app.use('/sandbox', s.pages.sandbox);
-    app.use(checkoutStart.router);
-    app.use(
-      createPricingPageRouter({
-        queries: s.core.queries,
-        checkout: s.core.checkout,
-        links: s.links,
-        clock: s.clock,
-        config: s.config,
-        logger: s.logger,
-      }),
-    );
+    mountV1Pages(app, s);
 
     const dispatch = express.Router();
     dispatch.use((req, res, next) => {

@@ -1,13 +1,16 @@
 // The top floor: builds the runtime (the composition root) and serves every generation on one port.
-import { BackgroundWork, createRuntime, loadConfig, seedDemoIfEmpty, startFailure } from '@tollgate/runtime';
+import { createRuntime, loadConfig, seedDemoIfEmpty, serve, startFailure } from '@tollgate/runtime';
 import { createServerApp, createServerHttp } from './app';
-import { closeGracefully } from './lifecycle';
 import { pricingPageLink } from '@tollgate/app-v1';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const runtime = await createRuntime(config);
-  const demo = await seedDemoIfEmpty(runtime.core);
+  const runtime = await createRuntime(config, { lockAs: 'tollgate server' });
+  // The demo organisation (and its full-scope keys, printed) only on the embedded database: a
+  // PostgreSQL server is a real deployment, which starts empty.
+  const demo = config.databaseUrl ? undefined : await seedDemoIfEmpty(runtime.core);
+  if (config.databaseUrl && !(await runtime.core.apiKeys.anyOrganisation()))
+    console.log('An empty database: create the first organisation with `npx tollgate orgs create NAME` (docs/quickstart.md).');
   if (demo) {
     console.log('');
     console.log('Demo organisation "demo" created with the sample catalog (live and test).');
@@ -24,21 +27,18 @@ async function main(): Promise<void> {
           { ...runtime, queries: runtime.core.queries, checkout: runtime.core.checkout },
           { organisationId: demo.test.organisationId, isTest: true },
           demoTable,
-          { member: 'demo@example.com', granteeId: 'demo-user', successUrl: `${config.publicUrl}/`, cancelUrl: `${config.publicUrl}/` },
+          {
+            member: 'demo@example.com',
+            granteeId: 'demo-user',
+            successUrl: `${config.publicUrl}/sandbox/thank-you`,
+            cancelUrl: `${config.publicUrl}/`,
+          },
         ).catch(() => undefined)
       )?.url
     : undefined;
   if (demoPricingPage) console.log(`Demo pricing page (sandbox payments): ${demoPricingPage}`);
   const app = createServerApp({ ...runtime, demoPricingPage });
-  const background = config.runWorker
-    ? new BackgroundWork(runtime.core.worker, runtime.core.sweeps, runtime.wake, runtime.logger, config.workerIntervalMs, {
-        delivery: runtime.core.webhookDelivery,
-        events: runtime.core.webhookEvents,
-      })
-    : undefined;
-  background?.start();
-  const server = createServerHttp(app, config.http);
-  server.listen(config.port, () => {
+  serve(runtime, createServerHttp(app, config.http), () => {
     console.log(
       `Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`,
     );
@@ -46,26 +46,6 @@ async function main(): Promise<void> {
     console.log(`  v1:      ${config.publicUrl}/products            (x-api-key, version: v1)`);
     console.log(`  catalog: ${config.publicUrl}/api/products        (Authorization: Bearer)`);
   });
-  let stopping = false;
-  // SIGTERM / SIGINT: no new connections, requests in flight finish, the worker stops claiming
-  // work and finishes what it holds, then the pools close.
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    runtime.logger.info('shutting down', { signal });
-    void closeGracefully(server)
-      .then(() => background?.stop())
-      .then(() => runtime.close())
-      .then(
-        () => process.exit(0),
-        (e: unknown) => {
-          runtime.logger.error('shutdown failed', { error: String(e) });
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 main().catch((e) => {

@@ -113,7 +113,7 @@ it('buys from the hosted pricing page: currency switch, plan button, sandbox pay
   await page.getByRole('link', { name: 'Choose Business' }).click();
   await page.waitForURL(/\/sandbox\/checkout\//);
   expect(await page.textContent('#plan')).toBe('Business');
-  expect(await page.textContent('body')).toContain('EUR');
+  expect(await page.textContent('#price')).toContain('€');
   await Promise.all([page.waitForURL(successUrl), page.getByRole('button', { name: 'Pay' }).click()]);
   await page.close();
   expect(await capabilitiesOf('hosted-user')).toEqual(['admin', 'edit', 'export']);

@@ -2,7 +2,8 @@ import { request as httpRequest, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
-import { closeGracefully, createServerApp, createServerHttp } from '../src';
+import { closeGracefully } from '@tollgate/runtime';
+import { createServerApp, createServerHttp } from '../src';
 
 let world: TestWorld;
 let org: SeededOrg;

@@ -88,7 +88,7 @@ describe('hosted pricing table', () => {
     expect(text).toContain('<!doctype html>');
     expect(text).toContain('<h1 id="tollgate-pricing-title">Pick a plan</h1>');
     for (const plan of ['Free', 'Team', 'Business']) expect(text).toMatch(new RegExp(`<h2 id="plan-[^"]+">${plan}</h2>`));
-    expect(text).toContain('<span class="amount">$12.00</span> <span class="per">per month</span>');
+    expect(text).toContain('<span class="amount">$12.00</span> <span class="per">per seat per month</span>');
     expect(text).toContain('<span class="amount">Free</span>');
     expect(text).toMatch(/<dt>Projects<\/dt>\s*<dd>3<\/dd>/);
     expect(text).toMatch(/<dt>Projects<\/dt>\s*<dd>Unlimited<\/dd>/);
@@ -109,7 +109,7 @@ describe('hosted pricing table', () => {
       .get(euroButton as string)
       .expect(303);
     const checkout = await request(app).get(pathOf(started.headers.location)).expect(200);
-    expect(checkout.text).toContain('EUR');
+    expect(checkout.text).toContain('€11.00 per seat per month');
   });
 
   it('answers the component a fragment with its styles, to any origin; serves the component', async () => {

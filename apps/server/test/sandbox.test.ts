@@ -37,7 +37,7 @@ describe('sandbox purchase end to end over HTTP', () => {
     expect(pageRes.headers['content-type']).toMatch(/text\/html/);
     expect(pageRes.text).toContain('<html lang="en">');
     expect(pageRes.text).toMatch(/id="plan">Team</);
-    expect(pageRes.text).toContain('USD 12.00 per seat per month');
+    expect(pageRes.text).toContain('$12.00 per seat per month');
     expect(pageRes.text).toMatch(/id="grantee">alice</);
     expect(pageRes.text).toMatch(/<label for="quantity">Seats<\/label>/);
 

@@ -100,7 +100,7 @@ describe('combined server dispatch', () => {
     }
     const v1doc = (await request(app).get('/openapi/v1.json')).body;
     const ops = operationsOf(v1doc);
-    expect(ops).toHaveLength(41);
+    expect(ops).toHaveLength(42);
     for (const op of [
       'GET /licenses/{licenseUuid}',
       'PUT /licenses/{licenseUuid}',
@@ -109,6 +109,7 @@ describe('combined server dispatch', () => {
       'GET /licenses/purchaser',
       'GET /licenses/granteeId/{granteeId}',
       'GET /licenses/{licenseUuid}/usage',
+      'PUT /usage',
     ])
       expect(ops).toContain(op);
     expect(ops).toContain('GET /signing-key');
@@ -123,6 +124,9 @@ describe('combined server dispatch', () => {
       'GET /api/webhooks/{id}',
       'PATCH /api/webhooks/{id}',
       'DELETE /api/webhooks/{id}',
+      'POST /api/meters',
+      'POST /api/usage/consume',
+      'GET /api/balances',
       'GET /api/webhooks/{id}/attempts',
       'GET /api/events',
       'GET /api/events/{id}',

@@ -7,12 +7,17 @@ import {
   generationRouter,
   legacyErrorBody,
   legacyErrorSchema,
+  createMetrics,
+  mountOperations,
+  observeRequests,
   openApiDocument,
+  type OperationsServices,
   type GenerationRouter,
   type RateLimitConfig,
   type RateLimits,
 } from '@tollgate/http';
 import { assertVersion } from './params';
+import { createPricingPageRouter } from './pricing-page';
 import { checkoutStartRoutes, v1Routes, type V1Services } from './routes';
 
 export interface V1AppServices extends V1Services {
@@ -58,11 +63,36 @@ export const v1OpenApi = (s: V1Services) =>
     headers: () => [{ name: 'version', in: 'header', required: false, description: 'v1 (may be left out)', schema: { const: 'v1' } }],
   });
 
-/** The v1 app alone on its own port. */
-export function createV1App(s: V1AppServices): Express {
+/**
+ * The pages v1's links point to, for the customer's browser (no API key): deferred checkout links
+ * (`/checkout/start/:token`), the hosted pricing page and the embeddable pricing table.
+ */
+export function mountV1Pages(app: Express, s: Pick<V1AppServices, 'core' | 'links' | 'clock' | 'config' | 'logger'>): void {
+  app.use(createCheckoutStartRouter(s).router);
+  app.use(
+    createPricingPageRouter({
+      queries: s.core.queries,
+      checkout: s.core.checkout,
+      links: s.links,
+      clock: s.clock,
+      config: s.config,
+      logger: s.logger,
+    }),
+  );
+}
+
+/**
+ * The v1 app alone on its own port, a complete service (DESIGN section 13): health, readiness,
+ * metrics, and the pages its links point to (sandbox checkout and portal, checkout links, the
+ * hosted pricing page), then the API.
+ */
+export function createV1App(s: V1AppServices & OperationsServices): Express {
   const rateLimits = s.rateLimits ?? createRateLimits(s.config.rateLimits);
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests }, (app) => {
-    app.use(createCheckoutStartRouter(s).router);
+  const metrics = createMetrics(s);
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
+    app.use(observeRequests(metrics));
+    mountOperations(app, s, metrics);
+    mountV1Pages(app, s);
     app.use(createV1Router({ ...s, rateLimits }).router);
   });
 }

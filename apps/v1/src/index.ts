@@ -1,11 +1,12 @@
-export { createCheckoutStartRouter, createV1App, createV1Router, v1OpenApi, type V1AppServices } from './app';
+export { createCheckoutStartRouter, createV1App, createV1Router, mountV1Pages, v1OpenApi, type V1AppServices } from './app';
 export { v1Routes, type V1Services } from './routes';
 export { DEFERRED_LINK_TTL_MS, deferredCheckoutLinks, type DeferredCheckout } from './links';
 export { parseExpand, EXPANDABLE } from './params';
 export * from './schemas';
 export { checkoutLinkSchema } from './routes/checkout';
 export { eventSchema } from './routes/events';
-export { licenseCountSchema, licenseUsageSchema } from './routes/licenses';
+export { licenseCountSchema } from './routes/licenses';
+export { licenseUsageSchema } from './routes/usage';
 export { pricingPageLinkSchema, pricingTableSchema } from './routes/pricing-tables';
 export {
   eventUuidSchema,

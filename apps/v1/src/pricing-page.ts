@@ -3,8 +3,11 @@ import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import {
   DomainError,
+  formatMoney,
   html,
   Html,
+  planTerms,
+  pricePeriod,
   productCurrencies,
   type CheckoutLinkRequest,
   type Core,
@@ -68,20 +71,6 @@ export async function pricingPageLink(
 type TableView = ReturnType<typeof v1PricingTable>;
 type PlanView = TableView['plans'][number]['plan'];
 
-const money = (amount: number, currency: string) => {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount);
-  } catch {
-    return `${currency} ${amount}`;
-  }
-};
-
-const INTERVALS: Record<string, string> = { day: 'day', week: 'week', month: 'month', year: 'year' };
-const per = (p: PlanView) => {
-  const unit = INTERVALS[p.interval] ?? p.interval;
-  return p.length > 1 ? `every ${p.length} ${unit}s` : `per ${unit}`;
-};
-
 /** A plan's value of a feature, as a customer reads it. */
 function featureValue(plan: PlanView, featureId: Id): string {
   const v = plan.features?.find((f) => f.featureUuid === featureId);
@@ -97,7 +86,13 @@ function priceOf(plan: PlanView, currency: string): Html {
   if (plan.pricingType === 'free') return html`<span class="amount">Free</span>`;
   const price = plan.currencies?.find((c) => c.currency?.shortName === currency);
   if (!price) return html`<span class="amount">Not sold in ${currency}</span>`;
-  return html`<span class="amount">${money(price.price, currency)}</span> <span class="per">${per(plan)}</span>`;
+  return html`<span class="amount">${formatMoney(price.price, currency)}</span> <span class="per">${pricePeriod(plan)}</span>`;
+}
+
+/** Minimum seats and free days, beside the price (the checkout page shows the same). */
+function termsOf(plan: PlanView): Html | string {
+  const terms = planTerms(plan);
+  return terms.length ? html`<p class="terms">${terms.join(' · ')}</p>` : '';
 }
 
 /** The pricing table's markup (the page's body and the component's content). */
@@ -130,6 +125,7 @@ export function pricingTableMarkup(view: TableView, currency: string, currencyHr
             <h2 id="plan-${plan.uuid}">${plan.displayName || plan.name}</h2>
             ${featured ? html`<p class="badge">Recommended</p>` : ''} ${plan.description ? html`<p>${plan.description}</p>` : ''}
             <p class="price">${priceOf(plan, currency)}</p>
+            ${termsOf(plan)}
             <dl class="features">
               ${view.features.map(
                 (f) =>
@@ -164,6 +160,7 @@ export const PRICING_TABLE_STYLE = `
   .tollgate-pricing .plan h2 { margin: 0; font-size: 1.3rem; }
   .tollgate-pricing .badge { display: inline-block; align-self: flex-start; background: #e8f0ff; color: #0b3fb0; padding: .15rem .6rem; border-radius: 999px; font-size: .85rem; margin: .4rem 0 0; }
   .tollgate-pricing .price .amount { font-size: 1.8rem; font-weight: 700; }
+  .tollgate-pricing .terms { color: #4a5260; font-size: .9rem; margin-top: -.5rem; }
   .tollgate-pricing dl { display: grid; grid-template-columns: 1fr auto; gap: .3rem 1rem; margin: 0 0 1.5rem; }
   .tollgate-pricing dt { color: #4a5260; } .tollgate-pricing dd { margin: 0; font-weight: 600; text-align: right; }
   .tollgate-pricing .buy { margin-top: auto; display: block; text-align: center; padding: .7rem 1rem; border-radius: 8px; background: #0b5fff; color: #fff; text-decoration: none; font-weight: 600; }

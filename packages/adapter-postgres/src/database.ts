@@ -16,6 +16,7 @@ import * as tierTags from './migrations/2026-11-22T07-tier-tags';
 import * as idempotencyScope from './migrations/2026-11-23T01-idempotency-scope';
 import * as deferredCheckouts from './migrations/2026-11-23T02-00-deferred-checkouts';
 import * as webhookFairness from './migrations/2026-11-23T02-01-webhook-fairness';
+import * as usage from './migrations/2026-11-23T04-usage';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T01-idempotency-scope': idempotencyScope,
   '2026-11-23T02-00-deferred-checkouts': deferredCheckouts,
   '2026-11-23T02-01-webhook-fairness': webhookFairness,
+  '2026-11-23T04-usage': usage,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -21,6 +21,8 @@ export type JsonPrimitive = boolean | number | string | null;
 
 export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
+export type Numeric = ColumnType<string, number | string, number | string>;
+
 export interface ApiKeys {
   created_at: Date;
   id: string;
@@ -71,6 +73,18 @@ export interface CheckoutSessions {
   status: string;
   subscription_id: string | null;
   success_url: string;
+}
+
+export interface CreditGrants {
+  amount: Numeric;
+  balance_id: string;
+  created_at: Date;
+  drawn: Numeric;
+  expired: Numeric;
+  expires_at: Date | null;
+  id: string;
+  priority: number;
+  source: string;
 }
 
 export interface Currencies {
@@ -210,9 +224,12 @@ export interface LineItems {
 export interface Meters {
   created_at: Date;
   id: string;
+  is_test: Generated<boolean>;
   name: string;
+  organisation_id: string | null;
   payment_meter_id: string;
   slug: string;
+  unit_label: string | null;
   updated_at: Date;
 }
 
@@ -438,6 +455,64 @@ export interface TierTags {
   updated_at: Date;
 }
 
+export interface UsageBalances {
+  cap: Numeric | null;
+  closed_at: Date | null;
+  created_at: Date;
+  granted: Numeric;
+  id: string;
+  is_test: boolean;
+  limited: boolean;
+  meter_id: string;
+  organisation_id: string;
+  owner: string;
+  period_end: Date | null;
+  period_start: Date;
+  reserved: Numeric;
+  updated_at: Date;
+  used: Numeric;
+}
+
+export interface UsageHolds {
+  balance_id: string;
+  committed: Numeric | null;
+  created_at: Date;
+  expires_at: Date;
+  id: string;
+  is_test: boolean;
+  organisation_id: string;
+  quantity: Numeric;
+  settled_at: Date | null;
+  status: string;
+}
+
+export interface UsageKeys {
+  answer: Json;
+  created_at: Date;
+  fingerprint: string;
+  is_test: boolean;
+  key: string;
+  organisation_id: string;
+}
+
+export interface UsageLedger {
+  balance_id: string;
+  created_at: Date;
+  grant_id: string | null;
+  granted_delta: Numeric;
+  hold_id: string | null;
+  id: string;
+  idempotency_key: string | null;
+  is_test: boolean;
+  kind: string;
+  meter_id: string;
+  organisation_id: string;
+  owner: string;
+  quantity: Numeric;
+  reserved_delta: Numeric;
+  used_delta: Numeric;
+}
+
 export interface WebhookAttempts {
   created_at: Date;
   delivery_id: string;
@@ -494,6 +569,7 @@ export interface DB {
   billing_documents: BillingDocuments;
   capabilities: Capabilities;
   checkout_sessions: CheckoutSessions;
+  credit_grants: CreditGrants;
   currencies: Currencies;
   currency_options: CurrencyOptions;
   customers: Customers;
@@ -523,6 +599,10 @@ export interface DB {
   subscriptions: Subscriptions;
   tier_tags: TierTags;
   tiers: Tiers;
+  usage_balances: UsageBalances;
+  usage_holds: UsageHolds;
+  usage_keys: UsageKeys;
+  usage_ledger: UsageLedger;
   webhook_attempts: WebhookAttempts;
   webhook_deliveries: WebhookDeliveries;
   webhook_endpoints: WebhookEndpoints;

@@ -1,4 +1,4 @@
-import { describeRepositoryContracts } from '@tollgate/core/testing';
+import { describeRepositoryContracts, describeUsageRepositoryContract } from '@tollgate/core/testing';
 import { createTestDatabase, type TestDatabase } from '../src';
 
 // The same contract suites against a PostgreSQL server; collected only with TEST_DATABASE_URL (jest.config.js), which CI sets.
@@ -11,4 +11,5 @@ describe('PostgreSQL server', () => {
     await db?.drop();
   });
   describeRepositoryContracts('PostgreSQL server', () => db.uow);
+  describeUsageRepositoryContract('PostgreSQL server', () => db.uow);
 });

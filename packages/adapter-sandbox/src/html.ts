@@ -20,6 +20,9 @@ const STYLE = `
   table { width: 100%; border-collapse: collapse; margin-top: 1rem; } th, td { text-align: left; padding: .4rem; border-bottom: 1px solid #e3e6ea; }
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
   .total { font-size: 1.2rem; font-weight: 700; }
+  h2 { font-size: 1.15rem; margin-top: 1.8rem; }
+  ul.plans { list-style: none; padding: 0; }
+  details.danger { margin-top: 2rem; color: #4a5260; } details.danger summary { cursor: pointer; }
 `;
 
 export function page(title: string, body: Html): string {
@@ -40,10 +43,4 @@ export function page(title: string, body: Html): string {
         </main>
       </body>
     </html> `.text;
-}
-
-export function money(minor: number, currency: string): string {
-  const zeroDecimal = ['JPY', 'KRW', 'VND', 'CLP'].includes(currency.toUpperCase());
-  const value = zeroDecimal ? String(minor) : (minor / 100).toFixed(2);
-  return `${currency.toUpperCase()} ${value}`;
 }

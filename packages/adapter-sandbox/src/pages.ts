@@ -4,17 +4,24 @@ import {
   DomainError,
   ErrorCodes,
   isDomainError,
+  formatMinorMoney,
+  planTerms,
+  pricePeriod,
+  STATUS_WORDS,
   unitAmount,
   type CheckoutService,
+  type SeatService,
   type Logger,
   type SubscriptionLifecycle,
 } from '@tollgate/core';
-import { html, money, page } from './html';
+import { html, page } from './html';
 import type { SandboxPage, SandboxPaymentProvider } from './provider';
 
 export interface SandboxPagesDeps {
   checkout: CheckoutService;
   subscriptions: SubscriptionLifecycle;
+  /** Seat changes from the portal (applied by the event worker, as the API's are). */
+  seats?: Pick<SeatService, 'request'>;
   provider: SandboxPaymentProvider;
   logger: Logger;
 }
@@ -91,6 +98,11 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     }
     const perSeat = plan.licenseType === 'perSeat';
     const action = `/sandbox/checkout/${session.id}`;
+    const money = (minor: number) => formatMinorMoney(minor, o.currency);
+    const terms = planTerms(plan);
+    const chooseSeats = o.changeQuantity && perSeat;
+    const every = plan.length > 1 ? `every ${plan.length} ${plan.interval}s` : `per ${plan.interval}`;
+    const trial = plan.trialDays ? `${plan.trialDays}-day free trial` : '';
     sendPage(
       res,
       200,
@@ -102,25 +114,34 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
           <dt>Plan</dt>
           <dd id="plan">${plan.displayName}</dd>
           <dt>Price</dt>
-          <dd id="price">
-            ${free ? 'Free' : `${money(price, o.currency)}${perSeat ? ' per seat' : ''} per ${plan.length > 1 ? `${plan.length} ${plan.interval}s` : plan.interval}`}
-          </dd>
-          <dt>Seats</dt>
-          <dd id="seats">${o.quantity}</dd>
-          <dt>Grantee</dt>
+          <dd id="price">${free ? 'Free' : `${money(price)} ${pricePeriod(plan)}`}</dd>
+          ${
+            terms.length
+              ? html`<dt>Terms</dt>
+                  <dd id="terms">${terms.join(' · ')}</dd>`
+              : ''
+          }
+          ${
+            chooseSeats
+              ? ''
+              : html`<dt>Seats</dt>
+                  <dd id="seats">${o.quantity}</dd>`
+          }
+          <dt>For</dt>
           <dd id="grantee">${session.granteeId}</dd>
           ${
             free
               ? ''
-              : html`<dt>Total today</dt>
-                  <dd class="total" id="total">
-                    ${plan.trialDays ? `${money(0, o.currency)} (${plan.trialDays}-day trial)` : money(price * o.quantity, o.currency)}
+              : html`<dt>Total</dt>
+                  <dd class="total" id="total" data-unit="${price}">
+                    <span id="total-amount">${money(price * o.quantity)}</span>
+                    ${every}${trial ? `, first charged after the ${trial}` : ', charged today'}
                   </dd>`
           }
         </dl>
         <form method="post" action="${action}/pay">
-          ${o.changeQuantity && perSeat ? html`<label for="quantity">Seats</label><input id="quantity" name="quantity" type="number" inputmode="numeric" min="${Math.max(1, plan.perSeatAmount)}" value="${o.quantity}" required />` : ''}
-          <button type="submit" id="pay">${free ? 'Get it free' : 'Pay'}</button>
+          ${chooseSeats ? html`<label for="quantity">Seats</label><input id="quantity" name="quantity" type="number" inputmode="numeric" min="${Math.max(1, plan.perSeatAmount)}" value="${o.quantity}" required />` : ''}
+          <button type="submit" id="pay">${free ? 'Get it free' : trial ? `Start the ${trial}` : 'Pay'}</button>
         </form>
         <form method="post" action="${action}/cancel"><button type="submit" class="secondary">Cancel</button></form>`,
     );
@@ -136,6 +157,18 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     const session = await deps.checkout.cancelCheckout(req.params.sessionId);
     redirect(res, session.cancelUrl);
   });
+
+  // Where a purchase can land when the vendor has no page of its own yet (the demo's links).
+  r.get('/thank-you', (_req, res) =>
+    sendPage(
+      res,
+      200,
+      'Thank you',
+      html`<h1>Thank you!</h1>
+        <p id="thanks">Your purchase is complete: the plan is yours from now on.</p>
+        <p>You can close this page and go back to the app.</p>`,
+    ),
+  );
 
   /** The subscription of a signed page link, with its tenant. */
   async function authorised(req: Request, kind: SandboxPage) {
@@ -161,6 +194,10 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     const invoices = await deps.subscriptions.invoices(a.tenant, a.id);
     const s = view.subscription;
     const running = s.status !== 'CANCELED';
+    const switchable = running ? (await deps.subscriptions.switchablePlans(a.tenant, a.id)).plans : [];
+    const perSeat = view.plan.licenseType === 'perSeat';
+    const query = `?token=${encodeURIComponent(a.token)}`;
+    const status = `${STATUS_WORDS[s.status] ?? s.status}${s.cancelAtPeriodEnd && running ? ', ends at the end of this period' : ''}`;
     sendPage(
       res,
       200,
@@ -170,14 +207,48 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
           <dt>Product</dt>
           <dd>${view.product.displayName}</dd>
           <dt>Plan</dt>
-          <dd>${view.plan.displayName}</dd>
+          <dd id="plan">${view.plan.displayName}</dd>
           <dt>Status</dt>
-          <dd id="status">${s.status}${s.cancelAtPeriodEnd && running ? ' (ends at period end)' : ''}</dd>
+          <dd id="status">${status}</dd>
           <dt>Seats</dt>
-          <dd>${s.quantity}</dd>
+          <dd id="seats">${s.quantity}</dd>
           <dt>${s.cancelAtPeriodEnd ? 'Ends on' : 'Renews on'}</dt>
           <dd>${s.currentPeriodEnd.toISOString().slice(0, 10)}</dd>
         </dl>
+        ${
+          running && perSeat && deps.seats
+            ? html`<h2>Seats</h2>
+                <form method="post" action="/sandbox/portal/${a.id}/seats${query}">
+                  <label for="seat-count">Seats (at least ${Math.max(1, view.plan.perSeatAmount)})</label>
+                  <input
+                    id="seat-count"
+                    name="quantity"
+                    type="number"
+                    inputmode="numeric"
+                    min="${Math.max(1, view.plan.perSeatAmount)}"
+                    value="${s.quantity}"
+                    required
+                  />
+                  <button type="submit" id="change-seats">Change seats</button>
+                </form>`
+            : ''
+        }
+        ${
+          switchable.length
+            ? html`<h2>Change plan</h2>
+                <ul class="plans">
+                  ${switchable.map(
+                    (p) =>
+                      html`<li>
+                        <form method="post" action="/sandbox/portal/${a.id}/plan${query}">
+                          <input type="hidden" name="planId" value="${p.id}" />
+                          <button type="submit" class="secondary">Switch to ${p.displayName}</button>
+                        </form>
+                      </li>`,
+                  )}
+                </ul>`
+            : ''
+        }
         <h2>Invoices</h2>
         <table>
           <caption class="visually-hidden">
@@ -197,16 +268,52 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
                 html`<tr>
                   <td>${i.number}</td>
                   <td>${new Date(Number(i.created) * 1000).toISOString().slice(0, 10)}</td>
-                  <td>${money(Number(i.total), String(i.currency))}</td>
-                  <td>${i.status}</td>
+                  <td>${formatMinorMoney(Number(i.total), String(i.currency))}</td>
+                  <td>${String(i.status).charAt(0).toUpperCase() + String(i.status).slice(1)}</td>
                 </tr>`,
             )}
           </tbody>
         </table>
-        ${running && !s.cancelAtPeriodEnd ? html`<form method="post" action="/sandbox/portal/${a.id}/cancel?token=${a.token}"><button type="submit" id="cancel-at-end">Cancel at period end</button></form>` : ''}
-        ${running && s.cancelAtPeriodEnd ? html`<form method="post" action="/sandbox/portal/${a.id}/reactivate?token=${a.token}"><button type="submit" id="reactivate">Keep my subscription</button></form>` : ''}
-        ${running ? html`<p><a href="${deps.provider.links.page('payment-method', a.id)}">Update payment method</a></p>` : ''}`,
+        ${running ? html`<p><a href="${deps.provider.links.page('payment-method', a.id)}">Update payment method</a></p>` : ''}
+        ${running && s.cancelAtPeriodEnd ? html`<form method="post" action="/sandbox/portal/${a.id}/reactivate${query}"><button type="submit" id="reactivate">Keep my subscription</button></form>` : ''}
+        ${
+          running && !s.cancelAtPeriodEnd
+            ? html`<details class="danger">
+                <summary>Cancel subscription</summary>
+                <p>${view.plan.displayName} stays yours until ${s.currentPeriodEnd.toISOString().slice(0, 10)}, then ends.</p>
+                <form method="post" action="/sandbox/portal/${a.id}/cancel${query}">
+                  <button type="submit" class="secondary" id="cancel-at-end">Cancel at period end</button>
+                </form>
+              </details>`
+            : ''
+        }`,
     );
+  });
+
+  r.post('/portal/:subscriptionId/seats', async (req, res) => {
+    const a = await authorised(req, 'portal');
+    if (!a) return forbidden(res);
+    const wanted = Number(req.body?.quantity);
+    const view = await deps.subscriptions.get(a.tenant, a.id);
+    const have = view.subscription.quantity;
+    if (!Number.isInteger(wanted) || wanted < 1)
+      throw new DomainError(ErrorCodes.VALIDATION_FAILED, 'the seat count must be a whole number of at least 1');
+    if (deps.seats && wanted !== have)
+      await deps.seats.request(a.tenant, a.id, {
+        type: wanted > have ? 'seats.increment' : 'seats.decrement',
+        count: Math.abs(wanted - have),
+        proration: 'create_prorations',
+      });
+    redirect(res, deps.provider.links.page('portal', a.id));
+  });
+
+  r.post('/portal/:subscriptionId/plan', async (req, res) => {
+    const a = await authorised(req, 'portal');
+    if (!a) return forbidden(res);
+    const planId = String(req.body?.planId ?? '');
+    if (!UUID.test(planId)) throw new DomainError(ErrorCodes.PLAN_NOT_FOUND, 'no such plan');
+    await deps.subscriptions.changePlan(a.tenant, a.id, planId, 'create_prorations');
+    redirect(res, deps.provider.links.page('portal', a.id));
   });
 
   r.post('/portal/:subscriptionId/cancel', async (req, res) => {

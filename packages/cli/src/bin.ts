@@ -1,18 +1,25 @@
 #!/usr/bin/env node
-// The top floor of the command line: builds the runtime (the composition root) and runs one command.
-import { createRuntime, loadConfig, startFailure } from '@tollgate/runtime';
-import { runCli } from './cli';
+// The top floor of the command line: runs one command, opening the runtime (the composition root)
+// only when the command needs the database.
+import { createRuntime, loadConfig, startFailure, type Runtime } from '@tollgate/runtime';
+import { runCli } from './program';
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  const runtime = await createRuntime(loadConfig(), {
-    skipMigrations: argv[0] === 'migrate',
-    logger: { info: () => undefined, error: (m: string, f?: object) => console.error(m, f) },
-  });
+  let runtime: Runtime | undefined;
   try {
-    return await runCli(argv, runtime, { out: (l) => console.log(l), err: (l) => console.error(l) });
+    return await runCli(
+      argv,
+      async () =>
+        (runtime ??= await createRuntime(loadConfig(), {
+          skipMigrations: argv[0] === 'migrate',
+          lockAs: ['tollgate', ...argv.filter((a) => !a.startsWith('-')).slice(0, 2)].join(' '),
+          logger: { info: () => undefined, error: (m: string) => console.error(`tollgate: ${m}`) },
+        })),
+      { out: (l) => console.log(l), err: (l) => console.error(l) },
+    );
   } finally {
-    await runtime.close();
+    await runtime?.close();
   }
 }
 

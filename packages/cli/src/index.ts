@@ -1,1 +1,1 @@
-export { runCli, USAGE, type Io } from './cli';
+export { runCli, buildProgram, CliError, VERSION, type CliServices, type CommandContext, type CommandModule, type Io } from './program';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createPublicKey } from 'node:crypto';
 
 import { createTestWorld, type TestWorld } from '@tollgate/runtime/testing';
-import { runCli } from '../src';
+import { runCli, VERSION } from '../src';
 
 let world: TestWorld;
 let dir: string;
@@ -36,8 +36,95 @@ products:
 `;
 
 describe('tollgate CLI', () => {
+  it('prints help for the program and for each command, and its version, without opening the database', async () => {
+    const opened: string[] = [];
+    const io = { out: (l: string) => opened.push(`out:${l}`), err: (l: string) => opened.push(`err:${l}`) };
+    const never = async () => {
+      throw new Error('the database was opened');
+    };
+    expect(await runCli(['--version'], never, io)).toBe(0);
+    expect(opened).toEqual([`out:${VERSION}`]);
+    const help = async (...argv: string[]) => {
+      const lines: string[] = [];
+      const code = await runCli(argv, never, { out: (l) => lines.push(l), err: (l) => lines.push(l) });
+      return { code, text: lines.join('\n') };
+    };
+    const top = await help('--help');
+    expect(top.code).toBe(0);
+    for (const command of ['migrate', 'orgs', 'keys', 'webhooks', 'import', 'export', 'demo'])
+      expect(top.text).toMatch(new RegExp(`\\n  ${command}\\b`));
+    const keysCreate = await help('keys', 'create', '--help');
+    expect(keysCreate.code).toBe(0);
+    expect(keysCreate.text).toMatch(/^Usage: tollgate keys create \[options\]/);
+    expect(keysCreate.text).toMatch(/--create-org/);
+    expect((await help('help', 'import')).text).toMatch(/^Usage: tollgate import \[options\] <file>/);
+    expect((await help()).code).toBe(0);
+  });
+
+  it('answers misuse with one line and exit code 2', async () => {
+    const unknown = await run('frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toBe("error: unknown command 'frobnicate'");
+    const typo = await run('keys', 'craete');
+    expect(typo.code).toBe(2);
+    expect(typo.err).toMatch(/unknown command 'craete'\n\(Did you mean create\?\)/);
+    const option = await run('keys', 'list', '--org', 'x', '--nope');
+    expect(option).toMatchObject({ code: 2, err: "error: unknown option '--nope'" });
+    expect((await run('keys', 'create')).err).toBe("error: required option '--org <name>' not specified");
+    expect((await run('keys', 'revoke')).err).toBe("error: missing required argument 'id'");
+  });
+
+  it('creates and lists organisations', async () => {
+    const created = await run('orgs', 'create', 'orgs-cli-b', '--json');
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.out)).toMatchObject({ name: 'orgs-cli-b', created: true });
+    expect((await run('orgs', 'create', 'orgs-cli-b')).out).toMatch(/^already exists: organisation orgs-cli-b/);
+    await run('orgs', 'create', 'orgs-cli-a');
+    const listed = JSON.parse((await run('orgs', 'list', '--json')).out) as { name: string }[];
+    const names = listed.map((o) => o.name).filter((n) => n.startsWith('orgs-cli-'));
+    expect(names).toEqual(['orgs-cli-a', 'orgs-cli-b']);
+    expect((await run('orgs', 'list')).out).toMatch(/^orgs-cli-a {2}[0-9a-f-]{36} {2}created /m);
+  });
+
+  it('refuses an unknown organisation unless --create-org (a misspelt --org creates nothing)', async () => {
+    await run('orgs', 'create', 'acme-cli');
+    const before = (await world.core.apiKeys.organisations()).length;
+    for (const argv of [
+      ['keys', 'create', '--org', 'acme-clj'],
+      ['keys', 'signing', '--org', 'acme-clj'],
+      ['webhooks', 'create', '--org', 'acme-clj', '--url', 'https://vendor.example.com/hooks'],
+    ]) {
+      const r = await run(...argv);
+      expect(r).toMatchObject({
+        code: 1,
+        err: 'tollgate: no organisation named acme-clj (tollgate orgs list shows them; add --create-org to create it)',
+      });
+    }
+    const file = path.join(dir, 'misspelt.yaml');
+    fs.writeFileSync(file, catalogYaml.replace('organisation: cli-org', 'organisation: acme-clj'));
+    expect((await run('import', file)).err).toMatch(/^tollgate: no organisation named acme-clj/);
+    expect((await world.core.apiKeys.organisations()).length).toBe(before);
+    expect((await run('keys', 'create', '--org', 'acme-clj', '--create-org', '--json')).code).toBe(0);
+    expect((await run('import', file)).code).toBe(0);
+  });
+
+  it('names a missing or unreadable import file in one line', async () => {
+    const missing = await run('import', path.join(dir, 'nowhere.yaml'));
+    expect(missing).toMatchObject({ code: 1, err: `tollgate: ${path.join(dir, 'nowhere.yaml')}: no such file` });
+  });
+
   it('creates a key shown once, lists keys without it, and revokes', async () => {
-    const created = await run('keys', 'create', '--org', 'cli-org', '--scopes', 'products:read,licenses:read', '--test', '--json');
+    const created = await run(
+      'keys',
+      'create',
+      '--org',
+      'cli-org',
+      '--create-org',
+      '--scopes',
+      'products:read,licenses:read',
+      '--test',
+      '--json',
+    );
     expect(created.code).toBe(0);
     const { id, key, scopes, test } = JSON.parse(created.out);
     expect(key).toMatch(/^test_/);
@@ -82,7 +169,67 @@ describe('tollgate CLI', () => {
     const again = await run('import', file);
     expect(again.out).toMatch(/0 created, 0 updated, \d+ unchanged/);
     fs.writeFileSync(path.join(dir, 'broken.yaml'), 'organisation: [unclosed');
-    expect((await run('import', path.join(dir, 'broken.yaml'))).err).toMatch(/not valid YAML/);
+    expect((await run('import', path.join(dir, 'broken.yaml'))).err).toMatch(/broken\.yaml:1: /);
+  });
+
+  it('checks the file against its schema: each problem one line with its path and line number, nothing written', async () => {
+    const file = path.join(dir, 'wrong.yaml');
+    fs.writeFileSync(
+      file,
+      `organisation: cli-org
+products:
+  - key: wrong
+    name: wrong-app
+    currencies: [USD]
+    capabilities: [edit]
+    plans:
+      - key: team
+        pricingType: paid
+        licenseType: seat
+        prices: { USD: 12, EUR: 11 }
+        capabilites: [edit]
+`,
+    );
+    const r = await run('import', file);
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n')).toEqual([
+      `tollgate: ${file}:10: products[0].plans[0].licenseType: must be one of user, perSeat, board, customId, got "seat"`,
+      `tollgate: ${file}:12: products[0].plans[0].capabilites: unknown key capabilites (did you mean capabilities?); allowed: key, displayName, description, pricingType, licenseType, perSeatAmount, interval, length, evaluation, evalDays, trialDays, usageBased, visibility, active, prices, capabilities, features`,
+    ]);
+    fs.writeFileSync(
+      file,
+      fs.readFileSync(file, 'utf8').replace('licenseType: seat', 'licenseType: perSeat').replace('capabilites', 'capabilities'),
+    );
+    expect((await run('import', file)).err).toBe(
+      `tollgate: ${file}:11: products[0].plans[0].prices.EUR: EUR is not one of the product's currencies (USD); add it to products[0].currencies`,
+    );
+    const json = path.join(dir, 'wrong.json');
+    fs.writeFileSync(json, JSON.stringify({ organisation: 'cli-org', colour: 'red', products: [{ key: 'x' }] }, null, 2));
+    expect((await run('import', json)).err.split('\n')).toEqual([
+      `tollgate: ${json}:3: colour: unknown key colour; allowed: organisation, test, products`,
+      `tollgate: ${json}:5: products[0]: name is required`,
+    ]);
+    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products.map((p: { key: string }) => p.key)).not.toContain(
+      'wrong',
+    );
+  });
+
+  it('--dry-run shows what would change and writes nothing', async () => {
+    const file = path.join(dir, 'dry.yaml');
+    fs.writeFileSync(file, catalogYaml.replace('key: notes', 'key: dry').replace('notes-app', 'dry-app'));
+    const dry = await run('import', file, '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.out.split('\n')).toEqual([
+      'would create products.dry',
+      'would create plans.dry.free',
+      `dry run of ${file}: 2 to create, 0 to update, 0 unchanged; nothing written`,
+    ]);
+    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products.map((p: { key: string }) => p.key)).not.toContain(
+      'dry',
+    );
+    expect((await run('import', file)).out).toMatch(/2 created/);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('displayName: Free', 'displayName: Gratis'));
+    expect(JSON.parse((await run('import', file, '--dry-run', '--json')).out)).toEqual([{ key: 'plans.dry.free', change: 'updated' }]);
   });
 
   it('exports the catalog as YAML that imports back unchanged', async () => {
@@ -92,7 +239,9 @@ describe('tollgate CLI', () => {
     const file = path.join(dir, 'exported.yaml');
     fs.writeFileSync(file, exported.out);
     expect((await run('import', file)).out).toMatch(/0 created, 0 updated/);
-    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products[0].key).toBe('notes');
+    expect(JSON.parse((await run('export', '--org', 'cli-org', '--json')).out).products.map((p: { key: string }) => p.key)).toContain(
+      'notes',
+    );
     expect((await run('export')).code).toBe(2);
   });
 
@@ -113,7 +262,7 @@ describe('tollgate CLI', () => {
   });
 
   it('creates (secret shown once), lists and deletes webhook endpoints per mode', async () => {
-    await run('keys', 'create', '--org', 'hooks-cli', '--json');
+    await run('orgs', 'create', 'hooks-cli');
     const created = await run(
       'webhooks',
       'create',
@@ -144,6 +293,44 @@ describe('tollgate CLI', () => {
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/nope is not an event type/);
     expect((await run('webhooks', 'create', '--org', 'hooks-cli')).code).toBe(2);
-    expect((await run('webhooks', 'list', '--org', 'nobody')).err).toMatch(/ORGANISATION_NOT_FOUND/);
+    expect((await run('webhooks', 'list', '--org', 'nobody')).err).toMatch(/no organisation named nobody/);
+  });
+});
+
+describe('tollgate usage and credits', () => {
+  it('grants credits to an owner and verifies that every balance equals its ledger', async () => {
+    const org = await world.core.apiKeys.ensureOrganisation('cli-usage');
+    await world.core.usage.createMeter({ organisationId: org.id, isTest: false }, { slug: 'tokens', name: 'Tokens' });
+    const granted = await run(
+      'credits',
+      'grant',
+      '--org',
+      'cli-usage',
+      '--owner',
+      'acme',
+      '--meter',
+      'tokens',
+      '--amount',
+      '500',
+      '--json',
+    );
+    expect(granted.code).toBe(0);
+    expect(JSON.parse(granted.out)).toMatchObject({ owner: 'acme', meter: 'tokens', granted: '500', remaining: '500' });
+    const bad = await run('credits', 'grant', '--org', 'cli-usage', '--owner', 'acme', '--meter', 'nope', '--amount', '5');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('meterSlug');
+    expect((await run('credits', 'grant', '--org', 'cli-usage')).code).toBe(2);
+    const verified = await run('usage', 'verify');
+    expect(verified).toMatchObject({ code: 0, out: 'every balance equals its ledger' });
+    // A counter changed behind the ledger's back is reported, and the command fails.
+    await world.db.uow.run(async (r) => {
+      const [b] = await r.usage.openBalances({ organisationId: org.id, isTest: false }, 'acme');
+      await r.usage.write({ balance: { ...b, used: b.used + 1n }, grants: [], holds: [], entries: [], keys: [] });
+    });
+    const broken = await run('usage', 'verify', '--json');
+    expect(broken.code).toBe(1);
+    expect(JSON.parse(broken.out).mismatches).toEqual([
+      expect.objectContaining({ counters: expect.objectContaining({ used: '1' }), ledger: expect.objectContaining({ used: '0' }) }),
+    ]);
   });
 });

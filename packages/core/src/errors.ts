@@ -49,6 +49,9 @@ export const ErrorCodes = {
   PAYMENT_PROVIDER_FAILED: 'PAYMENT_PROVIDER_FAILED',
   /** The database does not answer (an outage): nothing was written; retry after `Retry-After`. */
   DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
+  METER_EXISTS: 'METER_EXISTS',
+  HOLD_NOT_FOUND: 'HOLD_NOT_FOUND',
+  HOLD_SETTLED: 'HOLD_SETTLED',
   /** The database answers, but every connection of this instance stayed in use for too long: retry shortly. */
   BUSY: 'BUSY',
 } as const;

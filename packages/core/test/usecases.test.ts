@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CatalogFileExport, ErrorCodes, hasScope, type DomainError, type Tenant } from '../src';
+import { CatalogFileExport, ErrorCodes, hasScope, type DomainError, type PlanEntry, type Tenant } from '../src';
 import {
   buyPlan,
   createTestCore,
@@ -112,6 +112,47 @@ describe('catalog file import', () => {
     await expectCode(core.importer.apply(bad), 'VALIDATION_FAILED');
     const org = await core.apiKeys.ensureOrganisation('acme');
     expect(await core.queries.listProducts({ organisationId: org.id, isTest: false })).toEqual([]);
+  });
+
+  it('refuses a license type that does not exist and a price in a currency the product does not declare', async () => {
+    const core = createTestCore();
+    await core.apiKeys.ensureOrganisation('acme');
+    const seat = sampleCatalog('acme');
+    const plans = () => (seat.products as NonNullable<typeof seat.products>)[0].plans as NonNullable<PlanEntry[]>;
+    plans()[1].licenseType = 'seat' as PlanEntry['licenseType'];
+    await expect(core.importer.apply(seat)).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ property: 'plans.team.licenseType', error: 'must be one of user, perSeat, board, customId, got seat' }],
+    });
+    const yen = sampleCatalog('acme');
+    const team = (yen.products as NonNullable<typeof yen.products>)[0].plans?.[1] as PlanEntry;
+    team.prices = { ...team.prices, JPY: 1500 };
+    await expect(core.importer.apply(yen)).rejects.toMatchObject({
+      details: [
+        {
+          property: 'plans.team.prices.JPY',
+          error: "JPY is not one of the product's currencies (USD, EUR); add it to the product's currencies",
+        },
+      ],
+    });
+    const org = await core.apiKeys.organisation('acme');
+    expect(await core.queries.listProducts({ organisationId: org.id, isTest: false })).toEqual([]);
+  });
+
+  it('dry run: says what would change, record by record, and writes nothing', async () => {
+    const core = createTestCore();
+    const org = await core.apiKeys.ensureOrganisation('acme');
+    const dry = await core.importer.apply(sampleCatalog('acme'), { dryRun: true });
+    expect(dry.created).toBeGreaterThan(0);
+    expect(dry.changes[0]).toEqual({ key: 'products.notes', change: 'created' });
+    expect(dry.changes).toContainEqual({ key: 'plans.notes.team', change: 'created' });
+    expect(dry.changes).toHaveLength(dry.created);
+    expect(await core.queries.listProducts({ organisationId: org.id, isTest: false })).toEqual([]);
+    await core.importer.apply(sampleCatalog('acme'));
+    const changed = sampleCatalog('acme');
+    (changed.products as NonNullable<typeof changed.products>)[0].displayName = 'Notes 2';
+    expect((await core.importer.apply(changed, { dryRun: true })).changes).toEqual([{ key: 'products.notes', change: 'updated' }]);
+    expect((await core.queries.listProducts({ organisationId: org.id, isTest: false }))[0].displayName).not.toBe('Notes 2');
   });
 });
 

@@ -14,6 +14,8 @@ export * from './input';
 export * from './rate-limits';
 export * from './signing-key';
 export * from './client-address';
+export * from './metrics';
+export * from './operations';
 export * from './server';
 export * from './response-audit';
 export * from './examples';

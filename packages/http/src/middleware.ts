@@ -3,6 +3,7 @@ import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type RequestHandler } from 'express';
 import { DomainError, ErrorCodes, type Logger } from '@tollgate/core';
+import { clientAddress, loggablePath } from './client-address';
 import { jsonDepthExceeds, MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
 import { lastRequestPath } from './server';
 
@@ -34,16 +35,20 @@ export const jsonBody = express.json({
   },
 });
 
-/** One log line per request: method, path, status, time. Never headers (they hold API keys). */
-export function requestLog(logger: Logger): RequestHandler {
+/**
+ * One log line per request: method, path (without signed tokens), status, time, client address.
+ * Never headers (they hold API keys) nor query strings (signed links carry tokens there).
+ */
+export function requestLog(logger: Logger, trustProxy = 0): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       logger.info('request', {
         requestId: res.locals.requestId,
         method: req.method,
-        path: req.path,
+        path: loggablePath(req.originalUrl.split('?')[0]),
         status: res.statusCode,
+        address: clientAddress(req, trustProxy),
         ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
       });
     });
@@ -57,6 +62,8 @@ export const queryOf = (q: unknown): Record<string, unknown> => (q && typeof q =
 export interface HttpAppOptions {
   logger: Logger;
   logRequests: boolean;
+  /** Reverse proxies in front (`TRUST_PROXY`): the log's client address comes from `X-Forwarded-For` only when above 0. */
+  trustProxy?: number;
 }
 
 /**
@@ -69,7 +76,7 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: express.Expr
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(requestId);
-  if (options.logRequests) app.use(requestLog(options.logger));
+  if (options.logRequests) app.use(requestLog(options.logger, options.trustProxy));
   mount(app);
   return app;
 }

@@ -13,6 +13,8 @@ export interface RateLimitConfig {
   authFailuresPerMinute: number;
   /** Writes (POST, PUT, PATCH, DELETE) one API key may make per minute. */
   writesPerMinute: number;
+  /** Reverse proxies in front of the instance (`TRUST_PROXY`): client addresses come from `X-Forwarded-For` only when above 0. */
+  trustProxy?: number;
 }
 
 export const DEFAULT_RATE_LIMITS: RateLimitConfig = { enabled: true, authFailuresPerMinute: 30, writesPerMinute: 1200 };
@@ -99,7 +101,11 @@ class AuthFailureBudget {
   private readonly failures = new Windows();
   private readonly good = new KnownGood();
 
-  constructor(private readonly budget: number) {}
+  constructor(
+    private readonly budget: number,
+    /** Reverse proxies in front (`TRUST_PROXY`): whose address counts. */
+    private readonly trustProxy = 0,
+  ) {}
 
   refusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null {
     const now = Date.now();
@@ -111,7 +117,7 @@ class AuthFailureBudget {
         return { reason: 'too many failed authentications with this API key', retryAfterSeconds: seconds(own.resetAt) };
       if (this.good.has(key, now)) return null;
     }
-    const address = this.failures.count(`a:${ipKeyGenerator(clientAddress(req))}`, now);
+    const address = this.failures.count(`a:${ipKeyGenerator(clientAddress(req, this.trustProxy))}`, now);
     if (address.count >= this.budget)
       return { reason: 'too many failed authentications from this address', retryAfterSeconds: seconds(address.resetAt) };
     return null;
@@ -119,7 +125,7 @@ class AuthFailureBudget {
 
   failed(req: IncomingMessage, presented: string | undefined): void {
     const now = Date.now();
-    this.failures.add(`a:${ipKeyGenerator(clientAddress(req))}`, now);
+    this.failures.add(`a:${ipKeyGenerator(clientAddress(req, this.trustProxy))}`, now);
     if (presented !== undefined) this.failures.add(`k:${digest(presented)}`, now);
   }
 
@@ -159,7 +165,7 @@ const refuse = (what: string) => (req: Request, res: Response, next: (e: unknown
  */
 export function createRateLimits(config: RateLimitConfig): RateLimits {
   if (!config.enabled) return { authFailures: pass, writes: pass, authRefusal: () => null, authSucceeded: () => undefined };
-  const budget = new AuthFailureBudget(config.authFailuresPerMinute);
+  const budget = new AuthFailureBudget(config.authFailuresPerMinute, config.trustProxy);
   return {
     authFailures: budget.middleware(),
     authRefusal: (req, presented) => budget.refusal(req, presented),

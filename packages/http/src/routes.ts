@@ -97,6 +97,11 @@ export interface Route {
   meta?: Record<string, unknown>;
   /** A long list: each key may read only a few at once on this instance (429 beyond). */
   list?: boolean;
+  /**
+   * The handler claims `idempotency-key` itself, in the transaction of its work (usage: the key is
+   * part of the ledger's write), so the kit's separate claim is skipped.
+   */
+  ownIdempotency?: boolean;
   /** Also accepts `multipart/form-data` with one file part of this name: the body is then `{ [upload]: text }`. */
   upload?: string;
   // The table holds routes of every query and body type; `route()` types each handler.
@@ -363,7 +368,7 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
     };
     const write = def.method === 'post' || def.method === 'put' || def.method === 'patch';
     chain.push(
-      options.idempotency && write && def.scope
+      options.idempotency && write && def.scope && !def.ownIdempotency
         ? idempotent(options.idempotency, work, sendAnswer, def.path)
         : async (req, res) => {
             await sendAnswer(res, await work(req, res));

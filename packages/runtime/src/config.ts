@@ -48,7 +48,7 @@ export interface Config {
   /** How long a worker holds an event before another may take it over (`EVENT_LEASE_SECONDS`). */
   eventLeaseSeconds: number;
   /** Failed-authentication and write limits per instance (`RATE_LIMIT`, `RATE_LIMIT_AUTH_FAILURES`, `RATE_LIMIT_WRITES`). */
-  rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number };
+  rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number; trustProxy: number };
   /** Webhook POSTs one instance makes at once (`WEBHOOK_CONCURRENCY`). */
   webhookConcurrency: number;
   /** Client timeouts and the per-address connection cap of the HTTP server (`HTTP_*`). */
@@ -105,6 +105,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   };
 
+  // TRUST_PROXY: how many reverse proxies stand in front (true: one); client addresses come from
+  // X-Forwarded-For only then, since any client can write that header.
+  const proxies = (): number => {
+    const raw = (env.TRUST_PROXY ?? '').trim().toLowerCase();
+    if (raw === '' || raw === 'false') return 0;
+    if (raw === 'true') return 1;
+    if (/^\d+$/.test(raw) && Number(raw) <= 10) return Number(raw);
+    bad(`TRUST_PROXY must be true, false or the number of proxies in front (0 to 10), got ${env.TRUST_PROXY}`);
+    return 0;
+  };
   const port = whole('PORT', 3000, 0, 65535);
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
@@ -148,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: rateLimit === 'on',
       authFailuresPerMinute: whole('RATE_LIMIT_AUTH_FAILURES', 30, 1),
       writesPerMinute: whole('RATE_LIMIT_WRITES', 1200, 1),
+      trustProxy: proxies(),
     },
     http: {
       ...DEFAULT_HTTP_SERVER_LIMITS,
@@ -161,13 +172,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Only a valid configuration touches the disk (the embedded database's generated secret).
   config.masterSecret = masterSecret ?? persistedSecret(dataDir);
   return config;
-}
-
-/** What a process prints when it cannot start: one line per bad variable, or the error. */
-export function startFailure(e: unknown): string {
-  return e instanceof ConfigError
-    ? e.problems.map((p) => `configuration error: ${p}`).join('\n')
-    : String(e instanceof Error ? e.stack : e);
 }
 
 function persistedSecret(dataDir: string): string {

@@ -32,6 +32,7 @@ import { createSandboxRouter, FreeCheckout, SandboxPaymentProvider } from '@toll
 import { createStripeWebhookRouter, StripePaymentProvider } from '@tollgate/adapter-stripe';
 import { HttpWebhookSender, StandardWebhookSigner } from '@tollgate/adapter-webhooks';
 import type { Config } from './config';
+import { lockDataDir } from './data-lock';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
 import { createLogger } from './logger';
 
@@ -68,6 +69,8 @@ export interface RuntimeOptions {
   webhookSender?: WebhookSender;
   /** Leave migrations to the caller (`tollgate migrate` reports what it applied). */
   skipMigrations?: boolean;
+  /** How this process is named to another that finds the embedded database locked (e.g. `tollgate server`). */
+  lockAs?: string;
 }
 
 /**
@@ -108,9 +111,18 @@ export interface Readiness {
 
 /** Binds each port to its adapter and resolves the runtime. */
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  const database =
-    options.database ?? openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : `${config.dataDir}/pglite` });
-  if (!options.database && !options.skipMigrations) await migrateToLatest(database.db);
+  // One process at a time on the embedded database (a server and a CLI beside it would each write
+  // their own view of the files); a PostgreSQL server is shared by design.
+  const unlock = !options.database && !config.databaseUrl ? lockDataDir(config.dataDir, options.lockAs) : () => undefined;
+  let database: DatabaseHandle;
+  try {
+    database =
+      options.database ?? openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : `${config.dataDir}/pglite` });
+    if (!options.database && !options.skipMigrations) await migrateToLatest(database.db);
+  } catch (e) {
+    unlock();
+    throw e;
+  }
 
   const c = new Container();
   c.bind(T.Config).toConstantValue(config);
@@ -210,6 +222,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       sandbox: createSandboxRouter({
         checkout: core.checkout,
         subscriptions: core.subscriptions,
+        seats: core.seats,
         provider: c.get<SandboxPaymentProvider>(T.Sandbox),
         logger,
       }),
@@ -255,6 +268,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await core.stopListening();
       await replica?.close();
       await database.close();
+      unlock();
     },
   };
 }

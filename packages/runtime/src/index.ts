@@ -5,3 +5,6 @@ export * from './demo';
 export * from './worker';
 export * from './standalone';
 export * from './logger';
+export * from './data-lock';
+export * from './start-failure';
+export * from './lifecycle';

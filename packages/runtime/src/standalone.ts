@@ -1,18 +1,63 @@
-import type { RequestListener } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import { createHttpServer } from '@tollgate/http';
-import { loadConfig, startFailure } from './config';
+import { loadConfig } from './config';
 import { createRuntime, type Runtime } from './container';
+import { closeGracefully } from './lifecycle';
+import { startFailure } from './start-failure';
+import { BackgroundWork } from './worker';
 
-/** Runs one generation's app alone on its own port (apps' standalone entries), until SIGINT/SIGTERM. */
+/**
+ * Serves one process until SIGINT/SIGTERM, the same way for the combined server and each
+ * generation alone: runs this process's background work (events, period ends, webhooks; unless
+ * `RUN_WORKER=false`), listens on the configured port (a failure there is one line and exit 1),
+ * and on a stop signal closes gracefully: no new connections, requests in flight finish, the
+ * worker stops claiming work, the pools close.
+ */
+export function serve(runtime: Runtime, server: Server, onListening: () => void): void {
+  const { config, core, logger } = runtime;
+  const background = config.runWorker
+    ? new BackgroundWork(core.worker, core.sweeps, runtime.wake, logger, config.workerIntervalMs, {
+        delivery: core.webhookDelivery,
+        events: core.webhookEvents,
+      })
+    : undefined;
+  background?.start();
+  let stopping = false;
+  const finish = (code: number) =>
+    void Promise.resolve(background?.stop())
+      .then(() => runtime.close())
+      .then(
+        () => process.exit(code),
+        (e: unknown) => {
+          logger.error('shutdown failed', { error: String(e) });
+          process.exit(1);
+        },
+      );
+  server.once('error', (e) => {
+    console.error(startFailure(e, { port: config.port }));
+    stopping = true;
+    finish(1);
+  });
+  server.listen(config.port, onListening);
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    void closeGracefully(server).then(() => finish(0));
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** Runs one generation's app alone on its own port (the apps' standalone entries): a complete service. */
 export function runStandalone(name: string, build: (runtime: Runtime) => RequestListener): void {
   const start = async () => {
-    const runtime = await createRuntime(loadConfig());
-    const server = createHttpServer(build(runtime), runtime.config.http).listen(runtime.config.port, () =>
-      console.log(`tollgate ${name} listening on ${runtime.config.publicUrl}`),
+    const runtime = await createRuntime(loadConfig(), { lockAs: `tollgate ${name}` });
+    serve(runtime, createHttpServer(build(runtime), runtime.config.http), () =>
+      console.log(
+        `tollgate ${name} listening on ${runtime.config.publicUrl} (${runtime.config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${runtime.config.dataDir}`})`,
+      ),
     );
-    const stop = () => server.close(() => void runtime.close().then(() => process.exit(0)));
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
   };
   start().catch((e) => {
     console.error(startFailure(e));

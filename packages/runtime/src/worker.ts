@@ -67,6 +67,7 @@ export class BackgroundWork {
           await worker.drain();
           await sweeps.cancellations();
           await sweeps.renewals();
+          await sweeps.usageHolds();
         },
         logger,
         stopped,

@@ -74,6 +74,25 @@ describe('configuration', () => {
     expect(loadConfig({ DATA_DIR: tmp() }).logLevel).toBe('info');
   });
 
+  it('reads TRUST_PROXY as the number of proxies in front (true: one), refusing anything else', () => {
+    const proxies = (v?: string) => loadConfig({ DATA_DIR: tmp(), TRUST_PROXY: v }).rateLimits.trustProxy;
+    expect([proxies(), proxies('false'), proxies('true'), proxies('2'), proxies('0')]).toEqual([0, 0, 1, 2, 0]);
+    expect(() => loadConfig({ DATA_DIR: tmp(), TRUST_PROXY: 'yes' })).toThrow(
+      'TRUST_PROXY must be true, false or the number of proxies in front (0 to 10), got yes',
+    );
+  });
+
+  it('keeps .env.example in step with compose.yaml: every variable compose reads is there', () => {
+    const root = path.join(__dirname, '..', '..', '..');
+    const compose = fs.readFileSync(path.join(root, 'compose.yaml'), 'utf8');
+    const example = fs.readFileSync(path.join(root, '.env.example'), 'utf8');
+    const used = new Set([...compose.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]));
+    expect(used).toContain('POSTGRES_PASSWORD');
+    for (const name of used) expect({ name, inExample: new RegExp(`^# ${name}=`, 'm').test(example) }).toEqual({ name, inExample: true });
+    // compose runs its instances behind nginx: they must trust it for client addresses.
+    expect(compose).toMatch(/TRUST_PROXY: '1'/);
+  });
+
   it('documents every variable it reads, in docs/configuration.md and .env.example', () => {
     const root = path.join(__dirname, '..', '..', '..');
     const source = fs.readFileSync(path.join(__dirname, '..', 'src', 'config.ts'), 'utf8');

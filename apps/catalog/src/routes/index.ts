@@ -7,11 +7,27 @@ import { productRoutes } from './products';
 import { signingKeyRoutes } from './signing-keys';
 import { tierTagRoutes } from './tier-tags';
 import { webhookRoutes } from './webhooks';
+import { balanceRoutes } from './balances';
+import { creditRoutes } from './credits';
+import { entitlementRoutes } from './entitlements';
+import { meterRoutes } from './meters';
+import { usageRoutes } from './usage';
 
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
   Core,
-  'apiKeys' | 'products' | 'plans' | 'tierTags' | 'idempotency' | 'signing' | 'webhooks' | 'webhookEvents' | 'importer' | 'exporter'
+  | 'apiKeys'
+  | 'products'
+  | 'plans'
+  | 'tierTags'
+  | 'idempotency'
+  | 'signing'
+  | 'webhooks'
+  | 'webhookEvents'
+  | 'importer'
+  | 'exporter'
+  | 'usage'
+  | 'entitlements'
 >;
 
 /** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */
@@ -23,4 +39,9 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...catalogFileRoutes(core),
   ...webhookRoutes(core),
   ...eventRoutes(core),
+  ...meterRoutes(core),
+  ...creditRoutes(core),
+  ...usageRoutes(core),
+  ...balanceRoutes(core),
+  ...entitlementRoutes(core),
 ];

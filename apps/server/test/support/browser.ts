@@ -1,4 +1,8 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
+import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createServerApp } from '../../src';
 
 /**
  * Headless Chromium for the browser tests. The executable is the one jest's global setup unpacked
@@ -23,4 +27,39 @@ export function launchBrowser(): Promise<Browser> {
       '--font-render-hinting=none',
     ],
   });
+}
+
+/** The combined server on a real port over a fresh test world with one seeded organisation, and a browser. */
+export interface BrowserWorld {
+  world: TestWorld;
+  org: SeededOrg;
+  server: Server;
+  /** The server's address; the links it makes (checkout, pricing pages) carry it. */
+  base: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+export async function startBrowserWorld(organisation: string): Promise<BrowserWorld> {
+  // The server listens first, so that the links it makes carry its address.
+  let app: ReturnType<typeof createServerApp> | undefined = undefined;
+  const server = createServer((req, res) => (app ? app(req, res) : res.writeHead(503).end()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const world = await createTestWorld({ config: { publicUrl: base } });
+  const org = await seedOrganisation(world, organisation);
+  app = createServerApp(world);
+  const browser = await launchBrowser();
+  return {
+    world,
+    org,
+    server,
+    base,
+    browser,
+    close: async () => {
+      await browser.close();
+      await new Promise((resolve) => server.close(resolve));
+      await world.close();
+    },
+  };
 }

@@ -8,6 +8,7 @@ import { productRoutes } from './products';
 import { signingKeyRoutes } from './signing-keys';
 import { subscriptionRoutes } from './subscriptions';
 import type { V1Services } from './support';
+import { v1UsageRoutes } from './usage';
 
 export { checkoutStartRoutes } from './checkout';
 export type { V1Services } from './support';
@@ -20,6 +21,7 @@ export const v1Routes = (s: V1Services): Route[] => [
   ...pricingTableRoutes(s),
   ...subscriptionRoutes(s),
   ...licenseRoutes(s),
+  ...v1UsageRoutes(s.core),
   ...signingKeyRoutes(s),
   ...eventRoutes(s),
 ];

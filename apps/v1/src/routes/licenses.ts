@@ -5,7 +5,6 @@ import {
   licenseSchema,
   licenseView,
   int,
-  num,
   object,
   noContent,
   ok,
@@ -21,8 +20,6 @@ import {
 import { licenseViewPages, licenseViewsOf, type V1Services } from './support';
 
 export const licenseCountSchema = object({ count: int, assigned: int, unassigned: int });
-/** A usage record of a license (the real v1 API's `GET /licenses/:uuid/usage` element). */
-export const licenseUsageSchema = object({ licenseUuid: uuid, featureUuid: uuid, planUuid: uuid, unitCount: num });
 
 const str = { type: 'string' } as const;
 const granteeId = { type: ['string', 'null'], minLength: 1, maxLength: 320 } as const;
@@ -192,24 +189,6 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
       scope: ['licenses', 'read'],
       response: { status: 200, schema: licenseSchema },
       handle: async ({ tenant, params }) => ok((await viewsOf([await licenses.get(tenant, params.licenseUuid)]))[0]),
-    }),
-    route({
-      method: 'get',
-      path: '/licenses/:licenseUuid/usage',
-      operationId: 'getLicenseUsage',
-      summary: 'Usage recorded against a license, per feature (Tollgate meters none yet: an empty list)',
-      description: 'The units recorded against the license, per feature.',
-      scope: ['licenses', 'read'],
-      response: { status: 200, schema: arrayOf(licenseUsageSchema) },
-      handle: async ({ tenant, params }) =>
-        ok(
-          (await licenses.usage(tenant, params.licenseUuid)).map((u) => ({
-            licenseUuid: u.licenseId,
-            featureUuid: u.featureId,
-            planUuid: u.planId,
-            unitCount: u.unitCount,
-          })),
-        ),
     }),
     route({
       method: 'put',

@@ -4,7 +4,7 @@ import { deferredCheckoutLinks, type PlanLinkOptions } from '../links';
 
 /** What the v1 generation needs: use cases, the link signer and clock (deferred checkout links), its public address. */
 export interface V1Services {
-  core: Pick<Core, 'apiKeys' | 'queries' | 'checkout' | 'subscriptions' | 'seats' | 'licenses' | 'checks' | 'worker' | 'signing'>;
+  core: Pick<Core, 'apiKeys' | 'queries' | 'checkout' | 'subscriptions' | 'seats' | 'licenses' | 'checks' | 'worker' | 'signing' | 'usage'>;
   links: SignedLinks;
   clock: Clock;
   config: { publicUrl: string };

@@ -12,6 +12,7 @@ import { signingKeyRepository } from './signing-keys';
 import { eventRepository, licenseRepository, subscriptionRepository } from './subscriptions';
 import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
+import { usageRepository } from './usage';
 
 /** Every repository over one typed kysely handle (a transaction, inside the unit of work). */
 export function repositories(db: Db): Repositories {
@@ -34,6 +35,7 @@ export function repositories(db: Db): Repositories {
     idempotency: idempotencyRepository(db),
     outbox: outboxRepository(db),
     webhooks: webhookRepository(db),
+    usage: usageRepository(db),
   };
 }
 

@@ -27,6 +27,7 @@ export function organisationRepository(db: Db): OrganisationRepository {
     },
     save: (o) => upsert(db, 'organisations', [{ id: o.id, name: o.name, created_at: o.createdAt }]),
     any: async () => !!(await db.selectFrom('organisations').select('id').limit(1).executeTakeFirst()),
+    list: async () => (await db.selectFrom('organisations').selectAll().orderBy('name').execute()).map(toOrganisation),
   };
 }
 

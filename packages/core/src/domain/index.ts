@@ -12,3 +12,4 @@ export * from './builders';
 export * from './limits';
 export * from './webhook-retries';
 export * from './webhook-targets';
+export * from './usage';

@@ -7,3 +7,4 @@ export * from './event';
 export * from './billing';
 export * from './checkout';
 export * from './webhook';
+export * from './usage';

@@ -8,7 +8,17 @@ export interface Organisation {
 }
 
 /** Scopes are `<resource>:read` / `<resource>:write`, or `*` for everything. */
-export const SCOPE_RESOURCES = ['products', 'plans', 'pricing-tables', 'subscriptions', 'licenses', 'webhooks', 'events'] as const;
+export const SCOPE_RESOURCES = [
+  'products',
+  'plans',
+  'pricing-tables',
+  'subscriptions',
+  'licenses',
+  'webhooks',
+  'events',
+  'meters',
+  'usage',
+] as const;
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
 export type Scope = `${ScopeResource}:${'read' | 'write'}` | '*';
 

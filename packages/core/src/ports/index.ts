@@ -1,3 +1,4 @@
 export * from './repositories';
 export * from './services';
 export * from './payment';
+export * from './usage';

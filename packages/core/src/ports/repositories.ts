@@ -30,6 +30,7 @@ import type {
   WebhookEndpoint,
   WebhookEventType,
 } from '../model';
+import type { UsageRepository } from './usage';
 
 /** Keyset pagination over (createdAt, id): cursors stay stable when rows are inserted meanwhile. */
 export interface ListQuery {
@@ -65,6 +66,8 @@ export interface OrganisationRepository {
   save(org: Organisation): Promise<void>;
   /** Whether there is any organisation at all (an empty database). */
   any(): Promise<boolean>;
+  /** Every organisation, by name. */
+  list(): Promise<Organisation[]>;
 }
 
 export interface ApiKeyRepository {
@@ -361,6 +364,8 @@ export interface Repositories {
   idempotency: IdempotencyRepository;
   outbox: OutboxRepository;
   webhooks: WebhookRepository;
+  /** Meters, balances, grants, holds and the usage ledger. */
+  usage: UsageRepository;
 }
 
 export interface UnitOfWork {

@@ -100,6 +100,11 @@ export class ApiKeyService {
     return this.deps.uow.read((r) => r.organisations.any());
   }
 
+  /** Every organisation, by name. */
+  async organisations(): Promise<Organisation[]> {
+    return this.deps.uow.read((r) => r.organisations.list());
+  }
+
   /** The organisation with this name, or ORGANISATION_NOT_FOUND. */
   async organisation(name: string): Promise<Organisation> {
     const org = await this.deps.uow.read((r) => r.organisations.findByName(name));

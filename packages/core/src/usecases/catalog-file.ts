@@ -24,6 +24,9 @@ import type { CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
 
 /** The catalog file (DESIGN.md section 9), already parsed from YAML or JSON. */
+/** Records a record's fate (`created`, `updated` or unchanged); true when it must be written. */
+type Count = (key: string, before: unknown, after: unknown) => boolean;
+
 const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
 
 export interface CatalogFile {
@@ -89,7 +92,16 @@ export interface ImportResult {
   created: number;
   updated: number;
   unchanged: number;
+  /** What the file changed (or, dry run, would change), record by record, in file order. */
+  changes: { key: string; change: 'created' | 'updated' }[];
 }
+
+/** Thrown inside a dry run's transaction to roll it back with its result. */
+class DryRun {
+  constructor(readonly result: ImportResult) {}
+}
+
+const LICENSE_TYPES: readonly LicenseType[] = ['user', 'perSeat', 'board', 'customId'];
 
 const KNOWN_CURRENCIES: Record<string, [string, string]> = {
   USD: ['US Dollar', '$'],
@@ -150,20 +162,37 @@ export class CatalogFileImport {
     return this.apply({ ...file, organisation: org.name, test: tenant.isTest });
   }
 
-  async apply(file: CatalogFile): Promise<ImportResult> {
+  /**
+   * Applies the file in one transaction. `dryRun`: every check and write happens, then the
+   * transaction is rolled back; the result says what would change.
+   */
+  async apply(file: CatalogFile, options: { dryRun?: boolean } = {}): Promise<ImportResult> {
     if (!file || typeof file.organisation !== 'string' || !file.organisation) invalid('organisation', 'is required');
+    if (!options.dryRun) return this.applyIn(file);
+    try {
+      await this.applyIn(file, true);
+    } catch (e) {
+      if (e instanceof DryRun) return e.result;
+      throw e;
+    }
+    throw new Error('unreachable: a dry run always rolls back');
+  }
+
+  private async applyIn(file: CatalogFile, dryRun = false): Promise<ImportResult> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const org =
         (await r.organisations.findByName(file.organisation)) ??
         fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${file.organisation}`);
       const tenant: Tenant = { organisationId: org.id, isTest: !!file.test };
-      const result: ImportResult = { organisationId: org.id, keys: {}, created: 0, updated: 0, unchanged: 0 };
-      const count = (before: unknown, after: unknown) => {
+      const result: ImportResult = { organisationId: org.id, keys: {}, created: 0, updated: 0, unchanged: 0, changes: [] };
+      const count: Count = (key, before, after) => {
         if (!before) result.created++;
         else if (same(before, after)) result.unchanged++;
         else result.updated++;
-        return !before || !same(before, after);
+        const changed = !before || !same(before, after);
+        if (changed) result.changes.push({ key, change: before ? 'updated' : 'created' });
+        return changed;
       };
       const currencies = await this.ensureCurrencies(r, file.products ?? []);
       // Records created by one import get distinct creation instants in file order, so lists that
@@ -171,6 +200,7 @@ export class CatalogFileImport {
       let seq = 0;
       const created = () => new Date(now.getTime() + seq++);
       for (const entry of file.products ?? []) await this.product(r, tenant, entry, currencies, now, created, result, count);
+      if (dryRun) throw new DryRun(result);
       return result;
     });
   }
@@ -201,7 +231,7 @@ export class CatalogFileImport {
     now: Date,
     created: () => Date,
     result: ImportResult,
-    count: (before: unknown, after: unknown) => boolean,
+    count: Count,
   ): Promise<void> {
     const key = requireKey('products', e.key);
     if (typeof e.name !== 'string' || !e.name) invalid(`products.${key}.name`, 'is required');
@@ -241,7 +271,7 @@ export class CatalogFileImport {
       features,
       updatedAt: existing ? now : base.createdAt,
     };
-    if (count(existing, product)) await r.products.save(product);
+    if (count(`products.${key}`, existing, product)) await r.products.save(product);
     result.keys[`products.${key}`] = product.id;
 
     const plansByKey = new Map<string, Plan>();
@@ -278,7 +308,7 @@ export class CatalogFileImport {
         features: featureIds.map((featureId, sortOrder) => ({ featureId, sortOrder, updatedAt: now })),
         updatedAt: now,
       };
-      if (count(prev, table)) await r.pricingTables.save(table);
+      if (count(`pricingTables.${key}.${tkey}`, prev, table)) await r.pricingTables.save(table);
       result.keys[`pricingTables.${key}.${tkey}`] = table.id;
     }
   }
@@ -320,12 +350,24 @@ export class CatalogFileImport {
     currencies: Map<string, Currency>,
     now: Date,
     created: () => Date,
-    count: (before: unknown, after: unknown) => boolean,
+    count: Count,
   ): Promise<Plan> {
     const key = requireKey(`products.${product.key}.plans`, e.key);
     const where = `plans.${key}`;
     if (e.pricingType !== 'free' && e.pricingType !== 'paid') invalid(`${where}.pricingType`, 'must be free or paid');
     if (e.interval !== undefined && !INTERVALS.includes(e.interval)) invalid(`${where}.interval`, 'must be day, week, month or year');
+    if (e.licenseType !== undefined && !LICENSE_TYPES.includes(e.licenseType))
+      invalid(`${where}.licenseType`, `must be one of ${LICENSE_TYPES.join(', ')}, got ${String(e.licenseType)}`);
+    // A price in a currency the product does not declare could never be shown or bought.
+    const declared = product.currencies.map((pc) => [...currencies.values()].find((c) => c.id === pc.currencyId)?.shortName);
+    for (const name of Object.keys(e.prices ?? {}))
+      if (!declared.includes(name.toUpperCase()))
+        invalid(
+          `${where}.prices.${name}`,
+          declared.length
+            ? `${name} is not one of the product's currencies (${declared.join(', ')}); add it to the product's currencies`
+            : `${name} is not a currency of the product; list it in the product's currencies`,
+        );
     const existing =
       (await r.plans.findByKey(product.id, key)) ??
       (await (isUuid(key) ? r.plans.get(key) : Promise.resolve(undefined)).then((p) =>
@@ -386,7 +428,7 @@ export class CatalogFileImport {
     // A plan made through the catalog API (found by its id: it has no key) keeps the pricing tree the
     // API gave it: the file describes prices at the level of legacy plans, and must not flatten it.
     plan.lineItems = existing && existing.key === null ? base.lineItems : this.lineItemsOf(plan, base.lineItems, currencies, now);
-    if (count(existing, plan)) await r.plans.save(plan);
+    if (count(`plans.${product.key}.${key}`, existing, plan)) await r.plans.save(plan);
     return plan;
   }
 

@@ -14,6 +14,7 @@ import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
 import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
+import { EntitlementsCheck, UsageService } from './usage';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
 export interface Core {
@@ -43,6 +44,10 @@ export interface Core {
   webhookEvents: WebhookEvents;
   /** Delivery of due webhooks (the background worker). */
   webhookDelivery: WebhookDispatcher;
+  /** Meters, credits and usage: exact, group-committed. */
+  usage: UsageService;
+  /** The signed entitlements of a grantee, with what is left of each meter. */
+  entitlements: EntitlementsCheck;
   /** The check's entitlement cache (its statistics feed the metrics). */
   checkCache: EntitlementCache;
   /**
@@ -85,6 +90,7 @@ export function createCore(given: CoreDeps): Core {
     onResume: () => setLive(true),
   };
   const seats = new SeatService(deps);
+  const usage = new UsageService(deps);
   const tierTags = new TierTagAdmin(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
@@ -99,7 +105,7 @@ export function createCore(given: CoreDeps): Core {
     subscriptions: new SubscriptionLifecycle(deps),
     seats,
     providerSync: new ProviderSync(deps),
-    sweeps: new Sweeps(deps),
+    sweeps: new Sweeps(deps, usage),
     licenses: new LicenseService(deps),
     checks: new CapabilityChecks(deps, signing, checkCache),
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
@@ -108,6 +114,8 @@ export function createCore(given: CoreDeps): Core {
     webhooks: new WebhookEndpoints(deps),
     webhookEvents: new WebhookEvents(deps),
     webhookDelivery: new WebhookDispatcher(deps),
+    usage,
+    entitlements: new EntitlementsCheck({ ...deps, signing }),
     checkCache,
     listen: async () => {
       if (!deps.changes) return;

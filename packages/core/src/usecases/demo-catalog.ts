@@ -14,8 +14,8 @@ export const demoCatalog = (organisation = 'demo', test = false): CatalogFile =>
       capabilities: ['edit', 'export', 'admin'],
       features: [
         { key: 'projects', displayName: 'Projects', valueType: 'numerical', defaultValue: '3', showUnlimited: true },
-        { key: 'theme', valueType: 'enum', enumOptions: ['light', 'dark'], defaultValue: 'light' },
-        { key: 'sso', valueType: 'boolean', defaultValue: 'false', visibility: 'private' },
+        { key: 'theme', displayName: 'Theme', valueType: 'enum', enumOptions: ['light', 'dark'], defaultValue: 'light' },
+        { key: 'sso', displayName: 'Single sign-on', valueType: 'boolean', defaultValue: 'false', visibility: 'private' },
       ],
       plans: [
         {

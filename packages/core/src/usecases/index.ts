@@ -15,3 +15,4 @@ export * from './signing';
 export * from './core';
 export * from './check-cache';
 export * from './webhooks';
+export * from './usage';

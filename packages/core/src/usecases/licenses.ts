@@ -49,16 +49,6 @@ export class LicenseService {
     });
   }
 
-  /**
-   * The usage recorded against the license's metered features, per feature. Tollgate records no
-   * usage (no metering API exists yet), so this is the truth: none. The route exists so that real
-   * clients that ask get a well-formed answer, and 403 for a license they cannot see.
-   */
-  async usage(tenant: Tenant, id: Id): Promise<LicenseUsage[]> {
-    await this.get(tenant, id);
-    return [];
-  }
-
   /** One license of the tenant (another tenant's answers as every foreign id does). */
   async get(tenant: Tenant, id: Id): Promise<License> {
     return this.deps.uow.read(async (r) => assertAccessible(await r.licenses.get(id), tenant, 'license'));

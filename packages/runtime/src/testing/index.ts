@@ -29,7 +29,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   maxSeats: 10_000,
   eventLeaseSeconds: 120,
   // Off in tests, which fire many requests from one address; the hardening tests turn them on.
-  rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200 },
+  rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200, trustProxy: 0 },
   http: DEFAULT_HTTP_SERVER_LIMITS,
   ...over,
 });
@@ -93,3 +93,4 @@ export async function purchase({ core }: { core: Core }, planId: string, grantee
   return buyPlan(core, planId, quantity, granteeId, 'sandbox');
 }
 export * from './receiver';
+export * from './processes';

@@ -26,6 +26,15 @@ export function describeOrganisationAndKeyContracts(name: string, uow: UnitOfWor
       expect(await tx(uow(), (r) => r.organisations.any())).toBe(true);
     });
 
+    it('lists organisations by name', async () => {
+      const b = await withOrg(uow(), { name: `zz-list-${randomUUID()}` });
+      const a = await withOrg(uow(), { name: `zy-list-${randomUUID()}` });
+      const names = (await tx(uow(), (r) => r.organisations.list())).map((o) => o.name);
+      expect(names.indexOf(a.name)).toBeGreaterThanOrEqual(0);
+      expect(names.indexOf(a.name)).toBeLessThan(names.indexOf(b.name));
+      expect([...names].sort()).toEqual(names);
+    });
+
     it('finds keys by hash, lists them newest first and records revocation', async () => {
       const org = await withOrg(uow());
       const k1 = {
@@ -1063,5 +1072,6 @@ export * from './signature-scheme';
 export * from './payment-provider';
 export * from './cache-coherence';
 export * from './webhook-sender';
+export * from './usage';
 export * from './signed-links';
 export * from './key-cipher';

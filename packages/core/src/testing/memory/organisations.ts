@@ -7,6 +7,7 @@ export function organisationRepository(db: Tables): OrganisationRepository {
     findByName: async (name) => values(db.organisations).find((o) => o.name === name),
     save: async (org) => void db.organisations.set(org.id, copy(org)),
     any: async () => db.organisations.size > 0,
+    list: async () => values(db.organisations).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
   };
 }
 

@@ -12,6 +12,7 @@ import { eventRepository, licenseRepository, subscriptionRepository } from './su
 import type { Changed, Tables } from './tables';
 import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
+import { memoryUsageRepository } from './usage';
 
 /** Every repository over the in-memory tables, mirroring adapter-postgres's `src/repositories/`. */
 export function repositories(db: Tables, changed: Changed = () => undefined): Repositories {
@@ -34,5 +35,6 @@ export function repositories(db: Tables, changed: Changed = () => undefined): Re
     idempotency: idempotencyRepository(db),
     outbox: outboxRepository(db),
     webhooks: webhookRepository(db),
+    usage: memoryUsageRepository(db),
   };
 }

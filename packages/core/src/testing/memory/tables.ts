@@ -23,9 +23,10 @@ import type {
   WebhookEndpoint,
 } from '../../model';
 import type { CacheInvalidation, ListQuery } from '../../ports';
+import { emptyUsageTables, type UsageTables } from './usage';
 
 /** All tables of the in-memory database. Records are stored and handed out as copies. */
-export interface Tables {
+export interface Tables extends UsageTables {
   organisations: Map<Id, Organisation>;
   apiKeys: Map<Id, ApiKey>;
   paymentIntegrations: Map<Id, PaymentIntegration>;
@@ -54,6 +55,7 @@ export interface Tables {
 }
 
 export const emptyTables = (): Tables => ({
+  ...emptyUsageTables(),
   organisations: new Map(),
   apiKeys: new Map(),
   paymentIntegrations: new Map(),

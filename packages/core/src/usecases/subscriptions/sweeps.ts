@@ -4,10 +4,19 @@ import { addInterval } from '../../domain/time';
 import type { CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { loadPlan, saveOutcome } from './shared';
+import type { UsageService } from '../usage';
 
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout'>) {}
+  constructor(
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout'>,
+    private readonly usage?: Pick<UsageService, 'sweep'>,
+  ) {}
+
+  /** Usage holds whose time ran out return to their balances; expired idempotency keys go. Returns how many balances. */
+  async usageHolds(limit = 100): Promise<number> {
+    return this.usage ? this.usage.sweep(limit) : 0;
+  }
 
   /**
    * For providers that do not bill renewals themselves (sandbox, free): a running subscription

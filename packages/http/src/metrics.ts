@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheStats } from '@tollgate/core';
-import type { CheckFastPathStats } from '@tollgate/http';
+import type { CheckFastPathStats } from './check';
 
 /** Where the metrics read what they report (DESIGN section 13). */
 export interface MetricSources {
   checkCache(): CacheStats;
-  fastPath(): CheckFastPathStats;
+  /** The check's fast path (the combined server); absent: no fast path in this app. */
+  fastPath?(): CheckFastPathStats;
   /** Unfinished events (seat changes) of every organisation. */
   eventQueue?(): Promise<{ queued: number; pending: number }>;
   /** Webhook deliveries not yet done (pending, retrying included). */
@@ -61,17 +62,19 @@ export class ServerMetrics {
       'Checks answered from memory while the database did not answer (the outage grace), since the start',
       (s) => s.fromMemory,
     );
-    new Gauge({
-      name: 'tollgate_check_fast_path',
-      help: 'Checks the fast path answered itself (served) or left to the routers (passed), since the start',
-      labelNames: ['outcome'],
-      registers,
-      collect() {
-        const s = sources.fastPath();
-        this.set({ outcome: 'served' }, s.served);
-        this.set({ outcome: 'passed' }, s.passed);
-      },
-    });
+    const fastPath = sources.fastPath;
+    if (fastPath)
+      new Gauge({
+        name: 'tollgate_check_fast_path',
+        help: 'Checks the fast path answered itself (served) or left to the routers (passed), since the start',
+        labelNames: ['outcome'],
+        registers,
+        collect() {
+          const s = fastPath();
+          this.set({ outcome: 'served' }, s.served);
+          this.set({ outcome: 'passed' }, s.passed);
+        },
+      });
     if (sources.eventQueue) {
       const queue = sources.eventQueue;
       new Gauge({

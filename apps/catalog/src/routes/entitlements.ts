@@ -1,0 +1,52 @@
+import type { Core } from '@tollgate/core';
+import { resource, route, typed, type Route } from '@tollgate/http';
+import { object, objectOf } from '../response-schemas';
+import { objectEnvelope } from '../views';
+
+const entrySchema = {
+  type: 'object',
+  properties: {
+    type: { enum: ['entitlement', 'meter'] },
+    value: { type: 'string' },
+    expiryDate: { type: ['string', 'null'] },
+    remaining: { type: ['integer', 'null'] },
+    used: { type: 'integer' },
+    granted: { type: 'integer' },
+  },
+  required: ['type', 'value', 'expiryDate'],
+  additionalProperties: false,
+};
+const checkQuery = typed<{ granteeId: string }>({
+  type: 'object',
+  properties: { granteeId: { type: 'string', minLength: 1, maxLength: 255 } },
+  required: ['granteeId'],
+  additionalProperties: false,
+});
+
+/** The entitlement check of the catalog API, with meters: signed, with an expiry. */
+export const entitlementRoutes = ({ entitlements }: Pick<Core, 'entitlements'>): Route[] =>
+  resource({ name: 'entitlements', description: 'Entitlement checks: what a grantee may use and what is left of each meter, signed' }, [
+    route({
+      method: 'get',
+      path: '/api/entitlements/check',
+      operationId: 'checkEntitlements',
+      summary: "A grantee's entitlements and meters, signed; cache it until expiresAt",
+      description:
+        "The signature covers `signed` (JSON of {granteeId, entitlements, expiresAt}) with the organisation's signing key, so a client may verify it offline.",
+      scope: ['licenses', 'read'],
+      query: checkQuery,
+      response: {
+        status: 200,
+        schema: objectOf(
+          object({
+            entitlements: { type: 'array', items: entrySchema },
+            expiresAt: { type: 'string' },
+            signed: { type: 'string' },
+            signature: { type: 'string' },
+            publicHash: { type: 'string' },
+          }),
+        ),
+      },
+      handle: async ({ tenant, query }) => ({ status: 200, body: objectEnvelope(await entitlements.check(tenant, query.granteeId)) }),
+    }),
+  ]);

@@ -1,0 +1,117 @@
+import type { BalanceView, LedgerEntry, UsageAnswer, UsageMeter } from '@tollgate/core';
+import { available } from '@tollgate/core';
+import { object } from '../response-schemas';
+
+/**
+ * Quantities leave as JSON numbers: every counter is bounded by 10^15 (MAX_COUNTER), well within
+ * what a JSON number holds exactly.
+ */
+const n = (v: string | bigint) => Number(v);
+
+export const meterView = (m: UsageMeter) => ({
+  id: m.id,
+  organisation: m.organisationId,
+  slug: m.slug,
+  name: m.name,
+  unitLabel: m.unitLabel,
+  paymentMeterId: m.paymentMeterId,
+  createdAt: m.createdAt.toISOString(),
+  updatedAt: m.updatedAt.toISOString(),
+});
+
+export const answerView = (a: UsageAnswer) => ({
+  allowed: a.allowed,
+  owner: a.owner,
+  meterSlug: a.meterSlug,
+  granted: n(a.granted),
+  used: n(a.used),
+  reserved: n(a.reserved),
+  remaining: a.remaining === null ? null : n(a.remaining),
+  periodEnd: a.periodEnd,
+});
+
+export const balanceView = ({ balance: b, meter }: BalanceView) => {
+  const left = available(b);
+  return {
+    owner: b.owner,
+    meterSlug: meter.slug,
+    granted: n(b.granted),
+    used: n(b.used),
+    reserved: n(b.reserved),
+    remaining: left === null ? null : n(left),
+    periodStart: b.periodStart.toISOString(),
+    periodEnd: b.periodEnd?.toISOString() ?? null,
+  };
+};
+
+export const usageRecordView = (meters: Map<string, UsageMeter>) => (e: LedgerEntry) => ({
+  id: e.id,
+  organisation: e.organisationId,
+  owner: e.owner,
+  meterSlug: meters.get(e.meterId)?.slug ?? null,
+  type: e.kind,
+  count: n(e.quantity),
+  idempotencyKey: e.idempotencyKey,
+  recordedAt: e.createdAt.toISOString(),
+  createdAt: e.createdAt.toISOString(),
+});
+
+const nint = { type: ['integer', 'null'] } as const;
+const nstr = { type: ['string', 'null'] } as const;
+const int = { type: 'integer' } as const;
+const str = { type: 'string' } as const;
+
+/** The balance after a usage operation (JSON Schema; the tests validate every answer against it). */
+export const answerProps = {
+  allowed: { type: 'boolean' },
+  owner: str,
+  meterSlug: str,
+  granted: int,
+  used: int,
+  reserved: int,
+  remaining: nint,
+  periodEnd: nstr,
+};
+export const answerSchema = object(answerProps);
+export const meterSchema = object({
+  id: str,
+  organisation: str,
+  slug: str,
+  name: str,
+  unitLabel: nstr,
+  paymentMeterId: str,
+  createdAt: str,
+  updatedAt: str,
+});
+export const balanceSchema = object({
+  owner: str,
+  meterSlug: str,
+  granted: int,
+  used: int,
+  reserved: int,
+  remaining: nint,
+  periodStart: str,
+  periodEnd: nstr,
+});
+export const usageRecordSchema = object({
+  id: str,
+  organisation: str,
+  owner: str,
+  meterSlug: nstr,
+  type: { enum: ['record', 'consume', 'commit'] },
+  count: int,
+  idempotencyKey: nstr,
+  recordedAt: str,
+  createdAt: str,
+});
+
+/** The `owner` + `meterSlug` of a usage body. */
+export const targetProps = {
+  owner: { type: 'string', minLength: 1, maxLength: 255 },
+  meterSlug: { type: 'string', minLength: 1, maxLength: 64 },
+};
+/** A quantity as a whole JSON number (core checks the bounds and names the field). */
+export const quantitySchema = { type: 'integer' };
+
+/** The usage resources' tags in /docs. */
+export const USAGE_TAG = { name: 'usage', description: 'Usage: record, consume, reserve -> commit | release; exact and idempotent' };

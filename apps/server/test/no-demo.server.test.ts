@@ -1,0 +1,30 @@
+import { createTestDatabase, type TestDatabase } from '@tollgate/adapter-postgres';
+import { builtEntry, freePort, runToEnd, startProcess } from '@tollgate/runtime/testing';
+
+// Processes start on a shared, busy machine: give them time.
+jest.setTimeout(120_000);
+
+// A PostgreSQL server is a real deployment: the server starts it empty, with no demo organisation
+// and no full-scope keys printed to its logs.
+const SERVER = builtEntry('apps/server/dist/main.js');
+const CLI = builtEntry('packages/cli/dist/bin.js');
+const SECRET = 'no-demo test secret, not for production';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase('postgres');
+});
+afterAll(() => db?.drop());
+
+it('creates no demo organisation and prints no key on an empty PostgreSQL database', async () => {
+  const env = { DATABASE_URL: db.url, TOLLGATE_SECRET: SECRET };
+  const server = await startProcess(SERVER, env, await freePort());
+  const home = await fetch(server.url).then((r) => r.text());
+  expect(await server.stop()).toBe(0);
+  expect(server.stdout()).not.toMatch(/API key|live_\w|test_\w|[Dd]emo/);
+  expect(server.stdout()).toContain('An empty database: create the first organisation with `npx tollgate orgs create NAME`');
+  expect(home).not.toMatch(/pricing-tables\/[0-9a-f-]+\/page/);
+  const orgs = runToEnd(CLI, ['orgs', 'list', '--json'], env);
+  expect(orgs.stderr).toBe('');
+  expect(JSON.parse(orgs.stdout)).toEqual([]);
+});

@@ -1,0 +1,48 @@
+import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createV1App, v1Routes } from '../src';
+import { expectSchema, v1 } from './helpers';
+
+let world: TestWorld;
+let app: ReturnType<typeof createV1App>;
+let org: SeededOrg;
+let other: SeededOrg;
+
+beforeAll(async () => {
+  world = await createTestWorld();
+  app = createV1App(world);
+  org = await seedOrganisation(world, 'v1-usage');
+  other = await seedOrganisation(world, 'v1-usage-other');
+});
+afterAll(() => world?.close());
+
+const schemaOf = (method: string, path: string) =>
+  v1Routes({ ...world, config: { publicUrl: 'http://x' } } as never).find((r) => r.method === method && r.path === path)?.response
+    .schema as object;
+
+describe('v1 usage (the real SDK call shape)', () => {
+  it('PUT /usage with unique-key counts once; GET /licenses/:uuid/usage shows the units', async () => {
+    const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'usage-grantee', 2);
+    const api = v1(app, org.liveKey);
+    const license = (await api.get(`/licenses?subscriptionUuid=${subscription.id}`)).body[0].uuid as string;
+    const body = { licenseUuid: license, featureVariableName: 'projects', countOptions: { increment: 4 } };
+    const first = await api.put('/usage', body).set('unique-key', 'u-1');
+    expect(first.status).toBe(200);
+    expectSchema(schemaOf('put', '/usage'), first.body);
+    expect(first.body).toEqual({ licenseUuid: license, featureVariableName: 'projects', unitCount: 4 });
+    expect((await api.put('/usage', body).set('unique-key', 'u-1')).body.unitCount).toBe(4);
+    expect((await api.put('/usage', { ...body, countOptions: { increment: 5 } }).set('unique-key', 'u-1')).status).toBe(409);
+    expect((await api.put('/usage', { ...body, countOptions: { increment: 2 } })).body.unitCount).toBe(6);
+    // Without a version header too, as the real v1 clients send it.
+    expect((await v1(app, org.liveKey, null).put('/usage', { ...body, countOptions: { increment: 1 } })).body.unitCount).toBe(7);
+
+    const usage = await api.get(`/licenses/${license}/usage`);
+    expect(usage.status).toBe(200);
+    expectSchema(schemaOf('get', '/licenses/:licenseUuid/usage'), usage.body);
+    expect(usage.body).toEqual([expect.objectContaining({ licenseUuid: license, planUuid: org.keys['plans.notes.team'], unitCount: 7 })]);
+
+    expect((await api.put('/usage', { ...body, featureVariableName: 'nope' })).status).toBe(400);
+    expect((await api.put('/usage', { ...body, countOptions: { increment: 0 } })).status).toBe(400);
+    expect((await v1(app, other.liveKey).put('/usage', body)).status).toBe(403);
+    expect((await v1(app, other.liveKey).get(`/licenses/${license}/usage`)).status).toBe(403);
+  });
+});

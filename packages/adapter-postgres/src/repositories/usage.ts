@@ -1,0 +1,415 @@
+import { sql, type Selectable } from 'kysely';
+import {
+  DomainError,
+  ErrorCodes,
+  type Balance,
+  type CreditGrant,
+  type GrantSource,
+  type Hold,
+  type HoldStatus,
+  type LedgerEntry,
+  type LedgerKind,
+  type Page,
+  type UsageAnswer,
+  type UsageMeter,
+  type UsageRepository,
+} from '@tollgate/core';
+import type { CreditGrants, Meters, UsageBalances, UsageHolds, UsageLedger } from '../schema';
+import { chunks, keysetPage, type Db } from './db';
+
+/** numeric columns arrive as text (pg) or a number (PGlite's small values): exact either way as bigint. */
+const big = (v: unknown): bigint => BigInt(String(v));
+const bigOrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : big(v));
+const text = (v: bigint) => v.toString();
+
+const meterOf = (m: Selectable<Meters>): UsageMeter => ({
+  id: m.id,
+  organisationId: m.organisation_id as string,
+  isTest: m.is_test,
+  slug: m.slug,
+  name: m.name,
+  unitLabel: m.unit_label,
+  paymentMeterId: m.payment_meter_id,
+  createdAt: m.created_at,
+  updatedAt: m.updated_at,
+});
+
+const balanceOf = (b: Selectable<UsageBalances>): Balance => ({
+  id: b.id,
+  organisationId: b.organisation_id,
+  isTest: b.is_test,
+  owner: b.owner,
+  meterId: b.meter_id,
+  periodStart: b.period_start,
+  periodEnd: b.period_end,
+  granted: big(b.granted),
+  used: big(b.used),
+  reserved: big(b.reserved),
+  cap: bigOrNull(b.cap),
+  limited: b.limited,
+  closedAt: b.closed_at,
+  createdAt: b.created_at,
+  updatedAt: b.updated_at,
+});
+
+const balanceRow = (b: Balance) => ({
+  id: b.id,
+  organisation_id: b.organisationId,
+  is_test: b.isTest,
+  owner: b.owner,
+  meter_id: b.meterId,
+  period_start: b.periodStart,
+  period_end: b.periodEnd,
+  granted: text(b.granted),
+  used: text(b.used),
+  reserved: text(b.reserved),
+  cap: b.cap === null ? null : text(b.cap),
+  limited: b.limited,
+  closed_at: b.closedAt,
+  created_at: b.createdAt,
+  updated_at: b.updatedAt,
+});
+
+const grantOf = (g: Selectable<CreditGrants>): CreditGrant => ({
+  id: g.id,
+  balanceId: g.balance_id,
+  amount: big(g.amount),
+  drawn: big(g.drawn),
+  expired: big(g.expired),
+  priority: g.priority,
+  expiresAt: g.expires_at,
+  source: g.source as GrantSource,
+  createdAt: g.created_at,
+});
+
+const holdOf = (h: Selectable<UsageHolds>): Hold => ({
+  id: h.id,
+  balanceId: h.balance_id,
+  organisationId: h.organisation_id,
+  isTest: h.is_test,
+  quantity: big(h.quantity),
+  status: h.status as HoldStatus,
+  committed: bigOrNull(h.committed),
+  expiresAt: h.expires_at,
+  createdAt: h.created_at,
+  settledAt: h.settled_at,
+});
+
+const entryOf = (e: Selectable<UsageLedger>): LedgerEntry => ({
+  id: e.id,
+  organisationId: e.organisation_id,
+  isTest: e.is_test,
+  balanceId: e.balance_id,
+  owner: e.owner,
+  meterId: e.meter_id,
+  kind: e.kind as LedgerKind,
+  quantity: big(e.quantity),
+  grantedDelta: big(e.granted_delta),
+  usedDelta: big(e.used_delta),
+  reservedDelta: big(e.reserved_delta),
+  holdId: e.hold_id,
+  grantId: e.grant_id,
+  idempotencyKey: e.idempotency_key,
+  createdAt: e.created_at,
+});
+
+const USED_KINDS = ['record', 'consume', 'commit'];
+const pageMap = <A, B>(p: Page<A>, f: (a: A) => B): Page<B> => ({ ...p, items: p.items.map(f) });
+
+/** Meters, balances, grants, holds, the ledger and its keys (DESIGN section 14). */
+export function usageRepository(db: Db): UsageRepository {
+  const openQuery = (t: { organisationId: string; isTest: boolean }, owner: string) =>
+    db
+      .selectFrom('usage_balances')
+      .selectAll()
+      .where('organisation_id', '=', t.organisationId)
+      .where('is_test', '=', t.isTest)
+      .where('owner', '=', owner)
+      .where('closed_at', 'is', null);
+  return {
+    async saveMeter(m) {
+      const row = {
+        id: m.id,
+        organisation_id: m.organisationId,
+        is_test: m.isTest,
+        slug: m.slug,
+        name: m.name,
+        unit_label: m.unitLabel,
+        payment_meter_id: m.paymentMeterId,
+        created_at: m.createdAt,
+        updated_at: m.updatedAt,
+      };
+      const { id: _id, ...rest } = row;
+      void _id;
+      try {
+        await db
+          .insertInto('meters')
+          .values(row)
+          .onConflict((oc) => oc.column('id').doUpdateSet(rest))
+          .execute();
+      } catch (e) {
+        if ((e as { code?: string }).code === '23505')
+          throw new DomainError(ErrorCodes.METER_EXISTS, `a meter with slug "${m.slug}" exists`);
+        throw e;
+      }
+    },
+    async findMeter(t, slug) {
+      const row = await db
+        .selectFrom('meters')
+        .selectAll()
+        .where('organisation_id', '=', t.organisationId)
+        .where('is_test', '=', t.isTest)
+        .where('slug', '=', slug)
+        .executeTakeFirst();
+      return row && meterOf(row);
+    },
+    async getMeters(ids) {
+      if (ids.length === 0) return [];
+      return (await db.selectFrom('meters').selectAll().where('id', 'in', ids).where('organisation_id', 'is not', null).execute()).map(
+        meterOf,
+      );
+    },
+    async pageMeters(t, q) {
+      return pageMap(
+        await keysetPage(
+          () =>
+            db.selectFrom('meters as m').selectAll('m').where('m.organisation_id', '=', t.organisationId).where('m.is_test', '=', t.isTest),
+          'm',
+          q,
+        ),
+        meterOf,
+      );
+    },
+    async lockBalance(fresh, holdIds, now) {
+      // Insert-if-missing, then lock: two instances creating the same balance meet at the unique index.
+      // A period closed while this waited for the lock no longer matches once locked (READ
+      // COMMITTED re-checks the row): then the next period's balance, committed by the close, is taken.
+      let row: Selectable<UsageBalances> | undefined;
+      for (let attempt = 0; !row; attempt++) {
+        if (attempt === 5) throw new DomainError(ErrorCodes.CONFLICT, 'the balance changed period repeatedly meanwhile; retry');
+        await db
+          .insertInto('usage_balances')
+          .values(balanceRow(fresh))
+          .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id']).where('closed_at', 'is', null).doNothing())
+          .execute();
+        row = await openQuery(fresh, fresh.owner).where('meter_id', '=', fresh.meterId).forUpdate().executeTakeFirst();
+      }
+      const [grants, holds] = await Promise.all([
+        db
+          .selectFrom('credit_grants')
+          .selectAll()
+          .where('balance_id', '=', row.id)
+          .where(sql<boolean>`drawn + expired < amount`)
+          .execute(),
+        db
+          .selectFrom('usage_holds')
+          .selectAll()
+          .where((eb) =>
+            eb.or([
+              eb.and([eb('balance_id', '=', row.id), eb('status', '=', 'held'), eb('expires_at', '<=', now)]),
+              ...(holdIds.length
+                ? [eb.and([eb('id', 'in', holdIds), eb('organisation_id', '=', row.organisation_id), eb('is_test', '=', row.is_test)])]
+                : []),
+            ]),
+          )
+          .execute(),
+      ]);
+      return {
+        balance: balanceOf(row),
+        grants: grants.map(grantOf),
+        holds: holds.filter((h) => h.status !== 'held' || h.balance_id === row.id).map(holdOf),
+      };
+    },
+    async openBalance(t, owner, meterId) {
+      const row = await openQuery(t, owner).where('meter_id', '=', meterId).executeTakeFirst();
+      return row && balanceOf(row);
+    },
+    async openBalances(t, owner, meterId) {
+      let q = openQuery(t, owner);
+      if (meterId) q = q.where('meter_id', '=', meterId);
+      return (await q.orderBy('created_at').orderBy('id').execute()).map(balanceOf);
+    },
+    async getBalance(id) {
+      const row = await db.selectFrom('usage_balances').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && balanceOf(row);
+    },
+    async getHold(id) {
+      const row = await db.selectFrom('usage_holds').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && holdOf(row);
+    },
+    async findKeys(t, keys) {
+      if (keys.length === 0) return [];
+      const rows = await db
+        .selectFrom('usage_keys')
+        .selectAll()
+        .where('organisation_id', '=', t.organisationId)
+        .where('is_test', '=', t.isTest)
+        .where('key', 'in', keys)
+        .execute();
+      return rows.map((k) => ({
+        organisationId: k.organisation_id,
+        isTest: k.is_test,
+        key: k.key,
+        fingerprint: k.fingerprint,
+        answer: k.answer as unknown as UsageAnswer,
+        createdAt: k.created_at,
+      }));
+    },
+    async write(w) {
+      const b = balanceRow(w.balance);
+      await db
+        .updateTable('usage_balances')
+        .set({
+          granted: b.granted,
+          used: b.used,
+          reserved: b.reserved,
+          cap: b.cap,
+          limited: b.limited,
+          closed_at: b.closed_at,
+          period_end: b.period_end,
+          updated_at: b.updated_at,
+        })
+        .where('id', '=', b.id)
+        .execute();
+      if (w.keys.length) {
+        // A key taken meanwhile (by a writer of another balance) fails the batch as a conflict: it is tried again and then replays.
+        for (const part of chunks(w.keys, 6))
+          await db
+            .insertInto('usage_keys')
+            .values(
+              part.map((k) => ({
+                organisation_id: k.organisationId,
+                is_test: k.isTest,
+                key: k.key,
+                fingerprint: k.fingerprint,
+                answer: JSON.stringify(k.answer),
+                created_at: k.createdAt,
+              })),
+            )
+            .execute();
+      }
+      for (const part of chunks(w.grants, 9))
+        await db
+          .insertInto('credit_grants')
+          .values(
+            part.map((g) => ({
+              id: g.id,
+              balance_id: g.balanceId,
+              amount: text(g.amount),
+              drawn: text(g.drawn),
+              expired: text(g.expired),
+              priority: g.priority,
+              expires_at: g.expiresAt,
+              source: g.source,
+              created_at: g.createdAt,
+            })),
+          )
+          .onConflict((oc) => oc.column('id').doUpdateSet({ drawn: sql`excluded.drawn`, expired: sql`excluded.expired` }))
+          .execute();
+      for (const part of chunks(w.holds, 10))
+        await db
+          .insertInto('usage_holds')
+          .values(
+            part.map((h) => ({
+              id: h.id,
+              balance_id: h.balanceId,
+              organisation_id: h.organisationId,
+              is_test: h.isTest,
+              quantity: text(h.quantity),
+              status: h.status,
+              committed: h.committed === null ? null : text(h.committed),
+              expires_at: h.expiresAt,
+              created_at: h.createdAt,
+              settled_at: h.settledAt,
+            })),
+          )
+          .onConflict((oc) =>
+            oc
+              .column('id')
+              .doUpdateSet({ status: sql`excluded.status`, committed: sql`excluded.committed`, settled_at: sql`excluded.settled_at` }),
+          )
+          .execute();
+      for (const part of chunks(w.entries, 15))
+        await db
+          .insertInto('usage_ledger')
+          .values(
+            part.map((e) => ({
+              id: e.id,
+              organisation_id: e.organisationId,
+              is_test: e.isTest,
+              balance_id: e.balanceId,
+              owner: e.owner,
+              meter_id: e.meterId,
+              kind: e.kind,
+              quantity: text(e.quantity),
+              granted_delta: text(e.grantedDelta),
+              used_delta: text(e.usedDelta),
+              reserved_delta: text(e.reservedDelta),
+              hold_id: e.holdId,
+              grant_id: e.grantId,
+              idempotency_key: e.idempotencyKey,
+              created_at: e.createdAt,
+            })),
+          )
+          .execute();
+    },
+    async balancesWithDueHolds(now, limit) {
+      const rows = await db
+        .selectFrom('usage_balances')
+        .selectAll()
+        .where('id', 'in', (eb) =>
+          eb.selectFrom('usage_holds').select('balance_id').where('status', '=', 'held').where('expires_at', '<=', now).limit(limit),
+        )
+        .execute();
+      return rows.map(balanceOf);
+    },
+    async pageRecords(t, q) {
+      const page = await keysetPage(
+        () => {
+          let b = db
+            .selectFrom('usage_ledger as l')
+            .selectAll('l')
+            .where('l.organisation_id', '=', t.organisationId)
+            .where('l.is_test', '=', t.isTest)
+            .where('l.kind', 'in', USED_KINDS);
+          if (q.owner) b = b.where('l.owner', '=', q.owner);
+          if (q.meterId) b = b.where('l.meter_id', '=', q.meterId);
+          return b;
+        },
+        'l',
+        q,
+      );
+      return pageMap(page, entryOf);
+    },
+    async ledgerOf(balanceId) {
+      return (
+        await db.selectFrom('usage_ledger').selectAll().where('balance_id', '=', balanceId).orderBy('created_at').orderBy('id').execute()
+      ).map(entryOf);
+    },
+    async mismatches(limit) {
+      const rows = await sql<{
+        id: string;
+        granted: string;
+        used: string;
+        reserved: string;
+        lg: string | null;
+        lu: string | null;
+        lr: string | null;
+      }>`
+        select b.id, b.granted, b.used, b.reserved, l.g as lg, l.u as lu, l.r as lr
+        from usage_balances b
+        left join (select balance_id, sum(granted_delta) g, sum(used_delta) u, sum(reserved_delta) r from usage_ledger group by balance_id) l on l.balance_id = b.id
+        where b.granted <> coalesce(l.g, 0) or b.used <> coalesce(l.u, 0) or b.reserved <> coalesce(l.r, 0)
+        limit ${limit}`.execute(db);
+      return rows.rows.map((r) => ({
+        balanceId: r.id,
+        counters: { granted: big(r.granted), used: big(r.used), reserved: big(r.reserved) },
+        ledger: { granted: big(r.lg ?? 0), used: big(r.lu ?? 0), reserved: big(r.lr ?? 0) },
+      }));
+    },
+    async purgeKeys(before) {
+      const r = await db.deleteFrom('usage_keys').where('created_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { demoCatalog } from '@tollgate/core';
+import { sampleCatalog } from '@tollgate/core/testing';
+import { createTestWorld, type TestWorld } from '@tollgate/runtime/testing';
+import YAML from 'yaml';
+import { checkCatalogFile } from '../src/catalog-check';
+
+const DOC = path.join(__dirname, '..', '..', '..', 'docs', 'catalog-file.md');
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createTestWorld();
+});
+afterAll(() => world?.close());
+
+describe('the catalog-file schema', () => {
+  it("accepts docs/catalog-file.md's example, which imports as documented", async () => {
+    const example = /## Example\n\n```yaml\n([\s\S]*?)```/.exec(fs.readFileSync(DOC, 'utf8'))?.[1] as string;
+    expect(checkCatalogFile('example.yaml', example).problems).toEqual([]);
+    await world.core.apiKeys.ensureOrganisation('acme');
+    const result = await world.core.importer.apply(YAML.parse(example));
+    expect(Object.keys(result.keys).sort()).toEqual(['plans.notes.free', 'plans.notes.team', 'pricingTables.notes.main', 'products.notes']);
+  });
+
+  it("accepts docs/quickstart.md's catalog", () => {
+    const quickstart = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'quickstart.md'), 'utf8');
+    const file = /```yaml\n(organisation: acme[\s\S]*?)```/.exec(quickstart)?.[1] as string;
+    expect(file).toContain('key: team');
+    expect(checkCatalogFile('catalog.yaml', file).problems).toEqual([]);
+  });
+
+  it('accepts the demo and sample catalogs and every export, in YAML and JSON', async () => {
+    for (const file of [demoCatalog('demo'), demoCatalog('demo', true), sampleCatalog('acme'), sampleCatalog('acme', true)]) {
+      expect(checkCatalogFile('x.json', JSON.stringify(file)).problems).toEqual([]);
+      expect(checkCatalogFile('x.yaml', YAML.stringify(file)).problems).toEqual([]);
+    }
+    await world.core.apiKeys.ensureOrganisation('sample');
+    await world.core.importer.apply(sampleCatalog('sample'));
+    const exported = await world.core.exporter.export('sample', false);
+    expect(checkCatalogFile('x.yaml', YAML.stringify(exported)).problems).toEqual([]);
+  });
+});

@@ -1,0 +1,276 @@
+import { ErrorCodes, fail, invalid } from '../errors';
+import type { Balance, CreditGrant, Hold, Id, LedgerEntry, LedgerKind, Quantity, UsageAnswer } from '../model';
+
+/** The largest quantity one operation may carry. */
+export const MAX_QUANTITY = 10n ** 12n;
+/** The largest value a counter may reach: within 2^53, so every view may show it as a JSON number. */
+export const MAX_COUNTER = 10n ** 15n;
+/** The longest a hold may live. */
+export const MAX_HOLD_SECONDS = 86_400;
+export const METER_SLUG = /^[a-z0-9_]+$/;
+/** Priority of a grant that names none (lower is drawn first). */
+export const DEFAULT_GRANT_PRIORITY = 50;
+
+/** A quantity from the edge (a JSON number or a decimal string): a whole number in 1..MAX_QUANTITY, or a 400 naming `field`. */
+export function quantityOf(value: unknown, field: string): Quantity {
+  let q: bigint;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) q = BigInt(value);
+  else if (typeof value === 'string' && /^[0-9]{1,16}$/.test(value)) q = BigInt(value);
+  else if (typeof value === 'bigint') q = value;
+  else return invalid(field, 'must be a whole number');
+  if (q <= 0n) invalid(field, 'must be greater than 0');
+  if (q > MAX_QUANTITY) invalid(field, `must be at most ${MAX_QUANTITY}`);
+  return q;
+}
+
+/** A balance with the grants and holds an operation may touch, changed in place as operations are decided. */
+export interface BalanceState {
+  balance: Balance;
+  /** Grants with undrawn, unexpired units, in draw order once `sortGrants` ran. */
+  grants: CreditGrant[];
+  /** Holds the batch names or that are due to expire, by id. */
+  holds: Map<Id, Hold>;
+}
+
+/** What one decided operation adds: ledger rows (without ids and keys) and the answer. */
+export interface Decision {
+  entries: Omit<LedgerEntry, 'id' | 'organisationId' | 'isTest' | 'balanceId' | 'owner' | 'meterId' | 'idempotencyKey' | 'createdAt'>[];
+  answer: UsageAnswer;
+}
+
+/** A usage operation as the core decides it. */
+export type UsageOp =
+  | { kind: 'record'; quantity: Quantity }
+  | { kind: 'consume'; quantity: Quantity }
+  | { kind: 'reserve'; quantity: Quantity; holdId: Id; expiresAt: Date }
+  | { kind: 'commit'; holdId: Id; quantity: Quantity }
+  | { kind: 'release'; holdId: Id }
+  | { kind: 'grant'; grant: CreditGrant };
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/** Draw order: priority (lower first), expiry (sooner first, none last), then age. */
+export const sortGrants = (grants: CreditGrant[]): CreditGrant[] =>
+  grants.sort(
+    (a, b) =>
+      a.priority - b.priority ||
+      (a.expiresAt?.getTime() ?? Infinity) - (b.expiresAt?.getTime() ?? Infinity) ||
+      a.createdAt.getTime() - b.createdAt.getTime() ||
+      (a.id < b.id ? -1 : 1),
+  );
+
+const undrawn = (g: CreditGrant) => g.amount - g.drawn - g.expired;
+
+/** What may still be taken: null where neither grants nor a cap limit the balance. */
+export function available(b: Balance): Quantity | null {
+  const limits: bigint[] = [];
+  if (b.limited) limits.push(b.granted - b.used - b.reserved);
+  if (b.cap !== null) limits.push(b.cap - b.used - b.reserved);
+  if (limits.length === 0) return null;
+  return max(0n, limits.reduce(min));
+}
+
+/** The answer describing a balance (after an operation). */
+export function answerOf(b: Balance, meterSlug: string, allowed: boolean): UsageAnswer {
+  const left = available(b);
+  return {
+    allowed,
+    owner: b.owner,
+    meterSlug,
+    granted: String(b.granted),
+    used: String(b.used),
+    reserved: String(b.reserved),
+    remaining: left === null ? null : String(left),
+    periodEnd: b.periodEnd ? b.periodEnd.toISOString() : null,
+  };
+}
+
+const counterGuard = (value: bigint, field: string) => {
+  if (value > MAX_COUNTER)
+    fail(ErrorCodes.VALIDATION_FAILED, `${field}: the balance would exceed ${MAX_COUNTER}`, [
+      { property: field, error: `the balance would exceed ${MAX_COUNTER}` },
+    ]);
+};
+
+/** Takes `q` units from the grants in draw order (what no grant covers is overage). */
+function draw(s: BalanceState, q: Quantity): void {
+  let left = q;
+  for (const g of s.grants) {
+    if (left === 0n) break;
+    const take = min(undrawn(g), left);
+    g.drawn += take;
+    left -= take;
+  }
+}
+
+/** Returns holds due at `now` and lapses grants due at `now` (what waited for the clock). */
+export function expireDue(s: BalanceState, now: Date): Decision['entries'] {
+  const out: Decision['entries'] = [];
+  for (const h of s.holds.values()) {
+    if (h.status !== 'held' || h.expiresAt > now) continue;
+    h.status = 'expired';
+    h.settledAt = now;
+    s.balance.reserved -= h.quantity;
+    out.push({
+      kind: 'expire',
+      quantity: h.quantity,
+      grantedDelta: 0n,
+      usedDelta: 0n,
+      reservedDelta: -h.quantity,
+      holdId: h.id,
+      grantId: null,
+    });
+  }
+  for (const g of s.grants) {
+    if (!g.expiresAt || g.expiresAt > now || undrawn(g) === 0n) continue;
+    // What open holds keep stays: a hold is a promise. Only what is free lapses.
+    const free = max(0n, s.balance.granted - s.balance.used - s.balance.reserved);
+    const lapse = min(undrawn(g), free);
+    g.expired += undrawn(g);
+    if (lapse === 0n) continue;
+    s.balance.granted -= lapse;
+    out.push({ kind: 'expire', quantity: lapse, grantedDelta: -lapse, usedDelta: 0n, reservedDelta: 0n, holdId: null, grantId: g.id });
+  }
+  s.grants = s.grants.filter((g) => undrawn(g) > 0n);
+  if (out.length) s.balance.updatedAt = now;
+  return out;
+}
+
+const entry = (
+  kind: LedgerKind,
+  quantity: Quantity,
+  d: { granted?: bigint; used?: bigint; reserved?: bigint },
+  ids: { holdId?: Id; grantId?: Id } = {},
+) => ({
+  kind,
+  quantity,
+  grantedDelta: d.granted ?? 0n,
+  usedDelta: d.used ?? 0n,
+  reservedDelta: d.reserved ?? 0n,
+  holdId: ids.holdId ?? null,
+  grantId: ids.grantId ?? null,
+});
+
+/**
+ * Decides one operation over the state (changing it when allowed). A denial is an answer with
+ * nothing written; input that cannot apply (a settled hold, a commit above its hold, a counter
+ * overflow) throws a domain error and changes nothing.
+ */
+export function decide(s: BalanceState, op: UsageOp, meterSlug: string, now: Date): Decision {
+  const b = s.balance;
+  const done = (entries: Decision['entries'], allowed = true, extra: Partial<UsageAnswer> = {}): Decision => {
+    if (entries.length) b.updatedAt = now;
+    return { entries, answer: { ...answerOf(b, meterSlug, allowed), ...extra } };
+  };
+  switch (op.kind) {
+    case 'record': {
+      // Usage that happened is counted even over the cap: it is billed as overage.
+      counterGuard(b.used + op.quantity, 'quantity');
+      draw(s, op.quantity);
+      b.used += op.quantity;
+      return done([entry('record', op.quantity, { used: op.quantity })]);
+    }
+    case 'consume': {
+      const left = available(b);
+      if (left !== null && op.quantity > left) return done([], false);
+      counterGuard(b.used + op.quantity, 'quantity');
+      draw(s, op.quantity);
+      b.used += op.quantity;
+      return done([entry('consume', op.quantity, { used: op.quantity })]);
+    }
+    case 'reserve': {
+      const left = available(b);
+      if (left !== null && op.quantity > left) return done([], false);
+      counterGuard(b.used + b.reserved + op.quantity, 'quantity');
+      b.reserved += op.quantity;
+      const hold: Hold = {
+        id: op.holdId,
+        balanceId: b.id,
+        organisationId: b.organisationId,
+        isTest: b.isTest,
+        quantity: op.quantity,
+        status: 'held',
+        committed: null,
+        expiresAt: op.expiresAt,
+        createdAt: now,
+        settledAt: null,
+      };
+      s.holds.set(hold.id, hold);
+      return done([entry('reserve', op.quantity, { reserved: op.quantity }, { holdId: hold.id })], true, {
+        holdId: hold.id,
+        holdExpiresAt: hold.expiresAt.toISOString(),
+      });
+    }
+    case 'commit': {
+      const h = settleable(s, op.holdId);
+      if (op.quantity > h.quantity) invalid('quantity', `must be at most the held ${h.quantity}`);
+      h.status = 'committed';
+      h.committed = op.quantity;
+      h.settledAt = now;
+      b.reserved -= h.quantity;
+      draw(s, op.quantity);
+      b.used += op.quantity;
+      return done([entry('commit', op.quantity, { used: op.quantity, reserved: -h.quantity }, { holdId: h.id })], true, { holdId: h.id });
+    }
+    case 'release': {
+      const h = settleable(s, op.holdId);
+      h.status = 'released';
+      h.settledAt = now;
+      b.reserved -= h.quantity;
+      return done([entry('release', h.quantity, { reserved: -h.quantity }, { holdId: h.id })], true, { holdId: h.id });
+    }
+    case 'grant': {
+      counterGuard(b.granted + op.grant.amount, 'amount');
+      b.granted += op.grant.amount;
+      b.limited = true;
+      op.grant.balanceId = b.id;
+      s.grants.push(op.grant);
+      sortGrants(s.grants);
+      return done([entry('grant', op.grant.amount, { granted: op.grant.amount }, { grantId: op.grant.id })], true, {
+        grantId: op.grant.id,
+      });
+    }
+  }
+}
+
+function settleable(s: BalanceState, holdId: Id): Hold {
+  const h = s.holds.get(holdId);
+  if (!h) return fail(ErrorCodes.HOLD_NOT_FOUND, 'the reservation does not exist');
+  if (h.status !== 'held') fail(ErrorCodes.HOLD_SETTLED, `the reservation is already ${h.status}`);
+  return h;
+}
+
+/** How unused units of a period carry into the next: none, all, or up to N. */
+export type Rollover = { kind: 'none' } | { kind: 'all' } | { kind: 'upTo'; units: Quantity };
+
+/**
+ * Closes a period: the final usage is what was used; open holds are released; undrawn units of
+ * grants roll over by the rule (plan allowance and purchased grants alike), the rest lapses. The
+ * closed balance's counters return to zero through the ledger, so the sums still match.
+ */
+export function closePeriod(
+  s: BalanceState,
+  rollover: Rollover,
+  now: Date,
+): { entries: Decision['entries']; finalUsage: Quantity; carried: Quantity } {
+  const b = s.balance;
+  const out: Decision['entries'] = [];
+  for (const h of s.holds.values()) {
+    if (h.status !== 'held') continue;
+    h.status = 'released';
+    h.settledAt = now;
+  }
+  const unused = max(0n, b.granted - b.used);
+  const carried = rollover.kind === 'none' ? 0n : rollover.kind === 'all' ? unused : min(unused, rollover.units);
+  for (const g of s.grants) g.expired += undrawn(g);
+  s.grants = [];
+  out.push(entry('close', b.used, { granted: -b.granted, used: -b.used, reserved: -b.reserved }));
+  const finalUsage = b.used;
+  b.granted = 0n;
+  b.used = 0n;
+  b.reserved = 0n;
+  b.closedAt = now;
+  b.updatedAt = now;
+  return { entries: out, finalUsage, carried };
+}

@@ -1,0 +1,137 @@
+import type { Meter } from './catalog';
+import type { Id, Owned } from './common';
+
+/**
+ * Quantities of usage are whole units as `bigint`: exact at any size JavaScript numbers cannot
+ * hold, and never binary floats. A meter that needs fractions counts a smaller unit (milli-tokens).
+ */
+export type Quantity = bigint;
+
+/**
+ * Something a vendor counts (API calls, tokens, minutes), per organisation and mode: the catalog's
+ * meter (what a metered line item names) with its owner. `slug` (`^[a-z0-9_]+$`) is unique within
+ * the organisation and mode.
+ */
+export interface UsageMeter extends Meter, Owned {
+  unitLabel: string | null;
+}
+
+/** Where a grant's units came from. */
+export type GrantSource = 'plan' | 'purchase' | 'promotion' | 'adjustment';
+export const GRANT_SOURCES: readonly GrantSource[] = ['plan', 'purchase', 'promotion', 'adjustment'];
+
+/** Units granted to a balance; drawn in priority (lower first), then expiry (sooner first) order. */
+export interface CreditGrant {
+  id: Id;
+  balanceId: Id;
+  amount: Quantity;
+  /** Units of this grant already used. */
+  drawn: Quantity;
+  /** Units of this grant that lapsed at its expiry. */
+  expired: Quantity;
+  priority: number;
+  expiresAt: Date | null;
+  source: GrantSource;
+  createdAt: Date;
+}
+
+/**
+ * The counters of one holder's use of one meter over one period. `granted` is what grants gave and
+ * not lapsed; `used` what was recorded, consumed or committed; `reserved` what open holds keep.
+ */
+export interface Balance extends Owned {
+  /** The vendor's string for the paying customer (catalog `owner`). */
+  owner: string;
+  meterId: Id;
+  periodStart: Date;
+  /** Where the period ends (a subscription's renewal); null: open-ended. */
+  periodEnd: Date | null;
+  granted: Quantity;
+  used: Quantity;
+  reserved: Quantity;
+  /** At most this much may be used in the period (`maxUsage`); null: no cap. */
+  cap: Quantity | null;
+  /** Whether the grants limit consumption (true once any grant was given). */
+  limited: boolean;
+  /** Set when the period was closed: the balance is then history. */
+  closedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type HoldStatus = 'held' | 'committed' | 'released' | 'expired';
+
+/** Units set aside for work in progress (reserve), settled by commit, release or expiry. */
+export interface Hold {
+  id: Id;
+  balanceId: Id;
+  organisationId: Id;
+  isTest: boolean;
+  quantity: Quantity;
+  status: HoldStatus;
+  /** The amount committed (commit only). */
+  committed: Quantity | null;
+  expiresAt: Date;
+  createdAt: Date;
+  settledAt: Date | null;
+}
+
+export type LedgerKind = 'record' | 'consume' | 'reserve' | 'commit' | 'release' | 'expire' | 'grant' | 'adjust' | 'close';
+
+/**
+ * One change of a balance, append-only. The counters of a balance always equal the sums of its
+ * entries' deltas (`tollgate usage verify` proves it on a live database).
+ */
+export interface LedgerEntry {
+  id: Id;
+  organisationId: Id;
+  isTest: boolean;
+  balanceId: Id;
+  owner: string;
+  meterId: Id;
+  kind: LedgerKind;
+  /** The operation's own quantity (what was recorded, consumed, held, committed, granted...). */
+  quantity: Quantity;
+  grantedDelta: Quantity;
+  usedDelta: Quantity;
+  reservedDelta: Quantity;
+  holdId: Id | null;
+  grantId: Id | null;
+  idempotencyKey: string | null;
+  createdAt: Date;
+}
+
+/** An idempotency key of a usage operation with the first answer it got (replayed on a retry). */
+export interface UsageKey {
+  organisationId: Id;
+  isTest: boolean;
+  key: string;
+  /** What the request was (operation and body): the same key with another body is refused. */
+  fingerprint: string;
+  answer: UsageAnswer;
+  createdAt: Date;
+}
+
+/** What a usage operation answers: the balance after it, and whether it was allowed. */
+export interface UsageAnswer {
+  allowed: boolean;
+  owner: string;
+  meterSlug: string;
+  granted: string;
+  used: string;
+  reserved: string;
+  /** null where nothing caps the meter. */
+  remaining: string | null;
+  periodEnd: string | null;
+  /** The hold of a reserve; the grant of a grant. */
+  holdId?: string;
+  holdExpiresAt?: string;
+  grantId?: string;
+}
+
+/** A balance whose counters differ from its ledger's sums (what `usage verify` reports). */
+export interface BalanceMismatch {
+  balanceId: Id;
+  counters: { granted: Quantity; used: Quantity; reserved: Quantity };
+  ledger: { granted: Quantity; used: Quantity; reserved: Quantity };
+}

@@ -1,0 +1,67 @@
+import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, UsageMeter, Page, Tenant, UsageKey } from '../model';
+
+/** The writes of one group-commit batch on one balance, applied together. */
+export interface UsageWrite {
+  balance: Balance;
+  /** Grants new or changed (inserted or updated by id). */
+  grants: CreditGrant[];
+  /** Holds new or changed (inserted or updated by id). */
+  holds: Hold[];
+  entries: LedgerEntry[];
+  keys: UsageKey[];
+}
+
+/** What one balance holds for a batch: locked, with its live grants and the holds asked for. */
+export interface LockedBalance {
+  balance: Balance;
+  grants: CreditGrant[];
+  holds: Hold[];
+}
+
+/** A page of usage records (ledger entries that used units). */
+export interface UsageRecordQuery {
+  limit: number;
+  after?: string;
+  owner?: string;
+  meterId?: Id;
+}
+
+/** Meters, balances, grants, holds and their ledger (DESIGN section 14). */
+export interface UsageRepository {
+  /** Inserts the meter or updates it by id; a taken slug is a METER_EXISTS error. */
+  saveMeter(meter: UsageMeter): Promise<void>;
+  /** The tenant's meter with this slug, if any. */
+  findMeter(tenant: Tenant, slug: string): Promise<UsageMeter | undefined>;
+  /** The meters with these ids that exist. */
+  getMeters(ids: Id[]): Promise<UsageMeter[]>;
+  /** One page of the tenant's meters, oldest first. */
+  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<UsageMeter>>;
+  /**
+   * The open balance of (owner, meter), created empty from `fresh` when there is none, locked
+   * until the unit of work ends (every change of a balance queues behind this lock), with its
+   * grants that still have units and the holds that are open and either named or due at `now`.
+   */
+  lockBalance(fresh: Balance, holdIds: Id[], now: Date): Promise<LockedBalance>;
+  /** The open balance of (owner, meter), if any, without a lock. */
+  openBalance(tenant: Tenant, owner: string, meterId: Id): Promise<Balance | undefined>;
+  /** The tenant's open balances of the owner (of one meter when given), oldest first. */
+  openBalances(tenant: Tenant, owner: string, meterId?: Id): Promise<Balance[]>;
+  /** The balance, if any. */
+  getBalance(id: Id): Promise<Balance | undefined>;
+  /** The hold, if any. */
+  getHold(id: Id): Promise<Hold | undefined>;
+  /** The tenant's stored keys among these, with their first answers. */
+  findKeys(tenant: Tenant, keys: string[]): Promise<UsageKey[]>;
+  /** Writes one batch: the balance's counters, grants, holds, ledger entries and keys. */
+  write(batch: UsageWrite): Promise<void>;
+  /** Balances with open holds due at `now` (the sweep), at most `limit`. */
+  balancesWithDueHolds(now: Date, limit: number): Promise<Balance[]>;
+  /** One page of the tenant's usage records (record, consume and commit entries), oldest first. */
+  pageRecords(tenant: Tenant, query: UsageRecordQuery): Promise<Page<LedgerEntry>>;
+  /** Every entry of the balance, oldest first (tests and audits). */
+  ledgerOf(balanceId: Id): Promise<LedgerEntry[]>;
+  /** Balances (of every organisation) whose counters differ from their ledger's sums, at most `limit`. */
+  mismatches(limit: number): Promise<BalanceMismatch[]>;
+  /** Forgets idempotency keys created before `before`; returns how many. */
+  purgeKeys(before: Date): Promise<number>;
+}

@@ -1,0 +1,255 @@
+/* The usage contract (DESIGN section 14): meters, grants, record / consume / reserve -> commit |
+   release, idempotency keys and the ledger, through the use case over a unit of work, so the group
+   commit and the repository are proven together. Run on the in-memory database, PGlite and a
+   PostgreSQL server. After every scenario the counters equal the ledger's sums. */
+import { randomUUID } from 'node:crypto';
+import type { Tenant, UnitOfWork, UsageAnswer } from '../..';
+import { UsageService } from '../../usecases/usage';
+import { FixedClock, RandomIds } from '../fakes';
+import { anOrganisation, aTenant } from '../fixtures';
+
+export interface UsageWorld {
+  usage: UsageService;
+  clock: FixedClock;
+  uow: UnitOfWork;
+  tenant: Tenant;
+}
+
+/** A fresh organisation and a usage service over the unit of work (its own clock). */
+export async function usageWorld(uow: UnitOfWork, clock = new FixedClock(new Date())): Promise<UsageWorld> {
+  const org = anOrganisation();
+  await uow.run((r) => r.organisations.save(org));
+  return { usage: new UsageService({ uow, clock, ids: new RandomIds() }), clock, uow, tenant: aTenant(org) };
+}
+
+/** The counters of every balance of the tenant's owner equal their ledger's sums. */
+export async function expectLedgerMatches(w: UsageWorld, owner: string): Promise<void> {
+  const balances = await w.uow.read((r) => r.usage.openBalances(w.tenant, owner));
+  for (const b of balances) {
+    const entries = await w.uow.read((r) => r.usage.ledgerOf(b.id));
+    const sum = (f: 'grantedDelta' | 'usedDelta' | 'reservedDelta') => entries.reduce((s, e) => s + e[f], 0n);
+    expect({ granted: b.granted, used: b.used, reserved: b.reserved }).toEqual({
+      granted: sum('grantedDelta'),
+      used: sum('usedDelta'),
+      reserved: sum('reservedDelta'),
+    });
+  }
+  const ids = new Set(balances.map((b) => b.id));
+  expect((await w.usage.verify(10_000)).filter((m) => ids.has(m.balanceId))).toEqual([]);
+}
+
+const errorOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (e) {
+    return e as { code: string; details: { property: string }[] };
+  }
+  throw new Error('expected a failure');
+};
+
+export function describeUsageRepositoryContract(name: string, uow: () => UnitOfWork): void {
+  describe(`${name}: usage, meters and credits`, () => {
+    let w: UsageWorld;
+    beforeEach(async () => {
+      w = await usageWorld(uow());
+      await w.usage.createMeter(w.tenant, { slug: 'tokens', name: 'Tokens', unitLabel: 'token' });
+    });
+
+    it('keeps meters per tenant: a taken slug is refused, lists page', async () => {
+      expect((await errorOf(w.usage.createMeter(w.tenant, { slug: 'tokens', name: 'again' }))).code).toBe('METER_EXISTS');
+      expect((await errorOf(w.usage.createMeter(w.tenant, { slug: 'Bad-Slug', name: 'x' }))).details[0].property).toBe('slug');
+      await w.usage.createMeter({ ...w.tenant, isTest: true }, { slug: 'tokens', name: 'Test tokens' });
+      w.clock.set(new Date(w.clock.now().getTime() + 1));
+      await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+      const page = await w.usage.pageMeters(w.tenant, { limit: 1 });
+      expect(page.items.map((m) => m.slug)).toEqual(['tokens']);
+      expect(page.items[0]).toMatchObject({ unitLabel: 'token', organisationId: w.tenant.organisationId, isTest: false });
+      expect((await w.usage.pageMeters(w.tenant, { limit: 5, after: page.nextCursor as string })).items.map((m) => m.slug)).toEqual([
+        'calls',
+      ]);
+    });
+
+    it('200 concurrent consumers of 7 against a grant of 1000: exactly 142 allowed, 58 denied, 6 left', async () => {
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 1000 });
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, () => w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 7 })),
+      );
+      expect(answers.filter((a) => a.allowed)).toHaveLength(142);
+      expect(answers.filter((a) => !a.allowed)).toHaveLength(58);
+      const [b] = await w.usage.balances(w.tenant, 'acme', 'tokens');
+      expect(b.balance).toMatchObject({ granted: 1000n, used: 994n, reserved: 0n });
+      expect(answers.filter((a) => !a.allowed).every((a) => a.remaining === '6')).toBe(true);
+      await expectLedgerMatches(w, 'acme');
+    });
+
+    it('an idempotency key counts once and replays its first answer; with another body it is refused', async () => {
+      const first = await w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 5 }, 'k1');
+      const racing = await Promise.all(
+        Array.from({ length: 5 }, () => w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 5 }, 'k1')),
+      );
+      expect(racing).toEqual(Array(5).fill(first));
+      await w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 1 }, 'k2');
+      expect((await errorOf(w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 6 }, 'k1'))).code).toBe(
+        'IDEMPOTENCY_KEY_REUSED',
+      );
+      expect((await errorOf(w.usage.consume(w.tenant, { owner: 'other', meterSlug: 'tokens', quantity: 5 }, 'k1'))).code).toBe(
+        'IDEMPOTENCY_KEY_REUSED',
+      );
+      const [b] = await w.usage.balances(w.tenant, 'acme');
+      expect(b.balance.used).toBe(6n);
+      // Keys are per mode: the same key in test mode is another key.
+      await w.usage.createMeter({ ...w.tenant, isTest: true }, { slug: 'tokens', name: 'T' });
+      expect((await w.usage.record({ ...w.tenant, isTest: true }, { owner: 'acme', meterSlug: 'tokens', quantity: 9 }, 'k1')).used).toBe(
+        '9',
+      );
+      await expectLedgerMatches(w, 'acme');
+    });
+
+    it('records over the grant (overage), denies a consume beyond what remains, and shows no remaining without limits', async () => {
+      const free = await w.usage.consume(w.tenant, { owner: 'meter-only', meterSlug: 'tokens', quantity: 10 ** 9 });
+      expect(free).toMatchObject({ allowed: true, remaining: null, used: '1000000000', granted: '0' });
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: '10' });
+      expect(await w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 12 })).toMatchObject({
+        allowed: true,
+        used: '12',
+        remaining: '0',
+      });
+      const denied = await w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 1 });
+      expect(denied).toMatchObject({ allowed: false, used: '12', remaining: '0' });
+      await expectLedgerMatches(w, 'acme');
+      await expectLedgerMatches(w, 'meter-only');
+    });
+
+    it('a hold blocks what it holds, commit returns the rest, release returns it all, and an expired hold returns by itself', async () => {
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 100 });
+      const hold = await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 80, ttlSeconds: 60 });
+      expect(hold).toMatchObject({ allowed: true, reserved: '80', remaining: '20' });
+      expect((await w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 21 })).allowed).toBe(false);
+      expect((await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 21, ttlSeconds: 60 })).allowed).toBe(false);
+      expect((await errorOf(w.usage.commit(w.tenant, hold.holdId as string, { quantity: 81 }))).details[0].property).toBe('quantity');
+      expect(await w.usage.commit(w.tenant, hold.holdId as string, { quantity: 30 })).toMatchObject({
+        used: '30',
+        reserved: '0',
+        remaining: '70',
+      });
+      expect((await errorOf(w.usage.release(w.tenant, hold.holdId as string))).code).toBe('HOLD_SETTLED');
+      expect((await errorOf(w.usage.release({ ...w.tenant, isTest: true }, hold.holdId as string))).code).toBe('FORBIDDEN');
+      const second = await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 50, ttlSeconds: 60 });
+      expect(await w.usage.release(w.tenant, second.holdId as string)).toMatchObject({ reserved: '0', remaining: '70' });
+      const third = await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 70, ttlSeconds: 5 });
+      expect(third.remaining).toBe('0');
+      w.clock.set(new Date(w.clock.now().getTime() + 6000));
+      // The sweep returns it even when nothing else touches the balance.
+      await w.usage.sweep();
+      const [b] = await w.usage.balances(w.tenant, 'acme');
+      expect(b.balance).toMatchObject({ used: 30n, reserved: 0n, granted: 100n });
+      expect((await errorOf(w.usage.commit(w.tenant, third.holdId as string, { quantity: 1 }))).code).toBe('HOLD_SETTLED');
+      await expectLedgerMatches(w, 'acme');
+    });
+
+    it('an expired hold also returns lazily, on the next operation of its balance', async () => {
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 10 });
+      await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 10, ttlSeconds: 1 });
+      w.clock.set(new Date(w.clock.now().getTime() + 2000));
+      expect(await w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 10 })).toMatchObject({
+        allowed: true,
+        remaining: '0',
+      });
+      await expectLedgerMatches(w, 'acme');
+    });
+
+    it('draws grants by priority then expiry; an expiring grant lapses only what it still had', async () => {
+      const soon = new Date(w.clock.now().getTime() + 60_000);
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 10, priority: 50 });
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 10, priority: 10, expiresAt: soon, source: 'promotion' });
+      await w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 4 });
+      w.clock.set(new Date(soon.getTime() + 1));
+      // The promotion (priority 10) was drawn first: 6 of it lapse, the other 10 remain.
+      expect(await w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 1 })).toMatchObject({
+        granted: '14',
+        used: '5',
+        remaining: '9',
+      });
+      await expectLedgerMatches(w, 'acme');
+    });
+
+    it('refuses bad input naming the field, with nothing written', async () => {
+      const t = { owner: 'acme', meterSlug: 'tokens' };
+      for (const quantity of [0, -1, 1.5, '1e3', 10 ** 13, 'x'])
+        expect((await errorOf(w.usage.consume(w.tenant, { ...t, quantity }))).details[0].property).toBe('quantity');
+      expect((await errorOf(w.usage.consume(w.tenant, { ...t, meterSlug: 'nope', quantity: 1 }))).details[0].property).toBe('meterSlug');
+      expect((await errorOf(w.usage.consume(w.tenant, { ...t, owner: '', quantity: 1 }))).details[0].property).toBe('owner');
+      expect((await errorOf(w.usage.reserve(w.tenant, { ...t, quantity: 1, ttlSeconds: 86_401 }))).details[0].property).toBe('ttlSeconds');
+      expect((await errorOf(w.usage.grant(w.tenant, { ...t, amount: 1, priority: 101 }))).details[0].property).toBe('priority');
+      expect((await errorOf(w.usage.grant(w.tenant, { ...t, amount: 1, expiresAt: new Date(0) }))).details[0].property).toBe('expiresAt');
+      // A counter may not pass 10^15.
+      await Promise.all(Array.from({ length: 1000 }, () => w.usage.record(w.tenant, { ...t, owner: 'big', quantity: 10 ** 12 })));
+      expect((await errorOf(w.usage.record(w.tenant, { ...t, owner: 'big', quantity: 1 }))).details[0].property).toBe('quantity');
+      expect(await w.usage.balances(w.tenant, 'acme')).toEqual([]);
+      await expectLedgerMatches(w, 'big');
+    });
+
+    it('lists usage records per owner and meter, and balances of an owner', async () => {
+      await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+      await w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 3 });
+      await w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity: 1 });
+      await w.usage.record(w.tenant, { owner: 'zeta', meterSlug: 'tokens', quantity: 2 });
+      const all = await w.usage.records(w.tenant, { limit: 10 });
+      expect(all.page.items.map((e) => [e.owner, all.meters.get(e.meterId)?.slug, e.quantity])).toEqual(
+        expect.arrayContaining([
+          ['acme', 'tokens', 3n],
+          ['acme', 'calls', 1n],
+          ['zeta', 'tokens', 2n],
+        ]),
+      );
+      expect((await w.usage.records(w.tenant, { limit: 10, owner: 'acme', meterSlug: 'tokens' })).page.items).toHaveLength(1);
+      const first = await w.usage.records(w.tenant, { limit: 2 });
+      expect(first.page.hasMore).toBe(true);
+      expect((await w.usage.records(w.tenant, { limit: 2, after: first.page.nextCursor as string })).page.items).toHaveLength(1);
+      expect((await w.usage.balances(w.tenant, 'acme')).map((v) => v.meter.slug).sort()).toEqual(['calls', 'tokens']);
+      expect(await w.usage.balances({ ...w.tenant, isTest: true }, 'acme')).toEqual([]);
+    });
+
+    it('period close racing consumption puts every unit in exactly one period; rollover and allowance start the next', async () => {
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 1000 });
+      await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 5, ttlSeconds: 600 });
+      const t = { owner: 'acme', meterSlug: 'tokens' };
+      const consumes = Array.from({ length: 60 }, () => w.usage.consume(w.tenant, { ...t, quantity: 3 }));
+      const close = w.usage.closePeriod(w.tenant, t, {
+        periodEnd: new Date(w.clock.now().getTime() + 86_400_000),
+        allowance: 100n,
+        rollover: { kind: 'upTo', units: 50n },
+      });
+      const later = Array.from({ length: 40 }, () => w.usage.consume(w.tenant, { ...t, quantity: 3 }));
+      const [answers, closed, after] = await Promise.all([Promise.all(consumes), close, Promise.all(later)]);
+      const allowed = [...answers, ...after].filter((a) => a.allowed).length;
+      const [open] = await w.usage.balances(w.tenant, 'acme');
+      // Units before the close are its final usage; units after it are the new period's: none lost, none in both.
+      expect(closed.finalUsage + open.balance.used).toBe(BigInt(allowed * 3));
+      expect(closed.carried).toBe(50n);
+      expect(open.balance).toMatchObject({ granted: 150n, reserved: 0n });
+      expect(open.balance.id).toBe(closed.balanceId);
+      const closedEntries = await w.uow.read((r) => r.usage.ledgerOf(closed.closedBalanceId));
+      expect(closedEntries.filter((e) => e.kind === 'close')).toHaveLength(1);
+      const closedBalance = await w.uow.read((r) => r.usage.getBalance(closed.closedBalanceId));
+      expect(closedBalance).toMatchObject({ granted: 0n, used: 0n, reserved: 0n });
+      expect(closedBalance?.closedAt).not.toBeNull();
+      expect(closedEntries.reduce((n, e) => n + e.usedDelta, 0n)).toBe(0n);
+      await expectLedgerMatches(w, 'acme');
+      expect((await w.usage.verify(10_000)).filter((m) => m.balanceId === closed.closedBalanceId)).toEqual([]);
+    });
+
+    it('a key taken on one balance and reused on another by a racing writer is refused, never counted twice', async () => {
+      const key = randomUUID();
+      const results = await Promise.allSettled([
+        w.usage.record(w.tenant, { owner: 'a', meterSlug: 'tokens', quantity: 1 }, key),
+        w.usage.record(w.tenant, { owner: 'b', meterSlug: 'tokens', quantity: 1 }, key),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      const used = async (o: string) => ((await w.usage.balances(w.tenant, o))[0]?.balance.used ?? 0n) as bigint;
+      expect((await used('a')) + (await used('b'))).toBe(1n);
+    });
+  });
+}
+
+export type { UsageAnswer };

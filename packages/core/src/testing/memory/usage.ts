@@ -1,0 +1,130 @@
+import { ErrorCodes, fail } from '../../errors';
+import { pageOf } from '../../support/pagination';
+import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, Tenant, UsageKey, UsageMeter } from '../../model';
+import type { UsageRepository } from '../../ports';
+
+/** The in-memory tables of usage (part of the in-memory database's tables). */
+export interface UsageTables {
+  usageMeters: Map<Id, UsageMeter>;
+  balances: Map<Id, Balance>;
+  grants: Map<Id, CreditGrant>;
+  holds: Map<Id, Hold>;
+  ledger: Map<Id, LedgerEntry>;
+  usageKeys: Map<string, UsageKey>;
+}
+
+export const emptyUsageTables = (): UsageTables => ({
+  usageMeters: new Map(),
+  balances: new Map(),
+  grants: new Map(),
+  holds: new Map(),
+  ledger: new Map(),
+  usageKeys: new Map(),
+});
+
+const copy = <T>(v: T): T => structuredClone(v);
+const all = <T>(m: Map<string, T>): T[] => [...m.values()].map(copy);
+const inTenant = (r: { organisationId: Id; isTest: boolean }, t: Tenant) => r.organisationId === t.organisationId && r.isTest === t.isTest;
+const keyId = (t: Tenant, key: string) => `${t.organisationId}:${t.isTest}:${key}`;
+const USED_KINDS = new Set(['record', 'consume', 'commit']);
+
+/** The usage repository over in-memory tables (transactions of the in-memory database run one at a time). */
+export function memoryUsageRepository(db: UsageTables): UsageRepository {
+  const open = (t: Tenant, owner: string, meterId?: Id) =>
+    all(db.balances).filter((b) => inTenant(b, t) && b.owner === owner && (!meterId || b.meterId === meterId) && !b.closedAt);
+  return {
+    saveMeter: async (m) => {
+      const taken = [...db.usageMeters.values()].find((x) => inTenant(x, m) && x.slug === m.slug && x.id !== m.id);
+      if (taken) fail(ErrorCodes.METER_EXISTS, `a meter with slug "${m.slug}" exists`);
+      db.usageMeters.set(m.id, copy(m));
+    },
+    findMeter: async (t, slug) => all(db.usageMeters).find((m) => inTenant(m, t) && m.slug === slug),
+    getMeters: async (ids) => ids.flatMap((id) => (db.usageMeters.has(id) ? [copy(db.usageMeters.get(id)!)] : [])),
+    pageMeters: async (t, q) =>
+      pageOf(
+        all(db.usageMeters).filter((m) => inTenant(m, t)),
+        q,
+      ),
+    lockBalance: async (fresh, holdIds, now) => {
+      let balance = open(fresh, fresh.owner, fresh.meterId)[0];
+      if (!balance) {
+        db.balances.set(fresh.id, copy(fresh));
+        balance = copy(fresh);
+      }
+      const id = balance.id;
+      const grants = all(db.grants).filter((g) => g.balanceId === id && g.amount - g.drawn - g.expired > 0n);
+      const holds = all(db.holds).filter(
+        (h) => h.balanceId === id && h.status === 'held' && (holdIds.includes(h.id) || h.expiresAt <= now),
+      );
+      // A named hold of this tenant that is settled or of a closed period is still found (to say so).
+      for (const hid of holdIds) {
+        const h = db.holds.get(hid);
+        if (
+          h &&
+          !holds.some((x) => x.id === hid) &&
+          h.organisationId === balance.organisationId &&
+          h.isTest === balance.isTest &&
+          (h.status !== 'held' || h.balanceId === id)
+        )
+          holds.push(copy(h));
+      }
+      return { balance, grants, holds };
+    },
+    openBalance: async (t, owner, meterId) => open(t, owner, meterId)[0],
+    openBalances: async (t, owner, meterId) => open(t, owner, meterId).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+    getBalance: async (id) => copy(db.balances.get(id)),
+    getHold: async (id) => copy(db.holds.get(id)),
+    findKeys: async (t, keys) => keys.flatMap((k) => (db.usageKeys.has(keyId(t, k)) ? [copy(db.usageKeys.get(keyId(t, k))!)] : [])),
+    write: async (w) => {
+      for (const k of w.keys) {
+        if (db.usageKeys.has(keyId(k, k.key)))
+          fail(ErrorCodes.CONFLICT, 'a record with the same identity was written meanwhile; reload and retry');
+      }
+      db.balances.set(w.balance.id, copy(w.balance));
+      for (const g of w.grants) db.grants.set(g.id, copy(g));
+      for (const h of w.holds) db.holds.set(h.id, copy(h));
+      for (const e of w.entries) db.ledger.set(e.id, copy(e));
+      for (const k of w.keys) db.usageKeys.set(keyId(k, k.key), copy(k));
+    },
+    balancesWithDueHolds: async (now, limit) => {
+      const ids = new Set(all(db.holds).flatMap((h) => (h.status === 'held' && h.expiresAt <= now ? [h.balanceId] : [])));
+      return [...ids].slice(0, limit).flatMap((id) => (db.balances.has(id) ? [copy(db.balances.get(id)!)] : []));
+    },
+    pageRecords: async (t, q) =>
+      pageOf(
+        all(db.ledger).filter(
+          (e) => inTenant(e, t) && USED_KINDS.has(e.kind) && (!q.owner || e.owner === q.owner) && (!q.meterId || e.meterId === q.meterId),
+        ),
+        q,
+      ),
+    ledgerOf: async (id) =>
+      all(db.ledger)
+        .filter((e) => e.balanceId === id)
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+    mismatches: async (limit) => {
+      const out: BalanceMismatch[] = [];
+      for (const b of db.balances.values()) {
+        const sums = { granted: 0n, used: 0n, reserved: 0n };
+        for (const e of db.ledger.values()) {
+          if (e.balanceId !== b.id) continue;
+          sums.granted += e.grantedDelta;
+          sums.used += e.usedDelta;
+          sums.reserved += e.reservedDelta;
+        }
+        if (sums.granted !== b.granted || sums.used !== b.used || sums.reserved !== b.reserved)
+          out.push({ balanceId: b.id, counters: { granted: b.granted, used: b.used, reserved: b.reserved }, ledger: sums });
+      }
+      return out.slice(0, limit);
+    },
+    purgeKeys: async (before) => {
+      let n = 0;
+      for (const [id, k] of db.usageKeys) {
+        if (k.createdAt < before) {
+          db.usageKeys.delete(id);
+          n++;
+        }
+      }
+      return n;
+    },
+  };
+}

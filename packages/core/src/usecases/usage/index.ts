@@ -1,0 +1,3 @@
+export * from './group-commit';
+export * from './service';
+export * from './entitlements';

@@ -1,0 +1,404 @@
+import { createHash } from 'node:crypto';
+import { ErrorCodes, fail, invalid } from '../../errors';
+import { assertAccessible } from '../../domain/tenancy';
+import {
+  closePeriod as closePeriodRule,
+  decide,
+  DEFAULT_GRANT_PRIORITY,
+  expireDue,
+  MAX_HOLD_SECONDS,
+  METER_SLUG,
+  quantityOf,
+  sortGrants,
+  type BalanceState,
+  type Rollover,
+  type UsageOp,
+} from '../../domain/usage';
+import {
+  type Hold,
+  GRANT_SOURCES,
+  type Balance,
+  type BalanceMismatch,
+  type CreditGrant,
+  type GrantSource,
+  type Id,
+  type LedgerEntry,
+  type UsageMeter,
+  type Page,
+  type Tenant,
+  type UsageAnswer,
+} from '../../model';
+import type { Clock, IdGenerator, UnitOfWork, UsageRecordQuery } from '../../ports';
+import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
+import type { LicenseUsage } from '../licenses';
+import { GroupCommit, type BalanceTarget } from './group-commit';
+
+/** Who a usage operation is for: the vendor's owner string and a meter slug. */
+export interface UsageTarget {
+  owner: string;
+  meterSlug: string;
+}
+
+export interface MeterInput {
+  slug: string;
+  name: string;
+  unitLabel?: string | null;
+}
+
+export interface GrantInput extends UsageTarget {
+  amount: unknown;
+  priority?: number;
+  expiresAt?: Date | null;
+  source?: GrantSource;
+}
+
+/** A balance with its meter, for reads. */
+export interface BalanceView {
+  balance: Balance;
+  meter: UsageMeter;
+}
+
+const OWNER_MAX = 255;
+
+/** The owner as given: 1..255 characters with no control characters, or a 400 naming it. */
+export function ownerOf(owner: unknown, field = 'owner'): string {
+  if (typeof owner !== 'string' || owner.length === 0 || owner.length > OWNER_MAX || /[\u0000-\u001f\u007f]/.test(owner))
+    invalid(field, `must be 1 to ${OWNER_MAX} printable characters`);
+  return owner as string;
+}
+
+const fingerprintOf = (what: string, body: unknown) =>
+  `${what} ${createHash('sha256')
+    .update(JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)))
+    .digest('hex')}`;
+
+/**
+ * Meters, credits and usage (DESIGN section 14): record, consume, reserve -> commit | release,
+ * grants, and the reads, all exact. Every change goes through the group commit, so it is decided
+ * under the balance's row lock and answered after its transaction commits; an idempotency key is
+ * claimed in that same transaction (the same key replays the first answer; with another body it is
+ * refused).
+ */
+export class UsageService {
+  private readonly group: GroupCommit;
+  /** Meters by tenant and slug: a meter's id never changes, so a hit never needs the database. */
+  private readonly meters = new Map<string, UsageMeter>();
+
+  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator }) {
+    this.group = new GroupCommit(deps);
+  }
+
+  /** Creates a meter (201); a slug already taken in the tenant is a METER_EXISTS error. */
+  async createMeter(tenant: Tenant, input: MeterInput): Promise<UsageMeter> {
+    if (!METER_SLUG.test(input.slug) || input.slug.length > 64) invalid('slug', 'must match ^[a-z0-9_]+$ (at most 64 characters)');
+    if (!input.name.trim()) invalid('name', 'must not be empty');
+    const now = this.deps.clock.now();
+    const id = this.deps.ids.newId();
+    const meter: UsageMeter = {
+      id,
+      ...tenant,
+      slug: input.slug,
+      name: input.name,
+      unitLabel: input.unitLabel ?? null,
+      paymentMeterId: `mtr_${id.replace(/-/g, '').slice(0, 16)}`,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.deps.uow.run(async (r) => {
+      if (await r.usage.findMeter(tenant, input.slug)) fail(ErrorCodes.METER_EXISTS, `a meter with slug "${input.slug}" exists`);
+      await r.usage.saveMeter(meter);
+    });
+    return meter;
+  }
+
+  /** One page of the tenant's meters. */
+  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<UsageMeter>> {
+    return this.deps.uow.read((r) => r.usage.pageMeters(tenant, query));
+  }
+
+  /** The tenant's meter of this slug, or a 400 naming `field`. */
+  async meter(tenant: Tenant, slug: string, field = 'meterSlug'): Promise<UsageMeter> {
+    const id = `${tenant.organisationId}:${tenant.isTest}:${slug}`;
+    const cached = this.meters.get(id);
+    if (cached) return cached;
+    const found = await this.deps.uow.read((r) => r.usage.findMeter(tenant, slug));
+    if (!found) return invalid(field, `names no meter of this organisation`);
+    if (this.meters.size > 10_000) this.meters.clear();
+    this.meters.set(id, found);
+    return found;
+  }
+
+  private async target(tenant: Tenant, t: UsageTarget): Promise<BalanceTarget> {
+    return { tenant, owner: ownerOf(t.owner), meter: await this.meter(tenant, t.meterSlug) };
+  }
+
+  private checkKey(key: string | undefined): void {
+    if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX))
+      invalid('idempotency-key', `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`);
+  }
+
+  private async submit(
+    tenant: Tenant,
+    t: UsageTarget,
+    op: UsageOp | null,
+    what: string,
+    body: unknown,
+    key?: string,
+  ): Promise<UsageAnswer> {
+    this.checkKey(key);
+    return this.group.submit(await this.target(tenant, t), op, key, fingerprintOf(what, body));
+  }
+
+  /** Usage that happened: counted even over a cap (billed as overage). */
+  async record(tenant: Tenant, t: UsageTarget & { quantity: unknown }, key?: string): Promise<UsageAnswer> {
+    const quantity = quantityOf(t.quantity, 'quantity');
+    return this.submit(tenant, t, { kind: 'record', quantity }, 'record', { ...t, quantity }, key);
+  }
+
+  /** Check and take in one step: allowed -> taken; denied -> nothing taken, the answer says what remains. */
+  async consume(tenant: Tenant, t: UsageTarget & { quantity: unknown }, key?: string): Promise<UsageAnswer> {
+    const quantity = quantityOf(t.quantity, 'quantity');
+    return this.submit(tenant, t, { kind: 'consume', quantity }, 'consume', { ...t, quantity }, key);
+  }
+
+  /** Holds up to `quantity` for `ttlSeconds` (at most 24 h); denied like consume. */
+  async reserve(tenant: Tenant, t: UsageTarget & { quantity: unknown; ttlSeconds: unknown }, key?: string): Promise<UsageAnswer> {
+    const quantity = quantityOf(t.quantity, 'quantity');
+    const ttl = t.ttlSeconds;
+    if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > MAX_HOLD_SECONDS)
+      invalid('ttlSeconds', `must be a whole number of seconds from 1 to ${MAX_HOLD_SECONDS}`);
+    const expiresAt = new Date(this.deps.clock.now().getTime() + (ttl as number) * 1000);
+    const op: UsageOp = { kind: 'reserve', quantity, holdId: this.deps.ids.newId(), expiresAt };
+    return this.submit(tenant, t, op, 'reserve', { ...t, quantity, ttl }, key);
+  }
+
+  /** Uses `quantity` (at most the hold) of a hold; the rest returns. */
+  async commit(tenant: Tenant, holdId: Id, input: { quantity: unknown }, key?: string): Promise<UsageAnswer> {
+    const quantity = quantityOf(input.quantity, 'quantity');
+    const t = await this.holdTarget(tenant, holdId);
+    return this.submit(tenant, t, { kind: 'commit', holdId, quantity }, 'commit', { holdId, quantity }, key);
+  }
+
+  /** Returns a hold whole. */
+  async release(tenant: Tenant, holdId: Id, key?: string): Promise<UsageAnswer> {
+    const t = await this.holdTarget(tenant, holdId);
+    return this.submit(tenant, t, { kind: 'release', holdId }, 'release', { holdId }, key);
+  }
+
+  /** Grants units to the owner's balance of the meter (an unknown owner gets a balance). */
+  async grant(tenant: Tenant, input: GrantInput, key?: string): Promise<UsageAnswer> {
+    const amount = quantityOf(input.amount, 'amount');
+    const priority = input.priority ?? DEFAULT_GRANT_PRIORITY;
+    if (!Number.isInteger(priority) || priority < 0 || priority > 100) invalid('priority', 'must be a whole number from 0 to 100');
+    const source = input.source ?? 'adjustment';
+    if (!GRANT_SOURCES.includes(source)) invalid('source', `must be one of ${GRANT_SOURCES.join(', ')}`);
+    const now = this.deps.clock.now();
+    if (input.expiresAt && input.expiresAt <= now) invalid('expiresAt', 'must be in the future');
+    const grant: CreditGrant = {
+      id: this.deps.ids.newId(),
+      balanceId: '',
+      amount,
+      drawn: 0n,
+      expired: 0n,
+      priority,
+      expiresAt: input.expiresAt ?? null,
+      source,
+      createdAt: now,
+    };
+    const body = {
+      owner: input.owner,
+      meterSlug: input.meterSlug,
+      amount,
+      priority,
+      source,
+      expiresAt: input.expiresAt?.toISOString() ?? null,
+    };
+    return this.submit(tenant, input, { kind: 'grant', grant }, 'grant', body, key);
+  }
+
+  /**
+   * Ends the owner's period of the meter: the period's usage becomes final (its `close` ledger
+   * entry), open holds are released, and a new balance starts until `periodEnd` with the allowance
+   * and what rolls over (as plan grants). Runs under the balance's row lock like every operation, so
+   * each unit consumed meanwhile lands in exactly one period. Returns the final usage and the carry.
+   */
+  async closePeriod(
+    tenant: Tenant,
+    t: UsageTarget,
+    next: { periodEnd: Date | null; allowance?: bigint; rollover?: Rollover },
+  ): Promise<{ finalUsage: bigint; carried: bigint; closedBalanceId: Id; balanceId: Id }> {
+    const target = await this.target(tenant, t);
+    const now = this.deps.clock.now();
+    const ids = this.deps.ids;
+    const fresh = (periodEnd: Date | null, cap: bigint | null): Balance => ({
+      id: ids.newId(),
+      organisationId: tenant.organisationId,
+      isTest: tenant.isTest,
+      owner: target.owner,
+      meterId: target.meter.id,
+      periodStart: now,
+      periodEnd,
+      granted: 0n,
+      used: 0n,
+      reserved: 0n,
+      cap,
+      limited: false,
+      closedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    return this.deps.uow.run(async (r) => {
+      const locked = await r.usage.lockBalance(fresh(null, null), [], now);
+      const heldIds = (await r.usage.ledgerOf(locked.balance.id)).flatMap((e) => (e.kind === 'reserve' && e.holdId ? [e.holdId] : []));
+      const holds = (await Promise.all(heldIds.map((id) => r.usage.getHold(id)))).filter((h): h is Hold => !!h && h.status === 'held');
+      const state: BalanceState = {
+        balance: locked.balance,
+        grants: sortGrants([...locked.grants]),
+        holds: new Map(holds.map((h) => [h.id, h])),
+      };
+      const touched = [...locked.grants];
+      const entry = (balance: Balance, e: ReturnType<typeof closePeriodRule>['entries'][number]): LedgerEntry => ({
+        ...e,
+        id: ids.newId(),
+        organisationId: tenant.organisationId,
+        isTest: tenant.isTest,
+        balanceId: balance.id,
+        owner: target.owner,
+        meterId: target.meter.id,
+        idempotencyKey: null,
+        createdAt: now,
+      });
+      const expired = expireDue(state, now);
+      const closed = closePeriodRule(state, next.rollover ?? { kind: 'none' }, now);
+      await r.usage.write({
+        balance: state.balance,
+        grants: touched,
+        holds: [...state.holds.values()],
+        entries: [...expired, ...closed.entries].map((e) => entry(state.balance, e)),
+        keys: [],
+      });
+      const opened = await r.usage.lockBalance(fresh(next.periodEnd, locked.balance.cap), [], now);
+      const s2: BalanceState = { balance: opened.balance, grants: [], holds: new Map() };
+      const entries: LedgerEntry[] = [];
+      const grants: CreditGrant[] = [];
+      for (const amount of [next.allowance ?? 0n, closed.carried]) {
+        if (amount <= 0n) continue;
+        const grant: CreditGrant = {
+          id: ids.newId(),
+          balanceId: '',
+          amount,
+          drawn: 0n,
+          expired: 0n,
+          priority: DEFAULT_GRANT_PRIORITY,
+          expiresAt: next.periodEnd,
+          source: 'plan',
+          createdAt: now,
+        };
+        grants.push(grant);
+        entries.push(...decide(s2, { kind: 'grant', grant }, target.meter.slug, now).entries.map((e) => entry(s2.balance, e)));
+      }
+      if (locked.balance.limited) s2.balance.limited = true;
+      await r.usage.write({ balance: s2.balance, grants, holds: [], entries, keys: [] });
+      return { finalUsage: closed.finalUsage, carried: closed.carried, closedBalanceId: locked.balance.id, balanceId: s2.balance.id };
+    });
+  }
+
+  /** The owner's open balances (of one meter when given) with their meters. */
+  async balances(tenant: Tenant, owner: string, meterSlug?: string): Promise<BalanceView[]> {
+    ownerOf(owner);
+    const meter = meterSlug === undefined ? undefined : await this.meter(tenant, meterSlug);
+    return this.deps.uow.read(async (r) => {
+      const balances = await r.usage.openBalances(tenant, owner, meter?.id);
+      const meters = new Map((await r.usage.getMeters([...new Set(balances.map((b) => b.meterId))])).map((m) => [m.id, m]));
+      return balances.flatMap((balance) => {
+        const m = meters.get(balance.meterId);
+        return m ? [{ balance, meter: m }] : [];
+      });
+    });
+  }
+
+  /** One page of usage records (what used units), with the meters they name. */
+  async records(
+    tenant: Tenant,
+    query: Omit<UsageRecordQuery, 'meterId'> & { meterSlug?: string },
+  ): Promise<{ page: Page<LedgerEntry>; meters: Map<Id, UsageMeter> }> {
+    const meter = query.meterSlug === undefined ? undefined : await this.meter(tenant, query.meterSlug);
+    return this.deps.uow.read(async (r) => {
+      const page = await r.usage.pageRecords(tenant, { limit: query.limit, after: query.after, owner: query.owner, meterId: meter?.id });
+      const meters = new Map((await r.usage.getMeters([...new Set(page.items.map((e) => e.meterId))])).map((m) => [m.id, m]));
+      return { page, meters };
+    });
+  }
+
+  /** Balances whose counters differ from their ledger's sums (none on a healthy database). */
+  verify(limit = 100): Promise<BalanceMismatch[]> {
+    return this.deps.uow.read((r) => r.usage.mismatches(limit));
+  }
+
+  /**
+   * Returns holds that expired (their balances' queues take the expiry in order with everything
+   * else) and forgets idempotency keys past their 24 hours. Returns how many balances it touched.
+   */
+  async sweep(limit = 100): Promise<number> {
+    const now = this.deps.clock.now();
+    const due = await this.deps.uow.read((r) => r.usage.balancesWithDueHolds(now, limit));
+    for (const b of due) {
+      const meter = (await this.deps.uow.read((r) => r.usage.getMeters([b.meterId])))[0];
+      if (meter) await this.group.submit({ tenant: b, owner: b.owner, meter }, null, undefined, '');
+    }
+    await this.deps.uow.run((r) => r.usage.purgeKeys(new Date(now.getTime() - IDEMPOTENCY_TTL_MS)));
+    return due.length;
+  }
+
+  /**
+   * v1 `PUT /usage`: usage of a license's usage feature. The holder is the license's subscription
+   * (or the ad hoc license itself); the meter is the tenant's meter whose slug is the feature's
+   * variable name, created on first use.
+   */
+  async recordForLicense(
+    tenant: Tenant,
+    input: { licenseId: Id; featureVariableName: string; increment: unknown },
+    key?: string,
+  ): Promise<UsageAnswer> {
+    const quantity = quantityOf(input.increment, 'countOptions.increment');
+    const { license, feature } = await this.deps.uow.read(async (r) => {
+      const license = assertAccessible(await r.licenses.get(input.licenseId), tenant, 'license');
+      const product = await r.products.get(license.productId);
+      const feature = product?.features.find((f) => f.variableName === input.featureVariableName || f.name === input.featureVariableName);
+      return { license, feature: feature ?? invalid('featureVariableName', "names no feature of the license's product") };
+    });
+    const slug = feature.variableName.toLowerCase();
+    if (!METER_SLUG.test(slug)) invalid('featureVariableName', 'a metered feature needs a variable name of a-z, 0-9 and _');
+    const meter = await this.meter(tenant, slug).catch(() =>
+      this.createMeter(tenant, { slug, name: feature.displayName || feature.name }).catch(() => this.meter(tenant, slug)),
+    );
+    const target = { owner: license.subscriptionId ?? license.id, meterSlug: meter.slug };
+    return this.submit(tenant, target, { kind: 'record', quantity }, 'record', { ...target, quantity }, key);
+  }
+
+  /** v1 `GET /licenses/:uuid/usage`: units used per usage feature by the license's holder this period. */
+  async licenseUsage(tenant: Tenant, licenseId: Id): Promise<LicenseUsage[]> {
+    return this.deps.uow.read(async (r) => {
+      const license = assertAccessible(await r.licenses.get(licenseId), tenant, 'license');
+      const product = await r.products.get(license.productId);
+      const balances = await r.usage.openBalances(tenant, license.subscriptionId ?? license.id);
+      const meters = new Map((await r.usage.getMeters(balances.map((b) => b.meterId))).map((m) => [m.id, m]));
+      return balances.flatMap((b) => {
+        const slug = meters.get(b.meterId)?.slug;
+        const feature = product?.features.find((f) => f.variableName.toLowerCase() === slug);
+        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount: Number(b.used) }] : [];
+      });
+    });
+  }
+
+  private async holdTarget(tenant: Tenant, holdId: Id): Promise<UsageTarget> {
+    return this.deps.uow.read(async (r) => {
+      const hold = assertAccessible(await r.usage.getHold(holdId), tenant, 'reservation');
+      const balance = await r.usage.getBalance(hold.balanceId);
+      const meter = balance && (await r.usage.getMeters([balance.meterId]))[0];
+      return balance && meter
+        ? { owner: balance.owner, meterSlug: meter.slug }
+        : fail(ErrorCodes.HOLD_NOT_FOUND, 'the reservation does not exist');
+    });
+  }
+}
