@@ -2,6 +2,7 @@ import request from 'supertest';
 import { ajv } from '@tollgate/http';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
+import { catalogApi } from './helpers';
 
 let world: TestWorld;
 let org: SeededOrg;
@@ -134,16 +135,7 @@ beforeAll(async () => {
 });
 afterAll(() => world?.close());
 
-const api = (key = org.liveKey) => ({
-  get: (p: string) => request(app).get(p).set('authorization', `Bearer ${key}`),
-  post: (p: string, body?: object, idem?: string) => {
-    const r = request(app).post(p).set('authorization', `Bearer ${key}`);
-    if (idem !== undefined) r.set('idempotency-key', idem);
-    return r.send(body);
-  },
-  put: (p: string, body?: object) => request(app).put(p).set('authorization', `Bearer ${key}`).send(body),
-  del: (p: string) => request(app).delete(p).set('authorization', `Bearer ${key}`),
-});
+const api = (key = org.liveKey) => catalogApi(app, key);
 
 describe('catalog products', () => {
   it('creates (201, exactly the seven fields), reads, updates, archives and deletes', async () => {

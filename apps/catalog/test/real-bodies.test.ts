@@ -2,6 +2,7 @@ import request from 'supertest';
 import YAML from 'yaml';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
+import { catalogApi } from './helpers';
 
 // Request bodies of the real catalog API, every optional field set, each read back (issue 14).
 let world: TestWorld;
@@ -17,11 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => world?.close());
 
-const api = (key = org.liveKey) => ({
-  get: (p: string) => request(app).get(p).set('authorization', `Bearer ${key}`),
-  post: (p: string, body?: object) => request(app).post(p).set('authorization', `Bearer ${key}`).send(body),
-  put: (p: string, body?: object) => request(app).put(p).set('authorization', `Bearer ${key}`).send(body),
-});
+const api = (key = org.liveKey) => catalogApi(app, key);
 type Obj = Record<string, unknown> & { data: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 describe('products', () => {
@@ -73,8 +70,7 @@ describe('product settings in checkout', () => {
   it('allowPromoCodes and automaticTax decide where a checkout request leaves them out', async () => {
     const seeded = await seedOrganisation(world, 'bodies-settings');
     const productId = seeded.keys['products.notes'];
-    const put = (body: object) =>
-      request(app).put(`/api/products/${productId}`).set('authorization', `Bearer ${seeded.liveKey}`).send(body);
+    const put = (body: object) => catalogApi(app, seeded.liveKey).put(`/api/products/${productId}`, body);
     const optionsOf = async (extra: object = {}) => {
       const { url } = await world.core.checkout.checkoutLink(seeded.tenant, seeded.keys['plans.notes.team'], {
         successUrl: 'https://vendor.example.com/ok',
@@ -366,10 +362,7 @@ describe('product export and import', () => {
   it('exports one product as YAML and imports it back, as a multipart file or a JSON body, into the key’s tenant only', async () => {
     // A catalog made from a file round-trips unchanged.
     const org = await seedOrganisation(world, 'bodies-io');
-    const api = (key = org.liveKey) => ({
-      get: (p: string) => request(app).get(p).set('authorization', `Bearer ${key}`),
-      post: (p: string, body?: object) => request(app).post(p).set('authorization', `Bearer ${key}`).send(body),
-    });
+    const api = (key = org.liveKey) => catalogApi(app, key);
     const productId = org.keys['products.notes'];
     const exported = await api().get(`/api/products/export/${productId}`).expect(200);
     expect(exported.headers['content-type']).toMatch(/^application\/yaml/);

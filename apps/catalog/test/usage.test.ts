@@ -2,6 +2,7 @@ import { createPublicKey, createVerify } from 'node:crypto';
 import request from 'supertest';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
+import { catalogApi } from './helpers';
 
 let world: TestWorld;
 let org: SeededOrg;
@@ -17,14 +18,7 @@ beforeAll(async () => {
 afterAll(() => world?.close());
 
 // Every answer is checked against its route's response schema by the response audit (jest.after-env.js).
-const api = (key = org.liveKey) => ({
-  get: (p: string) => request(app).get(p).set('authorization', `Bearer ${key}`),
-  post: (p: string, body?: object, idem?: string) => {
-    const r = request(app).post(p).set('authorization', `Bearer ${key}`);
-    if (idem !== undefined) r.set('idempotency-key', idem);
-    return r.send(body);
-  },
-});
+const api = (key = org.liveKey) => catalogApi(app, key);
 
 describe('catalog usage', () => {
   beforeAll(async () => {
