@@ -32,6 +32,7 @@ async function main(): Promise<void> {
             granteeId: 'demo-user',
             successUrl: `${config.publicUrl}/sandbox/thank-you`,
             cancelUrl: `${config.publicUrl}/`,
+            changeQuantity: true,
           },
         ).catch(() => undefined)
       )?.url

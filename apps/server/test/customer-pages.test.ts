@@ -55,6 +55,20 @@ it('the hosted pricing page and checkout show the same money, per-seat price, mi
   await page.close();
 }, 60_000);
 
+it('a hosted pricing table mixing free and per-seat plans lets the customer choose seats for the per-seat plan', async () => {
+  const { body } = await v1(
+    `/pricing-tables/${org.keys['pricingTables.notes.main']}/page-link?globalSuccessUrl=${encodeURIComponent(`${base}/sandbox/thank-you`)}` +
+      `&globalCancelUrl=${encodeURIComponent(base)}&globalGranteeId=table-seats&member=table-seats@example.com&changeQuantity=true`,
+  ).expect(200);
+  const page = await browser.newPage();
+  await page.goto(body.url);
+  await page.getByRole('link', { name: 'Choose Team' }).click();
+  await page.waitForURL(/\/sandbox\/checkout\//);
+  expect(await page.getByLabel('Seats').getAttribute('min')).toBe('2');
+  await shot(page, 'customer-checkout-seat-choice.png');
+  await page.close();
+}, 60_000);
+
 it('the checkout offers a seat choice where the plan allows it, from the minimum up', async () => {
   const { body } = await v1(
     `/plans/${org.keys['plans.notes.team']}/checkoutlink?successUrl=${encodeURIComponent(`${base}/sandbox/thank-you`)}&cancelUrl=${encodeURIComponent(base)}&granteeId=seats-user&member=seats@example.com&changeQuantity=true&currency=EUR`,

@@ -1,4 +1,14 @@
-import type { CheckoutLinkRequest, CheckoutService, Clock, Id, Plan, ProductCatalog, SignedLinks, Tenant } from '@tollgate/core';
+import {
+  isPerSeat,
+  type CheckoutLinkRequest,
+  type CheckoutService,
+  type Clock,
+  type Id,
+  type Plan,
+  type ProductCatalog,
+  type SignedLinks,
+  type Tenant,
+} from '@tollgate/core';
 
 /** What a deferred checkout link carries (signed). */
 export interface DeferredCheckout {
@@ -22,6 +32,17 @@ export interface LinkServices {
 }
 
 /**
+ * A table's seat options (the seat choice, a seat count) are for its per-seat plans: a table that
+ * mixes a free plan with a per-seat one can still let the customer choose seats.
+ */
+function forPlan(plan: Plan, req: CheckoutLinkRequest): CheckoutLinkRequest {
+  if (isPerSeat(plan)) return req;
+  const { changeQuantity: _choice, quantity: _seats, ...rest } = req;
+  void [_choice, _seats];
+  return rest;
+}
+
+/**
  * Deferred checkout links for the plans of a catalog: checked now, but the checkout session (and
  * the provider's) is created only when the customer follows one (`/checkout/start/:token`), so a
  * pricing table view costs no provider call.
@@ -36,7 +57,7 @@ export function deferredCheckoutLinks(
 ): Map<Id, string> {
   const out = new Map<Id, string>();
   for (const plan of plans) {
-    const req = { ...global, ...perPlan.get(plan.id) };
+    const req = forPlan(plan, { ...global, ...perPlan.get(plan.id) });
     s.checkout.validateLink(plan, catalog, req);
     const token = s.links.sign(
       { organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout,
