@@ -4,6 +4,7 @@ import type { Clock, Core, Logger, SignedLinks } from '@tollgate/core';
 import { catalogErrorBody, catalogOpenApi, createCatalogRouter } from '@tollgate/app-catalog';
 import { createLegacyRouter, legacyOpenApi } from '@tollgate/app-legacy';
 import { createV1Router, mountV1Pages, v1OpenApi } from '@tollgate/app-v1';
+import { createVersionRouter, unsupportedVersionBody, versionOpenApi } from '@tollgate/app-v2';
 import {
   answerClientErrors,
   createCheckFastPath,
@@ -34,13 +35,8 @@ export interface ServerServices extends OperationsServices {
   demoPricingPage?: string;
 }
 
-const badVersion = (version: string) =>
-  legacyErrorBody({
-    status: 400,
-    code: 'VALIDATION_FAILED',
-    message: `unsupported version ${version}: the only version is v1`,
-    details: [{ property: 'version', error: 'must be v1' }],
-  });
+/** The values of the `version` header the server answers. */
+const SUPPORTED_VERSIONS = ['v1', 'v2', 'v3'] as const;
 
 /** The server's request listener: the check's fast path, then the express app of every generation. */
 export type ServerApp = ((req: IncomingMessage, res: ServerResponse) => void) & {
@@ -49,8 +45,8 @@ export type ServerApp = ((req: IncomingMessage, res: ServerResponse) => void) & 
 };
 
 /**
- * All generations in one process (DESIGN.md section 3): `/api` -> catalog; `version: v1` -> v1;
- * another `version` value -> 400; no header -> legacy where legacy serves the method and path, else
+ * All generations in one process (DESIGN.md sections 3 and 15): `/api` -> catalog; `version: v1`
+ * -> v1; `version: v2` / `v3` -> v2 / v3; another `version` value -> 400 naming the supported ones; no header -> legacy where legacy serves the method and path, else
  * v1 where v1 serves it (the real service's clients send no header), else 404. Which paths each
  * generation serves comes from its route table.
  */
@@ -84,9 +80,13 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
   const catalog = createCatalogRouter({ ...s, rateLimits });
   const v1 = createV1Router({ ...s, rateLimits });
   const legacy = createLegacyRouter({ ...s, rateLimits });
+  const v2 = createVersionRouter({ ...s, rateLimits }, 'v2');
+  const v3 = createVersionRouter({ ...s, rateLimits }, 'v3');
   const openapi: Record<string, () => object> = {
     legacy: () => legacyOpenApi(s.core),
     v1: () => v1OpenApi(s),
+    v2: () => versionOpenApi(s, 'v2'),
+    v3: () => versionOpenApi(s, 'v3'),
     catalog: () => catalogOpenApi(s.core),
   };
   return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
@@ -110,7 +110,9 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
     dispatch.use((req, res, next) => {
       if (req.path === '/api' || req.path.startsWith('/api/')) return catalog.router(req, res, next);
       const version = req.header('version');
-      if (version !== undefined && version !== 'v1') return sendJson(res, 400, badVersion(version));
+      if (version === 'v2') return v2.router(req, res, next);
+      if (version === 'v3') return v3.router(req, res, next);
+      if (version !== undefined && version !== 'v1') return sendJson(res, 400, unsupportedVersionBody(version, SUPPORTED_VERSIONS));
       if (version === 'v1') return v1.router(req, res, next);
       if (legacy.serves(req.method, req.path)) return legacy.router(req, res, next);
       // v1 answers what legacy does not serve, and the 404 of a path nobody serves.

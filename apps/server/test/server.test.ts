@@ -52,11 +52,29 @@ describe('combined server dispatch', () => {
     }
   });
 
-  it('answers 400 "unsupported version" for any version other than v1', async () => {
-    for (const v of ['v2', 'V1', '', '1']) {
+  it('answers 400 naming the supported versions for any version other than v1, v2 and v3', async () => {
+    for (const v of ['v4', 'V1', 'V2', '', '1']) {
       const res = await request(app).get('/products').set('x-api-key', org.liveKey).set('version', v).expect(400);
-      expect(res.body.error).toMatch(/unsupported version/);
+      expect(res.body).toEqual({
+        error: `unsupported version ${v.trim()}: the supported versions are v1, v2 and v3`,
+        code: 'VALIDATION_FAILED',
+        validationErrors: [{ property: 'version', error: 'must be one of v1, v2, v3' }],
+      });
     }
+  });
+
+  it('sends version: v2 and v3 requests to those generations (v3 spells paths in kebab-case)', async () => {
+    const plan = org.keys['plans.notes.team'];
+    const q = 'successUrl=https://v.example.com/ok&cancelUrl=https://v.example.com/no&granteeId=g&owner=o';
+    const v2 = await request(app).get(`/plans/${plan}/checkoutlink?${q}`).set('x-api-key', org.liveKey).set('version', 'v2').expect(200);
+    expect(v2.body.checkoutUrl).toMatch(/^http/);
+    await request(app).get(`/plans/${plan}/checkout-link?${q}`).set('x-api-key', org.liveKey).set('version', 'v2').expect(404);
+    await request(app).get(`/plans/${plan}/checkout-link?${q}`).set('x-api-key', org.liveKey).set('version', 'v3').expect(200);
+    const products = await request(app).get('/products').set('x-api-key', org.liveKey).set('version', 'v3').expect(200);
+    expect(products.body).toMatchObject({ first: expect.any(String), last: expect.any(String), data: expect.any(Array) });
+    expect((await request(app).get('/products').set('x-api-key', org.liveKey).set('version', 'v2').expect(200)).body[0]).toHaveProperty(
+      'slug',
+    );
   });
 
   it('sends version: v1 requests to v1, and header-less requests for paths legacy does not serve', async () => {
@@ -145,7 +163,20 @@ describe('combined server dispatch', () => {
         for (const r of Object.values(op.responses))
           if (r.content) expect(() => ajv.compile(r.content!['application/json'].schema)).not.toThrow();
     }
-    await request(app).get('/openapi/v2.json').set('x-api-key', org.liveKey).expect(404);
+    const v2Ops = operationsOf((await request(app).get('/openapi/v2.json').expect(200)).body);
+    const v3Ops = operationsOf((await request(app).get('/openapi/v3.json').expect(200)).body);
+    for (const op of [
+      'GET /plans/{planUuid}/checkoutlink',
+      'PUT /subscriptions/{subscriptionUuid}/seats',
+      'GET /licenses',
+      'POST /sessions',
+      'PUT /usage',
+    ])
+      expect(v2Ops).toContain(op);
+    for (const op of ['GET /plans/{planUuid}/checkout-link', 'GET /plans', 'GET /features', 'GET /entitlements/check', 'POST /sessions'])
+      expect(v3Ops).toContain(op);
+    expect(v3Ops).not.toContain('GET /licenses');
+    await request(app).get('/openapi/v4.json').set('x-api-key', org.liveKey).expect(404);
   });
 
   it('reports health without a key', async () => {

@@ -18,3 +18,6 @@ export {
   urlSchema,
 } from './routes/subscriptions';
 export { createPricingPageRouter, pricingPageLink, PRICING_PAGE_TTL_MS, type PricingPageServices } from './pricing-page';
+export * from './views';
+export { checkoutLinkQuery } from './routes/checkout';
+export { linkRequest } from './params';

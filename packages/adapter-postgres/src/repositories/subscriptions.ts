@@ -5,6 +5,7 @@ import type {
   LicenseFilter,
   LicenseRepository,
   Subscription,
+  SubscriptionFilter,
   SubscriptionRepository,
   Tenant,
 } from '@tollgate/core';
@@ -79,6 +80,10 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
             (r) => r.id,
           )
         : [],
+    page: async (t, f, q) => {
+      const page = await keysetPage(() => subscriptionsOf(db.selectFrom('subscriptions').selectAll(), t, f), 'subscriptions', q);
+      return { ...page, items: page.items.map(toSubscription) };
+    },
     save: (s) =>
       upsert(db, 'subscriptions', [
         {
@@ -153,6 +158,21 @@ const licenseRow = (l: License) => ({
   updated_at: l.updatedAt,
 });
 
+/** The tenant's subscriptions matching the filter. */
+function subscriptionsOf<O>(
+  q: SelectQueryBuilder<DB, 'subscriptions', O>,
+  t: Tenant,
+  f: SubscriptionFilter,
+): SelectQueryBuilder<DB, 'subscriptions', O> {
+  let out = q.where((eb) => eb.and(tenantOf(t)));
+  if (f.status) out = out.where('status', '=', f.status);
+  if (f.productId) out = out.where('product_id', '=', f.productId);
+  if (f.planId) out = out.where('plan_id', '=', f.planId);
+  if (f.customerId) out = out.where('customer_id', '=', f.customerId);
+  if (f.email !== undefined) out = out.where('email', '=', f.email);
+  return out;
+}
+
 /** The tenant's licenses matching the filter. */
 export function licensesOf<O>(
   q: SelectQueryBuilder<DB, 'licenses', O>,
@@ -163,6 +183,7 @@ export function licensesOf<O>(
   if (f.status) out = out.where('status', '=', f.status);
   if (f.subscriptionId) out = out.where('subscription_id', '=', f.subscriptionId);
   if (f.productId) out = out.where('product_id', '=', f.productId);
+  if (f.planId) out = out.where('plan_id', '=', f.planId);
   if (f.purchaser !== undefined) out = out.where('purchaser', '=', f.purchaser);
   if (f.granteeId !== undefined) out = out.where('grantee_id', '=', f.granteeId);
   return out;

@@ -22,6 +22,7 @@ import type {
   SigningAlgorithm,
   SigningKey,
   Subscription,
+  SubscriptionStatus,
   Tenant,
   TierTag,
   OutboxEvent,
@@ -178,14 +179,26 @@ export interface SubscriptionRepository {
   listDueForCancellation(now: Date, limit: number): Promise<Id[]>;
   /** Ids of running subscriptions of these providers whose period ended without a scheduled cancellation. */
   listDueForRenewal(now: Date, providers: string[], limit: number): Promise<Id[]>;
+  /** One page of the tenant's subscriptions matching the filter, oldest first (keyset over creation, id). */
+  page(tenant: Tenant, filter: SubscriptionFilter, query: { limit: number; after?: string; before?: string }): Promise<Page<Subscription>>;
   /** Inserts the subscription or updates it by id. */
   save(subscription: Subscription): Promise<void>;
+}
+
+/** What a subscription list may be narrowed to (every given member must match). */
+export interface SubscriptionFilter {
+  status?: SubscriptionStatus;
+  productId?: Id;
+  planId?: Id;
+  customerId?: Id;
+  email?: string;
 }
 
 export interface LicenseFilter {
   status?: LicenseStatus;
   subscriptionId?: Id;
   productId?: Id;
+  planId?: Id;
   /** The buyer (`member` at purchase). */
   purchaser?: string;
   granteeId?: string;

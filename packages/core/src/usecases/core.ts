@@ -12,7 +12,8 @@ import { JoinedUnitOfWork } from './joined-unit-of-work';
 import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
-import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
+import { ProviderSync, SeatService, SubscriptionAdmin, SubscriptionLifecycle, Sweeps } from './subscriptions';
+import { GranteeUsage } from './grantee-usage';
 import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 import { EntitlementsCheck, UsageService } from './usage';
 
@@ -30,6 +31,8 @@ export interface Core {
   checkout: CheckoutService;
   subscriptions: SubscriptionLifecycle;
   seats: SeatService;
+  /** Subscriptions managed directly (v2/v3): list, create without payment, owner, seat grantees. */
+  subscriptionAdmin: SubscriptionAdmin;
   providerSync: ProviderSync;
   sweeps: Sweeps;
   licenses: LicenseService;
@@ -48,6 +51,8 @@ export interface Core {
   usage: UsageService;
   /** The signed entitlements of a grantee, with what is left of each meter. */
   entitlements: EntitlementsCheck;
+  /** Usage by grantee and plan (v2/v3), over `usage`. */
+  granteeUsage: GranteeUsage;
   /** The check's entitlement cache (its statistics feed the metrics). */
   checkCache: EntitlementCache;
   /**
@@ -104,6 +109,7 @@ export function createCore(given: CoreDeps): Core {
     checkout: new CheckoutService(deps),
     subscriptions: new SubscriptionLifecycle(deps),
     seats,
+    subscriptionAdmin: new SubscriptionAdmin(deps),
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps, usage),
     licenses: new LicenseService(deps),
@@ -116,6 +122,7 @@ export function createCore(given: CoreDeps): Core {
     webhookDelivery: new WebhookDispatcher(deps),
     usage,
     entitlements: new EntitlementsCheck({ ...deps, signing }),
+    granteeUsage: new GranteeUsage({ uow: deps.uow, usage }),
     checkCache,
     listen: async () => {
       if (!deps.changes) return;

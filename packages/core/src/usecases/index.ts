@@ -16,3 +16,4 @@ export * from './core';
 export * from './check-cache';
 export * from './webhooks';
 export * from './usage';
+export * from './grantee-usage';

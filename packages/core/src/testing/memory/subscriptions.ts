@@ -1,6 +1,6 @@
-import type { License } from '../../model';
+import type { License, Subscription } from '../../model';
 import { pageOf } from '../../support/pagination';
-import type { EventRepository, LicenseFilter, LicenseRepository, SubscriptionRepository } from '../../ports';
+import type { EventRepository, LicenseFilter, LicenseRepository, SubscriptionFilter, SubscriptionRepository } from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, values } from './tables';
 
 export function subscriptionRepository(db: Tables): SubscriptionRepository {
@@ -28,6 +28,11 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
         .sort(byCreated)
         .slice(0, limit)
         .map((s) => s.id),
+    page: async (t, f, q) =>
+      pageOf(
+        values(db.subscriptions).filter((s) => inTenant(s, t) && subscriptionMatches(s, f)),
+        q,
+      ),
     save: async (s) => void db.subscriptions.set(s.id, copy(s)),
   };
 }
@@ -110,7 +115,18 @@ function licenseMatches(l: License, f: LicenseFilter): boolean {
     (!f.status || l.status === f.status) &&
     (!f.subscriptionId || l.subscriptionId === f.subscriptionId) &&
     (!f.productId || l.productId === f.productId) &&
+    (!f.planId || l.planId === f.planId) &&
     (f.purchaser === undefined || l.purchaser === f.purchaser) &&
     (f.granteeId === undefined || l.granteeId === f.granteeId)
+  );
+}
+
+function subscriptionMatches(s: Subscription, f: SubscriptionFilter): boolean {
+  return (
+    (!f.status || s.status === f.status) &&
+    (!f.productId || s.productId === f.productId) &&
+    (!f.planId || s.planId === f.planId) &&
+    (!f.customerId || s.customerId === f.customerId) &&
+    (f.email === undefined || s.email === f.email)
   );
 }

@@ -1,0 +1,105 @@
+import type { Express, RequestHandler } from 'express';
+import type { Logger } from '@tollgate/core';
+import {
+  createHttpApp,
+  createMetrics,
+  createRateLimits,
+  ERROR_STATUS,
+  generationRouter,
+  legacyErrorBody,
+  legacyErrorSchema,
+  mountOperations,
+  observeRequests,
+  openApiDocument,
+  sendJson,
+  type GenerationRouter,
+  type OperationsServices,
+  type RateLimitConfig,
+  type RateLimits,
+} from '@tollgate/http';
+import { mountV1Pages } from '@tollgate/app-v1';
+import { versionRoutes, VERSIONS, type V2Services, type Version } from './routes';
+
+export interface V2AppServices extends V2Services {
+  logger: Logger;
+  config: V2Services['config'] & { logRequests: boolean; rateLimits: RateLimitConfig };
+  /** The process's limiters, when several generations share them (the combined server). */
+  rateLimits?: RateLimits;
+}
+
+/**
+ * The SDK writes every option into the query string, an absent one as the literal `undefined`
+ * (docs/reference/node-sdk-v5.md, bug 6): such a pair is read as absent.
+ */
+const dropUndefined: RequestHandler = (req, _res, next) => {
+  const q = req.url.indexOf('?');
+  if (q >= 0 && req.url.includes('=undefined')) {
+    const kept = req.url
+      .slice(q + 1)
+      .split('&')
+      .filter((pair) => !pair.endsWith('=undefined'));
+    req.url = req.url.slice(0, q) + (kept.length ? `?${kept.join('&')}` : '');
+  }
+  next();
+};
+
+/** The 400 of a `version` header naming no version served here: it names the supported ones. */
+export const unsupportedVersionBody = (value: string | undefined, supported: readonly string[]) =>
+  legacyErrorBody({
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    message: `unsupported version ${value ?? '(none)'}: the supported versions are ${supported.slice(0, -1).join(', ')} and ${supported[supported.length - 1]}`,
+    details: [{ property: 'version', error: `must be one of ${supported.join(', ')}` }],
+  });
+
+/** The router of v2 or v3, from its route table, in the legacy/v1 error shape (the SDK reads `validationErrors` of a 400). */
+export function createVersionRouter(
+  s: Pick<V2AppServices, 'core' | 'links' | 'clock' | 'config' | 'logger' | 'rateLimits'>,
+  version: Version,
+): GenerationRouter {
+  return generationRouter(versionRoutes(s, version), {
+    keySource: 'x-api-key',
+    apiKeys: s.core.apiKeys,
+    statusTable: ERROR_STATUS,
+    errorShape: legacyErrorBody,
+    errorSchema: legacyErrorSchema,
+    logger: s.logger,
+    notFound: () => `no such ${version} operation`,
+    rateLimits: s.rateLimits,
+    before: [dropUndefined],
+  });
+}
+
+/** The OpenAPI document of v2 or v3, derived from its route table. */
+export const versionOpenApi = (s: V2Services, version: Version) =>
+  openApiDocument(versionRoutes(s, version), {
+    title: `Tollgate ${version} API`,
+    version,
+    auth: 'x-api-key',
+    errorSchema: legacyErrorSchema,
+    headers: () => [{ name: 'version', in: 'header', required: true, description: version, schema: { const: version } }],
+  });
+
+/**
+ * v2 and v3 alone on their own port, a complete service (DESIGN section 13): health, readiness,
+ * metrics, the pages their checkout links lead to, then the API of the version the `version`
+ * header names.
+ */
+export function createV2App(s: V2AppServices & OperationsServices): Express {
+  const rateLimits = s.rateLimits ?? createRateLimits(s.config.rateLimits);
+  const metrics = createMetrics(s);
+  const routers = Object.fromEntries(VERSIONS.map((v) => [v, createVersionRouter({ ...s, rateLimits }, v)])) as Record<
+    Version,
+    GenerationRouter
+  >;
+  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
+    app.use(observeRequests(metrics));
+    mountOperations(app, s, metrics);
+    mountV1Pages(app, s);
+    app.use((req, res, next) => {
+      const v = req.header('version');
+      if (v === 'v2' || v === 'v3') return routers[v].router(req, res, next);
+      sendJson(res, 400, unsupportedVersionBody(v, VERSIONS));
+    });
+  });
+}

@@ -1,0 +1,143 @@
+import { encodeCursor, type License, type LicenseStatus, type Tenant } from '@tollgate/core';
+import {
+  adHocLicenseRequestSchema,
+  arrayOf,
+  licenseSchema,
+  licenseView,
+  ok,
+  parseLicenseStatusFilter,
+  querySchema,
+  resource,
+  route,
+  typed,
+  type Route,
+} from '@tollgate/http';
+import { v1Routes } from '@tollgate/app-v1';
+import { extend, planSchema } from '../schemas';
+import { planView } from '../views';
+import { parseExpandV } from './expand';
+import { pageSchema, paged, pageProps, takeOf, type RouteModule, type V2Services } from './support';
+
+const str = { type: 'string' } as const;
+const id = { type: 'string', format: 'uuid' } as const;
+type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
+
+/** v1's license operations v2 answers the same way (batch grantees, count, check, purchaser, cancel, one license's grantee). */
+const SAME_AS_V1 = new Set([
+  'updateLicenses',
+  'countLicenses',
+  'checkLicenses',
+  'getPurchaserLicenses',
+  'cancelLicenses',
+  'updateLicense',
+  'deleteLicense',
+]);
+
+const licenseWithPlan = extend(licenseSchema, {});
+licenseWithPlan.properties.plan = planSchema('v2');
+
+/** Licenses with the capabilities of their plans, and their plan when `expand=plan`. */
+async function viewsOf(s: V2Services, tenant: Tenant, ls: License[], expand: unknown) {
+  const withPlan = parseExpandV(expand, ['plan']).has('plan');
+  const caps = await s.core.licenses.capabilitiesOf(ls);
+  const plans = new Map<string, unknown>();
+  if (withPlan)
+    for (const planId of new Set(ls.map((l) => l.planId))) {
+      const { plan, catalog } = await s.core.queries.getPlan(tenant, planId);
+      plans.set(planId, planView('v2', plan, catalog));
+    }
+  return ls.map((l) => ({ ...licenseView(l, caps.get(l.planId) ?? []), ...(withPlan ? { plan: plans.get(l.planId) } : {}) }));
+}
+
+/** v2 licenses (v3 has none): a page of them, one or many created, one with its plan, a grantee's; the rest as v1. */
+export const licenseRoutes: RouteModule = (s, version) => {
+  if (version === 'v3') return [];
+  const { licenses } = s.core;
+  const sameAsV1: Route[] = v1Routes(s).filter((r) => SAME_AS_V1.has(r.operationId));
+  const tag = sameAsV1[0].tag;
+  return [
+    ...resource(tag, [
+      route({
+        method: 'post',
+        path: '/licenses',
+        operationId: 'createLicenses',
+        summary: 'Create a license (an object) or licenses (an array)',
+        description:
+          'Ad hoc licenses on free or evaluation plans, without a subscription: one object answers the license, an array the list (all or none).',
+        scope: ['licenses', 'write'],
+        body: typed<LicenseRequest | LicenseRequest[]>({
+          anyOf: [adHocLicenseRequestSchema, { type: 'array', minItems: 1, maxItems: 100, items: adHocLicenseRequestSchema }],
+        }),
+        response: { status: 200, schema: { anyOf: [licenseSchema, arrayOf(licenseSchema)] } },
+        async handle({ tenant, body }) {
+          const created = await viewsOf(s, tenant, await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]), undefined);
+          return ok(Array.isArray(body) ? created : created[0]);
+        },
+      }),
+      route({
+        method: 'get',
+        path: '/licenses',
+        operationId: 'getLicenses',
+        summary: 'Get licenses (a page)',
+        description:
+          'A page of the licenses, oldest first, by status, subscription, grantee, plan or product; `cursor` is the last license of the page before.',
+        scope: ['licenses', 'read'],
+        query: querySchema({ ...pageProps, status: str, subscriptionUuid: id, granteeId: str, planUuid: id, productUuid: id }),
+        response: { status: 200, schema: pageSchema(licenseSchema) },
+        async handle({ tenant, query }) {
+          const after = query.cursor === undefined ? undefined : encodeCursor(await licenses.get(tenant, query.cursor));
+          const filter = {
+            status: parseLicenseStatusFilter(query.status) as LicenseStatus | undefined,
+            subscriptionId: query.subscriptionUuid,
+            granteeId: query.granteeId,
+            planId: query.planUuid,
+            productId: query.productUuid,
+          };
+          const items = [];
+          for await (const p of licenses.pages(tenant, filter, { after, take: takeOf(query) }))
+            items.push(...p.licenses.map((l) => licenseView(l, p.capabilities.get(l.planId) ?? [])));
+          return ok(paged(items));
+        },
+      }),
+      route({
+        method: 'get',
+        path: '/licenses/granteeId/:granteeId',
+        operationId: 'getGranteeLicenses',
+        summary: "A grantee's licenses",
+        description: 'The licenses assigned to one grantee; `expand=plan` brings each one’s plan.',
+        scope: ['licenses', 'read'],
+        textParams: ['granteeId'],
+        query: querySchema({ expand: str, status: str }),
+        response: { status: 200, schema: arrayOf(licenseWithPlan) },
+        handle: async ({ tenant, params, query }) =>
+          ok(
+            await viewsOf(
+              s,
+              tenant,
+              await licenses.list(tenant, {
+                granteeId: params.granteeId,
+                status: parseLicenseStatusFilter(query.status) as LicenseStatus | undefined,
+              }),
+              query.expand,
+            ),
+          ),
+      }),
+    ]),
+    ...sameAsV1.filter((r) => r.path !== '/licenses/:licenseUuid'),
+    ...resource(tag, [
+      route({
+        method: 'get',
+        path: '/licenses/:licenseUuid',
+        operationId: 'getLicense',
+        summary: 'Get a license',
+        description: 'One license with the capabilities of its plan; `expand=plan` brings the plan.',
+        scope: ['licenses', 'read'],
+        query: querySchema({ expand: str }),
+        response: { status: 200, schema: licenseWithPlan },
+        handle: async ({ tenant, params, query }) =>
+          ok((await viewsOf(s, tenant, [await licenses.get(tenant, params.licenseUuid)], query.expand))[0]),
+      }),
+    ]),
+    ...sameAsV1.filter((r) => r.path === '/licenses/:licenseUuid'),
+  ];
+};

@@ -1,0 +1,129 @@
+import { encodeCursor, type Proration, type SeatGranteeChange } from '@tollgate/core';
+import { noContent, object, int, ok, resource, route, typed, uuid, type RouteDef } from '@tollgate/http';
+import { pageSchema, paged, pageQuery, takeOf, type RouteModule } from './support';
+import { seatSchema } from '../schemas';
+import { seatView } from '../views';
+
+const tag = { name: 'seats', description: "A subscription's seats: who holds them, how many, adding and removing them" };
+
+export const seatCountSchema = object({ count: int, assigned: int, unassigned: int });
+export const eventUuidSchema = object({ eventUuid: uuid });
+
+const proration = { enum: ['create_prorations', 'none', 'always_invoice'] } as const;
+const count = { type: 'integer', minimum: 1, maximum: 10000 } as const;
+const grantee = { type: 'string', minLength: 1, maxLength: 320 } as const;
+
+type SeatChangeBody = { increment?: number; decrement?: number; proration?: Proration };
+const seatChangeBody = (required: ('increment' | 'decrement')[], oneOf: boolean) =>
+  typed<SeatChangeBody>({
+    type: 'object',
+    properties: {
+      ...(required.includes('increment') || oneOf ? { increment: count } : {}),
+      ...(required.includes('decrement') || oneOf ? { decrement: count } : {}),
+      proration,
+    },
+    ...(oneOf ? { oneOf: [{ required: ['increment'] }, { required: ['decrement'] }] } : { required }),
+    additionalProperties: false,
+  });
+
+export const manageSeatsBody = typed<SeatGranteeChange[]>({
+  type: 'array',
+  minItems: 1,
+  maxItems: 500,
+  items: {
+    oneOf: [
+      {
+        type: 'object',
+        properties: { type: { enum: ['assign', 'unassign'] }, granteeId: grantee },
+        required: ['type', 'granteeId'],
+        additionalProperties: false,
+      },
+      {
+        type: 'object',
+        properties: { type: { const: 'replace' }, granteeId: grantee, newGranteeId: grantee },
+        required: ['type', 'granteeId', 'newGranteeId'],
+        additionalProperties: false,
+      },
+    ],
+  },
+});
+
+/**
+ * Seats (licenses of a subscription): a page of them, their count, who holds them (`manage-seats`),
+ * and adding or removing them (202 with the event that applies it; v2 removes with `PUT`, v3 sends
+ * both through `POST`).
+ */
+export const seatRoutes: RouteModule = ({ core: { licenses, seats, subscriptionAdmin } }, version) => {
+  const change = (method: 'post' | 'put', operationId: string, summary: string, body: ReturnType<typeof seatChangeBody>): RouteDef =>
+    route({
+      method,
+      path: '/subscriptions/:subscriptionUuid/seats',
+      operationId,
+      summary,
+      description: `${summary} of a per-seat subscription: accepted at once (202) and applied in order; \`GET /events/{eventUuid}\` tells how it went.`,
+      scope: ['subscriptions', 'write'],
+      body,
+      response: { status: 202, schema: eventUuidSchema },
+      async handle({ tenant, params, body: b }) {
+        const increment = b.increment !== undefined;
+        const e = await seats.request(tenant, params.subscriptionUuid, {
+          type: increment ? 'seats.increment' : 'seats.decrement',
+          count: (increment ? b.increment : b.decrement) as number,
+          proration: b.proration ?? 'create_prorations',
+        });
+        return { status: 202, body: { eventUuid: e.id } };
+      },
+    });
+  return resource(tag, [
+    route({
+      method: 'get',
+      path: '/subscriptions/:subscriptionUuid/seats',
+      operationId: 'getSeats',
+      summary: 'Get seats (a page)',
+      description:
+        "A page of the subscription's seats, oldest first; `cursor` is the last seat of the page before, `take` 1..100 (default 20).",
+      scope: ['subscriptions', 'read'],
+      query: pageQuery,
+      response: { status: 200, schema: pageSchema(seatSchema(version)) },
+      async handle({ tenant, params, query }) {
+        await licenses.count(tenant, { subscriptionId: params.subscriptionUuid });
+        const after = query.cursor === undefined ? undefined : encodeCursor(await licenses.get(tenant, query.cursor));
+        const items = [];
+        for await (const p of licenses.pages(tenant, { subscriptionId: params.subscriptionUuid }, { after, take: takeOf(query) }))
+          items.push(...p.licenses.map((l) => seatView(version, l)));
+        return ok(paged(items));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/subscriptions/:subscriptionUuid/seats/count',
+      operationId: 'getSeatCount',
+      summary: 'Count seats',
+      description: 'How many seats the subscription has, assigned to a grantee and not.',
+      scope: ['subscriptions', 'read'],
+      response: { status: 200, schema: seatCountSchema },
+      handle: async ({ tenant, params }) => ok(await licenses.count(tenant, { subscriptionId: params.subscriptionUuid })),
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid/manage-seats',
+      operationId: 'manageSeats',
+      summary: 'Assign, unassign or replace seat holders',
+      description:
+        'Each change in order, all or none: `assign` gives an unassigned seat to the grantee, `unassign` takes it back, `replace` moves it to `newGranteeId`.',
+      scope: ['subscriptions', 'write'],
+      body: manageSeatsBody,
+      response: { status: 204 },
+      async handle({ tenant, params, body }) {
+        await subscriptionAdmin.manageSeats(tenant, params.subscriptionUuid, body);
+        return noContent;
+      },
+    }),
+    ...(version === 'v3'
+      ? [change('post', 'updateSeatCount', 'Add or remove seats', seatChangeBody([], true))]
+      : [
+          change('post', 'addSeats', 'Add seats', seatChangeBody(['increment'], false)),
+          change('put', 'removeSeats', 'Remove seats', seatChangeBody(['decrement'], false)),
+        ]),
+  ]);
+};

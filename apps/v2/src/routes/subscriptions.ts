@@ -1,0 +1,193 @@
+import { PRORATIONS, type Proration, type SubscriptionStatus } from '@tollgate/core';
+import { bodySchema, noContent, ok, querySchema, resource, route, typed, type RouteDef } from '@tollgate/http';
+import { Expand, parseExpandV } from './expand';
+import { pageSchema, paged, pageProps, takeOf, type RouteModule } from './support';
+import { subscriptionListItemSchema, subscriptionSchema } from '../schemas';
+import { subscriptionV2, subscriptionWithPlan } from '../views';
+
+const tag = { name: 'subscriptions', description: 'Subscriptions: create, list, owner, plan changes, cancellation' };
+const str = { type: 'string' } as const;
+const STATUSES = ['ACTIVE', 'TRIALING', 'PAST_DUE', 'CANCELED'] as const;
+
+type CreateBody = {
+  planUuid: string;
+  granteeId: string;
+  owner: string;
+  expiryDate?: string;
+  cancelAtPeriodEnd?: boolean;
+  quantity?: number;
+  status?: 'ACTIVE' | 'TRIALING';
+};
+export const createSubscriptionBody = typed<CreateBody>({
+  type: 'object',
+  properties: {
+    planUuid: { type: 'string', format: 'uuid' },
+    granteeId: { type: 'string', minLength: 1, maxLength: 320 },
+    owner: { type: 'string', minLength: 1, maxLength: 320 },
+    expiryDate: { type: 'string', format: 'date-time' },
+    cancelAtPeriodEnd: { type: 'boolean' },
+    quantity: { type: 'integer', minimum: 1, maximum: 10000 },
+    status: { enum: ['ACTIVE', 'TRIALING'] },
+  },
+  required: ['planUuid', 'granteeId', 'owner'],
+  additionalProperties: false,
+});
+export const updateSubscriptionBody = bodySchema({
+  type: 'object',
+  properties: { owner: { type: 'string', minLength: 1, maxLength: 320 } },
+  additionalProperties: false,
+});
+const changePlanBody = bodySchema({
+  type: 'object',
+  properties: { planUuid: { type: 'string', format: 'uuid' }, proration: { enum: PRORATIONS } },
+  required: ['planUuid'],
+  additionalProperties: false,
+});
+export const listQuery = querySchema({
+  ...pageProps,
+  status: { enum: STATUSES },
+  email: str,
+  owner: str,
+  expand: str,
+  productUuid: { type: 'string', format: 'uuid' },
+  planUuid: { type: 'string', format: 'uuid' },
+});
+
+/**
+ * The subscription itself (v2 and v3 alike but for v3's `change-plan` answer): create without
+ * payment, list, read, change owner, change plan, cancel, reactivate. The SDK repeats the body of
+ * create, update and change-plan in the query string: the body is what counts, the query is ignored.
+ */
+export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscriptionAdmin } }, version) => {
+  const view = async (tenant: Parameters<typeof subscriptions.get>[0], id: string, x = new Expand([])) =>
+    subscriptionWithPlan(version, await subscriptions.get(tenant, id), x);
+  const routes: RouteDef[] = [
+    route({
+      method: 'post',
+      path: '/subscriptions',
+      operationId: 'createSubscription',
+      summary: 'Create a subscription without payment',
+      description:
+        'A subscription (payment provider `none`) of the plan for `owner` (the paying customer), its first seat to `granteeId`, `quantity` seats of a per-seat plan; `expiryDate` sets the end of its period.',
+      scope: ['subscriptions', 'write'],
+      body: createSubscriptionBody,
+      response: { status: 200, schema: subscriptionSchema(version) },
+      async handle({ tenant, body }) {
+        const s = await subscriptionAdmin.create(tenant, {
+          planId: body.planUuid,
+          granteeId: body.granteeId,
+          owner: body.owner,
+          expiryDate: body.expiryDate === undefined ? undefined : new Date(body.expiryDate),
+          cancelAtPeriodEnd: body.cancelAtPeriodEnd,
+          quantity: body.quantity,
+          status: body.status,
+        });
+        return ok(await view(tenant, s.id));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/subscriptions',
+      operationId: 'getSubscriptions',
+      summary: 'Get subscriptions (a page)',
+      description:
+        'A page of the subscriptions, oldest first (`sort=desc`: newest), by `status`, `owner`, `email`, `productUuid` or `planUuid`; `cursor` is the last subscription of the page before.',
+      scope: ['subscriptions', 'read'],
+      query: listQuery,
+      response: { status: 200, schema: pageSchema(subscriptionListItemSchema) },
+      async handle({ tenant, query }) {
+        parseExpandV(query.expand, ['plan']);
+        const { subscriptions: page, owners } = await subscriptionAdmin.page(tenant, {
+          status: query.status as SubscriptionStatus | undefined,
+          owner: query.owner,
+          email: query.email,
+          productId: query.productUuid,
+          planId: query.planUuid,
+          cursor: query.cursor,
+          take: takeOf(query),
+          sort: query.sort ?? 'asc',
+        });
+        return ok(paged(page.map((s) => subscriptionV2(s, owners.get(s.customerId) ?? null))));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/subscriptions/:subscriptionUuid',
+      operationId: 'getSubscription',
+      summary: 'Get a subscription',
+      description:
+        'One subscription with its owner; `expand=plan` brings its plan with features and currencies, `expand=product` its product.',
+      scope: ['subscriptions', 'read'],
+      query: querySchema({ expand: str }),
+      response: { status: 200, schema: subscriptionSchema(version) },
+      handle: async ({ tenant, params, query }) =>
+        ok(await view(tenant, params.subscriptionUuid, parseExpandV(query.expand, ['plan', 'product']))),
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid',
+      operationId: 'updateSubscription',
+      summary: 'Update a subscription (its owner)',
+      description: 'Passes the subscription to another paying customer (`owner`); its seats follow.',
+      scope: ['subscriptions', 'write'],
+      body: updateSubscriptionBody,
+      response: { status: 200, schema: subscriptionSchema(version) },
+      async handle({ tenant, params, body }) {
+        if (body.owner !== undefined) await subscriptionAdmin.updateOwner(tenant, params.subscriptionUuid, body.owner);
+        return ok(await view(tenant, params.subscriptionUuid));
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid/change-plan',
+      operationId: 'changeSubscriptionPlan',
+      summary: "Change a subscription's plan",
+      description:
+        version === 'v3'
+          ? 'Moves the subscription to another plan of its product (prorated as asked) and answers it (a usage-based plan: the new subscription).'
+          : 'Moves the subscription to another plan of its product, prorated as asked (default `create_prorations`).',
+      scope: ['subscriptions', 'write'],
+      body: changePlanBody,
+      response: version === 'v3' ? { status: 200, schema: subscriptionSchema('v3') } : { status: 204 },
+      async handle({ tenant, params, body }) {
+        const change = await subscriptions.changePlan(
+          tenant,
+          params.subscriptionUuid,
+          body.planUuid,
+          (body.proration ?? 'create_prorations') as Proration,
+        );
+        if (version === 'v2') return noContent;
+        return ok(await view(tenant, change.kind === 'moved' ? change.subscription.id : change.created.id));
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid/cancel',
+      operationId: 'cancelSubscription',
+      summary: 'Cancel now or at period end',
+      description:
+        '`when=now` ends the subscription and its seats at once; `when=end` at the end of the paid period (reactivatable until then).',
+      scope: ['subscriptions', 'write'],
+      query: querySchema({ when: { enum: ['now', 'end'] } }, ['when']),
+      response: { status: 204 },
+      async handle({ tenant, params, query }) {
+        await subscriptions.cancel(tenant, params.subscriptionUuid, query.when);
+        return noContent;
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions/:subscriptionUuid/reactivate',
+      operationId: 'reactivateSubscription',
+      summary: 'Reactivate a scheduled cancellation',
+      description: 'Undoes a cancellation at period end while the period has not ended.',
+      scope: ['subscriptions', 'write'],
+      response: { status: 204 },
+      async handle({ tenant, params }) {
+        await subscriptions.reactivate(tenant, params.subscriptionUuid);
+        return noContent;
+      },
+    }),
+  ];
+  return resource(tag, routes);
+};

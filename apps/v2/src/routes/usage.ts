@@ -1,0 +1,107 @@
+import { iso } from '@tollgate/core';
+import { date, int, nstr, object, ok, querySchema, resource, route, typed, uuid } from '@tollgate/http';
+import { paged, pageProps, pageSchema, takeOf, type RouteModule } from './support';
+
+export const usageRecordSchema = object({
+  uuid,
+  unitCount: int,
+  type: { enum: ['recorded', 'current', 'final'] },
+  recordedAt: { anyOf: [date, { type: 'null' }] },
+  resetAt: nstr,
+  planUuid: uuid,
+  licenseUuid: uuid,
+  createdAt: date,
+  updatedAt: date,
+});
+export const currentUsageSchema = object({ unitCount: int, updatedAt: date });
+
+const granteeId = { type: 'string', minLength: 1, maxLength: 320 } as const;
+const planUuid = { type: 'string', format: 'uuid' } as const;
+
+export const usageBody = typed<{ granteeId: string; planUuid: string; countOptions: { increment: number } }>({
+  type: 'object',
+  properties: {
+    granteeId,
+    planUuid,
+    countOptions: { type: 'object', properties: { increment: { type: 'integer' } }, required: ['increment'], additionalProperties: false },
+  },
+  required: ['granteeId', 'planUuid', 'countOptions'],
+  additionalProperties: false,
+});
+
+/**
+ * Usage by grantee and plan (v2 and v3 alike): `PUT /usage` counts units under the grantee's
+ * license of the plan (`unique-key` makes a retry count once), `GET /usage` lists what was
+ * recorded, `GET /usage/current` the units of the period so far.
+ */
+export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
+  resource({ name: 'usage', description: "Usage of a plan's usage feature by a grantee" }, [
+    route({
+      method: 'put',
+      path: '/usage',
+      operationId: 'updateLicenseUsage',
+      summary: 'Record usage',
+      description:
+        "Adds `countOptions.increment` units to the usage of the grantee's license of the plan (its usage feature, else its first numerical one). A `unique-key` header makes a retry count once (the SDK sends the literal `undefined` when it has none: that is read as no key).",
+      scope: ['usage', 'write'],
+      body: usageBody,
+      meta: { parameters: [{ name: 'unique-key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }] },
+      response: { status: 200 },
+      async handle({ req, tenant, body }) {
+        const key = req.get('unique-key');
+        await granteeUsage.record(
+          tenant,
+          { granteeId: body.granteeId, planId: body.planUuid, increment: body.countOptions.increment },
+          key === undefined || key === 'undefined' ? undefined : key,
+        );
+        return { status: 200 };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/usage',
+      operationId: 'getAllUsageRecords',
+      summary: 'Get usage records (a page)',
+      description: "The units recorded under the grantee's licenses (of one plan with `planUuid`), oldest first.",
+      scope: ['usage', 'read'],
+      query: querySchema(
+        { ...pageProps, granteeId, planUuid, type: { type: 'string' }, status: { type: 'string' }, subscriptionUuid: planUuid },
+        ['granteeId'],
+      ),
+      response: { status: 200, schema: pageSchema(usageRecordSchema) },
+      async handle({ tenant, query }) {
+        const records = await granteeUsage.records(tenant, {
+          granteeId: query.granteeId,
+          planId: query.planUuid,
+          take: takeOf(query),
+          cursor: query.cursor,
+        });
+        const data = records.map((r) => ({
+          uuid: r.id,
+          unitCount: r.unitCount,
+          type: 'recorded' as const,
+          recordedAt: iso(r.createdAt),
+          resetAt: null,
+          planUuid: r.planId,
+          licenseUuid: r.licenseId,
+          createdAt: iso(r.createdAt),
+          updatedAt: iso(r.createdAt),
+        }));
+        return ok(paged(query.sort === 'desc' ? data.reverse() : data));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/usage/current',
+      operationId: 'getCurrentUsageRecord',
+      summary: 'Current usage',
+      description: "The units used so far this period under the grantee's license of the plan.",
+      scope: ['usage', 'read'],
+      query: querySchema({ granteeId, planUuid }, ['granteeId', 'planUuid']),
+      response: { status: 200, schema: currentUsageSchema },
+      async handle({ tenant, query }) {
+        const { unitCount } = await granteeUsage.current(tenant, query.granteeId, query.planUuid);
+        return ok({ unitCount, updatedAt: iso(clock.now()) });
+      },
+    }),
+  ]);

@@ -1,0 +1,158 @@
+import { ErrorCodes, fail, invalid } from '../../errors';
+import type { Customer, Id, Subscription, SubscriptionStatus, Tenant } from '../../model';
+import { assertAccessible } from '../../domain/tenancy';
+import { resolveCheckoutOptions } from '../../domain/checkout';
+import { startSubscription } from '../../domain/license';
+import { cancelAtPeriodEnd, effectiveStatus } from '../../domain/subscription';
+import { changeOwner, manageSeatGrantees, withPeriodEnd, type SeatGranteeChange } from '../../domain/seat-grantees';
+import { encodeCursor } from '../../support/pagination';
+import type { Repositories } from '../../ports';
+import { limitsOf, type CoreDeps } from '../deps';
+import { loadCurrencies } from '../catalog-queries';
+import { loadOwned, saveSeats } from './shared';
+
+/** A subscription list request: filters, and a page from the subscription `cursor` names (exclusive). */
+export interface SubscriptionListQuery {
+  status?: SubscriptionStatus;
+  /** The paying customer (`owner`, the checkout's `member`). */
+  owner?: string;
+  email?: string;
+  productId?: Id;
+  planId?: Id;
+  /** The id of the subscription the page starts after (in `sort` order). */
+  cursor?: Id;
+  take: number;
+  sort: 'asc' | 'desc';
+}
+
+export interface DirectSubscriptionRequest {
+  planId: Id;
+  granteeId: string;
+  owner: string;
+  expiryDate?: Date;
+  cancelAtPeriodEnd?: boolean;
+  quantity?: number;
+  status?: SubscriptionStatus;
+}
+
+/** Past every record: the start of a newest-first list. */
+const END = encodeCursor({ createdAt: new Date('9999-12-31T23:59:59.999Z'), id: 'ffffffff-ffff-4fff-bfff-ffffffffffff' });
+
+/**
+ * Subscriptions as an integrator manages them directly (the v2/v3 interfaces): list them, create
+ * one without a payment, pass one to another owner, and say who holds its seats.
+ */
+export class SubscriptionAdmin {
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>) {}
+
+  /** One page of the tenant's subscriptions (as a reader must see them now), oldest or newest first. */
+  async page(tenant: Tenant, q: SubscriptionListQuery): Promise<{ subscriptions: Subscription[]; owners: Map<Id, string> }> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.read(async (r) => {
+      let customerId: Id | undefined;
+      if (q.owner !== undefined) {
+        const c = await r.customers.findByValue(tenant, q.owner);
+        if (!c) return { subscriptions: [], owners: new Map<Id, string>() };
+        customerId = c.id;
+      }
+      let from: string | undefined;
+      if (q.cursor !== undefined) {
+        const at = await r.subscriptions.get(q.cursor);
+        if (!at || at.organisationId !== tenant.organisationId || at.isTest !== tenant.isTest)
+          invalid('cursor', 'names no subscription of this list');
+        from = encodeCursor(at as Subscription);
+      }
+      const filter = { status: q.status, productId: q.productId, planId: q.planId, customerId, email: q.email };
+      const page =
+        q.sort === 'asc'
+          ? await r.subscriptions.page(tenant, filter, { limit: q.take, after: from })
+          : await r.subscriptions.page(tenant, filter, { limit: q.take, before: from ?? END });
+      const items = q.sort === 'asc' ? page.items : [...page.items].reverse();
+      const owners = new Map<Id, string>();
+      for (const id of new Set(items.map((s) => s.customerId))) {
+        const c = await r.customers.get(id);
+        if (c) owners.set(id, c.value);
+      }
+      return { subscriptions: items.map((s) => ({ ...s, status: effectiveStatus(s, now) })), owners };
+    });
+  }
+
+  /** A subscription without payment (provider `none`): its customer, and one seat per quantity, the first the grantee's. */
+  async create(tenant: Tenant, req: DirectSubscriptionRequest): Promise<Subscription> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const plan = assertAccessible(await r.plans.get(req.planId), tenant, 'plan');
+      const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      const currency = resolveCheckoutOptions({}, plan, product, await loadCurrencies(r)).currency;
+      const customer = await this.customer(r, tenant, req.owner, now);
+      const started = startSubscription({
+        plan,
+        product,
+        customer,
+        granteeId: req.granteeId,
+        quantity: req.quantity ?? 1,
+        currency,
+        paymentProvider: 'none',
+        paymentSubscriptionId: null,
+        now,
+        newId: () => this.deps.ids.newId(),
+        maxSeats: limitsOf(this.deps).maxSeats,
+      });
+      if (req.status !== undefined && req.status !== started.subscription.status)
+        invalid('status', `the plan starts ${started.subscription.status}: ${req.status} is not possible`);
+      let subscription = req.expiryDate ? withPeriodEnd(started.subscription, req.expiryDate, now) : started.subscription;
+      await r.subscriptions.save(subscription);
+      await saveSeats(r, started.licenses);
+      const seats = await r.licenses.listBySubscription(subscription.id);
+      const ending = seats.map((l) => ({ ...l, endTime: subscription.currentPeriodEnd }));
+      if (req.cancelAtPeriodEnd) {
+        const change = cancelAtPeriodEnd(subscription, ending, now);
+        subscription = change.subscription;
+        await r.subscriptions.save(subscription);
+        await r.licenses.saveMany(change.licenses);
+      } else if (req.expiryDate) await r.licenses.saveMany(ending);
+      return subscription;
+    });
+  }
+
+  /** Passes the subscription to another paying customer (created on first use). */
+  async updateOwner(tenant: Tenant, id: Id, owner: string): Promise<Subscription> {
+    // The view the caller shows next reads the owner back through `SubscriptionLifecycle.get`.
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, true);
+      const change = changeOwner(s, await r.licenses.listBySubscription(s.id), await this.customer(r, tenant, owner, now), now);
+      await r.subscriptions.save(change.subscription);
+      await r.licenses.saveMany(change.licenses);
+      return { ...change.subscription, status: effectiveStatus(change.subscription, now) };
+    });
+  }
+
+  /** Assigns, unassigns and replaces the grantees of the subscription's seats, in order, all or none. */
+  async manageSeats(tenant: Tenant, id: Id, changes: SeatGranteeChange[]): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, true);
+      if (effectiveStatus(s, now) === 'CANCELED') fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
+      const seats = await r.licenses.getManyForUpdate((await r.licenses.listBySubscription(s.id)).map((l) => l.id));
+      await r.licenses.saveMany(manageSeatGrantees(seats, changes, now));
+    });
+  }
+
+  private async customer(r: Repositories, tenant: Tenant, owner: string, now: Date): Promise<Customer> {
+    if (owner.trim() === '' || owner.length > 320) invalid('owner', 'must be 1 to 320 characters');
+    const existing = await r.customers.findByValue(tenant, owner);
+    if (existing) return existing;
+    const c: Customer = {
+      id: this.deps.ids.newId(),
+      ...tenant,
+      value: owner,
+      emailAddress: owner.includes('@') ? owner : null,
+      paymentCustomerId: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await r.customers.save(c);
+    return c;
+  }
+}
