@@ -1,5 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
+  ErrorCodes,
+  fail,
+  invalid,
   prorate,
   type BillingDocument,
   type CheckoutRequest,
@@ -58,6 +61,18 @@ export class SandboxLinks {
     return `${this.config.publicUrl}/sandbox/checkout/${sessionId}`;
   }
 }
+
+const SANDBOX_COUPON = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The sandbox's record of a coupon on a subscription (one per code: applying again or removing updates it). */
+const couponDocument = (s: Subscription, code: string, active: boolean, now: Date): BillingDocument => ({
+  id: `coupon_${createHash('sha256').update(`${s.id} ${code}`).digest('hex').slice(0, 24)}`,
+  organisationId: s.organisationId,
+  subscriptionId: s.id,
+  kind: 'coupon',
+  body: { id: code, object: 'coupon', code, active, updated: Math.floor(now.getTime() / 1000) },
+  createdAt: now,
+});
 
 const seq = (now: Date) => `${now.getTime().toString(36)}${randomBytes(3).toString('hex')}`;
 
@@ -216,6 +231,22 @@ export class SandboxPaymentProvider implements PaymentProvider {
 
   async paymentMethod(_s: Subscription, _c: Customer, stored: BillingDocument[]): Promise<ProviderPaymentMethod | null> {
     return (stored[0]?.body as ProviderPaymentMethod | undefined) ?? null;
+  }
+
+  /**
+   * Sandbox coupons: any code of letters, digits, `_` and `-` (1..64) is a coupon the sandbox knows;
+   * it keeps which are applied as documents of the subscription.
+   */
+  async applyCoupon(s: Subscription, code: string, stored: BillingDocument[]): Promise<ProviderOutcome> {
+    if (!SANDBOX_COUPON.test(code)) invalid('couponUuid', 'the sandbox knows coupons of 1 to 64 letters, digits, _ and -');
+    if (stored.some((d) => d.body.code === code && d.body.active === true)) return {};
+    return { documents: [couponDocument(s, code, true, this.config.clock.now())] };
+  }
+
+  async removeCoupon(s: Subscription, code: string, stored: BillingDocument[]): Promise<ProviderOutcome> {
+    if (!stored.some((d) => d.body.code === code && d.body.active === true))
+      fail(ErrorCodes.NOT_FOUND, `coupon ${code} is not applied to this subscription`);
+    return { documents: [couponDocument(s, code, false, this.config.clock.now())] };
   }
 
   /** A replacement test card (from the update-payment page). */

@@ -43,6 +43,14 @@ export interface StripeSubscriptionView {
   };
 }
 
+/** A Stripe discount as we read it: its coupon under `source` (recent API versions) or directly (older ones). */
+interface StripeDiscountView {
+  id: string;
+  coupon?: string | { id: string } | null;
+  source?: { coupon?: string | { id: string } | null } | null;
+  promotion_code?: string | { id: string } | null;
+}
+
 const idOf = (v: string | { id: string } | null | undefined) => (typeof v === 'string' ? v : (v?.id ?? null));
 
 /** Fails clearly for a subscription Stripe does not hold (a free one, or one from the sandbox). */
@@ -217,6 +225,45 @@ export class StripePaymentProvider implements PaymentProvider {
     if (s.paymentProvider !== 'stripe' || !s.paymentSubscriptionId) return;
     const id = s.paymentSubscriptionId;
     await call('subscription update', () => this.stripe.subscriptions.update(id, { cancel_at_period_end: false }));
+  }
+
+  /**
+   * Adds the coupon to the Stripe subscription's discounts (keeping the ones it has): `code` is a
+   * Stripe coupon id, or a promotion code's id (`promo_...`).
+   */
+  async applyCoupon(s: Subscription, code: string): Promise<ProviderOutcome> {
+    const id = stripeId(s);
+    const current = await this.discounts(id);
+    if (current.some((d) => d.code === code)) return {};
+    const added = code.startsWith('promo_') ? { promotion_code: code } : { coupon: code };
+    await call('subscription update', () =>
+      this.stripe.subscriptions.update(id, { discounts: [...current.map((d) => ({ discount: d.id })), added] }),
+    );
+    return {};
+  }
+
+  /** Removes the discount of that coupon (or promotion code) from the Stripe subscription. */
+  async removeCoupon(s: Subscription, code: string): Promise<ProviderOutcome> {
+    const id = stripeId(s);
+    const current = await this.discounts(id);
+    if (!current.some((d) => d.code === code))
+      throw new DomainError(ErrorCodes.NOT_FOUND, `coupon ${code} is not applied to this subscription`);
+    const kept = current.filter((d) => d.code !== code).map((d) => ({ discount: d.id }));
+    await call('subscription update', () =>
+      // An empty list would not be sent at all: Stripe clears a list given as ''.
+      this.stripe.subscriptions.update(id, { discounts: kept.length ? kept : '' }),
+    );
+    return {};
+  }
+
+  /** The subscription's discounts, each with the coupon (or promotion code) it came from. */
+  private async discounts(subscriptionId: string): Promise<{ id: string; code: string }[]> {
+    const sub = (await call('subscription retrieve', () =>
+      this.stripe.subscriptions.retrieve(subscriptionId, { expand: ['discounts'] }),
+    )) as unknown as { discounts?: (string | StripeDiscountView)[] };
+    return (sub.discounts ?? [])
+      .filter((d): d is StripeDiscountView => typeof d === 'object' && d !== null)
+      .map((d) => ({ id: d.id, code: idOf(d.promotion_code) ?? idOf(d.source?.coupon ?? d.coupon) ?? '' }));
   }
 
   async listInvoices(s: Subscription, _stored: BillingDocument[]): Promise<InvoiceList> {

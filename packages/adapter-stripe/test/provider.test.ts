@@ -150,6 +150,40 @@ describe('Stripe payment provider (nock, no network)', () => {
     expect(again.body).toEqual({ cancel_at_period_end: 'false' });
   });
 
+  it('applies a coupon to the discounts it keeps, once, and removes it again', async () => {
+    const held = { id: 'di_old', object: 'discount', source: { coupon: 'OLD', type: 'coupon' }, promotion_code: null };
+    const read = capture('get', '/v1/subscriptions/sub_123', { ...stripeSub, discounts: [held] }, true);
+    const add = capture('post', '/v1/subscriptions/sub_123', stripeSub);
+    expect(await provider.applyCoupon(subscription, 'WELCOME10')).toEqual({});
+    expect(decodeURIComponent(read.path as string)).toContain('expand[0]=discounts');
+    expect(add.body).toEqual({ 'discounts[0][discount]': 'di_old', 'discounts[1][coupon]': 'WELCOME10' });
+
+    const applied = { id: 'di_new', object: 'discount', coupon: { id: 'WELCOME10' }, promotion_code: null };
+    capture('get', '/v1/subscriptions/sub_123', { ...stripeSub, discounts: [held, applied] }, true);
+    expect(await provider.applyCoupon(subscription, 'WELCOME10')).toEqual({});
+
+    capture('get', '/v1/subscriptions/sub_123', { ...stripeSub, discounts: [held] }, true);
+    const promo = capture('post', '/v1/subscriptions/sub_123', stripeSub);
+    await provider.applyCoupon(subscription, 'promo_1');
+    expect(promo.body).toEqual({ 'discounts[0][discount]': 'di_old', 'discounts[1][promotion_code]': 'promo_1' });
+
+    capture('get', '/v1/subscriptions/sub_123', { ...stripeSub, discounts: [held, applied] }, true);
+    const remove = capture('post', '/v1/subscriptions/sub_123', stripeSub);
+    expect(await provider.removeCoupon(subscription, 'WELCOME10')).toEqual({});
+    expect(remove.body).toEqual({ 'discounts[0][discount]': 'di_old' });
+
+    capture('get', '/v1/subscriptions/sub_123', { ...stripeSub, discounts: [held] }, true);
+    await expect(provider.removeCoupon(subscription, 'WELCOME10')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('removes the last coupon with an empty discount list', async () => {
+    const applied = { id: 'di_new', object: 'discount', coupon: { id: 'WELCOME10' }, promotion_code: null };
+    capture('get', '/v1/subscriptions/sub_123', { ...stripeSub, discounts: [applied] }, true);
+    const remove = capture('post', '/v1/subscriptions/sub_123', stripeSub);
+    await provider.removeCoupon(subscription, 'WELCOME10');
+    expect(remove.body).toEqual({ discounts: '' });
+  });
+
   it('lists invoices and reads the default payment method', async () => {
     const list = capture(
       'get',

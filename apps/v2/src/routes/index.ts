@@ -1,5 +1,6 @@
 import type { Route } from '@tollgate/http';
 import { billingRoutes } from './billing';
+import { couponRoutes } from './coupons';
 import { entitlementRoutes } from './entitlements';
 import { eventRoutes } from './events';
 import { featureRoutes } from './features';
@@ -25,6 +26,7 @@ export const versionRoutes = (s: V2Services, version: Version): Route[] =>
     subscriptionRoutes,
     seatRoutes,
     billingRoutes,
+    couponRoutes,
     licenseRoutes,
     entitlementRoutes,
     usageRoutes,

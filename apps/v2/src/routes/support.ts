@@ -8,7 +8,7 @@ export const VERSIONS: readonly Version[] = ['v2', 'v3'];
 
 /** What the v2 and v3 generations need: v1's services plus the use cases only they call. */
 export interface V2Services extends Omit<V1Services, 'core'> {
-  core: V1Services['core'] & Pick<Core, 'subscriptionAdmin' | 'granteeUsage' | 'subscriptions' | 'licenses'>;
+  core: V1Services['core'] & Pick<Core, 'subscriptionAdmin' | 'granteeUsage' | 'coupons' | 'subscriptions' | 'licenses'>;
 }
 
 /** A resource module: its routes for one version. */

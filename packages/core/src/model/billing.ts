@@ -21,7 +21,7 @@ export interface CheckoutSession extends Owned {
   completedAt: Date | null;
 }
 
-export type BillingDocumentKind = 'invoice' | 'payment_method';
+export type BillingDocumentKind = 'invoice' | 'payment_method' | 'coupon';
 
 /**
  * A record a payment provider asked us to keep for it (the sandbox keeps its invoices and test

@@ -189,4 +189,12 @@ export interface PaymentProvider {
   listInvoices(subscription: Subscription, stored: BillingDocument[]): Promise<InvoiceList>;
   /** The subscription's default payment method, if any. */
   paymentMethod(subscription: Subscription, customer: Customer, stored: BillingDocument[]): Promise<ProviderPaymentMethod | null>;
+  /**
+   * Applies a coupon (the provider's promotion code or coupon id) to the subscription's next
+   * invoices; applying one already applied changes nothing. A code the provider does not know is a
+   * VALIDATION_FAILED naming `couponUuid`. Absent: the provider takes no coupons.
+   */
+  applyCoupon?(subscription: Subscription, code: string, stored: BillingDocument[]): Promise<ProviderOutcome>;
+  /** Removes an applied coupon; one that is not applied is NOT_FOUND. */
+  removeCoupon?(subscription: Subscription, code: string, stored: BillingDocument[]): Promise<ProviderOutcome>;
 }

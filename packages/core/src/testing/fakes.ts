@@ -152,7 +152,8 @@ export type PaymentCall =
   | { op: 'cancel'; subscriptionId: string; when: 'now' | 'end' }
   | { op: 'reactivate'; subscriptionId: string }
   | { op: 'link'; kind: 'updatePayment' | 'portal' | 'cancel'; subscriptionId: string }
-  | { op: 'purchaseCompleted'; subscriptionId: string };
+  | { op: 'purchaseCompleted'; subscriptionId: string }
+  | { op: 'applyCoupon' | 'removeCoupon'; subscriptionId: string; code: string };
 
 /** Records every call; `failNext` makes the next call throw, as a provider outage would. */
 export class FakePaymentProvider implements PaymentProvider {
@@ -202,6 +203,14 @@ export class FakePaymentProvider implements PaymentProvider {
   }
   async reactivate(s: Subscription) {
     this.record({ op: 'reactivate', subscriptionId: s.id });
+  }
+  async applyCoupon(s: Subscription, code: string): Promise<ProviderOutcome> {
+    this.record({ op: 'applyCoupon', subscriptionId: s.id, code });
+    return {};
+  }
+  async removeCoupon(s: Subscription, code: string): Promise<ProviderOutcome> {
+    this.record({ op: 'removeCoupon', subscriptionId: s.id, code });
+    return {};
   }
   async listInvoices(s: Subscription): Promise<InvoiceList> {
     const data = [fakeInvoice(s)];

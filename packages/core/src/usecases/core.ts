@@ -12,7 +12,7 @@ import { JoinedUnitOfWork } from './joined-unit-of-work';
 import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
-import { ProviderSync, SeatService, SubscriptionAdmin, SubscriptionLifecycle, Sweeps } from './subscriptions';
+import { ProviderSync, SeatService, SubscriptionAdmin, SubscriptionCoupons, SubscriptionLifecycle, Sweeps } from './subscriptions';
 import { GranteeUsage } from './grantee-usage';
 import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 import { EntitlementsCheck, UsageService } from './usage';
@@ -33,6 +33,8 @@ export interface Core {
   seats: SeatService;
   /** Subscriptions managed directly (v2/v3): list, create without payment, owner, seat grantees. */
   subscriptionAdmin: SubscriptionAdmin;
+  /** Coupons of a subscription, kept by the payment provider. */
+  coupons: SubscriptionCoupons;
   providerSync: ProviderSync;
   sweeps: Sweeps;
   licenses: LicenseService;
@@ -110,6 +112,7 @@ export function createCore(given: CoreDeps): Core {
     subscriptions: new SubscriptionLifecycle(deps),
     seats,
     subscriptionAdmin: new SubscriptionAdmin(deps),
+    coupons: new SubscriptionCoupons(deps),
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps, usage),
     licenses: new LicenseService(deps),

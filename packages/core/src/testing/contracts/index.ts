@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OutboxDelivery, OutboxEvent, Organisation, Repositories, Tenant, UnitOfWork, WebhookEndpoint } from '../..';
 import { hashApiKey } from '../../usecases/api-keys';
+import { encodeCursor } from '../../support/pagination';
 import { T0, aCustomer, aLicense, aPlan, aProduct, aSubscription, aTenant, anEvent, anOrganisation, at } from '../fixtures';
 
 export type UnitOfWorkFactory = () => UnitOfWork;
@@ -435,6 +436,50 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.customers.get(customer.id))).toEqual(customer);
       expect(await tx(uow(), (r) => r.customers.findByValue(t, customer.value))).toEqual(customer);
       expect(await tx(uow(), (r) => r.customers.findByValue({ ...t, isTest: true }, customer.value))).toBeUndefined();
+    });
+
+    it("pages a tenant's subscriptions by creation, filtered by status, product, plan, customer and e-mail", async () => {
+      const { t, plan, customer } = await world();
+      const other = aCustomer(t);
+      const otherProduct = aProduct(t);
+      const otherPlan = aPlan(otherProduct);
+      const ft = aTenant(await withOrg(uow()));
+      const foreignProduct = aProduct(ft);
+      const foreignPlan = aPlan(foreignProduct);
+      const foreignCustomer = aCustomer(ft);
+      await tx(uow(), async (r) => {
+        await r.customers.save(other);
+        await r.customers.save(foreignCustomer);
+        for (const p of [otherProduct, foreignProduct]) await r.products.save(p);
+        for (const p of [otherPlan, foreignPlan]) await r.plans.save(p);
+      });
+      const subs = [
+        aSubscription(plan, customer, { createdAt: at(1), email: 'a@example.com' }),
+        aSubscription(plan, other, { createdAt: at(2), status: 'CANCELED', canceledAt: at(2) }),
+        aSubscription(plan, customer, { createdAt: at(3) }),
+        { ...aSubscription(plan, customer, { createdAt: at(4) }), planId: otherPlan.id, productId: otherPlan.productId },
+      ];
+      const foreign = aSubscription(foreignPlan, foreignCustomer, { createdAt: at(0) });
+      await tx(uow(), async (r) => {
+        for (const x of [...subs, foreign]) await r.subscriptions.save(x);
+      });
+      const ids = async (
+        f: Parameters<Repositories['subscriptions']['page']>[1],
+        q: { limit: number; after?: string; before?: string },
+      ) => {
+        const page = await tx(uow(), (r) => r.subscriptions.page(t, f, q));
+        return { ids: page.items.map((x) => x.id), page };
+      };
+      const first = await ids({}, { limit: 2 });
+      expect(first.ids).toEqual([subs[0].id, subs[1].id]);
+      expect(first.page.hasMore).toBe(true);
+      expect((await ids({}, { limit: 10, after: first.page.nextCursor as string })).ids).toEqual([subs[2].id, subs[3].id]);
+      expect((await ids({}, { limit: 2, before: encodeCursor(subs[3]) })).ids).toEqual([subs[1].id, subs[2].id]);
+      expect((await ids({ status: 'CANCELED' }, { limit: 10 })).ids).toEqual([subs[1].id]);
+      expect((await ids({ customerId: customer.id }, { limit: 10 })).ids).toEqual([subs[0].id, subs[2].id, subs[3].id]);
+      expect((await ids({ planId: otherPlan.id }, { limit: 10 })).ids).toEqual([subs[3].id]);
+      expect((await ids({ productId: plan.productId }, { limit: 10 })).ids).toEqual([subs[0].id, subs[1].id, subs[2].id]);
+      expect((await ids({ email: 'a@example.com' }, { limit: 10 })).ids).toEqual([subs[0].id]);
     });
 
     it('round-trips subscriptions, finds them by provider id, plan and due cancellation', async () => {

@@ -4,3 +4,4 @@ export * from './seats';
 export * from './provider-sync';
 export * from './sweeps';
 export * from './admin';
+export * from './coupons';

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { changeOwner, manageSeatGrantees, withPeriodEnd, type License } from '../src';
+import { aCustomer, aLicense, aPlan, aProduct, aSubscription, at, buyPlan, createTestCore, errorCodeOf, seedSample } from '../src/testing';
+
+const tenant = { organisationId: randomUUID(), isTest: false };
+const plan = aPlan(aProduct(tenant), { licenseType: 'perSeat', perSeatAmount: 1 });
+const customer = aCustomer(tenant);
+const now = at(1000);
+
+const seats = (...holders: (string | null)[]): License[] =>
+  holders.map((g, i) => aLicense(plan, { granteeId: g, createdAt: at(i), status: 'ACTIVE' }));
+
+describe('seat grantees (manage-seats rules)', () => {
+  it('assigns a free seat, unassigns and replaces in order, and returns only the seats that changed', () => {
+    const ls = seats('alice', null, null);
+    const out = manageSeatGrantees(
+      ls,
+      [
+        { type: 'assign', granteeId: 'bob' },
+        { type: 'replace', granteeId: 'alice', newGranteeId: 'carol' },
+        { type: 'unassign', granteeId: 'bob' },
+      ],
+      now,
+    );
+    expect(out.map((l) => [l.id, l.granteeId])).toEqual([
+      [ls[1].id, null],
+      [ls[0].id, 'carol'],
+    ]);
+  });
+
+  it('refuses a grantee with a seat already, a grantee without one, and an assign with no free seat: nothing changes', () => {
+    expect(errorCodeOf(() => manageSeatGrantees(seats('alice', null), [{ type: 'assign', granteeId: 'alice' }], now))).toBe(
+      'VALIDATION_FAILED',
+    );
+    expect(errorCodeOf(() => manageSeatGrantees(seats('alice'), [{ type: 'unassign', granteeId: 'bob' }], now))).toBe('VALIDATION_FAILED');
+    expect(
+      errorCodeOf(() => manageSeatGrantees(seats('alice', 'bob'), [{ type: 'replace', granteeId: 'alice', newGranteeId: 'bob' }], now)),
+    ).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => manageSeatGrantees(seats('alice'), [{ type: 'assign', granteeId: 'bob' }], now))).toBe(
+      'SEATS_EXCEED_UNASSIGNED',
+    );
+    // A canceled seat is no seat.
+    const canceled = seats(null).map((l) => ({ ...l, status: 'CANCELED' as const }));
+    expect(errorCodeOf(() => manageSeatGrantees(canceled, [{ type: 'assign', granteeId: 'bob' }], now))).toBe('SEATS_EXCEED_UNASSIGNED');
+  });
+
+  it('passes a subscription to another owner with its seats, never a canceled one', () => {
+    const s = aSubscription(plan, customer);
+    const next = aCustomer(tenant, { value: 'new@example.com', emailAddress: 'new@example.com' });
+    const out = changeOwner(s, seats('a', null), next, now);
+    expect(out.subscription).toMatchObject({ customerId: next.id, email: 'new@example.com', updatedAt: now });
+    expect(out.licenses.every((l) => l.purchaser === 'new@example.com')).toBe(true);
+    expect(errorCodeOf(() => changeOwner({ ...s, status: 'CANCELED' }, [], next, now))).toBe('SUBSCRIPTION_CANCELED');
+  });
+
+  it('sets a period end only in the future', () => {
+    const s = aSubscription(plan, customer);
+    expect(withPeriodEnd(s, at(2000), now).currentPeriodEnd).toEqual(at(2000));
+    expect(errorCodeOf(() => withPeriodEnd(s, at(999), now))).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => withPeriodEnd(s, new Date('nope'), now))).toBe('VALIDATION_FAILED');
+  });
+});
+
+describe('subscription admin, grantee usage and coupons (use cases over the in-memory ports)', () => {
+  async function world() {
+    const core = createTestCore();
+    const { tenant: t, keys } = await seedSample(core, `org-${randomUUID()}`);
+    return { core, t, keys };
+  }
+
+  it('creates without payment (seats, owner, period end, cancel at period end) and refuses a status the plan does not start in', async () => {
+    const { core, t, keys } = await world();
+    const end = new Date(core.clock.now().getTime() + 40 * 86400_000);
+    const s = await core.subscriptionAdmin.create(t, {
+      planId: keys['plans.notes.team'],
+      granteeId: 'alice',
+      owner: 'owner@example.com',
+      quantity: 3,
+      expiryDate: end,
+      cancelAtPeriodEnd: true,
+    });
+    expect(s).toMatchObject({ paymentProvider: 'none', quantity: 3, cancelAtPeriodEnd: true, currentPeriodEnd: end, status: 'ACTIVE' });
+    const ls = await core.licenses.list(t, { subscriptionId: s.id });
+    expect(ls.map((l) => l.granteeId).sort()).toEqual(['alice', null, null]);
+    expect(ls.every((l) => l.endTime?.getTime() === end.getTime() && l.cancelAtPeriodEnd && l.purchaser === 'owner@example.com')).toBe(
+      true,
+    );
+    await expect(
+      core.subscriptionAdmin.create(t, { planId: keys['plans.notes.free'], granteeId: 'b', owner: 'o', status: 'TRIALING' }),
+    ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await expect(
+      core.subscriptionAdmin.create({ ...t, isTest: true }, { planId: keys['plans.notes.free'], granteeId: 'b', owner: 'o' }),
+    ).rejects.toMatchObject({ code: expect.stringMatching(/NOT_FOUND|FORBIDDEN/) });
+  });
+
+  it('lists a page oldest or newest first from a cursor, by owner and status, with each owner', async () => {
+    const { core, t, keys } = await world();
+    const made = [];
+    for (const owner of ['o1', 'o2', 'o1']) {
+      made.push(await core.subscriptionAdmin.create(t, { planId: keys['plans.notes.free'], granteeId: 'g', owner }));
+      core.clock.advanceDays(1);
+    }
+    const asc = await core.subscriptionAdmin.page(t, { take: 2, sort: 'asc' });
+    expect(asc.subscriptions.map((s) => s.id)).toEqual([made[0].id, made[1].id]);
+    const next = await core.subscriptionAdmin.page(t, { take: 2, sort: 'asc', cursor: made[1].id });
+    expect(next.subscriptions.map((s) => s.id)).toEqual([made[2].id]);
+    const desc = await core.subscriptionAdmin.page(t, { take: 2, sort: 'desc' });
+    expect(desc.subscriptions.map((s) => s.id)).toEqual([made[2].id, made[1].id]);
+    expect((await core.subscriptionAdmin.page(t, { take: 5, sort: 'desc', cursor: made[1].id })).subscriptions.map((s) => s.id)).toEqual([
+      made[0].id,
+    ]);
+    const o1 = await core.subscriptionAdmin.page(t, { take: 10, sort: 'asc', owner: 'o1' });
+    expect(o1.subscriptions.map((s) => s.id)).toEqual([made[0].id, made[2].id]);
+    expect([...new Set(o1.subscriptions.map((s) => o1.owners.get(s.customerId)))]).toEqual(['o1']);
+    expect((await core.subscriptionAdmin.page(t, { take: 10, sort: 'asc', owner: 'nobody' })).subscriptions).toEqual([]);
+    expect((await core.subscriptionAdmin.page(t, { take: 10, sort: 'asc', status: 'CANCELED' })).subscriptions).toEqual([]);
+    await expect(core.subscriptionAdmin.page(t, { take: 1, sort: 'asc', cursor: randomUUID() })).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
+    expect((await core.subscriptionAdmin.page({ ...t, isTest: true }, { take: 10, sort: 'asc' })).subscriptions).toEqual([]);
+  });
+
+  it('changes the owner and who holds the seats, all or none', async () => {
+    const { core, t, keys } = await world();
+    const { subscription } = await buyPlan(core, keys['plans.notes.team'], 3, 'alice');
+    const moved = await core.subscriptionAdmin.updateOwner(t, subscription.id, 'next@example.com');
+    expect((await core.subscriptions.get(t, moved.id)).customer?.value).toBe('next@example.com');
+    await core.subscriptionAdmin.manageSeats(t, subscription.id, [{ type: 'assign', granteeId: 'bob' }]);
+    await expect(
+      core.subscriptionAdmin.manageSeats(t, subscription.id, [
+        { type: 'assign', granteeId: 'carol' },
+        { type: 'assign', granteeId: 'dave' },
+      ]),
+    ).rejects.toMatchObject({ code: 'SEATS_EXCEED_UNASSIGNED' });
+    expect(await core.licenses.count(t, { subscriptionId: subscription.id })).toEqual({ count: 3, assigned: 2, unassigned: 1 });
+  });
+
+  it('counts usage by grantee and plan once per key, and lists and totals it', async () => {
+    const { core, t, keys } = await world();
+    await buyPlan(core, keys['plans.notes.team'], 2, 'alice');
+    const plan = keys['plans.notes.team'];
+    expect(await core.granteeUsage.record(t, { granteeId: 'alice', planId: plan, increment: 2 }, 'k1')).toBe(2);
+    expect(await core.granteeUsage.record(t, { granteeId: 'alice', planId: plan, increment: 2 }, 'k1')).toBe(2);
+    core.clock.set(new Date(core.clock.now().getTime() + 1000));
+    expect(await core.granteeUsage.record(t, { granteeId: 'alice', planId: plan, increment: 5 })).toBe(7);
+    expect(await core.granteeUsage.current(t, 'alice', plan)).toEqual({ unitCount: 7 });
+    const all = await core.granteeUsage.records(t, { granteeId: 'alice', take: 10 });
+    expect(all.map((r) => r.unitCount)).toEqual([2, 5]);
+    expect(await core.granteeUsage.records(t, { granteeId: 'alice', take: 10, cursor: all[0].id })).toEqual([all[1]]);
+    await expect(core.granteeUsage.record(t, { granteeId: 'nobody', planId: plan, increment: 1 })).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
+  });
+
+  it('applies and removes coupons through the payment provider', async () => {
+    const { core, t, keys } = await world();
+    const { subscription } = await buyPlan(core, keys['plans.notes.team'], 2, 'alice');
+    await core.coupons.apply(t, subscription.id, 'WELCOME');
+    await core.coupons.remove(t, subscription.id, 'WELCOME');
+    expect(core.payments.calls.filter((c) => c.op === 'applyCoupon' || c.op === 'removeCoupon')).toEqual([
+      { op: 'applyCoupon', subscriptionId: subscription.id, code: 'WELCOME' },
+      { op: 'removeCoupon', subscriptionId: subscription.id, code: 'WELCOME' },
+    ]);
+    // Another mode's key: the subscription is not its to change.
+    await expect(core.coupons.apply({ ...t, isTest: true }, subscription.id, 'X')).rejects.toMatchObject({
+      code: expect.stringMatching(/NOT_FOUND|FORBIDDEN/),
+    });
+  });
+});
