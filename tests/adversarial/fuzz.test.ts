@@ -19,7 +19,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-type Operation = { generation: 'legacy' | 'v1' | 'catalog'; method: string; path: string; op: Record<string, unknown> };
+type Operation = { generation: 'legacy' | 'v1' | 'v2' | 'v3' | 'catalog'; method: string; path: string; op: Record<string, unknown> };
 type Param = { name: string; in: string; required?: boolean; schema?: Record<string, unknown> };
 
 /** Percent-encoding, where a lone surrogate becomes the bytes of bad UTF-8 (what an attacker would send). */
@@ -49,7 +49,7 @@ function expectShape(generation: Operation['generation'], status: number, body: 
 
 it('answers 10 000 generated requests with no 5xx, every error in its shape, and no leak', async () => {
   const operations: Operation[] = [];
-  for (const generation of ['legacy', 'v1', 'catalog'] as const) {
+  for (const generation of ['legacy', 'v1', 'v2', 'v3', 'catalog'] as const) {
     const doc = (await call(server.url, 'GET', `/openapi/${generation}.json`)).body as {
       paths: Record<string, Record<string, Record<string, unknown>>>;
     };
@@ -57,6 +57,8 @@ it('answers 10 000 generated requests with no 5xx, every error in its shape, and
       for (const [method, op] of Object.entries(methods)) operations.push({ generation, method, path, op });
   }
   expect(operations.length).toBeGreaterThan(50);
+  // Each of v2 and v3 brings its own operations (the real SDK's).
+  for (const g of ['v2', 'v3']) expect(operations.filter((o) => o.generation === g).length).toBeGreaterThan(25);
   const knownIds = [...Object.values(org.keys), ...Object.values(org.testKeys)];
   const idArb = fc.oneof(fc.constantFrom(...knownIds), fc.uuid(), fc.constantFrom('not-a-uuid', '%00', '..', 'x'.repeat(300)));
 
@@ -91,7 +93,7 @@ it('answers 10 000 generated requests with no 5xx, every error in its shape, and
       'application/json'
     ]?.schema;
     const body = schema ? fc.sample(arbitraryOf(schema), { numRuns: 1, seed: s.seed })[0] : undefined;
-    const headers: Record<string, string> = o.generation === 'v1' ? { version: 'v1' } : {};
+    const headers: Record<string, string> = o.generation === 'legacy' || o.generation === 'catalog' ? {} : { version: o.generation };
     const key =
       s.mode === 'bad-key'
         ? String(s.hostile)
@@ -117,7 +119,7 @@ it('answers 10 000 generated requests with no 5xx, every error in its shape, and
       if (headers['content-type'].includes('boundary'))
         raw = '--fz\r\ncontent-disposition: form-data; name="file"; filename="f"\r\n\r\nunterminated';
       headers['idempotency-key'] = 'k'.repeat(Math.abs(s.seed) % 2 ? 300 : 10);
-      if (o.generation !== 'catalog') headers.version = ['v1', 'v2', '', 'V1'][Math.abs(s.seed) % 4];
+      if (o.generation !== 'catalog') headers.version = ['v1', 'v2', 'v3', '', 'V1', 'v4'][Math.abs(s.seed) % 6];
     }
     const sent = s.mode === 'hostile-body' ? s.hostile : body;
     const res = await call(server.url, o.method.toUpperCase(), path, {

@@ -63,7 +63,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-type Op = { generation: 'legacy' | 'v1' | 'catalog'; method: string; path: string; scope?: string };
+type Op = { generation: 'legacy' | 'v1' | 'v2' | 'v3' | 'catalog'; method: string; path: string; scope?: string };
 
 /** The route's path with tenant A's ids; its query; a body that passes validation. */
 function request(op: Op): { path: string; body?: unknown } {
@@ -102,7 +102,20 @@ function request(op: Op): { path: string; body?: unknown } {
     '/api/balances': 'owner=isolated',
     '/api/entitlements/check': 'granteeId=isolated',
   };
-  if (q[op.path]) path += `?${q[op.path]}`;
+  // v2 and v3 spellings (the real SDK's): v3 names the customer `owner`; its lists by product name tenant A's product.
+  const versioned: Record<string, string> = {
+    'v3 /plans/{planUuid}/checkout-link': 'successUrl=https://x.io/ok&cancelUrl=https://x.io/no&granteeId=g&owner=m',
+    'v3 /products/{productUuid}/pricing-table': 'owner=m',
+    'v3 /pricing-tables/{pricingTableUuid}': 'owner=m',
+    'v3 /features': `productUuid=${ids.product}`,
+    'v3 /entitlements/check': `granteeIds=isolated&productUuid=${ids.product}`,
+    'v2 /usage': 'granteeId=isolated',
+    'v3 /usage': 'granteeId=isolated',
+    'v2 /usage/current': `granteeId=isolated&planUuid=${ids.plan}`,
+    'v3 /usage/current': `granteeId=isolated&planUuid=${ids.plan}`,
+  };
+  const query = versioned[`${op.generation} ${op.path}`] ?? q[op.path];
+  if (query) path += `?${query}`;
   const bodies: Record<string, unknown> = {
     'post /licenses': { planUuid: ids.freePlan, member: 'm@example.com', granteeId: 'intruder' },
     'put /licenses': [{ uuid: ids.license, granteeId: 'intruder' }],
@@ -129,12 +142,26 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/usage/reservations': { owner: 'intruder', meterSlug: 'tokens', quantity: 1, ttlSeconds: 60 },
     'post /api/usage/reservations/{id}/commit': { quantity: 1 },
   };
-  return { path, body: bodies[`${op.method} ${op.path}`] };
+  const versionedBodies: Record<string, unknown> = {
+    'put /usage': { granteeId: 'isolated', planUuid: ids.plan, countOptions: { increment: 1 } },
+    'post /subscriptions': { planUuid: ids.freePlan, granteeId: 'intruder', owner: 'intruder' },
+    'put /subscriptions/{subscriptionUuid}': { owner: 'intruder' },
+    'put /subscriptions/{subscriptionUuid}/manage-seats': [{ type: 'assign', granteeId: 'intruder' }],
+    'post /subscriptions/{subscriptionUuid}/coupons': { couponUuid: 'INTRUDER' },
+    'put /subscriptions/{subscriptionUuid}/coupons': { couponUuid: 'INTRUDER' },
+    'post /sessions': { scope: 'web-components:invoices', metadata: { subscriptionUuid: ids.subscription } },
+  };
+  const key = `${op.method} ${op.path}`;
+  const versions = op.generation === 'v2' || op.generation === 'v3';
+  return { path, body: versions && key in versionedBodies ? versionedBodies[key] : bodies[key] };
 }
+
+/** Operations whose query names one of tenant A's records: another tenant is refused, as for an id in the path. */
+const ID_IN_QUERY = ['/licenses/check', '/features', '/entitlements/check', '/usage/current'];
 
 it('refuses every authenticated route without a key, with a revoked key, without the scope, and across tenants', async () => {
   const ops: Op[] = [];
-  for (const generation of ['legacy', 'v1', 'catalog'] as const) {
+  for (const generation of ['legacy', 'v1', 'v2', 'v3', 'catalog'] as const) {
     const doc = (await call(server.url, 'GET', `/openapi/${generation}.json`)).body as {
       paths: Record<string, Record<string, { 'x-scope'?: string }>>;
     };
@@ -143,6 +170,7 @@ it('refuses every authenticated route without a key, with a revoked key, without
   }
   const secured = ops.filter((o) => o.scope);
   expect(secured.length).toBeGreaterThan(45);
+  for (const g of ['v2', 'v3']) expect(secured.filter((o) => o.generation === g).length).toBeGreaterThan(25);
   const failures: string[] = [];
   const expectStatus = async (op: Op, key: string | undefined, want: number[], why: string) => {
     const { path, body } = request(op);
@@ -150,7 +178,7 @@ it('refuses every authenticated route without a key, with a revoked key, without
     const res = await call(server.url, op.method.toUpperCase(), path, {
       ...auth,
       body,
-      headers: op.generation === 'v1' ? { version: 'v1' } : {},
+      headers: op.generation === 'legacy' || op.generation === 'catalog' ? {} : { version: op.generation },
     });
     if (!want.includes(res.status))
       failures.push(
@@ -169,7 +197,7 @@ it('refuses every authenticated route without a key, with a revoked key, without
       ['another organisation', b.live],
       ['the other mode', a.test],
     ] as const) {
-      if (hasIds || op.path === '/licenses/check') await expectStatus(op, key, [403], `with ${who}'s key`);
+      if (hasIds || ID_IN_QUERY.includes(op.path)) await expectStatus(op, key, [403], `with ${who}'s key`);
       else {
         // A list or a create without ids: it answers the caller's own records, never tenant A's.
         const res = await expectStatus(op, key, [200, 201, 202, 204], `with ${who}'s key`);
