@@ -1,0 +1,146 @@
+import request from 'supertest';
+import { ajv } from '@tollgate/http';
+import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createV2App, versionRoutes, type Version } from '../src';
+
+let world: TestWorld;
+let org: SeededOrg;
+let other: SeededOrg;
+let app: ReturnType<typeof createV2App>;
+
+beforeAll(async () => {
+  world = await createTestWorld();
+  org = await seedOrganisation(world, 'v2-org');
+  other = await seedOrganisation(world, 'v2-other');
+  app = createV2App(world);
+});
+afterAll(() => world?.close());
+
+const api = (version: string | null, key = org.liveKey) => {
+  const h = (r: request.Test) => (version === null ? r.set('x-api-key', key) : r.set('x-api-key', key).set('version', version));
+  return {
+    get: (p: string) => h(request(app).get(p)),
+    put: (p: string, body?: unknown) => h(request(app).put(p)).send(body as object),
+    post: (p: string, body?: unknown) => h(request(app).post(p)).send(body as object),
+  };
+};
+const schemaOf = (version: Version, method: string, path: string) => {
+  const r = versionRoutes({ ...world, config: { publicUrl: 'http://x' } } as never, version).find(
+    (x) => x.method === method && x.path === path,
+  );
+  return r?.response.schema as object;
+};
+const expectSchema = (schema: object, body: unknown) => {
+  const validate = ajv.compile(schema);
+  if (!validate(body)) throw new Error(ajv.errorsText(validate.errors));
+};
+
+describe('v2 and v3 alone (createV2App)', () => {
+  it('is a complete service: health and readiness without a key; the version header picks v2 or v3; any other is 400 naming both', async () => {
+    await request(app).get('/healthz').expect(200);
+    await request(app).get('/readyz').expect(200);
+    expect((await api('v2').get('/products').expect(200)).body).toEqual(expect.any(Array));
+    expect((await api('v3').get('/products').expect(200)).body).toMatchObject({ data: expect.any(Array) });
+    for (const v of [null, 'v1', 'v4']) {
+      const res = await api(v).get('/products').expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_FAILED', error: expect.stringMatching(/the supported versions are v2 and v3$/) });
+    }
+  });
+
+  it('answers bad input with 400 naming the field, unknown paths with 404, in the shape the SDK reads', async () => {
+    const sub = (await purchase(world, org.keys['plans.notes.team'], 'v2-bad', 2)).subscription.id;
+    const bad = await api('v3').post(`/subscriptions/${sub}/seats`, { increment: 0 }).expect(400);
+    expect(bad.body.validationErrors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ property: expect.stringMatching(/increment/) })]),
+    );
+    const both = await api('v3')
+      .put(`/subscriptions/${sub}/manage-seats`, [{ type: 'replace', granteeId: 'v2-bad' }])
+      .expect(400);
+    expect(JSON.stringify(both.body.validationErrors)).toMatch(/newGranteeId/);
+    const seat = await api('v2')
+      .put(`/subscriptions/${sub}/manage-seats`, [{ type: 'assign', granteeId: 'v2-bad' }])
+      .expect(400);
+    expect(seat.body.validationErrors).toEqual([{ property: '[0].granteeId', error: 'v2-bad already holds a seat of this subscription' }]);
+    await api('v2').get('/subscriptions?take=0').expect(400);
+    await api('v2').get('/subscriptions?cursor=nope').expect(400);
+    await api('v3').get(`/pricing-tables/${org.keys['pricingTables.notes.main']}`).expect(400);
+    await api('v3').get('/licenses').expect(404);
+    await api('v2').get('/features').expect(404);
+    const create = await api('v2').post('/subscriptions', { planUuid: org.keys['plans.notes.free'], granteeId: 'g' }).expect(400);
+    expect(JSON.stringify(create.body)).toMatch(/owner/);
+    const expiry = await api('v2')
+      .post('/subscriptions', { planUuid: org.keys['plans.notes.free'], granteeId: 'g', owner: 'o', expiryDate: '2001-01-01T00:00:00Z' })
+      .expect(400);
+    expect(expiry.body.validationErrors).toEqual([{ property: 'expiryDate', error: 'must lie in the future' }]);
+  });
+
+  it("keeps tenants apart: another organisation's subscription, seats and usage are refused, its lists are empty", async () => {
+    const sub = (await purchase(world, org.keys['plans.notes.team'], 'v2-iso', 2)).subscription.id;
+    for (const path of [`/subscriptions/${sub}`, `/subscriptions/${sub}/seats`, `/subscriptions/${sub}/seats/count`])
+      expect([403, 404]).toContain((await api('v3', other.liveKey).get(path)).status);
+    expect([403, 404]).toContain((await api('v3', other.liveKey).put(`/subscriptions/${sub}`, { owner: 'thief' })).status);
+    expect((await api('v3', other.liveKey).get('/subscriptions?owner=buyer@example.com').expect(200)).body).toEqual({
+      first: null,
+      last: null,
+      data: [],
+    });
+    expect(
+      (await api('v2', other.liveKey).get(`/usage/current?granteeId=v2-iso&planUuid=${org.keys['plans.notes.team']}`)).status,
+    ).toBeGreaterThanOrEqual(403);
+    // The test key of the same organisation sees none of the live records.
+    expect((await api('v2', org.testKey).get('/subscriptions').expect(200)).body.data).toEqual([]);
+  });
+
+  it('copes with what the SDK sends: `=undefined` options read as absent, `unique-key: undefined` as no key', async () => {
+    await purchase(world, org.keys['plans.notes.team'], 'v2-quirks', 2);
+    const page = await api('v2').get('/subscriptions?status=undefined&take=2&email=undefined').expect(200);
+    expectSchema(schemaOf('v2', 'get', '/subscriptions'), page.body);
+    expect(page.body.data).toHaveLength(2);
+    const plan = org.keys['plans.notes.team'];
+    const body = { granteeId: 'v2-quirks', planUuid: plan, countOptions: { increment: 2 } };
+    for (let i = 0; i < 2; i++) {
+      const res = await api('v3').put('/usage', body).set('unique-key', 'undefined').expect(200);
+      expect(res.headers['content-length']).toBe('0');
+    }
+    // A real key counts once.
+    await api('v3').put('/usage', body).set('unique-key', 'k-1').expect(200);
+    await api('v3').put('/usage', body).set('unique-key', 'k-1').expect(200);
+    const current = await api('v3').get(`/usage/current?granteeId=v2-quirks&planUuid=${plan}`).expect(200);
+    expectSchema(schemaOf('v3', 'get', '/usage/current'), current.body);
+    expect(current.body.unitCount).toBe(6);
+    // Bodiless PUTs (cancel, reactivate) carry Content-Type JSON and Content-Length 0; void answers send Content-Length 0.
+    const sub = (await api('v2').get('/subscriptions?owner=buyer@example.com&sort=desc&take=1').expect(200)).body.data[0].uuid;
+    const cancel = await api('v2').put(`/subscriptions/${sub}/cancel?when=end`).set('content-type', 'application/json').expect(204);
+    expect(cancel.headers['content-length']).toBe('0');
+  });
+
+  it('v2 and v3 views differ where the SDK says: v3 drops name, appType and the legacy plan flags, and pages its lists', async () => {
+    const product = org.keys['products.notes'];
+    const v2 = (await api('v2').get(`/products/${product}`).expect(200)).body;
+    const v3 = (await api('v3').get(`/products/${product}?expand=organisationPaymentIntegration`).expect(200)).body;
+    expect(v2).toMatchObject({ name: expect.any(String), appType: expect.any(String), slug: 'notes' });
+    expect(v3).not.toHaveProperty('name');
+    expect(v3).not.toHaveProperty('appType');
+    expect(v3).toHaveProperty('organisationPaymentIntegration');
+    const plan = (await api('v3').get(`/plans/${org.keys['plans.notes.team']}`).expect(200)).body;
+    for (const gone of ['name', 'trialDays', 'evaluation', 'active', 'planType', 'environment']) expect(plan).not.toHaveProperty(gone);
+    const features = await api('v3').get(`/features?productUuid=${product}&take=2`).expect(200);
+    expect(features.body.data.map((f: { variableName: string }) => f.variableName)).toEqual(['projects', 'theme']);
+    const next = await api('v3').get(`/features?productUuid=${product}&take=2&cursor=${features.body.last}`).expect(200);
+    expect(next.body.data.map((f: { variableName: string }) => f.variableName)).toEqual(['sso']);
+    const desc = await api('v3').get(`/features?productUuid=${product}&sort=desc&take=1`).expect(200);
+    expect(desc.body.data[0].variableName).toBe('sso');
+  });
+
+  it('serves an OpenAPI document per version from its route table', () => {
+    const ops = (v: Version) =>
+      versionRoutes({ ...world, config: { publicUrl: 'http://x' } } as never, v).map((r) => `${r.method} ${r.path}`);
+    expect(ops('v2')).toContain('get /plans/:planUuid/checkoutlink');
+    expect(ops('v3')).toContain('get /plans/:planUuid/checkout-link');
+    for (const v of ['v2', 'v3'] as const) {
+      const routes = versionRoutes({ ...world, config: { publicUrl: 'http://x' } } as never, v);
+      expect(new Set(routes.map((r) => r.operationId)).size).toBe(routes.length);
+      for (const r of routes) expect(r.description.length).toBeGreaterThan(10);
+    }
+  });
+});
