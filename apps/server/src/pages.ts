@@ -46,13 +46,14 @@ export function homePage(info: HomeInfo): RequestHandler {
             </p>
             <h2>API</h2>
             <ul>
-              <li><a href="/docs">API reference</a> of the three generations</li>
+              <li><a href="/docs">API reference</a> of every generation</li>
               <li>
                 OpenAPI documents: <a href="/openapi/legacy.json">legacy</a>, <a href="/openapi/v1.json">v1</a>,
-                <a href="/openapi/catalog.json">catalog</a>
+                <a href="/openapi/v2.json">v2</a>, <a href="/openapi/v3.json">v3</a>, <a href="/openapi/catalog.json">catalog</a>
               </li>
               <li>
-                legacy and v1: <code>x-api-key</code> (v1 also <code>version: v1</code>); catalog under <code>/api</code> with
+                legacy, v1, v2 and v3: <code>x-api-key</code> (v1 also <code>version: v1</code>; v2 and v3 <code>version: v2</code> or
+                <code>v3</code>, as the real <code>@salable/node-sdk</code> 5 sends); catalog under <code>/api</code> with
                 <code>Authorization: Bearer</code>
               </li>
             </ul>
@@ -92,6 +93,8 @@ export function docsRouter(): express.Router {
     res.end(`window.ui = SwaggerUIBundle({
   urls: [
     { url: '/openapi/v1.json', name: 'v1' },
+    { url: '/openapi/v2.json', name: 'v2' },
+    { url: '/openapi/v3.json', name: 'v3' },
     { url: '/openapi/catalog.json', name: 'catalog' },
     { url: '/openapi/legacy.json', name: 'legacy' }
   ],

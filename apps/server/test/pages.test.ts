@@ -35,7 +35,17 @@ describe('GET / and /docs', () => {
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.text).toContain('<h1>Tollgate</h1>');
     expect(res.text).toMatch(/<strong id="version">\d+\.\d+\.\d+<\/strong>/);
-    for (const href of ['/docs', '/openapi/v1.json', '/openapi/catalog.json', '/openapi/legacy.json', '/healthz', '/readyz', '/metrics'])
+    for (const href of [
+      '/docs',
+      '/openapi/v1.json',
+      '/openapi/v2.json',
+      '/openapi/v3.json',
+      '/openapi/catalog.json',
+      '/openapi/legacy.json',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+    ])
       expect(res.text).toContain(`href="${href}"`);
     expect(res.text).toContain('id="demo-pricing" href="http://localhost:3000/pricing-tables/x/page?token=demo"');
   });
@@ -48,7 +58,7 @@ describe('GET / and /docs', () => {
     expect(bundle.text.length).toBeGreaterThan(100_000);
     await request(app).get('/docs/assets/swagger-ui.css').expect(200);
     const init = await request(app).get('/docs/init.js').expect(200);
-    for (const g of ['v1', 'catalog', 'legacy']) expect(init.text).toContain(`/openapi/${g}.json`);
+    for (const g of ['v1', 'v2', 'v3', 'catalog', 'legacy']) expect(init.text).toContain(`/openapi/${g}.json`);
     expect(init.text).toContain('validatorUrl: null');
   });
 });

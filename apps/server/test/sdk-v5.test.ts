@@ -463,4 +463,24 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     );
     expect(missing).toEqual([]);
   });
+
+  it("names the SDK's own bugs by the request it sends, and what the server answers", async () => {
+    const sdk = initSalable(org.liveKey, 'v2');
+    const last = () => seen[seen.length - 1];
+    const sub = (await sdk.subscriptions.getAll({ owner: 'buyer2@example.com' })).data[0].uuid;
+    // getInvoices drops its options: no query is sent, so the whole list comes back.
+    await sdk.subscriptions.getInvoices(sub, { take: 1 });
+    expect(last().url).toBe(`/subscriptions/${sub}/invoices`);
+    // v2 plans.getOne drops its options: a bare GET, answered with features and currencies.
+    const p = await sdk.plans.getOne(org.keys['plans.notes.team'], { expand: ['capabilities'] });
+    expect(last().url).toBe(`/plans/${org.keys['plans.notes.team']}`);
+    expect(p).toHaveProperty('features');
+    // Nothing is percent-encoded: a grantee id with a slash is another path (404), `#` cuts the query.
+    await expect(sdk.licenses.getForGranteeId('org/user')).rejects.toMatchObject({ code: 'S1002' });
+    expect(last().url).toBe('/licenses/granteeId/org/user');
+    const cut = await sdk.subscriptions.getAll({ owner: 'buyer2@example.com#1', take: 1 } as never);
+    expect(last().url).toBe('/subscriptions?owner=buyer2@example.com#1&take=1');
+    expect(cut.data.map((x) => x.uuid)).toEqual([sub]);
+    // `unique-key: undefined` (no idempotencyKey) is read as no key: apps/v2/test/v2.test.ts.
+  });
 });
