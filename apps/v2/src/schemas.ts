@@ -76,8 +76,11 @@ export const planCurrencyFullSchema = extend(drop(planCurrencySchema, ['currency
   currency: currencySchema,
   hasAcceptedTransaction: bool,
 });
-export const fullPlanSchema = (v: Version) =>
-  extend(planSchema(v), { features: arrayOf(planFeatureSchema(v)), currencies: arrayOf(planCurrencyFullSchema) });
+export const fullPlanSchema = (v: Version) => {
+  const s = extend(planSchema(v), { features: arrayOf(planFeatureSchema(v)), currencies: arrayOf(planCurrencyFullSchema) });
+  // Shown in a pricing table for a customer or grantee only.
+  return { ...s, properties: { ...s.properties, isSubscribed: bool } };
+};
 export const productCurrencyFullSchema = object({ productUuid: uuid, currencyUuid: uuid, defaultCurrency: bool, currency: currencySchema });
 export const planCapabilityFullSchema = object({ planUuid: uuid, capabilityUuid: uuid, updatedAt: date, capability: capabilitySchema });
 export const integrationV3Schema = extend(integrationSchema, { newPaymentEnabled: bool, status: str });
@@ -117,7 +120,10 @@ export const subscriptionSchema = (v: Version) => ({
   ...subscriptionOwn,
   properties: { ...subscriptionOwn.properties, plan: fullPlanSchema(v), product: productSchema(v) },
 });
-export const subscriptionListItemSchema = subscriptionOwn;
+export const subscriptionListItemSchema = (v: Version) => ({
+  ...subscriptionOwn,
+  properties: { ...subscriptionOwn.properties, plan: planSchema(v) },
+});
 
 export const seatSchema = (v: Version) =>
   v === 'v2' ? licenseSchema : drop(licenseSchema, ['name', 'email', 'capabilities', 'metadata', 'cancelAtPeriodEnd']);

@@ -94,11 +94,23 @@ export const planFeatureViews = (version: Version, plan: Plan, product: Product)
 export const planCurrencyViews = (plan: Plan, catalog: Pick<ProductCatalog, 'currencies'>) =>
   v1PlanCurrencies(plan, catalog.currencies, Expand.all('currency')).map((c) => ({ ...c, hasAcceptedTransaction: false }));
 
+/** What a pricing table is shown for: one currency only, and the plans the customer or grantee holds. */
+export interface TableFor {
+  /** A currency's short name (upper case): only its prices are shown. */
+  currency?: string;
+  /** Plans the customer (v3 `owner`) or grantee (v2 `granteeId`) holds: marked `isSubscribed`. */
+  held?: ReadonlySet<Id>;
+}
+
+const inCurrency = (t: TableFor) => (c: { currency?: { shortName: string } }) =>
+  !t.currency || c.currency?.shortName.toUpperCase() === t.currency;
+
 /** A plan with its features and currencies (pricing tables, `expand`). */
-export const fullPlanView = (version: Version, plan: Plan, catalog: Pick<ProductCatalog, 'product' | 'currencies'>) => ({
+export const fullPlanView = (version: Version, plan: Plan, catalog: Pick<ProductCatalog, 'product' | 'currencies'>, t: TableFor = {}) => ({
   ...planView(version, plan, catalog),
   features: planFeatureViews(version, plan, catalog.product),
-  currencies: planCurrencyViews(plan, catalog),
+  currencies: planCurrencyViews(plan, catalog).filter(inCurrency(t)),
+  ...(t.held ? { isSubscribed: t.held.has(plan.id) } : {}),
 });
 
 export const planCapabilityViews = (plan: Plan, product: Product) => v1PlanCapabilities(plan, product, Expand.all('capability'));
@@ -112,21 +124,21 @@ export const productCurrencyViews = (catalog: ProductCatalog) =>
   }));
 
 /** A product's pricing table: the product with its features, currencies and public plans in full. */
-export const productPricingTableView = (version: Version, catalog: ProductCatalog) => ({
+export const productPricingTableView = (version: Version, catalog: ProductCatalog, t: TableFor = {}) => ({
   ...productView(version, catalog, new Expand([])),
   features: sortedFeatures(catalog.product).map((f) => featureView(version, f)),
-  currencies: productCurrencyViews(catalog),
-  plans: catalog.plans.map((p) => fullPlanView(version, p, catalog)),
+  currencies: productCurrencyViews(catalog).filter(inCurrency(t)),
+  plans: catalog.plans.map((p) => fullPlanView(version, p, catalog, t)),
 });
 
-export function pricingTableView(version: Version, view: PricingTableView) {
+export function pricingTableView(version: Version, view: PricingTableView, shown: TableFor = {}) {
   const t = view.table;
   const features = new Map(view.features.map((f) => [f.id, f]));
   const plans = new Map(view.plans.map((p) => [p.id, p]));
   const product = {
     ...productView(version, view.catalog, new Expand([])),
     features: sortedFeatures(view.catalog.product).map((f) => featureView(version, f)),
-    currencies: productCurrencyViews(view.catalog),
+    currencies: productCurrencyViews(view.catalog).filter(inCurrency(shown)),
   };
   const tablePlans = [...t.plans]
     .sort((a, b) => a.sortOrder - b.sortOrder)
@@ -136,7 +148,7 @@ export function pricingTableView(version: Version, view: PricingTableView) {
       pricingTableUuid: t.id,
       sortOrder: p.sortOrder,
       updatedAt: iso(p.updatedAt),
-      plan: fullPlanView(version, plans.get(p.planId) as Plan, view.catalog),
+      plan: fullPlanView(version, plans.get(p.planId) as Plan, view.catalog, shown),
     }));
   const common = {
     uuid: t.id,

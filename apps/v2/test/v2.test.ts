@@ -132,6 +132,36 @@ describe('v2 and v3 alone (createV2App)', () => {
     expect(desc.body.data[0].variableName).toBe('sso');
   });
 
+  it('shows a pricing table in one currency, marking the plans the customer (v3 owner) or grantee (v2) holds', async () => {
+    await purchase(world, org.keys['plans.notes.team'], 'pt-grantee', 2);
+    const table = org.keys['pricingTables.notes.main'];
+    const team = org.keys['plans.notes.team'];
+    const v3 = await api('v3').get(`/pricing-tables/${table}?owner=buyer@example.com&currency=eur`).expect(200);
+    expectSchema(schemaOf('v3', 'get', '/pricing-tables/:pricingTableUuid'), v3.body);
+    const byPlan = Object.fromEntries(
+      v3.body.plans.map((p: { planUuid: string; plan: { isSubscribed: boolean } }) => [p.planUuid, p.plan]),
+    );
+    expect(byPlan[team].isSubscribed).toBe(true);
+    expect(byPlan[org.keys['plans.notes.free']].isSubscribed).toBe(false);
+    expect(byPlan[team].currencies.map((c: { currency: { shortName: string } }) => c.currency.shortName)).toEqual(['EUR']);
+    expect(v3.body.product.currencies.map((c: { currency: { shortName: string } }) => c.currency.shortName)).toEqual(['EUR']);
+    const v2 = await api('v2').get(`/products/${org.keys['products.notes']}/pricingtable?granteeId=pt-grantee`).expect(200);
+    expect(v2.body.plans.find((p: { uuid: string }) => p.uuid === team).isSubscribed).toBe(true);
+    expect((await api('v2').get(`/pricing-tables/${table}`).expect(200)).body.plans[0].plan).not.toHaveProperty('isSubscribed');
+    const bad = await api('v2').get(`/pricing-tables/${table}?currency=JPY`).expect(400);
+    expect(bad.body.validationErrors).toEqual([{ property: 'currency', error: 'the product is sold in USD, EUR' }]);
+  });
+
+  it('lists subscriptions with their plans on expand=plan; a status only the real service has gives an empty page', async () => {
+    await purchase(world, org.keys['plans.notes.team'], 'list-plan', 2);
+    const page = await api('v3').get('/subscriptions?expand=plan&take=3').expect(200);
+    expectSchema(schemaOf('v3', 'get', '/subscriptions'), page.body);
+    for (const s of page.body.data) expect(s.plan.uuid).toBe(s.planUuid);
+    expect((await api('v2').get('/subscriptions?status=PAUSED').expect(200)).body).toEqual({ first: null, last: null, data: [] });
+    await api('v2').get('/subscriptions?status=paused').expect(400);
+    await api('v2').get('/subscriptions?expand=owner').expect(400);
+  });
+
   it('serves an OpenAPI document per version from its route table', () => {
     const ops = (v: Version) =>
       versionRoutes({ ...world, config: { publicUrl: 'http://x' } } as never, v).map((r) => `${r.method} ${r.path}`);

@@ -135,6 +135,20 @@ describe('subscription admin, grantee usage and coupons (use cases over the in-m
     expect(await core.licenses.count(t, { subscriptionId: subscription.id })).toEqual({ count: 3, assigned: 2, unassigned: 1 });
   });
 
+  it('finds the plans a customer subscribes to or a grantee holds, running ones only', async () => {
+    const { core, t, keys } = await world();
+    const product = keys['products.notes'];
+    const { subscription } = await buyPlan(core, keys['plans.notes.team'], 2, 'alice');
+    await core.subscriptionAdmin.create(t, { planId: keys['plans.notes.free'], granteeId: 'bob', owner: 'buyer@example.com' });
+    expect([...(await core.subscriptionAdmin.plansHeld(t, product, { owner: 'buyer@example.com' }))].sort()).toEqual(
+      [keys['plans.notes.team'], keys['plans.notes.free']].sort(),
+    );
+    expect([...(await core.subscriptionAdmin.plansHeld(t, product, { granteeId: 'alice' }))]).toEqual([keys['plans.notes.team']]);
+    await core.subscriptions.cancel(t, subscription.id, 'now');
+    expect([...(await core.subscriptionAdmin.plansHeld(t, product, { granteeId: 'alice' }))]).toEqual([]);
+    expect([...(await core.subscriptionAdmin.plansHeld(t, product, { owner: 'nobody' }))]).toEqual([]);
+  });
+
   it('counts usage by grantee and plan once per key, and lists and totals it', async () => {
     const { core, t, keys } = await world();
     await buyPlan(core, keys['plans.notes.team'], 2, 'alice');

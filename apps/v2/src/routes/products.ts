@@ -10,14 +10,14 @@ import {
   productSchema,
 } from '../schemas';
 import { featureView, integrationV3, planView, productCurrencyViews, productPricingTableView, productView } from '../views';
-import { paged, pageOfList, pageProps, pageSchema, type RouteModule } from './support';
+import { currencyOf, paged, pageOfList, pageProps, pageSchema, type RouteModule } from './support';
 
 const tag = { name: 'products', description: "The products of the key's organisation and mode" };
 const str = { type: 'string' } as const;
 const archived = { enum: ['true', 'false'] } as const;
 
 /** v2: every product as a plain array; v3: a page of them by `slug`, `archived=true` for archived ones only. */
-export const productRoutes: RouteModule = ({ core: { queries } }, version) => {
+export const productRoutes: RouteModule = ({ core: { queries, subscriptionAdmin } }, version) => {
   const v3 = version === 'v3';
   const list: RouteDef = v3
     ? route({
@@ -138,12 +138,18 @@ export const productRoutes: RouteModule = ({ core: { queries } }, version) => {
       path: v3 ? '/products/:productUuid/pricing-table' : '/products/:productUuid/pricingtable',
       operationId: 'getProductPricingTable',
       summary: 'Get product pricing table',
-      description: "The product with its features, currencies and public plans in full (each plan's features and prices).",
+      description:
+        "The product with its features, currencies and public plans in full (each plan's features and prices); `currency` shows only its prices, the customer (`owner`, v3) or grantee (`granteeId`, v2) marks the plans they hold (`isSubscribed`).",
       scope: ['pricing-tables', 'read'],
       query: querySchema(v3 ? { owner: str, currency: str } : { granteeId: str, currency: str }),
       response: { status: 200, schema: productPricingTableSchema(version) },
-      handle: async ({ tenant, params }) =>
-        ok(productPricingTableView(version, await queries.productPricingTable(tenant, params.productUuid))),
+      async handle({ tenant, params, query }) {
+        const catalog = await queries.productPricingTable(tenant, params.productUuid);
+        const q = query as { owner?: string; granteeId?: string; currency?: string };
+        const who = { owner: q.owner, granteeId: q.granteeId };
+        const held = (who.owner ?? who.granteeId) ? await subscriptionAdmin.plansHeld(tenant, catalog.product.id, who) : undefined;
+        return ok(productPricingTableView(version, catalog, { currency: currencyOf(catalog, q.currency), held }));
+      },
     }),
     ...v2Only,
   ]);

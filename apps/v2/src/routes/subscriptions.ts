@@ -3,11 +3,13 @@ import { bodySchema, noContent, ok, querySchema, resource, route, typed, type Ro
 import { Expand, parseExpandV } from './expand';
 import { pageSchema, paged, pageProps, takeOf, type RouteModule } from './support';
 import { subscriptionListItemSchema, subscriptionSchema } from '../schemas';
-import { subscriptionV2, subscriptionWithPlan } from '../views';
+import { planView, subscriptionV2, subscriptionWithPlan } from '../views';
 
 const tag = { name: 'subscriptions', description: 'Subscriptions: create, list, owner, plan changes, cancellation' };
 const str = { type: 'string' } as const;
+/** Tollgate's subscription statuses; the SDK may also ask for the real service's others (none here). */
 const STATUSES = ['ACTIVE', 'TRIALING', 'PAST_DUE', 'CANCELED'] as const;
+const SDK_ONLY_STATUSES = ['PAUSED', 'DELETED', 'INCOMPLETE'] as const;
 
 type CreateBody = {
   planUuid: string;
@@ -45,7 +47,7 @@ const changePlanBody = bodySchema({
 });
 export const listQuery = querySchema({
   ...pageProps,
-  status: { enum: STATUSES },
+  status: { enum: [...STATUSES, ...SDK_ONLY_STATUSES] },
   email: str,
   owner: str,
   expand: str,
@@ -58,7 +60,7 @@ export const listQuery = querySchema({
  * payment, list, read, change owner, change plan, cancel, reactivate. The SDK repeats the body of
  * create, update and change-plan in the query string: the body is what counts, the query is ignored.
  */
-export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscriptionAdmin } }, version) => {
+export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscriptionAdmin, queries } }, version) => {
   const view = async (tenant: Parameters<typeof subscriptions.get>[0], id: string, x = new Expand([])) =>
     subscriptionWithPlan(version, await subscriptions.get(tenant, id), x);
   const routes: RouteDef[] = [
@@ -91,12 +93,13 @@ export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscri
       operationId: 'getSubscriptions',
       summary: 'Get subscriptions (a page)',
       description:
-        'A page of the subscriptions, oldest first (`sort=desc`: newest), by `status`, `owner`, `email`, `productUuid` or `planUuid`; `cursor` is the last subscription of the page before.',
+        'A page of the subscriptions, oldest first (`sort=desc`: newest), by `status`, `owner`, `email`, `productUuid` or `planUuid`; `cursor` is the last subscription of the page before; `expand=plan` brings each one’s plan.',
       scope: ['subscriptions', 'read'],
       query: listQuery,
-      response: { status: 200, schema: pageSchema(subscriptionListItemSchema) },
+      response: { status: 200, schema: pageSchema(subscriptionListItemSchema(version)) },
       async handle({ tenant, query }) {
-        parseExpandV(query.expand, ['plan']);
+        const withPlan = parseExpandV(query.expand, ['plan']).has('plan');
+        if ((SDK_ONLY_STATUSES as readonly string[]).includes(query.status ?? '')) return ok(paged([]));
         const { subscriptions: page, owners } = await subscriptionAdmin.page(tenant, {
           status: query.status as SubscriptionStatus | undefined,
           owner: query.owner,
@@ -107,7 +110,20 @@ export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscri
           take: takeOf(query),
           sort: query.sort ?? 'asc',
         });
-        return ok(paged(page.map((s) => subscriptionV2(s, owners.get(s.customerId) ?? null))));
+        const plans = new Map<string, unknown>();
+        if (withPlan)
+          for (const id of new Set(page.map((s) => s.planId))) {
+            const { plan, catalog } = await queries.getPlan(tenant, id);
+            plans.set(id, planView(version, plan, catalog));
+          }
+        return ok(
+          paged(
+            page.map((s) => ({
+              ...subscriptionV2(s, owners.get(s.customerId) ?? null),
+              ...(withPlan ? { plan: plans.get(s.planId) } : {}),
+            })),
+          ),
+        );
       },
     }),
     route({

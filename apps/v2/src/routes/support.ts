@@ -1,4 +1,4 @@
-import type { Core } from '@tollgate/core';
+import { invalid, productCurrencies, type Core, type ProductCatalog } from '@tollgate/core';
 import { arrayOf, nstr, object, querySchema, type Route } from '@tollgate/http';
 import type { V1Services } from '@tollgate/app-v1';
 
@@ -44,4 +44,12 @@ export function pageOfList<T>(items: T[], idOf: (t: T) => string, q: { cursor?: 
     start = at < 0 ? ordered.length : at + 1;
   }
   return ordered.slice(start, start + takeOf(q));
+}
+
+/** `currency` of a pricing table: one the product is sold in (any case), upper-cased; or a 400 naming them. */
+export function currencyOf(catalog: ProductCatalog, currency: string | undefined): string | undefined {
+  if (currency === undefined) return undefined;
+  const sold = productCurrencies(catalog).map((c) => c.currency.shortName.toUpperCase());
+  const wanted = currency.toUpperCase();
+  return sold.includes(wanted) ? wanted : invalid('currency', `the product is sold in ${sold.join(', ')}`);
 }

@@ -77,6 +77,31 @@ export class SubscriptionAdmin {
     });
   }
 
+  /**
+   * The plans of the product a customer (`owner`) subscribes to, or a grantee holds a running
+   * license of: what a pricing table shown to them marks as theirs.
+   */
+  async plansHeld(tenant: Tenant, productId: Id, who: { owner?: string; granteeId?: string }): Promise<Set<Id>> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.read(async (r) => {
+      const held = new Set<Id>();
+      if (who.granteeId !== undefined)
+        for (const l of await r.licenses.list(tenant, { granteeId: who.granteeId, productId }))
+          if (l.status !== 'CANCELED' && l.status !== 'INACTIVE') held.add(l.planId);
+      const customer = who.owner === undefined ? undefined : await r.customers.findByValue(tenant, who.owner);
+      if (customer) {
+        let after: string | undefined;
+        for (;;) {
+          const page = await r.subscriptions.page(tenant, { productId, customerId: customer.id }, { limit: 200, after });
+          for (const s of page.items) if (effectiveStatus(s, now) !== 'CANCELED') held.add(s.planId);
+          if (!page.hasMore || !page.nextCursor) break;
+          after = page.nextCursor;
+        }
+      }
+      return held;
+    });
+  }
+
   /** A subscription without payment (provider `none`): its customer, and one seat per quantity, the first the grantee's. */
   async create(tenant: Tenant, req: DirectSubscriptionRequest): Promise<Subscription> {
     const now = this.deps.clock.now();
