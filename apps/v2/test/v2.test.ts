@@ -105,6 +105,12 @@ describe('v2 and v3 alone (createV2App)', () => {
     // A real key counts once.
     await api('v3').put('/usage', body).set('unique-key', 'k-1').expect(200);
     await api('v3').put('/usage', body).set('unique-key', 'k-1').expect(200);
+    const records = await api('v2').get('/usage?granteeId=v2-quirks&type=undefined').expect(200);
+    expectSchema(schemaOf('v2', 'get', '/usage'), records.body);
+    expect(records.body.data.map((r: { unitCount: number }) => r.unitCount)).toEqual([2, 2, 2]);
+    expect((await api('v2').get('/usage?granteeId=v2-quirks&type=final').expect(200)).body.data).toEqual([]);
+    const subOf = (await api('v2').get(`/licenses/granteeId/v2-quirks`).expect(200)).body[0].subscriptionUuid;
+    expect((await api('v2').get(`/usage?granteeId=v2-quirks&subscriptionUuid=${subOf}&take=1`).expect(200)).body.data).toHaveLength(1);
     const current = await api('v3').get(`/usage/current?granteeId=v2-quirks&planUuid=${plan}`).expect(200);
     expectSchema(schemaOf('v3', 'get', '/usage/current'), current.body);
     expect(current.body.unitCount).toBe(6);

@@ -86,6 +86,7 @@ export const seatRoutes: RouteModule = ({ core: { licenses, seats, subscriptionA
       query: pageQuery,
       response: { status: 200, schema: pageSchema(seatSchema(version)) },
       async handle({ tenant, params, query }) {
+        // The count checks the subscription is the key's (the page alone would answer another's as empty).
         await licenses.count(tenant, { subscriptionId: params.subscriptionUuid });
         const after = query.cursor === undefined ? undefined : encodeCursor(await licenses.get(tenant, query.cursor));
         const items = [];

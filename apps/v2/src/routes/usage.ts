@@ -62,7 +62,8 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
       path: '/usage',
       operationId: 'getAllUsageRecords',
       summary: 'Get usage records (a page)',
-      description: "The units recorded under the grantee's licenses (of one plan with `planUuid`), oldest first.",
+      description:
+        "The units recorded under the grantee's licenses (of one plan with `planUuid`, one subscription with `subscriptionUuid`), oldest first; every record is of `type` `recorded`.",
       scope: ['usage', 'read'],
       query: querySchema(
         { ...pageProps, granteeId, planUuid, type: { type: 'string' }, status: { type: 'string' }, subscriptionUuid: planUuid },
@@ -70,9 +71,12 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
       ),
       response: { status: 200, schema: pageSchema(usageRecordSchema) },
       async handle({ tenant, query }) {
+        // Every record Tollgate keeps is a `recorded` one; `status` (of the real service's billing) is not kept.
+        if (query.type !== undefined && query.type !== 'recorded') return ok(paged([]));
         const records = await granteeUsage.records(tenant, {
           granteeId: query.granteeId,
           planId: query.planUuid,
+          subscriptionId: query.subscriptionUuid,
           take: takeOf(query),
           cursor: query.cursor,
         });

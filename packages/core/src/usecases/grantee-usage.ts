@@ -40,9 +40,14 @@ export class GranteeUsage {
     return { unitCount: u?.unitCount ?? 0 };
   }
 
-  /** A page of the units recorded under the grantee's licenses (of one plan when given), oldest first. */
-  async records(tenant: Tenant, q: { granteeId: string; planId?: Id; take: number; cursor?: Id }): Promise<GranteeUsageRecord[]> {
-    const licenses = await this.deps.uow.read((r) => r.licenses.list(tenant, { granteeId: q.granteeId, planId: q.planId }));
+  /** A page of the units recorded under the grantee's licenses (of one plan or subscription when given), oldest first. */
+  async records(
+    tenant: Tenant,
+    q: { granteeId: string; planId?: Id; subscriptionId?: Id; take: number; cursor?: Id },
+  ): Promise<GranteeUsageRecord[]> {
+    const licenses = await this.deps.uow.read((r) =>
+      r.licenses.list(tenant, { granteeId: q.granteeId, planId: q.planId, subscriptionId: q.subscriptionId }),
+    );
     const out: GranteeUsageRecord[] = [];
     for (const license of licenses) {
       let after: string | undefined;
