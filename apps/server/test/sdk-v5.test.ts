@@ -338,6 +338,11 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
       plan: { uuid: plan('free') },
     });
     expect((await sdk.licenses.update(dave.uuid, { granteeId: 'dave2' })).granteeId).toBe('dave2');
+    const ends = new Date(world.clock.now().getTime() + 30 * 86400_000).toISOString();
+    expect(await sdk.licenses.update(dave.uuid, { granteeId: 'dave2', endTime: ends })).toMatchObject({
+      granteeId: 'dave2',
+      endTime: ends,
+    });
     expect((await sdk.licenses.updateMany([{ uuid: many[1].uuid, granteeId: 'frank' }]))[0].granteeId).toBe('frank');
     const check = await sdk.licenses.check({ productUuid: product(), granteeIds: ['alice', 'dave2'] });
     has(check, 'capabilities', 'signature');

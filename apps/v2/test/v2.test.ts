@@ -68,6 +68,15 @@ describe('v2 and v3 alone (createV2App)', () => {
     await api('v2').get('/features').expect(404);
     const create = await api('v2').post('/subscriptions', { planUuid: org.keys['plans.notes.free'], granteeId: 'g' }).expect(400);
     expect(JSON.stringify(create.body)).toMatch(/owner/);
+    const seatId = (await api('v2').get(`/subscriptions/${sub}/seats`).expect(200)).body.data[0].uuid;
+    const later = new Date(world.clock.now().getTime() + 86400_000).toISOString();
+    expect((await api('v2').put(`/licenses/${seatId}`, { granteeId: 'v2-bad', endTime: later }).expect(409)).body.code).toBe('CONFLICT');
+    const past = await api('v2').put(`/licenses/${seatId}`, { granteeId: 'v2-bad', endTime: '2001-01-01T00:00:00Z' }).expect(409);
+    expect(past.body.code).toBe('CONFLICT');
+    const adHoc = (await api('v2').post('/licenses', { planUuid: org.keys['plans.notes.free'], member: 'm', granteeId: 'x' }).expect(200))
+      .body;
+    const early = await api('v2').put(`/licenses/${adHoc.uuid}`, { granteeId: 'x', endTime: '2001-01-01T00:00:00Z' }).expect(400);
+    expect(early.body.validationErrors).toEqual([{ property: 'endTime', error: 'must lie in the future' }]);
     const expiry = await api('v2')
       .post('/subscriptions', { planUuid: org.keys['plans.notes.free'], granteeId: 'g', owner: 'o', expiryDate: '2001-01-01T00:00:00Z' })
       .expect(400);

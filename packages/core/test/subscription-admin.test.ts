@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { changeOwner, manageSeatGrantees, withPeriodEnd, type License } from '../src';
+import { changeOwner, manageSeatGrantees, setLicenseEnd, withPeriodEnd, type License } from '../src';
 import { aCustomer, aLicense, aPlan, aProduct, aSubscription, at, buyPlan, createTestCore, errorCodeOf, seedSample } from '../src/testing';
 
 const tenant = { organisationId: randomUUID(), isTest: false };
@@ -51,6 +51,14 @@ describe('seat grantees (manage-seats rules)', () => {
     expect(out.subscription).toMatchObject({ customerId: next.id, email: 'new@example.com', updatedAt: now });
     expect(out.licenses.every((l) => l.purchaser === 'new@example.com')).toBe(true);
     expect(errorCodeOf(() => changeOwner({ ...s, status: 'CANCELED' }, [], next, now))).toBe('SUBSCRIPTION_CANCELED');
+  });
+
+  it("moves an ad hoc license's end (ahead only); a seat ends with its subscription", () => {
+    const [adHoc] = seats('a');
+    expect(setLicenseEnd(adHoc, at(2000), now)).toMatchObject({ endTime: at(2000), updatedAt: now });
+    expect(errorCodeOf(() => setLicenseEnd(adHoc, at(10), now))).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => setLicenseEnd({ ...adHoc, subscriptionId: randomUUID() }, at(2000), now))).toBe('CONFLICT');
+    expect(errorCodeOf(() => setLicenseEnd({ ...adHoc, status: 'CANCELED' }, at(2000), now))).toBe('LICENSE_CANCELED');
   });
 
   it('sets a period end only in the future', () => {

@@ -2,6 +2,7 @@ import { encodeCursor, type License, type LicenseStatus, type Tenant } from '@to
 import {
   adHocLicenseRequestSchema,
   arrayOf,
+  bodySchema,
   licenseSchema,
   licenseView,
   ok,
@@ -22,16 +23,8 @@ const str = { type: 'string' } as const;
 const id = { type: 'string', format: 'uuid' } as const;
 type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
 
-/** v1's license operations v2 answers the same way (batch grantees, count, check, purchaser, cancel, one license's grantee). */
-const SAME_AS_V1 = new Set([
-  'updateLicenses',
-  'countLicenses',
-  'checkLicenses',
-  'getPurchaserLicenses',
-  'cancelLicenses',
-  'updateLicense',
-  'deleteLicense',
-]);
+/** v1's license operations v2 answers the same way (batch grantees, count, check, purchaser, cancel). */
+const SAME_AS_V1 = new Set(['updateLicenses', 'countLicenses', 'checkLicenses', 'getPurchaserLicenses', 'cancelLicenses', 'deleteLicense']);
 
 const licenseWithPlan = extend(licenseSchema, {});
 licenseWithPlan.properties.plan = planSchema('v2');
@@ -136,6 +129,32 @@ export const licenseRoutes: RouteModule = (s, version) => {
         response: { status: 200, schema: licenseWithPlan },
         handle: async ({ tenant, params, query }) =>
           ok((await viewsOf(s, tenant, [await licenses.get(tenant, params.licenseUuid)], query.expand))[0]),
+      }),
+      route({
+        method: 'put',
+        path: '/licenses/:licenseUuid',
+        operationId: 'updateLicense',
+        summary: "Set a license's grantee (null: unassign) and an ad hoc license's end",
+        description:
+          'Gives the license to a grantee, or with null takes it back; `endTime` moves when an ad hoc license ends (a seat ends with its subscription: 409).',
+        scope: ['licenses', 'write'],
+        body: bodySchema({
+          type: 'object',
+          properties: {
+            granteeId: { type: ['string', 'null'], minLength: 1, maxLength: 320 },
+            endTime: { type: 'string', format: 'date-time' },
+          },
+          required: ['granteeId'],
+          additionalProperties: false,
+        }),
+        response: { status: 200, schema: licenseSchema },
+        async handle({ tenant, params, body }) {
+          const l = await licenses.update(tenant, params.licenseUuid, {
+            granteeId: body.granteeId,
+            endTime: body.endTime === undefined ? undefined : new Date(body.endTime),
+          });
+          return ok((await viewsOf(s, tenant, [l], undefined))[0]);
+        },
       }),
     ]),
     ...sameAsV1.filter((r) => r.path === '/licenses/:licenseUuid'),

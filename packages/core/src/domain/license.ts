@@ -58,6 +58,19 @@ export function assignGrantee(license: License, granteeId: string | null, now: D
   return { ...license, granteeId, updatedAt: now };
 }
 
+/**
+ * Moves when an ad hoc license ends (v2 `PUT /licenses/:uuid {endTime}`); a seat of a
+ * subscription ends with its subscription's period, so it is a conflict; the end must lie ahead.
+ */
+export function setLicenseEnd(license: License, endTime: Date, now: Date): License {
+  if (license.status === 'CANCELED') fail(ErrorCodes.LICENSE_CANCELED, 'a canceled license cannot be changed');
+  if (license.subscriptionId !== null)
+    fail(ErrorCodes.CONFLICT, `license ${license.id} is a seat of subscription ${license.subscriptionId}: it ends with the subscription`);
+  if (Number.isNaN(endTime.getTime()) || endTime.getTime() <= now.getTime())
+    fail(ErrorCodes.VALIDATION_FAILED, 'endTime must lie in the future', [{ property: 'endTime', error: 'must lie in the future' }]);
+  return { ...license, endTime, updatedAt: now };
+}
+
 export function cancelLicense(license: License, now: Date): License {
   if (license.status === 'CANCELED') fail(ErrorCodes.LICENSE_CANCELED, 'the license is already canceled');
   return { ...license, status: 'CANCELED', cancelAtPeriodEnd: false, endTime: now, updatedAt: now };

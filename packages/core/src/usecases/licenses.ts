@@ -1,7 +1,7 @@
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { Capability, Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
-import { assignGrantee, cancelLicense, createAdHocLicense } from '../domain/license';
+import { assignGrantee, cancelLicense, createAdHocLicense, setLicenseEnd } from '../domain/license';
 import type { LicenseCount, LicenseFilter, Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 
@@ -93,6 +93,18 @@ export class LicenseService {
       }
       await r.licenses.saveMany([...updated.values()]);
       return updates.map((u) => updated.get(u.uuid) as License);
+    });
+  }
+
+  /** One license's grantee and, for an ad hoc license, its end, in one transaction. */
+  async update(tenant: Tenant, id: Id, change: { granteeId: string | null; endTime?: Date }): Promise<License> {
+    const now = this.deps.clock.now();
+    return this.deps.uow.run(async (r) => {
+      const [found] = await r.licenses.getManyForUpdate([id]);
+      let license = assignGrantee(assertAccessible(found, tenant, 'license'), change.granteeId, now);
+      if (change.endTime !== undefined) license = setLicenseEnd(license, change.endTime, now);
+      await r.licenses.saveMany([license]);
+      return license;
     });
   }
 
