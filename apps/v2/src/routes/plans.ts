@@ -1,4 +1,4 @@
-import { arrayOf, ok, parseExpandList, querySchema, resource, route, type Route, type RouteDef } from '@tollgate/http';
+import { arrayOf, ok, parseExpandList, querySchema, resource, route, type RouteDef } from '@tollgate/http';
 import { checkoutLinkQuery, checkoutLinkSchema, Expand, linkRequest } from '@tollgate/app-v1';
 import { fullPlanSchema, planCapabilityFullSchema, planCurrencyFullSchema, planFeatureSchema, planSchema, productSchema } from '../schemas';
 import { planCapabilityViews, planCurrencyViews, planFeatureViews, planView, productView } from '../views';
@@ -135,5 +135,5 @@ export const planRoutes: RouteModule = ({ core: { queries, checkout } }, version
         }),
     }),
     ...v2Only,
-  ]) satisfies Route[];
+  ]);
 };
