@@ -196,6 +196,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           maxSeats: config.maxSeats,
           eventLeaseMs: config.eventLeaseSeconds * 1000,
           checkCacheEntries: config.checkCacheEntries,
+          checkIndexMaxLicenses: config.checkIndexMaxLicenses,
           keyRevalidateMs: Math.max(50, Math.floor(config.changeFeedBoundMs / 2)),
           checkOutageGraceMs: config.checkOutageGraceSeconds * 1000,
           changeFeedBoundMs: config.changeFeedBoundMs,

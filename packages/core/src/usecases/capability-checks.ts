@@ -2,6 +2,7 @@ import { DomainError, ErrorCodes, fail, invalid, isDomainError } from '../errors
 import type { Id, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
+import { LICENSE_STATUSES, LICENSE_STATUS_VALUES } from '../domain/status';
 import { EntitlementCache } from './check-cache';
 import { Lru } from '../support/lru';
 import type { SignedMessage, Signer } from '../ports';
@@ -30,6 +31,9 @@ interface KeptAnswer {
   answer: SignedCheck | null;
 }
 
+/** Rows per batch of the index's streaming read. */
+const INDEX_BATCH = 10_000;
+
 /** Answers kept at most (the hot set of questions; the snapshots hold the rest). */
 const KEPT_ANSWERS = 20_000;
 
@@ -49,6 +53,20 @@ export class CapabilityChecks {
     /** Per-instance entitlement snapshots (never live without a change feed). */
     readonly cache: EntitlementCache = new EntitlementCache(),
   ) {}
+
+  /**
+   * Fills the entitlement cache's index (DESIGN section 11): one streaming read of every granting
+   * license, in batches, in one unit of work (one snapshot) begun after the fill is marked, so a
+   * change committed meanwhile is either read or heard. Nothing when no index is configured.
+   */
+  async fillIndex(): Promise<void> {
+    const generation = this.cache.beginIndex();
+    if (generation === undefined) return;
+    const granting = LICENSE_STATUS_VALUES.filter((s) => LICENSE_STATUSES[s].grantsAccess);
+    const reads = this.deps.readUow ?? this.deps.uow;
+    await reads.run((r) => r.licenses.scanForCheck(granting, INDEX_BATCH, (rows) => this.cache.addToIndex(generation, rows)));
+    this.cache.completeIndex(generation);
+  }
 
   /**
    * The signed capability check; null when the grantees have no capability. Answered from the
