@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { capabilityCheck, EntitlementCache, LICENSE_STATUSES, type CheckIndexRow, type CheckLicense, type LicenseStatus } from '../src';
+import {
+  capabilityCheck,
+  DEFAULT_LIMITS,
+  EntitlementCache,
+  LICENSE_STATUSES,
+  type CheckIndexRow,
+  type CheckLicense,
+  type LicenseStatus,
+} from '../src';
 import { createTestCore, InMemoryUnitOfWork, seedSample, type TestCore } from '../src/testing';
 
 // The check's in-memory index (DESIGN section 11, issue 22): every granting license of every
@@ -206,6 +214,7 @@ describe('an instance with the index', () => {
     b = createTestCore({ uow });
     await b.listen();
   });
+  afterEach(() => jest.restoreAllMocks());
 
   const check = (core: TestCore, granteeIds: string[]) =>
     core.checks.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays: 0, encoding: 'der' });
@@ -231,5 +240,50 @@ describe('an instance with the index', () => {
     await a.licenses.batchUpdate(tenant, [{ uuid: ann?.id as string, granteeId: null }]);
     expect(await check(b, ['ann'])).toBeNull();
     expect(b.checkCache.stats().indexed).toBe(true);
+  });
+
+  const turns = async (n: number) => {
+    for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it('loads a changed grantee again as soon as the feed names it, so the next check reads nothing', async () => {
+    await check(b, ['eve']);
+    await a.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'eve@example.com', granteeId: 'eve' }]);
+    await turns(3);
+    const reads = jest.spyOn(uow, 'read');
+    expect((await check(b, ['eve']))?.capabilities).toEqual((await check(a, ['eve']))?.capabilities);
+    expect(reads.mock.calls.length).toBe(1); // A's check only
+    reads.mockRestore();
+  });
+
+  it('loads the misses of one turn together: one query for every grantee, each answer as if alone', async () => {
+    // A fresh instance without an index: every grantee is a miss.
+    const c = createTestCore({ uow, limits: { ...DEFAULT_LIMITS, checkIndexMaxLicenses: 0 } });
+    await c.listen();
+    await check(c, ['warm-up']);
+    const queried: string[][] = [];
+    const read = uow.read.bind(uow);
+    const spy = jest.spyOn(uow, 'read').mockImplementation((work) =>
+      read((repos) =>
+        work({
+          ...repos,
+          licenses: {
+            ...repos.licenses,
+            findForCheck: (t, p, grantees) => {
+              queried.push([...grantees]);
+              return repos.licenses.findForCheck(t, p, grantees);
+            },
+          },
+        }),
+      ),
+    );
+    const asked = [['bob'], ['cy', 'nobody'], ['dee'], ['bob', 'zed']];
+    const together = await Promise.all(asked.map((g) => check(c, g)));
+    spy.mockRestore();
+    expect(queried).toEqual([['bob', 'cy', 'nobody', 'dee', 'zed']]);
+    const alone = [];
+    for (const g of asked) alone.push(await check(a, g));
+    expect(together.map((x) => x?.capabilities ?? null)).toEqual(alone.map((x) => x?.capabilities ?? null));
+    expect(together.map((x) => x?.capsHashed ?? null)).toEqual(alone.map((x) => x?.capsHashed ?? null));
   });
 });

@@ -1,5 +1,5 @@
 import { DomainError, ErrorCodes, fail, invalid, isDomainError } from '../errors';
-import type { Id, Tenant } from '../model';
+import type { Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
 import { LICENSE_STATUSES, LICENSE_STATUS_VALUES } from '../domain/status';
@@ -29,6 +29,20 @@ interface KeptAnswer {
   /** Until when (ms): the earliest capability end; after it a capability lapses. */
   validUntil: number;
   answer: SignedCheck | null;
+}
+
+/** Grantees one batched load asks for at most (more start another query). */
+const LOAD_BATCH = 500;
+
+interface LoadedLicenses {
+  /** The cache's mark taken just before the read. */
+  mark: number;
+  licenses: License[];
+}
+
+interface PendingLoad {
+  grantees: Set<string>;
+  done: Promise<LoadedLicenses>;
 }
 
 /** Rows per batch of the index's streaming read. */
@@ -66,6 +80,56 @@ export class CapabilityChecks {
     const reads = this.deps.readUow ?? this.deps.uow;
     await reads.run((r) => r.licenses.scanForCheck(granting, INDEX_BATCH, (rows) => this.cache.addToIndex(generation, rows)));
     this.cache.completeIndex(generation);
+  }
+
+  /**
+   * The licenses of these grantees of the product, loaded together with every other load asked
+   * for in the same turn of the event loop (one query per tenant and product: concurrent misses
+   * share it), kept in the cache unless something changed while they were read.
+   */
+  private async loadSnapshots(tenant: Tenant, productId: Id, grantees: readonly string[]): Promise<Map<string, CheckLicense[]>> {
+    const { mark, licenses } = await this.batchedLoad(tenant, productId, grantees);
+    const byGrantee = new Map<string, CheckLicense[]>(grantees.map((g) => [g, []]));
+    for (const l of licenses) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
+    this.cache.storeSnapshots(mark, productId, byGrantee);
+    return byGrantee;
+  }
+
+  private readonly pending = new Map<string, PendingLoad>();
+
+  private batchedLoad(tenant: Tenant, productId: Id, grantees: readonly string[]): Promise<LoadedLicenses> {
+    const key = `${tenant.organisationId}|${tenant.isTest}|${productId}`;
+    let batch = this.pending.get(key);
+    if (batch === undefined || batch.grantees.size + grantees.length > LOAD_BATCH) {
+      const started: PendingLoad = { grantees: new Set(), done: undefined as unknown as Promise<LoadedLicenses> };
+      // Dispatched after the poll phase (setImmediate): every request read in this turn has asked by then.
+      started.done = new Promise<LoadedLicenses>((resolve, reject) =>
+        setImmediate(() => {
+          if (this.pending.get(key) === started) this.pending.delete(key);
+          const mark = this.cache.mark();
+          const reads = this.deps.readUow ?? this.deps.uow;
+          reads
+            .read((r) => r.licenses.findForCheck(tenant, productId, [...started.grantees]))
+            .then((licenses) => resolve({ mark, licenses }), reject);
+        }),
+      );
+      this.pending.set(key, started);
+      batch = started;
+    }
+    for (const g of grantees) batch.grantees.add(g);
+    return batch.done;
+  }
+
+  /**
+   * A license of the grantee changed (the change feed): when the index holds the product, its
+   * snapshot is loaded again at once (batched with the others of this turn), so the next check
+   * finds it in memory. A load that raced another change is not kept (the next check loads it).
+   */
+  refresh(productId: Id, granteeId: string): void {
+    if (!this.cache.indexes(productId)) return;
+    const owner = this.cache.owner(productId);
+    if (!owner) return;
+    this.loadSnapshots({ organisationId: owner.organisationId, isTest: owner.isTest }, productId, [granteeId]).catch(() => undefined);
   }
 
   /**
@@ -135,12 +199,8 @@ export class CapabilityChecks {
     }
     if (missing.length) {
       if (outage) throw outage;
-      const mark = cache.mark();
-      const loaded = await reads.read((r) => r.licenses.findForCheck(tenant, product.id, missing));
-      const byGrantee = new Map<string, CheckLicense[]>(missing.map((g) => [g, []]));
-      for (const l of loaded) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
-      cache.storeSnapshots(mark, product.id, byGrantee);
-      licenses.push(...loaded);
+      const byGrantee = await this.loadSnapshots(tenant, product.id, missing);
+      for (const ls of byGrantee.values()) licenses.push(...ls);
     }
     if (licenses.length === 0) return null;
 

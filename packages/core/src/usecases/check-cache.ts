@@ -121,6 +121,11 @@ export class EntitlementCache {
     return s;
   }
 
+  /** Whether the index answers for the product (and the cache is live). */
+  indexes(productId: Id): boolean {
+    return this.live && this.index?.has(productId) === true;
+  }
+
   /** Keeps the snapshots of a load, unless something was invalidated since `mark`. */
   storeSnapshots(mark: number, productId: Id, byGrantee: ReadonlyMap<string, CheckLicense[]>): void {
     if (!this.live || mark !== this.epoch) return;

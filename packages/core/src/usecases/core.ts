@@ -89,7 +89,11 @@ export function createCore(given: CoreDeps): Core {
     onChange: (change) => {
       if (change.kind === 'apiKey') keyCache.invalidate(change.keyHash);
       else if (change.kind === 'signingKey') signing.forget(change.organisationId);
-      else checkCache.invalidate(change);
+      else {
+        checkCache.invalidate(change);
+        // The index is kept by the feed: what changed is loaded again now, not at the next check.
+        if (change.kind === 'license') checks?.refresh(change.productId, change.granteeId);
+      }
     },
     onGap: () => setLive(false),
     onResume: () => setLive(true),
