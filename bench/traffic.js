@@ -99,6 +99,17 @@ async function writesAndStaleness({ a, b, seeded, fetchText, until, keyA, keyB, 
   return { created, waits, staleAfterFresh };
 }
 
+/** Runs `writesAndStaleness` in a child process for `seconds`; resolves with its result. */
+function probeProcess(args) {
+  const { spawn } = require('node:child_process');
+  const child = spawn(process.execPath, [__filename, 'probe', JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`the staleness probe exited with ${code}`)))),
+  );
+}
+
 async function trafficRows(h) {
   const { startTollgate, startBaseline, load, fetchText, log, withServerDb, seedCheck, SECRET, SECONDS, LICENSES } = h;
   const out = { settings: { seconds: SECONDS, licenses: LICENSES, grantees: Math.floor(LICENSES / 10), connections: 100 } };
@@ -149,20 +160,18 @@ async function trafficRows(h) {
       log('  A: Zipf while licenses are created on B (and staleness)');
       const writer = await fetchText(`${b.base}/licenses/check?productUuid=${seeded.product}&granteeIds=user-1`, { headers });
       if (writer.status !== 200) throw new Error('B does not answer');
-      let done = false;
-      const writes = writesAndStaleness({
-        a,
-        b,
-        seeded,
-        fetchText,
-        until: () => done,
+      // The writer and prober is a process of its own: the load generator's event loop must not delay its clock.
+      const probe = probeProcess({
+        a: a.base,
+        b: b.base,
+        product: seeded.product,
         keyA: seeded.org.readOnlyKey,
         keyB: seeded.org.liveKey,
         plan: seeded.org.keys['plans.notes.team'],
+        seconds: SECONDS,
       });
       out.zipfWhileWriting = await load(a.base, { headers, pathOf: mixed(mixes.zipf, 7919) });
-      done = true;
-      const w = await writes;
+      const w = await probe;
       out.staleness = {
         created: w.created,
         medianMs: quantile(w.waits, 0.5),
@@ -210,3 +219,31 @@ function trafficTable(r) {
 }
 
 module.exports = { trafficRows, trafficTable, zipf, uniform };
+
+if (require.main === module && process.argv[2] === 'probe') {
+  const o = JSON.parse(process.argv[3]);
+  const fetchText = async (url, init) => {
+    const res = await fetch(url, init);
+    return { status: res.status, text: await res.text() };
+  };
+  const end = performance.now() + o.seconds * 1000;
+  writesAndStaleness({
+    a: { base: o.a },
+    b: { base: o.b },
+    seeded: { product: o.product },
+    fetchText,
+    until: () => performance.now() > end,
+    keyA: o.keyA,
+    keyB: o.keyB,
+    plan: o.plan,
+  }).then(
+    (r) => {
+      process.stdout.write(JSON.stringify(r));
+      process.exit(0);
+    },
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

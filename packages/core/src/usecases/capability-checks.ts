@@ -31,6 +31,10 @@ interface KeptAnswer {
   answer: SignedCheck | null;
 }
 
+/** Bits of the admission filter of kept answers, and first sightings before it is cleared. */
+const ADMISSION_SLOTS = 1 << 17;
+const ADMISSION_WINDOW = 1 << 15;
+
 /** Grantees one batched load asks for at most (more start another query). */
 const LOAD_BATCH = 500;
 
@@ -80,6 +84,29 @@ export class CapabilityChecks {
     const reads = this.deps.readUow ?? this.deps.uow;
     await reads.run((r) => r.licenses.scanForCheck(granting, INDEX_BATCH, (rows) => this.cache.addToIndex(generation, rows)));
     this.cache.completeIndex(generation);
+  }
+
+  /** Which questions were asked lately (a bit per hash of the question, cleared every `ADMISSION_WINDOW` first sightings). */
+  private readonly asked = new Uint8Array(ADMISSION_SLOTS);
+  private sightings = 0;
+
+  /**
+   * Whether an answer is worth keeping: until the kept answers first fill, always; then only for a
+   * question asked before lately. Long-tailed traffic asks most questions once: keeping each would
+   * evict a kept one per check, and every evicted answer is garbage the old generation must collect.
+   */
+  private admit(question: string): boolean {
+    if (this.answers.size < KEPT_ANSWERS / 2) return true;
+    let h = 0x811c9dc5;
+    for (let i = 0; i < question.length; i++) h = Math.imul(h ^ question.charCodeAt(i), 0x01000193);
+    const slot = (h >>> 0) % ADMISSION_SLOTS;
+    if (this.asked[slot] === 1) return true;
+    this.asked[slot] = 1;
+    if (++this.sightings >= ADMISSION_WINDOW) {
+      this.asked.fill(0);
+      this.sightings = 0;
+    }
+    return false;
   }
 
   /**
@@ -220,13 +247,14 @@ export class CapabilityChecks {
     }
     const result = capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });
     if (result.capabilities.length === 0) {
-      if (question !== undefined) this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
+      if (question !== undefined && this.admit(question))
+        this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
       return null;
     }
     const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding, fromMemory: stale });
     const answer: SignedCheck = { ...result, ...signed };
     const key = this.signer.heldKey?.(tenant.organisationId);
-    if (question !== undefined && key !== undefined) {
+    if (question !== undefined && key !== undefined && this.admit(question)) {
       const validUntil = Math.min(...Object.values(result.capabilitiesEndDates).map((d) => d.getTime()));
       this.answers.set(question, { snapshots, key, validUntil, answer });
     }
