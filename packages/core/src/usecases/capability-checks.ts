@@ -32,8 +32,8 @@ interface KeptAnswer {
 }
 
 /** Bits of the admission filter of kept answers, and first sightings before it is cleared. */
-const ADMISSION_SLOTS = 1 << 17;
-const ADMISSION_WINDOW = 1 << 15;
+const ADMISSION_SLOTS = 1 << 16;
+const ADMISSION_WINDOW = 1 << 12;
 
 /** Grantees one batched load asks for at most (more start another query). */
 const LOAD_BATCH = 500;
@@ -53,7 +53,7 @@ interface PendingLoad {
 const INDEX_BATCH = 10_000;
 
 /** Answers kept at most (the hot set of questions; the snapshots hold the rest). */
-const KEPT_ANSWERS = 20_000;
+const KEPT_ANSWERS = 2_000;
 
 /** The capability check: "what may these grantees do?", signed, answered from memory once warm. */
 export class CapabilityChecks {
