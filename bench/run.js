@@ -13,7 +13,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const net = require('node:net');
-const { spawn } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 const { seedCheck } = require('./seed');
@@ -484,6 +484,8 @@ function writeSection(name, body) {
   const until = text.indexOf(end);
   if (at < 0 || until < 0) throw new Error(`docs/benchmarks.md lacks the ${name} markers`);
   fs.writeFileSync(file, `${text.slice(0, at + begin.length)}\n${body}\n${text.slice(until)}`);
+  // The tables as the repository's formatter writes them (lint checks docs too).
+  execFileSync(process.execPath, [require.resolve('prettier/bin/prettier.cjs'), '--write', file], { stdio: 'ignore' });
 }
 
 main().then(
