@@ -192,6 +192,13 @@ describe('the check index', () => {
     expect(cache.completeIndex(generation)).toBe(false);
     expect(cache.stats().indexed).toBe(false);
     expect(new EntitlementCache(100, 0).beginIndex()).toBeUndefined();
+    // A read that failed: nothing kept, nothing noted any more.
+    const failed = cache.beginIndex() as number;
+    cache.addToIndex(failed, [row('ann')]);
+    cache.abandonIndex(failed);
+    expect(cache.addToIndex(failed, [row('bob')])).toBe(false);
+    expect(cache.completeIndex(failed)).toBe(false);
+    expect(cache.stats().indexed).toBe(false);
   });
 });
 

@@ -82,7 +82,13 @@ export class CapabilityChecks {
     if (generation === undefined) return;
     const granting = LICENSE_STATUS_VALUES.filter((s) => LICENSE_STATUSES[s].grantsAccess);
     const reads = this.deps.readUow ?? this.deps.uow;
-    await reads.run((r) => r.licenses.scanForCheck(granting, INDEX_BATCH, (rows) => this.cache.addToIndex(generation, rows)));
+    try {
+      await reads.run((r) => r.licenses.scanForCheck(granting, INDEX_BATCH, (rows) => this.cache.addToIndex(generation, rows)));
+    } catch (e) {
+      // No index (the LRU answers) until the next resume fills one.
+      this.cache.abandonIndex(generation);
+      throw e;
+    }
     this.cache.completeIndex(generation);
   }
 

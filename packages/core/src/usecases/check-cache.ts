@@ -212,6 +212,11 @@ export class EntitlementCache {
     return true;
   }
 
+  /** The read failed: forget what it read and what it noted. */
+  abandonIndex(generation: number): void {
+    if (this.filling?.generation === generation) this.filling = undefined;
+  }
+
   /** The read is over: the index answers from now on, but for what changed while it was read. False when superseded or too big. */
   completeIndex(generation: number): boolean {
     const f = this.filling;
