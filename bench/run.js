@@ -7,16 +7,18 @@
 //
 // Environment: BENCH_DATABASE_URL (a server URL whose databases the run may create and drop;
 // default postgres://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (per measurement, default 10),
-// BENCH_LICENSES (default 1000000), BENCH_SKIP_PGLITE=1, BENCH_ONLY=webhooks (only the webhook rows).
+// BENCH_LICENSES (default 1000000), BENCH_SKIP_PGLITE=1, BENCH_ONLY=webhooks (only the webhook rows),
+// BENCH_ONLY=check-traffic or `--only check-traffic` (only the rows of the check under real traffic).
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const net = require('node:net');
-const { spawn } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 const { seedCheck } = require('./seed');
 const { webhookRows, webhookTable } = require('./webhooks');
+const { trafficRows, trafficTable } = require('./traffic');
 
 const ROOT = path.join(__dirname, '..');
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -27,6 +29,7 @@ const CONNECTIONS = 100;
 const SECRET = 'benchmark master secret, not for production';
 
 const log = (...a) => console.error(...a);
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : process.env.BENCH_ONLY;
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -62,21 +65,29 @@ async function withServerDb(name, fn) {
 
 /** A child process that prints a line once it listens; resolves with it and a peak-RSS sampler. */
 async function startProcess(args, env, ready) {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // An `undefined` in `env` removes the variable (the server's default applies).
+  const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([, v]) => v !== undefined));
+  const spawned = performance.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stderr.on('data', (d) => (out += d));
+  // Output is kept until the process is ready, then read and dropped (request logs are many lines).
+  let keep = true;
+  child.stderr.on('data', (d) => keep && (out += d));
   const line = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${out}`)), 120_000);
     child.stdout.on('data', (d) => {
+      if (!keep) return;
       out += d;
       const m = ready.exec(out);
       if (m) {
         clearTimeout(timer);
+        keep = false;
         resolve(m);
       }
     });
     child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${out}`)));
   });
+  const readyMs = performance.now() - spawned;
   let peak = 0;
   const rss = () => {
     try {
@@ -90,6 +101,7 @@ async function startProcess(args, env, ready) {
   const sampler = setInterval(rss, 100);
   return {
     match: line,
+    readyMs,
     rss,
     peakRss: () => peak,
     resetPeak: () => (peak = rss()),
@@ -277,8 +289,23 @@ async function webhooksOnly() {
   console.log(webhookTable(r));
 }
 
+/** The check under real traffic (issue 22): two default-configured instances, long-tailed mixes, staleness. */
+async function checkTraffic() {
+  const r = await trafficRows({ startTollgate, startBaseline, load, fetchText, log, withServerDb, seedCheck, SECRET, SECONDS, LICENSES });
+  return { date: new Date().toISOString(), ...r };
+}
+
+function writeTraffic(r) {
+  const file = path.join(__dirname, 'results', 'check-traffic.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
+  writeSection('bench-check-traffic', trafficTable(r));
+  console.log(trafficTable(r));
+}
+
 async function main() {
-  if (process.env.BENCH_ONLY === 'webhooks') return webhooksOnly();
+  if (ONLY === 'webhooks') return webhooksOnly();
+  if (ONLY === 'check-traffic') return writeTraffic(await checkTraffic());
   const started = Date.now();
   const results = {
     date: new Date().toISOString(),
@@ -361,6 +388,8 @@ async function main() {
 
   log('webhook delivery:');
   results.webhooks = await webhookRows(log);
+  log('the check under real traffic:');
+  const traffic = await checkTraffic();
   results.ratios = ratios(results);
   results.seconds = Math.round((Date.now() - started) / 1000);
   fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
@@ -369,6 +398,7 @@ async function main() {
   writeSection('bench-webhooks', webhookTable(results.webhooks));
   console.log(table(results));
   console.log(webhookTable(results.webhooks));
+  writeTraffic(traffic);
 }
 
 const ratio = (a, b) => Number((a / b).toFixed(2));
@@ -454,6 +484,8 @@ function writeSection(name, body) {
   const until = text.indexOf(end);
   if (at < 0 || until < 0) throw new Error(`docs/benchmarks.md lacks the ${name} markers`);
   fs.writeFileSync(file, `${text.slice(0, at + begin.length)}\n${body}\n${text.slice(until)}`);
+  // The tables as the repository's formatter writes them (lint checks docs too).
+  execFileSync(process.execPath, [require.resolve('prettier/bin/prettier.cjs'), '--write', file], { stdio: 'ignore' });
 }
 
 main().then(

@@ -11,11 +11,15 @@ async function main(): Promise<number> {
     return await runCli(
       argv,
       async () =>
-        (runtime ??= await createRuntime(loadConfig(), {
-          skipMigrations: argv[0] === 'migrate',
-          lockAs: ['tollgate', ...argv.filter((a) => !a.startsWith('-')).slice(0, 2)].join(' '),
-          logger: { info: () => undefined, error: (m: string) => console.error(`tollgate: ${m}`) },
-        })),
+        // A command answers no checks: no in-memory index of every license to read at start.
+        (runtime ??= await createRuntime(
+          { ...loadConfig(), checkIndexMaxLicenses: 0 },
+          {
+            skipMigrations: argv[0] === 'migrate',
+            lockAs: ['tollgate', ...argv.filter((a) => !a.startsWith('-')).slice(0, 2)].join(' '),
+            logger: { info: () => undefined, error: (m: string) => console.error(`tollgate: ${m}`) },
+          },
+        )),
       { out: (l) => console.log(l), err: (l) => console.error(l) },
     );
   } finally {

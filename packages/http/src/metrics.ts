@@ -54,6 +54,16 @@ export class ServerMetrics {
     cache('tollgate_check_cache_hits', 'Entitlement snapshots answered from memory since the start', (s) => s.hits);
     cache('tollgate_check_cache_misses', 'Entitlement snapshots loaded from the database since the start', (s) => s.misses);
     cache('tollgate_check_cache_entries', 'Entitlement snapshots held now', (s) => s.entries);
+    cache(
+      'tollgate_check_index_licenses',
+      "Licenses (one per grantee, product and plan) the check's in-memory index holds now",
+      (s) => s.indexedLicenses,
+    );
+    cache(
+      'tollgate_check_index_in_use',
+      "1 while the check's in-memory index answers (filled, within CHECK_INDEX_MAX_LICENSES), 0 while the LRU does",
+      (s) => (s.indexed ? 1 : 0),
+    );
     cache('tollgate_check_cache_live', '1 while the change feed is listening (caches trusted), 0 while checks read the database', (s) =>
       s.live ? 1 : 0,
     );

@@ -17,6 +17,8 @@ export interface Config {
   metricsToken?: string;
   /** Entitlement snapshots one instance keeps (`CHECK_CACHE_ENTRIES`). */
   checkCacheEntries: number;
+  /** Licenses (one per grantee, product and plan) the check's in-memory index may hold (`CHECK_INDEX_MAX_LICENSES`; 0: no index). */
+  checkIndexMaxLicenses: number;
   /**
    * How long a revoked key or changed license may still be honoured from memory at most
    * (`CHANGE_FEED_BOUND_MS`): the change feed must prove it is alive within it (heartbeats every
@@ -137,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     databaseReadUrl,
     checkCacheEntries: whole('CHECK_CACHE_ENTRIES', 200_000, 1),
+    checkIndexMaxLicenses: whole('CHECK_INDEX_MAX_LICENSES', 1_000_000, 0),
     changeFeedBoundMs: whole('CHANGE_FEED_BOUND_MS', 1000, 100, 60_000),
     checkOutageGraceSeconds: whole('CHECK_OUTAGE_GRACE_SECONDS', 60, 0, 86_400),
     metricsToken: text('METRICS_TOKEN'),

@@ -34,7 +34,7 @@ import { HttpWebhookSender, StandardWebhookSigner } from '@tollgate/adapter-webh
 import type { Config } from './config';
 import { lockDataDir } from './data-lock';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
-import { createLogger } from './logger';
+import { createLogger, type ProcessLogger } from './logger';
 
 /** Inversify tokens: one Symbol per port; bound and resolved in this file only. */
 const T = {
@@ -196,6 +196,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           maxSeats: config.maxSeats,
           eventLeaseMs: config.eventLeaseSeconds * 1000,
           checkCacheEntries: config.checkCacheEntries,
+          checkIndexMaxLicenses: config.checkIndexMaxLicenses,
           keyRevalidateMs: Math.max(50, Math.floor(config.changeFeedBoundMs / 2)),
           checkOutageGraceMs: config.checkOutageGraceSeconds * 1000,
           changeFeedBoundMs: config.changeFeedBoundMs,
@@ -269,6 +270,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await replica?.close();
       await database.close();
       unlock();
+      // The request log is buffered: what is held is written before the process exits.
+      await (logger as Partial<ProcessLogger>).flush?.();
     },
   };
 }

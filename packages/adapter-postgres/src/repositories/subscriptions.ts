@@ -1,4 +1,5 @@
 import type {
+  CheckIndexRow,
   DomainEvent,
   EventRepository,
   License,
@@ -237,6 +238,29 @@ export function licenseRepository(db: Db): LicenseRepository {
               .execute()
           ).map(toLicense)
         : [],
+    scanForCheck: async (statuses, batch, visit) => {
+      // A cursor of this transaction: one snapshot, reduced by the database (one row per grantee,
+      // product and plan: 100 000 rows for 1 000 000 licenses), `batch` rows at a time, in the
+      // port's shape (no copy per row), ends as numbers (no date parsing; floor: postgres-date's truncation).
+      await sql`set local work_mem = '64MB'`.execute(db);
+      await sql`
+        declare tollgate_check_index no scroll cursor for
+        select l.product_id as "productId", l.grantee_id as "granteeId", l.plan_id as "planId", min(l.status) as status,
+          case when bool_or(l.end_time is null) then null else floor(extract(epoch from max(l.end_time)) * 1000)::float8 end as "endMs"
+        from licenses l
+        join products p on p.id = l.product_id and p.organisation_id = l.organisation_id and p.is_test = l.is_test
+        where l.grantee_id is not null and l.status = any(${[...statuses]}::text[])
+        group by l.product_id, l.grantee_id, l.plan_id`.execute(db);
+      try {
+        for (;;) {
+          const { rows } =
+            await sql<CheckIndexRow>`fetch ${sql.raw(String(Math.max(1, Math.floor(batch))))} from tollgate_check_index`.execute(db);
+          if (rows.length === 0 || !visit(rows)) return;
+        }
+      } finally {
+        await sql`close tollgate_check_index`.execute(db).catch(() => undefined);
+      }
+    },
     saveMany: (ls) => upsert(db, 'licenses', ls.map(licenseRow)),
     deleteMany: async (ids) => {
       for (const chunk of chunks(ids, 1)) await db.deleteFrom('licenses').where('id', 'in', chunk).execute();

@@ -54,6 +54,10 @@ export function capabilityCheck({ licenses, productId, granteeIds, capabilitiesB
   };
 }
 
+/** Whether license `l` ends after `kept` (no end beats any end): the one a reduced snapshot keeps per plan. */
+export const endsLater = (l: Pick<CheckLicense, 'endTime'>, kept: Pick<CheckLicense, 'endTime'>): boolean =>
+  kept.endTime !== null && (l.endTime === null || l.endTime > kept.endTime);
+
 /**
  * One grantee's licenses of one product reduced to what the check can tell apart: per plan, the
  * license that grants access and ends last (no end beats any end). A capability's end is the
@@ -71,8 +75,8 @@ export function reduceSnapshot(
   for (const l of licenses) {
     if (l.productId !== productId || l.granteeId !== granteeId || !LICENSE_STATUSES[l.status].grantsAccess) continue;
     const kept = byPlan.get(l.planId);
-    const later = !kept || (kept.endTime !== null && (l.endTime === null || l.endTime > kept.endTime));
-    if (later) byPlan.set(l.planId, { productId, planId: same(l.planId), granteeId, status: l.status, endTime: l.endTime });
+    if (!kept || endsLater(l, kept))
+      byPlan.set(l.planId, { productId, planId: same(l.planId), granteeId, status: l.status, endTime: l.endTime });
   }
   return [...byPlan.values()];
 }

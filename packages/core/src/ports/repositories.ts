@@ -210,6 +210,9 @@ export interface LicenseCount {
   unassigned: number;
 }
 
+/** One license as the check's in-memory index reads it (its end as epoch milliseconds: no date per row). */
+export type CheckIndexRow = Pick<License, 'productId' | 'planId' | 'status'> & { granteeId: string; endMs: number | null };
+
 export interface LicenseRepository {
   /** The license, if any. */
   get(id: Id): Promise<License | undefined>;
@@ -225,6 +228,15 @@ export interface LicenseRepository {
   count(tenant: Tenant, filter: LicenseFilter): Promise<LicenseCount>;
   /** The tenant's licenses of the product held by any of the grantees (the hot path of the check). */
   findForCheck(tenant: Tenant, productId: Id, granteeIds: string[]): Promise<License[]>;
+  /**
+   * Every license that grants access (`statuses`) and has a grantee, of every product, in the
+   * tenant of its product (what `findForCheck` would find for the product's own tenant), reduced
+   * to one row per product, grantee and plan: the latest end (null: one of them does not end) and
+   * one of their statuses (all grant access). One streaming read in batches of at most `batch`
+   * rows (a cursor: one consistent snapshot; run it in a unit of work); `visit` returning false
+   * stops it. For the check's in-memory index.
+   */
+  scanForCheck(statuses: readonly string[], batch: number, visit: (rows: CheckIndexRow[]) => boolean): Promise<void>;
   /** Inserts or updates each license by id. */
   saveMany(licenses: License[]): Promise<void>;
   /** Removes the licenses. */

@@ -1,49 +1,73 @@
 /**
- * A map that keeps at most `capacity` entries, dropping the least recently used: bounded memory for
- * the per-instance caches (a Map keeps insertion order, so re-inserting on use moves a key last).
+ * A map that keeps at most `capacity` entries, dropping those not used for longest: bounded memory
+ * for the per-instance caches. Segmented rather than exact: entries live in a recent and an older
+ * generation (each at most half the capacity); a hit in the recent one changes nothing (a check
+ * answered from memory must not rebuild a hash table: every rebuilt table is old-generation
+ * garbage, which made the server's RSS grow under load), a hit in the older one moves the entry to
+ * the recent one, and when the recent one is full the older one is dropped whole.
  */
 export class Lru<K, V> {
-  private readonly map = new Map<K, V>();
+  private recent = new Map<K, V>();
+  private older = new Map<K, V>();
+  private readonly half: number;
 
-  constructor(readonly capacity: number) {}
+  constructor(readonly capacity: number) {
+    this.half = Math.max(1, Math.floor(capacity / 2));
+  }
 
   get(key: K): V | undefined {
-    const value = this.map.get(key);
-    if (value === undefined) return undefined;
-    this.map.delete(key);
-    this.map.set(key, value);
-    return value;
+    const value = this.recent.get(key);
+    if (value !== undefined) return value;
+    const old = this.older.get(key);
+    if (old === undefined) return undefined;
+    this.older.delete(key);
+    this.add(key, old);
+    return old;
   }
 
   /** The value without marking it used. */
   peek(key: K): V | undefined {
-    return this.map.get(key);
+    return this.recent.get(key) ?? this.older.get(key);
   }
 
   set(key: K, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+    if (this.recent.has(key)) {
+      this.recent.set(key, value);
+      return;
+    }
+    this.older.delete(key);
+    this.add(key, value);
+  }
+
+  private add(key: K, value: V): void {
+    this.recent.set(key, value);
+    if (this.recent.size >= this.half) {
+      this.older = this.recent;
+      this.recent = new Map();
+    }
   }
 
   delete(key: K): boolean {
-    return this.map.delete(key);
+    return this.recent.delete(key) || this.older.delete(key);
   }
 
   clear(): void {
-    this.map.clear();
+    this.recent.clear();
+    this.older.clear();
   }
 
   get size(): number {
-    return this.map.size;
+    return this.recent.size + this.older.size;
   }
 
-  /** Every entry, least recently used first (without marking any used). */
-  entries(): IterableIterator<[K, V]> {
-    return this.map.entries();
+  /** Every entry, the older generation first (without marking any used). */
+  *entries(): IterableIterator<[K, V]> {
+    yield* this.older.entries();
+    yield* this.recent.entries();
   }
 
-  keys(): IterableIterator<K> {
-    return this.map.keys();
+  *keys(): IterableIterator<K> {
+    yield* this.older.keys();
+    yield* this.recent.keys();
   }
 }

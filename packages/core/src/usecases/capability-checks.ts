@@ -1,7 +1,8 @@
 import { DomainError, ErrorCodes, fail, invalid, isDomainError } from '../errors';
-import type { Id, Tenant } from '../model';
+import type { Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
+import { LICENSE_STATUSES, LICENSE_STATUS_VALUES } from '../domain/status';
 import { EntitlementCache } from './check-cache';
 import { Lru } from '../support/lru';
 import type { SignedMessage, Signer } from '../ports';
@@ -30,8 +31,29 @@ interface KeptAnswer {
   answer: SignedCheck | null;
 }
 
+/** Bits of the admission filter of kept answers, and first sightings before it is cleared. */
+const ADMISSION_SLOTS = 1 << 16;
+const ADMISSION_WINDOW = 1 << 12;
+
+/** Grantees one batched load asks for at most (more start another query). */
+const LOAD_BATCH = 500;
+
+interface LoadedLicenses {
+  /** The cache's mark taken just before the read. */
+  mark: number;
+  licenses: License[];
+}
+
+interface PendingLoad {
+  grantees: Set<string>;
+  done: Promise<LoadedLicenses>;
+}
+
+/** Rows per batch of the index's streaming read. */
+const INDEX_BATCH = 10_000;
+
 /** Answers kept at most (the hot set of questions; the snapshots hold the rest). */
-const KEPT_ANSWERS = 20_000;
+const KEPT_ANSWERS = 2_000;
 
 /** The capability check: "what may these grantees do?", signed, answered from memory once warm. */
 export class CapabilityChecks {
@@ -49,6 +71,99 @@ export class CapabilityChecks {
     /** Per-instance entitlement snapshots (never live without a change feed). */
     readonly cache: EntitlementCache = new EntitlementCache(),
   ) {}
+
+  /**
+   * Fills the entitlement cache's index (DESIGN section 11): one streaming read of every granting
+   * license, in batches, in one unit of work (one snapshot) begun after the fill is marked, so a
+   * change committed meanwhile is either read or heard. Nothing when no index is configured.
+   */
+  async fillIndex(): Promise<void> {
+    const generation = this.cache.beginIndex();
+    if (generation === undefined) return;
+    const granting = LICENSE_STATUS_VALUES.filter((s) => LICENSE_STATUSES[s].grantsAccess);
+    const reads = this.deps.readUow ?? this.deps.uow;
+    try {
+      await reads.run((r) => r.licenses.scanForCheck(granting, INDEX_BATCH, (rows) => this.cache.addToIndex(generation, rows)));
+    } catch (e) {
+      // No index (the LRU answers) until the next resume fills one.
+      this.cache.abandonIndex(generation);
+      throw e;
+    }
+    this.cache.completeIndex(generation);
+  }
+
+  /** Which questions were asked lately (a bit per hash of the question, cleared every `ADMISSION_WINDOW` first sightings). */
+  private readonly asked = new Uint8Array(ADMISSION_SLOTS);
+  private sightings = 0;
+
+  /**
+   * Whether an answer is worth keeping: until the kept answers first fill, always; then only for a
+   * question asked before lately. Long-tailed traffic asks most questions once: keeping each would
+   * evict a kept one per check, and every evicted answer is garbage the old generation must collect.
+   */
+  private admit(question: string): boolean {
+    if (this.answers.size < KEPT_ANSWERS / 2) return true;
+    let h = 0x811c9dc5;
+    for (let i = 0; i < question.length; i++) h = Math.imul(h ^ question.charCodeAt(i), 0x01000193);
+    const slot = (h >>> 0) % ADMISSION_SLOTS;
+    if (this.asked[slot] === 1) return true;
+    this.asked[slot] = 1;
+    if (++this.sightings >= ADMISSION_WINDOW) {
+      this.asked.fill(0);
+      this.sightings = 0;
+    }
+    return false;
+  }
+
+  /**
+   * The licenses of these grantees of the product, loaded together with every other load asked
+   * for in the same turn of the event loop (one query per tenant and product: concurrent misses
+   * share it), kept in the cache unless something changed while they were read.
+   */
+  private async loadSnapshots(tenant: Tenant, productId: Id, grantees: readonly string[]): Promise<Map<string, CheckLicense[]>> {
+    const { mark, licenses } = await this.batchedLoad(tenant, productId, grantees);
+    const byGrantee = new Map<string, CheckLicense[]>(grantees.map((g) => [g, []]));
+    for (const l of licenses) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
+    this.cache.storeSnapshots(mark, productId, byGrantee);
+    return byGrantee;
+  }
+
+  private readonly pending = new Map<string, PendingLoad>();
+
+  private batchedLoad(tenant: Tenant, productId: Id, grantees: readonly string[]): Promise<LoadedLicenses> {
+    const key = `${tenant.organisationId}|${tenant.isTest}|${productId}`;
+    let batch = this.pending.get(key);
+    if (batch === undefined || batch.grantees.size + grantees.length > LOAD_BATCH) {
+      const started: PendingLoad = { grantees: new Set(), done: undefined as unknown as Promise<LoadedLicenses> };
+      // Dispatched after the poll phase (setImmediate): every request read in this turn has asked by then.
+      started.done = new Promise<LoadedLicenses>((resolve, reject) =>
+        setImmediate(() => {
+          if (this.pending.get(key) === started) this.pending.delete(key);
+          const mark = this.cache.mark();
+          const reads = this.deps.readUow ?? this.deps.uow;
+          reads
+            .read((r) => r.licenses.findForCheck(tenant, productId, [...started.grantees]))
+            .then((licenses) => resolve({ mark, licenses }), reject);
+        }),
+      );
+      this.pending.set(key, started);
+      batch = started;
+    }
+    for (const g of grantees) batch.grantees.add(g);
+    return batch.done;
+  }
+
+  /**
+   * A license of the grantee changed (the change feed): when the index holds the product, its
+   * snapshot is loaded again at once (batched with the others of this turn), so the next check
+   * finds it in memory. A load that raced another change is not kept (the next check loads it).
+   */
+  refresh(productId: Id, granteeId: string): void {
+    if (!this.cache.indexes(productId)) return;
+    const owner = this.cache.owner(productId);
+    if (!owner) return;
+    this.loadSnapshots({ organisationId: owner.organisationId, isTest: owner.isTest }, productId, [granteeId]).catch(() => undefined);
+  }
 
   /**
    * The signed capability check; null when the grantees have no capability. Answered from the
@@ -117,12 +232,8 @@ export class CapabilityChecks {
     }
     if (missing.length) {
       if (outage) throw outage;
-      const mark = cache.mark();
-      const loaded = await reads.read((r) => r.licenses.findForCheck(tenant, product.id, missing));
-      const byGrantee = new Map<string, CheckLicense[]>(missing.map((g) => [g, []]));
-      for (const l of loaded) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
-      cache.storeSnapshots(mark, product.id, byGrantee);
-      licenses.push(...loaded);
+      const byGrantee = await this.loadSnapshots(tenant, product.id, missing);
+      for (const ls of byGrantee.values()) licenses.push(...ls);
     }
     if (licenses.length === 0) return null;
 
@@ -142,13 +253,14 @@ export class CapabilityChecks {
     }
     const result = capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });
     if (result.capabilities.length === 0) {
-      if (question !== undefined) this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
+      if (question !== undefined && this.admit(question))
+        this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
       return null;
     }
     const signed = await this.signer.sign(tenant.organisationId, result.capsHashed, { encoding: req.encoding, fromMemory: stale });
     const answer: SignedCheck = { ...result, ...signed };
     const key = this.signer.heldKey?.(tenant.organisationId);
-    if (question !== undefined && key !== undefined) {
+    if (question !== undefined && key !== undefined && this.admit(question)) {
       const validUntil = Math.min(...Object.values(result.capabilitiesEndDates).map((d) => d.getTime()));
       this.answers.set(question, { snapshots, key, validUntil, answer });
     }

@@ -1,15 +1,23 @@
 import type { Id, Owned } from '../model';
 import { Lru } from '../support/lru';
 import { reduceSnapshot, type CheckLicense } from '../domain/check';
-import type { CacheInvalidation } from '../ports';
+import type { CacheInvalidation, CheckIndexRow } from '../ports';
 
 /** Entries the entitlement cache keeps unless configured otherwise (`CHECK_CACHE_ENTRIES`). */
 export const DEFAULT_CHECK_CACHE_ENTRIES = 200_000;
 
+/** Licenses the check's index holds at most unless configured otherwise (`CHECK_INDEX_MAX_LICENSES`). */
+export const DEFAULT_CHECK_INDEX_MAX_LICENSES = 1_000_000;
+
 export interface CacheStats {
   hits: number;
   misses: number;
+  /** Snapshots held: in the LRU, plus the grantees of the index. */
   entries: number;
+  /** Licenses (reduced: one per grantee and plan) the index holds; 0 when there is none. */
+  indexedLicenses: number;
+  /** Whether the index of every granting license is in use (misses are then rare). */
+  indexed: boolean;
   /** Whether the caches are trusted (the instance hears every change). */
   live: boolean;
   /** Checks answered from memory while the database did not answer (the outage grace). */
@@ -17,6 +25,24 @@ export interface CacheStats {
 }
 
 type ProductOwnership = Owned & { archivedAt: Date | null };
+
+/** "No license": what the index answers for a grantee it holds nothing for (one object: kept answers compare by identity). */
+const NONE: readonly CheckLicense[] = Object.freeze([]);
+
+/** An index being filled: what it has read so far, and what changed meanwhile. */
+interface Filling {
+  generation: number;
+  products: Map<Id, Map<string, CheckLicense[]>>;
+  licenses: number;
+  /** Invalidated while filling (`product|grantee`): read before or after the change, unknown. */
+  dirty: Set<string>;
+  dirtyProducts: Set<Id>;
+  /** End times read so far, one Date object per instant (many licenses end at the same instant). */
+  ends: Map<number, Date>;
+}
+
+/** Distinct end instants whose Date objects the index shares (bounded: a map of them lives while filling). */
+const DISTINCT_ENDS_SHARED = 100_000;
 
 /**
  * The cache policy of the capability check (DESIGN section 11), pure: an entitlement snapshot per
@@ -54,8 +80,25 @@ export class EntitlementCache {
   private hits = 0;
   private misses = 0;
   private fromMemory = 0;
+  /**
+   * The index (DESIGN section 11): every granting license of every product it holds, reduced per
+   * grantee as a snapshot; a grantee it holds nothing for has no license, except the keys in
+   * `unknown` (changed since it was read, not loaded again yet: misses). Products absent from it
+   * (none of their licenses at fill time, or their plans changed since) use the LRU.
+   */
+  private index: Map<Id, Map<string, readonly CheckLicense[]>> | undefined;
+  private readonly unknown = new Set<string>();
+  private indexedLicenses = 0;
+  private indexedGrantees = 0;
+  private filling: Filling | undefined;
+  private generation = 0;
+  private readonly statuses = new Map<string, CheckLicense['status']>();
 
-  constructor(capacity = DEFAULT_CHECK_CACHE_ENTRIES) {
+  /** `maxIndexLicenses`: the index is given up (the LRU answers) past this many reduced licenses; 0: no index. */
+  constructor(
+    capacity = DEFAULT_CHECK_CACHE_ENTRIES,
+    readonly maxIndexLicenses = 0,
+  ) {
     this.snapshots = new Lru(capacity);
   }
 
@@ -67,20 +110,135 @@ export class EntitlementCache {
   /** `stale`: read what is held even while untrusted (a check answered during a database outage). */
   snapshot(productId: Id, granteeId: string, stale = false): readonly CheckLicense[] | undefined {
     if (!this.live && !stale) return undefined;
-    const s = this.snapshots.get(`${productId}|${granteeId}`);
+    const grantees = this.index?.get(productId);
+    let s: readonly CheckLicense[] | undefined;
+    if (grantees !== undefined) {
+      // While untrusted (a database outage), only what the index holds answers: an absence is not held.
+      if (!this.unknown.has(`${productId}|${granteeId}`)) s = grantees.get(granteeId) ?? (this.live ? NONE : undefined);
+    } else s = this.snapshots.get(`${productId}|${granteeId}`);
     if (s) this.hits++;
     else this.misses++;
     return s;
   }
 
+  /** Whether the index answers for the product (and the cache is live). */
+  indexes(productId: Id): boolean {
+    return this.live && this.index?.has(productId) === true;
+  }
+
   /** Keeps the snapshots of a load, unless something was invalidated since `mark`. */
   storeSnapshots(mark: number, productId: Id, byGrantee: ReadonlyMap<string, CheckLicense[]>): void {
     if (!this.live || mark !== this.epoch) return;
+    const grantees = this.index?.get(productId);
     for (const [grantee, licenses] of byGrantee) {
       // Only what the check can tell apart is kept: per plan, the granting license that ends last
       // (a status change is itself an invalidation). Plan ids are shared between snapshots.
-      this.snapshots.set(`${productId}|${grantee}`, reduceSnapshot(licenses, productId, grantee, this.samePlanId));
+      const reduced = reduceSnapshot(licenses, productId, grantee, this.samePlanId);
+      if (grantees === undefined) {
+        this.snapshots.set(`${productId}|${grantee}`, reduced);
+        continue;
+      }
+      this.unknown.delete(`${productId}|${grantee}`);
+      this.forget(grantees, grantee);
+      if (reduced.length > 0) {
+        grantees.set(grantee, reduced);
+        this.indexedGrantees++;
+        this.indexedLicenses += reduced.length;
+      }
     }
+    if (this.indexedLicenses > this.maxIndexLicenses) this.dropIndex();
+  }
+
+  /** Removes a grantee's snapshot from the index's counts and map. */
+  private forget(grantees: Map<string, readonly CheckLicense[]>, grantee: string): void {
+    const held = grantees.get(grantee);
+    if (held === undefined) return;
+    grantees.delete(grantee);
+    this.indexedGrantees--;
+    this.indexedLicenses -= held.length;
+  }
+
+  private dropIndex(): void {
+    this.index = undefined;
+    this.unknown.clear();
+    this.indexedLicenses = 0;
+    this.indexedGrantees = 0;
+  }
+
+  /**
+   * Starts filling the index (the change feed is heard): the rows read from now on, in one
+   * consistent read begun after this call, are handed to `addToIndex`; changes heard meanwhile are
+   * noted. Undefined when there is nothing to fill (no index configured, or not live).
+   */
+  beginIndex(): number | undefined {
+    if (this.maxIndexLicenses <= 0 || !this.live) return undefined;
+    const generation = ++this.generation;
+    this.filling = { generation, products: new Map(), licenses: 0, dirty: new Set(), dirtyProducts: new Set(), ends: new Map() };
+    return generation;
+  }
+
+  /** Adds rows of the read to the index being filled; false: stop reading (superseded, or past the bound). */
+  addToIndex(generation: number, rows: readonly CheckIndexRow[]): boolean {
+    const f = this.filling;
+    if (f === undefined || f.generation !== generation) return false;
+    for (const r of rows) {
+      let grantees = f.products.get(r.productId);
+      if (grantees === undefined) f.products.set(r.productId, (grantees = new Map()));
+      const held = grantees.get(r.granteeId);
+      const at = held === undefined ? -1 : held.findIndex((l) => l.planId === r.planId);
+      // `endsLater` over milliseconds (no Date per row): no end beats any end.
+      if (held !== undefined && at >= 0) {
+        const keptEnd = held[at].endTime;
+        if (!(keptEnd !== null && (r.endMs === null || r.endMs > keptEnd.getTime()))) continue;
+      }
+      // Shared, not copied per snapshot: plan ids, statuses and end times (never mutated), and the product id of the map.
+      let status = this.statuses.get(r.status);
+      if (status === undefined) this.statuses.set(r.status, (status = r.status));
+      let endTime: Date | null = null;
+      if (r.endMs !== null) {
+        endTime = f.ends.get(r.endMs) ?? new Date(r.endMs);
+        if (f.ends.size < DISTINCT_ENDS_SHARED) f.ends.set(r.endMs, endTime);
+      }
+      const kept: CheckLicense = { productId: r.productId, planId: this.samePlanId(r.planId), granteeId: r.granteeId, status, endTime };
+      // Arrays of the exact length (a pushed-to array reserves room for 16 more).
+      if (held === undefined) grantees.set(r.granteeId, [kept]);
+      else if (at >= 0) held[at] = kept;
+      else grantees.set(r.granteeId, [...held, kept]);
+      if (at < 0 && ++f.licenses > this.maxIndexLicenses) {
+        this.filling = undefined;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The read failed: forget what it read and what it noted. */
+  abandonIndex(generation: number): void {
+    if (this.filling?.generation === generation) this.filling = undefined;
+  }
+
+  /** The read is over: the index answers from now on, but for what changed while it was read. False when superseded or too big. */
+  completeIndex(generation: number): boolean {
+    const f = this.filling;
+    if (f === undefined || f.generation !== generation || !this.live) return false;
+    this.filling = undefined;
+    for (const p of f.dirtyProducts) f.products.delete(p);
+    this.dropIndex();
+    for (const key of f.dirty) {
+      const cut = key.indexOf('|');
+      const grantees = f.products.get(key.slice(0, cut));
+      if (grantees === undefined) continue;
+      grantees.delete(key.slice(cut + 1));
+      this.unknown.add(key);
+    }
+    for (const grantees of f.products.values()) {
+      this.indexedGrantees += grantees.size;
+      for (const held of grantees.values()) this.indexedLicenses += held.length;
+    }
+    this.index = f.products;
+    // The index answers for its products: what the LRU holds of them is dead weight.
+    for (const key of [...this.snapshots.keys()]) if (this.index.has(key.slice(0, key.indexOf('|')))) this.snapshots.delete(key);
+    return true;
   }
 
   owner(productId: Id, stale = false): ProductOwnership | null | undefined {
@@ -103,8 +261,25 @@ export class EntitlementCache {
   /** A change committed somewhere: drop what it names. */
   invalidate(change: CacheInvalidation): void {
     this.epoch++;
-    if (change.kind === 'license') this.snapshots.delete(`${change.productId}|${change.granteeId}`);
-    else if (change.kind === 'product') {
+    if (change.kind === 'license') {
+      const key = `${change.productId}|${change.granteeId}`;
+      this.snapshots.delete(key);
+      this.filling?.dirty.add(key);
+      const grantees = this.index?.get(change.productId);
+      if (grantees !== undefined) {
+        this.forget(grantees, change.granteeId);
+        this.unknown.add(key);
+      }
+    } else if (change.kind === 'product') {
+      // Its plans or capabilities changed: the product leaves the index (the LRU answers for it).
+      this.filling?.dirtyProducts.add(change.productId);
+      const grantees = this.index?.get(change.productId);
+      if (grantees !== undefined) {
+        for (const g of [...grantees.keys()]) this.forget(grantees, g);
+        this.index?.delete(change.productId);
+        const prefix = `${change.productId}|`;
+        for (const key of [...this.unknown]) if (key.startsWith(prefix)) this.unknown.delete(key);
+      }
       this.owners.delete(change.productId);
       // Plans of the product may have changed their capabilities: their names go too (only
       // theirs: another product's write must not empty what a database outage would need).
@@ -120,8 +295,12 @@ export class EntitlementCache {
    */
   setLive(live: boolean, nowMs: number): void {
     this.epoch++;
+    // A fill under way may have missed changes (or is superseded by the next one).
+    this.filling = undefined;
+    this.generation++;
     if (live) {
       this.snapshots.clear();
+      this.dropIndex();
       this.owners.clear();
       this.planCaps.clear();
       this.untrustedSince = undefined;
@@ -156,6 +335,14 @@ export class EntitlementCache {
   }
 
   stats(): CacheStats {
-    return { hits: this.hits, misses: this.misses, entries: this.snapshots.size, live: this.live, fromMemory: this.fromMemory };
+    return {
+      hits: this.hits,
+      misses: this.misses,
+      entries: this.snapshots.size + this.indexedGrantees,
+      indexedLicenses: this.indexedLicenses,
+      indexed: this.index !== undefined,
+      live: this.live,
+      fromMemory: this.fromMemory,
+    };
   }
 }

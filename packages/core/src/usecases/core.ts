@@ -74,7 +74,7 @@ export function createCore(given: CoreDeps): Core {
   const deps: CoreDeps = { ...given, uow: joined };
   const signing = new SigningKeys(deps);
   const limits = limitsOf(deps);
-  const checkCache = new EntitlementCache(limits.checkCacheEntries);
+  const checkCache = new EntitlementCache(limits.checkCacheEntries, limits.checkIndexMaxLicenses);
   const apiKeys = new ApiKeyService({
     ...deps,
     outageGrace: () => checkCache.staleAllowed(deps.clock.now().getTime(), limits.checkOutageGraceMs, limits.changeFeedBoundMs),
@@ -82,16 +82,25 @@ export function createCore(given: CoreDeps): Core {
   });
   const keyCache = apiKeys.cacheControl();
   let revalidation: ReturnType<typeof setInterval> | undefined;
+  let checks: CapabilityChecks | undefined;
+  /** The index's fill after the feed was (again) heard: `listen` waits for the first. */
+  let indexed: Promise<void> = Promise.resolve();
   const setLive = (live: boolean) => {
     checkCache.setLive(live, deps.clock.now().getTime());
     keyCache.setLive(live);
     signing.setLive(live);
+    if (live && checks)
+      indexed = checks.fillIndex().catch((e: unknown) => deps.logger?.error('check index fill failed', { error: String(e) }));
   };
   const handlers: ChangeFeedHandlers = {
     onChange: (change) => {
       if (change.kind === 'apiKey') keyCache.invalidate(change.keyHash);
       else if (change.kind === 'signingKey') signing.forget(change.organisationId);
-      else checkCache.invalidate(change);
+      else {
+        checkCache.invalidate(change);
+        // The index is kept by the feed: what changed is loaded again now, not at the next check.
+        if (change.kind === 'license') checks?.refresh(change.productId, change.granteeId);
+      }
     },
     onGap: () => setLive(false),
     onResume: () => setLive(true),
@@ -116,7 +125,7 @@ export function createCore(given: CoreDeps): Core {
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps, usage),
     licenses: new LicenseService(deps),
-    checks: new CapabilityChecks(deps, signing, checkCache),
+    checks: (checks = new CapabilityChecks(deps, signing, checkCache)),
     worker: new EventWorker(deps, { 'seats.increment': applySeats, 'seats.decrement': applySeats }),
     idempotency: new IdempotencyService({ ...deps, uow: joined }),
     signing,
@@ -130,6 +139,8 @@ export function createCore(given: CoreDeps): Core {
     listen: async () => {
       if (!deps.changes) return;
       await deps.changes.start(handlers);
+      // Ready with the index filled (misses rare from the first request); a later resume fills in the background.
+      await indexed;
       // The second line behind the feed: a revocation whose notification was lost is still seen
       // within keyRevalidateMs (a failed round, e.g. in an outage, just waits for the next).
       revalidation ??= setInterval(() => {

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_SEATS } from '../domain/limits';
-import { DEFAULT_CHECK_CACHE_ENTRIES } from './check-cache';
+import { DEFAULT_CHECK_CACHE_ENTRIES, DEFAULT_CHECK_INDEX_MAX_LICENSES } from './check-cache';
 import type {
   ChangeFeed,
   Clock,
@@ -58,6 +58,11 @@ export interface CoreLimits {
   webhookEventRetentionMs: number;
   /** Entitlement snapshots one instance keeps (LRU). */
   checkCacheEntries: number;
+  /**
+   * Licenses (one per grantee, product and plan) the check's in-memory index may hold
+   * (`CHECK_INDEX_MAX_LICENSES`): above it, no index, the LRU answers; 0: never an index.
+   */
+  checkIndexMaxLicenses: number;
   /** How often every cached API key is re-validated against the database (the second line behind the change feed). */
   keyRevalidateMs: number;
   /** How long after the change feed was last heard checks may be answered from memory while the database does not answer (0: never). */
@@ -81,6 +86,7 @@ export const DEFAULT_LIMITS: CoreLimits = {
   eventLeaseMs: 120_000,
   webhookEventRetentionMs: 30 * 86_400_000,
   checkCacheEntries: DEFAULT_CHECK_CACHE_ENTRIES,
+  checkIndexMaxLicenses: DEFAULT_CHECK_INDEX_MAX_LICENSES,
   keyRevalidateMs: 500,
   checkOutageGraceMs: 60_000,
   changeFeedBoundMs: 1_000,

@@ -11,6 +11,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   databaseUrl: undefined,
   databaseReadUrl: undefined,
   checkCacheEntries: 200_000,
+  checkIndexMaxLicenses: 1_000_000,
   changeFeedBoundMs: 1000,
   checkOutageGraceSeconds: 60,
   dataDir: '/nonexistent',

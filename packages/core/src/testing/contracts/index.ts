@@ -546,6 +546,52 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       const found = await tx(uow(), (r) => r.licenses.findForCheck(t, product.id, ['alice']));
       expect(found.map((l) => l.id).sort()).toEqual([ls[0].id, ls[3].id].sort());
       expect(await tx(uow(), (r) => r.licenses.findForCheck(t, randomUUID(), ['alice']))).toEqual([]);
+      // The check's index: every granting license with a grantee, in its product's tenant, in batches.
+      const scanned: { granteeId: string; status: string; planId: string; productId: string; endMs: number | null }[] = [];
+      const batches: number[] = [];
+      await tx(uow(), (r) =>
+        r.licenses.scanForCheck(['ACTIVE', 'EVALUATION'], 1, (rows) => {
+          batches.push(rows.length);
+          scanned.push(...rows);
+          return true;
+        }),
+      );
+      const byGrantee = (a: { granteeId: string }, b: { granteeId: string }) => (a.granteeId < b.granteeId ? -1 : 1);
+      expect(scanned.sort(byGrantee)).toEqual(
+        [ls[0], ls[2]].map((l) => ({
+          productId: l.productId,
+          planId: l.planId,
+          granteeId: l.granteeId,
+          status: l.status,
+          endMs: l.endTime?.getTime() ?? null,
+        })),
+      );
+      expect(batches).toEqual([1, 1]);
+      let visits = 0;
+      await tx(uow(), (r) => r.licenses.scanForCheck(['ACTIVE', 'EVALUATION', 'CANCELED'], 1, () => ++visits < 2));
+      expect(visits).toBe(2);
+      // Reduced per product, grantee and plan: the latest end; no end beats any end.
+      const later = new Date((ls[0].endTime as Date).getTime() + 86_400_000);
+      await tx(uow(), (r) =>
+        r.licenses.saveMany([
+          aLicense(plan, { granteeId: 'alice', endTime: later }),
+          aLicense(plan, { granteeId: 'bob', endTime: new Date(2000, 0, 1) }),
+          aLicense(plan, { granteeId: 'dan', endTime: new Date(2000, 0, 1) }),
+          aLicense(plan, { granteeId: 'dan', endTime: null }),
+        ]),
+      );
+      const reduced: { granteeId: string; endMs: number | null }[] = [];
+      await tx(uow(), (r) =>
+        r.licenses.scanForCheck(['ACTIVE', 'EVALUATION'], 1000, (rows) => {
+          reduced.push(...rows.map((x) => ({ granteeId: x.granteeId, endMs: x.endMs })));
+          return true;
+        }),
+      );
+      expect(reduced.sort(byGrantee)).toEqual([
+        { granteeId: 'alice', endMs: later.getTime() },
+        { granteeId: 'bob', endMs: null },
+        { granteeId: 'dan', endMs: null },
+      ]);
       expect((await tx(uow(), (r) => r.licenses.getManyForUpdate([ls[0].id, randomUUID()]))).map((l) => l.id)).toEqual([ls[0].id]);
       await tx(uow(), (r) => r.licenses.saveMany([{ ...ls[1], granteeId: 'carol' }]));
       expect((await tx(uow(), (r) => r.licenses.get(ls[1].id)))?.granteeId).toBe('carol');

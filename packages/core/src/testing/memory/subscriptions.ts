@@ -1,6 +1,6 @@
 import type { License, Subscription } from '../../model';
 import { pageOf } from '../../support/pagination';
-import type { EventRepository, LicenseFilter, LicenseRepository, SubscriptionFilter, SubscriptionRepository } from '../../ports';
+import type { CheckIndexRow, EventRepository, LicenseFilter, LicenseRepository, SubscriptionFilter, SubscriptionRepository } from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, values } from './tables';
 
 export function subscriptionRepository(db: Tables): SubscriptionRepository {
@@ -70,6 +70,30 @@ export function licenseRepository(db: Tables, changed: Changed): LicenseReposito
       values(db.licenses).filter(
         (l) => inTenant(l, t) && l.productId === productId && l.granteeId !== null && grantees.includes(l.granteeId),
       ),
+    scanForCheck: async (statuses, batch, visit) => {
+      const granting = values(db.licenses).filter((l) => {
+        const product = db.products.get(l.productId);
+        return (
+          l.granteeId !== null &&
+          statuses.includes(l.status) &&
+          product !== undefined &&
+          product.organisationId === l.organisationId &&
+          product.isTest === l.isTest
+        );
+      });
+      // One row per product, grantee and plan: the latest end, no end beating any.
+      const reduced = new Map<string, CheckIndexRow>();
+      for (const l of granting) {
+        const key = `${l.productId}|${l.granteeId}|${l.planId}`;
+        const endMs = l.endTime?.getTime() ?? null;
+        const kept = reduced.get(key);
+        if (kept === undefined)
+          reduced.set(key, { productId: l.productId, planId: l.planId, granteeId: l.granteeId as string, status: l.status, endMs });
+        else if (kept.endMs !== null && (endMs === null || endMs > kept.endMs)) kept.endMs = endMs;
+      }
+      const rows = [...reduced.values()];
+      for (let at = 0; at < rows.length; at += batch) if (!visit(rows.slice(at, at + batch))) return;
+    },
     saveMany: async (ls) =>
       ls.forEach((l) => {
         licenseChanged(db.licenses.get(l.id));
