@@ -1,12 +1,12 @@
 import type { BalanceView, LedgerEntry, UsageAnswer, UsageMeter } from '@tollgate/core';
-import { available } from '@tollgate/core';
+import { available, exactNumber } from '@tollgate/core';
 import { object } from '../response-schemas';
 
 /**
  * Quantities leave as JSON numbers: every counter is bounded by 10^15 (MAX_COUNTER), well within
- * what a JSON number holds exactly.
+ * what a JSON number holds exactly; `exactNumber` refuses rather than rounds past 2^53 - 1.
  */
-const n = (v: string | bigint) => Number(v);
+const n = exactNumber;
 
 export const meterView = (m: UsageMeter) => ({
   id: m.id,

@@ -11,6 +11,18 @@ export const METER_SLUG = /^[a-z0-9_]+$/;
 /** Priority of a grant that names none (lower is drawn first). */
 export const DEFAULT_GRANT_PRIORITY = 50;
 
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A quantity (or its decimal string) as a JSON number, exactly: counters stay within MAX_COUNTER
+ * (< 2^53), so this never rounds; a value past 2^53 - 1 throws instead of being shown rounded.
+ */
+export function exactNumber(q: bigint | string): number {
+  const v = typeof q === 'bigint' ? q : BigInt(q);
+  if (v > SAFE || v < -SAFE) throw new RangeError(`${v} cannot be shown exactly as a JSON number`);
+  return Number(v);
+}
+
 /** A quantity from the edge (a JSON number or a decimal string): a whole number in 1..MAX_QUANTITY, or a 400 naming `field`. */
 export function quantityOf(value: unknown, field: string): Quantity {
   let q: bigint;

@@ -1,5 +1,5 @@
 import { invalid } from '../../errors';
-import { available } from '../../domain/usage';
+import { available, exactNumber } from '../../domain/usage';
 import type { Tenant } from '../../model';
 import type { Clock, UnitOfWork } from '../../ports';
 import { capabilitiesByPlan } from '../licenses';
@@ -66,9 +66,9 @@ export class EntitlementsCheck {
             type: 'meter',
             value: slug,
             expiryDate: b.periodEnd?.toISOString() ?? null,
-            remaining: left === null ? null : Number(left),
-            used: Number(b.used),
-            granted: Number(b.granted),
+            remaining: left === null ? null : exactNumber(left),
+            used: exactNumber(b.used),
+            granted: exactNumber(b.granted),
           });
       }
       return entries;

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { DomainError, ErrorCodes, isDomainError } from '../../errors';
 import { decide, expireDue, sortGrants, type BalanceState, type UsageOp } from '../../domain/usage';
 import type { Balance, CreditGrant, Hold, LedgerEntry, UsageMeter, Tenant, UsageAnswer, UsageKey } from '../../model';
@@ -8,6 +9,13 @@ export const MAX_BATCH = 500;
 /** Times a batch is tried again when a concurrent writer on another balance took one of its keys. */
 const CONFLICT_RETRIES = 3;
 
+/**
+ * The async context drains run in: the one this module was loaded in (start-up), never a caller's.
+ * A drain answers many callers; run in the first caller's context it would carry that request's
+ * AsyncLocalStorage stores (request id, log fields) into the transaction of all the others.
+ */
+const DETACHED = new AsyncResource('tollgate.usage.group-commit');
+
 /** One operation waiting in a balance's queue. */
 interface Pending {
   /** Null: nothing to decide, only what the clock made due (the sweep's tick). */
@@ -17,6 +25,12 @@ interface Pending {
   resolve(a: UsageAnswer): void;
   reject(e: unknown): void;
 }
+
+const unreachable = (e: unknown) =>
+  isDomainError(e) && (e.code === ErrorCodes.DATABASE_UNAVAILABLE || e.code === ErrorCodes.BUSY);
+
+const settle = (batch: Pending[], results: (UsageAnswer | Error)[]) =>
+  results.forEach((r, i) => (r instanceof Error ? batch[i].reject(r) : batch[i].resolve(r)));
 
 /** Where a balance lives and what a new one starts as. */
 export interface BalanceTarget {
@@ -53,7 +67,7 @@ export class GroupCommit {
       }
       const fresh = [pending];
       this.queues.set(id, fresh);
-      void this.drain(id, target, fresh);
+      DETACHED.runInAsyncScope(() => void this.drain(id, target, fresh));
     });
   }
 
@@ -61,10 +75,23 @@ export class GroupCommit {
     while (queue.length > 0) {
       const batch = queue.splice(0, MAX_BATCH);
       try {
-        const results = await this.runWithRetries(target, batch);
-        results.forEach((r, i) => (r instanceof Error ? batch[i].reject(r) : batch[i].resolve(r)));
+        settle(batch, await this.runWithRetries(target, batch));
       } catch (e) {
-        for (const p of batch) p.reject(e);
+        if (batch.length === 1 || unreachable(e)) {
+          // The database is away (or busy): a transaction alone would fail alike, and a COMMIT never
+          // answered may have landed, so keyless operations must not be tried again behind it.
+          for (const p of batch) p.reject(e);
+          continue;
+        }
+        // The batch's transaction failed and wrote nothing. One operation's failure must not answer
+        // for the others: each is decided again in a transaction of its own, and gets its own answer.
+        for (const p of batch) {
+          try {
+            settle([p], await this.runWithRetries(target, [p]));
+          } catch (single) {
+            p.reject(single);
+          }
+        }
       }
     }
     this.queues.delete(id);

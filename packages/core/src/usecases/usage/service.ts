@@ -5,6 +5,7 @@ import {
   closePeriod as closePeriodRule,
   decide,
   DEFAULT_GRANT_PRIORITY,
+  exactNumber,
   expireDue,
   MAX_HOLD_SECONDS,
   METER_SLUG,
@@ -386,7 +387,7 @@ export class UsageService {
       return balances.flatMap((b) => {
         const slug = meters.get(b.meterId)?.slug;
         const feature = product?.features.find((f) => f.variableName.toLowerCase() === slug);
-        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount: Number(b.used) }] : [];
+        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount: exactNumber(b.used) }] : [];
       });
     });
   }
