@@ -26,8 +26,7 @@ interface Pending {
   reject(e: unknown): void;
 }
 
-const unreachable = (e: unknown) =>
-  isDomainError(e) && (e.code === ErrorCodes.DATABASE_UNAVAILABLE || e.code === ErrorCodes.BUSY);
+const unreachable = (e: unknown) => isDomainError(e) && (e.code === ErrorCodes.DATABASE_UNAVAILABLE || e.code === ErrorCodes.BUSY);
 
 const settle = (batch: Pending[], results: (UsageAnswer | Error)[]) =>
   results.forEach((r, i) => (r instanceof Error ? batch[i].reject(r) : batch[i].resolve(r)));
