@@ -11,10 +11,11 @@ import {
   type LedgerKind,
   type Page,
   type UsageAnswer,
+  type UsageClose,
   type UsageMeter,
   type UsageRepository,
 } from '@tollgate/core';
-import type { CreditGrants, Meters, UsageBalances, UsageHolds, UsageLedger } from '../schema';
+import type { CreditGrants, Meters, UsageBalances, UsageCloses, UsageHolds, UsageLedger } from '../schema';
 import { chunks, keysetPage, type Db } from './db';
 
 /** numeric columns arrive as text (pg) or a number (PGlite's small values): exact either way as bigint. */
@@ -32,6 +33,23 @@ const meterOf = (m: Selectable<Meters>): UsageMeter => ({
   paymentMeterId: m.payment_meter_id,
   createdAt: m.created_at,
   updatedAt: m.updated_at,
+});
+
+const closeOf = (c: Selectable<UsageCloses>): UsageClose => ({
+  id: c.id,
+  organisationId: c.organisation_id,
+  isTest: c.is_test,
+  owner: c.owner,
+  meterId: c.meter_id,
+  balanceId: c.balance_id,
+  subscriptionId: c.subscription_id,
+  periodStart: c.period_start,
+  periodEnd: c.period_end,
+  finalUsage: big(c.final_usage),
+  billedUnits: big(c.billed_units),
+  currency: c.currency,
+  amountMinor: big(c.amount_minor),
+  createdAt: c.created_at,
 });
 
 const balanceOf = (b: Selectable<UsageBalances>): Balance => ({
@@ -380,6 +398,59 @@ export function usageRepository(db: Db): UsageRepository {
         q,
       );
       return pageMap(page, entryOf);
+    },
+    async findClose(t, owner, meterId, periodEnd) {
+      const row = await db
+        .selectFrom('usage_closes')
+        .selectAll()
+        .where('organisation_id', '=', t.organisationId)
+        .where('is_test', '=', t.isTest)
+        .where('owner', '=', owner)
+        .where('meter_id', '=', meterId)
+        .where('period_end', '=', periodEnd)
+        .executeTakeFirst();
+      return row && closeOf(row);
+    },
+    async saveClose(c) {
+      const inserted = await db
+        .insertInto('usage_closes')
+        .values({
+          id: c.id,
+          organisation_id: c.organisationId,
+          is_test: c.isTest,
+          owner: c.owner,
+          meter_id: c.meterId,
+          balance_id: c.balanceId,
+          subscription_id: c.subscriptionId,
+          period_start: c.periodStart,
+          period_end: c.periodEnd,
+          final_usage: text(c.finalUsage),
+          billed_units: text(c.billedUnits),
+          currency: c.currency,
+          amount_minor: text(c.amountMinor),
+          created_at: c.createdAt,
+        })
+        .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id', 'period_end']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0)
+        throw new DomainError(ErrorCodes.CONFLICT, 'this period was closed already');
+    },
+    async pageCloses(t, q) {
+      const page = await keysetPage(
+        () => {
+          let b = db
+            .selectFrom('usage_closes as c')
+            .selectAll('c')
+            .where('c.organisation_id', '=', t.organisationId)
+            .where('c.is_test', '=', t.isTest);
+          if (q.owner) b = b.where('c.owner', '=', q.owner);
+          if (q.meterId) b = b.where('c.meter_id', '=', q.meterId);
+          return b;
+        },
+        'c',
+        q,
+      );
+      return pageMap(page, closeOf);
     },
     async ledgerOf(balanceId) {
       return (

@@ -1,5 +1,5 @@
 import { ErrorCodes, fail, invalid } from '../errors';
-import type { Balance, CreditGrant, Hold, Id, LedgerEntry, LedgerKind, Quantity, UsageAnswer } from '../model';
+import type { Balance, CreditGrant, Hold, Id, LedgerEntry, LedgerKind, Quantity, Rollover, UsageAnswer } from '../model';
 
 /** The largest quantity one operation may carry. */
 export const MAX_QUANTITY = 10n ** 12n;
@@ -252,9 +252,6 @@ function settleable(s: BalanceState, holdId: Id): Hold {
   if (h.status !== 'held') fail(ErrorCodes.HOLD_SETTLED, `the reservation is already ${h.status}`);
   return h;
 }
-
-/** How unused units of a period carry into the next: none, all, or up to N. */
-export type Rollover = { kind: 'none' } | { kind: 'all' } | { kind: 'upTo'; units: Quantity };
 
 /**
  * Closes a period: the final usage is what was used; open holds are released; undrawn units of

@@ -122,6 +122,17 @@ export const INVOICE_LINE_MEMBERS = [
   'unit_amount_excluding_tax',
 ] as const;
 
+/** One invoice line of a closed usage period, in the subscription's currency's minor unit. */
+export interface UsageInvoiceLine {
+  description: string;
+  quantity: number;
+  /** Price of one unit (minor units, possibly fractional); null: a flat amount. */
+  unitAmount: number | null;
+  amount: number;
+  periodStart: Date;
+  periodEnd: Date;
+}
+
 /** A provider invoice, in the provider's own shape (the contract's invoice object). */
 export type ProviderInvoice = Record<string, unknown> & { id: string };
 
@@ -176,7 +187,12 @@ export interface PaymentProvider {
    * Providers that bill renewals themselves report them (Stripe: `invoice.paid`) and return false;
    * the sandbox and free checkout let our sweep renew their subscriptions and return the invoice.
    */
-  renewedBySweep?(subscription: Subscription, plan: Plan, unitAmount: number): ProviderOutcome | false;
+  renewedBySweep?(subscription: Subscription, plan: Plan, unitAmount: number, usage?: UsageInvoiceLine[]): ProviderOutcome | false;
+  /**
+   * A usage period closed outside a renewal (a usage-based plan change): the sandbox keeps an
+   * invoice of its lines; providers that bill metered usage themselves return false.
+   */
+  usageBilled?(subscription: Subscription, plan: Plan, usage: UsageInvoiceLine[]): ProviderOutcome | false;
   /** Moves the provider's subscription to another plan with the given proration. */
   changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */

@@ -1,4 +1,16 @@
-import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, UsageMeter, Page, Tenant, UsageKey } from '../model';
+import type {
+  Balance,
+  BalanceMismatch,
+  CreditGrant,
+  Hold,
+  Id,
+  LedgerEntry,
+  UsageClose,
+  UsageMeter,
+  Page,
+  Tenant,
+  UsageKey,
+} from '../model';
 
 /** The writes of one group-commit batch on one balance, applied together. */
 export interface UsageWrite {
@@ -62,6 +74,12 @@ export interface UsageRepository {
   ledgerOf(balanceId: Id): Promise<LedgerEntry[]>;
   /** Balances (of every organisation) whose counters differ from their ledger's sums, at most `limit`. */
   mismatches(limit: number): Promise<BalanceMismatch[]>;
+  /** The final usage record of (owner, meter) for the period ending at `periodEnd`, if that period was closed. */
+  findClose(tenant: Tenant, owner: string, meterId: Id, periodEnd: Date): Promise<UsageClose | undefined>;
+  /** Stores a final usage record; one already stored for its (owner, meter, period end) is a CONFLICT error. */
+  saveClose(close: UsageClose): Promise<void>;
+  /** One page of the tenant's final usage records, oldest first. */
+  pageCloses(tenant: Tenant, query: UsageRecordQuery): Promise<Page<UsageClose>>;
   /** Forgets idempotency keys created before `before`; returns how many. */
   purgeKeys(before: Date): Promise<number>;
 }

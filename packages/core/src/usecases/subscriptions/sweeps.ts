@@ -5,11 +5,12 @@ import type { CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { loadPlan, saveOutcome } from './shared';
 import type { UsageService } from '../usage';
+import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
 
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
   constructor(
-    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout'>,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout' | 'ids'>,
     private readonly usage?: Pick<UsageService, 'sweep'>,
   ) {}
 
@@ -44,9 +45,23 @@ export class Sweeps {
         const change = renew(s, await r.licenses.listBySubscription(s.id), start, end, now);
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
+        // The ended period's usage becomes final and billed; the next starts from the allowance
+        // plus what rolls over. Under the subscription's lock, and once per period by its key.
+        const usage = await closeSubscriptionPeriod(r, this.deps.ids, {
+          subscription: s,
+          plan,
+          periodEnd: s.currentPeriodEnd,
+          next: { start, end, plan, subscription: change.subscription },
+          now,
+        });
         // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
         const provider = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === s.paymentProvider);
-        const outcome = provider?.renewedBySweep?.(change.subscription, plan, unitAmount(plan, s.currency, await loadCurrencies(r)));
+        const outcome = provider?.renewedBySweep?.(
+          change.subscription,
+          plan,
+          unitAmount(plan, s.currency, await loadCurrencies(r)),
+          usageInvoiceLines(usage),
+        );
         if (outcome) await saveOutcome(r, outcome);
         done++;
       });

@@ -1,22 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ErrorCodes, fail, invalid } from '../../errors';
 import { assertAccessible } from '../../domain/tenancy';
+import { DEFAULT_GRANT_PRIORITY, exactNumber, MAX_HOLD_SECONDS, METER_SLUG, quantityOf, type UsageOp } from '../../domain/usage';
 import {
-  closePeriod as closePeriodRule,
-  decide,
-  DEFAULT_GRANT_PRIORITY,
-  exactNumber,
-  expireDue,
-  MAX_HOLD_SECONDS,
-  METER_SLUG,
-  quantityOf,
-  sortGrants,
-  type BalanceState,
-  type Rollover,
-  type UsageOp,
-} from '../../domain/usage';
-import {
-  type Hold,
   GRANT_SOURCES,
   type Balance,
   type BalanceMismatch,
@@ -26,6 +12,7 @@ import {
   type LedgerEntry,
   type UsageMeter,
   type Page,
+  type Rollover,
   type Tenant,
   type UsageAnswer,
 } from '../../model';
@@ -33,6 +20,7 @@ import type { Clock, IdGenerator, UnitOfWork, UsageRecordQuery } from '../../por
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
 import type { LicenseUsage } from '../licenses';
 import { GroupCommit, type BalanceTarget } from './group-commit';
+import { closeOpenPeriod, openPeriod } from './periods';
 
 /** Who a usage operation is for: the vendor's owner string and a meter slug. */
 export interface UsageTarget {
@@ -230,77 +218,26 @@ export class UsageService {
   ): Promise<{ finalUsage: bigint; carried: bigint; closedBalanceId: Id; balanceId: Id }> {
     const target = await this.target(tenant, t);
     const now = this.deps.clock.now();
-    const ids = this.deps.ids;
-    const fresh = (periodEnd: Date | null, cap: bigint | null): Balance => ({
-      id: ids.newId(),
-      organisationId: tenant.organisationId,
-      isTest: tenant.isTest,
-      owner: target.owner,
-      meterId: target.meter.id,
-      periodStart: now,
-      periodEnd,
-      granted: 0n,
-      used: 0n,
-      reserved: 0n,
-      cap,
-      limited: false,
-      closedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    });
     return this.deps.uow.run(async (r) => {
-      const locked = await r.usage.lockBalance(fresh(null, null), [], now);
-      const heldIds = (await r.usage.ledgerOf(locked.balance.id)).flatMap((e) => (e.kind === 'reserve' && e.holdId ? [e.holdId] : []));
-      const holds = (await Promise.all(heldIds.map((id) => r.usage.getHold(id)))).filter((h): h is Hold => !!h && h.status === 'held');
-      const state: BalanceState = {
-        balance: locked.balance,
-        grants: sortGrants([...locked.grants]),
-        holds: new Map(holds.map((h) => [h.id, h])),
-      };
-      const touched = [...locked.grants];
-      const entry = (balance: Balance, e: ReturnType<typeof closePeriodRule>['entries'][number]): LedgerEntry => ({
-        ...e,
-        id: ids.newId(),
-        organisationId: tenant.organisationId,
-        isTest: tenant.isTest,
-        balanceId: balance.id,
+      const closed = await closeOpenPeriod(r, this.deps.ids, {
+        tenant,
         owner: target.owner,
         meterId: target.meter.id,
-        idempotencyKey: null,
-        createdAt: now,
+        rollover: next.rollover ?? { kind: 'none' },
+        now,
       });
-      const expired = expireDue(state, now);
-      const closed = closePeriodRule(state, next.rollover ?? { kind: 'none' }, now);
-      await r.usage.write({
-        balance: state.balance,
-        grants: touched,
-        holds: [...state.holds.values()],
-        entries: [...expired, ...closed.entries].map((e) => entry(state.balance, e)),
-        keys: [],
+      const opened = await openPeriod(r, this.deps.ids, {
+        tenant,
+        owner: target.owner,
+        meter: target.meter,
+        start: now,
+        end: next.periodEnd,
+        cap: closed.balance.cap,
+        grants: [next.allowance ?? 0n, closed.carried],
+        limited: closed.balance.limited,
+        now,
       });
-      const opened = await r.usage.lockBalance(fresh(next.periodEnd, locked.balance.cap), [], now);
-      const s2: BalanceState = { balance: opened.balance, grants: [], holds: new Map() };
-      const entries: LedgerEntry[] = [];
-      const grants: CreditGrant[] = [];
-      for (const amount of [next.allowance ?? 0n, closed.carried]) {
-        if (amount <= 0n) continue;
-        const grant: CreditGrant = {
-          id: ids.newId(),
-          balanceId: '',
-          amount,
-          drawn: 0n,
-          expired: 0n,
-          priority: DEFAULT_GRANT_PRIORITY,
-          expiresAt: next.periodEnd,
-          source: 'plan',
-          createdAt: now,
-        };
-        grants.push(grant);
-        entries.push(...decide(s2, { kind: 'grant', grant }, target.meter.slug, now).entries.map((e) => entry(s2.balance, e)));
-      }
-      if (locked.balance.limited) s2.balance.limited = true;
-      await r.usage.write({ balance: s2.balance, grants, holds: [], entries, keys: [] });
-      return { finalUsage: closed.finalUsage, carried: closed.carried, closedBalanceId: locked.balance.id, balanceId: s2.balance.id };
+      return { finalUsage: closed.finalUsage, carried: closed.carried, closedBalanceId: closed.balance.id, balanceId: opened.id };
     });
   }
 
