@@ -2,6 +2,7 @@ import {
   billedUnits,
   closeSubscriptionPeriod,
   usageCharge,
+  usageOrderingKey,
   type CatalogFile,
   type LineItem,
   type PaymentProvider,
@@ -139,6 +140,48 @@ describe('usage plans', () => {
     });
     const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
     expect(closes.items.map((c) => [c.finalUsage, c.billedUnits, c.amountMinor, c.subscriptionId])).toEqual([[1200n, 200n, 200n, s.id]]);
+  });
+
+  it('writes usage.recorded per batch, usage.threshold once at 80, 90 and 100 % of the allowance, usage.finalised at close', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    const t = { owner: s.id, meterSlug: 'api_calls' };
+    // Each event a millisecond after the last, so that the list's order is the order of writing.
+    const tick = () => core.clock.set(new Date(core.clock.now().getTime() + 10));
+    for (const [op, quantity] of [
+      ['record', 700],
+      ['record', 150], // 850: crosses 80 %
+      ['consume', 10], // 860: nothing crossed
+      ['record', 300], // 1160: crosses 90 % and 100 %
+      ['record', 1], // nothing again
+    ] as const) {
+      tick();
+      await core.usage[op](tenant(), { ...t, quantity });
+    }
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    await core.sweeps.renewals();
+    tick();
+    await core.usage.record(tenant(), { ...t, quantity: 850 }); // the new period crosses 80 % again
+    const events = (await core.uow.read((r) => r.outbox.page(tenant(), { limit: 100 }))).items.filter((e) => e.type.startsWith('usage.'));
+    const data = (type: string) => events.filter((e) => e.type === type).map((e) => (e.payload as { data: Record<string, unknown> }).data);
+    expect(data('usage.recorded').map((d) => [d.quantity, d.used, d.meterSlug])).toEqual([
+      [700, 700, 'api_calls'],
+      [150, 850, 'api_calls'],
+      [10, 860, 'api_calls'],
+      [300, 1160, 'api_calls'],
+      [1, 1161, 'api_calls'],
+      [850, 850, 'api_calls'],
+    ]);
+    expect(data('usage.threshold').map((d) => [d.threshold, d.used, d.allowance])).toEqual([
+      [80, 850, 1000],
+      [90, 1160, 1000],
+      [100, 1160, 1000],
+      [80, 850, 1000],
+    ]);
+    expect(data('usage.finalised')).toEqual([
+      expect.objectContaining({ owner: s.id, meterSlug: 'api_calls', status: 'final', finalUsage: 1161, billedUnits: 161, amount: 161 }),
+    ]);
+    expect(new Set(events.map((e) => e.orderingKey))).toEqual(new Set([usageOrderingKey(tenant(), s.id)]));
+    expect(usageOrderingKey(tenant(), s.id)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('exports usage entries and imports them back unchanged', async () => {

@@ -15,6 +15,8 @@ import type {
 /** The writes of one group-commit batch on one balance, applied together. */
 export interface UsageWrite {
   balance: Balance;
+  /** The meter's slug, for the events of the write (`usage.recorded`, `usage.threshold`). */
+  meterSlug?: string;
   /** Grants new or changed (inserted or updated by id). */
   grants: CreditGrant[];
   /** Holds new or changed (inserted or updated by id). */

@@ -192,7 +192,14 @@ export class GroupCommit {
         return !before || before.status !== h.status;
       });
       if (entries.length || newKeys.length || changedHolds.length)
-        await r.usage.write({ balance: state.balance, grants: [...touchedGrants], holds: changedHolds, entries, keys: newKeys });
+        await r.usage.write({
+          balance: state.balance,
+          meterSlug: meter.slug,
+          grants: [...touchedGrants],
+          holds: changedHolds,
+          entries,
+          keys: newKeys,
+        });
       return results;
     });
   }

@@ -122,7 +122,8 @@ export async function openPeriod(
     entries.push(...decide(s, { kind: 'grant', grant }, a.meter.slug, a.now).entries.map((e) => ledgerEntry(ids, s.balance, e, a.now)));
   }
   if (a.limited) s.balance.limited = true;
-  if (entries.length || a.limited) await r.usage.write({ balance: s.balance, grants, holds: [], entries, keys: [] });
+  if (entries.length || a.limited)
+    await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, grants, holds: [], entries, keys: [] });
   return s.balance;
 }
 
