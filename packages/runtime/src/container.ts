@@ -200,6 +200,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           checkOutageGraceMs: config.checkOutageGraceSeconds * 1000,
           changeFeedBoundMs: config.changeFeedBoundMs,
           webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
+          usageLedgerRetentionMonths: config.usageLedgerRetentionMonths,
           webhookConcurrency: config.webhookConcurrency,
         },
       };

@@ -132,6 +132,15 @@ const entryOf = (e: Selectable<UsageLedger>): LedgerEntry => ({
 });
 
 const USED_KINDS = ['record', 'consume', 'commit'];
+/** The ledger's month partitions are named `usage_ledger_yYYYYmMM` (UTC months). */
+const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+const addMonths = (d: Date, n: number) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
+const partitionName = (month: Date) => `usage_ledger_y${month.getUTCFullYear()}m${String(month.getUTCMonth() + 1).padStart(2, '0')}`;
+const monthOf = (name: string): Date | undefined => {
+  const m = /^usage_ledger_y(\d{4})m(\d{2})$/.exec(name);
+  return m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, 1)) : undefined;
+};
+
 const pageMap = <A, B>(p: Page<A>, f: (a: A) => B): Page<B> => ({ ...p, items: p.items.map(f) });
 
 /** Meters, balances, grants, holds, the ledger and its keys (DESIGN section 14). */
@@ -458,6 +467,15 @@ export function usageRepository(db: Db): UsageRepository {
       ).map(entryOf);
     },
     async mismatches(limit) {
+      // Retention drops old months of closed balances only: a closed balance made before the oldest
+      // month kept may have lost rows to it, so only open balances and later closed ones are compared.
+      const months = (
+        await sql<{ name: string }>`
+          select c.relname as name from pg_inherits i
+          join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
+          where p.relname = 'usage_ledger'`.execute(db)
+      ).rows.flatMap((r) => monthOf(r.name) ?? []);
+      const kept = months.length ? new Date(Math.min(...months.map((m) => m.getTime()))) : new Date(0);
       const rows = await sql<{
         id: string;
         granted: string;
@@ -470,13 +488,63 @@ export function usageRepository(db: Db): UsageRepository {
         select b.id, b.granted, b.used, b.reserved, l.g as lg, l.u as lu, l.r as lr
         from usage_balances b
         left join (select balance_id, sum(granted_delta) g, sum(used_delta) u, sum(reserved_delta) r from usage_ledger group by balance_id) l on l.balance_id = b.id
-        where b.granted <> coalesce(l.g, 0) or b.used <> coalesce(l.u, 0) or b.reserved <> coalesce(l.r, 0)
+        where (b.closed_at is null or b.created_at >= ${kept})
+          and (b.granted <> coalesce(l.g, 0) or b.used <> coalesce(l.u, 0) or b.reserved <> coalesce(l.r, 0))
         limit ${limit}`.execute(db);
       return rows.rows.map((r) => ({
         balanceId: r.id,
         counters: { granted: big(r.granted), used: big(r.used), reserved: big(r.reserved) },
         ledger: { granted: big(r.lg ?? 0), used: big(r.lu ?? 0), reserved: big(r.lr ?? 0) },
       }));
+    },
+    async maintainLedger(now, retentionMonths, ahead) {
+      // One maintainer at a time across instances; the partition DDL locks the ledger briefly.
+      await sql`select pg_advisory_xact_lock(hashtext('tollgate.usage_ledger.partitions'))`.execute(db);
+      const existing = new Set(
+        (
+          await sql<{ name: string }>`
+            select c.relname as name from pg_inherits i
+            join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
+            where p.relname = 'usage_ledger'`.execute(db)
+        ).rows.map((r) => r.name),
+      );
+      const created: string[] = [];
+      const dropped: string[] = [];
+      const first = monthStart(now);
+      for (let k = 0; k <= ahead; k++) {
+        const from = addMonths(first, k);
+        const to = addMonths(first, k + 1);
+        const name = partitionName(from);
+        if (existing.has(name)) continue;
+        const table = sql.table(name);
+        const inDefault = await sql`select 1 from usage_ledger_default where created_at >= ${from} and created_at < ${to} limit 1`.execute(db);
+        if (inDefault.rows.length) {
+          // The month's rows already in the default partition move into the month's own.
+          await sql`alter table usage_ledger detach partition usage_ledger_default`.execute(db);
+          await sql`create table ${table} partition of usage_ledger for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(db);
+          await sql`insert into ${table} select * from usage_ledger_default where created_at >= ${from} and created_at < ${to}`.execute(db);
+          await sql`delete from usage_ledger_default where created_at >= ${from} and created_at < ${to}`.execute(db);
+          await sql`alter table usage_ledger attach partition usage_ledger_default default`.execute(db);
+        } else {
+          await sql`create table ${table} partition of usage_ledger for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(db);
+        }
+        created.push(name);
+      }
+      if (retentionMonths !== null) {
+        const cutoff = addMonths(first, -retentionMonths);
+        for (const name of [...existing].sort()) {
+          const start = monthOf(name);
+          if (!start || addMonths(start, 1) > cutoff) continue;
+          const table = sql.table(name);
+          // A month holding a row of an open balance stays: its period's ledger must stay whole.
+          const open = await sql`select 1 from ${table} l join usage_balances b on b.id = l.balance_id where b.closed_at is null limit 1`.execute(db);
+          if (open.rows.length) continue;
+          await sql`alter table usage_ledger detach partition ${table}`.execute(db);
+          await sql`drop table ${table}`.execute(db);
+          dropped.push(name);
+        }
+      }
+      return { created, dropped };
     },
     async purgeKeys(before) {
       const r = await db.deleteFrom('usage_keys').where('created_at', '<', before).executeTakeFirst();

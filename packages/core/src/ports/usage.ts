@@ -82,6 +82,14 @@ export interface UsageRepository {
   saveClose(close: UsageClose): Promise<void>;
   /** One page of the tenant's final usage records, oldest first. */
   pageCloses(tenant: Tenant, query: UsageRecordQuery): Promise<Page<UsageClose>>;
+  /**
+   * Keeps the ledger's monthly partitions: creates this month's and the next `ahead` months' (rows
+   * of such a month already in the default partition move into it), and, when `retentionMonths` is
+   * given, drops months that ended more than that many months before `now`, except any holding a
+   * row of an open balance. Returns the partitions created and dropped (none where the ledger is not
+   * partitioned, as in memory).
+   */
+  maintainLedger(now: Date, retentionMonths: number | null, ahead: number): Promise<{ created: string[]; dropped: string[] }>;
   /** Forgets idempotency keys created before `before`; returns how many. */
   purgeKeys(before: Date): Promise<number>;
 }

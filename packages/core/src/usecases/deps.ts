@@ -69,6 +69,8 @@ export interface CoreLimits {
   changeFeedBoundMs: number;
   /** Webhook POSTs one instance makes at once. */
   webhookConcurrency: number;
+  /** Months of usage ledger kept (`USAGE_LEDGER_RETENTION_MONTHS`); 0: every month is kept. */
+  usageLedgerRetentionMonths: number;
   /** Deliveries one endpoint may have in flight at once, across instances (a slow receiver holds no more). */
   webhookPerEndpoint: number;
   /** Deliveries one organisation may have in flight at once, across instances (a crowded tenant leaves slots to others). */
@@ -85,6 +87,7 @@ export const DEFAULT_LIMITS: CoreLimits = {
   checkOutageGraceMs: 60_000,
   changeFeedBoundMs: 1_000,
   webhookConcurrency: 16,
+  usageLedgerRetentionMonths: 0,
   webhookPerEndpoint: 4,
   webhookPerOrganisation: 8,
 };

@@ -136,6 +136,8 @@ export function memoryUsageRepository(db: UsageTables): UsageRepository {
           .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)),
         { limit: q.limit, after: q.after },
       ),
+    // The in-memory ledger is one table: nothing to partition.
+    maintainLedger: async () => ({ created: [], dropped: [] }),
     purgeKeys: async (before) => {
       let n = 0;
       for (const [id, k] of db.usageKeys) {

@@ -1,7 +1,7 @@
 import { periodEndReached, renew } from '../../domain/subscription';
 import { unitAmount } from '../../domain/catalog';
 import { addInterval } from '../../domain/time';
-import type { CoreDeps } from '../deps';
+import { limitsOf, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { loadPlan, saveOutcome } from './shared';
 import type { UsageService } from '../usage';
@@ -10,9 +10,18 @@ import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
   constructor(
-    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout' | 'ids'>,
-    private readonly usage?: Pick<UsageService, 'sweep'>,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout' | 'ids' | 'limits'>,
+    private readonly usage?: Pick<UsageService, 'sweep' | 'maintainLedger'>,
   ) {}
+
+  /**
+   * The usage ledger's monthly partitions: months ahead made, months past the retention
+   * (`usageLedgerRetentionMonths`; 0 keeps all) dropped unless they hold an open period's rows.
+   */
+  async usageLedger(): Promise<{ created: string[]; dropped: string[] }> {
+    const months = limitsOf(this.deps).usageLedgerRetentionMonths;
+    return this.usage ? this.usage.maintainLedger(months > 0 ? months : null) : { created: [], dropped: [] };
+  }
 
   /** Usage holds whose time ran out return to their balances; expired idempotency keys go. Returns how many balances. */
   async usageHolds(limit = 100): Promise<number> {

@@ -48,6 +48,8 @@ export interface BalanceView {
 }
 
 const OWNER_MAX = 255;
+/** Months of ledger partitions made ahead of the current one. */
+export const LEDGER_MONTHS_AHEAD = 2;
 
 /** The owner as given: 1..255 characters with no control characters, or a 400 naming it. */
 export function ownerOf(owner: unknown, field = 'owner'): string {
@@ -266,6 +268,17 @@ export class UsageService {
       const meters = new Map((await r.usage.getMeters([...new Set(page.items.map((e) => e.meterId))])).map((m) => [m.id, m]));
       return { page, meters };
     });
+  }
+
+  /**
+   * The ledger's partitions: this month's and the next two are made ahead; with a retention,
+   * months older than it go, except those holding a row of an open balance.
+   */
+  async maintainLedger(retentionMonths: number | null): Promise<{ created: string[]; dropped: string[] }> {
+    if (retentionMonths !== null && (!Number.isInteger(retentionMonths) || retentionMonths < 1))
+      invalid('retentionMonths', 'must be a whole number of at least 1');
+    const now = this.deps.clock.now();
+    return this.deps.uow.run((r) => r.usage.maintainLedger(now, retentionMonths, LEDGER_MONTHS_AHEAD));
   }
 
   /** Balances whose counters differ from their ledger's sums (none on a healthy database). */
