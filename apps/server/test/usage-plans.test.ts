@@ -98,7 +98,7 @@ describe('a usage plan bought through the sandbox, over two periods', () => {
 
     // Usage over the period, with a retried request (same key) that counts once.
     const record = (increment: number, key: string) =>
-      api.post('/api/usage/record', { owner: sub.id, meterSlug: 'api_calls', increment }, key).expect(200);
+      api.post('/api/usage/record', { owner: sub.id, meterSlug: 'api_calls', increment }, key).expect(204);
     await record(700, 'u-1');
     await record(700, 'u-1');
     await record(200, 'u-2');

@@ -199,8 +199,16 @@ export function usageRepository(db: Db): UsageRepository {
     async pageMeters(t, q) {
       return pageMap(
         await keysetPage(
-          () =>
-            db.selectFrom('meters as m').selectAll('m').where('m.organisation_id', '=', t.organisationId).where('m.is_test', '=', t.isTest),
+          () => {
+            const b = db
+              .selectFrom('meters as m')
+              .selectAll('m')
+              .where('m.organisation_id', '=', t.organisationId)
+              .where('m.is_test', '=', t.isTest);
+            if (!q.search) return b;
+            const like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+            return b.where((eb) => eb.or([eb('m.slug', 'ilike', like), eb('m.name', 'ilike', like)]));
+          },
           'm',
           q,
         ),
@@ -517,16 +525,22 @@ export function usageRepository(db: Db): UsageRepository {
         const name = partitionName(from);
         if (existing.has(name)) continue;
         const table = sql.table(name);
-        const inDefault = await sql`select 1 from usage_ledger_default where created_at >= ${from} and created_at < ${to} limit 1`.execute(db);
+        const inDefault = await sql`select 1 from usage_ledger_default where created_at >= ${from} and created_at < ${to} limit 1`.execute(
+          db,
+        );
         if (inDefault.rows.length) {
           // The month's rows already in the default partition move into the month's own.
           await sql`alter table usage_ledger detach partition usage_ledger_default`.execute(db);
-          await sql`create table ${table} partition of usage_ledger for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(db);
+          await sql`create table ${table} partition of usage_ledger for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(
+            db,
+          );
           await sql`insert into ${table} select * from usage_ledger_default where created_at >= ${from} and created_at < ${to}`.execute(db);
           await sql`delete from usage_ledger_default where created_at >= ${from} and created_at < ${to}`.execute(db);
           await sql`alter table usage_ledger attach partition usage_ledger_default default`.execute(db);
         } else {
-          await sql`create table ${table} partition of usage_ledger for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(db);
+          await sql`create table ${table} partition of usage_ledger for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(
+            db,
+          );
         }
         created.push(name);
       }
@@ -537,7 +551,8 @@ export function usageRepository(db: Db): UsageRepository {
           if (!start || addMonths(start, 1) > cutoff) continue;
           const table = sql.table(name);
           // A month holding a row of an open balance stays: its period's ledger must stay whole.
-          const open = await sql`select 1 from ${table} l join usage_balances b on b.id = l.balance_id where b.closed_at is null limit 1`.execute(db);
+          const open =
+            await sql`select 1 from ${table} l join usage_balances b on b.id = l.balance_id where b.closed_at is null limit 1`.execute(db);
           if (open.rows.length) continue;
           await sql`alter table usage_ledger detach partition ${table}`.execute(db);
           await sql`drop table ${table}`.execute(db);

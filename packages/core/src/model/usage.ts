@@ -172,3 +172,25 @@ export interface UsageClose extends Owned {
   amountMinor: Quantity;
   createdAt: Date;
 }
+
+export type UsageRecordStatus = 'recorded' | 'current' | 'final';
+
+/**
+ * One usage record as the published list shows them: `recorded` (a ledger entry that used units),
+ * `current` (an open period's running total) or `final` (a closed period's total).
+ */
+export interface UsageRecordRow {
+  id: Id;
+  organisationId: Id;
+  owner: string;
+  meterId: Id;
+  balanceId: Id;
+  status: UsageRecordStatus;
+  kind: 'record' | 'consume' | 'commit' | 'current' | 'close';
+  count: Quantity;
+  idempotencyKey: string | null;
+  periodStart: Date | null;
+  periodEnd: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}

@@ -49,7 +49,7 @@ export interface UsageRepository {
   /** The meters with these ids that exist. */
   getMeters(ids: Id[]): Promise<UsageMeter[]>;
   /** One page of the tenant's meters, oldest first. */
-  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<UsageMeter>>;
+  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string; search?: string }): Promise<Page<UsageMeter>>;
   /**
    * The open balance of (owner, meter), created empty from `fresh` when there is none, locked
    * until the unit of work ends (every change of a balance queues behind this lock), with its

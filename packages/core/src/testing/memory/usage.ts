@@ -44,7 +44,10 @@ export function memoryUsageRepository(db: UsageTables): UsageRepository {
     getMeters: async (ids) => ids.flatMap((id) => (db.usageMeters.has(id) ? [copy(db.usageMeters.get(id)!)] : [])),
     pageMeters: async (t, q) =>
       pageOf(
-        all(db.usageMeters).filter((m) => inTenant(m, t)),
+        all(db.usageMeters).filter(
+          (m) =>
+            inTenant(m, t) && (!q.search || [m.slug, m.name].some((v) => v.toLowerCase().includes((q.search as string).toLowerCase()))),
+        ),
         q,
       ),
     lockBalance: async (fresh, holdIds, now) => {

@@ -15,9 +15,13 @@ import {
   type Rollover,
   type Tenant,
   type UsageAnswer,
+  type UsageRecordRow,
+  type UsageRecordStatus,
 } from '../../model';
 import type { Clock, IdGenerator, UnitOfWork, UsageRecordQuery } from '../../ports';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
+import { compareKeys, decodeCursor, encodeCursor } from '../../support/pagination';
+import { billedUnits } from '../../domain/usage-billing';
 import type { LicenseUsage } from '../licenses';
 import { GroupCommit, type BalanceTarget } from './group-commit';
 import { closeOpenPeriod, openPeriod } from './periods';
@@ -103,7 +107,7 @@ export class UsageService {
   }
 
   /** One page of the tenant's meters. */
-  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<UsageMeter>> {
+  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string; search?: string }): Promise<Page<UsageMeter>> {
     return this.deps.uow.read((r) => r.usage.pageMeters(tenant, query));
   }
 
@@ -141,8 +145,8 @@ export class UsageService {
   }
 
   /** Usage that happened: counted even over a cap (billed as overage). */
-  async record(tenant: Tenant, t: UsageTarget & { quantity: unknown }, key?: string): Promise<UsageAnswer> {
-    const quantity = quantityOf(t.quantity, 'quantity');
+  async record(tenant: Tenant, t: UsageTarget & { quantity: unknown }, key?: string, field = 'quantity'): Promise<UsageAnswer> {
+    const quantity = quantityOf(t.quantity, field);
     return this.submit(tenant, t, { kind: 'record', quantity }, 'record', { ...t, quantity }, key);
   }
 
@@ -228,6 +232,24 @@ export class UsageService {
         rollover: next.rollover ?? { kind: 'none' },
         now,
       });
+      // Its final usage record (status final): what a period closed by hand used; nothing is priced.
+      const end = closed.balance.periodEnd ?? now;
+      if (!(await r.usage.findClose(tenant, target.owner, target.meter.id, end)))
+        await r.usage.saveClose({
+          id: this.deps.ids.newId(),
+          ...tenant,
+          owner: target.owner,
+          meterId: target.meter.id,
+          balanceId: closed.balance.id,
+          subscriptionId: null,
+          periodStart: closed.balance.periodStart,
+          periodEnd: end,
+          finalUsage: closed.finalUsage,
+          billedUnits: billedUnits(closed.finalUsage, closed.granted, { minUsage: 0n }),
+          currency: null,
+          amountMinor: 0n,
+          createdAt: now,
+        });
       const opened = await openPeriod(r, this.deps.ids, {
         tenant,
         owner: target.owner,
@@ -279,6 +301,94 @@ export class UsageService {
       invalid('retentionMonths', 'must be a whole number of at least 1');
     const now = this.deps.clock.now();
     return this.deps.uow.run((r) => r.usage.maintainLedger(now, retentionMonths, LEDGER_MONTHS_AHEAD));
+  }
+
+  /**
+   * One page of usage records of the statuses asked for, oldest first: `recorded` ledger entries,
+   * `current` open periods (of one owner: `owner` is then required) and `final` closed periods.
+   * Each source is read from the cursor on and the pages are merged by (createdAt, id).
+   */
+  async usageRecords(
+    tenant: Tenant,
+    q: { limit: number; after?: string; owner?: string; meterSlug?: string; statuses: UsageRecordStatus[] },
+  ): Promise<{ page: Page<UsageRecordRow>; meters: Map<Id, UsageMeter> }> {
+    const meter = q.meterSlug === undefined ? undefined : await this.meter(tenant, q.meterSlug);
+    if (q.statuses.includes('current') && q.owner === undefined) invalid('owner', 'is required to list current usage');
+    const after = q.after === undefined ? undefined : decodeCursor(q.after, 'after');
+    const query = { limit: q.limit, after: q.after, owner: q.owner, meterId: meter?.id };
+    return this.deps.uow.read(async (r) => {
+      const rows: UsageRecordRow[] = [];
+      let more = false;
+      if (q.statuses.includes('recorded')) {
+        const page = await r.usage.pageRecords(tenant, query);
+        more ||= page.hasMore;
+        for (const e of page.items)
+          rows.push({
+            id: e.id,
+            organisationId: e.organisationId,
+            owner: e.owner,
+            meterId: e.meterId,
+            balanceId: e.balanceId,
+            status: 'recorded',
+            kind: e.kind as 'record' | 'consume' | 'commit',
+            count: e.quantity,
+            idempotencyKey: e.idempotencyKey,
+            periodStart: null,
+            periodEnd: null,
+            createdAt: e.createdAt,
+            updatedAt: e.createdAt,
+          });
+      }
+      if (q.statuses.includes('final')) {
+        const page = await r.usage.pageCloses(tenant, query);
+        more ||= page.hasMore;
+        for (const c of page.items)
+          rows.push({
+            id: c.id,
+            organisationId: c.organisationId,
+            owner: c.owner,
+            meterId: c.meterId,
+            balanceId: c.balanceId,
+            status: 'final',
+            kind: 'close',
+            count: c.finalUsage,
+            idempotencyKey: null,
+            periodStart: c.periodStart,
+            periodEnd: c.periodEnd,
+            createdAt: c.createdAt,
+            updatedAt: c.createdAt,
+          });
+      }
+      if (q.statuses.includes('current'))
+        for (const b of await r.usage.openBalances(tenant, q.owner as string, meter?.id))
+          if (!after || compareKeys(b, after) > 0)
+            rows.push({
+              id: b.id,
+              organisationId: b.organisationId,
+              owner: b.owner,
+              meterId: b.meterId,
+              balanceId: b.id,
+              status: 'current',
+              kind: 'current',
+              count: b.used,
+              idempotencyKey: null,
+              periodStart: b.periodStart,
+              periodEnd: b.periodEnd,
+              createdAt: b.createdAt,
+              updatedAt: b.updatedAt,
+            });
+      rows.sort(compareKeys);
+      const items = rows.slice(0, q.limit);
+      const hasMore = more || rows.length > q.limit;
+      const page: Page<UsageRecordRow> = {
+        items,
+        hasMore,
+        nextCursor: hasMore && items.length ? encodeCursor(items[items.length - 1]) : null,
+        previousCursor: null,
+      };
+      const meters = new Map((await r.usage.getMeters([...new Set(items.map((x) => x.meterId))])).map((m) => [m.id, m]));
+      return { page, meters };
+    });
   }
 
   /** Balances whose counters differ from their ledger's sums (none on a healthy database). */
