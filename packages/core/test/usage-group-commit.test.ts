@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DomainError, ErrorCodes, exactNumber, MAX_COUNTER, type Repositories, type UnitOfWork } from '../src';
-import { expectLedgerMatches, InMemoryUnitOfWork, usageWorld } from '../src/testing';
+import { DomainError, ErrorCodes, exactNumber, MAX_COUNTER, UsageService, type Repositories, type UnitOfWork } from '../src';
+import { expectLedgerMatches, InMemoryUnitOfWork, RandomIds, usageWorld } from '../src/testing';
 
 /** A unit of work over the in-memory one whose usage writes pass through `onWrite` first. */
 class TappedUnitOfWork implements UnitOfWork {
@@ -85,6 +85,24 @@ describe('group commit', () => {
     expect(seen.every((s) => s === undefined)).toBe(true);
     // Each caller goes on in its own context once answered.
     expect(after.sort()).toEqual(['request-a', 'request-b', 'request-c']);
+  });
+});
+
+describe('without group commit (the benchmark baseline)', () => {
+  it('writes each operation in a transaction of its own, still exact', async () => {
+    let writes = 0;
+    const uow = new TappedUnitOfWork(new InMemoryUnitOfWork(), () => writes++);
+    const w = await usageWorld(uow);
+    const usage = new UsageService({ uow, clock: w.clock, ids: new RandomIds(), limits: { usageGroupCommit: false } });
+    await usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    await usage.grant(w.tenant, { owner: 'acme', meterSlug: 'calls', amount: 100 });
+    writes = 0;
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => usage.consume(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity: 7 })),
+    );
+    expect(answers.filter((a) => a.allowed)).toHaveLength(14);
+    expect(writes).toBe(14); // one transaction per allowed operation (a denial writes nothing)
+    expect(await usage.verify()).toEqual([]);
   });
 });
 

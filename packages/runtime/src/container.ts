@@ -201,6 +201,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           changeFeedBoundMs: config.changeFeedBoundMs,
           webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
           usageLedgerRetentionMonths: config.usageLedgerRetentionMonths,
+          usageGroupCommit: config.usageGroupCommit,
           webhookConcurrency: config.webhookConcurrency,
         },
       };

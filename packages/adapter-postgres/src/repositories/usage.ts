@@ -219,7 +219,9 @@ export function usageRepository(db: Db): UsageRepository {
       // Insert-if-missing, then lock: two instances creating the same balance meet at the unique index.
       // A period closed while this waited for the lock no longer matches once locked (READ
       // COMMITTED re-checks the row): then the next period's balance, committed by the close, is taken.
-      let row: Selectable<UsageBalances> | undefined;
+      // The common case (the balance exists) locks it in one statement; the insert only when it is missing.
+      const locked = () => openQuery(fresh, fresh.owner).where('meter_id', '=', fresh.meterId).forUpdate().executeTakeFirst();
+      let row: Selectable<UsageBalances> | undefined = await locked();
       for (let attempt = 0; !row; attempt++) {
         if (attempt === 5) throw new DomainError(ErrorCodes.CONFLICT, 'the balance changed period repeatedly meanwhile; retry');
         await db
@@ -227,27 +229,33 @@ export function usageRepository(db: Db): UsageRepository {
           .values(balanceRow(fresh))
           .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id']).where('closed_at', 'is', null).doNothing())
           .execute();
-        row = await openQuery(fresh, fresh.owner).where('meter_id', '=', fresh.meterId).forUpdate().executeTakeFirst();
+        row = await locked();
       }
+      // Grants exist only on a limited balance, open holds only where something is reserved: the
+      // queries are skipped when they could find nothing.
       const [grants, holds] = await Promise.all([
-        db
-          .selectFrom('credit_grants')
-          .selectAll()
-          .where('balance_id', '=', row.id)
-          .where(sql<boolean>`drawn + expired < amount`)
-          .execute(),
-        db
-          .selectFrom('usage_holds')
-          .selectAll()
-          .where((eb) =>
-            eb.or([
-              eb.and([eb('balance_id', '=', row.id), eb('status', '=', 'held'), eb('expires_at', '<=', now)]),
-              ...(holdIds.length
-                ? [eb.and([eb('id', 'in', holdIds), eb('organisation_id', '=', row.organisation_id), eb('is_test', '=', row.is_test)])]
-                : []),
-            ]),
-          )
-          .execute(),
+        row.limited
+          ? db
+              .selectFrom('credit_grants')
+              .selectAll()
+              .where('balance_id', '=', row.id)
+              .where(sql<boolean>`drawn + expired < amount`)
+              .execute()
+          : [],
+        big(row.reserved) === 0n && holdIds.length === 0
+          ? []
+          : db
+              .selectFrom('usage_holds')
+              .selectAll()
+              .where((eb) =>
+                eb.or([
+                  eb.and([eb('balance_id', '=', row.id), eb('status', '=', 'held'), eb('expires_at', '<=', now)]),
+                  ...(holdIds.length
+                    ? [eb.and([eb('id', 'in', holdIds), eb('organisation_id', '=', row.organisation_id), eb('is_test', '=', row.is_test)])]
+                    : []),
+                ]),
+              )
+              .execute(),
       ]);
       return {
         balance: balanceOf(row),

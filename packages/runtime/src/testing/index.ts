@@ -22,6 +22,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   webhookAllowPrivate: true,
   webhookEventRetentionDays: 30,
   usageLedgerRetentionMonths: 0,
+  usageGroupCommit: true,
   webhookConcurrency: 16,
   logRequests: false,
   logLevel: 'silent',

@@ -52,10 +52,15 @@ export interface BalanceTarget {
 export class GroupCommit {
   private readonly queues = new Map<string, Pending[]>();
 
-  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator }) {}
+  constructor(
+    private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator },
+    /** False: no queue, every operation its own transaction (the one-transaction-per-operation baseline). */
+    private readonly grouped = true,
+  ) {}
 
   /** Queues an operation on the balance; resolves with its answer once committed. */
   submit(target: BalanceTarget, op: UsageOp | null, key: string | undefined, fingerprint: string): Promise<UsageAnswer> {
+    if (!this.grouped) return this.alone(target, { op, key, fingerprint, resolve: () => undefined, reject: () => undefined });
     const id = `${target.tenant.organisationId}:${target.tenant.isTest}:${target.meter.id}:${target.owner}`;
     return new Promise<UsageAnswer>((resolve, reject) => {
       const queue = this.queues.get(id);
@@ -68,6 +73,13 @@ export class GroupCommit {
       this.queues.set(id, fresh);
       DETACHED.runInAsyncScope(() => void this.drain(id, target, fresh));
     });
+  }
+
+  /** One operation in a transaction of its own (the baseline path), queued on the row lock only. */
+  private async alone(target: BalanceTarget, p: Pending): Promise<UsageAnswer> {
+    const [r] = await this.runWithRetries(target, [p]);
+    if (r instanceof Error) throw r;
+    return r;
   }
 
   private async drain(id: string, target: BalanceTarget, queue: Pending[]): Promise<void> {

@@ -23,6 +23,7 @@ import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
 import { compareKeys, decodeCursor, encodeCursor } from '../../support/pagination';
 import { billedUnits } from '../../domain/usage-billing';
 import type { LicenseUsage } from '../licenses';
+import type { CoreLimits } from '../deps';
 import { GroupCommit, type BalanceTarget } from './group-commit';
 import { closeOpenPeriod, openPeriod } from './periods';
 
@@ -79,8 +80,8 @@ export class UsageService {
   /** Meters by tenant and slug: a meter's id never changes, so a hit never needs the database. */
   private readonly meters = new Map<string, UsageMeter>();
 
-  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator }) {
-    this.group = new GroupCommit(deps);
+  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator; limits?: Partial<CoreLimits> }) {
+    this.group = new GroupCommit(deps, deps.limits?.usageGroupCommit ?? true);
   }
 
   /** Creates a meter (201); a slug already taken in the tenant is a METER_EXISTS error. */
