@@ -109,10 +109,9 @@ const planListItemSchema = object(planSchema.properties as Record<string, unknow
 });
 /** SavePlanResponseSchema as published: the plan, its entitlement links and its pricing tree in plain arrays. */
 const arrayOf = (items: object) => ({ type: 'array', items });
-const withProps = (schema: { properties: object }, props: Record<string, unknown>) => ({
+const withProps = (schema: { properties: object; required: string[] }, props: Record<string, unknown>) => ({
   ...schema,
   properties: { ...schema.properties, ...props },
-  required: [...(schema as { required: string[] }).required],
 });
 const savedPlanSchema = object(
   {
