@@ -184,6 +184,19 @@ describe('usage plans', () => {
     expect(usageOrderingKey(tenant(), s.id)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
+  it('a provider-billed renewal (Stripe invoice.paid) closes the period once and starts the next from allowance plus rollover', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_provider' }));
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 900 });
+    const next = new Date(s.currentPeriodEnd.getTime() + 30 * DAY);
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    expect(await core.providerSync.renew('sub_provider', s.currentPeriodEnd, next)).toBe('applied');
+    expect(await core.providerSync.renew('sub_provider', s.currentPeriodEnd, next)).toBe('applied');
+    expect(await balance(s.id)).toMatchObject({ granted: 1100n, used: 0n, periodEnd: next });
+    const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
+    expect(closes.items.map((c) => [c.finalUsage, c.billedUnits])).toEqual([[900n, 0n]]);
+  });
+
   it('exports usage entries and imports them back unchanged', async () => {
     const file = await core.exporter.export('acme', false);
     const api = file.products?.[0].plans?.find((p) => p.key === 'api');

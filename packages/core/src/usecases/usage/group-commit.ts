@@ -56,6 +56,8 @@ export class GroupCommit {
     private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator },
     /** False: no queue, every operation its own transaction (the one-transaction-per-operation baseline). */
     private readonly grouped = true,
+    /** Told of each committed write's ledger entries (after the commit; never awaited by the callers). */
+    private readonly committed?: (target: BalanceTarget, entries: LedgerEntry[]) => void,
   ) {}
 
   /** Queues an operation on the balance; resolves with its answer once committed. */
@@ -140,79 +142,84 @@ export class GroupCommit {
       updatedAt: now,
     };
     const holdIds = batch.flatMap((p) => (p.op && (p.op.kind === 'commit' || p.op.kind === 'release') ? [p.op.holdId] : []));
-    return this.deps.uow.run(async (r) => {
-      const locked = await r.usage.lockBalance(fresh, holdIds, now);
-      const state: BalanceState = {
-        balance: locked.balance,
-        grants: sortGrants([...locked.grants]),
-        holds: new Map(locked.holds.map((h) => [h.id, h])),
-      };
-      const touchedGrants = new Set<CreditGrant>(locked.grants);
-      const loadedHolds = new Map(locked.holds.map((h) => [h.id, { ...h }]));
-      const keys = [...new Set(batch.flatMap((p) => (p.key ? [p.key] : [])))];
-      const known = new Map((keys.length ? await r.usage.findKeys(tenant, keys) : []).map((k) => [k.key, k]));
-      const entries: LedgerEntry[] = [];
-      const newKeys: UsageKey[] = [];
-      const ledger = (es: ReturnType<typeof expireDue>, key: string | null) =>
-        es.forEach((e, i) =>
-          entries.push({
-            ...e,
-            id: this.deps.ids.newId(),
-            organisationId: tenant.organisationId,
-            isTest: tenant.isTest,
-            balanceId: state.balance.id,
-            owner,
-            meterId: meter.id,
-            idempotencyKey: i === 0 ? key : null,
-            createdAt: now,
-          }),
-        );
-      ledger(expireDue(state, now), null);
-      const results: (UsageAnswer | Error)[] = batch.map((p) => {
-        if (p.key) {
-          const first = known.get(p.key);
-          if (first && first.fingerprint !== p.fingerprint)
-            return new DomainError(ErrorCodes.IDEMPOTENCY_KEY_REUSED, 'this idempotency-key was used for a different request');
-          if (first) return first.answer;
-        }
-        if (!p.op)
-          return { allowed: true, owner, meterSlug: meter.slug, granted: '', used: '', reserved: '', remaining: null, periodEnd: null };
-        try {
-          const d = decide(state, p.op, meter.slug, now);
-          if (p.op.kind === 'grant') touchedGrants.add(p.op.grant);
-          ledger(d.entries, p.key ?? null);
-          if (p.key) {
-            const k: UsageKey = {
+    return this.deps.uow
+      .run(async (r) => {
+        const locked = await r.usage.lockBalance(fresh, holdIds, now);
+        const state: BalanceState = {
+          balance: locked.balance,
+          grants: sortGrants([...locked.grants]),
+          holds: new Map(locked.holds.map((h) => [h.id, h])),
+        };
+        const touchedGrants = new Set<CreditGrant>(locked.grants);
+        const loadedHolds = new Map(locked.holds.map((h) => [h.id, { ...h }]));
+        const keys = [...new Set(batch.flatMap((p) => (p.key ? [p.key] : [])))];
+        const known = new Map((keys.length ? await r.usage.findKeys(tenant, keys) : []).map((k) => [k.key, k]));
+        const entries: LedgerEntry[] = [];
+        const newKeys: UsageKey[] = [];
+        const ledger = (es: ReturnType<typeof expireDue>, key: string | null) =>
+          es.forEach((e, i) =>
+            entries.push({
+              ...e,
+              id: this.deps.ids.newId(),
               organisationId: tenant.organisationId,
               isTest: tenant.isTest,
-              key: p.key,
-              fingerprint: p.fingerprint,
-              answer: d.answer,
+              balanceId: state.balance.id,
+              owner,
+              meterId: meter.id,
+              idempotencyKey: i === 0 ? key : null,
               createdAt: now,
-            };
-            known.set(p.key, k);
-            newKeys.push(k);
+            }),
+          );
+        ledger(expireDue(state, now), null);
+        const results: (UsageAnswer | Error)[] = batch.map((p) => {
+          if (p.key) {
+            const first = known.get(p.key);
+            if (first && first.fingerprint !== p.fingerprint)
+              return new DomainError(ErrorCodes.IDEMPOTENCY_KEY_REUSED, 'this idempotency-key was used for a different request');
+            if (first) return first.answer;
           }
-          return d.answer;
-        } catch (e) {
-          if (isDomainError(e)) return e;
-          throw e;
-        }
-      });
-      const changedHolds = [...state.holds.values()].filter((h: Hold) => {
-        const before = loadedHolds.get(h.id);
-        return !before || before.status !== h.status;
-      });
-      if (entries.length || newKeys.length || changedHolds.length)
-        await r.usage.write({
-          balance: state.balance,
-          meterSlug: meter.slug,
-          grants: [...touchedGrants],
-          holds: changedHolds,
-          entries,
-          keys: newKeys,
+          if (!p.op)
+            return { allowed: true, owner, meterSlug: meter.slug, granted: '', used: '', reserved: '', remaining: null, periodEnd: null };
+          try {
+            const d = decide(state, p.op, meter.slug, now);
+            if (p.op.kind === 'grant') touchedGrants.add(p.op.grant);
+            ledger(d.entries, p.key ?? null);
+            if (p.key) {
+              const k: UsageKey = {
+                organisationId: tenant.organisationId,
+                isTest: tenant.isTest,
+                key: p.key,
+                fingerprint: p.fingerprint,
+                answer: d.answer,
+                createdAt: now,
+              };
+              known.set(p.key, k);
+              newKeys.push(k);
+            }
+            return d.answer;
+          } catch (e) {
+            if (isDomainError(e)) return e;
+            throw e;
+          }
         });
-      return results;
-    });
+        const changedHolds = [...state.holds.values()].filter((h: Hold) => {
+          const before = loadedHolds.get(h.id);
+          return !before || before.status !== h.status;
+        });
+        if (entries.length || newKeys.length || changedHolds.length)
+          await r.usage.write({
+            balance: state.balance,
+            meterSlug: meter.slug,
+            grants: [...touchedGrants],
+            holds: changedHolds,
+            entries,
+            keys: newKeys,
+          });
+        return { results, entries };
+      })
+      .then(({ results, entries }) => {
+        if (entries.length && this.committed) this.committed(target, entries);
+        return results;
+      });
   }
 }

@@ -18,7 +18,7 @@ import {
   type UsageRecordRow,
   type UsageRecordStatus,
 } from '../../model';
-import type { Clock, IdGenerator, UnitOfWork, UsageRecordQuery } from '../../ports';
+import type { Clock, IdGenerator, Logger, PaymentProvider, UnitOfWork, UsageRecordQuery } from '../../ports';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
 import { compareKeys, decodeCursor, encodeCursor } from '../../support/pagination';
 import { billedUnits } from '../../domain/usage-billing';
@@ -80,8 +80,60 @@ export class UsageService {
   /** Meters by tenant and slug: a meter's id never changes, so a hit never needs the database. */
   private readonly meters = new Map<string, UsageMeter>();
 
-  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator; limits?: Partial<CoreLimits> }) {
-    this.group = new GroupCommit(deps, deps.limits?.usageGroupCommit ?? true);
+  /** The provider customer of an owner that is a subscription billed by a provider with meter events (null: none). */
+  private readonly meteredCustomers = new Map<string, string | null>();
+
+  constructor(
+    private readonly deps: {
+      uow: UnitOfWork;
+      clock: Clock;
+      ids: IdGenerator;
+      limits?: Partial<CoreLimits>;
+      payments?: Pick<PaymentProvider, 'name' | 'meterEvents'>;
+      logger?: Logger;
+    },
+  ) {
+    const report = deps.payments?.meterEvents ? (t: BalanceTarget, e: LedgerEntry[]) => this.reportUsage(t, e) : undefined;
+    this.group = new GroupCommit(deps, deps.limits?.usageGroupCommit ?? true, report);
+  }
+
+  /**
+   * Stripe meter events as usage is recorded: after a batch committed, the units it used are sent
+   * (one event per batch of a balance, its first entry's id as the identifier) when the owner is a
+   * subscription billed by the provider. Best effort, off the callers' path: a failure is logged
+   * (docs/usage.md says what that means for billing).
+   */
+  private reportUsage(target: BalanceTarget, entries: LedgerEntry[]): void {
+    const used = entries.filter((e) => e.usedDelta > 0n && (e.kind === 'record' || e.kind === 'consume' || e.kind === 'commit'));
+    if (used.length === 0) return;
+    const value = used.reduce((n, e) => n + e.usedDelta, 0n);
+    void this.meteredCustomer(target.owner)
+      .then((customerId) =>
+        customerId
+          ? this.deps.payments?.meterEvents?.([
+              { eventName: target.meter.slug, customerId, value: String(value), identifier: used[0].id, timestamp: used[0].createdAt },
+            ])
+          : undefined,
+      )
+      .catch((e: unknown) =>
+        this.deps.logger?.error('usage meter event failed', { owner: target.owner, meter: target.meter.slug, error: String(e) }),
+      );
+  }
+
+  private async meteredCustomer(owner: string): Promise<string | null> {
+    const known = this.meteredCustomers.get(owner);
+    if (known !== undefined) return known;
+    const provider = this.deps.payments?.name;
+    const found = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(owner)
+      ? await this.deps.uow.read(async (r) => {
+          const s = await r.subscriptions.get(owner);
+          if (!s || s.paymentProvider !== provider) return null;
+          return (await r.customers.get(s.customerId))?.paymentCustomerId ?? null;
+        })
+      : null;
+    if (this.meteredCustomers.size > 10_000) this.meteredCustomers.clear();
+    this.meteredCustomers.set(owner, found);
+    return found;
   }
 
   /** Creates a meter (201); a slug already taken in the tenant is a METER_EXISTS error. */
