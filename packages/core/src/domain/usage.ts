@@ -136,6 +136,9 @@ export function expireDue(s: BalanceState, now: Date): Decision['entries'] {
   }
   for (const g of s.grants) {
     if (!g.expiresAt || g.expiresAt > now || undrawn(g) === 0n) continue;
+    // A grant that ends with the period (its allowance, what rolled in) is the period's own: until
+    // the period close settles it (rollover or lapse), it stays usable, as the period does.
+    if (s.balance.periodEnd && g.expiresAt >= s.balance.periodEnd) continue;
     // What open holds keep stays: a hold is a promise. Only what is free lapses.
     const free = max(0n, s.balance.granted - s.balance.used - s.balance.reserved);
     const lapse = min(undrawn(g), free);

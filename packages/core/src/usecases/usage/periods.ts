@@ -159,13 +159,8 @@ export async function closeOpenPeriod(
     holds: new Map(holds.map((h) => [h.id, h])),
   };
   const touched = [...locked.grants];
-  // Grants that end with the period (its allowance, what rolled in) are the period's own: they
-  // roll over or lapse by the close's rule, not by their expiry, which the close is reaching now.
-  const end = locked.balance.periodEnd;
-  const ownGrants = state.grants.filter((g) => end !== null && g.expiresAt !== null && g.expiresAt >= end);
-  state.grants = state.grants.filter((g) => !ownGrants.includes(g));
+  // Grants that end with the period roll over or lapse by the close's rule (expireDue leaves them).
   const expired = expireDue(state, a.now);
-  state.grants = sortGrants([...state.grants, ...ownGrants]);
   const before = { ...state.balance };
   const closed = closeRule(state, a.rollover, a.now);
   await r.usage.write({
