@@ -20,12 +20,13 @@ import {
 } from '../../model';
 import type { Clock, IdGenerator, Logger, PaymentProvider, UnitOfWork, UsageRecordQuery } from '../../ports';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
-import { compareKeys, decodeCursor, encodeCursor } from '../../support/pagination';
 import { billedUnits } from '../../domain/usage-billing';
 import type { LicenseUsage } from '../licenses';
 import type { CoreLimits } from '../deps';
 import { GroupCommit, type BalanceTarget } from './group-commit';
 import { closeOpenPeriod, openPeriod } from './periods';
+import { MeterEventReporter } from './meter-events';
+import { pageUsageRecords } from './records';
 
 /** Who a usage operation is for: the vendor's owner string and a meter slug. */
 export interface UsageTarget {
@@ -80,9 +81,6 @@ export class UsageService {
   /** Meters by tenant and slug: a meter's id never changes, so a hit never needs the database. */
   private readonly meters = new Map<string, UsageMeter>();
 
-  /** The provider customer of an owner that is a subscription billed by a provider with meter events (null: none). */
-  private readonly meteredCustomers = new Map<string, string | null>();
-
   constructor(
     private readonly deps: {
       uow: UnitOfWork;
@@ -93,47 +91,8 @@ export class UsageService {
       logger?: Logger;
     },
   ) {
-    const report = deps.payments?.meterEvents ? (t: BalanceTarget, e: LedgerEntry[]) => this.reportUsage(t, e) : undefined;
-    this.group = new GroupCommit(deps, deps.limits?.usageGroupCommit ?? true, report);
-  }
-
-  /**
-   * Stripe meter events as usage is recorded: after a batch committed, the units it used are sent
-   * (one event per batch of a balance, its first entry's id as the identifier) when the owner is a
-   * subscription billed by the provider. Best effort, off the callers' path: a failure is logged
-   * (docs/usage.md says what that means for billing).
-   */
-  private reportUsage(target: BalanceTarget, entries: LedgerEntry[]): void {
-    const used = entries.filter((e) => e.usedDelta > 0n && (e.kind === 'record' || e.kind === 'consume' || e.kind === 'commit'));
-    if (used.length === 0) return;
-    const value = used.reduce((n, e) => n + e.usedDelta, 0n);
-    void this.meteredCustomer(target.owner)
-      .then((customerId) =>
-        customerId
-          ? this.deps.payments?.meterEvents?.([
-              { eventName: target.meter.slug, customerId, value: String(value), identifier: used[0].id, timestamp: used[0].createdAt },
-            ])
-          : undefined,
-      )
-      .catch((e: unknown) =>
-        this.deps.logger?.error('usage meter event failed', { owner: target.owner, meter: target.meter.slug, error: String(e) }),
-      );
-  }
-
-  private async meteredCustomer(owner: string): Promise<string | null> {
-    const known = this.meteredCustomers.get(owner);
-    if (known !== undefined) return known;
-    const provider = this.deps.payments?.name;
-    const found = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(owner)
-      ? await this.deps.uow.read(async (r) => {
-          const s = await r.subscriptions.get(owner);
-          if (!s || s.paymentProvider !== provider) return null;
-          return (await r.customers.get(s.customerId))?.paymentCustomerId ?? null;
-        })
-      : null;
-    if (this.meteredCustomers.size > 10_000) this.meteredCustomers.clear();
-    this.meteredCustomers.set(owner, found);
-    return found;
+    const reporter = deps.payments?.meterEvents ? new MeterEventReporter({ ...deps, payments: deps.payments }) : undefined;
+    this.group = new GroupCommit(deps, deps.limits?.usageGroupCommit ?? true, reporter && ((t, e) => reporter.committed(t, e)));
   }
 
   /** Creates a meter (201); a slug already taken in the tenant is a METER_EXISTS error. */
@@ -359,7 +318,6 @@ export class UsageService {
   /**
    * One page of usage records of the statuses asked for, oldest first: `recorded` ledger entries,
    * `current` open periods (of one owner: `owner` is then required) and `final` closed periods.
-   * Each source is read from the cursor on and the pages are merged by (createdAt, id).
    */
   async usageRecords(
     tenant: Tenant,
@@ -367,81 +325,7 @@ export class UsageService {
   ): Promise<{ page: Page<UsageRecordRow>; meters: Map<Id, UsageMeter> }> {
     const meter = q.meterSlug === undefined ? undefined : await this.meter(tenant, q.meterSlug);
     if (q.statuses.includes('current') && q.owner === undefined) invalid('owner', 'is required to list current usage');
-    const after = q.after === undefined ? undefined : decodeCursor(q.after, 'after');
-    const query = { limit: q.limit, after: q.after, owner: q.owner, meterId: meter?.id };
-    return this.deps.uow.read(async (r) => {
-      const rows: UsageRecordRow[] = [];
-      let more = false;
-      if (q.statuses.includes('recorded')) {
-        const page = await r.usage.pageRecords(tenant, query);
-        more ||= page.hasMore;
-        for (const e of page.items)
-          rows.push({
-            id: e.id,
-            organisationId: e.organisationId,
-            owner: e.owner,
-            meterId: e.meterId,
-            balanceId: e.balanceId,
-            status: 'recorded',
-            kind: e.kind as 'record' | 'consume' | 'commit',
-            count: e.quantity,
-            idempotencyKey: e.idempotencyKey,
-            periodStart: null,
-            periodEnd: null,
-            createdAt: e.createdAt,
-            updatedAt: e.createdAt,
-          });
-      }
-      if (q.statuses.includes('final')) {
-        const page = await r.usage.pageCloses(tenant, query);
-        more ||= page.hasMore;
-        for (const c of page.items)
-          rows.push({
-            id: c.id,
-            organisationId: c.organisationId,
-            owner: c.owner,
-            meterId: c.meterId,
-            balanceId: c.balanceId,
-            status: 'final',
-            kind: 'close',
-            count: c.finalUsage,
-            idempotencyKey: null,
-            periodStart: c.periodStart,
-            periodEnd: c.periodEnd,
-            createdAt: c.createdAt,
-            updatedAt: c.createdAt,
-          });
-      }
-      if (q.statuses.includes('current'))
-        for (const b of await r.usage.openBalances(tenant, q.owner as string, meter?.id))
-          if (!after || compareKeys(b, after) > 0)
-            rows.push({
-              id: b.id,
-              organisationId: b.organisationId,
-              owner: b.owner,
-              meterId: b.meterId,
-              balanceId: b.id,
-              status: 'current',
-              kind: 'current',
-              count: b.used,
-              idempotencyKey: null,
-              periodStart: b.periodStart,
-              periodEnd: b.periodEnd,
-              createdAt: b.createdAt,
-              updatedAt: b.updatedAt,
-            });
-      rows.sort(compareKeys);
-      const items = rows.slice(0, q.limit);
-      const hasMore = more || rows.length > q.limit;
-      const page: Page<UsageRecordRow> = {
-        items,
-        hasMore,
-        nextCursor: hasMore && items.length ? encodeCursor(items[items.length - 1]) : null,
-        previousCursor: null,
-      };
-      const meters = new Map((await r.usage.getMeters([...new Set(items.map((x) => x.meterId))])).map((m) => [m.id, m]));
-      return { page, meters };
-    });
+    return this.deps.uow.read((r) => pageUsageRecords(r, tenant, { ...q, meterId: meter?.id }));
   }
 
   /** Balances whose counters differ from their ledger's sums (none on a healthy database). */
