@@ -202,7 +202,9 @@ export async function closeSubscriptionPeriod(
   const tenant = { organisationId: s.organisationId, isTest: s.isTest };
   const owner = subscriptionOwner(s);
   const out: BilledPeriod[] = [];
-  for (const line of usageLinesOf(a.plan)) {
+  // Balances are locked in the group commit's order (by meter, for one owner), so neither waits on the other in a cycle.
+  const lines = usageLinesOf(a.plan).sort((x, y) => (x.meter.id < y.meter.id ? -1 : x.meter.id > y.meter.id ? 1 : 0));
+  for (const line of lines) {
     if (await r.usage.findClose(tenant, owner, line.meter.id, a.periodEnd)) continue;
     const closed = await closeOpenPeriod(r, ids, {
       tenant,
