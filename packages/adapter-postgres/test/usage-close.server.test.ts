@@ -1,3 +1,4 @@
+import type { PaymentProvider } from '@tollgate/core';
 import { buyPlan, createTestCore, sampleCatalog, type TestCore } from '@tollgate/core/testing';
 import { createTestDatabase, type TestDatabase } from '../src';
 
@@ -15,7 +16,8 @@ afterAll(async () => {
 it('the renewal sweep racing consumers on two instances closes once; every unit is in exactly one period', async () => {
   const a: TestCore = createTestCore({ uow: db.uow });
   const b: TestCore = createTestCore({ uow: db.uow });
-  for (const core of [a, b]) core.payments.renewedBySweep = () => ({});
+  // The fake provider lets the sweep renew, as the sandbox does.
+  for (const core of [a, b]) (core.payments as PaymentProvider).renewedBySweep = () => ({});
   const org = await a.apiKeys.ensureOrganisation('race-close');
   const file = sampleCatalog('race-close');
   file.products?.[0].plans?.push({
