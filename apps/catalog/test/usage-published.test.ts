@@ -124,14 +124,18 @@ describe('usage as published', () => {
       seen.push(...page.data.map((r): [string, number] => [r.status, r.count]));
       after = page.nextCursor;
     } while (after);
-    expect(seen).toEqual([
+    expect(seen.slice(0, 3)).toEqual([
       ['recorded', 1],
       ['recorded', 2],
       ['recorded', 3],
-      ['final', 6],
-      ['current', 10],
-      ['recorded', 10],
     ]);
+    // The close writes the final record and opens the next period at one instant: either comes first (by id).
+    expect(seen.slice(3, 5).sort()).toEqual([
+      ['current', 10],
+      ['final', 6],
+    ]);
+    expect(seen[5]).toEqual(['recorded', 10]);
+    expect(seen).toHaveLength(6);
     expect((await api().get(`/api/usage-records?status=current`).expect(400)).body.errors).toEqual([
       expect.objectContaining({ property: 'owner' }),
     ]);
