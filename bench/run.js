@@ -7,8 +7,8 @@
 //
 // Environment: BENCH_DATABASE_URL (a server URL whose databases the run may create and drop;
 // default postgres://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (per measurement, default 10),
-// BENCH_LICENSES (default 1000000), BENCH_SKIP_PGLITE=1, BENCH_ONLY=webhooks (only the webhook rows),
-// BENCH_ONLY=check-traffic or `--only check-traffic` (only the rows of the check under real traffic).
+// BENCH_LICENSES (default 1000000), BENCH_SKIP_PGLITE=1, BENCH_ONLY=webhooks|usage|check-traffic
+// (only those rows; `--only usage` and `--only check-traffic` likewise).
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -19,6 +19,7 @@ const { Client } = require('pg');
 const { seedCheck } = require('./seed');
 const { webhookRows, webhookTable } = require('./webhooks');
 const { trafficRows, trafficTable } = require('./traffic');
+const { usageRows, usageTable } = require('./usage');
 
 const ROOT = path.join(__dirname, '..');
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -303,9 +304,26 @@ function writeTraffic(r) {
   console.log(trafficTable(r));
 }
 
+/** The usage rows on a database of their own (bench/usage.js). */
+const usageBench = () =>
+  withServerDb(`tollgate_bench_usage_${process.pid}`, (url) =>
+    usageRows({ url, secret: SECRET, seconds: SECONDS, connections: CONNECTIONS, startTollgate, load, autocannon, log }),
+  );
+
+/** Only the usage rows: written to their own section of docs/benchmarks.md. */
+async function usageOnly() {
+  const u = await usageBench();
+  const file = path.join(__dirname, 'results', 'usage.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), ...u }, null, 2)}\n`);
+  writeSection('bench-usage', usageTable(u));
+  console.log(usageTable(u));
+}
+
 async function main() {
   if (ONLY === 'webhooks') return webhooksOnly();
   if (ONLY === 'check-traffic') return writeTraffic(await checkTraffic());
+  if (ONLY === 'usage') return usageOnly();
   const started = Date.now();
   const results = {
     date: new Date().toISOString(),
@@ -390,15 +408,19 @@ async function main() {
   results.webhooks = await webhookRows(log);
   log('the check under real traffic:');
   const traffic = await checkTraffic();
+  log('usage:');
+  results.usage = await usageBench();
   results.ratios = ratios(results);
   results.seconds = Math.round((Date.now() - started) / 1000);
   fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
   fs.writeFileSync(path.join(__dirname, 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeTable(results);
   writeSection('bench-webhooks', webhookTable(results.webhooks));
+  writeSection('bench-usage', usageTable(results.usage));
   console.log(table(results));
   console.log(webhookTable(results.webhooks));
   writeTraffic(traffic);
+  console.log(usageTable(results.usage));
 }
 
 const ratio = (a, b) => Number((a / b).toFixed(2));

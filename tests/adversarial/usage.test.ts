@@ -100,7 +100,7 @@ it('10 000 records of which 20 % are replays (same key, either instance) count e
     sends.map((s) => () => postRetrying(s.base, '/api/usage/record', { owner: 'replays', meterSlug: 'tokens', increment: 1 }, s.k)),
     64,
   );
-  expect(answers.filter((r) => r.status !== 200).map((r) => r.text)).toEqual([]);
+  expect(answers.filter((r) => r.status !== 204).map((r) => r.text)).toEqual([]);
   expect((await balance('replays')).used).toBe(8000);
   const [entries] = await sql<{ n: number; keys: number }>(
     db.url,
@@ -172,3 +172,87 @@ it('kill -9 during a stream of consumes: every acknowledged operation is in the 
   expect((await balance('crash')).used).toBe(3 * sent.length);
   await expectCountersEqualLedger();
 }, 120_000);
+
+it('usage plans, records, meters and the entitlement check stay within their organisation and mode', async () => {
+  const other = await seedOrg(db.url, 'usage-other');
+  const get = (key: string, path: string) => call(b.url, 'GET', path, { bearer: key });
+  // The other organisation has a meter of the same slug and a final period of the same owner.
+  expect((await call(a.url, 'POST', '/api/meters', { bearer: other.live, body: { slug: 'tokens', name: 'Theirs' } })).status).toBe(201);
+  await call(a.url, 'POST', '/api/credits/grants', { bearer: other.live, body: { owner: 'shared-name', meterSlug: 'tokens', amount: 9 } });
+  await call(a.url, 'POST', '/api/usage/consume', { bearer: other.live, body: { owner: 'shared-name', meterSlug: 'tokens', quantity: 4 } });
+  await post(a.url, '/api/credits/grants', { owner: 'shared-name', meterSlug: 'tokens', amount: 100 });
+
+  const records = (key: string, status: string) =>
+    get(key, `/api/usage-records?owner=shared-name&meterSlug=tokens&status=${status}`).then(
+      (r) => (r.body as { data: { count: number }[] }).data,
+    );
+  expect(await records(org.live, 'current')).toEqual([expect.objectContaining({ count: 0, ownerId: 'shared-name' })]);
+  expect(await records(other.live, 'current')).toEqual([expect.objectContaining({ count: 4 })]);
+  // The test mode of the same organisation sees neither (its meter does not exist there: 400 naming it).
+  const testMode = await get(org.test, '/api/usage-records?owner=shared-name&meterSlug=tokens&status=current');
+  expect(testMode.status).toBe(400);
+  expect(JSON.stringify(testMode.body)).toContain('meterSlug');
+  const meters = (key: string) =>
+    get(key, '/api/meters?search=tok').then((r) => (r.body as { data: { name: string }[] }).data.map((m) => m.name));
+  expect(await meters(org.live)).toEqual(['Tokens']);
+  expect(await meters(other.live)).toEqual(['Theirs']);
+  expect(await meters(org.test)).toEqual([]);
+  const check = (key: string) =>
+    get(key, '/api/entitlements/check?granteeId=nobody&owner=shared-name').then(
+      (r) => (r.body as { data: { entitlements: { remaining: number }[] } }).data.entitlements,
+    );
+  expect(await check(org.live)).toEqual([expect.objectContaining({ type: 'meter', remaining: 100 })]);
+  expect(await check(other.live)).toEqual([expect.objectContaining({ type: 'meter', remaining: 5 })]);
+  expect(await check(org.test)).toEqual([]);
+  // A plan saved with a metered line item counts on the saver's own meter, never another's.
+  const saved = await call(b.url, 'POST', '/api/plans/save', {
+    bearer: other.live,
+    body: {
+      productId: other.keys['products.notes'],
+      name: 'Metered',
+      lineItems: [{ name: 'Tokens', priceType: 'metered', meterSlug: 'tokens', allowance: 10, prices: [] }],
+    },
+  });
+  expect(saved.status).toBe(201);
+  const theirs = ((await get(other.live, '/api/meters?search=tokens')).body as { data: { id: string }[] }).data;
+  expect((saved.body as { data: { lineItems: { meter: { id: string } }[] } }).data.lineItems[0].meter.id).toBe(theirs[0].id);
+  // Another organisation's product cannot be given a usage plan.
+  const foreign = await call(b.url, 'POST', '/api/plans/save', {
+    bearer: org.live,
+    body: { productId: other.keys['products.notes'], name: 'Intruder', lineItems: [{ name: 'T', priceType: 'metered', allowance: 1 }] },
+  });
+  expect(foreign.status).toBe(403);
+});
+
+it('bad usage plan terms, record statuses and record bodies are 400 naming the member, never 500, with nothing written', async () => {
+  const productId = org.keys['products.notes'];
+  const before = await sql<{ n: number }>(db.url, 'select count(*)::int as n from plans');
+  const terms: [Record<string, unknown>, string][] = [
+    [{ allowance: -1 }, 'allowance'],
+    [{ allowance: 1.5 }, 'allowance'],
+    [{ allowance: '1e3' }, 'allowance'],
+    [{ allowance: 10 ** 13 }, 'allowance'],
+    [{ maxUsage: 'lots' }, 'maxUsage'],
+    [{ minUsage: 5, maxUsage: 4 }, 'minUsage'],
+    [{ rollover: 'some' }, 'rollover'],
+    [{ rollover: { upTo: -3 } }, 'rollover'],
+    [{ rollover: { upTo: 3, more: 1 } }, 'rollover'],
+  ];
+  for (const [bad, member] of terms) {
+    const r = await call(a.url, 'POST', '/api/plans/save', {
+      bearer: org.live,
+      body: { productId, name: 'Fuzz', lineItems: [{ name: 'T', priceType: 'metered', meterSlug: 'fuzz', ...bad }] },
+    });
+    expect([r.status, JSON.stringify(r.body).includes(member)]).toEqual([400, true]);
+  }
+  expect(await sql<{ n: number }>(db.url, 'select count(*)::int as n from plans')).toEqual(before);
+  for (const q of ['status=pending', 'status=recorded,', 'sort=desc', 'status=current', 'limit=0', 'after=not-a-cursor'])
+    expect((await call(b.url, 'GET', `/api/usage-records?${q}`, { bearer: org.live })).status).toBe(400);
+  for (const body of [
+    { owner: 'x', meterSlug: 'tokens', increment: 0.5 },
+    { owner: 'x', meterSlug: 'tokens', increment: '1' },
+    { owner: '', meterSlug: 'tokens', increment: 1 },
+  ])
+    expect((await post(a.url, '/api/usage/record', body)).status).toBe(400);
+  await expectCountersEqualLedger();
+});

@@ -74,7 +74,7 @@ export const planSchema = object(planProps);
 
 export const tierTagSchema = object({ id: uuid, name: str, organisation: uuid, ...stamps });
 
-const tierSchema = object({
+export const tierSchema = object({
   ...recordProps,
   upTo: str,
   flatAmount: { type: ['number', 'null'] },
@@ -82,7 +82,7 @@ const tierSchema = object({
   currencyOptionId: uuid,
   ...stamps,
 });
-const currencyOptionSchema = object({
+export const currencyOptionSchema = object({
   ...recordProps,
   currency: str,
   unitAmount: { type: ['number', 'null'] },
@@ -91,7 +91,7 @@ const currencyOptionSchema = object({
   ...stamps,
   tiers: nestedListOf(tierSchema),
 });
-const priceSchema = object({
+export const priceSchema = object({
   ...recordProps,
   paymentPriceId: str,
   interval: { enum: [null, 'day', 'week', 'month', 'year'] },
@@ -102,26 +102,36 @@ const priceSchema = object({
   currencyOptions: nestedListOf(currencyOptionSchema),
 });
 const meterSchema = object({ id: uuid, slug: str, name: str, paymentMeterId: str, organisation: uuid, ...stamps });
-export const lineItemSchema = object({
-  ...recordProps,
-  name: str,
-  slug: str,
-  paymentProductId: str,
-  meterId: { anyOf: [uuid, { type: 'null' }] },
-  nickname: str,
-  priceType: { enum: ['metered', 'per_seat', 'flat_rate'] },
-  intervalType: { enum: ['one_off', 'recurring'] },
-  billingScheme: { enum: ['fixed', 'per_unit', 'tiered', 'flat_rate'] },
-  tiersMode: { enum: [null, 'graduated', 'volume'] },
-  minQuantity: int,
-  maxQuantity: int,
-  isActive: bool,
-  planId: uuid,
-  allowChangingQuantity: bool,
-  archivedAt: ndate,
-  unitLabel: nstr,
-  ...stamps,
-  meter: { anyOf: [meterSchema, { type: 'null' }] },
-  prices: nestedListOf(priceSchema),
-});
+export const lineItemSchema = object(
+  {
+    ...recordProps,
+    name: str,
+    slug: str,
+    paymentProductId: str,
+    meterId: { anyOf: [uuid, { type: 'null' }] },
+    nickname: str,
+    priceType: { enum: ['metered', 'per_seat', 'flat_rate'] },
+    intervalType: { enum: ['one_off', 'recurring'] },
+    billingScheme: { enum: ['fixed', 'per_unit', 'tiered', 'flat_rate'] },
+    tiersMode: { enum: [null, 'graduated', 'volume'] },
+    minQuantity: int,
+    maxQuantity: int,
+    isActive: bool,
+    planId: uuid,
+    allowChangingQuantity: bool,
+    archivedAt: ndate,
+    unitLabel: nstr,
+    ...stamps,
+    meter: { anyOf: [meterSchema, { type: 'null' }] },
+    prices: nestedListOf(priceSchema),
+  },
+  {
+    usage: object({
+      allowance: int,
+      maxUsage: { type: ['integer', 'null'] },
+      minUsage: int,
+      rollover: { anyOf: [{ enum: ['none', 'all'] }, object({ upTo: int })] },
+    }),
+  },
+);
 export const entitlementSchema = object({ ...recordProps, name: str, ...stamps });

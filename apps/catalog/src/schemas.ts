@@ -30,6 +30,12 @@ export const planBodyProps = {
   isActive: { type: 'boolean' },
 };
 const amount = { type: ['number', 'null'], minimum: 0 };
+const units = {
+  anyOf: [
+    { type: 'integer', minimum: 0 },
+    { type: 'string', pattern: '^[0-9]{1,16}$' },
+  ],
+};
 const dateTime = { type: ['string', 'null'], format: 'date-time' };
 export const planSaveBody = typed<PlanDraft>({
   type: 'object',
@@ -43,10 +49,10 @@ export const planSaveBody = typed<PlanDraft>({
       maxItems: 50,
       items: {
         type: 'object',
-        additionalProperties: false,
-        required: ['name', 'priceType', 'prices'],
+        // The published LineItemInput is not strict: members it does not name are accepted and ignored.
+        required: ['name', 'priceType'],
         properties: {
-          id: { type: 'string', format: 'uuid' },
+          id: { type: 'string', minLength: 1, maxLength: 100 },
           name,
           slug: { type: 'string', maxLength: 100, pattern: '^[a-z0-9_]+$' },
           isActive: { type: 'boolean' },
@@ -61,19 +67,29 @@ export const planSaveBody = typed<PlanDraft>({
           maxQuantity: { type: 'integer', minimum: 0 },
           allowChangingQuantity: { type: 'boolean' },
           unitLabel: { type: ['string', 'null'], maxLength: 50 },
+          // Usage plan terms of a metered line item (Tollgate's; whole units as numbers or decimal strings).
+          allowance: units,
+          maxUsage: { anyOf: [units, { type: 'null' }] },
+          minUsage: units,
+          rollover: {
+            anyOf: [
+              { enum: ['none', 'all'] },
+              { type: 'object', properties: { upTo: units }, required: ['upTo'], additionalProperties: false },
+            ],
+          },
           prices: {
             type: 'array',
             maxItems: 20,
             items: {
+              // The published PriceInput (an allOf of two objects) is not strict either.
               type: 'object',
-              additionalProperties: false,
               required: ['currencyOptions'],
               properties: {
-                id: { type: 'string', format: 'uuid' },
+                id: { type: 'string', minLength: 1, maxLength: 100 },
                 defaultCurrency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
                 archivedAt: dateTime,
                 interval: { enum: [...INTERVALS, null] },
-                intervalCount: { type: ['integer', 'null'], minimum: 1 },
+                intervalCount: { type: ['integer', 'null'], minimum: 1, maximum: 1095 },
                 paymentPriceId: { type: 'string', maxLength: 200 },
                 currencyOptions: {
                   type: 'array',
@@ -83,7 +99,7 @@ export const planSaveBody = typed<PlanDraft>({
                     additionalProperties: false,
                     required: ['currency'],
                     properties: {
-                      id: { type: 'string', format: 'uuid' },
+                      id: { type: 'string', minLength: 1, maxLength: 100 },
                       currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
                       unitAmount: amount,
                       isDefault: { type: 'boolean' },
@@ -95,7 +111,7 @@ export const planSaveBody = typed<PlanDraft>({
                           additionalProperties: false,
                           required: ['upTo', 'unitAmount'],
                           properties: {
-                            id: { type: 'string', format: 'uuid' },
+                            id: { type: 'string', minLength: 1, maxLength: 100 },
                             upTo: { type: 'string', pattern: '^([0-9]+|inf)$' },
                             flatAmount: amount,
                             unitAmount: { type: 'number', minimum: 0 },

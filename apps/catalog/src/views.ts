@@ -16,7 +16,9 @@ import type {
   Tier,
   TierTag,
   Customer,
+  UsageTerms,
 } from '@tollgate/core';
+import { exactNumber } from '@tollgate/core';
 import { iso } from '@tollgate/http';
 
 /** Catalog views: `{type: 'object'|'list', ...}` envelopes, camelCase, ids as `id`. */
@@ -148,6 +150,16 @@ export const lineItemView = (organisation: string, planId: string) => (li: LineI
       }
     : null,
   prices: nestedList(li.prices, `/api/line-items/${li.id}/prices`, priceView(organisation, li.id)),
+  // Tollgate's usage plan terms, on metered line items that have them (the published shape has none).
+  ...(li.usage ? { usage: usageTermsView(li.usage) } : {}),
+});
+
+/** A line item's usage terms as the save took them: whole units as JSON numbers. */
+export const usageTermsView = (t: UsageTerms) => ({
+  allowance: exactNumber(t.allowance),
+  maxUsage: t.maxUsage === null ? null : exactNumber(t.maxUsage),
+  minUsage: exactNumber(t.minUsage),
+  rollover: t.rollover.kind === 'upTo' ? { upTo: exactNumber(t.rollover.units) } : t.rollover.kind,
 });
 
 /** A subscription as its catalog subscription plan: one row per subscription on the plan. */

@@ -107,6 +107,24 @@ const planListItemSchema = object(planSchema.properties as Record<string, unknow
   entitlements: nested(entitlementSchema),
   lineItems: nested(lineItemSchema),
 });
+/** SavePlanResponseSchema as published: the plan, its entitlement links and its pricing tree in plain arrays. */
+const arrayOf = (items: object) => ({ type: 'array', items });
+const withProps = (schema: { properties: object; required: string[] }, props: Record<string, unknown>) => ({
+  ...schema,
+  properties: { ...schema.properties, ...props },
+});
+const savedPlanSchema = object(
+  {
+    ...(planSchema.properties as Record<string, unknown>),
+    entitlements: arrayOf(object({ entitlementId: str, planId: str, createdAt: date, updatedAt: date })),
+    lineItems: arrayOf(
+      withProps(lineItemSchema, {
+        prices: arrayOf(withProps(priceSchema, { currencyOptions: arrayOf(withProps(optionSchema, { tiers: arrayOf(tierSchema) })) })),
+      }),
+    ),
+  },
+  { tierTag: tierTagSchema },
+);
 const listSchema = (item: object, extra: Record<string, unknown> = {}) =>
   object({
     type: { const: 'list' },
@@ -235,23 +253,26 @@ describe('catalog plans', () => {
       ],
     };
     const res = await api().post('/api/plans/save', body).expect(201);
-    const detailSchema = object(planSchema.properties as Record<string, unknown>, {
-      product: object({ id: str, name: str, archivedAt: ndate }),
-      tierTag: tierTagSchema,
-      entitlements: nested(entitlementSchema),
-      lineItems: nested(lineItemSchema),
-      subscriptionPlans: nested({ type: 'object' }),
-    });
-    expectSchema(object({ type: { const: 'object' }, data: detailSchema }), res.body);
+    expectSchema(object({ type: { const: 'object' }, data: savedPlanSchema }), res.body);
     const plan = res.body.data;
-    expect(plan.entitlements.data.map((e: { name: string }) => e.name)).toEqual(['edit', 'export']);
-    const option = plan.lineItems.data[0].prices.data[0].currencyOptions.data[0];
+    const detail = (await api().get(`/api/plans/${plan.id}?expand=entitlements`).expect(200)).body.data;
+    expect(detail.entitlements.data.map((e: { name: string }) => e.name)).toEqual(['edit', 'export']);
+    expect(plan.entitlements).toEqual(
+      detail.entitlements.data.map((e: { id: string }) => ({
+        entitlementId: e.id,
+        planId: plan.id,
+        createdAt: plan.updatedAt,
+        updatedAt: plan.updatedAt,
+      })),
+    );
+    const option = plan.lineItems[0].prices[0].currencyOptions[0];
     expect(option).toMatchObject({ currency: 'usd', isDefault: true });
-    expect(option.tiers.data.map((t: { upTo: string }) => t.upTo)).toEqual(['10', 'inf']);
+    expect(option.tiers.map((t: { upTo: string }) => t.upTo)).toEqual(['10', 'inf']);
     const again = await api()
       .post('/api/plans/save', { ...body, id: plan.id, name: 'Scale 2', lineItems: [] })
       .expect(200);
-    expect(again.body.data).toMatchObject({ id: plan.id, name: 'Scale 2', lineItems: { data: [] } });
+    expectSchema(object({ type: { const: 'object' }, data: savedPlanSchema }), again.body);
+    expect(again.body.data).toMatchObject({ id: plan.id, name: 'Scale 2', lineItems: [] });
     const bad = await api()
       .post('/api/plans/save', { ...body, lineItems: [{ ...body.lineItems[0], tiersMode: null }] })
       .expect(400);

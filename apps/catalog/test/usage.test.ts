@@ -74,10 +74,14 @@ describe('catalog usage', () => {
 
   it('records with idempotency-key: a replay counts once and answers the same; another body is 409', async () => {
     const body = { owner: 'rec', meterSlug: 'tokens', increment: 3 };
+    // As published: 204, nothing in the body.
     const first = await api().post('/api/usage/record', body, 'rec-1');
-    expect(first.status).toBe(200);
-    const again = await api().post('/api/usage/record', body, 'rec-1');
-    expect(again.body).toEqual(first.body);
+    expect(first.status).toBe(204);
+    expect(first.text).toBe('');
+    // Prefer: return=representation answers the balance after it (a replay: the first answer).
+    const again = await api().post('/api/usage/record', body, 'rec-1').set('prefer', 'return=representation');
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ owner: 'rec', used: 3 });
     expect((await api().post('/api/usage/record', { ...body, increment: 4 }, 'rec-1')).status).toBe(409);
     expect((await api().post('/api/usage/record', body, 'x'.repeat(256))).status).toBe(400);
     const records = await api().get('/api/usage-records?owner=rec');

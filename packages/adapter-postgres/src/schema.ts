@@ -219,6 +219,7 @@ export interface LineItems {
   tiers_mode: string | null;
   unit_label: string | null;
   updated_at: Date;
+  usage_terms: Json | null;
 }
 
 export interface Meters {
@@ -473,6 +474,23 @@ export interface UsageBalances {
   used: Numeric;
 }
 
+export interface UsageCloses {
+  amount_minor: Numeric;
+  balance_id: string;
+  billed_units: Numeric;
+  created_at: Date;
+  currency: string | null;
+  final_usage: Numeric;
+  id: string;
+  is_test: boolean;
+  meter_id: string;
+  organisation_id: string;
+  owner: string;
+  period_end: Date;
+  period_start: Date;
+  subscription_id: string | null;
+}
+
 export interface UsageHolds {
   balance_id: string;
   committed: Numeric | null;
@@ -600,6 +618,7 @@ export interface DB {
   tier_tags: TierTags;
   tiers: Tiers;
   usage_balances: UsageBalances;
+  usage_closes: UsageCloses;
   usage_holds: UsageHolds;
   usage_keys: UsageKeys;
   usage_ledger: UsageLedger;

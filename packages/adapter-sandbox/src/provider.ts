@@ -18,6 +18,7 @@ import {
   type ProviderPaymentMethod,
   type SignedLinks,
   type Subscription,
+  type UsageInvoiceLine,
 } from '@tollgate/core';
 import { invoiceDocument, testCardDocument, type InvoiceLineInput } from './documents';
 
@@ -132,7 +133,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
   }
 
   /** The sandbox bills no one: the sweep renews its subscriptions, with a paid cycle invoice. */
-  renewedBySweep(s: Subscription, plan: Plan, unitAmount: number): ProviderOutcome {
+  renewedBySweep(s: Subscription, plan: Plan, unitAmount: number, usage: UsageInvoiceLine[] = []): ProviderOutcome {
     const now = this.config.clock.now();
     return {
       documents: [
@@ -156,7 +157,29 @@ export class SandboxPaymentProvider implements PaymentProvider {
               periodStart: s.currentPeriodStart,
               periodEnd: s.currentPeriodEnd,
             },
+            ...usage.map(usageLine),
           ],
+        }),
+      ],
+    };
+  }
+
+  /** A usage period closed by a plan change: a paid invoice of its usage lines. */
+  usageBilled(s: Subscription, plan: Plan, usage: UsageInvoiceLine[]): ProviderOutcome {
+    const now = this.config.clock.now();
+    return {
+      documents: [
+        invoiceDocument({
+          subscription: s,
+          plan,
+          customerEmail: s.email,
+          customerName: s.email ?? s.customerId,
+          billingReason: 'subscription_update',
+          status: 'paid',
+          now,
+          seq: seq(now),
+          publicUrl: this.config.publicUrl,
+          lines: usage.map(usageLine),
         }),
       ],
     };
@@ -254,6 +277,17 @@ export class SandboxPaymentProvider implements PaymentProvider {
     return testCardDocument(s, email, name, this.config.clock.now(), brand);
   }
 }
+
+/** A usage line of a sandbox invoice: the exact amount; the unit price as the provider shape's whole minor units. */
+const usageLine = (l: UsageInvoiceLine): InvoiceLineInput => ({
+  description: l.description,
+  amount: l.amount,
+  quantity: l.quantity,
+  unitAmount: Math.round(l.unitAmount ?? 0),
+  proration: false,
+  periodStart: l.periodStart,
+  periodEnd: l.periodEnd,
+});
 
 /** Free plans need no payment: the same hosted checkout grants the license directly. */
 export class FreeCheckout implements Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted'> {

@@ -8,6 +8,7 @@ import {
   type CheckoutRequest,
   type Customer,
   type InvoiceList,
+  type MeterEvent,
   type PaymentProvider,
   type Plan,
   type PlanChangeRequest,
@@ -212,6 +213,19 @@ export class StripePaymentProvider implements PaymentProvider {
       this.stripe.subscriptions.update(id, { items: [{ id: item.id, quantity }], proration_behavior: proration }),
     );
     return {};
+  }
+
+  /** Usage as it is recorded: one Stripe meter event each (`event_name` is the meter's slug; Stripe dedupes on `identifier`). */
+  async meterEvents(events: MeterEvent[]): Promise<void> {
+    for (const e of events)
+      await call('meter event', () =>
+        this.stripe.billing.meterEvents.create({
+          event_name: e.eventName,
+          payload: { stripe_customer_id: e.customerId, value: e.value },
+          identifier: e.identifier,
+          timestamp: Math.floor(e.timestamp.getTime() / 1000),
+        }),
+      );
   }
 
   async cancel(s: Subscription, when: 'now' | 'end'): Promise<void> {

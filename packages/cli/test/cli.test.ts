@@ -194,7 +194,7 @@ products:
     expect(r.code).toBe(1);
     expect(r.err.split('\n')).toEqual([
       `tollgate: ${file}:10: products[0].plans[0].licenseType: must be one of user, perSeat, board, customId, got "seat"`,
-      `tollgate: ${file}:12: products[0].plans[0].capabilites: unknown key capabilites (did you mean capabilities?); allowed: key, displayName, description, pricingType, licenseType, perSeatAmount, interval, length, evaluation, evalDays, trialDays, usageBased, visibility, active, prices, capabilities, features`,
+      `tollgate: ${file}:12: products[0].plans[0].capabilites: unknown key capabilites (did you mean capabilities?); allowed: key, displayName, description, pricingType, licenseType, perSeatAmount, interval, length, evaluation, evalDays, trialDays, usageBased, visibility, active, prices, usage, capabilities, features`,
     ]);
     fs.writeFileSync(
       file,

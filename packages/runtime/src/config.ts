@@ -39,6 +39,10 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** Days outgoing webhook events are kept once delivered or given up (`WEBHOOK_EVENT_RETENTION_DAYS`). */
   webhookEventRetentionDays: number;
+  /** Months of the usage ledger kept (`USAGE_LEDGER_RETENTION_MONTHS`); 0: all. */
+  usageLedgerRetentionMonths: number;
+  /** Group commit of usage operations (`USAGE_GROUP_COMMIT`, on; off only to benchmark the one-transaction path). */
+  usageGroupCommit: boolean;
   logRequests: boolean;
   /** pino's level (`LOG_LEVEL`): fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
@@ -150,6 +154,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runWorker: flag('RUN_WORKER', true),
     webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE', false),
     webhookEventRetentionDays: whole('WEBHOOK_EVENT_RETENTION_DAYS', 30, 1, 3650),
+    usageLedgerRetentionMonths: whole('USAGE_LEDGER_RETENTION_MONTHS', 0, 0, 1200),
+    usageGroupCommit: choice('USAGE_GROUP_COMMIT', ['on', 'off'] as const, 'on') === 'on',
     webhookConcurrency: whole('WEBHOOK_CONCURRENCY', 16, 1, 256),
     logRequests: flag('LOG_REQUESTS', true),
     logLevel,

@@ -201,6 +201,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           checkOutageGraceMs: config.checkOutageGraceSeconds * 1000,
           changeFeedBoundMs: config.changeFeedBoundMs,
           webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
+          usageLedgerRetentionMonths: config.usageLedgerRetentionMonths,
+          usageGroupCommit: config.usageGroupCommit,
           webhookConcurrency: config.webhookConcurrency,
         },
       };

@@ -2,6 +2,7 @@ import type { EventWorker, Logger, Sweeps, WebhookDispatcher, WebhookEvents } fr
 import type { WakeSignal } from './services';
 
 const PURGE_EVERY_MS = 60_000;
+const LEDGER_EVERY_MS = 3_600_000;
 
 /** One job run again and again: never twice at once; a wake during a pass makes one more pass. */
 class Lane {
@@ -49,6 +50,7 @@ export class BackgroundWork {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastPurge = 0;
+  private lastLedger = 0;
   private readonly lanes: Lane[];
 
   constructor(
@@ -68,6 +70,11 @@ export class BackgroundWork {
           await sweeps.cancellations();
           await sweeps.renewals();
           await sweeps.usageHolds();
+          // The usage ledger's partitions, at most once an hour per instance.
+          if (Date.now() - this.lastLedger >= LEDGER_EVERY_MS) {
+            this.lastLedger = Date.now();
+            await sweeps.usageLedger();
+          }
         },
         logger,
         stopped,

@@ -16,9 +16,9 @@ const entrySchema = {
   required: ['type', 'value', 'expiryDate'],
   additionalProperties: false,
 };
-const checkQuery = typed<{ granteeId: string }>({
+const checkQuery = typed<{ granteeId: string; owner?: string }>({
   type: 'object',
-  properties: { granteeId: { type: 'string', minLength: 1, maxLength: 255 } },
+  properties: { granteeId: { type: 'string', minLength: 1, maxLength: 255 }, owner: { type: 'string', minLength: 1, maxLength: 255 } },
   required: ['granteeId'],
   additionalProperties: false,
 });
@@ -32,7 +32,7 @@ export const entitlementRoutes = ({ entitlements }: Pick<Core, 'entitlements'>):
       operationId: 'checkEntitlements',
       summary: "A grantee's entitlements and meters, signed; cache it until expiresAt",
       description:
-        "The signature covers `signed` (JSON of {granteeId, entitlements, expiresAt}) with the organisation's signing key, so a client may verify it offline.",
+        "The signature covers `signed` (JSON of {granteeId, entitlements, expiresAt}) with the organisation's signing key, so a client may verify it offline. `owner` adds the meters of that owner's balances.",
       scope: ['licenses', 'read'],
       query: checkQuery,
       response: {
@@ -47,6 +47,9 @@ export const entitlementRoutes = ({ entitlements }: Pick<Core, 'entitlements'>):
           }),
         ),
       },
-      handle: async ({ tenant, query }) => ({ status: 200, body: objectEnvelope(await entitlements.check(tenant, query.granteeId)) }),
+      handle: async ({ tenant, query }) => ({
+        status: 200,
+        body: objectEnvelope(await entitlements.check(tenant, query.granteeId, query.owner)),
+      }),
     }),
   ]);

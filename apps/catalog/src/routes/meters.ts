@@ -1,7 +1,8 @@
 import type { Core } from '@tollgate/core';
 import { resource, route, typed, type Route } from '@tollgate/http';
 import { listOf, objectOf } from '../response-schemas';
-import { pageQuery } from '../schemas';
+import { pageProps } from '../schemas';
+import { querySchema } from '@tollgate/http';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { meterSchema, meterView } from './usage-views';
 
@@ -13,6 +14,12 @@ export const meterBody = typed<{ slug: string; name: string; unitLabel?: string 
     unitLabel: { type: ['string', 'null'], maxLength: 100 },
   },
   required: ['slug', 'name'],
+  additionalProperties: false,
+});
+
+/** The published list query: the page and `search` (in the slug or the name). */
+const meterListQuery = typed<{ limit?: string; after?: string; before?: string; search?: string }>({
+  ...querySchema({ ...pageProps, search: { type: 'string', maxLength: 200 } }),
   additionalProperties: false,
 });
 
@@ -35,13 +42,14 @@ export const meterRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
       path: '/api/meters',
       operationId: 'listMeters',
       summary: 'List meters',
-      description: "A page of the organisation's meters of the key's mode, oldest first.",
+      description:
+        "A page of the organisation's meters of the key's mode, oldest first; `search` keeps those whose slug or name contains it.",
       scope: ['meters', 'read'],
-      query: pageQuery,
+      query: meterListQuery,
       response: { status: 200, schema: listOf(meterSchema) },
       handle: async ({ tenant, query }) => ({
         status: 200,
-        body: listEnvelope(await usage.pageMeters(tenant, pageQueryOf(query)), meterView),
+        body: listEnvelope(await usage.pageMeters(tenant, { ...pageQueryOf(query), search: query.search || undefined }), meterView),
       }),
     }),
   ]);

@@ -1,8 +1,11 @@
-import { INTERVALS, type Core, type Interval, type PlanInput, type Product } from '@tollgate/core';
+import { INTERVALS, type Core, type Interval, type Plan, type PlanInput, type Product } from '@tollgate/core';
 import { arrayOf, bool, date, int, ndate, noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
 import {
+  currencyOptionSchema,
   entitlementSchema,
   lineItemSchema,
+  priceSchema,
+  tierSchema,
   listOf,
   nestedListOf,
   object,
@@ -13,7 +16,16 @@ import {
   tierTagSchema,
 } from '../response-schemas';
 import { boolText, expandQuery, listProps, planBodyProps, planSaveBody } from '../schemas';
-import { catalogPlan, filterOptionsView, listEnvelope, objectEnvelope, planDetailView, planView } from '../views';
+import {
+  catalogPlan,
+  filterOptionsView,
+  lineItemView,
+  listEnvelope,
+  objectEnvelope,
+  planDetailView,
+  planView,
+  tierTagView,
+} from '../views';
 import { expandOf, listQuery } from './products';
 
 export const planListQuery = {
@@ -103,6 +115,56 @@ const filterOptionsSchema = object({
   intervals: arrayOf(object({ interval: nstr, intervalCount: { type: ['integer', 'null'] } })),
 });
 
+/**
+ * What `POST /api/plans/save` answers, as published (SavePlanResponseSchema): the plan with its
+ * entitlement links, tier tag and whole pricing tree, in plain arrays rather than nested lists.
+ */
+const savedLineItemSchema = {
+  ...lineItemSchema,
+  properties: {
+    ...lineItemSchema.properties,
+    prices: arrayOf({
+      ...priceSchema,
+      properties: {
+        ...priceSchema.properties,
+        currencyOptions: arrayOf({
+          ...currencyOptionSchema,
+          properties: { ...currencyOptionSchema.properties, tiers: arrayOf(tierSchema) },
+        }),
+      },
+    }),
+  },
+};
+export const savedPlanSchema = object(
+  {
+    ...planProps,
+    entitlements: arrayOf(object({ entitlementId: uuid, planId: uuid, createdAt: date, updatedAt: date })),
+    lineItems: arrayOf(savedLineItemSchema),
+  },
+  { tierTag: { anyOf: [tierTagSchema, { type: 'null' }] } },
+);
+
+const savedPlanView = (p: Plan) => ({
+  ...catalogPlan(p),
+  tierTag: tierTagView(p.tierTag),
+  entitlements: p.capabilityIds.map((entitlementId) => ({
+    entitlementId,
+    planId: p.id,
+    createdAt: p.updatedAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
+  })),
+  lineItems: p.lineItems.map((li) => {
+    const view = lineItemView(p.organisationId, p.id)(li);
+    return {
+      ...view,
+      prices: view.prices.data.map((price) => ({
+        ...price,
+        currencyOptions: price.currencyOptions.data.map((o) => ({ ...o, tiers: o.tiers.data })),
+      })),
+    };
+  }),
+});
+
 export function planRoutes({ products: productAdmin, plans: planAdmin }: Pick<Core, 'products' | 'plans'>): Route[] {
   return resource(
     { name: 'plans', description: 'Plans of the products, with their entitlements and pricing (line items, prices, tiers)' },
@@ -163,12 +225,11 @@ export function planRoutes({ products: productAdmin, plans: planAdmin }: Pick<Co
           'Creates (201) or updates (200, with `id`) a plan with its entitlements, line items, prices and tiers in one transaction.',
         scope: ['plans', 'write'],
         body: planSaveBody,
-        response: { status: 201, schema: objectOf(planDetailSchema), description: 'created' },
-        otherResponses: [{ status: 200, schema: objectOf(planDetailSchema), description: 'updated' }],
+        response: { status: 201, schema: objectOf(savedPlanSchema), description: 'created' },
+        otherResponses: [{ status: 200, schema: objectOf(savedPlanSchema), description: 'updated' }],
         async handle({ tenant, body }) {
           const saved = await planAdmin.savePlan(tenant, body);
-          const detail = await planAdmin.getPlan(tenant, saved.plan.id);
-          return { status: saved.created ? 201 : 200, body: objectEnvelope(planDetailView(detail, new Set(PLAN_LIST_EXPAND))) };
+          return { status: saved.created ? 201 : 200, body: objectEnvelope(savedPlanView(saved.plan)) };
         },
       }),
       route({

@@ -1,12 +1,12 @@
-import type { BalanceView, LedgerEntry, UsageAnswer, UsageMeter } from '@tollgate/core';
-import { available } from '@tollgate/core';
+import type { BalanceView, UsageAnswer, UsageMeter, UsageRecordRow } from '@tollgate/core';
+import { available, exactNumber } from '@tollgate/core';
 import { object } from '../response-schemas';
 
 /**
  * Quantities leave as JSON numbers: every counter is bounded by 10^15 (MAX_COUNTER), well within
- * what a JSON number holds exactly.
+ * what a JSON number holds exactly; `exactNumber` refuses rather than rounds past 2^53 - 1.
  */
-const n = (v: string | bigint) => Number(v);
+const n = exactNumber;
 
 export const meterView = (m: UsageMeter) => ({
   id: m.id,
@@ -15,6 +15,8 @@ export const meterView = (m: UsageMeter) => ({
   name: m.name,
   unitLabel: m.unitLabel,
   paymentMeterId: m.paymentMeterId,
+  // The published Meter's name for the payment provider's meter id.
+  stripeMeterId: m.paymentMeterId,
   createdAt: m.createdAt.toISOString(),
   updatedAt: m.updatedAt.toISOString(),
 });
@@ -44,16 +46,23 @@ export const balanceView = ({ balance: b, meter }: BalanceView) => {
   };
 };
 
-export const usageRecordView = (meters: Map<string, UsageMeter>) => (e: LedgerEntry) => ({
-  id: e.id,
-  organisation: e.organisationId,
-  owner: e.owner,
-  meterSlug: meters.get(e.meterId)?.slug ?? null,
-  type: e.kind,
-  count: n(e.quantity),
-  idempotencyKey: e.idempotencyKey,
-  recordedAt: e.createdAt.toISOString(),
-  createdAt: e.createdAt.toISOString(),
+/** A usage record as published (`UsageRecord`: ownerId, usageId, status, count...) with Tollgate's own members. */
+export const usageRecordView = (meters: Map<string, UsageMeter>) => (r: UsageRecordRow) => ({
+  id: r.id,
+  organisation: r.organisationId,
+  ownerId: r.owner,
+  usageId: r.balanceId,
+  status: r.status,
+  count: n(r.count),
+  recordedAt: r.status === 'current' ? null : r.createdAt.toISOString(),
+  createdAt: r.createdAt.toISOString(),
+  updatedAt: r.updatedAt.toISOString(),
+  owner: r.owner,
+  meterSlug: meters.get(r.meterId)?.slug ?? null,
+  type: r.kind,
+  idempotencyKey: r.idempotencyKey,
+  periodStart: r.periodStart?.toISOString() ?? null,
+  periodEnd: r.periodEnd?.toISOString() ?? null,
 });
 
 const nint = { type: ['integer', 'null'] } as const;
@@ -80,6 +89,7 @@ export const meterSchema = object({
   name: str,
   unitLabel: nstr,
   paymentMeterId: str,
+  stripeMeterId: str,
   createdAt: str,
   updatedAt: str,
 });
@@ -96,13 +106,19 @@ export const balanceSchema = object({
 export const usageRecordSchema = object({
   id: str,
   organisation: str,
+  ownerId: str,
+  usageId: str,
+  status: { enum: ['recorded', 'current', 'final'] },
+  count: int,
+  recordedAt: nstr,
+  createdAt: str,
+  updatedAt: str,
   owner: str,
   meterSlug: nstr,
-  type: { enum: ['record', 'consume', 'commit'] },
-  count: int,
+  type: { enum: ['record', 'consume', 'commit', 'current', 'close'] },
   idempotencyKey: nstr,
-  recordedAt: str,
-  createdAt: str,
+  periodStart: nstr,
+  periodEnd: nstr,
 });
 
 /** The `owner` + `meterSlug` of a usage body. */

@@ -1,4 +1,4 @@
-import type { Core } from '@tollgate/core';
+import type { Core, UsageRecordStatus } from '@tollgate/core';
 import { resource, route, typed, type Route } from '@tollgate/http';
 import { listOf, object, objectOf } from '../response-schemas';
 import { listEnvelope, objectEnvelope } from '../views';
@@ -13,6 +13,8 @@ import {
   usageRecordView,
 } from './usage-views';
 
+/** RFC 7240: `Prefer: return=representation` asks for the balance instead of the published 204. */
+const wantsRepresentation = (req: { get(h: string): string | undefined }) => /\breturn=representation\b/i.test(req.get('prefer') ?? '');
 const keyOf = (req: { get(h: string): string | undefined }) => req.get('idempotency-key') ?? undefined;
 const usageBody = <T>(extra: Record<string, object>, required: string[]) =>
   typed<T>({
@@ -34,13 +36,17 @@ export const commitBody = typed<{ quantity: number }>({
   required: ['quantity'],
   additionalProperties: false,
 });
-const recordsQuery = typed<{ limit?: string; after?: string; owner?: string; meterSlug?: string }>({
+const recordsQuery = typed<{ limit?: string; after?: string; owner?: string; meterSlug?: string; status?: string; sort?: 'asc' }>({
   type: 'object',
   properties: {
     limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$' },
     after: { type: 'string', maxLength: 500 },
     owner: { type: 'string', minLength: 1, maxLength: 255 },
     meterSlug: { type: 'string', minLength: 1, maxLength: 64 },
+    // The published csv of recorded, current and final (default: recorded).
+    status: { type: 'string', pattern: '^(recorded|current|final)(,(recorded|current|final))*$' },
+    // Oldest first only (the published `desc` is refused by the enum, naming `sort`).
+    sort: { enum: ['asc'] },
   },
   additionalProperties: false,
 });
@@ -59,17 +65,25 @@ export const usageRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
       path: '/api/usage/record',
       operationId: 'recordUsage',
       summary: 'Record usage that happened (counted even over a limit, billed as overage)',
-      description: "Adds `increment` units to the owner's usage of the meter; the answer is the balance after it.",
+      description:
+        "Adds `increment` units to the owner's usage of the meter, answered once committed: 204 as published, or with `Prefer: return=representation` 200 with the balance after it.",
       scope: ['usage', 'write'],
       ownIdempotency: true,
       body: recordBody,
-      response: { status: 200, schema: objectOf(answerSchema) },
-      handle: async ({ req, tenant, body }) => ({
-        status: 200,
-        body: objectEnvelope(
-          answerView(await usage.record(tenant, { owner: body.owner, meterSlug: body.meterSlug, quantity: body.increment }, keyOf(req))),
-        ),
-      }),
+      meta: { parameters: [{ name: 'prefer', in: 'header', required: false, schema: { type: 'string' } }] },
+      response: { status: 204 },
+      otherResponses: [
+        { status: 200, schema: objectOf(answerSchema), description: 'with `Prefer: return=representation`: the balance after it' },
+      ],
+      handle: async ({ req, tenant, body }) => {
+        const a = await usage.record(
+          tenant,
+          { owner: body.owner, meterSlug: body.meterSlug, quantity: body.increment },
+          keyOf(req),
+          'increment',
+        );
+        return wantsRepresentation(req) ? { status: 200, body: objectEnvelope(answerView(a)) } : { status: 204 };
+      },
     }),
     route({
       method: 'post',
@@ -139,18 +153,20 @@ export const usageRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
       method: 'get',
       path: '/api/usage-records',
       operationId: 'listUsageRecords',
-      summary: 'List usage records (what used units), oldest first; filter by owner and meterSlug',
-      description: 'The record, consume and commit entries of the ledger, page by page.',
+      summary: 'List usage records (recorded, current, final), oldest first; filter by owner and meterSlug',
+      description:
+        '`recorded`: the record, consume and commit entries of the ledger; `current`: the open period of each balance; `final`: closed periods with what they billed. Page by page, oldest first.',
       scope: ['usage', 'read'],
       query: recordsQuery,
       list: true,
       response: { status: 200, schema: listOf(usageRecordSchema) },
       handle: async ({ tenant, query }) => {
-        const { page, meters } = await usage.records(tenant, {
+        const { page, meters } = await usage.usageRecords(tenant, {
           limit: query.limit ? Number(query.limit) : 25,
           after: query.after,
           owner: query.owner,
           meterSlug: query.meterSlug,
+          statuses: (query.status ?? 'recorded').split(',') as UsageRecordStatus[],
         });
         return { status: 200, body: listEnvelope(page, usageRecordView(meters)) };
       },

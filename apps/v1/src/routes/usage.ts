@@ -1,4 +1,4 @@
-import type { Core } from '@tollgate/core';
+import { exactNumber, type Core } from '@tollgate/core';
 import { arrayOf, num, object, resource, route, typed, uuid, type Route } from '@tollgate/http';
 
 /** Units of one usage feature used under a license (the real v1 API's usage record). */
@@ -47,7 +47,7 @@ export const v1UsageRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
         );
         return {
           status: 200,
-          body: { licenseUuid: body.licenseUuid, featureVariableName: body.featureVariableName, unitCount: Number(a.used) },
+          body: { licenseUuid: body.licenseUuid, featureVariableName: body.featureVariableName, unitCount: exactNumber(a.used) },
         };
       },
     }),

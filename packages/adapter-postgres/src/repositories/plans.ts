@@ -1,4 +1,16 @@
-import type { CurrencyOption, Interval, LineItem, Meter, Plan, PlanListQuery, PlanRepository, Price, Tier, TierTag } from '@tollgate/core';
+import type {
+  CurrencyOption,
+  Interval,
+  LineItem,
+  Meter,
+  Plan,
+  PlanListQuery,
+  PlanRepository,
+  Price,
+  Tier,
+  TierTag,
+  UsageTerms,
+} from '@tollgate/core';
 import { sql, type SelectQueryBuilder, type Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { byPosition, containing, groupBy, keysetPage, replaceLinks, tenantOf, upsert, type Db } from './db';
@@ -82,6 +94,27 @@ async function loadPlans(db: Db, rows: PlanRow[]): Promise<Plan[]> {
   }));
 }
 
+/** Usage terms as stored: quantities as decimal strings (exact), read back as bigint. */
+const usageTermsJson = (t: UsageTerms) => ({
+  allowance: String(t.allowance),
+  maxUsage: t.maxUsage === null ? null : String(t.maxUsage),
+  minUsage: String(t.minUsage),
+  rollover: t.rollover.kind === 'upTo' ? { kind: 'upTo', units: String(t.rollover.units) } : t.rollover,
+});
+function usageTermsOf(raw: unknown): UsageTerms | null {
+  if (raw === null || raw === undefined) return null;
+  const t = (typeof raw === 'string' ? JSON.parse(raw) : raw) as ReturnType<typeof usageTermsJson>;
+  return {
+    allowance: BigInt(t.allowance),
+    maxUsage: t.maxUsage === null ? null : BigInt(t.maxUsage),
+    minUsage: BigInt(t.minUsage),
+    rollover:
+      t.rollover.kind === 'upTo'
+        ? { kind: 'upTo', units: BigInt((t.rollover as { units: string }).units) }
+        : { kind: t.rollover.kind as 'none' | 'all' },
+  };
+}
+
 async function loadLineItems(db: Db, items: LineItemRow[]): Promise<Map<string, LineItem>> {
   if (items.length === 0) return new Map();
   const meterIds = [...new Set(items.map((i) => i.meter_id).filter((m): m is string => !!m))];
@@ -147,6 +180,8 @@ async function loadLineItems(db: Db, items: LineItemRow[]): Promise<Map<string, 
         allowChangingQuantity: i.allow_changing_quantity,
         unitLabel: i.unit_label,
         meter: i.meter_id ? (metersBy.get(i.meter_id) ?? null) : null,
+        // Only a metered line item with terms has them (the member is absent otherwise).
+        ...(i.usage_terms ? { usage: usageTermsOf(i.usage_terms) } : {}),
         archivedAt: i.archived_at,
         createdAt: i.created_at,
         updatedAt: i.updated_at,
@@ -210,6 +245,7 @@ async function saveLineItems(db: Db, plan: Plan): Promise<void> {
         allow_changing_quantity: li.allowChangingQuantity,
         unit_label: li.unitLabel,
         meter_id: li.meter?.id ?? null,
+        usage_terms: li.usage ? JSON.stringify(usageTermsJson(li.usage)) : null,
         archived_at: li.archivedAt,
         created_at: li.createdAt,
         updated_at: li.updatedAt,

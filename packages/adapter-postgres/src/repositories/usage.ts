@@ -11,10 +11,11 @@ import {
   type LedgerKind,
   type Page,
   type UsageAnswer,
+  type UsageClose,
   type UsageMeter,
   type UsageRepository,
 } from '@tollgate/core';
-import type { CreditGrants, Meters, UsageBalances, UsageHolds, UsageLedger } from '../schema';
+import type { CreditGrants, Meters, UsageBalances, UsageCloses, UsageHolds, UsageLedger } from '../schema';
 import { chunks, keysetPage, type Db } from './db';
 
 /** numeric columns arrive as text (pg) or a number (PGlite's small values): exact either way as bigint. */
@@ -32,6 +33,23 @@ const meterOf = (m: Selectable<Meters>): UsageMeter => ({
   paymentMeterId: m.payment_meter_id,
   createdAt: m.created_at,
   updatedAt: m.updated_at,
+});
+
+const closeOf = (c: Selectable<UsageCloses>): UsageClose => ({
+  id: c.id,
+  organisationId: c.organisation_id,
+  isTest: c.is_test,
+  owner: c.owner,
+  meterId: c.meter_id,
+  balanceId: c.balance_id,
+  subscriptionId: c.subscription_id,
+  periodStart: c.period_start,
+  periodEnd: c.period_end,
+  finalUsage: big(c.final_usage),
+  billedUnits: big(c.billed_units),
+  currency: c.currency,
+  amountMinor: big(c.amount_minor),
+  createdAt: c.created_at,
 });
 
 const balanceOf = (b: Selectable<UsageBalances>): Balance => ({
@@ -114,6 +132,15 @@ const entryOf = (e: Selectable<UsageLedger>): LedgerEntry => ({
 });
 
 const USED_KINDS = ['record', 'consume', 'commit'];
+/** The ledger's month partitions are named `usage_ledger_yYYYYmMM` (UTC months). */
+const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+const addMonths = (d: Date, n: number) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
+const partitionName = (month: Date) => `usage_ledger_y${month.getUTCFullYear()}m${String(month.getUTCMonth() + 1).padStart(2, '0')}`;
+const monthOf = (name: string): Date | undefined => {
+  const m = /^usage_ledger_y(\d{4})m(\d{2})$/.exec(name);
+  return m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, 1)) : undefined;
+};
+
 const pageMap = <A, B>(p: Page<A>, f: (a: A) => B): Page<B> => ({ ...p, items: p.items.map(f) });
 
 /** Meters, balances, grants, holds, the ledger and its keys (DESIGN section 14). */
@@ -172,8 +199,16 @@ export function usageRepository(db: Db): UsageRepository {
     async pageMeters(t, q) {
       return pageMap(
         await keysetPage(
-          () =>
-            db.selectFrom('meters as m').selectAll('m').where('m.organisation_id', '=', t.organisationId).where('m.is_test', '=', t.isTest),
+          () => {
+            const b = db
+              .selectFrom('meters as m')
+              .selectAll('m')
+              .where('m.organisation_id', '=', t.organisationId)
+              .where('m.is_test', '=', t.isTest);
+            if (!q.search) return b;
+            const like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+            return b.where((eb) => eb.or([eb('m.slug', 'ilike', like), eb('m.name', 'ilike', like)]));
+          },
           'm',
           q,
         ),
@@ -184,7 +219,9 @@ export function usageRepository(db: Db): UsageRepository {
       // Insert-if-missing, then lock: two instances creating the same balance meet at the unique index.
       // A period closed while this waited for the lock no longer matches once locked (READ
       // COMMITTED re-checks the row): then the next period's balance, committed by the close, is taken.
-      let row: Selectable<UsageBalances> | undefined;
+      // The common case (the balance exists) locks it in one statement; the insert only when it is missing.
+      const locked = () => openQuery(fresh, fresh.owner).where('meter_id', '=', fresh.meterId).forUpdate().executeTakeFirst();
+      let row: Selectable<UsageBalances> | undefined = await locked();
       for (let attempt = 0; !row; attempt++) {
         if (attempt === 5) throw new DomainError(ErrorCodes.CONFLICT, 'the balance changed period repeatedly meanwhile; retry');
         await db
@@ -192,27 +229,33 @@ export function usageRepository(db: Db): UsageRepository {
           .values(balanceRow(fresh))
           .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id']).where('closed_at', 'is', null).doNothing())
           .execute();
-        row = await openQuery(fresh, fresh.owner).where('meter_id', '=', fresh.meterId).forUpdate().executeTakeFirst();
+        row = await locked();
       }
+      // Grants exist only on a limited balance, open holds only where something is reserved: the
+      // queries are skipped when they could find nothing.
       const [grants, holds] = await Promise.all([
-        db
-          .selectFrom('credit_grants')
-          .selectAll()
-          .where('balance_id', '=', row.id)
-          .where(sql<boolean>`drawn + expired < amount`)
-          .execute(),
-        db
-          .selectFrom('usage_holds')
-          .selectAll()
-          .where((eb) =>
-            eb.or([
-              eb.and([eb('balance_id', '=', row.id), eb('status', '=', 'held'), eb('expires_at', '<=', now)]),
-              ...(holdIds.length
-                ? [eb.and([eb('id', 'in', holdIds), eb('organisation_id', '=', row.organisation_id), eb('is_test', '=', row.is_test)])]
-                : []),
-            ]),
-          )
-          .execute(),
+        row.limited
+          ? db
+              .selectFrom('credit_grants')
+              .selectAll()
+              .where('balance_id', '=', row.id)
+              .where(sql<boolean>`drawn + expired < amount`)
+              .execute()
+          : [],
+        big(row.reserved) === 0n && holdIds.length === 0
+          ? []
+          : db
+              .selectFrom('usage_holds')
+              .selectAll()
+              .where((eb) =>
+                eb.or([
+                  eb.and([eb('balance_id', '=', row.id), eb('status', '=', 'held'), eb('expires_at', '<=', now)]),
+                  ...(holdIds.length
+                    ? [eb.and([eb('id', 'in', holdIds), eb('organisation_id', '=', row.organisation_id), eb('is_test', '=', row.is_test)])]
+                    : []),
+                ]),
+              )
+              .execute(),
       ]);
       return {
         balance: balanceOf(row),
@@ -381,12 +424,74 @@ export function usageRepository(db: Db): UsageRepository {
       );
       return pageMap(page, entryOf);
     },
+    async findClose(t, owner, meterId, periodEnd) {
+      const row = await db
+        .selectFrom('usage_closes')
+        .selectAll()
+        .where('organisation_id', '=', t.organisationId)
+        .where('is_test', '=', t.isTest)
+        .where('owner', '=', owner)
+        .where('meter_id', '=', meterId)
+        .where('period_end', '=', periodEnd)
+        .executeTakeFirst();
+      return row && closeOf(row);
+    },
+    async saveClose(c) {
+      const inserted = await db
+        .insertInto('usage_closes')
+        .values({
+          id: c.id,
+          organisation_id: c.organisationId,
+          is_test: c.isTest,
+          owner: c.owner,
+          meter_id: c.meterId,
+          balance_id: c.balanceId,
+          subscription_id: c.subscriptionId,
+          period_start: c.periodStart,
+          period_end: c.periodEnd,
+          final_usage: text(c.finalUsage),
+          billed_units: text(c.billedUnits),
+          currency: c.currency,
+          amount_minor: text(c.amountMinor),
+          created_at: c.createdAt,
+        })
+        .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id', 'period_end']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0)
+        throw new DomainError(ErrorCodes.CONFLICT, 'this period was closed already');
+    },
+    async pageCloses(t, q) {
+      const page = await keysetPage(
+        () => {
+          let b = db
+            .selectFrom('usage_closes as c')
+            .selectAll('c')
+            .where('c.organisation_id', '=', t.organisationId)
+            .where('c.is_test', '=', t.isTest);
+          if (q.owner) b = b.where('c.owner', '=', q.owner);
+          if (q.meterId) b = b.where('c.meter_id', '=', q.meterId);
+          return b;
+        },
+        'c',
+        q,
+      );
+      return pageMap(page, closeOf);
+    },
     async ledgerOf(balanceId) {
       return (
         await db.selectFrom('usage_ledger').selectAll().where('balance_id', '=', balanceId).orderBy('created_at').orderBy('id').execute()
       ).map(entryOf);
     },
     async mismatches(limit) {
+      // Retention drops old months of closed balances only: a closed balance made before the oldest
+      // month kept may have lost rows to it, so only open balances and later closed ones are compared.
+      const months = (
+        await sql<{ name: string }>`
+          select c.relname as name from pg_inherits i
+          join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
+          where p.relname = 'usage_ledger'`.execute(db)
+      ).rows.flatMap((r) => monthOf(r.name) ?? []);
+      const kept = months.length ? new Date(Math.min(...months.map((m) => m.getTime()))) : new Date(0);
       const rows = await sql<{
         id: string;
         granted: string;
@@ -399,13 +504,70 @@ export function usageRepository(db: Db): UsageRepository {
         select b.id, b.granted, b.used, b.reserved, l.g as lg, l.u as lu, l.r as lr
         from usage_balances b
         left join (select balance_id, sum(granted_delta) g, sum(used_delta) u, sum(reserved_delta) r from usage_ledger group by balance_id) l on l.balance_id = b.id
-        where b.granted <> coalesce(l.g, 0) or b.used <> coalesce(l.u, 0) or b.reserved <> coalesce(l.r, 0)
+        where (b.closed_at is null or b.created_at >= ${kept})
+          and (b.granted <> coalesce(l.g, 0) or b.used <> coalesce(l.u, 0) or b.reserved <> coalesce(l.r, 0))
         limit ${limit}`.execute(db);
       return rows.rows.map((r) => ({
         balanceId: r.id,
         counters: { granted: big(r.granted), used: big(r.used), reserved: big(r.reserved) },
         ledger: { granted: big(r.lg ?? 0), used: big(r.lu ?? 0), reserved: big(r.lr ?? 0) },
       }));
+    },
+    async maintainLedger(now, retentionMonths, ahead) {
+      // One maintainer at a time across instances; the partition DDL locks the ledger briefly.
+      await sql`select pg_advisory_xact_lock(hashtext('tollgate.usage_ledger.partitions'))`.execute(db);
+      const existing = new Set(
+        (
+          await sql<{ name: string }>`
+            select c.relname as name from pg_inherits i
+            join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
+            where p.relname = 'usage_ledger'`.execute(db)
+        ).rows.map((r) => r.name),
+      );
+      const created: string[] = [];
+      const dropped: string[] = [];
+      const first = monthStart(now);
+      for (let k = 0; k <= ahead; k++) {
+        const from = addMonths(first, k);
+        const to = addMonths(first, k + 1);
+        const name = partitionName(from);
+        if (existing.has(name)) continue;
+        const table = sql.table(name);
+        const inDefault = await sql`select 1 from usage_ledger_default where created_at >= ${from} and created_at < ${to} limit 1`.execute(
+          db,
+        );
+        if (inDefault.rows.length) {
+          // The month's rows already in the default partition move into the month's own.
+          await sql`alter table usage_ledger detach partition usage_ledger_default`.execute(db);
+          await sql`create table ${table} partition of usage_ledger for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(
+            db,
+          );
+          await sql`insert into ${table} select * from usage_ledger_default where created_at >= ${from} and created_at < ${to}`.execute(db);
+          await sql`delete from usage_ledger_default where created_at >= ${from} and created_at < ${to}`.execute(db);
+          await sql`alter table usage_ledger attach partition usage_ledger_default default`.execute(db);
+        } else {
+          await sql`create table ${table} partition of usage_ledger for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(
+            db,
+          );
+        }
+        created.push(name);
+      }
+      if (retentionMonths !== null) {
+        const cutoff = addMonths(first, -retentionMonths);
+        for (const name of [...existing].sort()) {
+          const start = monthOf(name);
+          if (!start || addMonths(start, 1) > cutoff) continue;
+          const table = sql.table(name);
+          // A month holding a row of an open balance stays: its period's ledger must stay whole.
+          const open =
+            await sql`select 1 from ${table} l join usage_balances b on b.id = l.balance_id where b.closed_at is null limit 1`.execute(db);
+          if (open.rows.length) continue;
+          await sql`alter table usage_ledger detach partition ${table}`.execute(db);
+          await sql`drop table ${table}`.execute(db);
+          dropped.push(name);
+        }
+      }
+      return { created, dropped };
     },
     async purgeKeys(before) {
       const r = await db.deleteFrom('usage_keys').where('created_at', '<', before).executeTakeFirst();

@@ -14,3 +14,4 @@ export * from './webhook-retries';
 export * from './webhook-targets';
 export * from './usage';
 export * from './seat-grantees';
+export * from './usage-billing';

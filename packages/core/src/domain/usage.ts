@@ -1,5 +1,5 @@
 import { ErrorCodes, fail, invalid } from '../errors';
-import type { Balance, CreditGrant, Hold, Id, LedgerEntry, LedgerKind, Quantity, UsageAnswer } from '../model';
+import type { Balance, CreditGrant, Hold, Id, LedgerEntry, LedgerKind, Quantity, Rollover, UsageAnswer } from '../model';
 
 /** The largest quantity one operation may carry. */
 export const MAX_QUANTITY = 10n ** 12n;
@@ -10,6 +10,18 @@ export const MAX_HOLD_SECONDS = 86_400;
 export const METER_SLUG = /^[a-z0-9_]+$/;
 /** Priority of a grant that names none (lower is drawn first). */
 export const DEFAULT_GRANT_PRIORITY = 50;
+
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A quantity (or its decimal string) as a JSON number, exactly: counters stay within MAX_COUNTER
+ * (< 2^53), so this never rounds; a value past 2^53 - 1 throws instead of being shown rounded.
+ */
+export function exactNumber(q: bigint | string): number {
+  const v = typeof q === 'bigint' ? q : BigInt(q);
+  if (v > SAFE || v < -SAFE) throw new RangeError(`${v} cannot be shown exactly as a JSON number`);
+  return Number(v);
+}
 
 /** A quantity from the edge (a JSON number or a decimal string): a whole number in 1..MAX_QUANTITY, or a 400 naming `field`. */
 export function quantityOf(value: unknown, field: string): Quantity {
@@ -124,6 +136,9 @@ export function expireDue(s: BalanceState, now: Date): Decision['entries'] {
   }
   for (const g of s.grants) {
     if (!g.expiresAt || g.expiresAt > now || undrawn(g) === 0n) continue;
+    // A grant that ends with the period (its allowance, what rolled in) is the period's own: until
+    // the period close settles it (rollover or lapse), it stays usable, as the period does.
+    if (s.balance.periodEnd && g.expiresAt >= s.balance.periodEnd) continue;
     // What open holds keep stays: a hold is a promise. Only what is free lapses.
     const free = max(0n, s.balance.granted - s.balance.used - s.balance.reserved);
     const lapse = min(undrawn(g), free);
@@ -240,9 +255,6 @@ function settleable(s: BalanceState, holdId: Id): Hold {
   if (h.status !== 'held') fail(ErrorCodes.HOLD_SETTLED, `the reservation is already ${h.status}`);
   return h;
 }
-
-/** How unused units of a period carry into the next: none, all, or up to N. */
-export type Rollover = { kind: 'none' } | { kind: 'all' } | { kind: 'upTo'; units: Quantity };
 
 /**
  * Closes a period: the final usage is what was used; open holds are released; undrawn units of

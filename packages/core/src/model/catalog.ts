@@ -1,3 +1,4 @@
+import type { UsageTerms } from './usage';
 import type { Id, Interval, Owned } from './common';
 
 export interface ProductSettings {
@@ -175,6 +176,8 @@ export interface LineItem {
   allowChangingQuantity: boolean;
   unitLabel: string | null;
   meter: Meter | null;
+  /** A metered line item's usage plan terms (allowance, cap, minimum, rollover); null or absent: metering only. */
+  usage?: UsageTerms | null;
   prices: Price[];
   archivedAt: Date | null;
   createdAt: Date;

@@ -16,6 +16,22 @@ export interface UsageMeter extends Meter, Owned {
   unitLabel: string | null;
 }
 
+/** How unused units of a period carry into the next: none, all, or up to N. */
+export type Rollover = { kind: 'none' } | { kind: 'all' } | { kind: 'upTo'; units: Quantity };
+
+/**
+ * What a usage plan gives and bills per period for one meter (the terms of a metered line item):
+ * `allowance` units granted at each period's start, at most `maxUsage` used (null: no cap), at
+ * least `minUsage` billed, and unused units carried by `rollover`. Units no grant covers are priced
+ * by the line item's unit amount or tiers.
+ */
+export interface UsageTerms {
+  allowance: Quantity;
+  maxUsage: Quantity | null;
+  minUsage: Quantity;
+  rollover: Rollover;
+}
+
 /** Where a grant's units came from. */
 export type GrantSource = 'plan' | 'purchase' | 'promotion' | 'adjustment';
 export const GRANT_SOURCES: readonly GrantSource[] = ['plan', 'purchase', 'promotion', 'adjustment'];
@@ -134,4 +150,47 @@ export interface BalanceMismatch {
   balanceId: Id;
   counters: { granted: Quantity; used: Quantity; reserved: Quantity };
   ledger: { granted: Quantity; used: Quantity; reserved: Quantity };
+}
+
+/**
+ * A closed period's final usage record (status final): what was used, what was billed, once per
+ * (owner, meter, period end) (the close's idempotency key).
+ */
+export interface UsageClose extends Owned {
+  id: Id;
+  owner: string;
+  meterId: Id;
+  /** The balance the close ended. */
+  balanceId: Id;
+  /** The subscription whose renewal (or plan change) closed it; null: closed by hand. */
+  subscriptionId: Id | null;
+  periodStart: Date;
+  periodEnd: Date;
+  finalUsage: Quantity;
+  billedUnits: Quantity;
+  currency: string | null;
+  amountMinor: Quantity;
+  createdAt: Date;
+}
+
+export type UsageRecordStatus = 'recorded' | 'current' | 'final';
+
+/**
+ * One usage record as the published list shows them: `recorded` (a ledger entry that used units),
+ * `current` (an open period's running total) or `final` (a closed period's total).
+ */
+export interface UsageRecordRow {
+  id: Id;
+  organisationId: Id;
+  owner: string;
+  meterId: Id;
+  balanceId: Id;
+  status: UsageRecordStatus;
+  kind: 'record' | 'consume' | 'commit' | 'current' | 'close';
+  count: Quantity;
+  idempotencyKey: string | null;
+  periodStart: Date | null;
+  periodEnd: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 }

@@ -12,6 +12,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'checkout.completed',
   'product.updated',
   'plan.updated',
+  'usage.recorded',
+  'usage.threshold',
+  'usage.finalised',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -122,6 +122,30 @@ export const INVOICE_LINE_MEMBERS = [
   'unit_amount_excluding_tax',
 ] as const;
 
+/** Units of a meter used by a provider's customer (a Stripe meter event). */
+export interface MeterEvent {
+  /** The meter's event name at the provider: the meter's slug. */
+  eventName: string;
+  /** The provider's customer id. */
+  customerId: string;
+  /** Units, as a decimal string (exact). */
+  value: string;
+  /** Unique per event (the first ledger entry of the batch): a resend is counted once. */
+  identifier: string;
+  timestamp: Date;
+}
+
+/** One invoice line of a closed usage period, in the subscription's currency's minor unit. */
+export interface UsageInvoiceLine {
+  description: string;
+  quantity: number;
+  /** Price of one unit (minor units, possibly fractional); null: a flat amount. */
+  unitAmount: number | null;
+  amount: number;
+  periodStart: Date;
+  periodEnd: Date;
+}
+
 /** A provider invoice, in the provider's own shape (the contract's invoice object). */
 export type ProviderInvoice = Record<string, unknown> & { id: string };
 
@@ -176,7 +200,18 @@ export interface PaymentProvider {
    * Providers that bill renewals themselves report them (Stripe: `invoice.paid`) and return false;
    * the sandbox and free checkout let our sweep renew their subscriptions and return the invoice.
    */
-  renewedBySweep?(subscription: Subscription, plan: Plan, unitAmount: number): ProviderOutcome | false;
+  renewedBySweep?(subscription: Subscription, plan: Plan, unitAmount: number, usage?: UsageInvoiceLine[]): ProviderOutcome | false;
+  /**
+   * A usage period closed outside a renewal (a usage-based plan change): the sandbox keeps an
+   * invoice of its lines; providers that bill metered usage themselves return false.
+   */
+  usageBilled?(subscription: Subscription, plan: Plan, usage: UsageInvoiceLine[]): ProviderOutcome | false;
+  /**
+   * Usage as it is recorded, for providers that bill metered usage themselves (Stripe meter
+   * events): one event per committed batch of a balance, deduplicated by the provider on
+   * `identifier`.
+   */
+  meterEvents?(events: MeterEvent[]): Promise<void>;
   /** Moves the provider's subscription to another plan with the given proration. */
   changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */

@@ -1,8 +1,22 @@
-import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, UsageMeter, Page, Tenant, UsageKey } from '../model';
+import type {
+  Balance,
+  BalanceMismatch,
+  CreditGrant,
+  Hold,
+  Id,
+  LedgerEntry,
+  UsageClose,
+  UsageMeter,
+  Page,
+  Tenant,
+  UsageKey,
+} from '../model';
 
 /** The writes of one group-commit batch on one balance, applied together. */
 export interface UsageWrite {
   balance: Balance;
+  /** The meter's slug, for the events of the write (`usage.recorded`, `usage.threshold`). */
+  meterSlug?: string;
   /** Grants new or changed (inserted or updated by id). */
   grants: CreditGrant[];
   /** Holds new or changed (inserted or updated by id). */
@@ -35,7 +49,7 @@ export interface UsageRepository {
   /** The meters with these ids that exist. */
   getMeters(ids: Id[]): Promise<UsageMeter[]>;
   /** One page of the tenant's meters, oldest first. */
-  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<UsageMeter>>;
+  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string; search?: string }): Promise<Page<UsageMeter>>;
   /**
    * The open balance of (owner, meter), created empty from `fresh` when there is none, locked
    * until the unit of work ends (every change of a balance queues behind this lock), with its
@@ -62,6 +76,20 @@ export interface UsageRepository {
   ledgerOf(balanceId: Id): Promise<LedgerEntry[]>;
   /** Balances (of every organisation) whose counters differ from their ledger's sums, at most `limit`. */
   mismatches(limit: number): Promise<BalanceMismatch[]>;
+  /** The final usage record of (owner, meter) for the period ending at `periodEnd`, if that period was closed. */
+  findClose(tenant: Tenant, owner: string, meterId: Id, periodEnd: Date): Promise<UsageClose | undefined>;
+  /** Stores a final usage record; one already stored for its (owner, meter, period end) is a CONFLICT error. */
+  saveClose(close: UsageClose): Promise<void>;
+  /** One page of the tenant's final usage records, oldest first. */
+  pageCloses(tenant: Tenant, query: UsageRecordQuery): Promise<Page<UsageClose>>;
+  /**
+   * Keeps the ledger's monthly partitions: creates this month's and the next `ahead` months' (rows
+   * of such a month already in the default partition move into it), and, when `retentionMonths` is
+   * given, drops months that ended more than that many months before `now`, except any holding a
+   * row of an open balance. Returns the partitions created and dropped (none where the ledger is not
+   * partitioned, as in memory).
+   */
+  maintainLedger(now: Date, retentionMonths: number | null, ahead: number): Promise<{ created: string[]; dropped: string[] }>;
   /** Forgets idempotency keys created before `before`; returns how many. */
   purgeKeys(before: Date): Promise<number>;
 }

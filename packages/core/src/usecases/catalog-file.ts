@@ -9,6 +9,7 @@ import type {
   Interval,
   LicenseType,
   LineItem,
+  Meter,
   Plan,
   PlanFeatureValue,
   PricingTable,
@@ -18,7 +19,9 @@ import type {
 import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
-import { toMajor, toMinor } from '../domain/catalog';
+import { currencyExponent, toMajor, toMinor } from '../domain/catalog';
+import { exactNumber, METER_SLUG } from '../domain/usage';
+import { usageTermsOf } from './catalog/plan-pricing';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
@@ -60,9 +63,28 @@ export interface PlanEntry {
   visibility?: 'public' | 'private';
   active?: boolean;
   prices?: Record<string, number>;
+  /** Usage plan terms: one metered line item per meter, beside the plan's price. */
+  usage?: UsageEntry[];
   capabilities?: string[];
   features?: Record<string, string>;
 }
+/** A usage plan's terms on one meter (prices in major units per currency, as `prices`). */
+export interface UsageEntry {
+  /** The meter's slug (`^[a-z0-9_]+$`): the tenant's meter, created when new. */
+  meter: string;
+  name?: string;
+  unitLabel?: string | null;
+  allowance?: number;
+  maxUsage?: number | null;
+  minUsage?: number;
+  rollover?: 'none' | 'all' | { upTo: number };
+  /** Price of one unit per currency (major units; fractions of the minor unit allowed). */
+  unitPrices?: Record<string, number>;
+  /** Tiers per currency instead of unit prices; `upTo` a whole number of units or `inf`. */
+  tiers?: Record<string, { upTo: number | 'inf'; unitAmount: number; flatAmount?: number | null }[]>;
+  tiersMode?: 'graduated' | 'volume';
+}
+
 export interface PricingTableEntry {
   key: string;
   name?: string;
@@ -126,11 +148,13 @@ const stripTimes = (v: unknown): unknown => {
   if (v && typeof v === 'object') {
     return Object.fromEntries(
       Object.entries(v)
-        .filter(([k]) => k !== 'updatedAt' && k !== 'createdAt')
+        // An absent member and a null one are the same (a line item's `usage` is either).
+        .filter(([k, x]) => k !== 'updatedAt' && k !== 'createdAt' && x !== null && x !== undefined)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([k, x]) => [k, stripTimes(x)]),
     );
   }
+  if (typeof v === 'bigint') return String(v);
   return v;
 };
 const same = (a: unknown, b: unknown) => JSON.stringify(stripTimes(a)) === JSON.stringify(stripTimes(b));
@@ -419,7 +443,7 @@ export class CatalogFileImport {
       evaluation: e.evaluation ?? false,
       evalDays: e.evalDays ?? 0,
       perSeatAmount: e.perSeatAmount ?? 1,
-      usageBased: e.usageBased ?? false,
+      usageBased: e.usageBased ?? (e.usage ?? []).length > 0,
       capabilityIds,
       features,
       currencies: planCurrencies,
@@ -427,7 +451,13 @@ export class CatalogFileImport {
     };
     // A plan made through the catalog API (found by its id: it has no key) keeps the pricing tree the
     // API gave it: the file describes prices at the level of legacy plans, and must not flatten it.
-    plan.lineItems = existing && existing.key === null ? base.lineItems : this.lineItemsOf(plan, base.lineItems, currencies, now);
+    plan.lineItems =
+      existing && existing.key === null
+        ? base.lineItems
+        : [
+            ...this.lineItemsOf(plan, base.lineItems, currencies, now, (e.usage ?? []).length > 0),
+            ...(await this.usageLineItems(r, tenant, `${where}.usage`, e.usage ?? [], base.lineItems, currencies, plan, now)),
+          ];
     if (count(`plans.${product.key}.${key}`, existing, plan)) await r.plans.save(plan);
     return plan;
   }
@@ -437,7 +467,141 @@ export class CatalogFileImport {
    * option per currency (minor units), reusing the ids a previous import gave them so that an
    * unchanged file stays unchanged.
    */
-  private lineItemsOf(plan: Plan, previous: LineItem[], currencies: Map<string, Currency>, now: Date): LineItem[] {
+  /**
+   * The metered line items of a plan's `usage` entries: each counts on the tenant's meter of its
+   * slug (created when new) with its terms, priced per unit or by tiers per currency; ids of the
+   * item of the previous run on the same meter are kept, so an unchanged file stays unchanged.
+   */
+  private async usageLineItems(
+    r: Repositories,
+    tenant: Tenant,
+    where: string,
+    entries: UsageEntry[],
+    previous: LineItem[],
+    currencies: Map<string, Currency>,
+    plan: Plan,
+    now: Date,
+  ): Promise<LineItem[]> {
+    const out: LineItem[] = [];
+    for (const [i, u] of entries.entries()) {
+      const at = `${where}[${i}]`;
+      if (typeof u.meter !== 'string' || !METER_SLUG.test(u.meter) || u.meter.length > 64)
+        invalid(`${at}.meter`, 'must match ^[a-z0-9_]+$');
+      if (out.some((li) => li.meter?.slug === u.meter)) invalid(`${at}.meter`, 'is named twice');
+      let meter: Meter | undefined = await r.usage.findMeter(tenant, u.meter);
+      if (!meter) {
+        const id = this.deps.ids.newId();
+        const created = {
+          id,
+          ...tenant,
+          slug: u.meter,
+          name: u.name ?? u.meter,
+          unitLabel: u.unitLabel ?? null,
+          paymentMeterId: `mtr_${id.replace(/-/g, '').slice(0, 16)}`,
+          createdAt: now,
+          updatedAt: now,
+        };
+        await r.usage.saveMeter(created);
+        meter = created;
+      }
+      const { id: meterId, slug, name: meterName, paymentMeterId, createdAt, updatedAt } = meter;
+      const old = previous.find((li) => li.priceType === 'metered' && li.meter?.slug === u.meter && li.usage);
+      const oldPrice = old?.prices[0];
+      const draftTerms = {
+        priceType: 'metered' as const,
+        name: u.name ?? meterName,
+        allowance: u.allowance,
+        maxUsage: u.maxUsage,
+        minUsage: u.minUsage,
+        rollover: u.rollover,
+      };
+      const terms = usageTermsOf(draftTerms, undefined, at) ?? {
+        allowance: 0n,
+        maxUsage: null,
+        minUsage: 0n,
+        rollover: { kind: 'none' as const },
+      };
+      const tiered = u.tiers !== undefined;
+      const names = Object.keys(tiered ? (u.tiers ?? {}) : (u.unitPrices ?? {}));
+      const declared = new Set(plan.currencies.map((c) => [...currencies.values()].find((x) => x.id === c.currencyId)?.shortName));
+      for (const n of names)
+        if (!declared.has(n.toUpperCase())) invalid(`${at}.${tiered ? 'tiers' : 'unitPrices'}.${n}`, "is not one of the plan's currencies");
+      const minor = (major: number, currency: string, field: string) => {
+        if (typeof major !== 'number' || !(major >= 0)) invalid(field, 'must be a number of at least 0');
+        return Math.round(major * 10 ** currencyExponent(currency) * 1e6) / 1e6;
+      };
+      const id = old?.id ?? this.deps.ids.newId();
+      const priceId = oldPrice?.id ?? this.deps.ids.newId();
+      out.push({
+        id,
+        name: u.name ?? meterName,
+        slug: u.meter,
+        paymentProductId: old?.paymentProductId ?? `prod_${id.replace(/-/g, '').slice(0, 14)}`,
+        nickname: u.name ?? meterName,
+        priceType: 'metered',
+        intervalType: 'recurring',
+        billingScheme: tiered ? 'tiered' : 'per_unit',
+        tiersMode: tiered ? (u.tiersMode ?? 'graduated') : null,
+        minQuantity: 1,
+        maxQuantity: 1,
+        isActive: true,
+        allowChangingQuantity: false,
+        unitLabel: u.unitLabel ?? null,
+        meter: { id: meterId, slug, name: meterName, paymentMeterId, createdAt, updatedAt },
+        usage: terms,
+        prices: [
+          {
+            id: priceId,
+            paymentPriceId: oldPrice?.paymentPriceId ?? `price_${priceId.replace(/-/g, '').slice(0, 14)}`,
+            interval: plan.interval,
+            intervalCount: plan.length,
+            currencyOptions: names.map((n, k) => {
+              const currency = n.toLowerCase();
+              const was = oldPrice?.currencyOptions.find((o) => o.currency === currency);
+              const tiers = tiered ? (u.tiers?.[n] ?? []) : [];
+              if (tiered && tiers.length === 0) invalid(`${at}.tiers.${n}`, 'needs at least one tier');
+              return {
+                id: was?.id ?? this.deps.ids.newId(),
+                currency,
+                unitAmount: tiered ? null : minor(u.unitPrices?.[n] as number, n, `${at}.unitPrices.${n}`),
+                isDefault: k === 0,
+                tiers: tiers.map((t, j) => {
+                  const upTo =
+                    t.upTo === 'inf'
+                      ? 'inf'
+                      : Number.isSafeInteger(t.upTo) && t.upTo > 0
+                        ? String(t.upTo)
+                        : invalid(`${at}.tiers.${n}[${j}].upTo`, 'must be a whole number of units or inf');
+                  return {
+                    id: was?.tiers[j]?.id ?? this.deps.ids.newId(),
+                    upTo,
+                    unitAmount: minor(t.unitAmount, n, `${at}.tiers.${n}[${j}].unitAmount`),
+                    flatAmount:
+                      t.flatAmount === undefined || t.flatAmount === null
+                        ? null
+                        : minor(t.flatAmount, n, `${at}.tiers.${n}[${j}].flatAmount`),
+                    createdAt: was?.tiers[j]?.createdAt ?? now,
+                    updatedAt: now,
+                  };
+                }),
+                createdAt: was?.createdAt ?? now,
+                updatedAt: now,
+              };
+            }),
+            archivedAt: null,
+            createdAt: oldPrice?.createdAt ?? now,
+            updatedAt: now,
+          },
+        ],
+        archivedAt: null,
+        createdAt: old?.createdAt ?? now,
+        updatedAt: now,
+      });
+    }
+    return out;
+  }
+
+  private lineItemsOf(plan: Plan, previous: LineItem[], currencies: Map<string, Currency>, now: Date, withUsage = false): LineItem[] {
     if (plan.currencies.length === 0) return [];
     const byId = new Map([...currencies.values()].map((c) => [c.id, c]));
     const oldItem = previous[0];
@@ -456,25 +620,27 @@ export class CatalogFileImport {
         slug: plan.key ?? id,
         paymentProductId: oldItem?.paymentProductId ?? `prod_${id.replace(/-/g, '').slice(0, 14)}`,
         nickname: plan.displayName,
-        priceType: plan.usageBased ? 'metered' : perSeat ? 'per_seat' : 'flat_rate',
+        // A plan with usage entries prices its usage on their line items; this one is its base price.
+        priceType: plan.usageBased && !withUsage ? 'metered' : perSeat ? 'per_seat' : 'flat_rate',
         intervalType: 'recurring',
-        billingScheme: perSeat || plan.usageBased ? 'per_unit' : 'flat_rate',
+        billingScheme: perSeat || (plan.usageBased && !withUsage) ? 'per_unit' : 'flat_rate',
         tiersMode: null,
         minQuantity: perSeat ? Math.max(1, plan.perSeatAmount) : 1,
         maxQuantity: perSeat ? 10_000 : 1,
         isActive: true,
         allowChangingQuantity: perSeat,
         unitLabel: perSeat ? 'seat' : null,
-        meter: plan.usageBased
-          ? (oldItem?.meter ?? {
-              id: this.deps.ids.newId(),
-              slug: `${plan.key ?? id}-usage`,
-              name: `${plan.displayName} usage`,
-              paymentMeterId: `mtr_${id.slice(0, 8)}`,
-              createdAt: now,
-              updatedAt: now,
-            })
-          : null,
+        meter:
+          plan.usageBased && !withUsage
+            ? (oldItem?.meter ?? {
+                id: this.deps.ids.newId(),
+                slug: `${plan.key ?? id}-usage`,
+                name: `${plan.displayName} usage`,
+                paymentMeterId: `mtr_${id.slice(0, 8)}`,
+                createdAt: now,
+                updatedAt: now,
+              })
+            : null,
         prices: [
           {
             id: priceId,
@@ -502,6 +668,38 @@ export class CatalogFileImport {
       },
     ];
   }
+}
+
+/** A metered line item with terms as the catalog file's usage entry (what import reads back). */
+function usageEntryOf(li: LineItem, plan: Plan): UsageEntry {
+  const t = li.usage as NonNullable<LineItem['usage']>;
+  const options = li.prices[0]?.currencyOptions ?? [];
+  const major = (minor: number | null, currency: string) => Math.round(((minor ?? 0) / 10 ** currencyExponent(currency)) * 1e8) / 1e8;
+  void plan;
+  return {
+    meter: li.meter?.slug ?? li.slug,
+    name: li.name,
+    unitLabel: li.unitLabel,
+    allowance: exactNumber(t.allowance),
+    maxUsage: t.maxUsage === null ? null : exactNumber(t.maxUsage),
+    minUsage: exactNumber(t.minUsage),
+    rollover: t.rollover.kind === 'upTo' ? { upTo: exactNumber(t.rollover.units) } : t.rollover.kind,
+    ...(li.billingScheme === 'tiered'
+      ? {
+          tiersMode: li.tiersMode ?? 'graduated',
+          tiers: Object.fromEntries(
+            options.map((o) => [
+              o.currency.toUpperCase(),
+              o.tiers.map((x) => ({
+                upTo: x.upTo === 'inf' ? ('inf' as const) : Number(x.upTo),
+                unitAmount: major(x.unitAmount, o.currency),
+                flatAmount: x.flatAmount === null ? null : major(x.flatAmount, o.currency),
+              })),
+            ]),
+          ),
+        }
+      : { unitPrices: Object.fromEntries(options.map((o) => [o.currency.toUpperCase(), major(o.unitAmount, o.currency)])) }),
+  };
 }
 
 /** Writes an organisation's catalog back in the catalog-file shape (what `import` reads). */
@@ -562,6 +760,9 @@ export class CatalogFileExport {
             evalDays: plan.evalDays,
             trialDays: plan.trialDays,
             usageBased: plan.usageBased,
+            ...(plan.lineItems.some((li) => li.usage)
+              ? { usage: plan.lineItems.filter((li) => li.usage).map((li) => usageEntryOf(li, plan)) }
+              : {}),
             visibility: plan.visibility,
             active: plan.active,
             prices: Object.fromEntries(

@@ -1,3 +1,4 @@
+import { startSubscriptionUsage } from './usage/periods';
 import { ErrorCodes, fail } from '../errors';
 import type { CheckoutOptionsInput, CheckoutSession, Customer, Id, Plan, Subscription, Tenant } from '../model';
 import { assertPlanSellable } from '../domain/catalog';
@@ -262,6 +263,8 @@ export class CheckoutService {
     });
     await r.subscriptions.save(result.subscription);
     await saveSeats(r, result.licenses);
+    // A usage plan gives the subscription its first period's allowance (and cap) on each meter.
+    await startSubscriptionUsage(r, this.deps.ids, result.subscription, plan, now);
     return { subscription: result.subscription };
   }
 

@@ -74,6 +74,13 @@ export interface CoreLimits {
   changeFeedBoundMs: number;
   /** Webhook POSTs one instance makes at once. */
   webhookConcurrency: number;
+  /** Months of usage ledger kept (`USAGE_LEDGER_RETENTION_MONTHS`); 0: every month is kept. */
+  usageLedgerRetentionMonths: number;
+  /**
+   * Group commit of usage operations (`USAGE_GROUP_COMMIT`); false: each operation is its own
+   * transaction, waiting on the balance's row lock (the baseline the benchmark compares with).
+   */
+  usageGroupCommit: boolean;
   /** Deliveries one endpoint may have in flight at once, across instances (a slow receiver holds no more). */
   webhookPerEndpoint: number;
   /** Deliveries one organisation may have in flight at once, across instances (a crowded tenant leaves slots to others). */
@@ -91,6 +98,8 @@ export const DEFAULT_LIMITS: CoreLimits = {
   checkOutageGraceMs: 60_000,
   changeFeedBoundMs: 1_000,
   webhookConcurrency: 16,
+  usageLedgerRetentionMonths: 0,
+  usageGroupCommit: true,
   webhookPerEndpoint: 4,
   webhookPerOrganisation: 8,
 };

@@ -22,6 +22,8 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   // Tests' receivers listen on 127.0.0.1.
   webhookAllowPrivate: true,
   webhookEventRetentionDays: 30,
+  usageLedgerRetentionMonths: 0,
+  usageGroupCommit: true,
   webhookConcurrency: 16,
   logRequests: false,
   logLevel: 'silent',

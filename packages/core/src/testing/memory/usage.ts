@@ -1,6 +1,6 @@
 import { ErrorCodes, fail } from '../../errors';
 import { pageOf } from '../../support/pagination';
-import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, Tenant, UsageKey, UsageMeter } from '../../model';
+import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, Tenant, UsageClose, UsageKey, UsageMeter } from '../../model';
 import type { UsageRepository } from '../../ports';
 
 /** The in-memory tables of usage (part of the in-memory database's tables). */
@@ -11,6 +11,7 @@ export interface UsageTables {
   holds: Map<Id, Hold>;
   ledger: Map<Id, LedgerEntry>;
   usageKeys: Map<string, UsageKey>;
+  usageCloses: Map<Id, UsageClose>;
 }
 
 export const emptyUsageTables = (): UsageTables => ({
@@ -20,6 +21,7 @@ export const emptyUsageTables = (): UsageTables => ({
   holds: new Map(),
   ledger: new Map(),
   usageKeys: new Map(),
+  usageCloses: new Map(),
 });
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -42,7 +44,10 @@ export function memoryUsageRepository(db: UsageTables): UsageRepository {
     getMeters: async (ids) => ids.flatMap((id) => (db.usageMeters.has(id) ? [copy(db.usageMeters.get(id)!)] : [])),
     pageMeters: async (t, q) =>
       pageOf(
-        all(db.usageMeters).filter((m) => inTenant(m, t)),
+        all(db.usageMeters).filter(
+          (m) =>
+            inTenant(m, t) && (!q.search || [m.slug, m.name].some((v) => v.toLowerCase().includes((q.search as string).toLowerCase()))),
+        ),
         q,
       ),
     lockBalance: async (fresh, holdIds, now) => {
@@ -116,6 +121,26 @@ export function memoryUsageRepository(db: UsageTables): UsageRepository {
       }
       return out.slice(0, limit);
     },
+    findClose: async (t, owner, meterId, periodEnd) =>
+      all(db.usageCloses).find(
+        (c) => inTenant(c, t) && c.owner === owner && c.meterId === meterId && c.periodEnd.getTime() === periodEnd.getTime(),
+      ),
+    saveClose: async (c) => {
+      const taken = [...db.usageCloses.values()].some(
+        (x) => inTenant(x, c) && x.owner === c.owner && x.meterId === c.meterId && x.periodEnd.getTime() === c.periodEnd.getTime(),
+      );
+      if (taken) fail(ErrorCodes.CONFLICT, 'this period was closed already');
+      db.usageCloses.set(c.id, copy(c));
+    },
+    pageCloses: async (t, q) =>
+      pageOf(
+        all(db.usageCloses)
+          .filter((c) => inTenant(c, t) && (!q.owner || c.owner === q.owner) && (!q.meterId || c.meterId === q.meterId))
+          .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)),
+        { limit: q.limit, after: q.after },
+      ),
+    // The in-memory ledger is one table: nothing to partition.
+    maintainLedger: async () => ({ created: [], dropped: [] }),
     purgeKeys: async (before) => {
       let n = 0;
       for (const [id, k] of db.usageKeys) {

@@ -66,7 +66,15 @@ export interface LineItemDraft {
   maxQuantity?: number;
   allowChangingQuantity?: boolean;
   unitLabel?: string | null;
-  prices: PriceDraft[];
+  /** Usage plan terms of a metered line item: units granted each period (0 when absent). */
+  allowance?: number | string;
+  /** At most this many units a period (0 or null: no cap), the contract's `maxUsage`. */
+  maxUsage?: number | string | null;
+  /** At least this many units billed a period, the contract's `minUsage`. */
+  minUsage?: number | string;
+  /** What unused units carry into the next period: none (default), all, or up to N. */
+  rollover?: 'none' | 'all' | { upTo: number | string };
+  prices?: PriceDraft[];
 }
 
 /** A plan with its entitlements and nested pricing, saved in one call (`POST /api/plans/save`). */

@@ -1,5 +1,6 @@
 import { invalid } from '../../errors';
-import type { CurrencyOption, Id, LineItem, Price, Tier } from '../../model';
+import { MAX_QUANTITY } from '../../domain/usage';
+import type { CurrencyOption, Id, LineItem, Price, Tier, UsageTerms } from '../../model';
 import type { CurrencyOptionDraft, LineItemDraft, PriceDraft } from './inputs';
 
 /** A slug of the real catalog API's form (`^[a-z0-9_]+$`). */
@@ -16,6 +17,48 @@ export const dateOf = (property: string, raw: string | null | undefined, fallbac
   const d = new Date(raw);
   return Number.isNaN(d.getTime()) ? invalid(property, 'must be a date-time') : d;
 };
+
+const USAGE_FIELDS = ['allowance', 'maxUsage', 'minUsage', 'rollover'] as const;
+
+/** Whole units 0..MAX_QUANTITY from a JSON number or decimal string, or a 400 naming the field. */
+function unitsOf(value: unknown, field: string): bigint {
+  let q: bigint | undefined;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) q = BigInt(value);
+  else if (typeof value === 'string' && /^[0-9]{1,16}$/.test(value)) q = BigInt(value);
+  if (q === undefined || q < 0n || q > MAX_QUANTITY) return invalid(field, `must be a whole number from 0 to ${MAX_QUANTITY}`);
+  return q;
+}
+
+/**
+ * The usage terms of a line item: given fields over what it had (or the defaults: no allowance,
+ * no cap, no minimum, no rollover). Only a metered line item has terms.
+ */
+export function usageTermsOf(
+  d: Pick<LineItemDraft, 'priceType' | 'allowance' | 'maxUsage' | 'minUsage' | 'rollover'>,
+  before: LineItem | undefined,
+  at: string,
+): UsageTerms | null {
+  const given = USAGE_FIELDS.filter((f) => d[f] !== undefined);
+  if (d.priceType !== 'metered') {
+    if (given.length) invalid(`${at}.${given[0]}`, 'usage terms belong to a metered line item');
+    return null;
+  }
+  if (given.length === 0) return before?.usage ?? null;
+  const old = before?.usage;
+  const allowance = d.allowance === undefined ? (old?.allowance ?? 0n) : unitsOf(d.allowance, `${at}.allowance`);
+  const cap = d.maxUsage === undefined ? (old?.maxUsage ?? null) : d.maxUsage === null ? null : unitsOf(d.maxUsage, `${at}.maxUsage`);
+  const minUsage = d.minUsage === undefined ? (old?.minUsage ?? 0n) : unitsOf(d.minUsage, `${at}.minUsage`);
+  let rollover: UsageTerms['rollover'] = old?.rollover ?? { kind: 'none' };
+  if (d.rollover === 'none' || d.rollover === 'all') rollover = { kind: d.rollover };
+  else if (d.rollover !== undefined) {
+    const units = unitsOf(d.rollover.upTo, `${at}.rollover.upTo`);
+    rollover = units === 0n ? { kind: 'none' } : { kind: 'upTo', units };
+  }
+  // The contract's reading: a maxUsage of 0 is no cap.
+  const maxUsage = cap === 0n ? null : cap;
+  if (maxUsage !== null && minUsage > maxUsage) invalid(`${at}.minUsage`, 'must not exceed maxUsage');
+  return { allowance, maxUsage, minUsage, rollover };
+}
 
 /**
  * A plan's pricing as a save gives it (line items, prices, currency options, tiers), merged with what
@@ -60,7 +103,7 @@ export class PlanPricing {
     const meterSlug = d.meterSlug ?? before?.meter?.slug ?? slugify(d.name);
     const prices = new Map((before?.prices ?? []).map((p) => [p.id, p]));
     const keptPrices = new Set<Id>();
-    const saved = d.prices.map((p, i) => {
+    const saved = (d.prices ?? []).map((p, i) => {
       const old = p.id ? (prices.get(p.id) ?? invalid(`${at}.prices[${i}].id`, 'is not a price of this line item')) : undefined;
       if (old) keptPrices.add(old.id);
       return this.price(p, old, tiersMode !== null, `${at}.prices[${i}]`, now);
@@ -95,6 +138,7 @@ export class PlanPricing {
               updatedAt: now,
             }
           : null,
+      usage: usageTermsOf(d, before, at),
       prices: [...saved, ...(isReferenced ? droppedPrices : [])],
       archivedAt: dateOf(`${at}.archivedAt`, d.archivedAt, before?.archivedAt ?? null),
       createdAt: before?.createdAt ?? now,

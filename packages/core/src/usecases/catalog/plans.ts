@@ -1,5 +1,5 @@
 import { ErrorCodes, fail, invalid } from '../../errors';
-import type { Capability, Customer, Id, Page, Plan, Tenant } from '../../model';
+import type { Capability, Customer, Id, LineItem, Page, Plan, Tenant } from '../../model';
 import { archivePlan } from '../../domain/catalog';
 import { newPlan } from '../../domain/builders';
 import { assertAccessible } from '../../domain/tenancy';
@@ -96,6 +96,29 @@ export class PlanAdmin {
    * Creates or replaces a plan with its entitlements (capabilities of the product, created by name
    * when new) and its line items, prices, currency options and tiers, in one transaction.
    */
+  /**
+   * A metered line item counts on the tenant's usage meter of its slug (the one `/api/meters`,
+   * `/api/usage/*` and balances name), created with the line item's name when there is none.
+   */
+  private async usageMeters(r: Repositories, tenant: Tenant, items: LineItem[]): Promise<LineItem[]> {
+    const out: LineItem[] = [];
+    for (const li of items) {
+      if (!li.meter) {
+        out.push(li);
+        continue;
+      }
+      const found = await r.usage.findMeter(tenant, li.meter.slug);
+      if (found) {
+        const { id, slug, name, paymentMeterId, createdAt, updatedAt } = found;
+        out.push({ ...li, meter: { id, slug, name, paymentMeterId, createdAt, updatedAt } });
+        continue;
+      }
+      await r.usage.saveMeter({ ...li.meter, ...tenant, unitLabel: li.unitLabel });
+      out.push(li);
+    }
+    return out;
+  }
+
   async savePlan(tenant: Tenant, draft: PlanDraft): Promise<{ plan: Plan; created: boolean }> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
@@ -136,7 +159,9 @@ export class PlanAdmin {
         tierTag: await this.tierTags.tierTagOf(r, tenant, draft, base.tierTag),
         archivedAt: dateOf('archivedAt', draft.archivedAt, base.archivedAt),
         capabilityIds: draft.entitlements ? capabilityIds : base.capabilityIds,
-        lineItems: draft.lineItems ? this.pricing.lineItems(draft.lineItems, base.lineItems, referenced, now) : base.lineItems,
+        lineItems: draft.lineItems
+          ? await this.usageMeters(r, tenant, this.pricing.lineItems(draft.lineItems, base.lineItems, referenced, now))
+          : base.lineItems,
         updatedAt: now,
       };
       await r.plans.save(plan);

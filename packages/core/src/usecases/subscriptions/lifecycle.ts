@@ -1,3 +1,4 @@
+import { closeSubscriptionPeriod, startSubscriptionUsage, usageInvoiceLines } from '../usage/periods';
 import { ErrorCodes, fail } from '../../errors';
 import type {
   BillingDocument,
@@ -114,6 +115,18 @@ export class SubscriptionLifecycle {
         await r.subscriptions.save(change.canceled);
         await r.subscriptions.save(change.created);
         await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
+        // The old subscription's usage closes here, once (its final record's key), and is billed;
+        // the new one starts its own period on the target plan's meters.
+        const billed = await closeSubscriptionPeriod(r, this.deps.ids, {
+          subscription: change.canceled,
+          plan: first.currentPlan,
+          periodEnd: now,
+          next: null,
+          now,
+        });
+        const lines = usageInvoiceLines(billed);
+        if (lines.length) await saveOutcome(r, this.deps.payments.usageBilled?.(change.canceled, first.currentPlan, lines) || undefined);
+        await startSubscriptionUsage(r, this.deps.ids, change.created, first.target, now);
       }
       return change;
     });

@@ -4,6 +4,7 @@ import { renew, syncWithProvider, type ProviderSnapshot } from '../../domain/sub
 import type { Repositories } from '../../ports';
 import { limitsOf, type CoreDeps } from '../deps';
 import { loadCustomer, loadPlan, saveSeats, type WebhookDelivery } from './shared';
+import { closeSubscriptionPeriod } from '../usage/periods';
 
 export type SyncResult = 'applied' | 'duplicate' | 'unknown';
 
@@ -36,6 +37,16 @@ export class ProviderSync {
       const change = renew(s, await r.licenses.listBySubscription(s.id), periodStart, periodEnd, now);
       await r.subscriptions.save(change.subscription);
       await r.licenses.saveMany(change.licenses);
+      // The ended period's usage becomes final (the provider bills it from the meter events it was
+      // sent); the next period starts from the allowance plus rollover. Once per period, as in the sweep.
+      const plan = await loadPlan(r, s.planId);
+      await closeSubscriptionPeriod(r, this.deps.ids, {
+        subscription: s,
+        plan,
+        periodEnd: s.currentPeriodEnd,
+        next: { start: periodStart, end: periodEnd, plan, subscription: change.subscription },
+        now,
+      });
     });
   }
 

@@ -1,17 +1,27 @@
 import { periodEndReached, renew } from '../../domain/subscription';
 import { unitAmount } from '../../domain/catalog';
 import { addInterval } from '../../domain/time';
-import type { CoreDeps } from '../deps';
+import { limitsOf, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { loadPlan, saveOutcome } from './shared';
 import type { UsageService } from '../usage';
+import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
 
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
   constructor(
-    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout'>,
-    private readonly usage?: Pick<UsageService, 'sweep'>,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout' | 'ids' | 'limits'>,
+    private readonly usage?: Pick<UsageService, 'sweep' | 'maintainLedger'>,
   ) {}
+
+  /**
+   * The usage ledger's monthly partitions: months ahead made, months past the retention
+   * (`usageLedgerRetentionMonths`; 0 keeps all) dropped unless they hold an open period's rows.
+   */
+  async usageLedger(): Promise<{ created: string[]; dropped: string[] }> {
+    const months = limitsOf(this.deps).usageLedgerRetentionMonths;
+    return this.usage ? this.usage.maintainLedger(months > 0 ? months : null) : { created: [], dropped: [] };
+  }
 
   /** Usage holds whose time ran out return to their balances; expired idempotency keys go. Returns how many balances. */
   async usageHolds(limit = 100): Promise<number> {
@@ -44,9 +54,23 @@ export class Sweeps {
         const change = renew(s, await r.licenses.listBySubscription(s.id), start, end, now);
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
+        // The ended period's usage becomes final and billed; the next starts from the allowance
+        // plus what rolls over. Under the subscription's lock, and once per period by its key.
+        const usage = await closeSubscriptionPeriod(r, this.deps.ids, {
+          subscription: s,
+          plan,
+          periodEnd: s.currentPeriodEnd,
+          next: { start, end, plan, subscription: change.subscription },
+          now,
+        });
         // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
         const provider = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === s.paymentProvider);
-        const outcome = provider?.renewedBySweep?.(change.subscription, plan, unitAmount(plan, s.currency, await loadCurrencies(r)));
+        const outcome = provider?.renewedBySweep?.(
+          change.subscription,
+          plan,
+          unitAmount(plan, s.currency, await loadCurrencies(r)),
+          usageInvoiceLines(usage),
+        );
         if (outcome) await saveOutcome(r, outcome);
         done++;
       });

@@ -1,5 +1,5 @@
 import { invalid } from '../../errors';
-import { available } from '../../domain/usage';
+import { available, exactNumber } from '../../domain/usage';
 import type { Tenant } from '../../model';
 import type { Clock, UnitOfWork } from '../../ports';
 import { capabilitiesByPlan } from '../licenses';
@@ -33,8 +33,9 @@ export interface SignedEntitlements {
 export class EntitlementsCheck {
   constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; signing: Pick<SigningKeys, 'sign'> }) {}
 
-  async check(tenant: Tenant, granteeId: string): Promise<SignedEntitlements> {
+  async check(tenant: Tenant, granteeId: string, owner?: string): Promise<SignedEntitlements> {
     if (!granteeId || granteeId.length > 255) invalid('granteeId', 'must be 1 to 255 characters');
+    if (owner !== undefined && (!owner || owner.length > 255)) invalid('owner', 'must be 1 to 255 characters');
     const now = this.deps.clock.now();
     const entitlements = await this.deps.uow.read(async (r) => {
       const licenses = (await r.licenses.list(tenant, { granteeId })).filter(
@@ -52,7 +53,7 @@ export class EntitlementsCheck {
           // The latest end wins; a license without an end outlasts every other.
           byName.set(c.name, had === undefined ? end : had === null || end === null ? null : had > end ? had : end);
         }
-      const owners = [...new Set([granteeId, ...licenses.map((l) => l.subscriptionId ?? l.id)])];
+      const owners = [...new Set([granteeId, ...(owner ? [owner] : []), ...licenses.map((l) => l.subscriptionId ?? l.id)])];
       const balances = (await Promise.all(owners.map((o) => r.usage.openBalances(tenant, o)))).flat();
       const meters = new Map((await r.usage.getMeters([...new Set(balances.map((b) => b.meterId))])).map((m) => [m.id, m]));
       const entries: EntitlementEntry[] = [...byName.entries()]
@@ -66,9 +67,9 @@ export class EntitlementsCheck {
             type: 'meter',
             value: slug,
             expiryDate: b.periodEnd?.toISOString() ?? null,
-            remaining: left === null ? null : Number(left),
-            used: Number(b.used),
-            granted: Number(b.granted),
+            remaining: left === null ? null : exactNumber(left),
+            used: exactNumber(b.used),
+            granted: exactNumber(b.granted),
           });
       }
       return entries;

@@ -1,3 +1,4 @@
 export * from './group-commit';
 export * from './service';
 export * from './entitlements';
+export * from './periods';

@@ -1,21 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ErrorCodes, fail, invalid } from '../../errors';
 import { assertAccessible } from '../../domain/tenancy';
+import { DEFAULT_GRANT_PRIORITY, exactNumber, MAX_HOLD_SECONDS, METER_SLUG, quantityOf, type UsageOp } from '../../domain/usage';
 import {
-  closePeriod as closePeriodRule,
-  decide,
-  DEFAULT_GRANT_PRIORITY,
-  expireDue,
-  MAX_HOLD_SECONDS,
-  METER_SLUG,
-  quantityOf,
-  sortGrants,
-  type BalanceState,
-  type Rollover,
-  type UsageOp,
-} from '../../domain/usage';
-import {
-  type Hold,
   GRANT_SOURCES,
   type Balance,
   type BalanceMismatch,
@@ -25,13 +12,21 @@ import {
   type LedgerEntry,
   type UsageMeter,
   type Page,
+  type Rollover,
   type Tenant,
   type UsageAnswer,
+  type UsageRecordRow,
+  type UsageRecordStatus,
 } from '../../model';
-import type { Clock, IdGenerator, UnitOfWork, UsageRecordQuery } from '../../ports';
+import type { Clock, IdGenerator, Logger, PaymentProvider, UnitOfWork, UsageRecordQuery } from '../../ports';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
+import { billedUnits } from '../../domain/usage-billing';
 import type { LicenseUsage } from '../licenses';
+import type { CoreLimits } from '../deps';
 import { GroupCommit, type BalanceTarget } from './group-commit';
+import { closeOpenPeriod, openPeriod } from './periods';
+import { MeterEventReporter } from './meter-events';
+import { pageUsageRecords } from './records';
 
 /** Who a usage operation is for: the vendor's owner string and a meter slug. */
 export interface UsageTarget {
@@ -59,6 +54,8 @@ export interface BalanceView {
 }
 
 const OWNER_MAX = 255;
+/** Months of ledger partitions made ahead of the current one. */
+export const LEDGER_MONTHS_AHEAD = 2;
 
 /** The owner as given: 1..255 characters with no control characters, or a 400 naming it. */
 export function ownerOf(owner: unknown, field = 'owner'): string {
@@ -84,8 +81,18 @@ export class UsageService {
   /** Meters by tenant and slug: a meter's id never changes, so a hit never needs the database. */
   private readonly meters = new Map<string, UsageMeter>();
 
-  constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator }) {
-    this.group = new GroupCommit(deps);
+  constructor(
+    private readonly deps: {
+      uow: UnitOfWork;
+      clock: Clock;
+      ids: IdGenerator;
+      limits?: Partial<CoreLimits>;
+      payments?: Pick<PaymentProvider, 'name' | 'meterEvents'>;
+      logger?: Logger;
+    },
+  ) {
+    const reporter = deps.payments?.meterEvents ? new MeterEventReporter({ ...deps, payments: deps.payments }) : undefined;
+    this.group = new GroupCommit(deps, deps.limits?.usageGroupCommit ?? true, reporter && ((t, e) => reporter.committed(t, e)));
   }
 
   /** Creates a meter (201); a slug already taken in the tenant is a METER_EXISTS error. */
@@ -112,7 +119,7 @@ export class UsageService {
   }
 
   /** One page of the tenant's meters. */
-  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<UsageMeter>> {
+  pageMeters(tenant: Tenant, query: { limit: number; after?: string; before?: string; search?: string }): Promise<Page<UsageMeter>> {
     return this.deps.uow.read((r) => r.usage.pageMeters(tenant, query));
   }
 
@@ -150,8 +157,8 @@ export class UsageService {
   }
 
   /** Usage that happened: counted even over a cap (billed as overage). */
-  async record(tenant: Tenant, t: UsageTarget & { quantity: unknown }, key?: string): Promise<UsageAnswer> {
-    const quantity = quantityOf(t.quantity, 'quantity');
+  async record(tenant: Tenant, t: UsageTarget & { quantity: unknown }, key?: string, field = 'quantity'): Promise<UsageAnswer> {
+    const quantity = quantityOf(t.quantity, field);
     return this.submit(tenant, t, { kind: 'record', quantity }, 'record', { ...t, quantity }, key);
   }
 
@@ -229,77 +236,44 @@ export class UsageService {
   ): Promise<{ finalUsage: bigint; carried: bigint; closedBalanceId: Id; balanceId: Id }> {
     const target = await this.target(tenant, t);
     const now = this.deps.clock.now();
-    const ids = this.deps.ids;
-    const fresh = (periodEnd: Date | null, cap: bigint | null): Balance => ({
-      id: ids.newId(),
-      organisationId: tenant.organisationId,
-      isTest: tenant.isTest,
-      owner: target.owner,
-      meterId: target.meter.id,
-      periodStart: now,
-      periodEnd,
-      granted: 0n,
-      used: 0n,
-      reserved: 0n,
-      cap,
-      limited: false,
-      closedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    });
     return this.deps.uow.run(async (r) => {
-      const locked = await r.usage.lockBalance(fresh(null, null), [], now);
-      const heldIds = (await r.usage.ledgerOf(locked.balance.id)).flatMap((e) => (e.kind === 'reserve' && e.holdId ? [e.holdId] : []));
-      const holds = (await Promise.all(heldIds.map((id) => r.usage.getHold(id)))).filter((h): h is Hold => !!h && h.status === 'held');
-      const state: BalanceState = {
-        balance: locked.balance,
-        grants: sortGrants([...locked.grants]),
-        holds: new Map(holds.map((h) => [h.id, h])),
-      };
-      const touched = [...locked.grants];
-      const entry = (balance: Balance, e: ReturnType<typeof closePeriodRule>['entries'][number]): LedgerEntry => ({
-        ...e,
-        id: ids.newId(),
-        organisationId: tenant.organisationId,
-        isTest: tenant.isTest,
-        balanceId: balance.id,
+      const closed = await closeOpenPeriod(r, this.deps.ids, {
+        tenant,
         owner: target.owner,
         meterId: target.meter.id,
-        idempotencyKey: null,
-        createdAt: now,
+        rollover: next.rollover ?? { kind: 'none' },
+        now,
       });
-      const expired = expireDue(state, now);
-      const closed = closePeriodRule(state, next.rollover ?? { kind: 'none' }, now);
-      await r.usage.write({
-        balance: state.balance,
-        grants: touched,
-        holds: [...state.holds.values()],
-        entries: [...expired, ...closed.entries].map((e) => entry(state.balance, e)),
-        keys: [],
-      });
-      const opened = await r.usage.lockBalance(fresh(next.periodEnd, locked.balance.cap), [], now);
-      const s2: BalanceState = { balance: opened.balance, grants: [], holds: new Map() };
-      const entries: LedgerEntry[] = [];
-      const grants: CreditGrant[] = [];
-      for (const amount of [next.allowance ?? 0n, closed.carried]) {
-        if (amount <= 0n) continue;
-        const grant: CreditGrant = {
-          id: ids.newId(),
-          balanceId: '',
-          amount,
-          drawn: 0n,
-          expired: 0n,
-          priority: DEFAULT_GRANT_PRIORITY,
-          expiresAt: next.periodEnd,
-          source: 'plan',
+      // Its final usage record (status final): what a period closed by hand used; nothing is priced.
+      const end = closed.balance.periodEnd ?? now;
+      if (!(await r.usage.findClose(tenant, target.owner, target.meter.id, end)))
+        await r.usage.saveClose({
+          id: this.deps.ids.newId(),
+          ...tenant,
+          owner: target.owner,
+          meterId: target.meter.id,
+          balanceId: closed.balance.id,
+          subscriptionId: null,
+          periodStart: closed.balance.periodStart,
+          periodEnd: end,
+          finalUsage: closed.finalUsage,
+          billedUnits: billedUnits(closed.finalUsage, closed.granted, { minUsage: 0n }),
+          currency: null,
+          amountMinor: 0n,
           createdAt: now,
-        };
-        grants.push(grant);
-        entries.push(...decide(s2, { kind: 'grant', grant }, target.meter.slug, now).entries.map((e) => entry(s2.balance, e)));
-      }
-      if (locked.balance.limited) s2.balance.limited = true;
-      await r.usage.write({ balance: s2.balance, grants, holds: [], entries, keys: [] });
-      return { finalUsage: closed.finalUsage, carried: closed.carried, closedBalanceId: locked.balance.id, balanceId: s2.balance.id };
+        });
+      const opened = await openPeriod(r, this.deps.ids, {
+        tenant,
+        owner: target.owner,
+        meter: target.meter,
+        start: now,
+        end: next.periodEnd,
+        cap: closed.balance.cap,
+        grants: [next.allowance ?? 0n, closed.carried],
+        limited: closed.balance.limited,
+        now,
+      });
+      return { finalUsage: closed.finalUsage, carried: closed.carried, closedBalanceId: closed.balance.id, balanceId: opened.id };
     });
   }
 
@@ -328,6 +302,30 @@ export class UsageService {
       const meters = new Map((await r.usage.getMeters([...new Set(page.items.map((e) => e.meterId))])).map((m) => [m.id, m]));
       return { page, meters };
     });
+  }
+
+  /**
+   * The ledger's partitions: this month's and the next two are made ahead; with a retention,
+   * months older than it go, except those holding a row of an open balance.
+   */
+  async maintainLedger(retentionMonths: number | null): Promise<{ created: string[]; dropped: string[] }> {
+    if (retentionMonths !== null && (!Number.isInteger(retentionMonths) || retentionMonths < 1))
+      invalid('retentionMonths', 'must be a whole number of at least 1');
+    const now = this.deps.clock.now();
+    return this.deps.uow.run((r) => r.usage.maintainLedger(now, retentionMonths, LEDGER_MONTHS_AHEAD));
+  }
+
+  /**
+   * One page of usage records of the statuses asked for, oldest first: `recorded` ledger entries,
+   * `current` open periods (of one owner: `owner` is then required) and `final` closed periods.
+   */
+  async usageRecords(
+    tenant: Tenant,
+    q: { limit: number; after?: string; owner?: string; meterSlug?: string; statuses: UsageRecordStatus[] },
+  ): Promise<{ page: Page<UsageRecordRow>; meters: Map<Id, UsageMeter> }> {
+    const meter = q.meterSlug === undefined ? undefined : await this.meter(tenant, q.meterSlug);
+    if (q.statuses.includes('current') && q.owner === undefined) invalid('owner', 'is required to list current usage');
+    return this.deps.uow.read((r) => pageUsageRecords(r, tenant, { ...q, meterId: meter?.id }));
   }
 
   /** Balances whose counters differ from their ledger's sums (none on a healthy database). */
@@ -386,7 +384,7 @@ export class UsageService {
       return balances.flatMap((b) => {
         const slug = meters.get(b.meterId)?.slug;
         const feature = product?.features.find((f) => f.variableName.toLowerCase() === slug);
-        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount: Number(b.used) }] : [];
+        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount: exactNumber(b.used) }] : [];
       });
     });
   }

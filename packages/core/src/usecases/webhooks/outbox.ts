@@ -8,10 +8,13 @@ import type {
   Product,
   Subscription,
   Tenant,
+  UsageClose,
   WebhookEndpoint,
   WebhookEventType,
 } from '../../model';
-import type { Clock, EventQueue, IdGenerator, Repositories, UnitOfWork } from '../../ports';
+import type { Clock, EventQueue, IdGenerator, Repositories, UnitOfWork, UsageWrite } from '../../ports';
+import { createHash } from 'node:crypto';
+import { available, exactNumber } from '../../domain/usage';
 import { catalogPlan, catalogProduct, iso, licenseView, subscriptionView } from '../../views';
 import { capabilitiesByPlan } from '../licenses';
 
@@ -50,8 +53,10 @@ type Change =
   | { kind: 'license'; before: License | undefined; after: License | undefined }
   | { kind: 'product'; before: Product | undefined; after: Product }
   | { kind: 'plan'; before: Plan | undefined; after: Plan }
-  | { kind: 'checkout'; before: CheckoutSession | undefined; after: CheckoutSession };
-type Kind = Change['kind'];
+  | { kind: 'checkout'; before: CheckoutSession | undefined; after: CheckoutSession }
+  | { kind: 'usage'; write: UsageWrite }
+  | { kind: 'usageClose'; close: UsageClose };
+type Kind = Exclude<Change['kind'], 'usage' | 'usageClose'>;
 type Record_ = Subscription | License | Product | Plan | CheckoutSession;
 
 /** Wraps the repositories of one transaction: remembers each record as first read, and each save. */
@@ -59,6 +64,8 @@ class ChangeRecorder {
   private readonly seen = new Map<string, Record_ | undefined>();
   private readonly order: string[] = [];
   private readonly latest = new Map<string, Record_ | undefined>();
+  /** Usage writes and period closes, in the order written (each is its own change). */
+  private readonly usage: Change[] = [];
   readonly repos: Repositories;
 
   constructor(r: Repositories) {
@@ -88,6 +95,17 @@ class ChangeRecorder {
     const l = r.licenses;
     this.repos = {
       ...r,
+      usage: {
+        ...r.usage,
+        write: async (w) => {
+          await r.usage.write(w);
+          this.usage.push({ kind: 'usage', write: w });
+        },
+        saveClose: async (c) => {
+          await r.usage.saveClose(c);
+          this.usage.push({ kind: 'usageClose', close: c });
+        },
+      },
       subscriptions: { ...s, getForUpdate: async (id) => note('subscription', await r.subscriptions.getForUpdate(id)) },
       checkoutSessions: { ...c, getForUpdate: async (id) => note('checkout', await r.checkoutSessions.getForUpdate(id)) },
       products: single('product', r.products),
@@ -140,10 +158,13 @@ class ChangeRecorder {
 
   /** What the transaction changed, record by record in the order of their first save. */
   changes(): Change[] {
-    return this.order.map((key) => {
-      const kind = key.slice(0, key.indexOf(':')) as Kind;
-      return { kind, before: this.seen.get(key), after: this.latest.get(key) } as Change;
-    });
+    return [
+      ...this.order.map((key) => {
+        const kind = key.slice(0, key.indexOf(':')) as Kind;
+        return { kind, before: this.seen.get(key), after: this.latest.get(key) } as Change;
+      }),
+      ...this.usage,
+    ];
   }
 }
 
@@ -223,9 +244,79 @@ async function eventsOf(r: Repositories, changes: Change[]): Promise<Pending[]> 
         if (c.after.status === 'completed' && c.before?.status !== 'completed')
           add(c.after, 'checkout.completed', c.after.subscriptionId ?? c.after.id, checkoutView(c.after));
         break;
+      case 'usage':
+        usageEvents(c.write, add);
+        break;
+      case 'usageClose': {
+        const x = c.close;
+        const [meter] = await r.usage.getMeters([x.meterId]);
+        add(x, 'usage.finalised', usageOrderingKey(x, x.owner), {
+          id: x.id,
+          owner: x.owner,
+          meterSlug: meter?.slug ?? null,
+          subscriptionId: x.subscriptionId,
+          status: 'final',
+          periodStart: iso(x.periodStart),
+          periodEnd: iso(x.periodEnd),
+          finalUsage: exactNumber(x.finalUsage),
+          billedUnits: exactNumber(x.billedUnits),
+          currency: x.currency,
+          amount: exactNumber(x.amountMinor),
+        });
+        break;
+      }
     }
   }
   return out;
+}
+
+/**
+ * The ordering key of an owner's usage events: a UUID derived from (organisation, mode, owner), the
+ * owner being any string of the vendor's (the key of an event is a UUID).
+ */
+export function usageOrderingKey(o: Tenant, owner: string): Id {
+  const h = createHash('sha256').update(`${o.organisationId}:${o.isTest}:${owner}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Shares of what a period allows at which `usage.threshold` is sent, each once as usage crosses it. */
+export const USAGE_THRESHOLDS = [80, 90, 100] as const;
+const USED_KINDS = new Set(['record', 'consume', 'commit']);
+
+/**
+ * The events of one usage write (one group-commit batch of a balance): `usage.recorded` with the
+ * units the batch used (one event per batch, not per operation: a hot balance writes thousands a
+ * second), and `usage.threshold` for each of 80, 90 and 100 % of what the period allows (its
+ * grants, else its cap) that the batch's usage crossed. Usage only grows within a period, and batches
+ * of a balance are serialised by its row lock, so each threshold is crossed once per period.
+ */
+function usageEvents(w: UsageWrite, add: (o: Tenant, type: WebhookEventType, key: Id, data: unknown) => void): void {
+  const b = w.balance;
+  if (b.closedAt) return;
+  const used = w.entries.filter((e) => USED_KINDS.has(e.kind));
+  if (used.length === 0) return;
+  const quantity = used.reduce((n, e) => n + e.usedDelta, 0n);
+  const before = b.used - w.entries.reduce((n, e) => n + e.usedDelta, 0n);
+  const left = available(b);
+  const view = {
+    owner: b.owner,
+    meterSlug: w.meterSlug ?? null,
+    granted: exactNumber(b.granted),
+    used: exactNumber(b.used),
+    reserved: exactNumber(b.reserved),
+    remaining: left === null ? null : exactNumber(left),
+    periodStart: iso(b.periodStart),
+    periodEnd: iso(b.periodEnd),
+  };
+  add(b, 'usage.recorded', usageOrderingKey(b, b.owner), { ...view, quantity: exactNumber(quantity), operations: used.length });
+  // What the period allows: its grants (allowance, rollover, credits) when they limit it, else its cap.
+  const allowed = b.limited ? b.granted : b.cap;
+  if (allowed === null || allowed <= 0n) return;
+  for (const t of USAGE_THRESHOLDS) {
+    const at = BigInt(t) * allowed;
+    if (before * 100n < at && b.used * 100n >= at)
+      add(b, 'usage.threshold', usageOrderingKey(b, b.owner), { ...view, threshold: t, allowance: exactNumber(allowed) });
+  }
 }
 
 /** Writes the events of the changes and their deliveries; true when something is to be delivered. */

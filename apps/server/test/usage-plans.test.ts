@@ -1,0 +1,149 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import {
+  createTestWorld,
+  seedOrganisation,
+  startWebhookReceiver,
+  type ReceivedWebhook,
+  type SeededOrg,
+  type TestWorld,
+  type WebhookReceiver,
+} from '@tollgate/runtime/testing';
+import { sampleCatalog } from '@tollgate/core/testing';
+import { createServerApp } from '../src';
+
+// Acceptance 3 of #19, end to end over HTTP: a usage plan (catalog file through the API) bought
+// through the sandbox checkout; usage recorded over the period; the renewal sweep (what the
+// background worker runs) closes the period: invoice lines of units x price by tiers, signed usage
+// webhooks at a real receiver, and the next period starting from the allowance plus rollover.
+let world: TestWorld;
+let org: SeededOrg;
+let app: ReturnType<typeof createServerApp>;
+let rx: WebhookReceiver;
+
+beforeAll(async () => {
+  world = await createTestWorld();
+  org = await seedOrganisation(world, 'usage-acceptance');
+  app = createServerApp(world);
+  rx = await startWebhookReceiver();
+});
+afterAll(async () => {
+  await rx?.close();
+  await world?.close();
+});
+
+const bearer = (r: request.Test) => r.set('authorization', `Bearer ${org.liveKey}`);
+const api = {
+  get: (p: string) => bearer(request(app).get(p)),
+  post: (p: string, body?: object, key?: string) => {
+    const r = bearer(request(app).post(p));
+    return (key ? r.set('idempotency-key', key) : r).send(body);
+  },
+};
+const v1 = { get: (p: string) => request(app).get(p).set('x-api-key', org.liveKey).set('version', 'v1') };
+
+/** docs/webhooks.md's receiver, run as written. */
+type Receive = (secret: string, headers: object, rawBody: string, seen?: Set<string>, now?: number) => { type: string } | null;
+const receive = ((): Receive => {
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'webhooks.md'), 'utf8');
+  const code = /```js receiver\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (!code) throw new Error('docs/webhooks.md has no receiver snippet');
+  return new Function('require', `${code}\nreturn verifyWebhook;`)(require) as Receive;
+})();
+
+describe('a usage plan bought through the sandbox, over two periods', () => {
+  it('bills the period’s usage as invoice lines by tiers, sends signed usage webhooks, and starts the next from allowance plus rollover', async () => {
+    // The vendor adds a usage plan to its catalog file: 1000 calls included a month, then tiered.
+    const file = sampleCatalog('usage-acceptance');
+    file.products?.[0].plans?.push({
+      key: 'api',
+      displayName: 'API',
+      pricingType: 'paid',
+      prices: { USD: 20 },
+      capabilities: ['edit'],
+      usage: [
+        {
+          meter: 'api_calls',
+          unitLabel: 'call',
+          allowance: 1000,
+          rollover: { upTo: 300 },
+          tiers: {
+            USD: [
+              { upTo: 500, unitAmount: 0.01 },
+              { upTo: 'inf', unitAmount: 0.005 },
+            ],
+          },
+        },
+      ],
+    });
+    const imported = (await api.post('/api/products/import', file).expect(200)).body.data;
+    const planId = imported.keys['plans.notes.api'];
+    const hook = (
+      await api.post('/api/webhooks', { url: rx.url, events: ['usage.recorded', 'usage.threshold', 'usage.finalised'] }).expect(201)
+    ).body.data;
+
+    // The customer buys it through the sandbox's hosted checkout.
+    const q = `successUrl=https://vendor.example.com/ok&cancelUrl=https://vendor.example.com/no&granteeId=umi&member=umi@example.com`;
+    const link = (await v1.get(`/plans/${planId}/checkoutlink?${q}`).expect(200)).body;
+    await request(app)
+      .post(`${new URL(link.checkoutUrl).pathname}/pay`)
+      .type('form')
+      .send({})
+      .expect(303);
+    const sub = (await world.db.uow.read((r) => r.subscriptions.listByPlan(planId)))[0];
+    expect(sub).toBeDefined();
+    const balances = async () => (await api.get(`/api/balances?owner=${sub.id}&meterSlug=api_calls`).expect(200)).body.data;
+    expect(await balances()).toEqual([expect.objectContaining({ granted: 1000, used: 0, remaining: 1000 })]);
+
+    // Usage over the period, with a retried request (same key) that counts once.
+    const record = (increment: number, key: string) =>
+      api.post('/api/usage/record', { owner: sub.id, meterSlug: 'api_calls', increment }, key).expect(204);
+    await record(700, 'u-1');
+    await record(700, 'u-1');
+    await record(200, 'u-2');
+    await record(900, 'u-3');
+    expect(await balances()).toEqual([expect.objectContaining({ granted: 1000, used: 1800, remaining: 0 })]);
+
+    // The period ends; the background worker's renewal sweep closes it.
+    world.clock.set(new Date(sub.currentPeriodEnd.getTime() + 60_000));
+    expect(await world.core.sweeps.renewals()).toBe(1);
+    expect(await world.core.sweeps.renewals()).toBe(0);
+    const invoices = (await v1.get(`/subscriptions/${sub.id}/invoices`).expect(200)).body.data as {
+      billing_reason: string;
+      lines: { data: { description: string; quantity: number; amount: number }[] };
+    }[];
+    const cycle = invoices.find((i) => i.billing_reason === 'subscription_cycle');
+    // 1800 used, 1000 included: 800 billed; 500 at 1 cent, then 300 at half a cent.
+    expect(cycle?.lines.data.map((l) => [l.quantity, l.amount])).toEqual([
+      [1, 2000],
+      [500, 500],
+      [300, 150],
+    ]);
+    expect(cycle?.lines.data[1].description).toContain('call');
+    expect(await balances()).toEqual([expect.objectContaining({ granted: 1000, used: 0, remaining: 1000 })]);
+
+    // Second period: 400 of 1000 used, nothing billed, 300 roll over.
+    await record(400, 'u-4');
+    const renewed = await world.db.uow.read((r) => r.subscriptions.get(sub.id));
+    world.clock.set(new Date((renewed?.currentPeriodEnd.getTime() ?? 0) + 60_000));
+    expect(await world.core.sweeps.renewals()).toBe(1);
+    expect(await balances()).toEqual([expect.objectContaining({ granted: 1300, used: 0, remaining: 1300 })]);
+    const latest = (await v1.get(`/subscriptions/${sub.id}/invoices`).expect(200)).body.data[0];
+    expect(latest.lines.data.map((l: { amount: number }) => l.amount)).toEqual([2000]);
+
+    // The webhooks arrived, each signed with the endpoint's secret.
+    await world.core.webhookDelivery.drain();
+    const got = rx.received;
+    const verified = (h: ReceivedWebhook) => receive(hook.secret, h.headers, h.body, new Set(), world.clock.now().getTime());
+    expect(got.length).toBeGreaterThan(0);
+    for (const h of got) expect(verified(h)).toMatchObject({ type: h.event.type });
+    const of = (type: string) => got.filter((h) => h.event.type === type).map((h) => h.event.data);
+    expect(of('usage.recorded').map((d) => d.quantity)).toEqual([700, 200, 900, 400]);
+    expect(of('usage.threshold').map((d) => d.threshold)).toEqual([80, 90, 100]);
+    expect(of('usage.finalised').map((d) => [d.finalUsage, d.billedUnits, d.amount])).toEqual([
+      [1800, 800, 650],
+      [400, 0, 0],
+    ]);
+  });
+});

@@ -1,0 +1,156 @@
+// The usage rows of `npm run bench` (acceptance 4 of #19): consume through HTTP on two instances of
+// one PostgreSQL, each answer sent after its commit, beside the same run's warm capability check
+// and the one-transaction-per-operation consume (USAGE_GROUP_COMMIT=off). `node bench/run.js
+// --only usage` runs these rows alone.
+const { createRuntime, loadConfig } = require('@tollgate/runtime');
+const { purchase, seedOrganisation } = require('@tollgate/runtime/testing');
+
+const OWNERS = 10_000;
+
+/** An organisation with the sample catalog, a meter, a hot owner and 10 000 owners, each granted plenty. */
+async function seedUsage(env, log) {
+  const runtime = await createRuntime(loadConfig({ ...env, RUN_WORKER: 'false', LOG_REQUESTS: 'false' }), {
+    logger: { info() {}, error: (m, f) => console.error(m, f) },
+  });
+  try {
+    const { core } = runtime;
+    const org = await seedOrganisation(runtime, 'bench-usage');
+    await purchase(runtime, org.keys['plans.notes.business'], 'usage-checker');
+    await core.usage.createMeter(org.tenant, { slug: 'tokens', name: 'Tokens' });
+    const grant = (owner) => core.usage.grant(org.tenant, { owner, meterSlug: 'tokens', amount: 10n ** 12n });
+    await grant('hot');
+    await grant('hot-baseline');
+    log(`  granting ${OWNERS} owners`);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < OWNERS) await grant(`owner-${next++}`);
+      }),
+    );
+    return { org, product: org.keys['products.notes'] };
+  } finally {
+    await runtime.close();
+  }
+}
+
+/**
+ * Drives both instances at once (half the connections each) and sums what they did: req/s add up,
+ * latency percentiles are the worse of the two.
+ */
+async function both(loadOne, servers, options) {
+  const parts = await Promise.all(
+    servers.map((s) => loadOne(s.base, { ...options, connections: Math.max(1, Math.floor(options.connections / servers.length)) })),
+  );
+  return {
+    requestsPerSecond: parts.reduce((n, p) => n + p.requestsPerSecond, 0),
+    p50ms: Math.max(...parts.map((p) => p.p50ms)),
+    p99ms: Math.max(...parts.map((p) => p.p99ms)),
+    non2xx: parts.reduce((n, p) => n + p.non2xx, 0),
+    errors: parts.reduce((n, p) => n + p.errors, 0),
+    total: parts.reduce((n, p) => n + p.total, 0),
+  };
+}
+
+/** POST load for `seconds`: `bodyOf(i)` gives the i-th request's JSON body. */
+function postLoad(autocannon) {
+  return async (base, { path, headers, bodyOf, seconds, connections }) => {
+    let i = 0;
+    const result = await autocannon({
+      url: base,
+      connections,
+      duration: seconds,
+      headers: { ...headers, 'content-type': 'application/json' },
+      requests: [{ method: 'POST', path, setupRequest: (req) => ({ ...req, body: JSON.stringify(bodyOf(i++)) }) }],
+    });
+    return {
+      requestsPerSecond: Math.round(result.requests.average),
+      p50ms: result.latency.p50,
+      p99ms: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+      total: result.requests.total,
+    };
+  };
+}
+
+/**
+ * The usage rows on a fresh database of the server at `url`: warm check, hot consume, spread
+ * consume (both with group commit), and hot consume one transaction per operation.
+ */
+async function usageRows({ url, secret, seconds, connections, startTollgate, load, autocannon, log }) {
+  log('usage: seeding');
+  const seeded = await seedUsage({ DATABASE_URL: url, TOLLGATE_SECRET: secret }, log);
+  const post = postLoad(autocannon);
+  const bearer = { authorization: `Bearer ${seeded.org.liveKey}` };
+  const consume = (owner) => ({
+    path: '/api/usage/consume',
+    headers: bearer,
+    bodyOf: (i) => ({ owner: owner(i), meterSlug: 'tokens', quantity: 1 }),
+  });
+  const out = { settings: { seconds, connections, instances: 2, owners: OWNERS } };
+
+  const grouped = [
+    await startTollgate({ DATABASE_URL: url, RUN_WORKER: 'false' }),
+    await startTollgate({ DATABASE_URL: url, RUN_WORKER: 'false' }),
+  ];
+  try {
+    const check = `/licenses/check?productUuid=${seeded.product}&granteeIds=usage-checker`;
+    const headers = { 'x-api-key': seeded.org.readOnlyKey };
+    await both(load, grouped, { headers, pathOf: () => check, seconds: 1, connections });
+    log('  usage: warm capability check, two instances');
+    out.warmCheck = await both(load, grouped, { headers, pathOf: () => check, seconds, connections });
+    await both(post, grouped, { ...consume(() => 'hot'), seconds: 1, connections });
+    log('  usage: consume, one hot balance, group commit');
+    out.hot = await both(post, grouped, { ...consume(() => 'hot'), seconds, connections });
+    log(`  usage: consume, ${OWNERS} balances spread, group commit`);
+    // Owners at random, as independent customers arrive (the instances do not walk the same order).
+    out.spread = await both(post, grouped, { ...consume(() => `owner-${Math.floor(Math.random() * OWNERS)}`), seconds, connections });
+  } finally {
+    await Promise.all(grouped.map((s) => s.stop()));
+  }
+  const single = [
+    await startTollgate({ DATABASE_URL: url, RUN_WORKER: 'false', USAGE_GROUP_COMMIT: 'off' }),
+    await startTollgate({ DATABASE_URL: url, RUN_WORKER: 'false', USAGE_GROUP_COMMIT: 'off' }),
+  ];
+  try {
+    await both(post, single, { ...consume(() => 'hot-baseline'), seconds: 1, connections });
+    log('  usage: consume, one hot balance, one transaction per operation');
+    out.hotOneTransaction = await both(post, single, { ...consume(() => 'hot-baseline'), seconds, connections });
+  } finally {
+    await Promise.all(single.map((s) => s.stop()));
+  }
+  const r = (a, b) => Number((a / Math.max(1, b)).toFixed(2));
+  out.ratios = {
+    hotVsWarmCheck: r(out.hot.requestsPerSecond, out.warmCheck.requestsPerSecond),
+    hotVsOneTransaction: r(out.hot.requestsPerSecond, out.hotOneTransaction.requestsPerSecond),
+    spreadVsWarmCheck: r(out.spread.requestsPerSecond, out.warmCheck.requestsPerSecond),
+  };
+  out.goals = {
+    'hot >= 0.3x warm check': out.ratios.hotVsWarmCheck >= 0.3,
+    'hot >= 3x one transaction per operation': out.ratios.hotVsOneTransaction >= 3,
+    'spread >= 0.5x warm check': out.ratios.spreadVsWarmCheck >= 0.5,
+    'p99 <= 50 ms (hot, spread)': out.hot.p99ms <= 50 && out.spread.p99ms <= 50,
+  };
+  return out;
+}
+
+function usageTable(u) {
+  const row = (name, m) => `| ${name} | ${m.requestsPerSecond} | ${m.p50ms} ms | ${m.p99ms} ms | ${m.non2xx + m.errors} |`;
+  return [
+    `Two instances on one PostgreSQL, ${u.settings.connections} connections split between them, ${u.settings.seconds} s per row; every consume answered after its commit.`,
+    '',
+    '| target | req/s | p50 | p99 | non-2xx + errors |',
+    '| --- | --- | --- | --- | --- |',
+    row('warm capability check (same run)', u.warmCheck),
+    row('consume, one hot balance (group commit)', u.hot),
+    row(`consume, ${u.settings.owners} balances spread (group commit)`, u.spread),
+    row('consume, one hot balance, one transaction per operation', u.hotOneTransaction),
+    '',
+    `Ratios: hot / warm check ${u.ratios.hotVsWarmCheck}, hot / one transaction ${u.ratios.hotVsOneTransaction}, spread / warm check ${u.ratios.spreadVsWarmCheck}.`,
+    `Goals: ${Object.entries(u.goals)
+      .map(([k, v]) => `${k}: ${v ? 'met' : 'NOT met'}`)
+      .join('; ')}.`,
+  ].join('\n');
+}
+
+module.exports = { usageRows, usageTable };

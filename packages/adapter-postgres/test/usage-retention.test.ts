@@ -1,0 +1,3 @@
+import { describeLedgerRetention } from './usage-retention';
+
+describeLedgerRetention('pglite');

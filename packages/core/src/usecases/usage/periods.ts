@@ -1,0 +1,277 @@
+import { exactNumber } from '../../domain/usage';
+import { closePeriod as closeRule, decide, DEFAULT_GRANT_PRIORITY, expireDue, sortGrants, type BalanceState } from '../../domain/usage';
+import { billedUnits, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
+import type {
+  Balance,
+  CreditGrant,
+  Hold,
+  Id,
+  LedgerEntry,
+  LineItem,
+  Meter,
+  Plan,
+  Rollover,
+  Subscription,
+  Tenant,
+  UsageClose,
+  UsageTerms,
+} from '../../model';
+import type { IdGenerator, Repositories, UsageInvoiceLine } from '../../ports';
+
+/** A metered line item without terms meters only: nothing granted, no cap, no minimum, nothing carried. */
+export const NO_USAGE_TERMS: UsageTerms = { allowance: 0n, maxUsage: null, minUsage: 0n, rollover: { kind: 'none' } };
+
+/** One metered line item of a plan with its meter and terms. */
+export interface UsageLine {
+  lineItem: LineItem;
+  meter: Meter;
+  terms: UsageTerms;
+}
+
+/** The plan's live metered line items (each counts on its meter). */
+export const usageLinesOf = (plan: Plan): UsageLine[] =>
+  plan.lineItems.flatMap((li) =>
+    li.priceType === 'metered' && li.meter && !li.archivedAt ? [{ lineItem: li, meter: li.meter, terms: li.usage ?? NO_USAGE_TERMS }] : [],
+  );
+
+/** The holder of a subscription's usage: the subscription (all its seats share it), as v1 `PUT /usage` records it. */
+export const subscriptionOwner = (s: Pick<Subscription, 'id'>): string => s.id;
+
+type Entry = Omit<LedgerEntry, 'id' | 'organisationId' | 'isTest' | 'balanceId' | 'owner' | 'meterId' | 'idempotencyKey' | 'createdAt'>;
+
+const ledgerEntry = (ids: IdGenerator, b: Balance, e: Entry, now: Date): LedgerEntry => ({
+  ...e,
+  id: ids.newId(),
+  organisationId: b.organisationId,
+  isTest: b.isTest,
+  balanceId: b.id,
+  owner: b.owner,
+  meterId: b.meterId,
+  idempotencyKey: null,
+  createdAt: now,
+});
+
+const freshBalance = (
+  ids: IdGenerator,
+  tenant: Tenant,
+  owner: string,
+  meterId: Id,
+  period: { start: Date; end: Date | null },
+  cap: bigint | null,
+  now: Date,
+): Balance => ({
+  id: ids.newId(),
+  organisationId: tenant.organisationId,
+  isTest: tenant.isTest,
+  owner,
+  meterId,
+  periodStart: period.start,
+  periodEnd: period.end,
+  granted: 0n,
+  used: 0n,
+  reserved: 0n,
+  cap,
+  limited: false,
+  closedAt: null,
+  createdAt: now,
+  updatedAt: now,
+});
+
+/**
+ * Starts (owner, meter)'s period in the caller's transaction: its balance (created with the period
+ * and cap when there is none open, else the open one) gets each amount as a plan grant expiring at
+ * the period's end. Every change is in the ledger like any other.
+ */
+export async function openPeriod(
+  r: Repositories,
+  ids: IdGenerator,
+  a: {
+    tenant: Tenant;
+    owner: string;
+    meter: Pick<Meter, 'id' | 'slug'>;
+    start: Date;
+    end: Date | null;
+    cap: bigint | null;
+    grants: bigint[];
+    limited?: boolean;
+    now: Date;
+  },
+): Promise<Balance> {
+  const locked = await r.usage.lockBalance(
+    freshBalance(ids, a.tenant, a.owner, a.meter.id, { start: a.start, end: a.end }, a.cap, a.now),
+    [],
+    a.now,
+  );
+  const s: BalanceState = { balance: locked.balance, grants: sortGrants([...locked.grants]), holds: new Map() };
+  const entries: LedgerEntry[] = [];
+  const grants: CreditGrant[] = [];
+  for (const amount of a.grants) {
+    if (amount <= 0n) continue;
+    const grant: CreditGrant = {
+      id: ids.newId(),
+      balanceId: '',
+      amount,
+      drawn: 0n,
+      expired: 0n,
+      priority: DEFAULT_GRANT_PRIORITY,
+      expiresAt: a.end,
+      source: 'plan',
+      createdAt: a.now,
+    };
+    grants.push(grant);
+    entries.push(...decide(s, { kind: 'grant', grant }, a.meter.slug, a.now).entries.map((e) => ledgerEntry(ids, s.balance, e, a.now)));
+  }
+  if (a.limited) s.balance.limited = true;
+  if (entries.length || a.limited)
+    await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, grants, holds: [], entries, keys: [] });
+  return s.balance;
+}
+
+/** What a close ended: the closed balance (before its counters returned to zero) and what rolls over. */
+export interface ClosedPeriod {
+  balance: Balance;
+  finalUsage: bigint;
+  /** What the period's grants gave (and not lapsed) when it closed. */
+  granted: bigint;
+  carried: bigint;
+}
+
+/**
+ * Ends (owner, meter)'s open period under its row lock in the caller's transaction: expired holds
+ * return, open holds are released, the usage becomes final (a `close` ledger entry returns the
+ * counters to zero, so the sums still match) and unused units carry by the rule.
+ */
+export async function closeOpenPeriod(
+  r: Repositories,
+  ids: IdGenerator,
+  a: { tenant: Tenant; owner: string; meterId: Id; rollover: Rollover; now: Date },
+): Promise<ClosedPeriod> {
+  const locked = await r.usage.lockBalance(
+    freshBalance(ids, a.tenant, a.owner, a.meterId, { start: a.now, end: null }, null, a.now),
+    [],
+    a.now,
+  );
+  const heldIds = (await r.usage.ledgerOf(locked.balance.id)).flatMap((e) => (e.kind === 'reserve' && e.holdId ? [e.holdId] : []));
+  const holds = (await Promise.all(heldIds.map((id) => r.usage.getHold(id)))).filter((h): h is Hold => !!h && h.status === 'held');
+  const state: BalanceState = {
+    balance: locked.balance,
+    grants: sortGrants([...locked.grants]),
+    holds: new Map(holds.map((h) => [h.id, h])),
+  };
+  const touched = [...locked.grants];
+  // Grants that end with the period roll over or lapse by the close's rule (expireDue leaves them).
+  const expired = expireDue(state, a.now);
+  const before = { ...state.balance };
+  const closed = closeRule(state, a.rollover, a.now);
+  await r.usage.write({
+    balance: state.balance,
+    grants: touched,
+    holds: [...state.holds.values()],
+    entries: [...expired, ...closed.entries].map((e) => ledgerEntry(ids, state.balance, e, a.now)),
+    keys: [],
+  });
+  return { balance: before, finalUsage: closed.finalUsage, granted: before.granted, carried: closed.carried };
+}
+
+/** A closed period of one metered line item, billed: its final record and invoice lines. */
+export interface BilledPeriod {
+  close: UsageClose;
+  meterSlug: string;
+  lines: UsageChargeLine[];
+}
+
+/**
+ * Period close of a subscription (the renewal sweep, a usage-based plan change): for each metered
+ * line item of its plan, unless that period was closed already (the final record's key), the
+ * usage is closed and billed (units no grant covered, at least `minUsage`, by unit price or tiers)
+ * and, when `next` is given, the next period starts with the allowance plus what rolls over.
+ * Runs in the caller's transaction, which holds the subscription's row lock.
+ */
+export async function closeSubscriptionPeriod(
+  r: Repositories,
+  ids: IdGenerator,
+  a: {
+    subscription: Subscription;
+    plan: Plan;
+    periodEnd: Date;
+    next: { start: Date; end: Date; plan: Plan; subscription: Subscription } | null;
+    now: Date;
+  },
+): Promise<BilledPeriod[]> {
+  const s = a.subscription;
+  const tenant = { organisationId: s.organisationId, isTest: s.isTest };
+  const owner = subscriptionOwner(s);
+  const out: BilledPeriod[] = [];
+  // Balances are locked in the group commit's order (by meter, for one owner), so neither waits on the other in a cycle.
+  const lines = usageLinesOf(a.plan).sort((x, y) => (x.meter.id < y.meter.id ? -1 : x.meter.id > y.meter.id ? 1 : 0));
+  for (const line of lines) {
+    if (await r.usage.findClose(tenant, owner, line.meter.id, a.periodEnd)) continue;
+    const closed = await closeOpenPeriod(r, ids, {
+      tenant,
+      owner,
+      meterId: line.meter.id,
+      rollover: a.next ? line.terms.rollover : { kind: 'none' },
+      now: a.now,
+    });
+    const units = billedUnits(closed.finalUsage, closed.granted, line.terms);
+    const charge = usageCharge(line.lineItem, usagePriceOption(line.lineItem, s.currency), units);
+    const close: UsageClose = {
+      id: ids.newId(),
+      ...tenant,
+      owner,
+      meterId: line.meter.id,
+      balanceId: closed.balance.id,
+      subscriptionId: s.id,
+      periodStart: closed.balance.periodStart,
+      periodEnd: a.periodEnd,
+      finalUsage: closed.finalUsage,
+      billedUnits: units,
+      currency: s.currency ? s.currency.toLowerCase() : null,
+      amountMinor: charge.amountMinor,
+      createdAt: a.now,
+    };
+    await r.usage.saveClose(close);
+    out.push({ close, meterSlug: line.meter.slug, lines: charge.lines });
+    if (a.next && a.next.plan.id === a.plan.id && a.next.subscription.id === s.id)
+      await openPeriod(r, ids, {
+        tenant,
+        owner,
+        meter: line.meter,
+        start: a.next.start,
+        end: a.next.end,
+        cap: line.terms.maxUsage,
+        grants: [line.terms.allowance, closed.carried],
+        limited: closed.balance.limited,
+        now: a.now,
+      });
+  }
+  return out;
+}
+
+/** Gives a subscription its first period of each metered line item of its plan (a purchase, a plan change's new subscription). */
+export async function startSubscriptionUsage(r: Repositories, ids: IdGenerator, s: Subscription, plan: Plan, now: Date): Promise<void> {
+  for (const line of usageLinesOf(plan))
+    await openPeriod(r, ids, {
+      tenant: { organisationId: s.organisationId, isTest: s.isTest },
+      owner: subscriptionOwner(s),
+      meter: line.meter,
+      start: s.currentPeriodStart,
+      end: s.currentPeriodEnd,
+      cap: line.terms.maxUsage,
+      grants: [line.terms.allowance],
+      now,
+    });
+}
+
+/** The invoice lines of billed periods (what the payment port bills), amounts as exact JSON numbers. */
+export const usageInvoiceLines = (billed: BilledPeriod[]): UsageInvoiceLine[] =>
+  billed.flatMap((b) =>
+    b.lines.map((l) => ({
+      description: l.description,
+      quantity: exactNumber(l.quantity),
+      unitAmount: l.unitAmount,
+      amount: exactNumber(l.amount),
+      periodStart: b.close.periodStart,
+      periodEnd: b.close.periodEnd,
+    })),
+  );

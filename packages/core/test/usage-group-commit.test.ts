@@ -1,0 +1,116 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DomainError, ErrorCodes, exactNumber, MAX_COUNTER, UsageService, type Repositories, type UnitOfWork } from '../src';
+import { expectLedgerMatches, InMemoryUnitOfWork, RandomIds, usageWorld } from '../src/testing';
+
+/** A unit of work over the in-memory one whose usage writes pass through `onWrite` first. */
+class TappedUnitOfWork implements UnitOfWork {
+  constructor(
+    private readonly inner: UnitOfWork,
+    private readonly onWrite: (batch: Parameters<Repositories['usage']['write']>[0]) => void,
+  ) {}
+  run<T>(work: (r: Repositories) => Promise<T>): Promise<T> {
+    return this.inner.run((r) => work(this.tap(r)));
+  }
+  read<T>(work: (r: Repositories) => Promise<T>): Promise<T> {
+    return this.inner.read(work);
+  }
+  private tap(r: Repositories): Repositories {
+    const usage = new Proxy(r.usage, {
+      get: (target, name, receiver) => {
+        if (name === 'write')
+          return async (batch: Parameters<Repositories['usage']['write']>[0]) => {
+            this.onWrite(batch);
+            return target.write(batch);
+          };
+        const v = Reflect.get(target, name, receiver) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    return new Proxy(r, { get: (target, name, receiver) => (name === 'usage' ? usage : Reflect.get(target, name, receiver)) });
+  }
+}
+
+describe('group commit', () => {
+  it('one operation failing its batch does not fail the others: each is decided alone and gets its own answer', async () => {
+    const uow = new TappedUnitOfWork(new InMemoryUnitOfWork(), (batch) => {
+      if (batch.entries.some((e) => e.quantity === 13n)) throw new Error('poisoned write');
+    });
+    const w = await usageWorld(uow);
+    await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    const t = { owner: 'acme', meterSlug: 'calls' };
+    // The first starts a transaction alone; the next four queue meanwhile and share the next batch.
+    const answers = await Promise.allSettled([1, 2, 13, 4, 5].map((quantity) => w.usage.record(w.tenant, { ...t, quantity })));
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((answers[2] as PromiseRejectedResult).reason).toEqual(new Error('poisoned write'));
+    const [b] = await w.usage.balances(w.tenant, 'acme', 'calls');
+    expect(b.balance.used).toBe(12n);
+    await expectLedgerMatches(w, 'acme');
+  });
+
+  it('a database outage fails the whole batch without trying its operations again one by one', async () => {
+    let writes = 0;
+    let down = false;
+    const uow = new TappedUnitOfWork(new InMemoryUnitOfWork(), () => {
+      writes++;
+      if (down) throw new DomainError(ErrorCodes.DATABASE_UNAVAILABLE, 'the database is unavailable');
+    });
+    const w = await usageWorld(uow);
+    await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    await w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity: 1 });
+    const first = w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity: 1 });
+    down = true;
+    writes = 0;
+    const rest = [2, 3, 4].map((quantity) => w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity }));
+    const settled = await Promise.allSettled([first, ...rest]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+    expect(writes).toBe(2); // the first alone, then the three together: no single retries
+  });
+
+  it("runs the shared transaction outside every caller's async context", async () => {
+    const als = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const uow = new TappedUnitOfWork(new InMemoryUnitOfWork(), () => seen.push(als.getStore()));
+    const w = await usageWorld(uow);
+    await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    const after: (string | undefined)[] = [];
+    await Promise.all(
+      ['request-a', 'request-b', 'request-c'].map((id) =>
+        als.run(id, async () => {
+          await w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity: 1 });
+          after.push(als.getStore());
+        }),
+      ),
+    );
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((s) => s === undefined)).toBe(true);
+    // Each caller goes on in its own context once answered.
+    expect(after.sort()).toEqual(['request-a', 'request-b', 'request-c']);
+  });
+});
+
+describe('without group commit (the benchmark baseline)', () => {
+  it('writes each operation in a transaction of its own, still exact', async () => {
+    let writes = 0;
+    const uow = new TappedUnitOfWork(new InMemoryUnitOfWork(), () => writes++);
+    const w = await usageWorld(uow);
+    const usage = new UsageService({ uow, clock: w.clock, ids: new RandomIds(), limits: { usageGroupCommit: false } });
+    await usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    await usage.grant(w.tenant, { owner: 'acme', meterSlug: 'calls', amount: 100 });
+    writes = 0;
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => usage.consume(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity: 7 })),
+    );
+    expect(answers.filter((a) => a.allowed)).toHaveLength(14);
+    expect(writes).toBe(14); // one transaction per allowed operation (a denial writes nothing)
+    expect(await usage.verify()).toEqual([]);
+  });
+});
+
+describe('quantities as JSON numbers', () => {
+  it('are exact up to the largest counter and refused, not rounded, past 2^53 - 1', () => {
+    expect(exactNumber(MAX_COUNTER)).toBe(1e15);
+    expect(exactNumber('9007199254740991')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(() => exactNumber(2n ** 53n + 1n)).toThrow(RangeError);
+    expect(() => exactNumber('-9007199254740993')).toThrow(RangeError);
+  });
+});

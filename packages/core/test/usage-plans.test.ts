@@ -1,0 +1,253 @@
+import {
+  billedUnits,
+  closeSubscriptionPeriod,
+  usageCharge,
+  usageOrderingKey,
+  type CatalogFile,
+  type LineItem,
+  type PaymentProvider,
+  type UsageInvoiceLine,
+} from '../src';
+import { buyPlan, createTestCore, sampleCatalog, type TestCore } from '../src/testing';
+
+const DAY = 86_400_000;
+
+/** The sample catalog with a usage plan: 1000 calls a month included, then tiered, capped, rolling up to 300 over. */
+function usageCatalog(organisation: string): CatalogFile {
+  const file = sampleCatalog(organisation);
+  const [product] = file.products ?? [];
+  product.plans = [
+    ...(product.plans ?? []),
+    {
+      key: 'api',
+      displayName: 'API',
+      pricingType: 'paid',
+      interval: 'month',
+      length: 1,
+      prices: { USD: 20 },
+      capabilities: ['edit'],
+      usage: [
+        {
+          meter: 'api_calls',
+          name: 'API calls',
+          unitLabel: 'call',
+          allowance: 1000,
+          maxUsage: 5000,
+          rollover: { upTo: 300 },
+          tiersMode: 'graduated',
+          tiers: {
+            USD: [
+              { upTo: 500, unitAmount: 0.01 },
+              { upTo: 'inf', unitAmount: 0.005 },
+            ],
+          },
+        },
+      ],
+    },
+    {
+      key: 'api_plus',
+      displayName: 'API Plus',
+      pricingType: 'paid',
+      interval: 'month',
+      length: 1,
+      prices: { USD: 50 },
+      capabilities: ['edit'],
+      usage: [{ meter: 'api_calls', allowance: 10000, unitPrices: { USD: 0.002 } }],
+    },
+  ];
+  return file;
+}
+
+describe('usage plans', () => {
+  let core: TestCore;
+  let keys: Record<string, string>;
+  const tenant = () => ({ organisationId: keys.organisation, isTest: false });
+  let renewals: UsageInvoiceLine[][];
+
+  beforeEach(async () => {
+    core = createTestCore();
+    const org = await core.apiKeys.ensureOrganisation('acme');
+    keys = { ...(await core.importer.apply(usageCatalog('acme'))).keys, organisation: org.id };
+    renewals = [];
+    // The fake provider lets the sweep renew (as the sandbox does) and keeps the usage lines it is given.
+    (core.payments as PaymentProvider).renewedBySweep = (_s, _p, _u, usage) => {
+      renewals.push(usage ?? []);
+      return {};
+    };
+  });
+
+  const balance = async (owner: string) => (await core.usage.balances(tenant(), owner, 'api_calls'))[0]?.balance;
+
+  it('buying gives the period its allowance and cap; the renewal closes, bills the tiers, resets and rolls over, once', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 0n, cap: 5000n, periodEnd: s.currentPeriodEnd });
+    // Consumption past the cap is denied; usage that happened counts.
+    expect(await core.usage.consume(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 5001 })).toMatchObject({ allowed: false });
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1800 });
+
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    expect(await core.sweeps.renewals()).toBe(1);
+    expect(await core.sweeps.renewals()).toBe(0);
+    // 1800 used, 1000 granted: 800 billed, 500 at 1 cent then 300 at half a cent.
+    expect(renewals).toHaveLength(1);
+    expect(renewals[0].map((l) => [l.quantity, l.unitAmount, l.amount])).toEqual([
+      [500, 1, 500],
+      [300, 0.5, 150],
+    ]);
+    const next = await balance(s.id);
+    expect(next).toMatchObject({ granted: 1000n, used: 0n, cap: 5000n });
+    expect(next?.periodStart).toEqual(s.currentPeriodEnd);
+
+    // Second period: 400 used of 1000, nothing billed, 300 of the 600 unused roll over.
+    await core.usage.consume(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 400 });
+    const renewed = await core.subscriptions.get(tenant(), s.id);
+    core.clock.set(new Date(renewed.subscription.currentPeriodEnd.getTime() + 1000));
+    expect(await core.sweeps.renewals()).toBe(1);
+    expect(renewals[1]).toEqual([]);
+    expect(await balance(s.id)).toMatchObject({ granted: 1300n, used: 0n });
+
+    const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
+    expect(closes.items.map((c) => [c.finalUsage, c.billedUnits, c.amountMinor])).toEqual([
+      [1800n, 800n, 650n],
+      [400n, 0n, 0n],
+    ]);
+    // Closing a period already closed (a second sweep, another instance) does nothing.
+    const again = await core.uow.run(async (r) =>
+      closeSubscriptionPeriod(r, core.deps.ids, {
+        subscription: renewed.subscription,
+        plan: (await r.plans.get(keys['plans.notes.api']))!,
+        periodEnd: renewed.subscription.currentPeriodEnd,
+        next: null,
+        now: core.clock.now(),
+      }),
+    );
+    expect(again).toEqual([]);
+    expect(await balance(s.id)).toMatchObject({ granted: 1300n, used: 0n });
+    expect(await core.usage.verify()).toEqual([]);
+  });
+
+  it("a usage-based plan change closes the old subscription's usage exactly once and starts the new plan's allowance", async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1200 });
+    core.clock.set(new Date(core.clock.now().getTime() + 3 * DAY));
+    const change = await core.subscriptions.changePlan(tenant(), s.id, keys['plans.notes.api_plus'], 'none');
+    expect(change.kind).toBe('replaced');
+    const created = change.kind === 'replaced' ? change.created : undefined;
+    expect(await balance(s.id)).toBeUndefined();
+    expect(await balance(created!.id)).toMatchObject({ granted: 10000n, used: 0n, cap: null });
+    await expect(core.subscriptions.changePlan(tenant(), s.id, keys['plans.notes.api_plus'], 'none')).rejects.toMatchObject({
+      code: expect.any(String),
+    });
+    const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
+    expect(closes.items.map((c) => [c.finalUsage, c.billedUnits, c.amountMinor, c.subscriptionId])).toEqual([[1200n, 200n, 200n, s.id]]);
+  });
+
+  it('writes usage.recorded per batch, usage.threshold once at 80, 90 and 100 % of the allowance, usage.finalised at close', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    const t = { owner: s.id, meterSlug: 'api_calls' };
+    // Each event a millisecond after the last, so that the list's order is the order of writing.
+    const tick = () => core.clock.set(new Date(core.clock.now().getTime() + 10));
+    for (const [op, quantity] of [
+      ['record', 700],
+      ['record', 150], // 850: crosses 80 %
+      ['consume', 10], // 860: nothing crossed
+      ['record', 300], // 1160: crosses 90 % and 100 %
+      ['record', 1], // nothing again
+    ] as const) {
+      tick();
+      await core.usage[op](tenant(), { ...t, quantity });
+    }
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    await core.sweeps.renewals();
+    tick();
+    await core.usage.record(tenant(), { ...t, quantity: 850 }); // the new period crosses 80 % again
+    const events = (await core.uow.read((r) => r.outbox.page(tenant(), { limit: 100 }))).items.filter((e) => e.type.startsWith('usage.'));
+    const data = (type: string) => events.filter((e) => e.type === type).map((e) => (e.payload as { data: Record<string, unknown> }).data);
+    expect(data('usage.recorded').map((d) => [d.quantity, d.used, d.meterSlug])).toEqual([
+      [700, 700, 'api_calls'],
+      [150, 850, 'api_calls'],
+      [10, 860, 'api_calls'],
+      [300, 1160, 'api_calls'],
+      [1, 1161, 'api_calls'],
+      [850, 850, 'api_calls'],
+    ]);
+    expect(data('usage.threshold').map((d) => [d.threshold, d.used, d.allowance])).toEqual([
+      [80, 850, 1000],
+      [90, 1160, 1000],
+      [100, 1160, 1000],
+      [80, 850, 1000],
+    ]);
+    expect(data('usage.finalised')).toEqual([
+      expect.objectContaining({ owner: s.id, meterSlug: 'api_calls', status: 'final', finalUsage: 1161, billedUnits: 161, amount: 161 }),
+    ]);
+    expect(new Set(events.map((e) => e.orderingKey))).toEqual(new Set([usageOrderingKey(tenant(), s.id)]));
+    expect(usageOrderingKey(tenant(), s.id)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('a provider-billed renewal (Stripe invoice.paid) closes the period once and starts the next from allowance plus rollover', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_provider' }));
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 900 });
+    const next = new Date(s.currentPeriodEnd.getTime() + 30 * DAY);
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    expect(await core.providerSync.renew('sub_provider', s.currentPeriodEnd, next)).toBe('applied');
+    expect(await core.providerSync.renew('sub_provider', s.currentPeriodEnd, next)).toBe('applied');
+    expect(await balance(s.id)).toMatchObject({ granted: 1100n, used: 0n, periodEnd: next });
+    const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
+    expect(closes.items.map((c) => [c.finalUsage, c.billedUnits])).toEqual([[900n, 0n]]);
+  });
+
+  it('exports usage entries and imports them back unchanged', async () => {
+    const file = await core.exporter.export('acme', false);
+    const api = file.products?.[0].plans?.find((p) => p.key === 'api');
+    expect(api?.usage).toEqual([
+      expect.objectContaining({ meter: 'api_calls', allowance: 1000, maxUsage: 5000, minUsage: 0, rollover: { upTo: 300 } }),
+    ]);
+    const result = await core.importer.apply(file);
+    expect(result.updated).toBe(0);
+  });
+
+  it('refuses bad usage terms naming the field', async () => {
+    const file = usageCatalog('acme');
+    const plan = file.products![0].plans!.find((p) => p.key === 'api')!;
+    plan.usage = [{ meter: 'Bad-Slug' }];
+    await expect(core.importer.apply(file)).rejects.toMatchObject({
+      details: [expect.objectContaining({ property: 'plans.api.usage[0].meter' })],
+    });
+    plan.usage = [{ meter: 'api_calls', minUsage: 10, maxUsage: 5 }];
+    await expect(core.importer.apply(file)).rejects.toMatchObject({
+      details: [expect.objectContaining({ property: 'plans.api.usage[0].minUsage' })],
+    });
+  });
+});
+
+describe('usage charges', () => {
+  const item = (over: Partial<LineItem>): LineItem =>
+    ({ name: 'Calls', unitLabel: 'call', billingScheme: 'per_unit', tiersMode: null, meter: null, prices: [], ...over }) as LineItem;
+  const option = (unitAmount: number | null, tiers: { upTo: string; unitAmount: number; flatAmount: number | null }[] = []) =>
+    ({ currency: 'usd', unitAmount, isDefault: true, tiers }) as never;
+
+  it('bills what grants did not cover, counting the period as at least minUsage', () => {
+    expect(billedUnits(1800n, 1000n, { minUsage: 0n })).toBe(800n);
+    expect(billedUnits(10n, 1000n, { minUsage: 0n })).toBe(0n);
+    expect(billedUnits(10n, 0n, { minUsage: 100n })).toBe(100n);
+    expect(billedUnits(10n, 50n, { minUsage: 100n })).toBe(50n);
+  });
+
+  it('prices per unit, graduated and volume tiers exactly', () => {
+    expect(usageCharge(item({}), option(0.2), 12_345n).amountMinor).toBe(2469n);
+    const tiers = [
+      { upTo: '100', unitAmount: 2, flatAmount: 50 },
+      { upTo: 'inf', unitAmount: 1, flatAmount: null },
+    ];
+    const graduated = usageCharge(item({ billingScheme: 'tiered', tiersMode: 'graduated' }), option(null, tiers), 150n);
+    expect(graduated.lines.map((l) => [l.quantity, l.amount])).toEqual([
+      [100n, 250n],
+      [50n, 50n],
+    ]);
+    const volume = usageCharge(item({ billingScheme: 'tiered', tiersMode: 'volume' }), option(null, tiers), 150n);
+    expect(volume.amountMinor).toBe(150n);
+    expect(usageCharge(item({ billingScheme: 'tiered', tiersMode: 'volume' }), option(null, tiers), 80n).amountMinor).toBe(210n);
+    expect(usageCharge(item({}), option(5), 0n).lines).toEqual([]);
+  });
+});
