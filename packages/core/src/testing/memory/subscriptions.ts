@@ -1,6 +1,13 @@
 import type { License, Subscription } from '../../model';
 import { pageOf } from '../../support/pagination';
-import type { CheckIndexRow, EventRepository, LicenseFilter, LicenseRepository, SubscriptionFilter, SubscriptionRepository } from '../../ports';
+import type {
+  CheckIndexRow,
+  EventRepository,
+  LicenseFilter,
+  LicenseRepository,
+  SubscriptionFilter,
+  SubscriptionRepository,
+} from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, values } from './tables';
 
 export function subscriptionRepository(db: Tables): SubscriptionRepository {
