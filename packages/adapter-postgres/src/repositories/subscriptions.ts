@@ -6,7 +6,6 @@ import type {
   LicenseFilter,
   LicenseRepository,
   Subscription,
-  SubscriptionFilter,
   SubscriptionRepository,
   Tenant,
 } from '@tollgate/core';
@@ -38,6 +37,9 @@ const toSubscription = (r: Selectable<DB['subscriptions']>): Subscription => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+
+/** A UUID no record has: an empty `in` list matches nothing. */
+const NONE = '00000000-0000-0000-0000-000000000000';
 
 export function subscriptionRepository(db: Db): SubscriptionRepository {
   const one = async (id: string, forUpdate: boolean) => {
@@ -73,6 +75,25 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
         .executeTakeFirst();
       return Number(r?.n ?? 0);
     },
+    page: async (t, q) => {
+      const page = await keysetPage(
+        () => {
+          let b = db
+            .selectFrom('subscriptions as su')
+            .selectAll('su')
+            .where((eb) => eb.and({ 'su.organisation_id': t.organisationId, 'su.is_test': t.isTest }));
+          if (q.customerIds) b = b.where('su.customer_id', 'in', q.customerIds.length ? q.customerIds : [NONE]);
+          if (q.planIds) b = b.where('su.plan_id', 'in', q.planIds.length ? q.planIds : [NONE]);
+          if (q.productIds) b = b.where('su.product_id', 'in', q.productIds.length ? q.productIds : [NONE]);
+          if (q.ids) b = b.where('su.id', 'in', q.ids.length ? q.ids : [NONE]);
+          if (q.statuses) b = b.where('su.status', 'in', q.statuses.length ? q.statuses : ['']);
+          return b;
+        },
+        'su',
+        q,
+      );
+      return { ...page, items: page.items.map(toSubscription) };
+    },
     listDueForCancellation: async (now, limit) =>
       (await due(now, limit).where('cancel_at_period_end', '=', true).execute()).map((r) => r.id),
     listDueForRenewal: async (now, providers, limit) =>
@@ -81,10 +102,6 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
             (r) => r.id,
           )
         : [],
-    page: async (t, f, q) => {
-      const page = await keysetPage(() => subscriptionsOf(db.selectFrom('subscriptions').selectAll(), t, f), 'subscriptions', q);
-      return { ...page, items: page.items.map(toSubscription) };
-    },
     save: (s) =>
       upsert(db, 'subscriptions', [
         {
@@ -158,21 +175,6 @@ const licenseRow = (l: License) => ({
   created_at: l.createdAt,
   updated_at: l.updatedAt,
 });
-
-/** The tenant's subscriptions matching the filter. */
-function subscriptionsOf<O>(
-  q: SelectQueryBuilder<DB, 'subscriptions', O>,
-  t: Tenant,
-  f: SubscriptionFilter,
-): SelectQueryBuilder<DB, 'subscriptions', O> {
-  let out = q.where((eb) => eb.and(tenantOf(t)));
-  if (f.status) out = out.where('status', '=', f.status);
-  if (f.productId) out = out.where('product_id', '=', f.productId);
-  if (f.planId) out = out.where('plan_id', '=', f.planId);
-  if (f.customerId) out = out.where('customer_id', '=', f.customerId);
-  if (f.email !== undefined) out = out.where('email', '=', f.email);
-  return out;
-}
 
 /** The tenant's licenses matching the filter. */
 export function licensesOf<O>(

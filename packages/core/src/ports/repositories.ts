@@ -22,7 +22,6 @@ import type {
   SigningAlgorithm,
   SigningKey,
   Subscription,
-  SubscriptionStatus,
   Tenant,
   TierTag,
   OutboxEvent,
@@ -164,6 +163,18 @@ export interface CustomerRepository {
   save(customer: Customer): Promise<void>;
 }
 
+/** Filters of a subscription list; every one given must hold. */
+export interface SubscriptionListQuery {
+  limit: number;
+  after?: string;
+  before?: string;
+  customerIds?: Id[];
+  planIds?: Id[];
+  productIds?: Id[];
+  statuses?: Subscription['status'][];
+  ids?: Id[];
+}
+
 export interface SubscriptionRepository {
   /** The subscription, if any. */
   get(id: Id): Promise<Subscription | undefined>;
@@ -175,23 +186,14 @@ export interface SubscriptionRepository {
   listByPlan(planId: Id): Promise<Subscription[]>;
   /** How many subscriptions reference the plan or the product. */
   countReferencing(ref: { planId?: Id; productId?: Id }): Promise<number>;
+  /** A page of the tenant's subscriptions in creation order, filtered. */
+  page(tenant: Tenant, query: SubscriptionListQuery): Promise<Page<Subscription>>;
   /** Ids of running subscriptions whose scheduled cancellation is due at `now`. */
   listDueForCancellation(now: Date, limit: number): Promise<Id[]>;
   /** Ids of running subscriptions of these providers whose period ended without a scheduled cancellation. */
   listDueForRenewal(now: Date, providers: string[], limit: number): Promise<Id[]>;
-  /** One page of the tenant's subscriptions matching the filter, oldest first (keyset over creation, id). */
-  page(tenant: Tenant, filter: SubscriptionFilter, query: { limit: number; after?: string; before?: string }): Promise<Page<Subscription>>;
   /** Inserts the subscription or updates it by id. */
   save(subscription: Subscription): Promise<void>;
-}
-
-/** What a subscription list may be narrowed to (every given member must match). */
-export interface SubscriptionFilter {
-  status?: SubscriptionStatus;
-  productId?: Id;
-  planId?: Id;
-  customerId?: Id;
-  email?: string;
 }
 
 export interface LicenseFilter {

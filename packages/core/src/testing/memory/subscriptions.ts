@@ -1,13 +1,6 @@
-import type { License, Subscription } from '../../model';
+import type { License } from '../../model';
 import { pageOf } from '../../support/pagination';
-import type {
-  CheckIndexRow,
-  EventRepository,
-  LicenseFilter,
-  LicenseRepository,
-  SubscriptionFilter,
-  SubscriptionRepository,
-} from '../../ports';
+import type { CheckIndexRow, EventRepository, LicenseFilter, LicenseRepository, SubscriptionRepository } from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, values } from './tables';
 
 export function subscriptionRepository(db: Tables): SubscriptionRepository {
@@ -21,6 +14,19 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
         .sort(byCreated),
     countReferencing: async ({ planId, productId }) =>
       values(db.subscriptions).filter((s) => (planId && s.planId === planId) || (productId && s.productId === productId)).length,
+    page: async (t, q) =>
+      pageOf(
+        values(db.subscriptions).filter(
+          (s) =>
+            inTenant(s, t) &&
+            (!q.customerIds || q.customerIds.includes(s.customerId)) &&
+            (!q.planIds || q.planIds.includes(s.planId)) &&
+            (!q.productIds || q.productIds.includes(s.productId)) &&
+            (!q.statuses || q.statuses.includes(s.status)) &&
+            (!q.ids || q.ids.includes(s.id)),
+        ),
+        q,
+      ),
     listDueForCancellation: async (now, limit) =>
       values(db.subscriptions)
         .filter((s) => s.status !== 'CANCELED' && s.cancelAtPeriodEnd && s.currentPeriodEnd <= now)
@@ -35,11 +41,6 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
         .sort(byCreated)
         .slice(0, limit)
         .map((s) => s.id),
-    page: async (t, f, q) =>
-      pageOf(
-        values(db.subscriptions).filter((s) => inTenant(s, t) && subscriptionMatches(s, f)),
-        q,
-      ),
     save: async (s) => void db.subscriptions.set(s.id, copy(s)),
   };
 }
@@ -149,15 +150,5 @@ function licenseMatches(l: License, f: LicenseFilter): boolean {
     (!f.planId || l.planId === f.planId) &&
     (f.purchaser === undefined || l.purchaser === f.purchaser) &&
     (f.granteeId === undefined || l.granteeId === f.granteeId)
-  );
-}
-
-function subscriptionMatches(s: Subscription, f: SubscriptionFilter): boolean {
-  return (
-    (!f.status || s.status === f.status) &&
-    (!f.productId || s.productId === f.productId) &&
-    (!f.planId || s.planId === f.planId) &&
-    (!f.customerId || s.customerId === f.customerId) &&
-    (f.email === undefined || s.email === f.email)
   );
 }

@@ -12,10 +12,11 @@ import { loadCurrencies } from '../catalog-queries';
 import { loadOwned, saveSeats } from './shared';
 
 /** A subscription list request: filters, and a page from the subscription `cursor` names (exclusive). */
-export interface SubscriptionListQuery {
+export interface SubscriptionPageRequest {
   status?: SubscriptionStatus;
   /** The paying customer (`owner`, the checkout's `member`). */
   owner?: string;
+  /** A customer by e-mail: the customer whose identifier it is. */
   email?: string;
   productId?: Id;
   planId?: Id;
@@ -46,15 +47,18 @@ export class SubscriptionAdmin {
   constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>) {}
 
   /** One page of the tenant's subscriptions (as a reader must see them now), oldest or newest first. */
-  async page(tenant: Tenant, q: SubscriptionListQuery): Promise<{ subscriptions: Subscription[]; owners: Map<Id, string> }> {
+  async page(tenant: Tenant, q: SubscriptionPageRequest): Promise<{ subscriptions: Subscription[]; owners: Map<Id, string> }> {
     const now = this.deps.clock.now();
     return this.deps.uow.read(async (r) => {
-      let customerId: Id | undefined;
-      if (q.owner !== undefined) {
-        const c = await r.customers.findByValue(tenant, q.owner);
+      // The owner and the e-mail each name a customer (its identifier; members are often e-mail addresses).
+      const customerIds: Id[][] = [];
+      for (const value of [q.owner, q.email]) {
+        if (value === undefined) continue;
+        const c = await r.customers.findByValue(tenant, value);
         if (!c) return { subscriptions: [], owners: new Map<Id, string>() };
-        customerId = c.id;
+        customerIds.push([c.id]);
       }
+      if (customerIds.length === 2 && customerIds[0][0] !== customerIds[1][0]) return { subscriptions: [], owners: new Map<Id, string>() };
       let from: string | undefined;
       if (q.cursor !== undefined) {
         const at = await r.subscriptions.get(q.cursor);
@@ -62,11 +66,16 @@ export class SubscriptionAdmin {
           invalid('cursor', 'names no subscription of this list');
         from = encodeCursor(at as Subscription);
       }
-      const filter = { status: q.status, productId: q.productId, planId: q.planId, customerId, email: q.email };
+      const filter = {
+        statuses: q.status ? [q.status] : undefined,
+        productIds: q.productId ? [q.productId] : undefined,
+        planIds: q.planId ? [q.planId] : undefined,
+        customerIds: customerIds[0],
+      };
       const page =
         q.sort === 'asc'
-          ? await r.subscriptions.page(tenant, filter, { limit: q.take, after: from })
-          : await r.subscriptions.page(tenant, filter, { limit: q.take, before: from ?? END });
+          ? await r.subscriptions.page(tenant, { ...filter, limit: q.take, after: from })
+          : await r.subscriptions.page(tenant, { ...filter, limit: q.take, before: from ?? END });
       const items = q.sort === 'asc' ? page.items : [...page.items].reverse();
       const owners = new Map<Id, string>();
       for (const id of new Set(items.map((s) => s.customerId))) {
@@ -92,7 +101,7 @@ export class SubscriptionAdmin {
       if (customer) {
         let after: string | undefined;
         for (;;) {
-          const page = await r.subscriptions.page(tenant, { productId, customerId: customer.id }, { limit: 200, after });
+          const page = await r.subscriptions.page(tenant, { productIds: [productId], customerIds: [customer.id], limit: 200, after });
           for (const s of page.items) if (effectiveStatus(s, now) !== 'CANCELED') held.add(s.planId);
           if (!page.hasMore || !page.nextCursor) break;
           after = page.nextCursor;
