@@ -1,6 +1,7 @@
 /* Generated from the route tables (the served OpenAPI documents): for every authenticated route, no
    key, a revoked key, a key without the scope, another organisation's key and the other mode's key
-   are refused, and no list shows another tenant's records. */
+   are refused, and no list shows another tenant's records. The contract's statuses, each asserted
+   on its own: another organisation's record 403, the other mode's record 404, an unknown id 404. */
 import { buySeats, call, createDatabase, seedOrg, startInstance, type Instance, type Org } from './harness';
 
 let db: Awaited<ReturnType<typeof createDatabase>>;
@@ -62,6 +63,8 @@ afterAll(async () => {
   await server?.stop();
   await db?.drop();
 });
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 type Op = { generation: 'legacy' | 'v1' | 'catalog'; method: string; path: string; scope?: string };
 
@@ -144,8 +147,13 @@ it('refuses every authenticated route without a key, with a revoked key, without
   const secured = ops.filter((o) => o.scope);
   expect(secured.length).toBeGreaterThan(45);
   const failures: string[] = [];
-  const expectStatus = async (op: Op, key: string | undefined, want: number[], why: string) => {
-    const { path, body } = request(op);
+  const naming: Op[] = [];
+  const expectStatus = async (op: Op, key: string | undefined, want: number[], why: string, unknownIds = false) => {
+    const asked = request(op);
+    // Every id of tenant A replaced by one that names no record.
+    const unknown = (text: string) => text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/g, UNKNOWN);
+    const path = unknownIds ? unknown(asked.path) : asked.path;
+    const body = unknownIds && asked.body !== undefined ? JSON.parse(unknown(JSON.stringify(asked.body))) : asked.body;
     const auth = key === undefined ? {} : op.generation === 'catalog' ? { bearer: key } : { key };
     const res = await call(server.url, op.method.toUpperCase(), path, {
       ...auth,
@@ -165,18 +173,25 @@ it('refuses every authenticated route without a key, with a revoked key, without
     const hasIds =
       /\{(\w*Uuid|uuid|id)\}/.test(op.path) ||
       (request(op).body !== undefined && JSON.stringify(request(op).body).match(/[0-9a-f]{8}-[0-9a-f]{4}-/));
+    if (hasIds || op.path === '/licenses/check') {
+      naming.push(op);
+      await expectStatus(op, b.live, [403], "with another organisation's key");
+      await expectStatus(op, a.test, [404], "with the other mode's key");
+      await expectStatus(op, a.live, [404], 'naming an unknown id', true);
+      continue;
+    }
     for (const [who, key] of [
       ['another organisation', b.live],
       ['the other mode', a.test],
     ] as const) {
-      if (hasIds || op.path === '/licenses/check') await expectStatus(op, key, [403], `with ${who}'s key`);
-      else {
-        // A list or a create without ids: it answers the caller's own records, never tenant A's.
-        const res = await expectStatus(op, key, [200, 201, 202, 204], `with ${who}'s key`);
-        for (const id of Object.values(ids))
-          if (res.text.includes(id)) failures.push(`${op.generation} ${op.method} ${op.path} shows tenant A's ${id} to ${who}`);
-      }
+      // A list or a create without ids: it answers the caller's own records, never tenant A's.
+      const res = await expectStatus(op, key, [200, 201, 202, 204], `with ${who}'s key`);
+      for (const id of Object.values(ids))
+        if (res.text.includes(id)) failures.push(`${op.generation} ${op.method} ${op.path} shows tenant A's ${id} to ${who}`);
     }
   }
+  // Each generation had routes naming ids, so each of the three statuses was asked of each.
+  for (const generation of ['legacy', 'v1', 'catalog'] as const)
+    expect(naming.filter((o) => o.generation === generation).length).toBeGreaterThan(0);
   expect(failures).toEqual([]);
 });
