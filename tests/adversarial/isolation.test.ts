@@ -46,7 +46,12 @@ beforeAll(async () => {
       })
     ).body as { data: { id: string } }
   ).data.id;
+  // The owner (the paying customer) of A's subscription.
+  const owner = (
+    (await call(server.url, 'GET', `/api/subscriptions/${subscription}`, { bearer: a.live })).body as { data: { ownerId: string } }
+  ).data.ownerId;
   ids = {
+    owner,
     hold,
     webhook,
     outboxEvent,
@@ -89,7 +94,11 @@ function request(op: Op): { path: string; body?: unknown } {
             ? ids.outboxEvent
             : op.path.startsWith('/api/usage/reservations')
               ? ids.hold
-              : ids.plan;
+              : op.path.startsWith('/api/subscription')
+                ? ids.subscription
+                : op.path.startsWith('/api/owners')
+                  ? ids.owner
+                  : ids.plan;
     throw new Error(`no id for ${name} in ${op.path}`);
   };
   let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
@@ -104,6 +113,7 @@ function request(op: Op): { path: string; body?: unknown } {
     '/licenses/purchaser': 'purchaser=buyer@example.com',
     '/api/balances': 'owner=isolated',
     '/api/entitlements/check': 'granteeId=isolated',
+    '/api/subscriptions/{id}/auto-renew': 'status=disable',
   };
   if (q[op.path]) path += `?${q[op.path]}`;
   const bodies: Record<string, unknown> = {
@@ -131,6 +141,11 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/usage/consume': { owner: 'intruder', meterSlug: 'tokens', quantity: 1 },
     'post /api/usage/reservations': { owner: 'intruder', meterSlug: 'tokens', quantity: 1, ttlSeconds: 60 },
     'post /api/usage/reservations/{id}/commit': { quantity: 1 },
+    'put /api/subscriptions/{id}/items': { items: [{ planId: ids.plan, action: 'replace', newPlanId: a.keys['plans.notes.business'] }] },
+    'post /api/subscriptions/{id}/portal': { features: { paymentMethodUpdate: { enabled: true } } },
+    'post /api/subscriptions/batch': { action: 'cancel', subscriptionIds: [ids.subscription] },
+    'put /api/subscription-plans/{id}/seats': { quantity: 5 },
+    'put /api/owners/{id}': { owner: 'intruder' },
   };
   return { path, body: bodies[`${op.method} ${op.path}`] };
 }

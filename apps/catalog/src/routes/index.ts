@@ -12,6 +12,9 @@ import { creditRoutes } from './credits';
 import { entitlementRoutes } from './entitlements';
 import { meterRoutes } from './meters';
 import { usageRoutes } from './usage';
+import { ownerRoutes } from './owners';
+import { subscriptionPlanRoutes } from './subscription-plans';
+import { subscriptionRoutes } from './subscriptions';
 
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
@@ -28,6 +31,10 @@ export type CatalogServices = Pick<
   | 'exporter'
   | 'usage'
   | 'entitlements'
+  | 'subscriptions'
+  | 'subscriptionDirectory'
+  | 'owners'
+  | 'seats'
 >;
 
 /** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */
@@ -44,4 +51,7 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...usageRoutes(core),
   ...balanceRoutes(core),
   ...entitlementRoutes(core),
+  ...subscriptionRoutes(core),
+  ...subscriptionPlanRoutes(core),
+  ...ownerRoutes(core),
 ];

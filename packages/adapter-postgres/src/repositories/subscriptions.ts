@@ -37,6 +37,9 @@ const toSubscription = (r: Selectable<DB['subscriptions']>): Subscription => ({
   updatedAt: r.updated_at,
 });
 
+/** A UUID no record has: an empty `in` list matches nothing. */
+const NONE = '00000000-0000-0000-0000-000000000000';
+
 export function subscriptionRepository(db: Db): SubscriptionRepository {
   const one = async (id: string, forUpdate: boolean) => {
     const q = db.selectFrom('subscriptions').selectAll().where('id', '=', id);
@@ -62,14 +65,46 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
       (await db.selectFrom('subscriptions').selectAll().where('plan_id', '=', planId).orderBy('created_at').orderBy('id').execute()).map(
         toSubscription,
       ),
-    countReferencing: async ({ planId, productId }) => {
-      if (!planId && !productId) return 0;
+    countReferencing: async ({ planId, productId, customerId }) => {
+      if (!planId && !productId && !customerId) return 0;
       const r = await db
         .selectFrom('subscriptions')
         .select(sql<number>`count(*)::int`.as('n'))
-        .where((eb) => eb.or([...(planId ? [eb('plan_id', '=', planId)] : []), ...(productId ? [eb('product_id', '=', productId)] : [])]))
+        .where((eb) =>
+          eb.or([
+            ...(planId ? [eb('plan_id', '=', planId)] : []),
+            ...(productId ? [eb('product_id', '=', productId)] : []),
+            ...(customerId ? [eb('customer_id', '=', customerId)] : []),
+          ]),
+        )
         .executeTakeFirst();
       return Number(r?.n ?? 0);
+    },
+    page: async (t, q) => {
+      const page = await keysetPage(
+        () => {
+          let b = db
+            .selectFrom('subscriptions as su')
+            .selectAll('su')
+            .where((eb) => eb.and({ 'su.organisation_id': t.organisationId, 'su.is_test': t.isTest }));
+          if (q.customerIds) b = b.where('su.customer_id', 'in', q.customerIds.length ? q.customerIds : [NONE]);
+          if (q.planIds) b = b.where('su.plan_id', 'in', q.planIds.length ? q.planIds : [NONE]);
+          if (q.productIds) b = b.where('su.product_id', 'in', q.productIds.length ? q.productIds : [NONE]);
+          if (q.ids) b = b.where('su.id', 'in', q.ids.length ? q.ids : [NONE]);
+          if (q.statuses) b = b.where('su.status', 'in', q.statuses.length ? q.statuses : ['']);
+          return b;
+        },
+        'su',
+        q,
+      );
+      return { ...page, items: page.items.map(toSubscription) };
+    },
+    delete: async (id) => {
+      await db.deleteFrom('licenses').where('subscription_id', '=', id).execute();
+      await db.deleteFrom('billing_documents').where('subscription_id', '=', id).execute();
+      await db.deleteFrom('events').where('subscription_id', '=', id).execute();
+      await db.updateTable('checkout_sessions').set({ subscription_id: null }).where('subscription_id', '=', id).execute();
+      await db.deleteFrom('subscriptions').where('id', '=', id).execute();
     },
     listDueForCancellation: async (now, limit) =>
       (await due(now, limit).where('cancel_at_period_end', '=', true).execute()).map((r) => r.id),

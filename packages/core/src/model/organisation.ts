@@ -18,6 +18,7 @@ export const SCOPE_RESOURCES = [
   'events',
   'meters',
   'usage',
+  'owners',
 ] as const;
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
 export type Scope = `${ScopeResource}:${'read' | 'write'}` | '*';

@@ -161,6 +161,30 @@ export interface CustomerRepository {
   findByValue(tenant: Tenant, value: string): Promise<Customer | undefined>;
   /** Inserts the customer or updates it by id. */
   save(customer: Customer): Promise<void>;
+  /** A page of the tenant's customers in creation order, by value or e-mail (`search`, part of either) and provider id. */
+  page(tenant: Tenant, query: CustomerListQuery): Promise<Page<Customer>>;
+  /** Removes the customer (the caller checked that nothing refers to it). */
+  delete(id: Id): Promise<void>;
+}
+
+export interface CustomerListQuery {
+  limit: number;
+  after?: string;
+  before?: string;
+  search?: string;
+  paymentCustomerId?: string;
+}
+
+/** Filters of a subscription list; every one given must hold. */
+export interface SubscriptionListQuery {
+  limit: number;
+  after?: string;
+  before?: string;
+  customerIds?: Id[];
+  planIds?: Id[];
+  productIds?: Id[];
+  statuses?: Subscription['status'][];
+  ids?: Id[];
 }
 
 export interface SubscriptionRepository {
@@ -172,8 +196,12 @@ export interface SubscriptionRepository {
   findByPaymentId(paymentSubscriptionId: string): Promise<Subscription | undefined>;
   /** Subscriptions on this plan, oldest first. */
   listByPlan(planId: Id): Promise<Subscription[]>;
-  /** How many subscriptions reference the plan or the product. */
-  countReferencing(ref: { planId?: Id; productId?: Id }): Promise<number>;
+  /** How many subscriptions reference the plan, the product or the customer. */
+  countReferencing(ref: { planId?: Id; productId?: Id; customerId?: Id }): Promise<number>;
+  /** A page of the tenant's subscriptions in creation order, filtered. */
+  page(tenant: Tenant, query: SubscriptionListQuery): Promise<Page<Subscription>>;
+  /** Removes the subscription with its licenses, billing documents and queued events (test mode only, decided by the caller). */
+  delete(id: Id): Promise<void>;
   /** Ids of running subscriptions whose scheduled cancellation is due at `now`. */
   listDueForCancellation(now: Date, limit: number): Promise<Id[]>;
   /** Ids of running subscriptions of these providers whose period ended without a scheduled cancellation. */

@@ -12,7 +12,8 @@ import { JoinedUnitOfWork } from './joined-unit-of-work';
 import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
-import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
+import { ProviderSync, SeatService, SubscriptionDirectory, SubscriptionLifecycle, Sweeps } from './subscriptions';
+import { OwnerDirectory } from './owners';
 import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 import { EntitlementsCheck, UsageService } from './usage';
 
@@ -29,6 +30,10 @@ export interface Core {
   exporter: CatalogFileExport;
   checkout: CheckoutService;
   subscriptions: SubscriptionLifecycle;
+  /** The catalog API's subscriptions: filtered lists, auto-renew, test-mode deletion, batches. */
+  subscriptionDirectory: SubscriptionDirectory;
+  /** The catalog API's owners: the customers who pay. */
+  owners: OwnerDirectory;
   seats: SeatService;
   providerSync: ProviderSync;
   sweeps: Sweeps;
@@ -92,6 +97,7 @@ export function createCore(given: CoreDeps): Core {
   const seats = new SeatService(deps);
   const usage = new UsageService(deps);
   const tierTags = new TierTagAdmin(deps);
+  const subscriptions = new SubscriptionLifecycle(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
@@ -102,7 +108,9 @@ export function createCore(given: CoreDeps): Core {
     importer: new CatalogFileImport(deps),
     exporter: new CatalogFileExport(deps),
     checkout: new CheckoutService(deps),
-    subscriptions: new SubscriptionLifecycle(deps),
+    subscriptions,
+    subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions),
+    owners: new OwnerDirectory(deps),
     seats,
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps, usage),

@@ -6,6 +6,7 @@ export * from './catalog-file';
 export * from './checkout';
 export * from './subscriptions';
 export * from './licenses';
+export * from './owners';
 export * from './capability-checks';
 export * from './events';
 export * from './integrations';

@@ -437,6 +437,54 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.customers.findByValue({ ...t, isTest: true }, customer.value))).toBeUndefined();
     });
 
+    it('pages customers by search and provider id, and deletes one (issue #20: owners)', async () => {
+      const { t, customer } = await world();
+      const other = aCustomer(t, {
+        value: `zed-${randomUUID()}`,
+        emailAddress: 'Zed@Example.com',
+        paymentCustomerId: 'cus_zed',
+        createdAt: at(2),
+      });
+      await tx(uow(), (r) => r.customers.save(other));
+      const all = await tx(uow(), (r) => r.customers.page(t, { limit: 1 }));
+      expect(all.items.map((c) => c.id)).toEqual([customer.id]);
+      expect(all.hasMore).toBe(true);
+      const next = await tx(uow(), (r) => r.customers.page(t, { limit: 1, after: all.nextCursor as string }));
+      expect(next.items.map((c) => c.id)).toEqual([other.id]);
+      expect((await tx(uow(), (r) => r.customers.page(t, { limit: 10, search: 'zed@example' }))).items.map((c) => c.id)).toEqual([
+        other.id,
+      ]);
+      expect((await tx(uow(), (r) => r.customers.page(t, { limit: 10, paymentCustomerId: 'cus_zed' }))).items).toEqual([other]);
+      expect((await tx(uow(), (r) => r.customers.page({ ...t, isTest: true }, { limit: 10 }))).items).toEqual([]);
+      await tx(uow(), (r) => r.customers.delete(other.id));
+      expect(await tx(uow(), (r) => r.customers.get(other.id))).toBeUndefined();
+    });
+
+    it('pages subscriptions by customer, plan, product, status and id, and deletes one with its licenses (issue #20)', async () => {
+      const { t, plan, product, customer } = await world();
+      const first = aSubscription(plan, customer, { createdAt: at(1) });
+      const second = aSubscription(plan, customer, { createdAt: at(2), status: 'CANCELED', canceledAt: at(3) });
+      const seat = aLicense(plan, { subscriptionId: second.id, granteeId: 'gone' });
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(first);
+        await r.subscriptions.save(second);
+        await r.licenses.saveMany([seat]);
+      });
+      const ids = (q: Partial<Parameters<Repositories['subscriptions']['page']>[1]>) =>
+        tx(uow(), async (r) => (await r.subscriptions.page(t, { limit: 10, ...q })).items.map((x) => x.id));
+      expect(await ids({ customerIds: [customer.id] })).toEqual([first.id, second.id]);
+      expect(await ids({ planIds: [plan.id], statuses: ['CANCELED'] })).toEqual([second.id]);
+      expect(await ids({ productIds: [product.id], ids: [first.id] })).toEqual([first.id]);
+      expect(await ids({ customerIds: [] })).toEqual([]);
+      const one = await tx(uow(), (r) => r.subscriptions.page(t, { limit: 1, customerIds: [customer.id] }));
+      expect(one.hasMore).toBe(true);
+      expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ customerId: customer.id }))).toBe(2);
+      await tx(uow(), (r) => r.subscriptions.delete(second.id));
+      expect(await tx(uow(), (r) => r.subscriptions.get(second.id))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.licenses.get(seat.id))).toBeUndefined();
+      expect(await ids({ customerIds: [customer.id] })).toEqual([first.id]);
+    });
+
     it('round-trips subscriptions, finds them by provider id, plan and due cancellation', async () => {
       const { plan, product, customer } = await world();
       const s = aSubscription(plan, customer, { paymentSubscriptionId: `sub_${randomUUID()}`, lineItemIds: ['a', 'b'] });

@@ -12,8 +12,29 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
       values(db.subscriptions)
         .filter((s) => s.planId === planId)
         .sort(byCreated),
-    countReferencing: async ({ planId, productId }) =>
-      values(db.subscriptions).filter((s) => (planId && s.planId === planId) || (productId && s.productId === productId)).length,
+    countReferencing: async ({ planId, productId, customerId }) =>
+      values(db.subscriptions).filter(
+        (s) => (planId && s.planId === planId) || (productId && s.productId === productId) || (customerId && s.customerId === customerId),
+      ).length,
+    page: async (t, q) =>
+      pageOf(
+        values(db.subscriptions).filter(
+          (s) =>
+            inTenant(s, t) &&
+            (!q.customerIds || q.customerIds.includes(s.customerId)) &&
+            (!q.planIds || q.planIds.includes(s.planId)) &&
+            (!q.productIds || q.productIds.includes(s.productId)) &&
+            (!q.statuses || q.statuses.includes(s.status)) &&
+            (!q.ids || q.ids.includes(s.id)),
+        ),
+        q,
+      ),
+    delete: async (id) => {
+      for (const table of [db.licenses, db.billingDocuments, db.events] as Map<string, { subscriptionId: string | null }>[])
+        for (const [key, row] of table) if (row.subscriptionId === id) table.delete(key);
+      for (const session of db.checkoutSessions.values()) if (session.subscriptionId === id) session.subscriptionId = null;
+      db.subscriptions.delete(id);
+    },
     listDueForCancellation: async (now, limit) =>
       values(db.subscriptions)
         .filter((s) => s.status !== 'CANCELED' && s.cancelAtPeriodEnd && s.currentPeriodEnd <= now)

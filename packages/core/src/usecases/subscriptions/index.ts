@@ -3,3 +3,4 @@ export * from './lifecycle';
 export * from './seats';
 export * from './provider-sync';
 export * from './sweeps';
+export * from './directory';

@@ -1,0 +1,83 @@
+import type { Customer, Plan, Subscription, SubscriptionRecord } from '@tollgate/core';
+import { iso } from '@tollgate/http';
+import { catalogPlan, nestedList, tierTagView } from './views';
+
+/**
+ * Catalog views of the people and their subscriptions (issue #20): owners (the customers who
+ * pay), subscriptions and subscription plans (docs/decisions.md, "Owners, grantees and groups").
+ */
+
+export const ownerView = (c: Customer) => ({
+  id: c.id,
+  organisation: c.organisationId,
+  value: c.value,
+  paymentCustomerId: c.paymentCustomerId,
+  emailAddress: c.emailAddress,
+  createdAt: iso(c.createdAt),
+  updatedAt: iso(c.updatedAt),
+});
+
+/** A subscription in the catalog's shape; `interval` and `intervalCount` are its plan's. */
+export const subscriptionView = (s: Subscription, customer: Customer | undefined, plan: Plan | undefined) => ({
+  id: s.id,
+  organisation: s.organisationId,
+  ownerId: s.customerId,
+  paymentSubscriptionId: s.paymentSubscriptionId,
+  status: s.status.toLowerCase(),
+  customerId: customer?.paymentCustomerId ?? null,
+  interval: plan?.interval ?? null,
+  intervalCount: plan ? plan.length : null,
+  currencyShortCode: s.currency,
+  cancelAtPeriodEnd: s.cancelAtPeriodEnd,
+  isPerpetual: false,
+  isServiceOnly: s.paymentProvider === 'none',
+  startDate: iso(s.currentPeriodStart),
+  cancelledAt: iso(s.canceledAt),
+  createdAt: iso(s.createdAt),
+  updatedAt: iso(s.updatedAt),
+});
+
+/**
+ * The subscription's one subscription plan: a subscription holds one plan, so the subscription
+ * plan has the subscription's id, and its group (the team its seats go to) too.
+ */
+export const subscriptionPlanOf = (s: Subscription) => ({
+  id: s.id,
+  organisation: s.organisationId,
+  ownerId: s.customerId,
+  groupId: s.id,
+  subscriptionId: s.id,
+  planId: s.planId,
+  seats: s.quantity,
+  status: s.status === 'CANCELED' ? 'inactive' : 'active',
+  createdAt: iso(s.createdAt),
+  updatedAt: iso(s.updatedAt),
+});
+
+const planWithTag = (p: Plan) => ({ ...catalogPlan(p), tierTag: tierTagView(p.tierTag) });
+
+/** A subscription with what `expand` asked for (`owner`, `subscriptionPlans`). */
+export const subscriptionRecordView =
+  (expand: Set<string>) =>
+  ({ subscription: s, customer, plan }: SubscriptionRecord) => ({
+    ...subscriptionView(s, customer, plan),
+    ...(expand.has('owner') && customer ? { owner: ownerView(customer) } : {}),
+    ...(expand.has('subscriptionPlans')
+      ? {
+          subscriptionPlans: nestedList([s], `/api/subscription-plans?subscriptionId=${s.id}`, (x) => ({
+            ...subscriptionPlanOf(x),
+            plan: plan ? planWithTag(plan) : null,
+          })),
+        }
+      : {}),
+  });
+
+/** A subscription plan with what `expand` asked for (`plan`, `subscription`, `owner`). */
+export const subscriptionPlanRecordView =
+  (expand: Set<string>) =>
+  ({ subscription: s, customer, plan }: SubscriptionRecord) => ({
+    ...subscriptionPlanOf(s),
+    ...(expand.has('plan') && plan ? { plan: catalogPlan(plan) } : {}),
+    ...(expand.has('subscription') ? { subscription: subscriptionView(s, customer, plan) } : {}),
+    ...(expand.has('owner') && customer ? { owner: ownerView(customer) } : {}),
+  });
