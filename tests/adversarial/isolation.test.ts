@@ -50,7 +50,13 @@ beforeAll(async () => {
   const owner = (
     (await call(server.url, 'GET', `/api/subscriptions/${subscription}`, { bearer: a.live })).body as { data: { ownerId: string } }
   ).data.ownerId;
+  const grantee = (
+    (await call(server.url, 'POST', '/api/grantees', { bearer: a.live, body: { granteeId: 'isolated-grantee' } })).body as {
+      data: { id: string };
+    }
+  ).data.id;
   ids = {
+    grantee,
     owner,
     hold,
     webhook,
@@ -98,7 +104,12 @@ function request(op: Op): { path: string; body?: unknown } {
                 ? ids.subscription
                 : op.path.startsWith('/api/owners')
                   ? ids.owner
-                  : ids.plan;
+                  : op.path.startsWith('/api/grantees')
+                    ? ids.grantee
+                    : // A subscription's group has the subscription's id.
+                      op.path.startsWith('/api/groups')
+                      ? ids.subscription
+                      : ids.plan;
     throw new Error(`no id for ${name} in ${op.path}`);
   };
   let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
@@ -146,6 +157,11 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/subscriptions/batch': { action: 'cancel', subscriptionIds: [ids.subscription] },
     'put /api/subscription-plans/{id}/seats': { quantity: 5 },
     'put /api/owners/{id}': { owner: 'intruder' },
+    'post /api/grantees': { granteeId: 'intruder' },
+    'put /api/grantees/{id}': { granteeId: 'intruder' },
+    'post /api/groups': { owner: 'intruder' },
+    'put /api/groups/{id}': { id: ids.subscription, grantees: [] },
+    'post /api/groups/{id}/grantees': [{ type: 'add', granteeId: 'intruder' }],
   };
   return { path, body: bodies[`${op.method} ${op.path}`] };
 }

@@ -1,4 +1,4 @@
-import type { Customer, Plan, Subscription, SubscriptionRecord } from '@tollgate/core';
+import type { Customer, Grantee, Group, GroupMember, Plan, Subscription, SubscriptionRecord } from '@tollgate/core';
 import { iso } from '@tollgate/http';
 import { catalogPlan, nestedList, tierTagView } from './views';
 
@@ -81,3 +81,31 @@ export const subscriptionPlanRecordView =
     ...(expand.has('subscription') ? { subscription: subscriptionView(s, customer, plan) } : {}),
     ...(expand.has('owner') && customer ? { owner: ownerView(customer) } : {}),
   });
+
+export const granteeView = (g: Grantee) => ({
+  id: g.id,
+  organisation: g.organisationId,
+  name: g.name,
+  granteeId: g.granteeId,
+  createdAt: iso(g.createdAt),
+  updatedAt: iso(g.updatedAt),
+});
+
+export const groupView = (g: Group) => ({
+  id: g.id,
+  organisation: g.organisationId,
+  ownerId: g.customerId,
+  name: g.name,
+  createdAt: iso(g.createdAt),
+  updatedAt: iso(g.updatedAt),
+});
+
+/** A membership: `granteeId` is the grantee record's id (as published), not the vendor's identifier. */
+export const membershipView = (m: GroupMember) => ({
+  id: m.membershipId,
+  organisation: m.grantee.organisationId,
+  granteeId: m.grantee.id,
+  groupId: m.groupId,
+  createdAt: iso(m.createdAt),
+  updatedAt: iso(m.updatedAt),
+});

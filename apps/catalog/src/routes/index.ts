@@ -13,6 +13,8 @@ import { entitlementRoutes } from './entitlements';
 import { meterRoutes } from './meters';
 import { usageRoutes } from './usage';
 import { ownerRoutes } from './owners';
+import { granteeRoutes } from './grantees';
+import { groupRoutes } from './groups';
 import { subscriptionPlanRoutes } from './subscription-plans';
 import { subscriptionRoutes } from './subscriptions';
 
@@ -35,6 +37,8 @@ export type CatalogServices = Pick<
   | 'subscriptionDirectory'
   | 'owners'
   | 'seats'
+  | 'grantees'
+  | 'groups'
 >;
 
 /** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */
@@ -54,4 +58,6 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...subscriptionRoutes(core),
   ...subscriptionPlanRoutes(core),
   ...ownerRoutes(core),
+  ...granteeRoutes(core),
+  ...groupRoutes(core),
 ];

@@ -104,6 +104,7 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
       await db.deleteFrom('billing_documents').where('subscription_id', '=', id).execute();
       await db.deleteFrom('events').where('subscription_id', '=', id).execute();
       await db.updateTable('checkout_sessions').set({ subscription_id: null }).where('subscription_id', '=', id).execute();
+      await db.deleteFrom('groups').where('subscription_id', '=', id).execute();
       await db.deleteFrom('subscriptions').where('id', '=', id).execute();
     },
     listDueForCancellation: async (now, limit) =>

@@ -19,6 +19,7 @@ export const SCOPE_RESOURCES = [
   'meters',
   'usage',
   'owners',
+  'grantees',
 ] as const;
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
 export type Scope = `${ScopeResource}:${'read' | 'write'}` | '*';

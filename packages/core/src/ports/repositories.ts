@@ -1,4 +1,7 @@
 import type {
+  Grantee,
+  Group,
+  Membership,
   BillingDocument,
   BillingDocumentKind,
   CheckoutSession,
@@ -372,6 +375,39 @@ export interface IdempotencyRepository {
   purge(before: Date): Promise<number>;
 }
 
+/** Grantees, groups and the memberships of groups without a subscription (issue #20). */
+export interface PeopleRepository {
+  /** The grantee record, if any. */
+  getGrantee(id: Id): Promise<Grantee | undefined>;
+  /** The tenant's grantees with these vendor identifiers. */
+  findGrantees(tenant: Tenant, granteeIds: string[]): Promise<Grantee[]>;
+  /** A page of the tenant's grantees in creation order; `granteeIds` or `groupId` (members of a group without a subscription) narrow it. */
+  pageGrantees(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; granteeIds?: string[]; groupId?: Id },
+  ): Promise<Page<Grantee>>;
+  /** Inserts the grantee or updates it by id. */
+  saveGrantee(grantee: Grantee): Promise<void>;
+  /** Removes the grantee with its memberships. */
+  deleteGrantee(id: Id): Promise<void>;
+  /** The group, if any. */
+  getGroup(id: Id): Promise<Group | undefined>;
+  /** A page of the tenant's groups in creation order, of one customer if given. */
+  pageGroups(tenant: Tenant, query: { limit: number; after?: string; before?: string; customerId?: Id }): Promise<Page<Group>>;
+  /** Inserts the group or updates it by id. */
+  saveGroup(group: Group): Promise<void>;
+  /** Removes the group with its memberships. */
+  deleteGroup(id: Id): Promise<void>;
+  /** The memberships of a group, oldest first. */
+  members(groupId: Id): Promise<Membership[]>;
+  /** The memberships of a grantee, oldest first. */
+  membershipsOf(granteeRef: Id): Promise<Membership[]>;
+  /** Adds the membership (a grantee already in the group stays once). */
+  addMember(membership: Membership): Promise<void>;
+  /** Removes the grantee from the group. */
+  removeMember(groupId: Id, granteeRef: Id): Promise<void>;
+}
+
 /** Every repository, bound to one transaction. */
 export interface Repositories {
   organisations: OrganisationRepository;
@@ -394,6 +430,8 @@ export interface Repositories {
   webhooks: WebhookRepository;
   /** Meters, balances, grants, holds and the usage ledger. */
   usage: UsageRepository;
+  /** Grantees, groups and memberships. */
+  people: PeopleRepository;
 }
 
 export interface UnitOfWork {

@@ -7,7 +7,7 @@ import { assertSeatTotal } from '../domain/seats';
 import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
-import { saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
+import { saveNewSubscription, saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
 import { limitsOf, type CoreDeps } from './deps';
 import { loadCurrencies, loadProductCatalog, type ProductCatalog } from './catalog-queries';
 
@@ -260,7 +260,7 @@ export class CheckoutService {
       newId: () => this.deps.ids.newId(),
       maxSeats: limitsOf(this.deps).maxSeats,
     });
-    await r.subscriptions.save(result.subscription);
+    await saveNewSubscription(r, result.subscription);
     await saveSeats(r, result.licenses);
     return { subscription: result.subscription };
   }

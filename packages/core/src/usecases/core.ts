@@ -14,6 +14,7 @@ import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionDirectory, SubscriptionLifecycle, Sweeps } from './subscriptions';
 import { OwnerDirectory } from './owners';
+import { GranteeDirectory, GroupDirectory } from './people';
 import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 import { EntitlementsCheck, UsageService } from './usage';
 
@@ -34,6 +35,10 @@ export interface Core {
   subscriptionDirectory: SubscriptionDirectory;
   /** The catalog API's owners: the customers who pay. */
   owners: OwnerDirectory;
+  /** The catalog API's grantees: who uses, by the vendor's identifier. */
+  grantees: GranteeDirectory;
+  /** The catalog API's groups: teams of grantees; a subscription's group takes its seats. */
+  groups: GroupDirectory;
   seats: SeatService;
   providerSync: ProviderSync;
   sweeps: Sweeps;
@@ -111,6 +116,8 @@ export function createCore(given: CoreDeps): Core {
     subscriptions,
     subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions),
     owners: new OwnerDirectory(deps),
+    grantees: new GranteeDirectory(deps),
+    groups: new GroupDirectory(deps),
     seats,
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps, usage),

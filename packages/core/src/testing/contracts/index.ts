@@ -485,6 +485,70 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await ids({ customerIds: [customer.id] })).toEqual([first.id]);
     });
 
+    it('keeps grantees, groups and memberships (issue #20): pages, filters, cascades', async () => {
+      const { t, customer, plan } = await world();
+      const s = aSubscription(plan, customer);
+      const grantee = (granteeId: string, n: number) => ({
+        id: randomUUID(),
+        ...t,
+        granteeId,
+        name: null,
+        createdAt: at(n),
+        updatedAt: at(n),
+      });
+      const [ann, bob] = [grantee('ann', 1), grantee('bob', 2)];
+      const group = {
+        id: randomUUID(),
+        ...t,
+        customerId: customer.id,
+        subscriptionId: null,
+        name: 'team',
+        createdAt: at(1),
+        updatedAt: at(1),
+      };
+      const subGroup = { ...group, id: s.id, subscriptionId: s.id, name: null, createdAt: at(2), updatedAt: at(2) };
+      const member = { id: randomUUID(), ...t, groupId: group.id, granteeRef: ann.id, createdAt: at(3), updatedAt: at(3) };
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(s);
+        await r.people.saveGrantee(ann);
+        await r.people.saveGrantee(bob);
+        await r.people.saveGroup(group);
+        await r.people.saveGroup(subGroup);
+        await r.people.addMember(member);
+        await r.people.addMember({ ...member, id: randomUUID() });
+      });
+      expect(await tx(uow(), (r) => r.people.getGrantee(ann.id))).toEqual(ann);
+      expect((await tx(uow(), (r) => r.people.findGrantees(t, ['bob', 'zed']))).map((g) => g.id)).toEqual([bob.id]);
+      const first = await tx(uow(), (r) => r.people.pageGrantees(t, { limit: 1 }));
+      expect(first.items.map((g) => g.id)).toEqual([ann.id]);
+      expect(
+        (await tx(uow(), (r) => r.people.pageGrantees(t, { limit: 5, after: first.nextCursor as string }))).items.map((g) => g.id),
+      ).toEqual([bob.id]);
+      expect((await tx(uow(), (r) => r.people.pageGrantees(t, { limit: 5, groupId: group.id }))).items.map((g) => g.id)).toEqual([ann.id]);
+      expect((await tx(uow(), (r) => r.people.pageGrantees(t, { limit: 5, granteeIds: ['bob'] }))).items.map((g) => g.id)).toEqual([
+        bob.id,
+      ]);
+      expect((await tx(uow(), (r) => r.people.pageGrantees({ ...t, isTest: true }, { limit: 5 }))).items).toEqual([]);
+      expect(await tx(uow(), (r) => r.people.getGroup(subGroup.id))).toEqual(subGroup);
+      expect((await tx(uow(), (r) => r.people.pageGroups(t, { limit: 5, customerId: customer.id }))).items.map((g) => g.id)).toEqual([
+        group.id,
+        subGroup.id,
+      ]);
+      expect(await tx(uow(), (r) => r.people.members(group.id))).toEqual([member]);
+      expect(await tx(uow(), (r) => r.people.membershipsOf(ann.id))).toEqual([member]);
+      await tx(uow(), (r) => r.people.removeMember(group.id, ann.id));
+      expect(await tx(uow(), (r) => r.people.members(group.id))).toEqual([]);
+      await tx(uow(), (r) => r.people.addMember(member));
+      await tx(uow(), (r) => r.people.deleteGrantee(ann.id));
+      expect(await tx(uow(), (r) => r.people.members(group.id))).toEqual([]);
+      await tx(uow(), (r) => r.people.addMember({ ...member, granteeRef: bob.id }));
+      await tx(uow(), (r) => r.people.deleteGroup(group.id));
+      expect(await tx(uow(), (r) => r.people.membershipsOf(bob.id))).toEqual([]);
+      // A subscription's group goes with the subscription.
+      await tx(uow(), (r) => r.subscriptions.delete(s.id));
+      expect(await tx(uow(), (r) => r.people.getGroup(subGroup.id))).toBeUndefined();
+    });
+
     it('round-trips subscriptions, finds them by provider id, plan and due cancellation', async () => {
       const { plan, product, customer } = await world();
       const s = aSubscription(plan, customer, { paymentSubscriptionId: `sub_${randomUUID()}`, lineItemIds: ['a', 'b'] });

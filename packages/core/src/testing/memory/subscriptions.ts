@@ -33,6 +33,7 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
       for (const table of [db.licenses, db.billingDocuments, db.events] as Map<string, { subscriptionId: string | null }>[])
         for (const [key, row] of table) if (row.subscriptionId === id) table.delete(key);
       for (const session of db.checkoutSessions.values()) if (session.subscriptionId === id) session.subscriptionId = null;
+      for (const [key, group] of db.groups) if (group.subscriptionId === id) db.groups.delete(key);
       db.subscriptions.delete(id);
     },
     listDueForCancellation: async (now, limit) =>
