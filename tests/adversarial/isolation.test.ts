@@ -55,7 +55,10 @@ beforeAll(async () => {
       data: { id: string };
     }
   ).data.id;
+  const entitlement = ((await call(server.url, 'GET', '/api/entitlements?limit=1', { bearer: a.live })).body as { data: { id: string }[] })
+    .data[0].id;
   ids = {
+    entitlement,
     grantee,
     owner,
     hold,
@@ -106,10 +109,12 @@ function request(op: Op): { path: string; body?: unknown } {
                   ? ids.owner
                   : op.path.startsWith('/api/grantees')
                     ? ids.grantee
-                    : // A subscription's group has the subscription's id.
-                      op.path.startsWith('/api/groups')
-                      ? ids.subscription
-                      : ids.plan;
+                    : op.path.startsWith('/api/entitlements')
+                      ? ids.entitlement
+                      : // A subscription's group has the subscription's id.
+                        op.path.startsWith('/api/groups')
+                        ? ids.subscription
+                        : ids.plan;
     throw new Error(`no id for ${name} in ${op.path}`);
   };
   let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
@@ -158,6 +163,8 @@ function request(op: Op): { path: string; body?: unknown } {
     'put /api/subscription-plans/{id}/seats': { quantity: 5 },
     'put /api/owners/{id}': { owner: 'intruder' },
     'post /api/grantees': { granteeId: 'intruder' },
+    'post /api/entitlements': { name: 'intruder', productId: ids.product },
+    'put /api/entitlements/{id}': { name: 'intruder' },
     'put /api/grantees/{id}': { granteeId: 'intruder' },
     'post /api/groups': { owner: 'intruder' },
     'put /api/groups/{id}': { id: ids.subscription, grantees: [] },

@@ -42,14 +42,19 @@ it('serves every operation of the table, as the published document names it', as
   const doomedGrantee = (await api.post('/api/grantees', { granteeId: 'doomed-g' }).expect(200)).body.data.id;
   const group = (await api.post('/api/groups', { owner: 'published-owner', grantees: [{ granteeId: 'published-g' }] }).expect(200)).body
     .data.id;
+  const entitlement = (await api.post('/api/entitlements', { name: 'published_ent' }).expect(201)).body.data.id;
+  const doomedEntitlement = (await api.post('/api/entitlements', { name: 'doomed_ent' }).expect(201)).body.data.id;
   const idFor = (op: { method: string; path: string }): string => {
     const deleting = op.method === 'DELETE';
+    if (op.path.startsWith('/api/entitlements')) return deleting ? doomedEntitlement : entitlement;
     if (op.path.startsWith('/api/grantees')) return deleting ? doomedGrantee : grantee;
     if (op.path.startsWith('/api/groups')) return deleting ? group : s.id;
     if (op.path.startsWith('/api/owners')) return deleting ? doomed.customerId : s.customerId;
     return deleting ? doomed.id : s.id;
   };
   const bodies: Record<string, unknown> = {
+    createEntitlement: { name: 'published_new' },
+    updateEntitlement: { name: 'published_renamed' },
     createGrantee: { granteeId: 'published-new', name: 'New' },
     updateGrantee: { granteeId: 'published-g', name: 'Renamed' },
     createGroup: { owner: 'published-owner', name: 'Team', grantees: [{ granteeId: 'published-h', name: 'H' }] },

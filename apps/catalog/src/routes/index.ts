@@ -15,6 +15,7 @@ import { usageRoutes } from './usage';
 import { ownerRoutes } from './owners';
 import { granteeRoutes } from './grantees';
 import { groupRoutes } from './groups';
+import { entitlementRecordRoutes } from './entitlement-records';
 import { subscriptionPlanRoutes } from './subscription-plans';
 import { subscriptionRoutes } from './subscriptions';
 
@@ -39,6 +40,7 @@ export type CatalogServices = Pick<
   | 'seats'
   | 'grantees'
   | 'groups'
+  | 'entitlementAdmin'
 >;
 
 /** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */
@@ -55,6 +57,7 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...usageRoutes(core),
   ...balanceRoutes(core),
   ...entitlementRoutes(core),
+  ...entitlementRecordRoutes(core),
   ...subscriptionRoutes(core),
   ...subscriptionPlanRoutes(core),
   ...ownerRoutes(core),

@@ -1,6 +1,6 @@
 /**
- * The published catalog operations lane catalog-a serves (issue #20): subscriptions, subscription
- * plans, owners, grantees and groups, by their published number (docs/reference/published-catalog-api.md).
+ * The published catalog operations lane catalog-a serves (issue #20): entitlements (records),
+ * subscriptions, subscription plans, owners, grantees and groups, by their published number (docs/reference/published-catalog-api.md).
  * The lead assembles the all-operations test from each lane's table.
  */
 export interface PublishedOperation {
@@ -10,6 +10,11 @@ export interface PublishedOperation {
 }
 
 export const peopleOperations: PublishedOperation[] = [
+  { method: 'GET', path: '/api/entitlements', operationId: 'listEntitlements' }, // 23
+  { method: 'POST', path: '/api/entitlements', operationId: 'createEntitlement' }, // 24
+  { method: 'GET', path: '/api/entitlements/{id}', operationId: 'retrieveEntitlement' }, // 26
+  { method: 'PUT', path: '/api/entitlements/{id}', operationId: 'updateEntitlement' }, // 27
+  { method: 'DELETE', path: '/api/entitlements/{id}', operationId: 'deleteEntitlement' }, // 28
   { method: 'GET', path: '/api/grantees', operationId: 'listGrantees' }, // 33
   { method: 'POST', path: '/api/grantees', operationId: 'createGrantee' }, // 34
   { method: 'GET', path: '/api/grantees/{id}', operationId: 'retrieveGrantee' }, // 35

@@ -113,6 +113,8 @@ export interface ProductRepository {
   page(tenant: Tenant, query: ListQuery): Promise<Page<Product>>;
   /** Just the ownership of a product (organisation, mode, archived), without its parts: for hot paths. */
   getOwnership(id: Id): Promise<(Owned & { archivedAt: Date | null }) | undefined>;
+  /** The id of the product a capability belongs to, if the capability exists. */
+  capabilityProduct(capabilityId: Id): Promise<Id | undefined>;
   /** Inserts or updates the product and replaces its settings, currencies, features and capabilities. */
   save(product: Product): Promise<void>;
   /** Removes the product (with its plans, features and capabilities). */

@@ -1,5 +1,5 @@
 import { ApiKeyService } from './api-keys';
-import { PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
+import { EntitlementAdmin, PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
 import { CatalogFileExport, CatalogFileImport } from './catalog-file';
 import { CatalogQueries } from './catalog-queries';
 import { CheckoutService } from './checkout';
@@ -27,6 +27,8 @@ export interface Core {
   /** The catalog generation's plans with their entitlements and pricing. */
   plans: PlanAdmin;
   tierTags: TierTagAdmin;
+  /** The catalog API's entitlements: the capabilities of the tenant's products, by id. */
+  entitlementAdmin: EntitlementAdmin;
   importer: CatalogFileImport;
   exporter: CatalogFileExport;
   checkout: CheckoutService;
@@ -110,6 +112,7 @@ export function createCore(given: CoreDeps): Core {
     products: new ProductAdmin(deps),
     plans: new PlanAdmin(deps, tierTags),
     tierTags,
+    entitlementAdmin: new EntitlementAdmin(deps),
     importer: new CatalogFileImport(deps),
     exporter: new CatalogFileExport(deps),
     checkout: new CheckoutService(deps),
