@@ -159,6 +159,7 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/usage/reservations/{id}/commit': { quantity: 1 },
     'put /api/subscriptions/{id}/items': { items: [{ planId: ids.plan, action: 'replace', newPlanId: a.keys['plans.notes.business'] }] },
     'post /api/subscriptions/{id}/portal': { features: { paymentMethodUpdate: { enabled: true } } },
+    'post /api/subscriptions': { plans: [{ planId: ids.plan }], owner: 'intruder', interval: 'month', intervalCount: 1 },
     'post /api/subscriptions/batch': { action: 'cancel', subscriptionIds: [ids.subscription] },
     'put /api/subscription-plans/{id}/seats': { quantity: 5 },
     'put /api/owners/{id}': { owner: 'intruder' },

@@ -54,6 +54,13 @@ it('serves every operation of the table, as the published document names it', as
   };
   const bodies: Record<string, unknown> = {
     createEntitlement: { name: 'published_new' },
+    createSalableOnlySubscription: {
+      plans: [{ planId: org.testKeys['plans.notes.team'], metadata: { seats: { quantity: 2 } } }],
+      owner: 'published-owner',
+      grantee: 'published-service',
+      interval: 'month',
+      intervalCount: 1,
+    },
     updateEntitlement: { name: 'published_renamed' },
     createGrantee: { granteeId: 'published-new', name: 'New' },
     updateGrantee: { granteeId: 'published-g', name: 'Renamed' },

@@ -2,7 +2,7 @@ import { FakePaymentProvider } from '@tollgate/core/testing';
 import { ajv } from '@tollgate/http';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
-import { batchResultSchema, subscriptionItemSchema, subscriptionPlanItemSchema } from '../src/people-schemas';
+import { batchResultSchema, subscriptionItemSchema, subscriptionPlanItemSchema, subscriptionSchema } from '../src/people-schemas';
 import { ownerItemSchema } from '../src/routes/owners';
 import { listOf, objectOf } from '../src/response-schemas';
 import { catalogApi } from './helpers';
@@ -214,6 +214,58 @@ describe('catalog subscriptions', () => {
     await api(org.testKey).get(`/api/subscriptions/${s.id}`).expect(404);
     expect((await api(org.testKey).get('/api/entitlements/check?granteeId=d2').expect(200)).body.data.entitlements).toEqual([]);
     await api(org.testKey).del(`/api/subscriptions/${s.id}`).expect(404);
+  });
+});
+
+describe('catalog subscriptions without payment', () => {
+  it('creates one (201) for an owner and a grantee, with the seats asked; refuses what it cannot honour', async () => {
+    const team = org.keys['plans.notes.team'];
+    const body = {
+      plans: [{ planId: team, metadata: { seats: { quantity: 3 } } }],
+      owner: 'service-owner',
+      grantee: 'svc-user',
+      interval: 'month',
+      intervalCount: 1,
+      isPerpetual: true,
+    };
+    const created = await api().post('/api/subscriptions', body).expect(201);
+    expectSchema(objectOf(subscriptionSchema), created.body);
+    expect(created.body.data).toMatchObject({
+      status: 'active',
+      isServiceOnly: true,
+      paymentSubscriptionId: null,
+      cancelAtPeriodEnd: false,
+    });
+    const id = created.body.data.id;
+    expect((await api().get(`/api/subscription-plans/${id}`).expect(200)).body.data).toMatchObject({ seats: 3, planId: team });
+    expect((await api().get(`/api/owners/${created.body.data.ownerId}`).expect(200)).body.data.value).toBe('service-owner');
+    const check = await api().get('/api/entitlements/check?granteeId=svc-user').expect(200);
+    expect(check.body.data.entitlements.map((e: { value: string }) => e.value).sort()).toEqual(['edit', 'export']);
+    // Without a grantee every seat starts free; cancelAtPeriodEnd ends it with its first period.
+    const ending = await api()
+      .post('/api/subscriptions', { ...body, grantee: undefined, cancelAtPeriodEnd: true, plans: [{ planId: team }] })
+      .expect(201);
+    expect(ending.body.data.cancelAtPeriodEnd).toBe(true);
+    expect((await api().get(`/api/subscription-plans/${ending.body.data.id}`).expect(200)).body.data.seats).toBe(2);
+    const refused = async (change: object, property: string) =>
+      expect(
+        (
+          await api()
+            .post('/api/subscriptions', { ...body, ...change })
+            .expect(400)
+        ).body.errors[0].property,
+      ).toMatch(property);
+    await refused({ plans: [{ planId: team }, { planId: org.keys['plans.notes.business'] }] }, 'plans');
+    await refused({ interval: 'year' }, 'interval');
+    await refused({ expiryDate: '2030-01-01T00:00:00Z' }, 'expiryDate');
+    await refused({ owner: '' }, 'owner');
+    await api()
+      .post('/api/subscriptions', { ...body, plans: [{ planId: other.keys['plans.notes.team'] }] })
+      .expect(403);
+    await api()
+      .post('/api/subscriptions', { ...body, plans: [{ planId: '00000000-0000-4000-8000-000000000000' }] })
+      .expect(404);
+    await api(org.testKey).post('/api/subscriptions', body).expect(404);
   });
 });
 

@@ -1,7 +1,7 @@
-import { invalid, type BatchAction, type Core, type Proration, type SubscriptionStatus } from '@tollgate/core';
+import { invalid, type BatchAction, type Core, type Proration, type ServiceOnlyInput, type SubscriptionStatus } from '@tollgate/core';
 import { noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
-import { batchResultSchema, subscriptionItemSchema } from '../people-schemas';
-import { subscriptionRecordView } from '../people-views';
+import { batchResultSchema, subscriptionItemSchema, subscriptionSchema } from '../people-schemas';
+import { subscriptionRecordView, subscriptionView } from '../people-views';
 import { listOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
@@ -117,6 +117,43 @@ const batchBody = typed<{ action: BatchAction; subscriptionIds: string[] }>({
     subscriptionIds: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', format: 'uuid' } },
   },
 });
+const createBody = typed<ServiceOnlyInput & { expiryDate?: string; isPerpetual?: boolean }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['plans', 'owner', 'interval', 'intervalCount'],
+  properties: {
+    plans: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['planId'],
+        properties: {
+          planId: { type: 'string', format: 'uuid' },
+          metadata: {
+            type: 'object',
+            maxProperties: 50,
+            additionalProperties: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['quantity'],
+              properties: { quantity: { type: 'number', minimum: 1, maximum: 100000 } },
+            },
+          },
+        },
+      },
+    },
+    owner: { type: 'string', minLength: 1, maxLength: 255 },
+    grantee: { type: 'string', minLength: 1, maxLength: 255 },
+    interval: { enum: ['day', 'week', 'month', 'year'] },
+    intervalCount: { type: 'number', minimum: 1 },
+    expiryDate: { type: 'string', format: 'date-time' },
+    isPerpetual: { type: 'boolean' },
+    cancelAtPeriodEnd: { type: 'boolean' },
+  },
+});
 const invoicesSchema = object({
   data: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str } } },
 });
@@ -149,6 +186,23 @@ export function subscriptionRoutes({
           statuses,
         });
         return { status: 200, body: listEnvelope(page, subscriptionRecordView(expand)) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/subscriptions',
+      operationId: 'createSalableOnlySubscription',
+      summary: 'Create a subscription without payment',
+      description:
+        "A subscription of the owner (made when new) to one plan, with nothing to bill: `grantee` gets the first seat (per-seat plans: the largest `metadata` quantity, at least the plan's minimum); it renews by itself until canceled (`cancelAtPeriodEnd`: ends with its first period). `interval`/`intervalCount` must be the plan's; `expiryDate` is not supported (400).",
+      scope: ['subscriptions', 'write'],
+      body: createBody,
+      response: { status: 201, schema: objectOf(subscriptionSchema) },
+      handle: async ({ tenant, body }) => {
+        if (body.expiryDate !== undefined) invalid('expiryDate', 'is not supported: cancel the subscription, or set cancelAtPeriodEnd');
+        const s = await directory.createServiceOnly(tenant, body);
+        const { customer, plan } = await directory.get(tenant, s.id);
+        return { status: 201, body: objectEnvelope(subscriptionView(s, customer, plan)) };
       },
     }),
     route({

@@ -34,6 +34,7 @@ export const peopleOperations: PublishedOperation[] = [
   { method: 'GET', path: '/api/subscription-plans/{id}', operationId: 'retrieveSubscriptionPlan' }, // 88
   { method: 'PUT', path: '/api/subscription-plans/{id}/seats', operationId: 'updateSubscriptionPlanSeats' }, // 89
   { method: 'GET', path: '/api/subscriptions', operationId: 'listSubscriptions' }, // 90
+  { method: 'POST', path: '/api/subscriptions', operationId: 'createSalableOnlySubscription' }, // 91
   { method: 'POST', path: '/api/subscriptions/batch', operationId: 'batchSubscriptionActions' }, // 92
   { method: 'GET', path: '/api/subscriptions/{id}', operationId: 'retrieveSubscription' }, // 93
   { method: 'DELETE', path: '/api/subscriptions/{id}', operationId: 'deleteSubscription' }, // 94

@@ -22,9 +22,11 @@ export interface PurchaseRequest {
   planId: Id;
   member: string;
   email: string | null;
-  granteeId: string;
+  /** Who gets the first seat; null: every seat starts unassigned. */
+  granteeId: string | null;
   quantity: number;
-  currency: string;
+  /** Absent: the product's default currency. */
+  currency?: string;
   paymentProvider: string;
   paymentSubscriptionId: string | null;
   paymentCustomerId: string | null;

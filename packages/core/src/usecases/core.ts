@@ -105,6 +105,7 @@ export function createCore(given: CoreDeps): Core {
   const usage = new UsageService(deps);
   const tierTags = new TierTagAdmin(deps);
   const subscriptions = new SubscriptionLifecycle(deps);
+  const checkout = new CheckoutService(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
@@ -115,9 +116,9 @@ export function createCore(given: CoreDeps): Core {
     entitlementAdmin: new EntitlementAdmin(deps),
     importer: new CatalogFileImport(deps),
     exporter: new CatalogFileExport(deps),
-    checkout: new CheckoutService(deps),
+    checkout,
     subscriptions,
-    subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions),
+    subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions, checkout),
     owners: new OwnerDirectory(deps),
     grantees: new GranteeDirectory(deps),
     groups: new GroupDirectory(deps),

@@ -1,9 +1,11 @@
-import { ErrorCodes, fail, isDomainError } from '../../errors';
+import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
+import { assertPlanSellable, isPerSeat, minimumSeats } from '../../domain/catalog';
 import type { Customer, Id, Page, Plan, Subscription, SubscriptionStatus, Tenant } from '../../model';
 import { effectiveStatus } from '../../domain/subscription';
 import { assertAccessible } from '../../domain/tenancy';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
+import type { CheckoutService } from '../checkout';
 import type { SubscriptionLifecycle } from './lifecycle';
 import { loadOwned } from './shared';
 
@@ -28,6 +30,15 @@ export interface SubscriptionFilter {
   statuses?: SubscriptionStatus[];
 }
 
+export interface ServiceOnlyInput {
+  plans: { planId: Id; metadata?: Record<string, { quantity: number }> }[];
+  owner: string;
+  grantee?: string;
+  interval: string;
+  intervalCount: number;
+  cancelAtPeriodEnd?: boolean;
+}
+
 export type BatchAction = 'cancel' | 'enable-auto-renew' | 'disable-auto-renew' | 'delete';
 
 export interface BatchResult {
@@ -47,7 +58,41 @@ export class SubscriptionDirectory {
   constructor(
     private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments'>,
     private readonly lifecycle: SubscriptionLifecycle,
+    private readonly checkout: CheckoutService,
   ) {}
+
+  /**
+   * A subscription without payment (published `createSalableOnlySubscription`): the owner (a
+   * customer, made when new) holds the plan, `grantee` gets the first seat; it renews by itself
+   * with nothing to bill (the `none` provider) until canceled. One plan per subscription; the
+   * interval must be the plan's.
+   */
+  async createServiceOnly(tenant: Tenant, input: ServiceOnlyInput): Promise<Subscription> {
+    if (input.plans.length !== 1) invalid('plans', 'must hold exactly one plan: a subscription holds one plan');
+    const [{ planId, metadata }] = input.plans;
+    const plan = await this.deps.uow.read(async (r) => {
+      const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
+      const product = assertAccessible(await r.products.get(p.productId), tenant, 'product');
+      assertPlanSellable(p, product);
+      return p;
+    });
+    if (input.interval !== plan.interval || input.intervalCount !== plan.length)
+      invalid('interval', `must be the plan's: ${plan.length} ${plan.interval}`);
+    const asked = Object.values(metadata ?? {}).map((m) => m.quantity);
+    const quantity = isPerSeat(plan) ? Math.max(minimumSeats(plan), ...asked) : 1;
+    if (!Number.isSafeInteger(quantity)) invalid('plans[0].metadata', 'a quantity must be a whole number');
+    const { subscription } = await this.checkout.completePurchase({
+      planId,
+      member: input.owner,
+      email: null,
+      granteeId: input.grantee ?? null,
+      quantity,
+      paymentProvider: 'none',
+      paymentSubscriptionId: null,
+      paymentCustomerId: null,
+    });
+    return input.cancelAtPeriodEnd ? this.lifecycle.cancel(tenant, subscription.id, 'end') : subscription;
+  }
 
   async list(tenant: Tenant, f: SubscriptionFilter): Promise<Page<SubscriptionRecord>> {
     return this.deps.uow.read(async (r) => {
