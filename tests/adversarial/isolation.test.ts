@@ -57,7 +57,14 @@ beforeAll(async () => {
   ).data.id;
   const entitlement = ((await call(server.url, 'GET', '/api/entitlements?limit=1', { bearer: a.live })).body as { data: { id: string }[] })
     .data[0].id;
+  const lineItem = (
+    (await call(server.url, 'GET', `/api/subscription-plans/${subscription}?expand=subscriptionPlanLineItems`, { bearer: a.live }))
+      .body as {
+      data: { subscriptionPlanLineItems: { data: { id: string }[] } };
+    }
+  ).data.subscriptionPlanLineItems.data[0].id;
   ids = {
+    lineItem,
     entitlement,
     grantee,
     owner,
@@ -103,18 +110,20 @@ function request(op: Op): { path: string; body?: unknown } {
             ? ids.outboxEvent
             : op.path.startsWith('/api/usage/reservations')
               ? ids.hold
-              : op.path.startsWith('/api/subscription')
-                ? ids.subscription
-                : op.path.startsWith('/api/owners')
-                  ? ids.owner
-                  : op.path.startsWith('/api/grantees')
-                    ? ids.grantee
-                    : op.path.startsWith('/api/entitlements')
-                      ? ids.entitlement
-                      : // A subscription's group has the subscription's id.
-                        op.path.startsWith('/api/groups')
-                        ? ids.subscription
-                        : ids.plan;
+              : op.path.startsWith('/api/subscription-plan-line-items')
+                ? ids.lineItem
+                : op.path.startsWith('/api/subscription')
+                  ? ids.subscription
+                  : op.path.startsWith('/api/owners')
+                    ? ids.owner
+                    : op.path.startsWith('/api/grantees')
+                      ? ids.grantee
+                      : op.path.startsWith('/api/entitlements')
+                        ? ids.entitlement
+                        : // A subscription's group has the subscription's id.
+                          op.path.startsWith('/api/groups')
+                          ? ids.subscription
+                          : ids.plan;
     throw new Error(`no id for ${name} in ${op.path}`);
   };
   let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
@@ -162,6 +171,7 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/subscriptions': { plans: [{ planId: ids.plan }], owner: 'intruder', interval: 'month', intervalCount: 1 },
     'post /api/subscriptions/batch': { action: 'cancel', subscriptionIds: [ids.subscription] },
     'put /api/subscription-plans/{id}/seats': { quantity: 5 },
+    'put /api/subscription-plan-line-items/{id}': { quantity: 5 },
     'put /api/owners/{id}': { owner: 'intruder' },
     'post /api/grantees': { granteeId: 'intruder' },
     'post /api/entitlements': { name: 'intruder', productId: ids.product },

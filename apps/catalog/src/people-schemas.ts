@@ -4,7 +4,7 @@
  * (docs/reference/published-catalog-api.md 2.1-2.6) with the contract's neutral field names.
  */
 import { bool, date, int, ndate, str, uuid } from '@tollgate/http';
-import { nestedListOf, object, planProps, tierTagSchema } from './response-schemas';
+import { lineItemSchema, nestedListOf, object, planProps, tierTagSchema } from './response-schemas';
 
 const nstr = { type: ['string', 'null'] } as const;
 const stamps = { createdAt: date, updatedAt: date };
@@ -57,11 +57,32 @@ export const subscriptionItemSchema = object(subscriptionProps, {
   subscriptionPlans: nestedListOf(object(subscriptionPlanProps, { plan: { anyOf: [planWithTagSchema, { type: 'null' }] } })),
 });
 
-/** A subscription plan: `plan`, `subscription` and `owner` when expanded. */
+const subscriptionLineItemProps = {
+  id: uuid,
+  organisation: uuid,
+  subscriptionPlanId: uuid,
+  lineItemPaymentProductId: str,
+  type: { enum: ['unit', 'metered'] },
+  quantity: int,
+  usageId: nstr,
+  paymentSubscriptionItemId: nstr,
+  paymentPriceId: nstr,
+  expiryDate: ndate,
+  ...stamps,
+};
+
+/** A subscription-plan line item: a subscription's line item, with its subscription plan (and subscription) and the line item. */
+export const subscriptionLineItemSchema = object(subscriptionLineItemProps, {
+  subscriptionPlan: object({ ...subscriptionPlanProps, subscription: subscriptionSchema }),
+  lineItem: lineItemSchema,
+});
+
+/** A subscription plan: `plan`, `subscription`, `owner` and `subscriptionPlanLineItems` when expanded. */
 export const subscriptionPlanItemSchema = object(subscriptionPlanProps, {
   plan: object(planProps),
   subscription: subscriptionSchema,
   owner: ownerSchema,
+  subscriptionPlanLineItems: nestedListOf(object(subscriptionLineItemProps, { lineItem: lineItemSchema })),
 });
 
 /** The answer of a batch: how many succeeded, failed and were skipped, and each id's outcome. */

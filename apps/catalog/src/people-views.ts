@@ -1,6 +1,16 @@
-import type { Customer, Grantee, Group, GroupMember, Plan, Subscription, SubscriptionRecord } from '@tollgate/core';
+import type {
+  Customer,
+  Grantee,
+  Group,
+  GroupMember,
+  LineItem,
+  Plan,
+  Subscription,
+  SubscriptionLineItem,
+  SubscriptionRecord,
+} from '@tollgate/core';
 import { iso } from '@tollgate/http';
-import { catalogPlan, nestedList, tierTagView } from './views';
+import { catalogPlan, lineItemView, nestedList, tierTagView } from './views';
 
 /**
  * Catalog views of the people and their subscriptions (issue #20): owners (the customers who
@@ -72,15 +82,30 @@ export const subscriptionRecordView =
       : {}),
   });
 
-/** A subscription plan with what `expand` asked for (`plan`, `subscription`, `owner`). */
+/** A subscription plan with what `expand` asked for (`plan`, `subscription`, `owner`, `subscriptionPlanLineItems`). */
 export const subscriptionPlanRecordView =
-  (expand: Set<string>) =>
-  ({ subscription: s, customer, plan }: SubscriptionRecord) => ({
-    ...subscriptionPlanOf(s),
-    ...(expand.has('plan') && plan ? { plan: catalogPlan(plan) } : {}),
-    ...(expand.has('subscription') ? { subscription: subscriptionView(s, customer, plan) } : {}),
-    ...(expand.has('owner') && customer ? { owner: ownerView(customer) } : {}),
+  (expand: Set<string>, lineItems?: Map<string, SubscriptionLineItem[]>) => (record: SubscriptionRecord) => ({
+    ...subscriptionPlanRecordBase(expand, record),
+    ...(lineItems
+      ? {
+          subscriptionPlanLineItems: nestedList(
+            lineItems.get(record.subscription.id) ?? [],
+            `/api/subscription-plans/${record.subscription.id}`,
+            (item) => {
+              const li = record.plan?.lineItems.find((x) => x.id === item.lineItemId);
+              return subscriptionLineItemBase(item, record, li);
+            },
+          ),
+        }
+      : {}),
   });
+
+const subscriptionPlanRecordBase = (expand: Set<string>, { subscription: s, customer, plan }: SubscriptionRecord) => ({
+  ...subscriptionPlanOf(s),
+  ...(expand.has('plan') && plan ? { plan: catalogPlan(plan) } : {}),
+  ...(expand.has('subscription') ? { subscription: subscriptionView(s, customer, plan) } : {}),
+  ...(expand.has('owner') && customer ? { owner: ownerView(customer) } : {}),
+});
 
 export const granteeView = (g: Grantee) => ({
   id: g.id,
@@ -108,4 +133,30 @@ export const membershipView = (m: GroupMember) => ({
   groupId: m.groupId,
   createdAt: iso(m.createdAt),
   updatedAt: iso(m.updatedAt),
+});
+
+/** A subscription's line item as the catalog's subscription-plan line item, with its line item. */
+const subscriptionLineItemBase = (item: SubscriptionLineItem, { subscription: s, plan }: SubscriptionRecord, li: LineItem | undefined) => ({
+  id: item.id,
+  organisation: item.organisationId,
+  subscriptionPlanId: s.id,
+  lineItemPaymentProductId: li?.paymentProductId ?? '',
+  type: li?.priceType === 'metered' ? 'metered' : 'unit',
+  quantity: li?.priceType === 'per_seat' ? s.quantity : 1,
+  usageId: null,
+  paymentSubscriptionItemId: null,
+  paymentPriceId: li?.prices[0]?.paymentPriceId ?? null,
+  expiryDate: s.status === 'CANCELED' ? iso(s.canceledAt ?? s.currentPeriodEnd) : s.cancelAtPeriodEnd ? iso(s.currentPeriodEnd) : null,
+  createdAt: iso(item.createdAt),
+  updatedAt: iso(item.updatedAt),
+  ...(li && plan ? { lineItem: lineItemView(s.organisationId, plan.id)(li) } : {}),
+});
+
+/** The same with its subscription plan (and subscription): the detail of a subscription-plan line item. */
+export const subscriptionLineItemView = (item: SubscriptionLineItem, record: SubscriptionRecord, li: LineItem | undefined) => ({
+  ...subscriptionLineItemBase(item, record, li),
+  subscriptionPlan: {
+    ...subscriptionPlanOf(record.subscription),
+    subscription: subscriptionView(record.subscription, record.customer, record.plan),
+  },
 });

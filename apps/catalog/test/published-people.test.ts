@@ -44,8 +44,11 @@ it('serves every operation of the table, as the published document names it', as
     .data.id;
   const entitlement = (await api.post('/api/entitlements', { name: 'published_ent' }).expect(201)).body.data.id;
   const doomedEntitlement = (await api.post('/api/entitlements', { name: 'doomed_ent' }).expect(201)).body.data.id;
+  const lineItem = (await api.get(`/api/subscription-plans/${s.id}?expand=subscriptionPlanLineItems`).expect(200)).body.data
+    .subscriptionPlanLineItems.data[0].id;
   const idFor = (op: { method: string; path: string }): string => {
     const deleting = op.method === 'DELETE';
+    if (op.path.startsWith('/api/subscription-plan-line-items')) return lineItem;
     if (op.path.startsWith('/api/entitlements')) return deleting ? doomedEntitlement : entitlement;
     if (op.path.startsWith('/api/grantees')) return deleting ? doomedGrantee : grantee;
     if (op.path.startsWith('/api/groups')) return deleting ? group : s.id;
@@ -69,6 +72,7 @@ it('serves every operation of the table, as the published document names it', as
     manageGrantees: [{ type: 'add', granteeId: 'published-seat', name: 'Seat' }],
     updateOwner: { owner: 'published-owner', email: 'owner@example.com' },
     updateSubscriptionPlanSeats: { quantity: 4 },
+    updateSubscriptionPlanLineItem: { quantity: 4, proration: 'none' },
     batchSubscriptionActions: { action: 'disable-auto-renew', subscriptionIds: [s.id] },
     updateSubscriptionItems: {
       items: [{ planId: s.planId, action: 'replace', newPlanId: org.testKeys['plans.notes.business'] }],

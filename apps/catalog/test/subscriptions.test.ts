@@ -2,7 +2,13 @@ import { FakePaymentProvider } from '@tollgate/core/testing';
 import { ajv } from '@tollgate/http';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
-import { batchResultSchema, subscriptionItemSchema, subscriptionPlanItemSchema, subscriptionSchema } from '../src/people-schemas';
+import {
+  batchResultSchema,
+  subscriptionItemSchema,
+  subscriptionLineItemSchema,
+  subscriptionPlanItemSchema,
+  subscriptionSchema,
+} from '../src/people-schemas';
 import { ownerItemSchema } from '../src/routes/owners';
 import { listOf, objectOf } from '../src/response-schemas';
 import { catalogApi } from './helpers';
@@ -300,6 +306,53 @@ describe('catalog subscription plans', () => {
       'quantity',
     );
     await api().put(`/api/subscription-plans/${s.id}/seats`, {}).expect(204);
+  });
+});
+
+describe('catalog subscription-plan line items', () => {
+  it("lists a subscription plan's line items, retrieves one, sets a per-seat quantity (the seats) and syncs", async () => {
+    const s = await buy('team', 'liner', 'l1', 2);
+    const plan = await api().get(`/api/subscription-plans/${s.id}?expand=subscriptionPlanLineItems`).expect(200);
+    expectSchema(objectOf(subscriptionPlanItemSchema), plan.body);
+    const items = plan.body.data.subscriptionPlanLineItems.data;
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({
+      subscriptionPlanId: s.id,
+      type: 'unit',
+      quantity: 2,
+      expiryDate: null,
+      lineItem: { priceType: 'per_seat' },
+    });
+    const id = items[0].id;
+    const one = await api().get(`/api/subscription-plan-line-items/${id}`).expect(200);
+    expectSchema(objectOf(subscriptionLineItemSchema), one.body);
+    expect(one.body.data).toMatchObject({
+      id,
+      quantity: 2,
+      subscriptionPlan: { id: s.id, subscription: { id: s.id } },
+      lineItem: { id: items[0].lineItem.id },
+    });
+    await api().put(`/api/subscription-plan-line-items/${id}`, { quantity: 5, proration: 'none' }).expect(204);
+    await world.core.worker.drain();
+    expect((await api().get(`/api/subscription-plan-line-items/${id}`).expect(200)).body.data.quantity).toBe(5);
+    expect((await api().get(`/api/subscription-plans/${s.id}`).expect(200)).body.data.seats).toBe(5);
+    await api().put(`/api/subscription-plan-line-items/${id}`, {}).expect(400);
+    await api().put(`/api/subscription-plan-line-items/${id}/sync`).expect(204);
+    await api(other.liveKey).get(`/api/subscription-plan-line-items/${id}`).expect(403);
+    await api(org.testKey).put(`/api/subscription-plan-line-items/${id}/sync`).expect(404);
+    await api().get('/api/subscription-plan-line-items/00000000-0000-4000-8000-000000000000').expect(404);
+    // A metered (user) plan's line item has a quantity of 1: another is 400.
+    const metered = await buy('metered', 'liner', 'l2', 1);
+    const meteredItem = (await api().get(`/api/subscription-plans/${metered.id}?expand=subscriptionPlanLineItems`).expect(200)).body.data
+      .subscriptionPlanLineItems.data[0];
+    expect(meteredItem).toMatchObject({ type: 'metered', quantity: 1 });
+    await api().put(`/api/subscription-plan-line-items/${meteredItem.id}`, { quantity: 1 }).expect(204);
+    expect(
+      (await api().put(`/api/subscription-plan-line-items/${meteredItem.id}`, { quantity: 3 }).expect(400)).body.errors[0].property,
+    ).toBe('quantity');
+    // Canceled at the period's end: the line item shows when it expires.
+    await api().put(`/api/subscriptions/${s.id}/auto-renew?status=disable`).expect(204);
+    expect((await api().get(`/api/subscription-plan-line-items/${id}`).expect(200)).body.data.expiryDate).toEqual(expect.any(String));
   });
 });
 

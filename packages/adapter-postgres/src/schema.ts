@@ -442,6 +442,16 @@ export interface SigningKeys {
   secret_ciphertext: string;
 }
 
+export interface SubscriptionLineItems {
+  created_at: Date;
+  id: Generated<string>;
+  is_test: boolean;
+  line_item_id: string;
+  organisation_id: string;
+  subscription_id: string;
+  updated_at: Date;
+}
+
 export interface Subscriptions {
   cancel_at_period_end: boolean;
   canceled_at: Date | null;
@@ -630,6 +640,7 @@ export interface DB {
   product_settings: ProductSettings;
   products: Products;
   signing_keys: SigningKeys;
+  subscription_line_items: SubscriptionLineItems;
   subscriptions: Subscriptions;
   tier_tags: TierTags;
   tiers: Tiers;

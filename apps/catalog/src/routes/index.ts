@@ -17,6 +17,7 @@ import { granteeRoutes } from './grantees';
 import { groupRoutes } from './groups';
 import { entitlementRecordRoutes } from './entitlement-records';
 import { subscriptionPlanRoutes } from './subscription-plans';
+import { subscriptionLineItemRoutes } from './subscription-plan-line-items';
 import { subscriptionRoutes } from './subscriptions';
 
 /** What the catalog generation needs of the core. */
@@ -60,6 +61,7 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...entitlementRecordRoutes(core),
   ...subscriptionRoutes(core),
   ...subscriptionPlanRoutes(core),
+  ...subscriptionLineItemRoutes(core),
   ...ownerRoutes(core),
   ...granteeRoutes(core),
   ...groupRoutes(core),

@@ -14,7 +14,7 @@ import { idsOf } from './subscriptions';
  * subscription's (docs/decisions.md, "Owners, grantees and groups").
  */
 
-const EXPAND = ['plan', 'subscription', 'owner'] as const;
+const EXPAND = ['plan', 'subscription', 'owner', 'subscriptionPlanLineItems'] as const;
 const RUNNING: SubscriptionStatus[] = ['ACTIVE', 'TRIALING', 'PAST_DUE'];
 const csvOfIds = { type: 'string', pattern: '^[0-9a-fA-F-]{36}(,[0-9a-fA-F-]{36}){0,99}$' };
 const listQuery = {
@@ -44,7 +44,7 @@ export function subscriptionPlanRoutes({
       operationId: 'listSubscriptionPlans',
       summary: 'List subscription plans',
       description:
-        'A page of subscription plans in creation order, by owner (its value), status (`active`: running; `inactive`: canceled), plans and subscription; `expand=plan,subscription,owner`.',
+        'A page of subscription plans in creation order, by owner (its value), status (`active`: running; `inactive`: canceled), plans and subscription; `expand=plan,subscription,owner,subscriptionPlanLineItems`.',
       scope: ['subscriptions', 'read'],
       query: listQuery,
       list: true,
@@ -57,7 +57,14 @@ export function subscriptionPlanRoutes({
           planIds: idsOf(query.plans),
           statuses: query.status === undefined ? undefined : query.status === 'active' ? RUNNING : ['CANCELED'],
         });
-        return { status: 200, body: listEnvelope(page, subscriptionPlanRecordView(expandOf(query.expand, EXPAND))) };
+        const expand = expandOf(query.expand, EXPAND);
+        const lineItems = expand.has('subscriptionPlanLineItems')
+          ? await directory.lineItemsOf(
+              tenant,
+              page.items.map((x) => x.subscription.id),
+            )
+          : undefined;
+        return { status: 200, body: listEnvelope(page, subscriptionPlanRecordView(expand, lineItems)) };
       },
     }),
     route({
@@ -69,10 +76,14 @@ export function subscriptionPlanRoutes({
       scope: ['subscriptions', 'read'],
       query: { ...querySchema({ expand: str }), additionalProperties: false },
       response: { status: 200, schema: objectOf(subscriptionPlanItemSchema) },
-      handle: async ({ tenant, params, query }) => ({
-        status: 200,
-        body: objectEnvelope(subscriptionPlanRecordView(expandOf(query.expand, EXPAND))(await directory.get(tenant, params.id))),
-      }),
+      handle: async ({ tenant, params, query }) => {
+        const expand = expandOf(query.expand, EXPAND);
+        const record = await directory.get(tenant, params.id);
+        const lineItems = expand.has('subscriptionPlanLineItems')
+          ? await directory.lineItemsOf(tenant, [record.subscription.id])
+          : undefined;
+        return { status: 200, body: objectEnvelope(subscriptionPlanRecordView(expand, lineItems)(record)) };
+      },
     }),
     route({
       method: 'put',

@@ -1,6 +1,6 @@
 /**
  * The published catalog operations lane catalog-a serves (issue #20): entitlements (records),
- * subscriptions, subscription plans, owners, grantees and groups, by their published number (docs/reference/published-catalog-api.md).
+ * subscriptions, subscription plans and their line items, owners, grantees and groups, by their published number (docs/reference/published-catalog-api.md).
  * The lead assembles the all-operations test from each lane's table.
  */
 export interface PublishedOperation {
@@ -30,6 +30,9 @@ export const peopleOperations: PublishedOperation[] = [
   { method: 'DELETE', path: '/api/owners/{id}', operationId: 'deleteOwner' }, // 53
   { method: 'GET', path: '/api/owners/{id}', operationId: 'retrieveOwner' }, // 54
   { method: 'PUT', path: '/api/owners/{id}', operationId: 'updateOwner' }, // 55
+  { method: 'PUT', path: '/api/subscription-plan-line-items/{id}', operationId: 'updateSubscriptionPlanLineItem' }, // 84
+  { method: 'GET', path: '/api/subscription-plan-line-items/{id}', operationId: 'getSubscriptionPlanLineItem' }, // 85
+  { method: 'PUT', path: '/api/subscription-plan-line-items/{id}/sync', operationId: 'syncSubscriptionPlanLineItemPrice' }, // 86
   { method: 'GET', path: '/api/subscription-plans', operationId: 'listSubscriptionPlans' }, // 87
   { method: 'GET', path: '/api/subscription-plans/{id}', operationId: 'retrieveSubscriptionPlan' }, // 88
   { method: 'PUT', path: '/api/subscription-plans/{id}/seats', operationId: 'updateSubscriptionPlanSeats' }, // 89

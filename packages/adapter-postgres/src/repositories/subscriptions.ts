@@ -5,6 +5,7 @@ import type {
   LicenseFilter,
   LicenseRepository,
   Subscription,
+  SubscriptionLineItem,
   SubscriptionRepository,
   Tenant,
 } from '@tollgate/core';
@@ -33,6 +34,16 @@ const toSubscription = (r: Selectable<DB['subscriptions']>): Subscription => ({
   canceledAt: r.canceled_at,
   replacesId: r.replaces_id,
   lineItemIds: r.line_item_ids as string[],
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toLineItem = (r: Selectable<DB['subscription_line_items']>): SubscriptionLineItem => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  subscriptionId: r.subscription_id,
+  lineItemId: r.line_item_id,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -115,34 +126,68 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
             (r) => r.id,
           )
         : [],
-    save: (s) =>
-      upsert(db, 'subscriptions', [
-        {
-          id: s.id,
-          organisation_id: s.organisationId,
-          is_test: s.isTest,
-          product_id: s.productId,
-          plan_id: s.planId,
-          customer_id: s.customerId,
-          grantee_id: s.granteeId,
-          email: s.email,
-          payment_provider: s.paymentProvider,
-          payment_subscription_id: s.paymentSubscriptionId,
-          type: s.type,
-          quantity: s.quantity,
-          status: s.status,
-          currency: s.currency,
-          current_period_start: s.currentPeriodStart,
-          current_period_end: s.currentPeriodEnd,
-          cancel_at_period_end: s.cancelAtPeriodEnd,
-          canceled_at: s.canceledAt,
-          replaces_id: s.replacesId,
-          line_item_ids: json(s.lineItemIds),
-          created_at: s.createdAt,
-          updated_at: s.updatedAt,
-        },
-      ]),
+    lineItems: async (subscriptionId) => {
+      const s = await one(subscriptionId, false);
+      const rows = (await db.selectFrom('subscription_line_items').selectAll().where('subscription_id', '=', subscriptionId).execute()).map(
+        toLineItem,
+      );
+      return s ? s.lineItemIds.flatMap((li) => rows.filter((r) => r.lineItemId === li)) : [];
+    },
+    getLineItem: async (id) => {
+      const r = await db.selectFrom('subscription_line_items').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toLineItem(r);
+    },
+    save: async (s) => {
+      await saveRow(s);
+      // The line items follow `lineItemIds`; a kept one keeps its id.
+      let gone = db.deleteFrom('subscription_line_items').where('subscription_id', '=', s.id);
+      if (s.lineItemIds.length) gone = gone.where('line_item_id', 'not in', s.lineItemIds);
+      await gone.execute();
+      if (s.lineItemIds.length)
+        await db
+          .insertInto('subscription_line_items')
+          .values(
+            s.lineItemIds.map((lineItemId) => ({
+              organisation_id: s.organisationId,
+              is_test: s.isTest,
+              subscription_id: s.id,
+              line_item_id: lineItemId,
+              created_at: s.updatedAt,
+              updated_at: s.updatedAt,
+            })),
+          )
+          .onConflict((oc) => oc.columns(['subscription_id', 'line_item_id']).doNothing())
+          .execute();
+    },
   };
+  async function saveRow(s: Subscription): Promise<void> {
+    await upsert(db, 'subscriptions', [
+      {
+        id: s.id,
+        organisation_id: s.organisationId,
+        is_test: s.isTest,
+        product_id: s.productId,
+        plan_id: s.planId,
+        customer_id: s.customerId,
+        grantee_id: s.granteeId,
+        email: s.email,
+        payment_provider: s.paymentProvider,
+        payment_subscription_id: s.paymentSubscriptionId,
+        type: s.type,
+        quantity: s.quantity,
+        status: s.status,
+        currency: s.currency,
+        current_period_start: s.currentPeriodStart,
+        current_period_end: s.currentPeriodEnd,
+        cancel_at_period_end: s.cancelAtPeriodEnd,
+        canceled_at: s.canceledAt,
+        replaces_id: s.replacesId,
+        line_item_ids: json(s.lineItemIds),
+        created_at: s.createdAt,
+        updated_at: s.updatedAt,
+      },
+    ]);
+  }
 }
 
 export const toLicense = (r: Selectable<DB['licenses']>): License => ({

@@ -1,4 +1,5 @@
 import type {
+  SubscriptionLineItem,
   Grantee,
   Group,
   Membership,
@@ -211,8 +212,12 @@ export interface SubscriptionRepository {
   listDueForCancellation(now: Date, limit: number): Promise<Id[]>;
   /** Ids of running subscriptions of these providers whose period ended without a scheduled cancellation. */
   listDueForRenewal(now: Date, providers: string[], limit: number): Promise<Id[]>;
-  /** Inserts the subscription or updates it by id. */
+  /** Inserts the subscription or updates it by id; its line items (`lineItemIds`) follow, each keeping its id. */
   save(subscription: Subscription): Promise<void>;
+  /** The subscription's line items, in `lineItemIds` order. */
+  lineItems(subscriptionId: Id): Promise<SubscriptionLineItem[]>;
+  /** A subscription's line item, if any. */
+  getLineItem(id: Id): Promise<SubscriptionLineItem | undefined>;
 }
 
 export interface LicenseFilter {

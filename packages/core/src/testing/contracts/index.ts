@@ -485,6 +485,23 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await ids({ customerIds: [customer.id] })).toEqual([first.id]);
     });
 
+    it("keeps a subscription's line items in step with lineItemIds, each with a lasting id (issue #20)", async () => {
+      const { plan, customer } = await world();
+      const s = aSubscription(plan, customer, { lineItemIds: ['li-a', 'li-b'] });
+      await tx(uow(), (r) => r.subscriptions.save(s));
+      const first = await tx(uow(), (r) => r.subscriptions.lineItems(s.id));
+      expect(first.map((l) => l.lineItemId)).toEqual(['li-a', 'li-b']);
+      expect(first[0]).toMatchObject({ subscriptionId: s.id, organisationId: s.organisationId, isTest: s.isTest });
+      await tx(uow(), (r) => r.subscriptions.save({ ...s, lineItemIds: ['li-b', 'li-c'] }));
+      const second = await tx(uow(), (r) => r.subscriptions.lineItems(s.id));
+      expect(second.map((l) => l.lineItemId)).toEqual(['li-b', 'li-c']);
+      expect(second[0].id).toBe(first[1].id);
+      expect(await tx(uow(), (r) => r.subscriptions.getLineItem(second[1].id))).toEqual(second[1]);
+      expect(await tx(uow(), (r) => r.subscriptions.getLineItem(first[0].id))).toBeUndefined();
+      await tx(uow(), (r) => r.subscriptions.delete(s.id));
+      expect(await tx(uow(), (r) => r.subscriptions.getLineItem(second[1].id))).toBeUndefined();
+    });
+
     it('keeps grantees, groups and memberships (issue #20): pages, filters, cascades', async () => {
       const { t, customer, plan } = await world();
       const s = aSubscription(plan, customer);

@@ -19,6 +19,7 @@ import type {
   TierTag,
   DeliveryAttempt,
   Grantee,
+  SubscriptionLineItem,
   Group,
   Membership,
   OutboxDelivery,
@@ -58,6 +59,7 @@ export interface Tables extends UsageTables {
   grantees: Map<Id, Grantee>;
   groups: Map<Id, Group>;
   memberships: Map<Id, Membership>;
+  subscriptionLineItems: Map<Id, SubscriptionLineItem>;
 }
 
 export const emptyTables = (): Tables => ({
@@ -88,6 +90,7 @@ export const emptyTables = (): Tables => ({
   grantees: new Map(),
   groups: new Map(),
   memberships: new Map(),
+  subscriptionLineItems: new Map(),
 });
 
 export const copy = <T>(v: T): T => structuredClone(v);

@@ -1,6 +1,6 @@
 import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
 import { assertPlanSellable, isPerSeat, minimumSeats } from '../../domain/catalog';
-import type { Customer, Id, Page, Plan, Subscription, SubscriptionStatus, Tenant } from '../../model';
+import type { Customer, Id, LineItem, Page, Plan, Subscription, SubscriptionLineItem, SubscriptionStatus, Tenant } from '../../model';
 import { effectiveStatus } from '../../domain/subscription';
 import { assertAccessible } from '../../domain/tenancy';
 import type { Repositories } from '../../ports';
@@ -125,6 +125,31 @@ export class SubscriptionDirectory {
       }
     });
     return out;
+  }
+
+  /** A subscription's line item (a subscription-plan line item) with its subscription and the plan's line item. */
+  async lineItem(
+    tenant: Tenant,
+    id: Id,
+  ): Promise<{ item: SubscriptionLineItem; record: SubscriptionRecord; lineItem: LineItem | undefined }> {
+    return this.deps.uow.read(async (r) => {
+      const item = assertAccessible(await r.subscriptions.getLineItem(id), tenant, 'subscription plan line item');
+      const [record] = await this.records(r, [await loadOwned(r, tenant, item.subscriptionId, false)]);
+      return { item, record, lineItem: record.plan?.lineItems.find((li) => li.id === item.lineItemId) };
+    });
+  }
+
+  /** The line items of each of these subscriptions (the tenant's; others are skipped). */
+  async lineItemsOf(tenant: Tenant, subscriptionIds: Id[]): Promise<Map<Id, SubscriptionLineItem[]>> {
+    return this.deps.uow.read(async (r) => {
+      const out = new Map<Id, SubscriptionLineItem[]>();
+      for (const id of subscriptionIds)
+        out.set(
+          id,
+          (await r.subscriptions.lineItems(id)).filter((l) => l.organisationId === tenant.organisationId && l.isTest === tenant.isTest),
+        );
+      return out;
+    });
   }
 
   async get(tenant: Tenant, id: Id): Promise<SubscriptionRecord> {
