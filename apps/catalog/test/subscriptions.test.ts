@@ -392,6 +392,10 @@ describe('catalog owners', () => {
       emailAddress: 'owner-gamma@example.com',
       subscriptions: { data: [{ id: s.id }] },
     });
+    // Its groups: the subscription's own, by the subscription's id.
+    const withGroups = (await api().get(`/api/owners/${id}?expand=groups`).expect(200)).body.data;
+    expect(withGroups.groups).toMatchObject({ type: 'list', hasMore: false, data: [{ id: s.id, ownerId: id }] });
+    expect(withGroups).not.toHaveProperty('subscriptions');
     await api().put(`/api/owners/${id}`, { owner: 'owner-gamma-2', email: 'g2@example.com' }).expect(204);
     expect((await api().get(`/api/owners/${id}`).expect(200)).body.data).toMatchObject({
       value: 'owner-gamma-2',

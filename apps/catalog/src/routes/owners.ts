@@ -1,10 +1,10 @@
 import type { Core, Customer, SubscriptionRecord, Tenant } from '@tollgate/core';
 import { noContent, querySchema, resource, route, str, typed, type Route } from '@tollgate/http';
-import { ownerSchema, subscriptionSchema } from '../people-schemas';
-import { ownerView, subscriptionView } from '../people-views';
+import { groupSchema, ownerSchema, subscriptionSchema } from '../people-schemas';
+import { groupView, ownerView, subscriptionView } from '../people-views';
 import { listOf, nestedListOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
-import { listEnvelope, NESTED_LIMIT, objectEnvelope, pageQueryOf } from '../views';
+import { listEnvelope, NESTED_LIMIT, nestedList, objectEnvelope, pageQueryOf } from '../views';
 import { expandOf } from './products';
 
 /** Owners (published operations #52-55): the customers who pay, as the catalog API names them. */
@@ -30,8 +30,12 @@ const updateBody = typed<{ owner: string; email?: string }>({
   },
 });
 export const ownerItemSchema = object(ownerSchema.properties, { subscriptions: nestedListOf(subscriptionSchema) });
+const ownerDetailSchema = object(ownerSchema.properties, {
+  subscriptions: nestedListOf(subscriptionSchema),
+  groups: nestedListOf(groupSchema),
+});
 
-export function ownerRoutes({ owners, subscriptionDirectory }: Pick<Core, 'owners' | 'subscriptionDirectory'>): Route[] {
+export function ownerRoutes({ owners, subscriptionDirectory, groups }: Pick<Core, 'owners' | 'subscriptionDirectory' | 'groups'>): Route[] {
   /** Each owner with its first subscriptions, when `expand` asks for them. */
   const withSubscriptions = async (tenant: Tenant, list: Customer[], expand: Set<string>) => {
     const subs = expand.has('subscriptions')
@@ -81,14 +85,28 @@ export function ownerRoutes({ owners, subscriptionDirectory }: Pick<Core, 'owner
       path: '/api/owners/:id',
       operationId: 'retrieveOwner',
       summary: 'Retrieve an owner',
-      description: 'One owner; `expand=subscriptions` brings its subscriptions.',
+      description: "One owner; `expand=subscriptions,groups` brings its subscriptions and its groups (each subscription's among them).",
       scope: ['owners', 'read'],
       query: { ...querySchema({ expand: str }), additionalProperties: false },
-      response: { status: 200, schema: objectOf(ownerItemSchema) },
+      response: { status: 200, schema: objectOf(ownerDetailSchema) },
       handle: async ({ tenant, params, query }) => {
         const owner = await owners.get(tenant, params.id);
-        const view = await withSubscriptions(tenant, [owner], expandOf(query.expand, ['subscriptions']));
-        return { status: 200, body: objectEnvelope(view(owner)) };
+        const expand = expandOf(query.expand, ['subscriptions', 'groups']);
+        const view = await withSubscriptions(tenant, [owner], expand);
+        const ownGroups = expand.has('groups') ? await groups.list(tenant, { limit: NESTED_LIMIT + 1, owner: owner.value }) : undefined;
+        return {
+          status: 200,
+          body: objectEnvelope({
+            ...view(owner),
+            ...(ownGroups
+              ? {
+                  groups: nestedList(ownGroups.items, `/api/groups?owner=${encodeURIComponent(owner.value)}`, ({ group }) =>
+                    groupView(group),
+                  ),
+                }
+              : {}),
+          }),
+        };
       },
     }),
     route({
