@@ -1,11 +1,12 @@
-import { invalid, type BatchAction, type Core, type Proration, type ServiceOnlyInput, type SubscriptionStatus } from '@tollgate/core';
-import { noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
+import { invalid, type Core, type SubscriptionStatus } from '@tollgate/core';
+import { noContent, querySchema, resource, route, str, uuid, type Route } from '@tollgate/http';
 import { batchResultSchema, subscriptionItemSchema, subscriptionSchema } from '../people-schemas';
 import { subscriptionRecordView, subscriptionView } from '../people-views';
 import { listOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { expandOf } from './products';
+import { batchBody, createBody, itemsBody, portalBody } from './subscription-requests';
 
 /** The catalog API's subscriptions (published operations #90-99): views of the domain's subscriptions. */
 
@@ -38,122 +39,6 @@ const listQuery = {
   }),
   additionalProperties: false,
 };
-const proration = { enum: ['always_invoice', 'create_prorations', 'none'] };
-const itemsBody = typed<{
-  items: (
-    | { planId: string; action: 'remove' }
-    | { planId: string; action: 'add'; grantee?: string }
-    | { planId: string; action: 'replace'; newPlanId: string }
-  )[];
-  proration?: Proration;
-}>({
-  type: 'object',
-  additionalProperties: false,
-  required: ['items'],
-  properties: {
-    proration,
-    items: {
-      type: 'array',
-      minItems: 1,
-      maxItems: 20,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['planId', 'action'],
-        properties: {
-          planId: { type: 'string', minLength: 1 },
-          action: { enum: ['add', 'remove', 'replace'] },
-          newPlanId: { type: 'string', minLength: 1 },
-          grantee: { type: 'string', minLength: 1 },
-          metadata: {
-            type: 'object',
-            additionalProperties: { type: 'object', required: ['quantity'], properties: { quantity: { type: 'number' } } },
-          },
-        },
-        if: { properties: { action: { const: 'replace' } } },
-        then: { required: ['newPlanId'] },
-      },
-    },
-  },
-});
-const enabled = { type: 'object', additionalProperties: false, required: ['enabled'], properties: { enabled: { type: 'boolean' } } };
-const portalBody = typed<{ returnUrl?: string }>({
-  type: 'object',
-  additionalProperties: false,
-  required: ['features'],
-  properties: {
-    returnUrl: { type: 'string', maxLength: 2048 },
-    features: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        paymentMethodUpdate: enabled,
-        invoiceHistory: enabled,
-        customerUpdate: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['enabled', 'allowedUpdates'],
-          properties: {
-            enabled: { type: 'boolean' },
-            allowedUpdates: { type: 'array', items: { enum: ['name', 'email', 'address', 'phone', 'shipping'] } },
-          },
-        },
-        subscriptionCancel: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['enabled', 'when'],
-          properties: { enabled: { type: 'boolean' }, when: { enum: ['now', 'end'] } },
-        },
-      },
-    },
-  },
-});
-const batchBody = typed<{ action: BatchAction; subscriptionIds: string[] }>({
-  type: 'object',
-  additionalProperties: false,
-  required: ['action', 'subscriptionIds'],
-  properties: {
-    action: { enum: ['cancel', 'enable-auto-renew', 'disable-auto-renew', 'delete'] },
-    subscriptionIds: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', format: 'uuid' } },
-  },
-});
-const createBody = typed<ServiceOnlyInput & { expiryDate?: string; isPerpetual?: boolean }>({
-  type: 'object',
-  additionalProperties: false,
-  required: ['plans', 'owner', 'interval', 'intervalCount'],
-  properties: {
-    plans: {
-      type: 'array',
-      minItems: 1,
-      maxItems: 20,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['planId'],
-        properties: {
-          planId: { type: 'string', format: 'uuid' },
-          metadata: {
-            type: 'object',
-            maxProperties: 50,
-            additionalProperties: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['quantity'],
-              properties: { quantity: { type: 'number', minimum: 1, maximum: 100000 } },
-            },
-          },
-        },
-      },
-    },
-    owner: { type: 'string', minLength: 1, maxLength: 255 },
-    grantee: { type: 'string', minLength: 1, maxLength: 255 },
-    interval: { enum: ['day', 'week', 'month', 'year'] },
-    intervalCount: { type: 'number', minimum: 1 },
-    expiryDate: { type: 'string', format: 'date-time' },
-    isPerpetual: { type: 'boolean' },
-    cancelAtPeriodEnd: { type: 'boolean' },
-  },
-});
 const invoicesSchema = object({
   data: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str } } },
 });
