@@ -1,6 +1,7 @@
 /* Generated from the route tables (the served OpenAPI documents): for every authenticated route, no
    key, a revoked key, a key without the scope, another organisation's key and the other mode's key
-   are refused, and no list shows another tenant's records. */
+   are refused, and no list shows another tenant's records. The contract's statuses, each asserted
+   on its own: another organisation's record 403, the other mode's record 404, an unknown id 404. */
 import { buySeats, call, createDatabase, seedOrg, startInstance, type Instance, type Org } from './harness';
 
 let db: Awaited<ReturnType<typeof createDatabase>>;
@@ -45,7 +46,28 @@ beforeAll(async () => {
       })
     ).body as { data: { id: string } }
   ).data.id;
+  // The owner (the paying customer) of A's subscription.
+  const owner = (
+    (await call(server.url, 'GET', `/api/subscriptions/${subscription}`, { bearer: a.live })).body as { data: { ownerId: string } }
+  ).data.ownerId;
+  const grantee = (
+    (await call(server.url, 'POST', '/api/grantees', { bearer: a.live, body: { granteeId: 'isolated-grantee' } })).body as {
+      data: { id: string };
+    }
+  ).data.id;
+  const entitlement = ((await call(server.url, 'GET', '/api/entitlements?limit=1', { bearer: a.live })).body as { data: { id: string }[] })
+    .data[0].id;
+  const lineItem = (
+    (await call(server.url, 'GET', `/api/subscription-plans/${subscription}?expand=subscriptionPlanLineItems`, { bearer: a.live }))
+      .body as {
+      data: { subscriptionPlanLineItems: { data: { id: string }[] } };
+    }
+  ).data.subscriptionPlanLineItems.data[0].id;
   ids = {
+    lineItem,
+    entitlement,
+    grantee,
+    owner,
     hold,
     webhook,
     outboxEvent,
@@ -62,6 +84,8 @@ afterAll(async () => {
   await server?.stop();
   await db?.drop();
 });
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 type Op = { generation: 'legacy' | 'v1' | 'v2' | 'v3' | 'catalog'; method: string; path: string; scope?: string };
 
@@ -86,7 +110,20 @@ function request(op: Op): { path: string; body?: unknown } {
             ? ids.outboxEvent
             : op.path.startsWith('/api/usage/reservations')
               ? ids.hold
-              : ids.plan;
+              : op.path.startsWith('/api/subscription-plan-line-items')
+                ? ids.lineItem
+                : op.path.startsWith('/api/subscription')
+                  ? ids.subscription
+                  : op.path.startsWith('/api/owners')
+                    ? ids.owner
+                    : op.path.startsWith('/api/grantees')
+                      ? ids.grantee
+                      : op.path.startsWith('/api/entitlements')
+                        ? ids.entitlement
+                        : // A subscription's group has the subscription's id.
+                          op.path.startsWith('/api/groups')
+                          ? ids.subscription
+                          : ids.plan;
     throw new Error(`no id for ${name} in ${op.path}`);
   };
   let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
@@ -101,6 +138,7 @@ function request(op: Op): { path: string; body?: unknown } {
     '/licenses/purchaser': 'purchaser=buyer@example.com',
     '/api/balances': 'owner=isolated',
     '/api/entitlements/check': 'granteeId=isolated',
+    '/api/subscriptions/{id}/auto-renew': 'status=disable',
   };
   // v2 and v3 spellings (the real SDK's): v3 names the customer `owner`; its lists by product name tenant A's product.
   const versioned: Record<string, string> = {
@@ -141,6 +179,20 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/usage/consume': { owner: 'intruder', meterSlug: 'tokens', quantity: 1 },
     'post /api/usage/reservations': { owner: 'intruder', meterSlug: 'tokens', quantity: 1, ttlSeconds: 60 },
     'post /api/usage/reservations/{id}/commit': { quantity: 1 },
+    'put /api/subscriptions/{id}/items': { items: [{ planId: ids.plan, action: 'replace', newPlanId: a.keys['plans.notes.business'] }] },
+    'post /api/subscriptions/{id}/portal': { features: { paymentMethodUpdate: { enabled: true } } },
+    'post /api/subscriptions': { plans: [{ planId: ids.plan }], owner: 'intruder', interval: 'month', intervalCount: 1 },
+    'post /api/subscriptions/batch': { action: 'cancel', subscriptionIds: [ids.subscription] },
+    'put /api/subscription-plans/{id}/seats': { quantity: 5 },
+    'put /api/subscription-plan-line-items/{id}': { quantity: 5 },
+    'put /api/owners/{id}': { owner: 'intruder' },
+    'post /api/grantees': { granteeId: 'intruder' },
+    'post /api/entitlements': { name: 'intruder', productId: ids.product },
+    'put /api/entitlements/{id}': { name: 'intruder' },
+    'put /api/grantees/{id}': { granteeId: 'intruder' },
+    'post /api/groups': { owner: 'intruder' },
+    'put /api/groups/{id}': { id: ids.subscription, grantees: [] },
+    'post /api/groups/{id}/grantees': [{ type: 'add', granteeId: 'intruder' }],
   };
   const versionedBodies: Record<string, unknown> = {
     'put /usage': { granteeId: 'isolated', planUuid: ids.plan, countOptions: { increment: 1 } },
@@ -172,8 +224,13 @@ it('refuses every authenticated route without a key, with a revoked key, without
   expect(secured.length).toBeGreaterThan(45);
   for (const g of ['v2', 'v3']) expect(secured.filter((o) => o.generation === g).length).toBeGreaterThan(25);
   const failures: string[] = [];
-  const expectStatus = async (op: Op, key: string | undefined, want: number[], why: string) => {
-    const { path, body } = request(op);
+  const naming: Op[] = [];
+  const expectStatus = async (op: Op, key: string | undefined, want: number[], why: string, unknownIds = false) => {
+    const asked = request(op);
+    // Every id of tenant A replaced by one that names no record.
+    const unknown = (text: string) => text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/g, UNKNOWN);
+    const path = unknownIds ? unknown(asked.path) : asked.path;
+    const body = unknownIds && asked.body !== undefined ? JSON.parse(unknown(JSON.stringify(asked.body))) : asked.body;
     const auth = key === undefined ? {} : op.generation === 'catalog' ? { bearer: key } : { key };
     const res = await call(server.url, op.method.toUpperCase(), path, {
       ...auth,
@@ -193,18 +250,25 @@ it('refuses every authenticated route without a key, with a revoked key, without
     const hasIds =
       /\{(\w*Uuid|uuid|id)\}/.test(op.path) ||
       (request(op).body !== undefined && JSON.stringify(request(op).body).match(/[0-9a-f]{8}-[0-9a-f]{4}-/));
+    if (hasIds || ID_IN_QUERY.includes(op.path)) {
+      naming.push(op);
+      await expectStatus(op, b.live, [403], "with another organisation's key");
+      await expectStatus(op, a.test, [404], "with the other mode's key");
+      await expectStatus(op, a.live, [404], 'naming an unknown id', true);
+      continue;
+    }
     for (const [who, key] of [
       ['another organisation', b.live],
       ['the other mode', a.test],
     ] as const) {
-      if (hasIds || ID_IN_QUERY.includes(op.path)) await expectStatus(op, key, [403], `with ${who}'s key`);
-      else {
-        // A list or a create without ids: it answers the caller's own records, never tenant A's.
-        const res = await expectStatus(op, key, [200, 201, 202, 204], `with ${who}'s key`);
-        for (const id of Object.values(ids))
-          if (res.text.includes(id)) failures.push(`${op.generation} ${op.method} ${op.path} shows tenant A's ${id} to ${who}`);
-      }
+      // A list or a create without ids: it answers the caller's own records, never tenant A's.
+      const res = await expectStatus(op, key, [200, 201, 202, 204], `with ${who}'s key`);
+      for (const id of Object.values(ids))
+        if (res.text.includes(id)) failures.push(`${op.generation} ${op.method} ${op.path} shows tenant A's ${id} to ${who}`);
     }
   }
+  // Each generation had routes naming ids, so each of the three statuses was asked of each.
+  for (const generation of ['legacy', 'v1', 'v2', 'v3', 'catalog'] as const)
+    expect(naming.filter((o) => o.generation === generation).length).toBeGreaterThan(0);
   expect(failures).toEqual([]);
 });

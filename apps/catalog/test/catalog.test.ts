@@ -175,7 +175,9 @@ describe('catalog products', () => {
     await api().post(`/api/products/${id}/archive`).expect(204);
     expect((await api().get(`/api/products/${id}`)).body.data).toMatchObject({ isActive: false, archivedAt: expect.any(String) });
     await api().del(`/api/products/${id}`).expect(204);
-    await api().get(`/api/products/${id}`).expect(403);
+    const gone = await api().get(`/api/products/${id}`).expect(404);
+    expectSchema(errorSchema, gone.body);
+    expect(gone.body).toEqual({ title: 'Not Found', detail: 'product not found', errors: null });
   });
 
   it('lists with cursors stable under inserts, search, includeArchived and expand', async () => {
@@ -376,14 +378,17 @@ describe('catalog idempotency, authentication and tenancy', () => {
     await api(other.liveKey).post('/api/products', { name: 'Theirs' }, 'key-1').expect(201);
   });
 
-  it('needs a bearer key (401), the scope (403), and keeps organisations and modes apart', async () => {
+  it("needs a bearer key (401), the scope (403); another organisation's record 403, the other mode's and an unknown id 404", async () => {
     expectSchema(errorSchema, (await request(app).get('/api/products').expect(401)).body);
     await request(app).get('/api/products').set('x-api-key', org.liveKey).expect(401);
     await api(org.readOnlyKey).post('/api/products', { name: 'Nope' }).expect(403);
     await api(org.readOnlyKey).get('/api/products').expect(200);
     await api(other.liveKey).get(`/api/products/${org.keys['products.notes']}`).expect(403);
     await api(other.liveKey).put(`/api/plans/${org.keys['plans.notes.team']}`, { name: 'x' }).expect(403);
-    await api(org.testKey).get(`/api/products/${org.keys['products.notes']}`).expect(403);
+    expectSchema(errorSchema, (await api(org.testKey).get(`/api/products/${org.keys['products.notes']}`).expect(404)).body);
+    await api(org.testKey).put(`/api/plans/${org.keys['plans.notes.team']}`, { name: 'x' }).expect(404);
+    await api(org.liveKey).get('/api/products/00000000-0000-4000-8000-000000000000').expect(404);
+    await api(org.liveKey).put('/api/plans/00000000-0000-4000-8000-000000000000', { name: 'x' }).expect(404);
     expect((await api(org.testKey).get('/api/products').expect(200)).body.data.map((p: { id: string }) => p.id)).toEqual([
       org.testKeys['products.notes'],
     ]);
@@ -396,7 +401,7 @@ describe('catalog idempotency, authentication and tenancy', () => {
     expect(test.body.data.id).not.toBe(live.body.data.id);
     // Each mode sees its own product, and each replays its own answer.
     await api(org.testKey).get(`/api/products/${test.body.data.id}`).expect(200);
-    await api(org.testKey).get(`/api/products/${live.body.data.id}`).expect(403);
+    await api(org.testKey).get(`/api/products/${live.body.data.id}`).expect(404);
     expect((await api(org.liveKey).post('/api/products', { name: 'Moded' }, 'key-mode').expect(201)).body).toEqual(live.body);
     expect((await api(org.testKey).post('/api/products', { name: 'Moded' }, 'key-mode').expect(201)).body).toEqual(test.body);
     // Another route under the same key is another record (its own answer, not a 409 or a replay).

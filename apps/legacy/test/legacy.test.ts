@@ -125,14 +125,15 @@ describe('legacy capability check', () => {
     }
   });
 
-  it('answers 204 for grantees with nothing, 400 for missing parameters, 403 for an unknown product', async () => {
+  it('answers 204 for grantees with nothing, 400 for missing parameters, 404 for an unknown product', async () => {
     await check(`productUuid=${a.keys['products.notes']}&granteeIds=nobody`).expect(204);
     expect((await check(`granteeIds=alice`).expect(400)).body.validationErrors).toEqual([
       { property: 'productUuid', error: 'is required' },
     ]);
     await check(`productUuid=${a.keys['products.notes']}`).expect(400);
     await check(`productUuid=${a.keys['products.notes']}&granteeIds=[]`).expect(400);
-    await check(`productUuid=00000000-0000-4000-8000-000000000000&granteeIds=alice`).expect(403);
+    const unknown = await check(`productUuid=00000000-0000-4000-8000-000000000000&granteeIds=alice`).expect(404);
+    expect(unknown.body).toEqual({ error: 'product not found', code: 'NOT_FOUND' });
   });
 });
 
@@ -180,7 +181,7 @@ describe('legacy POST /licenses', () => {
     ]).expect(400);
     expect(paid.body.code).toBe('PLAN_NOT_FREE_OR_EVALUATION');
     await get(`/licenses/check?productUuid=${a.keys['products.notes']}&granteeIds=erin`, a.liveKey).expect(204);
-    await post({ planUuid: '00000000-0000-4000-8000-000000000000', member: 'm', granteeId: 'x' }).expect(403);
+    await post({ planUuid: '00000000-0000-4000-8000-000000000000', member: 'm', granteeId: 'x' }).expect(404);
   });
 });
 
@@ -227,10 +228,10 @@ describe('legacy authentication, scopes and tenancy', () => {
       .expect(403);
   });
 
-  it('keeps test and live apart on every path', async () => {
+  it("keeps test and live apart on every path: the other mode's record is 404", async () => {
     const testProducts = (await get('/products', a.testKey).expect(200)).body;
     expect(testProducts.map((p: { uuid: string }) => p.uuid)).toEqual([a.testKeys['products.notes']]);
-    for (const p of paths()) await get(p, a.testKey).expect(403);
+    for (const p of paths()) expect((await get(p, a.testKey).expect(404)).body.code).toBe('NOT_FOUND');
     const testPaths = [
       `/products/${a.testKeys['products.notes']}/plans`,
       `/products/${a.testKeys['products.notes']}/features`,
@@ -238,11 +239,11 @@ describe('legacy authentication, scopes and tenancy', () => {
     ];
     for (const p of testPaths) {
       await get(p, a.testKey).expect(200);
-      await get(p, a.liveKey).expect(403);
+      await get(p, a.liveKey).expect(404);
     }
     const testCheck = await get(`/licenses/check?productUuid=${a.testKeys['products.notes']}&granteeIds=alice`, a.testKey).expect(200);
     expect(testCheck.body.capabilities).toEqual(['admin', 'edit', 'export']);
-    await get(`/licenses/check?productUuid=${a.testKeys['products.notes']}&granteeIds=alice`, a.liveKey).expect(403);
+    await get(`/licenses/check?productUuid=${a.testKeys['products.notes']}&granteeIds=alice`, a.liveKey).expect(404);
     const created = await request(app)
       .post('/licenses')
       .set('x-api-key', a.testKey)
@@ -253,12 +254,14 @@ describe('legacy authentication, scopes and tenancy', () => {
       .post('/licenses')
       .set('x-api-key', a.testKey)
       .send({ planUuid: a.keys['plans.notes.free'], member: 'm', granteeId: 'tess' })
-      .expect(403);
+      .expect(404);
   });
 
-  it('answers 404 in the error shape for unknown paths, 403 for unknown ids, 400 for a malformed id', async () => {
+  it('answers 404 in the error shape for unknown paths and unknown ids, 400 for a malformed id', async () => {
     expectSchema(legacyErrorSchema, (await get('/nowhere', a.liveKey).expect(404)).body);
-    await get('/products/00000000-0000-4000-8000-000000000000/plans', a.liveKey).expect(403);
+    const unknown = await get('/products/00000000-0000-4000-8000-000000000000/plans', a.liveKey).expect(404);
+    expectSchema(legacyErrorSchema, unknown.body);
+    expect(unknown.body.code).toBe('NOT_FOUND');
     await get('/plans/not-a-uuid/features', a.liveKey).expect(400);
   });
 

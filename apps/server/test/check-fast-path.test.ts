@@ -105,7 +105,7 @@ describe('the check fast path', () => {
       [`/licenses/check?${q}`, { 'x-api-key': '   ' }, 401],
       [`/licenses/check?${q}`, { 'x-api-key': 'not-a-key' }, 401],
       [`/licenses/check?${q}`, { 'x-api-key': scopelessKey }, 403],
-      [`/licenses/check?${q}`, { 'x-api-key': org.testKey }, 403],
+      [`/licenses/check?${q}`, { 'x-api-key': org.testKey }, 404],
       [`/licenses/check?${q}`, { 'x-api-key': other }, 403],
       [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, version: 'v4' }, 400],
       // v2 is served (by its own generation, not the fast path).
@@ -117,7 +117,7 @@ describe('the check fast path', () => {
       [`/licenses/check?productUuid=${product()}&granteeIds=%00`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?productUuid=${product()}&granteeIds=,,`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?productUuid=not-a-uuid&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
-      [`/licenses/check?productUuid=${org.keys['plans.notes.team']}&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 403],
+      [`/licenses/check?productUuid=${org.keys['plans.notes.team']}&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 404],
       [`/licenses/check?granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, 'content-type': 'application/json' }, 400, '{"granteeIds":"\\u0000"}'],
     ];

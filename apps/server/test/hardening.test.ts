@@ -131,8 +131,8 @@ describe('finding 3: one idempotency key runs one request, however many arrive a
   });
 });
 
-describe('finding 7: no existence oracle', () => {
-  it("answers an unknown id, another organisation's id and the other mode's id with the same status and body", async () => {
+describe('finding 7, as the contract says (issue #20): unknown 404, foreign 403, other mode 404', () => {
+  it("answers an unknown id 404, another organisation's id 403 and the other mode's id 404, in v1 and the catalog", async () => {
     const other = await seedOrganisation(world, 'oracle-other');
     const unknown = '00000000-0000-4000-8000-000000000000';
     const ask = async (path: string) => {
@@ -148,14 +148,21 @@ describe('finding 7: no existence oracle', () => {
         ask(template.replace('ID', idOf(other, false))),
         ask(template.replace('ID', idOf(org, true))),
       ]);
-      expect(answers[0].status).toBe(403);
-      expect(answers[1]).toEqual(answers[0]);
+      expect(answers.map((a) => a.status)).toEqual([404, 403, 404]);
+      expect(answers.map((a) => a.body.code)).toEqual(['NOT_FOUND', 'FORBIDDEN', 'NOT_FOUND']);
+      // The other mode's record is, for this key, a record that does not exist.
       expect(answers[2]).toEqual(answers[0]);
     }
     const catalog = (id: string) => request(app).get(`/api/plans/${id}`).set('authorization', `Bearer ${org.liveKey}`);
-    const [a, b] = await Promise.all([catalog(unknown), catalog(other.keys['plans.notes.team'])]);
-    expect([a.status, b.status]).toEqual([403, 403]);
-    expect(b.body).toEqual(a.body);
+    const [a, b, c] = await Promise.all([
+      catalog(unknown),
+      catalog(other.keys['plans.notes.team']),
+      catalog(org.testKeys['plans.notes.team']),
+    ]);
+    expect([a.status, b.status, c.status]).toEqual([404, 403, 404]);
+    expect(a.body).toEqual({ title: 'Not Found', detail: 'plan not found', errors: null });
+    expect(b.body).toEqual({ title: 'Forbidden', detail: 'plan belongs to another organisation', errors: null });
+    expect(c.body).toEqual(a.body);
   });
 });
 
@@ -210,7 +217,7 @@ describe('finding 5: inputs that gave 500 are refused by their class', () => {
     }
   });
 
-  it('answers a write that races the deletion of what it refers to with 403/409, never 500', async () => {
+  it('answers a write that races the deletion of what it refers to with 404/409, never 500', async () => {
     const product = (await request(app).post('/api/products').set(bearer()).send({ name: 'doomed' }).expect(201)).body.data.id;
     const writes = Array.from({ length: 30 }, (_, i) =>
       request(app)
@@ -220,7 +227,7 @@ describe('finding 5: inputs that gave 500 are refused by their class', () => {
     );
     const del = request(app).delete(`/api/products/${product}`).set(bearer());
     const answers = await Promise.all([...writes, del]);
-    for (const a of answers) expect([201, 204, 403, 409]).toContain(a.status);
+    for (const a of answers) expect([201, 204, 404, 409]).toContain(a.status);
   });
 });
 

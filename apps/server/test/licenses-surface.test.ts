@@ -34,26 +34,26 @@ const adHoc = async (granteeId: string | null, member = 'buyer@example.com') =>
     .body[0];
 
 describe('v1 licenses, one by one (no version header)', () => {
-  it('gets a license, and another tenant gets 403 as for any foreign id', async () => {
+  it('gets a license; another organisation gets 403, the other mode and an unknown id 404', async () => {
     const lic = await adHoc('gwen');
     const res = await as(org.liveKey).get(`/licenses/${lic.uuid}`).expect(200);
     expect(isLicense(res.body)).toBe(true);
     expect(res.body).toMatchObject({ uuid: lic.uuid, granteeId: 'gwen' });
     expect((await as(other.liveKey).get(`/licenses/${lic.uuid}`).expect(403)).body.code).toBe('FORBIDDEN');
-    await as(org.testKey).get(`/licenses/${lic.uuid}`).expect(403);
-    await as(org.liveKey).get('/licenses/00000000-0000-4000-8000-000000000000').expect(403);
+    expect((await as(org.testKey).get(`/licenses/${lic.uuid}`).expect(404)).body.code).toBe('NOT_FOUND');
+    expect((await as(org.liveKey).get('/licenses/00000000-0000-4000-8000-000000000000').expect(404)).body.code).toBe('NOT_FOUND');
     await as(org.liveKey).get('/licenses/not-a-uuid').expect(400);
     // The fixed paths are still theirs.
     await as(org.liveKey).get('/licenses/count').expect(200);
   });
 
-  it('answers the usage of a license (none is metered: an empty list) and 403 for one the key cannot see', async () => {
+  it("answers the usage of a license (none is metered: an empty list); another organisation's 403, the other mode's 404", async () => {
     const lic = await adHoc('ursula');
     const res = await as(org.liveKey).get(`/licenses/${lic.uuid}/usage`).expect(200);
     expect(res.body).toEqual([]);
     expect(ajv.compile(licenseUsageList)(res.body)).toBe(true);
     await as(other.liveKey).get(`/licenses/${lic.uuid}/usage`).expect(403);
-    await as(org.testKey).get(`/licenses/${lic.uuid}/usage`).expect(403);
+    await as(org.testKey).get(`/licenses/${lic.uuid}/usage`).expect(404);
     await as(org.liveKey).get('/licenses/not-a-uuid/usage').expect(400);
     await request(app).get(`/licenses/${lic.uuid}/usage`).expect(401);
   });
@@ -77,10 +77,10 @@ describe('v1 licenses, one by one (no version header)', () => {
     expect((await as(org.liveKey).get(`/licenses/${one.uuid}`).expect(200)).body.status).toBe('CANCELED');
     await as(org.liveKey).get(`/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=ivan`).expect(204);
     const [a, b] = [await adHoc('jan'), await adHoc('kim')];
-    // One foreign id: nothing is canceled.
+    // One unknown id: nothing is canceled.
     await as(org.liveKey)
       .post('/licenses/cancel', { uuids: [a.uuid, '00000000-0000-4000-8000-000000000000'] })
-      .expect(403);
+      .expect(404);
     expect((await as(org.liveKey).get(`/licenses/${a.uuid}`).expect(200)).body.status).toBe('ACTIVE');
     await as(org.liveKey)
       .post('/licenses/cancel', { uuids: [a.uuid, b.uuid] })

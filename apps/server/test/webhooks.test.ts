@@ -94,7 +94,7 @@ describe('webhook endpoints over the catalog API', () => {
     await api(org.liveKey).post('/api/webhooks', {}).expect(400);
     await api(org.liveKey).patch(`/api/webhooks/${created.id}`, {}).expect(400);
     await api(org.liveKey).delete(`/api/webhooks/${created.id}`).expect(204);
-    await api(org.liveKey).get(`/api/webhooks/${created.id}`).expect(403);
+    await api(org.liveKey).get(`/api/webhooks/${created.id}`).expect(404);
   });
 
   it("another organisation's or mode's endpoints and events are invisible, and scopes are enforced", async () => {
@@ -103,7 +103,7 @@ describe('webhook endpoints over the catalog API', () => {
     await api(other.liveKey).patch(`/api/webhooks/${hook.id}`, { enabled: false }).expect(403);
     await api(other.liveKey).delete(`/api/webhooks/${hook.id}`).expect(403);
     await api(other.liveKey).get(`/api/webhooks/${hook.id}/attempts`).expect(403);
-    await api(org.testKey).get(`/api/webhooks/${hook.id}`).expect(403);
+    await api(org.testKey).get(`/api/webhooks/${hook.id}`).expect(404);
     expect((await api(other.liveKey).get('/api/webhooks').expect(200)).body.data).toEqual([]);
     await v1(org.liveKey)
       .post('/licenses', { planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: 'iso' })

@@ -407,8 +407,9 @@ describe('v1 licenses', () => {
         { uuid: lic.uuid, granteeId: 'yan' },
         { uuid: '00000000-0000-4000-8000-000000000000', granteeId: 'x' },
       ])
-      .expect(403);
-    expect(missing.body.code).toBe('FORBIDDEN');
+      .expect(404);
+    expectSchema(legacyErrorSchema, missing.body);
+    expect(missing.body.code).toBe('NOT_FOUND');
     const list = (await api.get('/licenses?status=active').expect(200)).body;
     // Real clients send the status in capitals too.
     expect((await api.get('/licenses?status=ACTIVE').expect(200)).body).toEqual(list);
@@ -451,7 +452,7 @@ describe('v1 version header, authentication and tenancy', () => {
     await v1(app, org.liveKey, null).put(`/subscriptions/${subscription.id}/updateplan/${org.keys['plans.notes.team']}`).expect(204);
   });
 
-  it('answers 401 without a key, 403 for another organisation and across test and live', async () => {
+  it("answers 401 without a key, 403 for another organisation's record, 404 for the other mode's and for an unknown id", async () => {
     await v1(app, '').get('/products').expect(401);
     const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'tenancy', 2);
     const paths = [
@@ -462,8 +463,14 @@ describe('v1 version header, authentication and tenancy', () => {
       `/plans/${org.keys['plans.notes.team']}/capabilities`,
     ];
     for (const p of paths) {
-      await v1(app, other.liveKey).get(p).expect(403);
-      await v1(app, org.testKey).get(p).expect(403);
+      expect((await v1(app, other.liveKey).get(p).expect(403)).body.code).toBe('FORBIDDEN');
+      const otherMode = await v1(app, org.testKey).get(p).expect(404);
+      expectSchema(legacyErrorSchema, otherMode.body);
+      expect(otherMode.body.code).toBe('NOT_FOUND');
+      const unknown = await v1(app, org.liveKey)
+        .get(p.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, '00000000-0000-4000-8000-000000000000'))
+        .expect(404);
+      expect(unknown.body).toEqual({ error: expect.stringMatching(/not found/), code: 'NOT_FOUND' });
     }
     await v1(app, other.liveKey).put(`/subscriptions/${subscription.id}/cancel?when=now`).expect(403);
     await v1(app, other.liveKey)

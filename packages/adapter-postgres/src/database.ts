@@ -18,6 +18,8 @@ import * as deferredCheckouts from './migrations/2026-11-23T02-00-deferred-check
 import * as webhookFairness from './migrations/2026-11-23T02-01-webhook-fairness';
 import * as usage from './migrations/2026-11-23T04-usage';
 import * as usagePlans from './migrations/2026-11-24T10-00-00-usage-plans';
+import * as people from './migrations/2026-11-24T30-00-people';
+import * as subscriptionLineItems from './migrations/2026-11-24T30-01-subscription-line-items';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +36,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T02-01-webhook-fairness': webhookFairness,
   '2026-11-23T04-usage': usage,
   '2026-11-24T10-00-00-usage-plans': usagePlans,
+  '2026-11-24T30-00-people': people,
+  '2026-11-24T30-01-subscription-line-items': subscriptionLineItems,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

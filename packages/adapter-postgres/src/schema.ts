@@ -165,6 +165,37 @@ export interface Features {
   visibility: string;
 }
 
+export interface Grantees {
+  created_at: Date;
+  grantee_id: string;
+  id: string;
+  is_test: boolean;
+  name: string | null;
+  organisation_id: string;
+  updated_at: Date;
+}
+
+export interface GroupMemberships {
+  created_at: Date;
+  grantee_ref: string;
+  group_id: string;
+  id: string;
+  is_test: boolean;
+  organisation_id: string;
+  updated_at: Date;
+}
+
+export interface Groups {
+  created_at: Date;
+  customer_id: string;
+  id: string;
+  is_test: boolean;
+  name: string | null;
+  organisation_id: string;
+  subscription_id: string | null;
+  updated_at: Date;
+}
+
 export interface IdempotencyKeys {
   body: Json | null;
   created_at: Date;
@@ -412,6 +443,16 @@ export interface SigningKeys {
   secret_ciphertext: string;
 }
 
+export interface SubscriptionLineItems {
+  created_at: Date;
+  id: Generated<string>;
+  is_test: boolean;
+  line_item_id: string;
+  organisation_id: string;
+  subscription_id: string;
+  updated_at: Date;
+}
+
 export interface Subscriptions {
   cancel_at_period_end: boolean;
   canceled_at: Date | null;
@@ -595,6 +636,9 @@ export interface DB {
   events: Events;
   feature_enum_options: FeatureEnumOptions;
   features: Features;
+  grantees: Grantees;
+  group_memberships: GroupMemberships;
+  groups: Groups;
   idempotency_keys: IdempotencyKeys;
   licenses: Licenses;
   line_items: LineItems;
@@ -614,6 +658,7 @@ export interface DB {
   product_settings: ProductSettings;
   products: Products;
   signing_keys: SigningKeys;
+  subscription_line_items: SubscriptionLineItems;
   subscriptions: Subscriptions;
   tier_tags: TierTags;
   tiers: Tiers;

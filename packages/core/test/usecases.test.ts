@@ -191,15 +191,16 @@ describe('catalog queries and tenancy', () => {
     expect(table.table.featuredPlanId).toBe(keys['plans.notes.team']);
   });
 
-  it("answers FORBIDDEN alike for another organisation's records, the other mode's and unknown ids", async () => {
+  it("answers FORBIDDEN for another organisation's records, NOT_FOUND for the other mode's and for unknown ids", async () => {
     const core = createTestCore();
     const { keys } = await seedSample(core, 'acme');
     const other = await core.apiKeys.ensureOrganisation('other');
     const acme = await core.apiKeys.ensureOrganisation('acme');
     await expectCode(core.queries.getProduct({ organisationId: other.id, isTest: false }, keys['products.notes']), ErrorCodes.FORBIDDEN);
     await expectCode(core.queries.getPlan({ organisationId: other.id, isTest: false }, keys['plans.notes.team']), ErrorCodes.FORBIDDEN);
-    await expectCode(core.queries.getProduct({ organisationId: acme.id, isTest: true }, keys['products.notes']), ErrorCodes.FORBIDDEN);
-    await expectCode(core.queries.getProduct({ organisationId: acme.id, isTest: false }, randomUUID()), ErrorCodes.FORBIDDEN);
+    await expectCode(core.queries.getProduct({ organisationId: acme.id, isTest: true }, keys['products.notes']), ErrorCodes.NOT_FOUND);
+    await expectCode(core.queries.getPlan({ organisationId: acme.id, isTest: true }, keys['plans.notes.team']), ErrorCodes.NOT_FOUND);
+    await expectCode(core.queries.getProduct({ organisationId: acme.id, isTest: false }, randomUUID()), ErrorCodes.NOT_FOUND);
   });
 });
 
@@ -353,7 +354,7 @@ describe('licenses', () => {
         { uuid: l.id, granteeId: 'bob' },
         { uuid: randomUUID(), granteeId: 'x' },
       ]),
-      'FORBIDDEN',
+      'NOT_FOUND',
     );
     expect((await core.licenses.list(tenant, {}))[0].granteeId).toBeNull();
     const [updated] = await core.licenses.batchUpdate(tenant, [{ uuid: l.id, granteeId: 'bob' }]);

@@ -209,9 +209,9 @@ describe('delivery', () => {
     const testEvents = byUrl('https://vendor.example.com/test');
     expect(testEvents.map((e) => e.type)).toEqual(['subscription.created', 'license.created']);
     expect(testEvents.every((e) => e.data.isTest === true)).toBe(true);
-    // Another tenant cannot see or touch the endpoint.
-    await expect(core.webhooks.get(live.tenant, testHook.endpoint.id)).rejects.toMatchObject({ code: 'FORBIDDEN' });
-    await expect(core.webhooks.delete(live.tenant, testHook.endpoint.id)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    // The other mode cannot see or touch the endpoint: for its key the endpoint does not exist.
+    await expect(core.webhooks.get(live.tenant, testHook.endpoint.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(core.webhooks.delete(live.tenant, testHook.endpoint.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('forgets events older than the retention once no delivery waits for them', async () => {

@@ -12,6 +12,13 @@ import { creditRoutes } from './credits';
 import { entitlementRoutes } from './entitlements';
 import { meterRoutes } from './meters';
 import { usageRoutes } from './usage';
+import { ownerRoutes } from './owners';
+import { granteeRoutes } from './grantees';
+import { groupRoutes } from './groups';
+import { entitlementRecordRoutes } from './entitlement-records';
+import { subscriptionPlanRoutes } from './subscription-plans';
+import { subscriptionLineItemRoutes } from './subscription-plan-line-items';
+import { subscriptionRoutes } from './subscriptions';
 
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
@@ -28,6 +35,13 @@ export type CatalogServices = Pick<
   | 'exporter'
   | 'usage'
   | 'entitlements'
+  | 'subscriptions'
+  | 'subscriptionDirectory'
+  | 'owners'
+  | 'seats'
+  | 'grantees'
+  | 'groups'
+  | 'entitlementAdmin'
 >;
 
 /** The catalog generation's route table (`/api`): one module per resource (docs/architecture.md, "Adding a route"). */
@@ -44,4 +58,11 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...usageRoutes(core),
   ...balanceRoutes(core),
   ...entitlementRoutes(core),
+  ...entitlementRecordRoutes(core),
+  ...subscriptionRoutes(core),
+  ...subscriptionPlanRoutes(core),
+  ...subscriptionLineItemRoutes(core),
+  ...ownerRoutes(core),
+  ...granteeRoutes(core),
+  ...groupRoutes(core),
 ];

@@ -1,7 +1,7 @@
 import type { Customer, CustomerRepository } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
-import { tenantOf, upsert, type Db } from './db';
+import { containing, keysetPage, tenantOf, upsert, type Db } from './db';
 
 const toCustomer = (r: Selectable<DB['customers']>): Customer => ({
   id: r.id,
@@ -29,6 +29,26 @@ export function customerRepository(db: Db): CustomerRepository {
         .executeTakeFirst();
       return r && toCustomer(r);
     },
+    page: async (t, q) => {
+      const page = await keysetPage(
+        () => {
+          let b = db
+            .selectFrom('customers as cu')
+            .selectAll('cu')
+            .where((eb) => eb.and({ 'cu.organisation_id': t.organisationId, 'cu.is_test': t.isTest }));
+          if (q.search) {
+            const like = containing(q.search);
+            b = b.where((eb) => eb.or([eb('cu.value', 'ilike', like), eb('cu.email_address', 'ilike', like)]));
+          }
+          if (q.paymentCustomerId) b = b.where('cu.payment_customer_id', '=', q.paymentCustomerId);
+          return b;
+        },
+        'cu',
+        q,
+      );
+      return { ...page, items: page.items.map(toCustomer) };
+    },
+    delete: async (id) => void (await db.deleteFrom('customers').where('id', '=', id).execute()),
     save: (c) =>
       upsert(db, 'customers', [
         {

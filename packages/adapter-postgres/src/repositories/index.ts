@@ -13,6 +13,7 @@ import { eventRepository, licenseRepository, subscriptionRepository } from './su
 import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
 import { usageRepository } from './usage';
+import { peopleRepository } from './people';
 
 /** Every repository over one typed kysely handle (a transaction, inside the unit of work). */
 export function repositories(db: Db): Repositories {
@@ -36,6 +37,7 @@ export function repositories(db: Db): Repositories {
     outbox: outboxRepository(db),
     webhooks: webhookRepository(db),
     usage: usageRepository(db),
+    people: peopleRepository(db),
   };
 }
 

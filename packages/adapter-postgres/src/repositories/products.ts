@@ -118,6 +118,8 @@ export function productRepository(db: Db): ProductRepository {
       );
       return { ...page, items: await loadProducts(db, page.items) };
     },
+    capabilityProduct: async (capabilityId) =>
+      (await db.selectFrom('capabilities').select('product_id').where('id', '=', capabilityId).executeTakeFirst())?.product_id,
     getOwnership: async (id) => {
       const r = await db
         .selectFrom('products')

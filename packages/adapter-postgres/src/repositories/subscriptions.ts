@@ -6,6 +6,7 @@ import type {
   LicenseFilter,
   LicenseRepository,
   Subscription,
+  SubscriptionLineItem,
   SubscriptionRepository,
   Tenant,
 } from '@tollgate/core';
@@ -38,6 +39,16 @@ const toSubscription = (r: Selectable<DB['subscriptions']>): Subscription => ({
   updatedAt: r.updated_at,
 });
 
+const toLineItem = (r: Selectable<DB['subscription_line_items']>): SubscriptionLineItem => ({
+  id: r.id,
+  organisationId: r.organisation_id,
+  isTest: r.is_test,
+  subscriptionId: r.subscription_id,
+  lineItemId: r.line_item_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
 /** A UUID no record has: an empty `in` list matches nothing. */
 const NONE = '00000000-0000-0000-0000-000000000000';
 
@@ -66,12 +77,18 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
       (await db.selectFrom('subscriptions').selectAll().where('plan_id', '=', planId).orderBy('created_at').orderBy('id').execute()).map(
         toSubscription,
       ),
-    countReferencing: async ({ planId, productId }) => {
-      if (!planId && !productId) return 0;
+    countReferencing: async ({ planId, productId, customerId }) => {
+      if (!planId && !productId && !customerId) return 0;
       const r = await db
         .selectFrom('subscriptions')
         .select(sql<number>`count(*)::int`.as('n'))
-        .where((eb) => eb.or([...(planId ? [eb('plan_id', '=', planId)] : []), ...(productId ? [eb('product_id', '=', productId)] : [])]))
+        .where((eb) =>
+          eb.or([
+            ...(planId ? [eb('plan_id', '=', planId)] : []),
+            ...(productId ? [eb('product_id', '=', productId)] : []),
+            ...(customerId ? [eb('customer_id', '=', customerId)] : []),
+          ]),
+        )
         .executeTakeFirst();
       return Number(r?.n ?? 0);
     },
@@ -94,6 +111,14 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
       );
       return { ...page, items: page.items.map(toSubscription) };
     },
+    delete: async (id) => {
+      await db.deleteFrom('licenses').where('subscription_id', '=', id).execute();
+      await db.deleteFrom('billing_documents').where('subscription_id', '=', id).execute();
+      await db.deleteFrom('events').where('subscription_id', '=', id).execute();
+      await db.updateTable('checkout_sessions').set({ subscription_id: null }).where('subscription_id', '=', id).execute();
+      await db.deleteFrom('groups').where('subscription_id', '=', id).execute();
+      await db.deleteFrom('subscriptions').where('id', '=', id).execute();
+    },
     listDueForCancellation: async (now, limit) =>
       (await due(now, limit).where('cancel_at_period_end', '=', true).execute()).map((r) => r.id),
     listDueForRenewal: async (now, providers, limit) =>
@@ -102,34 +127,68 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
             (r) => r.id,
           )
         : [],
-    save: (s) =>
-      upsert(db, 'subscriptions', [
-        {
-          id: s.id,
-          organisation_id: s.organisationId,
-          is_test: s.isTest,
-          product_id: s.productId,
-          plan_id: s.planId,
-          customer_id: s.customerId,
-          grantee_id: s.granteeId,
-          email: s.email,
-          payment_provider: s.paymentProvider,
-          payment_subscription_id: s.paymentSubscriptionId,
-          type: s.type,
-          quantity: s.quantity,
-          status: s.status,
-          currency: s.currency,
-          current_period_start: s.currentPeriodStart,
-          current_period_end: s.currentPeriodEnd,
-          cancel_at_period_end: s.cancelAtPeriodEnd,
-          canceled_at: s.canceledAt,
-          replaces_id: s.replacesId,
-          line_item_ids: json(s.lineItemIds),
-          created_at: s.createdAt,
-          updated_at: s.updatedAt,
-        },
-      ]),
+    lineItems: async (subscriptionId) => {
+      const s = await one(subscriptionId, false);
+      const rows = (await db.selectFrom('subscription_line_items').selectAll().where('subscription_id', '=', subscriptionId).execute()).map(
+        toLineItem,
+      );
+      return s ? s.lineItemIds.flatMap((li) => rows.filter((r) => r.lineItemId === li)) : [];
+    },
+    getLineItem: async (id) => {
+      const r = await db.selectFrom('subscription_line_items').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toLineItem(r);
+    },
+    save: async (s) => {
+      await saveRow(s);
+      // The line items follow `lineItemIds`; a kept one keeps its id.
+      let gone = db.deleteFrom('subscription_line_items').where('subscription_id', '=', s.id);
+      if (s.lineItemIds.length) gone = gone.where('line_item_id', 'not in', s.lineItemIds);
+      await gone.execute();
+      if (s.lineItemIds.length)
+        await db
+          .insertInto('subscription_line_items')
+          .values(
+            s.lineItemIds.map((lineItemId) => ({
+              organisation_id: s.organisationId,
+              is_test: s.isTest,
+              subscription_id: s.id,
+              line_item_id: lineItemId,
+              created_at: s.updatedAt,
+              updated_at: s.updatedAt,
+            })),
+          )
+          .onConflict((oc) => oc.columns(['subscription_id', 'line_item_id']).doNothing())
+          .execute();
+    },
   };
+  async function saveRow(s: Subscription): Promise<void> {
+    await upsert(db, 'subscriptions', [
+      {
+        id: s.id,
+        organisation_id: s.organisationId,
+        is_test: s.isTest,
+        product_id: s.productId,
+        plan_id: s.planId,
+        customer_id: s.customerId,
+        grantee_id: s.granteeId,
+        email: s.email,
+        payment_provider: s.paymentProvider,
+        payment_subscription_id: s.paymentSubscriptionId,
+        type: s.type,
+        quantity: s.quantity,
+        status: s.status,
+        currency: s.currency,
+        current_period_start: s.currentPeriodStart,
+        current_period_end: s.currentPeriodEnd,
+        cancel_at_period_end: s.cancelAtPeriodEnd,
+        canceled_at: s.canceledAt,
+        replaces_id: s.replacesId,
+        line_item_ids: json(s.lineItemIds),
+        created_at: s.createdAt,
+        updated_at: s.updatedAt,
+      },
+    ]);
+  }
 }
 
 export const toLicense = (r: Selectable<DB['licenses']>): License => ({

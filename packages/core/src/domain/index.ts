@@ -15,3 +15,4 @@ export * from './webhook-targets';
 export * from './usage';
 export * from './seat-grantees';
 export * from './usage-billing';
+export * from './people';

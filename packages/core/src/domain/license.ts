@@ -80,7 +80,7 @@ export interface PurchaseInput {
   plan: Plan;
   product: Product;
   customer: Customer;
-  granteeId: string;
+  granteeId: string | null;
   quantity: number;
   currency: string;
   paymentProvider: string;

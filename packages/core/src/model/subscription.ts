@@ -12,6 +12,14 @@ export interface Customer extends Owned {
   updatedAt: Date;
 }
 
+/** One line item of the plan a subscription holds, with an id of its own (the catalog's subscription-plan line item). */
+export interface SubscriptionLineItem extends Owned {
+  subscriptionId: Id;
+  lineItemId: Id;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Subscription extends Owned {
   productId: Id;
   planId: Id;

@@ -1,4 +1,8 @@
 import type {
+  SubscriptionLineItem,
+  Grantee,
+  Group,
+  Membership,
   BillingDocument,
   BillingDocumentKind,
   CheckoutSession,
@@ -110,6 +114,8 @@ export interface ProductRepository {
   page(tenant: Tenant, query: ListQuery): Promise<Page<Product>>;
   /** Just the ownership of a product (organisation, mode, archived), without its parts: for hot paths. */
   getOwnership(id: Id): Promise<(Owned & { archivedAt: Date | null }) | undefined>;
+  /** The id of the product a capability belongs to, if the capability exists. */
+  capabilityProduct(capabilityId: Id): Promise<Id | undefined>;
   /** Inserts or updates the product and replaces its settings, currencies, features and capabilities. */
   save(product: Product): Promise<void>;
   /** Removes the product (with its plans, features and capabilities). */
@@ -161,6 +167,30 @@ export interface CustomerRepository {
   findByValue(tenant: Tenant, value: string): Promise<Customer | undefined>;
   /** Inserts the customer or updates it by id. */
   save(customer: Customer): Promise<void>;
+  /** A page of the tenant's customers in creation order, by value or e-mail (`search`, part of either) and provider id. */
+  page(tenant: Tenant, query: CustomerListQuery): Promise<Page<Customer>>;
+  /** Removes the customer (the caller checked that nothing refers to it). */
+  delete(id: Id): Promise<void>;
+}
+
+export interface CustomerListQuery {
+  limit: number;
+  after?: string;
+  before?: string;
+  search?: string;
+  paymentCustomerId?: string;
+}
+
+/** Filters of a subscription list; every one given must hold. */
+export interface SubscriptionListQuery {
+  limit: number;
+  after?: string;
+  before?: string;
+  customerIds?: Id[];
+  planIds?: Id[];
+  productIds?: Id[];
+  statuses?: Subscription['status'][];
+  ids?: Id[];
 }
 
 /** Filters of a subscription list; every one given must hold. */
@@ -184,16 +214,22 @@ export interface SubscriptionRepository {
   findByPaymentId(paymentSubscriptionId: string): Promise<Subscription | undefined>;
   /** Subscriptions on this plan, oldest first. */
   listByPlan(planId: Id): Promise<Subscription[]>;
-  /** How many subscriptions reference the plan or the product. */
-  countReferencing(ref: { planId?: Id; productId?: Id }): Promise<number>;
+  /** How many subscriptions reference the plan, the product or the customer. */
+  countReferencing(ref: { planId?: Id; productId?: Id; customerId?: Id }): Promise<number>;
   /** A page of the tenant's subscriptions in creation order, filtered. */
   page(tenant: Tenant, query: SubscriptionListQuery): Promise<Page<Subscription>>;
+  /** Removes the subscription with its licenses, billing documents and queued events (test mode only, decided by the caller). */
+  delete(id: Id): Promise<void>;
   /** Ids of running subscriptions whose scheduled cancellation is due at `now`. */
   listDueForCancellation(now: Date, limit: number): Promise<Id[]>;
   /** Ids of running subscriptions of these providers whose period ended without a scheduled cancellation. */
   listDueForRenewal(now: Date, providers: string[], limit: number): Promise<Id[]>;
-  /** Inserts the subscription or updates it by id. */
+  /** Inserts the subscription or updates it by id; its line items (`lineItemIds`) follow, each keeping its id. */
   save(subscription: Subscription): Promise<void>;
+  /** The subscription's line items, in `lineItemIds` order. */
+  lineItems(subscriptionId: Id): Promise<SubscriptionLineItem[]>;
+  /** A subscription's line item, if any. */
+  getLineItem(id: Id): Promise<SubscriptionLineItem | undefined>;
 }
 
 export interface LicenseFilter {
@@ -371,6 +407,39 @@ export interface IdempotencyRepository {
   purge(before: Date): Promise<number>;
 }
 
+/** Grantees, groups and the memberships of groups without a subscription (issue #20). */
+export interface PeopleRepository {
+  /** The grantee record, if any. */
+  getGrantee(id: Id): Promise<Grantee | undefined>;
+  /** The tenant's grantees with these vendor identifiers. */
+  findGrantees(tenant: Tenant, granteeIds: string[]): Promise<Grantee[]>;
+  /** A page of the tenant's grantees in creation order; `granteeIds` or `groupId` (members of a group without a subscription) narrow it. */
+  pageGrantees(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; granteeIds?: string[]; groupId?: Id },
+  ): Promise<Page<Grantee>>;
+  /** Inserts the grantee or updates it by id. */
+  saveGrantee(grantee: Grantee): Promise<void>;
+  /** Removes the grantee with its memberships. */
+  deleteGrantee(id: Id): Promise<void>;
+  /** The group, if any. */
+  getGroup(id: Id): Promise<Group | undefined>;
+  /** A page of the tenant's groups in creation order, of one customer if given. */
+  pageGroups(tenant: Tenant, query: { limit: number; after?: string; before?: string; customerId?: Id }): Promise<Page<Group>>;
+  /** Inserts the group or updates it by id. */
+  saveGroup(group: Group): Promise<void>;
+  /** Removes the group with its memberships. */
+  deleteGroup(id: Id): Promise<void>;
+  /** The memberships of a group, oldest first. */
+  members(groupId: Id): Promise<Membership[]>;
+  /** The memberships of a grantee, oldest first. */
+  membershipsOf(granteeRef: Id): Promise<Membership[]>;
+  /** Adds the membership (a grantee already in the group stays once). */
+  addMember(membership: Membership): Promise<void>;
+  /** Removes the grantee from the group. */
+  removeMember(groupId: Id, granteeRef: Id): Promise<void>;
+}
+
 /** Every repository, bound to one transaction. */
 export interface Repositories {
   organisations: OrganisationRepository;
@@ -393,6 +462,8 @@ export interface Repositories {
   webhooks: WebhookRepository;
   /** Meters, balances, grants, holds and the usage ledger. */
   usage: UsageRepository;
+  /** Grantees, groups and memberships. */
+  people: PeopleRepository;
 }
 
 export interface UnitOfWork {

@@ -8,7 +8,7 @@ import { assertSeatTotal } from '../domain/seats';
 import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
-import { saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
+import { saveNewSubscription, saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
 import { limitsOf, type CoreDeps } from './deps';
 import { loadCurrencies, loadProductCatalog, type ProductCatalog } from './catalog-queries';
 
@@ -23,9 +23,11 @@ export interface PurchaseRequest {
   planId: Id;
   member: string;
   email: string | null;
-  granteeId: string;
+  /** Who gets the first seat; null: every seat starts unassigned. */
+  granteeId: string | null;
   quantity: number;
-  currency: string;
+  /** Absent: the product's default currency. */
+  currency?: string;
   paymentProvider: string;
   paymentSubscriptionId: string | null;
   paymentCustomerId: string | null;
@@ -261,7 +263,7 @@ export class CheckoutService {
       newId: () => this.deps.ids.newId(),
       maxSeats: limitsOf(this.deps).maxSeats,
     });
-    await r.subscriptions.save(result.subscription);
+    await saveNewSubscription(r, result.subscription);
     await saveSeats(r, result.licenses);
     // A usage plan gives the subscription its first period's allowance (and cap) on each meter.
     await startSubscriptionUsage(r, this.deps.ids, result.subscription, plan, now);

@@ -1,5 +1,5 @@
 import { ApiKeyService } from './api-keys';
-import { PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
+import { EntitlementAdmin, PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
 import { CatalogFileExport, CatalogFileImport } from './catalog-file';
 import { CatalogQueries } from './catalog-queries';
 import { CheckoutService } from './checkout';
@@ -12,8 +12,18 @@ import { JoinedUnitOfWork } from './joined-unit-of-work';
 import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
-import { ProviderSync, SeatService, SubscriptionAdmin, SubscriptionCoupons, SubscriptionLifecycle, Sweeps } from './subscriptions';
+import {
+  ProviderSync,
+  SeatService,
+  SubscriptionAdmin,
+  SubscriptionCoupons,
+  SubscriptionDirectory,
+  SubscriptionLifecycle,
+  Sweeps,
+} from './subscriptions';
 import { GranteeUsage } from './grantee-usage';
+import { OwnerDirectory } from './owners';
+import { GranteeDirectory, GroupDirectory } from './people';
 import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 import { EntitlementsCheck, UsageService } from './usage';
 
@@ -26,10 +36,20 @@ export interface Core {
   /** The catalog generation's plans with their entitlements and pricing. */
   plans: PlanAdmin;
   tierTags: TierTagAdmin;
+  /** The catalog API's entitlements: the capabilities of the tenant's products, by id. */
+  entitlementAdmin: EntitlementAdmin;
   importer: CatalogFileImport;
   exporter: CatalogFileExport;
   checkout: CheckoutService;
   subscriptions: SubscriptionLifecycle;
+  /** The catalog API's subscriptions: filtered lists, auto-renew, test-mode deletion, batches. */
+  subscriptionDirectory: SubscriptionDirectory;
+  /** The catalog API's owners: the customers who pay. */
+  owners: OwnerDirectory;
+  /** The catalog API's grantees: who uses, by the vendor's identifier. */
+  grantees: GranteeDirectory;
+  /** The catalog API's groups: teams of grantees; a subscription's group takes its seats. */
+  groups: GroupDirectory;
   seats: SeatService;
   /** Subscriptions managed directly (v2/v3): list, create without payment, owner, seat grantees. */
   subscriptionAdmin: SubscriptionAdmin;
@@ -108,6 +128,8 @@ export function createCore(given: CoreDeps): Core {
   const seats = new SeatService(deps);
   const usage = new UsageService(deps);
   const tierTags = new TierTagAdmin(deps);
+  const subscriptions = new SubscriptionLifecycle(deps);
+  const checkout = new CheckoutService(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
@@ -115,10 +137,15 @@ export function createCore(given: CoreDeps): Core {
     products: new ProductAdmin(deps),
     plans: new PlanAdmin(deps, tierTags),
     tierTags,
+    entitlementAdmin: new EntitlementAdmin(deps),
     importer: new CatalogFileImport(deps),
     exporter: new CatalogFileExport(deps),
-    checkout: new CheckoutService(deps),
-    subscriptions: new SubscriptionLifecycle(deps),
+    checkout,
+    subscriptions,
+    subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions, checkout),
+    owners: new OwnerDirectory(deps),
+    grantees: new GranteeDirectory(deps),
+    groups: new GroupDirectory(deps),
     seats,
     subscriptionAdmin: new SubscriptionAdmin(deps),
     coupons: new SubscriptionCoupons(deps),

@@ -6,6 +6,8 @@ export * from './catalog-file';
 export * from './checkout';
 export * from './subscriptions';
 export * from './licenses';
+export * from './owners';
+export * from './people';
 export * from './capability-checks';
 export * from './events';
 export * from './integrations';

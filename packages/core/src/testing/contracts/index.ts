@@ -481,6 +481,135 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect((await ids({ limit: 10, ids: [subs[2].id, foreign.id] })).ids).toEqual([subs[2].id]);
     });
 
+    it('pages customers by search and provider id, and deletes one (issue #20: owners)', async () => {
+      const { t, customer } = await world();
+      const other = aCustomer(t, {
+        value: `zed-${randomUUID()}`,
+        emailAddress: 'Zed@Example.com',
+        paymentCustomerId: 'cus_zed',
+        createdAt: at(2),
+      });
+      await tx(uow(), (r) => r.customers.save(other));
+      const all = await tx(uow(), (r) => r.customers.page(t, { limit: 1 }));
+      expect(all.items.map((c) => c.id)).toEqual([customer.id]);
+      expect(all.hasMore).toBe(true);
+      const next = await tx(uow(), (r) => r.customers.page(t, { limit: 1, after: all.nextCursor as string }));
+      expect(next.items.map((c) => c.id)).toEqual([other.id]);
+      expect((await tx(uow(), (r) => r.customers.page(t, { limit: 10, search: 'zed@example' }))).items.map((c) => c.id)).toEqual([
+        other.id,
+      ]);
+      expect((await tx(uow(), (r) => r.customers.page(t, { limit: 10, paymentCustomerId: 'cus_zed' }))).items).toEqual([other]);
+      expect((await tx(uow(), (r) => r.customers.page({ ...t, isTest: true }, { limit: 10 }))).items).toEqual([]);
+      await tx(uow(), (r) => r.customers.delete(other.id));
+      expect(await tx(uow(), (r) => r.customers.get(other.id))).toBeUndefined();
+    });
+
+    it('pages subscriptions by customer, plan, product, status and id, and deletes one with its licenses (issue #20)', async () => {
+      const { t, plan, product, customer } = await world();
+      const first = aSubscription(plan, customer, { createdAt: at(1) });
+      const second = aSubscription(plan, customer, { createdAt: at(2), status: 'CANCELED', canceledAt: at(3) });
+      const seat = aLicense(plan, { subscriptionId: second.id, granteeId: 'gone' });
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(first);
+        await r.subscriptions.save(second);
+        await r.licenses.saveMany([seat]);
+      });
+      const ids = (q: Partial<Parameters<Repositories['subscriptions']['page']>[1]>) =>
+        tx(uow(), async (r) => (await r.subscriptions.page(t, { limit: 10, ...q })).items.map((x) => x.id));
+      expect(await ids({ customerIds: [customer.id] })).toEqual([first.id, second.id]);
+      expect(await ids({ planIds: [plan.id], statuses: ['CANCELED'] })).toEqual([second.id]);
+      expect(await ids({ productIds: [product.id], ids: [first.id] })).toEqual([first.id]);
+      expect(await ids({ customerIds: [] })).toEqual([]);
+      const one = await tx(uow(), (r) => r.subscriptions.page(t, { limit: 1, customerIds: [customer.id] }));
+      expect(one.hasMore).toBe(true);
+      expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ customerId: customer.id }))).toBe(2);
+      await tx(uow(), (r) => r.subscriptions.delete(second.id));
+      expect(await tx(uow(), (r) => r.subscriptions.get(second.id))).toBeUndefined();
+      expect(await tx(uow(), (r) => r.licenses.get(seat.id))).toBeUndefined();
+      expect(await ids({ customerIds: [customer.id] })).toEqual([first.id]);
+    });
+
+    it("keeps a subscription's line items in step with lineItemIds, each with a lasting id (issue #20)", async () => {
+      const { plan, customer } = await world();
+      const s = aSubscription(plan, customer, { lineItemIds: ['li-a', 'li-b'] });
+      await tx(uow(), (r) => r.subscriptions.save(s));
+      const first = await tx(uow(), (r) => r.subscriptions.lineItems(s.id));
+      expect(first.map((l) => l.lineItemId)).toEqual(['li-a', 'li-b']);
+      expect(first[0]).toMatchObject({ subscriptionId: s.id, organisationId: s.organisationId, isTest: s.isTest });
+      await tx(uow(), (r) => r.subscriptions.save({ ...s, lineItemIds: ['li-b', 'li-c'] }));
+      const second = await tx(uow(), (r) => r.subscriptions.lineItems(s.id));
+      expect(second.map((l) => l.lineItemId)).toEqual(['li-b', 'li-c']);
+      expect(second[0].id).toBe(first[1].id);
+      expect(await tx(uow(), (r) => r.subscriptions.getLineItem(second[1].id))).toEqual(second[1]);
+      expect(await tx(uow(), (r) => r.subscriptions.getLineItem(first[0].id))).toBeUndefined();
+      await tx(uow(), (r) => r.subscriptions.delete(s.id));
+      expect(await tx(uow(), (r) => r.subscriptions.getLineItem(second[1].id))).toBeUndefined();
+    });
+
+    it('keeps grantees, groups and memberships (issue #20): pages, filters, cascades', async () => {
+      const { t, customer, plan } = await world();
+      const s = aSubscription(plan, customer);
+      const grantee = (granteeId: string, n: number) => ({
+        id: randomUUID(),
+        ...t,
+        granteeId,
+        name: null,
+        createdAt: at(n),
+        updatedAt: at(n),
+      });
+      const [ann, bob] = [grantee('ann', 1), grantee('bob', 2)];
+      const group = {
+        id: randomUUID(),
+        ...t,
+        customerId: customer.id,
+        subscriptionId: null,
+        name: 'team',
+        createdAt: at(1),
+        updatedAt: at(1),
+      };
+      const subGroup = { ...group, id: s.id, subscriptionId: s.id, name: null, createdAt: at(2), updatedAt: at(2) };
+      const member = { id: randomUUID(), ...t, groupId: group.id, granteeRef: ann.id, createdAt: at(3), updatedAt: at(3) };
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(s);
+        await r.people.saveGrantee(ann);
+        await r.people.saveGrantee(bob);
+        await r.people.saveGroup(group);
+        await r.people.saveGroup(subGroup);
+        await r.people.addMember(member);
+        await r.people.addMember({ ...member, id: randomUUID() });
+      });
+      expect(await tx(uow(), (r) => r.people.getGrantee(ann.id))).toEqual(ann);
+      expect((await tx(uow(), (r) => r.people.findGrantees(t, ['bob', 'zed']))).map((g) => g.id)).toEqual([bob.id]);
+      const first = await tx(uow(), (r) => r.people.pageGrantees(t, { limit: 1 }));
+      expect(first.items.map((g) => g.id)).toEqual([ann.id]);
+      expect(
+        (await tx(uow(), (r) => r.people.pageGrantees(t, { limit: 5, after: first.nextCursor as string }))).items.map((g) => g.id),
+      ).toEqual([bob.id]);
+      expect((await tx(uow(), (r) => r.people.pageGrantees(t, { limit: 5, groupId: group.id }))).items.map((g) => g.id)).toEqual([ann.id]);
+      expect((await tx(uow(), (r) => r.people.pageGrantees(t, { limit: 5, granteeIds: ['bob'] }))).items.map((g) => g.id)).toEqual([
+        bob.id,
+      ]);
+      expect((await tx(uow(), (r) => r.people.pageGrantees({ ...t, isTest: true }, { limit: 5 }))).items).toEqual([]);
+      expect(await tx(uow(), (r) => r.people.getGroup(subGroup.id))).toEqual(subGroup);
+      expect((await tx(uow(), (r) => r.people.pageGroups(t, { limit: 5, customerId: customer.id }))).items.map((g) => g.id)).toEqual([
+        group.id,
+        subGroup.id,
+      ]);
+      expect(await tx(uow(), (r) => r.people.members(group.id))).toEqual([member]);
+      expect(await tx(uow(), (r) => r.people.membershipsOf(ann.id))).toEqual([member]);
+      await tx(uow(), (r) => r.people.removeMember(group.id, ann.id));
+      expect(await tx(uow(), (r) => r.people.members(group.id))).toEqual([]);
+      await tx(uow(), (r) => r.people.addMember(member));
+      await tx(uow(), (r) => r.people.deleteGrantee(ann.id));
+      expect(await tx(uow(), (r) => r.people.members(group.id))).toEqual([]);
+      await tx(uow(), (r) => r.people.addMember({ ...member, granteeRef: bob.id }));
+      await tx(uow(), (r) => r.people.deleteGroup(group.id));
+      expect(await tx(uow(), (r) => r.people.membershipsOf(bob.id))).toEqual([]);
+      // A subscription's group goes with the subscription.
+      await tx(uow(), (r) => r.subscriptions.delete(s.id));
+      expect(await tx(uow(), (r) => r.people.getGroup(subGroup.id))).toBeUndefined();
+    });
+
     it('round-trips subscriptions, finds them by provider id, plan and due cancellation', async () => {
       const { plan, product, customer } = await world();
       const s = aSubscription(plan, customer, { paymentSubscriptionId: `sub_${randomUUID()}`, lineItemIds: ['a', 'b'] });

@@ -133,7 +133,7 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
         remaining: '70',
       });
       expect((await errorOf(w.usage.release(w.tenant, hold.holdId as string))).code).toBe('HOLD_SETTLED');
-      expect((await errorOf(w.usage.release({ ...w.tenant, isTest: true }, hold.holdId as string))).code).toBe('FORBIDDEN');
+      expect((await errorOf(w.usage.release({ ...w.tenant, isTest: true }, hold.holdId as string))).code).toBe('NOT_FOUND');
       const second = await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 50, ttlSeconds: 60 });
       expect(await w.usage.release(w.tenant, second.holdId as string)).toMatchObject({ reserved: '0', remaining: '70' });
       const third = await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 70, ttlSeconds: 5 });

@@ -19,6 +19,7 @@ export function productRepository(db: Tables, changed: Changed): ProductReposito
       const p = db.products.get(id);
       return p && { id: p.id, organisationId: p.organisationId, isTest: p.isTest, archivedAt: p.archivedAt };
     },
+    capabilityProduct: async (capabilityId) => [...db.products.values()].find((p) => p.capabilities.some((c) => c.id === capabilityId))?.id,
     save: async (p) => {
       changed({ kind: 'product', productId: p.id });
       db.products.set(p.id, copy(p));

@@ -13,6 +13,7 @@ import type { Changed, Tables } from './tables';
 import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
 import { memoryUsageRepository } from './usage';
+import { peopleRepository } from './people';
 
 /** Every repository over the in-memory tables, mirroring adapter-postgres's `src/repositories/`. */
 export function repositories(db: Tables, changed: Changed = () => undefined): Repositories {
@@ -36,5 +37,6 @@ export function repositories(db: Tables, changed: Changed = () => undefined): Re
     outbox: outboxRepository(db),
     webhooks: webhookRepository(db),
     usage: memoryUsageRepository(db),
+    people: peopleRepository(db),
   };
 }

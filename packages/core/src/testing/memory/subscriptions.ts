@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { License } from '../../model';
 import { pageOf } from '../../support/pagination';
 import type { CheckIndexRow, EventRepository, LicenseFilter, LicenseRepository, SubscriptionRepository } from '../../ports';
@@ -12,8 +13,10 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
       values(db.subscriptions)
         .filter((s) => s.planId === planId)
         .sort(byCreated),
-    countReferencing: async ({ planId, productId }) =>
-      values(db.subscriptions).filter((s) => (planId && s.planId === planId) || (productId && s.productId === productId)).length,
+    countReferencing: async ({ planId, productId, customerId }) =>
+      values(db.subscriptions).filter(
+        (s) => (planId && s.planId === planId) || (productId && s.productId === productId) || (customerId && s.customerId === customerId),
+      ).length,
     page: async (t, q) =>
       pageOf(
         values(db.subscriptions).filter(
@@ -27,6 +30,14 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
         ),
         q,
       ),
+    delete: async (id) => {
+      for (const table of [db.licenses, db.billingDocuments, db.events] as Map<string, { subscriptionId: string | null }>[])
+        for (const [key, row] of table) if (row.subscriptionId === id) table.delete(key);
+      for (const session of db.checkoutSessions.values()) if (session.subscriptionId === id) session.subscriptionId = null;
+      for (const [key, group] of db.groups) if (group.subscriptionId === id) db.groups.delete(key);
+      for (const [key, row] of db.subscriptionLineItems) if (row.subscriptionId === id) db.subscriptionLineItems.delete(key);
+      db.subscriptions.delete(id);
+    },
     listDueForCancellation: async (now, limit) =>
       values(db.subscriptions)
         .filter((s) => s.status !== 'CANCELED' && s.cancelAtPeriodEnd && s.currentPeriodEnd <= now)
@@ -41,7 +52,35 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
         .sort(byCreated)
         .slice(0, limit)
         .map((s) => s.id),
-    save: async (s) => void db.subscriptions.set(s.id, copy(s)),
+    save: async (s) => {
+      db.subscriptions.set(s.id, copy(s));
+      const kept = new Set<string>();
+      for (const [key, row] of db.subscriptionLineItems)
+        if (row.subscriptionId === s.id) {
+          if (s.lineItemIds.includes(row.lineItemId)) kept.add(row.lineItemId);
+          else db.subscriptionLineItems.delete(key);
+        }
+      for (const lineItemId of s.lineItemIds)
+        if (!kept.has(lineItemId)) {
+          const id = randomUUID();
+          db.subscriptionLineItems.set(id, {
+            id,
+            organisationId: s.organisationId,
+            isTest: s.isTest,
+            subscriptionId: s.id,
+            lineItemId,
+            createdAt: s.updatedAt,
+            updatedAt: s.updatedAt,
+          });
+          kept.add(lineItemId);
+        }
+    },
+    lineItems: async (subscriptionId) => {
+      const s = db.subscriptions.get(subscriptionId);
+      const rows = values(db.subscriptionLineItems).filter((r) => r.subscriptionId === subscriptionId);
+      return s ? s.lineItemIds.flatMap((li) => rows.filter((r) => r.lineItemId === li)) : [];
+    },
+    getLineItem: async (id) => copy(db.subscriptionLineItems.get(id)),
   };
 }
 

@@ -18,6 +18,10 @@ import type {
   Tenant,
   TierTag,
   DeliveryAttempt,
+  Grantee,
+  SubscriptionLineItem,
+  Group,
+  Membership,
   OutboxDelivery,
   OutboxEvent,
   WebhookEndpoint,
@@ -52,6 +56,10 @@ export interface Tables extends UsageTables {
   attempts: Map<Id, DeliveryAttempt>;
   /** Delivery turns (fairness): `o:<organisation>` and `e:<endpoint>` to the turn each was last served at; `#` the last turn. */
   webhookTurns: Map<string, number>;
+  grantees: Map<Id, Grantee>;
+  groups: Map<Id, Group>;
+  memberships: Map<Id, Membership>;
+  subscriptionLineItems: Map<Id, SubscriptionLineItem>;
 }
 
 export const emptyTables = (): Tables => ({
@@ -79,6 +87,10 @@ export const emptyTables = (): Tables => ({
   deliveries: new Map(),
   attempts: new Map(),
   webhookTurns: new Map(),
+  grantees: new Map(),
+  groups: new Map(),
+  memberships: new Map(),
+  subscriptionLineItems: new Map(),
 });
 
 export const copy = <T>(v: T): T => structuredClone(v);

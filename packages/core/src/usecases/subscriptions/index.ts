@@ -5,3 +5,4 @@ export * from './provider-sync';
 export * from './sweeps';
 export * from './admin';
 export * from './coupons';
+export * from './directory';

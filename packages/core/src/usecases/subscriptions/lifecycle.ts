@@ -26,7 +26,7 @@ import { assertAccessible } from '../../domain/tenancy';
 import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
-import { loadCustomer, loadOwned, loadPlan, saveOutcome } from './shared';
+import { loadCustomer, loadOwned, loadPlan, saveNewSubscription, saveOutcome } from './shared';
 
 export interface SubscriptionView {
   /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
@@ -113,7 +113,7 @@ export class SubscriptionLifecycle {
         await r.licenses.saveMany(change.licenses);
       } else {
         await r.subscriptions.save(change.canceled);
-        await r.subscriptions.save(change.created);
+        await saveNewSubscription(r, change.created);
         await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
         // The old subscription's usage closes here, once (its final record's key), and is billed;
         // the new one starts its own period on the target plan's meters.

@@ -2,6 +2,7 @@ import { ErrorCodes, fail } from '../../errors';
 import type { Customer, Id, Plan, Subscription, Tenant } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
 import type { NewSeats } from '../../domain/seats';
+import { subscriptionGroup } from '../../domain/people';
 import type { ProviderOutcome, Repositories } from '../../ports';
 
 /** The tenant's subscription (locked for the unit of work with `forUpdate`). */
@@ -27,6 +28,12 @@ export async function saveOutcome(r: Repositories, outcome: ProviderOutcome | vo
 export async function saveSeats(r: Repositories, seats: NewSeats | null): Promise<void> {
   if (!seats) return;
   for (const batch of seats.batches()) await r.licenses.saveMany(batch);
+}
+
+/** Writes a new subscription with the group its seats go to (docs/decisions.md, "Owners, grantees and groups"). */
+export async function saveNewSubscription(r: Repositories, s: Subscription): Promise<void> {
+  await r.subscriptions.save(s);
+  await r.people.saveGroup(subscriptionGroup(s));
 }
 
 /** Dedupes a provider's webhook event inside the transaction that applies it. */

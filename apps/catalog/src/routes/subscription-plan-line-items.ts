@@ -1,0 +1,82 @@
+import { invalid, type Core, type Proration } from '@tollgate/core';
+import { noContent, resource, route, typed, type Route } from '@tollgate/http';
+import { subscriptionLineItemSchema } from '../people-schemas';
+import { subscriptionLineItemView } from '../people-views';
+import { objectOf } from '../response-schemas';
+import { objectEnvelope } from '../views';
+
+/**
+ * Subscription-plan line items (published #84-86): the line items of the plan a subscription
+ * holds, each with an id of its own. A per-seat line item's quantity is the subscription's seats.
+ */
+
+const updateBody = typed<{ quantity: number; proration?: Proration }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['quantity'],
+  properties: { quantity: { type: 'integer', minimum: 0 }, proration: { enum: ['always_invoice', 'create_prorations', 'none'] } },
+});
+
+export function subscriptionLineItemRoutes({
+  subscriptionDirectory: directory,
+  seats,
+}: Pick<Core, 'subscriptionDirectory' | 'seats'>): Route[] {
+  return resource(
+    { name: 'subscription-plan-line-items', description: "Subscription-plan line items: the line items of a subscription's plan" },
+    [
+      route({
+        method: 'get',
+        path: '/api/subscription-plan-line-items/:id',
+        operationId: 'getSubscriptionPlanLineItem',
+        summary: 'Retrieve a subscription-plan line item',
+        description: 'One line item of a subscription, with its subscription plan (and subscription) and the line item with its prices.',
+        scope: ['subscriptions', 'read'],
+        response: { status: 200, schema: objectOf(subscriptionLineItemSchema) },
+        handle: async ({ tenant, params }) => {
+          const { item, record, lineItem } = await directory.lineItem(tenant, params.id);
+          return { status: 200, body: objectEnvelope(subscriptionLineItemView(item, record, lineItem)) };
+        },
+      }),
+      route({
+        method: 'put',
+        path: '/api/subscription-plan-line-items/:id',
+        operationId: 'updateSubscriptionPlanLineItem',
+        summary: "Set a line item's quantity",
+        description:
+          "A per-seat line item's quantity is the subscription's seats: more are added unassigned, fewer remove unassigned ones (as the v1 seat changes, applied by the event worker). Other line items have a quantity of 1 (another: 400).",
+        scope: ['subscriptions', 'write'],
+        body: updateBody,
+        response: { status: 204 },
+        async handle({ tenant, params, body }) {
+          const { record, lineItem } = await directory.lineItem(tenant, params.id);
+          if (lineItem?.priceType !== 'per_seat') {
+            if (body.quantity !== 1) invalid('quantity', 'only a per-seat line item has a quantity other than 1');
+            return noContent;
+          }
+          const delta = body.quantity - record.subscription.quantity;
+          if (delta !== 0)
+            await seats.request(tenant, record.subscription.id, {
+              type: delta > 0 ? 'seats.increment' : 'seats.decrement',
+              count: Math.abs(delta),
+              proration: body.proration ?? 'create_prorations',
+            });
+          return noContent;
+        },
+      }),
+      route({
+        method: 'put',
+        path: '/api/subscription-plan-line-items/:id/sync',
+        operationId: 'syncSubscriptionPlanLineItemPrice',
+        summary: "Sync a line item's price",
+        description:
+          "Would bring the subscription's line item to its line item's current price. Tollgate keeps a subscription on the price it was sold at and moves no provider's subscription item yet (not the sandbox's, the service-only ones' nor Stripe's): 204 once the line item is found, and nothing changes.",
+        scope: ['subscriptions', 'write'],
+        response: { status: 204 },
+        async handle({ tenant, params }) {
+          await directory.lineItem(tenant, params.id);
+          return noContent;
+        },
+      }),
+    ],
+  );
+}

@@ -1,0 +1,113 @@
+import { invalid, type Core, type SubscriptionStatus } from '@tollgate/core';
+import { noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
+import { subscriptionPlanItemSchema } from '../people-schemas';
+import { subscriptionPlanRecordView } from '../people-views';
+import { listOf, objectOf } from '../response-schemas';
+import { pageProps } from '../schemas';
+import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
+import { expandOf } from './products';
+import { idsOf } from './subscriptions';
+
+/**
+ * Subscription plans (published operations #87-89): a subscription holds one plan, so each
+ * subscription is one subscription plan with the subscription's id; its seats are the
+ * subscription's (docs/decisions.md, "Owners, grantees and groups").
+ */
+
+const EXPAND = ['plan', 'subscription', 'owner', 'subscriptionPlanLineItems'] as const;
+const RUNNING: SubscriptionStatus[] = ['ACTIVE', 'TRIALING', 'PAST_DUE'];
+const csvOfIds = { type: 'string', pattern: '^[0-9a-fA-F-]{36}(,[0-9a-fA-F-]{36}){0,99}$' };
+const listQuery = {
+  ...querySchema({
+    ...pageProps,
+    owner: { type: 'string', minLength: 1, maxLength: 255 },
+    status: { enum: ['active', 'inactive'] },
+    plans: csvOfIds,
+    subscriptionId: uuid,
+    expand: str,
+  }),
+  additionalProperties: false,
+};
+const seatsBody = typed<{ quantity?: number }>({
+  type: 'object',
+  properties: { quantity: { type: 'integer', minimum: 1 } },
+});
+
+export function subscriptionPlanRoutes({
+  subscriptionDirectory: directory,
+  seats,
+}: Pick<Core, 'subscriptionDirectory' | 'seats'>): Route[] {
+  return resource({ name: 'subscription-plans', description: 'Subscription plans: the plan a subscription holds, and its seats' }, [
+    route({
+      method: 'get',
+      path: '/api/subscription-plans',
+      operationId: 'listSubscriptionPlans',
+      summary: 'List subscription plans',
+      description:
+        'A page of subscription plans in creation order, by owner (its value), status (`active`: running; `inactive`: canceled), plans and subscription; `expand=plan,subscription,owner,subscriptionPlanLineItems`.',
+      scope: ['subscriptions', 'read'],
+      query: listQuery,
+      list: true,
+      response: { status: 200, schema: listOf(subscriptionPlanItemSchema) },
+      handle: async ({ tenant, query }) => {
+        const page = await directory.list(tenant, {
+          ...pageQueryOf(query),
+          owner: query.owner,
+          id: query.subscriptionId,
+          planIds: idsOf(query.plans),
+          statuses: query.status === undefined ? undefined : query.status === 'active' ? RUNNING : ['CANCELED'],
+        });
+        const expand = expandOf(query.expand, EXPAND);
+        const lineItems = expand.has('subscriptionPlanLineItems')
+          ? await directory.lineItemsOf(
+              tenant,
+              page.items.map((x) => x.subscription.id),
+            )
+          : undefined;
+        return { status: 200, body: listEnvelope(page, subscriptionPlanRecordView(expand, lineItems)) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/api/subscription-plans/:id',
+      operationId: 'retrieveSubscriptionPlan',
+      summary: 'Retrieve a subscription plan',
+      description: 'One subscription plan; `expand=plan,subscription,owner`.',
+      scope: ['subscriptions', 'read'],
+      query: { ...querySchema({ expand: str }), additionalProperties: false },
+      response: { status: 200, schema: objectOf(subscriptionPlanItemSchema) },
+      handle: async ({ tenant, params, query }) => {
+        const expand = expandOf(query.expand, EXPAND);
+        const record = await directory.get(tenant, params.id);
+        const lineItems = expand.has('subscriptionPlanLineItems')
+          ? await directory.lineItemsOf(tenant, [record.subscription.id])
+          : undefined;
+        return { status: 200, body: objectEnvelope(subscriptionPlanRecordView(expand, lineItems)(record)) };
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/api/subscription-plans/:id/seats',
+      operationId: 'updateSubscriptionPlanSeats',
+      summary: 'Set the number of seats',
+      description:
+        "Sets the seats of a per-seat subscription plan to `quantity`: more seats are added unassigned, fewer remove unassigned ones (within the plan's minimum and the unassigned count, else 400). Applied by the event worker, as the v1 seat changes.",
+      scope: ['subscriptions', 'write'],
+      body: seatsBody,
+      response: { status: 204 },
+      async handle({ tenant, params, body }) {
+        if (body.quantity === undefined) return noContent;
+        const { subscription } = await directory.get(tenant, params.id);
+        const delta = body.quantity - subscription.quantity;
+        if (delta === 0) return noContent;
+        if (!Number.isSafeInteger(delta)) invalid('quantity', 'is out of range');
+        await seats.request(tenant, params.id, {
+          type: delta > 0 ? 'seats.increment' : 'seats.decrement',
+          count: Math.abs(delta),
+          proration: 'create_prorations',
+        });
+        return noContent;
+      },
+    }),
+  ]);
+}

@@ -1,0 +1,213 @@
+import { invalid, type Core, type SubscriptionStatus } from '@tollgate/core';
+import { noContent, querySchema, resource, route, str, uuid, type Route } from '@tollgate/http';
+import { batchResultSchema, subscriptionItemSchema, subscriptionSchema } from '../people-schemas';
+import { subscriptionRecordView, subscriptionView } from '../people-views';
+import { listOf, object, objectOf } from '../response-schemas';
+import { pageProps } from '../schemas';
+import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
+import { expandOf } from './products';
+import { batchBody, createBody, itemsBody, portalBody } from './subscription-requests';
+
+/** The catalog API's subscriptions (published operations #90-99): views of the domain's subscriptions. */
+
+const SUBSCRIPTION_EXPAND = ['owner', 'subscriptionPlans'] as const;
+const csvOfIds = { type: 'string', pattern: '^[0-9a-fA-F-]{36}(,[0-9a-fA-F-]{36}){0,99}$' };
+const STATUS_WORDS: Record<string, SubscriptionStatus> = {
+  active: 'ACTIVE',
+  trialing: 'TRIALING',
+  past_due: 'PAST_DUE',
+  canceled: 'CANCELED',
+  cancelled: 'CANCELED',
+};
+const statusList = { type: 'string', pattern: '^[A-Za-z_]+(,[A-Za-z_]+)*$' };
+/** `active,canceled` -> the domain's statuses (validated first: each word is a status). */
+export const statusesOf = (raw: string | undefined): SubscriptionStatus[] | undefined =>
+  raw === undefined
+    ? undefined
+    : [...new Set(raw.split(',').map((w) => STATUS_WORDS[w.toLowerCase()] ?? invalid('status', `${w} is not a subscription status`)))];
+export const idsOf = (raw: string | undefined) => (raw === undefined ? undefined : raw.split(',').map((x) => x.toLowerCase()));
+
+const listQuery = {
+  ...querySchema({
+    ...pageProps,
+    owner: { type: 'string', minLength: 1, maxLength: 255 },
+    id: uuid,
+    products: csvOfIds,
+    plans: csvOfIds,
+    status: statusList,
+    expand: str,
+  }),
+  additionalProperties: false,
+};
+const invoicesSchema = object({
+  data: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str } } },
+});
+
+export function subscriptionRoutes({
+  subscriptionDirectory: directory,
+  subscriptions: lifecycle,
+}: Pick<Core, 'subscriptionDirectory' | 'subscriptions'>): Route[] {
+  return resource({ name: 'subscriptions', description: 'Subscriptions: who pays for which plan, cancelled, renewed and billed' }, [
+    route({
+      method: 'get',
+      path: '/api/subscriptions',
+      operationId: 'listSubscriptions',
+      summary: 'List subscriptions',
+      description:
+        'A page of subscriptions in creation order, by owner (its value), id, products, plans and status (`active`, `trialing`, `past_due`, `canceled`; comma-separated); `expand=owner,subscriptionPlans`.',
+      scope: ['subscriptions', 'read'],
+      query: listQuery,
+      list: true,
+      response: { status: 200, schema: listOf(subscriptionItemSchema) },
+      handle: async ({ tenant, query }) => {
+        const statuses = statusesOf(query.status);
+        const expand = expandOf(query.expand, SUBSCRIPTION_EXPAND);
+        const page = await directory.list(tenant, {
+          ...pageQueryOf(query),
+          owner: query.owner,
+          id: query.id,
+          productIds: idsOf(query.products),
+          planIds: idsOf(query.plans),
+          statuses,
+        });
+        return { status: 200, body: listEnvelope(page, subscriptionRecordView(expand)) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/subscriptions',
+      operationId: 'createSalableOnlySubscription',
+      summary: 'Create a subscription without payment',
+      description:
+        "A subscription of the owner (made when new) to one plan, with nothing to bill: `grantee` gets the first seat (per-seat plans: the largest `metadata` quantity, at least the plan's minimum); it renews by itself until canceled (`cancelAtPeriodEnd`: ends with its first period). `interval`/`intervalCount` must be the plan's; `expiryDate` is not supported (400).",
+      scope: ['subscriptions', 'write'],
+      body: createBody,
+      response: { status: 201, schema: objectOf(subscriptionSchema) },
+      handle: async ({ tenant, body }) => {
+        if (body.expiryDate !== undefined) invalid('expiryDate', 'is not supported: cancel the subscription, or set cancelAtPeriodEnd');
+        const s = await directory.createServiceOnly(tenant, body);
+        const { customer, plan } = await directory.get(tenant, s.id);
+        return { status: 201, body: objectEnvelope(subscriptionView(s, customer, plan)) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/api/subscriptions/:id',
+      operationId: 'retrieveSubscription',
+      summary: 'Retrieve a subscription',
+      description: 'One subscription; `expand=owner,subscriptionPlans` brings the owner and its subscription plan with the plan.',
+      scope: ['subscriptions', 'read'],
+      query: { ...querySchema({ expand: str }), additionalProperties: false },
+      response: { status: 200, schema: objectOf(subscriptionItemSchema) },
+      handle: async ({ tenant, params, query }) => ({
+        status: 200,
+        body: objectEnvelope(subscriptionRecordView(expandOf(query.expand, SUBSCRIPTION_EXPAND))(await directory.get(tenant, params.id))),
+      }),
+    }),
+    route({
+      method: 'delete',
+      path: '/api/subscriptions/:id',
+      operationId: 'deleteSubscription',
+      summary: 'Delete a subscription (test mode only)',
+      description: 'Removes a test-mode subscription with its licenses for good; a running one is canceled first. A live key: 400.',
+      scope: ['subscriptions', 'write'],
+      response: { status: 204 },
+      async handle({ tenant, params }) {
+        await directory.delete(tenant, params.id);
+        return noContent;
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/subscriptions/:id/cancel',
+      operationId: 'cancelSubscription',
+      summary: 'Cancel a subscription now',
+      description: 'Cancels now with the payment provider; the record stays (status `canceled`). Already canceled: 400.',
+      scope: ['subscriptions', 'write'],
+      response: { status: 204 },
+      async handle({ tenant, params }) {
+        await lifecycle.cancel(tenant, params.id, 'now');
+        return noContent;
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/api/subscriptions/:id/auto-renew',
+      operationId: 'updateSubscriptionAutoRenew',
+      summary: 'Turn auto-renew on or off',
+      description:
+        '`status=disable` schedules the cancellation at the end of the period (`cancelAtPeriodEnd`); `status=enable` removes a scheduled one while the period runs.',
+      scope: ['subscriptions', 'write'],
+      query: { ...querySchema({ status: { enum: ['enable', 'disable'] }, id: uuid }, ['status']), additionalProperties: false },
+      response: { status: 204 },
+      async handle({ tenant, params, query }) {
+        await directory.setAutoRenew(tenant, params.id, query.status === 'enable');
+        return noContent;
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/api/subscriptions/:id/items',
+      operationId: 'updateSubscriptionItems',
+      summary: "Replace a subscription's plan",
+      description:
+        '`replace` moves the subscription from `planId` to `newPlanId` (as a plan change, prorated as `proration` says). A subscription holds one plan, so `add` and `remove` are refused (400): replace it, or start another subscription.',
+      scope: ['subscriptions', 'write'],
+      body: itemsBody,
+      response: { status: 204 },
+      async handle({ tenant, params, body }) {
+        const current = await directory.get(tenant, params.id);
+        for (const [i, item] of body.items.entries()) {
+          if (item.action !== 'replace') invalid(`items[${i}].action`, 'a subscription holds one plan: only replace is possible');
+          if (item.planId !== current.subscription.planId) invalid(`items[${i}].planId`, 'is not the plan of this subscription');
+        }
+        for (const item of body.items)
+          if (item.action === 'replace')
+            await lifecycle.changePlan(tenant, params.id, item.newPlanId, body.proration ?? 'create_prorations');
+        return noContent;
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/api/subscriptions/:id/invoices',
+      operationId: 'listSubscriptionInvoices',
+      summary: "A subscription's invoices",
+      description: "The payment provider's invoices of the subscription, in the provider's own shape, newest first.",
+      scope: ['subscriptions', 'read'],
+      response: { status: 200, schema: invoicesSchema },
+      handle: async ({ tenant, params }) => ({ status: 200, body: { data: (await lifecycle.invoices(tenant, params.id)).data } }),
+    }),
+    route({
+      method: 'post',
+      path: '/api/subscriptions/:id/portal',
+      operationId: 'createSubscriptionPortal',
+      summary: 'A customer portal link',
+      description: "A link to the payment provider's customer portal for the subscription's owner.",
+      scope: ['subscriptions', 'write'],
+      body: portalBody,
+      response: { status: 200, schema: objectOf(object({ url: str })) },
+      handle: async ({ tenant, params }) => ({ status: 200, body: objectEnvelope(await lifecycle.link(tenant, params.id, 'portal')) }),
+    }),
+    route({
+      method: 'post',
+      path: '/api/subscriptions/batch',
+      operationId: 'batchSubscriptionActions',
+      summary: 'One action on many subscriptions',
+      description:
+        "Cancel, turn auto-renew on or off, or delete (test mode only) up to 100 subscriptions. Every id is checked first (unknown: 404, another organisation: 403, nothing done); the answer tells each one's outcome.",
+      scope: ['subscriptions', 'write'],
+      body: batchBody,
+      response: { status: 200, schema: objectOf(batchResultSchema) },
+      handle: async ({ tenant, body }) => ({
+        status: 200,
+        body: objectEnvelope(
+          await directory.batch(
+            tenant,
+            body.action,
+            body.subscriptionIds.map((x) => x.toLowerCase()),
+          ),
+        ),
+      }),
+    }),
+  ]);
+}

@@ -1,0 +1,70 @@
+import { ErrorCodes, fail, invalid } from '../errors';
+import type { Group, License, Subscription } from '../model';
+import { assignGrantee } from './license';
+
+/**
+ * Rules of the catalog API's people (issue #20): a subscription's group and the seats its members
+ * take. Pure: the use cases load, call these, and write what they return.
+ */
+
+/** The group a subscription's seats go to: it has the subscription's id and its owner. */
+export const subscriptionGroup = (s: Subscription): Group => ({
+  id: s.id,
+  organisationId: s.organisationId,
+  isTest: s.isTest,
+  customerId: s.customerId,
+  subscriptionId: s.id,
+  name: null,
+  createdAt: s.createdAt,
+  updatedAt: s.createdAt,
+});
+
+export type MembershipChange =
+  | { type: 'add'; granteeId: string; name?: string }
+  | { type: 'remove'; granteeId: string }
+  | { type: 'replace'; granteeId: string; newGranteeId: string; name?: string };
+
+const taking = (l: License) => l.status !== 'CANCELED';
+
+/** The grantees a subscription's seats go to now (its group's members), in seat order. */
+export const seatHolders = (licenses: License[]): string[] => [
+  ...new Set(licenses.filter((l) => taking(l) && l.granteeId !== null).map((l) => l.granteeId as string)),
+];
+
+/**
+ * The seats a group's membership changes move, applied in order: `add` takes an unassigned seat
+ * (none left: 400, add seats first; already a member: nothing), `remove` frees the member's seats
+ * (not a member: nothing), `replace` gives the member's seats to `newGranteeId` (not a member, or
+ * the new one already is: 400). Returns the licenses that changed.
+ */
+export function applyMembershipChanges(licenses: License[], changes: MembershipChange[], now: Date): License[] {
+  const current = new Map(licenses.map((l) => [l.id, l]));
+  const changed = new Set<string>();
+  const holding = (granteeId: string) => [...current.values()].filter((l) => taking(l) && l.granteeId === granteeId);
+  const set = (l: License, granteeId: string | null) => {
+    current.set(l.id, assignGrantee(l, granteeId, now));
+    changed.add(l.id);
+  };
+  changes.forEach((c, i) => {
+    if (c.type === 'add') {
+      if (holding(c.granteeId).length) return;
+      const free = [...current.values()].find((l) => taking(l) && l.granteeId === null);
+      if (!free)
+        fail(
+          ErrorCodes.SEATS_EXCEED_UNASSIGNED,
+          `no unassigned seat is left for ${c.granteeId}: add seats to the subscription plan first`,
+          [{ property: `[${i}].granteeId`, error: 'has no unassigned seat left to take' }],
+        );
+      set(free as License, c.granteeId);
+    } else if (c.type === 'remove') {
+      for (const l of holding(c.granteeId)) set(l, null);
+    } else {
+      const seats = holding(c.granteeId);
+      if (!seats.length) invalid(`[${i}].granteeId`, 'is not a member of the group');
+      if (c.newGranteeId !== c.granteeId && holding(c.newGranteeId).length)
+        invalid(`[${i}].newGranteeId`, 'is already a member of the group');
+      for (const l of seats) set(l, c.newGranteeId);
+    }
+  });
+  return [...changed].map((id) => current.get(id) as License);
+}

@@ -1,0 +1,3 @@
+export type { GroupMember } from './shared';
+export { GranteeDirectory } from './grantees';
+export { GroupDirectory } from './groups';

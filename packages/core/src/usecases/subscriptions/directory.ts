@@ -1,0 +1,232 @@
+import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
+import { assertPlanSellable, isPerSeat, minimumSeats } from '../../domain/catalog';
+import type { Customer, Id, LineItem, Page, Plan, Subscription, SubscriptionLineItem, SubscriptionStatus, Tenant } from '../../model';
+import { effectiveStatus } from '../../domain/subscription';
+import { assertAccessible } from '../../domain/tenancy';
+import type { Repositories } from '../../ports';
+import type { CoreDeps } from '../deps';
+import type { CheckoutService } from '../checkout';
+import type { SubscriptionLifecycle } from './lifecycle';
+import { loadOwned } from './shared';
+
+/** A subscription as the catalog API shows it: with its owner (the paying customer) and its plan. */
+export interface SubscriptionRecord {
+  /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
+  subscription: Subscription;
+  customer: Customer | undefined;
+  plan: Plan | undefined;
+}
+
+/** The filters of the catalog's subscription list, as typed values (the edge parsed them). */
+export interface SubscriptionFilter {
+  limit: number;
+  after?: string;
+  before?: string;
+  /** The owner's value (the member who pays). */
+  owner?: string;
+  id?: Id;
+  productIds?: Id[];
+  planIds?: Id[];
+  statuses?: SubscriptionStatus[];
+}
+
+export interface ServiceOnlyInput {
+  plans: { planId: Id; metadata?: Record<string, { quantity: number }> }[];
+  owner: string;
+  grantee?: string;
+  interval: string;
+  intervalCount: number;
+  cancelAtPeriodEnd?: boolean;
+}
+
+export type BatchAction = 'cancel' | 'enable-auto-renew' | 'disable-auto-renew' | 'delete';
+
+export interface BatchResult {
+  total: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  results: { id: Id; status: 'succeeded' | 'failed' | 'skipped'; reason?: string }[];
+}
+
+/**
+ * The catalog API's subscriptions: a filtered, paged list, a read with owner and plan, auto-renew
+ * (a scheduled cancellation and its reversal), deletion in test mode and actions in batches. The
+ * rules of each change are the lifecycle's; this module finds, checks tenancy and reports.
+ */
+export class SubscriptionDirectory {
+  constructor(
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments'>,
+    private readonly lifecycle: SubscriptionLifecycle,
+    private readonly checkout: CheckoutService,
+  ) {}
+
+  /**
+   * A subscription without payment (published `createSalableOnlySubscription`): the owner (a
+   * customer, made when new) holds the plan, `grantee` gets the first seat; it renews by itself
+   * with nothing to bill (the `none` provider) until canceled. One plan per subscription; the
+   * interval must be the plan's.
+   */
+  async createServiceOnly(tenant: Tenant, input: ServiceOnlyInput): Promise<Subscription> {
+    if (input.plans.length !== 1) invalid('plans', 'must hold exactly one plan: a subscription holds one plan');
+    const [{ planId, metadata }] = input.plans;
+    const plan = await this.deps.uow.read(async (r) => {
+      const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
+      const product = assertAccessible(await r.products.get(p.productId), tenant, 'product');
+      assertPlanSellable(p, product);
+      return p;
+    });
+    if (input.interval !== plan.interval || input.intervalCount !== plan.length)
+      invalid('interval', `must be the plan's: ${plan.length} ${plan.interval}`);
+    const asked = Object.values(metadata ?? {}).map((m) => m.quantity);
+    const quantity = isPerSeat(plan) ? Math.max(minimumSeats(plan), ...asked) : 1;
+    if (!Number.isSafeInteger(quantity)) invalid('plans[0].metadata', 'a quantity must be a whole number');
+    const { subscription } = await this.checkout.completePurchase({
+      planId,
+      member: input.owner,
+      email: null,
+      granteeId: input.grantee ?? null,
+      quantity,
+      paymentProvider: 'none',
+      paymentSubscriptionId: null,
+      paymentCustomerId: null,
+    });
+    return input.cancelAtPeriodEnd ? this.lifecycle.cancel(tenant, subscription.id, 'end') : subscription;
+  }
+
+  async list(tenant: Tenant, f: SubscriptionFilter): Promise<Page<SubscriptionRecord>> {
+    return this.deps.uow.read(async (r) => {
+      let customerIds: Id[] | undefined;
+      if (f.owner !== undefined) {
+        const owner = await r.customers.findByValue(tenant, f.owner);
+        customerIds = owner ? [owner.id] : [];
+      }
+      const page = await r.subscriptions.page(tenant, {
+        limit: f.limit,
+        after: f.after,
+        before: f.before,
+        customerIds,
+        planIds: f.planIds,
+        productIds: f.productIds,
+        statuses: f.statuses,
+        ids: f.id ? [f.id] : undefined,
+      });
+      return { ...page, items: await this.records(r, page.items) };
+    });
+  }
+
+  /** The subscriptions of one customer (an owner's expansion): the first `limit`, and whether there are more. */
+  async ofCustomers(tenant: Tenant, customerIds: Id[], limit: number): Promise<Map<Id, { items: SubscriptionRecord[]; hasMore: boolean }>> {
+    const out = new Map<Id, { items: SubscriptionRecord[]; hasMore: boolean }>();
+    await this.deps.uow.read(async (r) => {
+      for (const id of customerIds) {
+        const page = await r.subscriptions.page(tenant, { limit, customerIds: [id] });
+        out.set(id, { items: await this.records(r, page.items), hasMore: page.hasMore });
+      }
+    });
+    return out;
+  }
+
+  /** A subscription's line item (a subscription-plan line item) with its subscription and the plan's line item. */
+  async lineItem(
+    tenant: Tenant,
+    id: Id,
+  ): Promise<{ item: SubscriptionLineItem; record: SubscriptionRecord; lineItem: LineItem | undefined }> {
+    return this.deps.uow.read(async (r) => {
+      const item = assertAccessible(await r.subscriptions.getLineItem(id), tenant, 'subscription plan line item');
+      const [record] = await this.records(r, [await loadOwned(r, tenant, item.subscriptionId, false)]);
+      return { item, record, lineItem: record.plan?.lineItems.find((li) => li.id === item.lineItemId) };
+    });
+  }
+
+  /** The line items of each of these subscriptions (the tenant's; others are skipped). */
+  async lineItemsOf(tenant: Tenant, subscriptionIds: Id[]): Promise<Map<Id, SubscriptionLineItem[]>> {
+    return this.deps.uow.read(async (r) => {
+      const out = new Map<Id, SubscriptionLineItem[]>();
+      for (const id of subscriptionIds)
+        out.set(
+          id,
+          (await r.subscriptions.lineItems(id)).filter((l) => l.organisationId === tenant.organisationId && l.isTest === tenant.isTest),
+        );
+      return out;
+    });
+  }
+
+  async get(tenant: Tenant, id: Id): Promise<SubscriptionRecord> {
+    return this.deps.uow.read(async (r) => (await this.records(r, [await loadOwned(r, tenant, id, false)]))[0]);
+  }
+
+  /** Auto-renew off schedules the cancellation at the period's end; on removes a scheduled one. */
+  async setAutoRenew(tenant: Tenant, id: Id, enabled: boolean): Promise<Subscription> {
+    return enabled ? this.lifecycle.reactivate(tenant, id) : this.lifecycle.cancel(tenant, id, 'end');
+  }
+
+  /** Removes a test-mode subscription for good (a running one is canceled with the provider first). */
+  async delete(tenant: Tenant, id: Id): Promise<void> {
+    // Tenancy first (unknown 404, foreign 403), then the mode rule.
+    const s = await this.deps.uow.read((r) => loadOwned(r, tenant, id, false));
+    if (!s.isTest)
+      fail(ErrorCodes.VALIDATION_FAILED, 'subscriptions can be deleted in test mode only (use a test key)', [
+        { property: 'id', error: 'names a live subscription: only test-mode subscriptions can be deleted' },
+      ]);
+    if (effectiveStatus(s, this.deps.clock.now()) !== 'CANCELED') await this.lifecycle.cancel(tenant, id, 'now');
+    await this.deps.uow.run(async (r) => {
+      await loadOwned(r, tenant, id, true);
+      await r.subscriptions.delete(id);
+    });
+  }
+
+  /**
+   * One action on up to 100 subscriptions. Every id is checked first (unknown 404, another
+   * organisation's 403: nothing is done); then each is acted on alone, and the answer says which
+   * succeeded, which failed (and why) and which were skipped (already so).
+   */
+  async batch(tenant: Tenant, action: BatchAction, ids: Id[]): Promise<BatchResult> {
+    const unique = [...new Set(ids)];
+    const found = await this.deps.uow.read(async (r) => {
+      const out: Subscription[] = [];
+      for (const id of unique) out.push(assertAccessible(await r.subscriptions.get(id), tenant, `subscription ${id}`));
+      return out;
+    });
+    if (action === 'delete' && !tenant.isTest)
+      fail(ErrorCodes.VALIDATION_FAILED, 'subscriptions can be deleted in test mode only (use a test key)', [
+        { property: 'action', error: 'delete is for test mode only' },
+      ]);
+    const now = this.deps.clock.now();
+    const results: BatchResult['results'] = [];
+    for (const s of found) {
+      const status = effectiveStatus(s, now);
+      const skip =
+        (action === 'cancel' && status === 'CANCELED') ||
+        (action === 'disable-auto-renew' && (status === 'CANCELED' || s.cancelAtPeriodEnd)) ||
+        (action === 'enable-auto-renew' && status !== 'CANCELED' && !s.cancelAtPeriodEnd);
+      if (skip) {
+        results.push({ id: s.id, status: 'skipped', reason: status === 'CANCELED' ? 'already canceled' : 'already so' });
+        continue;
+      }
+      try {
+        if (action === 'cancel') await this.lifecycle.cancel(tenant, s.id, 'now');
+        else if (action === 'delete') await this.delete(tenant, s.id);
+        else await this.setAutoRenew(tenant, s.id, action === 'enable-auto-renew');
+        results.push({ id: s.id, status: 'succeeded' });
+      } catch (e) {
+        if (!isDomainError(e)) throw e;
+        results.push({ id: s.id, status: 'failed', reason: e.message });
+      }
+    }
+    const count = (st: string) => results.filter((x) => x.status === st).length;
+    return { total: results.length, succeeded: count('succeeded'), failed: count('failed'), skipped: count('skipped'), results };
+  }
+
+  private async records(r: Repositories, subs: Subscription[]): Promise<SubscriptionRecord[]> {
+    const now = this.deps.clock.now();
+    const plans = new Map((await r.plans.getMany([...new Set(subs.map((s) => s.planId))])).map((p) => [p.id, p]));
+    const customers = new Map<Id, Customer | undefined>();
+    for (const id of new Set(subs.map((s) => s.customerId))) customers.set(id, await r.customers.get(id));
+    return subs.map((s) => ({
+      subscription: { ...s, status: effectiveStatus(s, now) },
+      customer: customers.get(s.customerId),
+      plan: plans.get(s.planId),
+    }));
+  }
+}
