@@ -12,6 +12,8 @@ import { creditRoutes } from './credits';
 import { entitlementRoutes } from './entitlements';
 import { meterRoutes } from './meters';
 import { usageRoutes } from './usage';
+import { apiKeyRoutes } from './api-keys';
+import { destinationRoutes } from './destinations';
 
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
@@ -24,6 +26,7 @@ export type CatalogServices = Pick<
   | 'signing'
   | 'webhooks'
   | 'webhookEvents'
+  | 'webhookDestinations'
   | 'importer'
   | 'exporter'
   | 'usage'
@@ -44,4 +47,6 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...usageRoutes(core),
   ...balanceRoutes(core),
   ...entitlementRoutes(core),
+  ...apiKeyRoutes(core),
+  ...destinationRoutes(core),
 ];

@@ -13,3 +13,4 @@ export * from './limits';
 export * from './webhook-retries';
 export * from './webhook-targets';
 export * from './usage';
+export * from './event-types';

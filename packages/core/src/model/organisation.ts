@@ -18,6 +18,8 @@ export const SCOPE_RESOURCES = [
   'events',
   'meters',
   'usage',
+  'api-keys',
+  'payment-integrations',
 ] as const;
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
 export type Scope = `${ScopeResource}:${'read' | 'write'}` | '*';

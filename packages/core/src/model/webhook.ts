@@ -12,6 +12,12 @@ export const WEBHOOK_EVENT_TYPES = [
   'checkout.completed',
   'product.updated',
   'plan.updated',
+  // The published catalog API's types that have no change of their own here yet: accepted so an
+  // endpoint registered with them is valid, never written (docs/decisions.md, "Commerce resources").
+  'usage.recorded',
+  'usage.finalised',
+  'receipt.created',
+  'owner.updated',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -247,7 +247,7 @@ export interface OutboxRepository {
    */
   purge(before: Date, limit: number): Promise<number>;
   /** One page of the tenant's events, oldest first. */
-  page(tenant: Tenant, query: { limit: number; after?: string; before?: string; type?: WebhookEventType }): Promise<Page<OutboxEvent>>;
+  page(tenant: Tenant, query: { limit: number; after?: string; before?: string; types?: WebhookEventType[] }): Promise<Page<OutboxEvent>>;
 }
 
 /** How many deliveries one endpoint, and one organisation, may have leased at once (every instance together). */
@@ -283,8 +283,20 @@ export interface WebhookRepository {
    * organisation already holding `caps` live leases.
    */
   claimNext(now: Date, leaseUntil: Date, caps?: DeliveryCaps): Promise<OutboxDelivery | undefined>;
+  /** The delivery, if any (not locked). */
+  getDelivery(id: Id): Promise<OutboxDelivery | undefined>;
+  /** One page of the deliveries to the tenant's endpoints (the catalog's destinations), oldest first; of one event when named. */
+  pageDeliveries(tenant: Tenant, query: { limit: number; after?: string; before?: string; eventId?: Id }): Promise<Page<OutboxDelivery>>;
   /** Records one attempt. */
   addAttempt(attempt: DeliveryAttempt): Promise<void>;
+  /**
+   * One page of the attempts to the tenant's endpoints, oldest first, of one delivery when named;
+   * each with its number among its delivery's attempts (1 for the first).
+   */
+  pageTenantAttempts(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; deliveryId?: Id },
+  ): Promise<Page<DeliveryAttempt & { number: number }>>;
   /** One page of the endpoint's attempts, oldest first. */
   pageAttempts(endpointId: Id, query: { limit: number; after?: string; before?: string }): Promise<Page<DeliveryAttempt>>;
   /** Pending deliveries of every organisation (the queue's depth, for metrics). */

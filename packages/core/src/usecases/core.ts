@@ -13,7 +13,7 @@ import { CapabilityChecks } from './capability-checks';
 import { LicenseService } from './licenses';
 import { SigningKeys } from './signing';
 import { ProviderSync, SeatService, SubscriptionLifecycle, Sweeps } from './subscriptions';
-import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
+import { OutboxUnitOfWork, WebhookDestinations, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 import { EntitlementsCheck, UsageService } from './usage';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
@@ -42,6 +42,8 @@ export interface Core {
   webhooks: WebhookEndpoints;
   /** Outgoing events: read, resent, purged after their retention; the queue's depth. */
   webhookEvents: WebhookEvents;
+  /** The deliveries of events to endpoints and their attempts (the catalog's destinations and event attempts). */
+  webhookDestinations: WebhookDestinations;
   /** Delivery of due webhooks (the background worker). */
   webhookDelivery: WebhookDispatcher;
   /** Meters, credits and usage: exact, group-committed. */
@@ -113,6 +115,7 @@ export function createCore(given: CoreDeps): Core {
     signing,
     webhooks: new WebhookEndpoints(deps),
     webhookEvents: new WebhookEvents(deps),
+    webhookDestinations: new WebhookDestinations(deps),
     webhookDelivery: new WebhookDispatcher(deps),
     usage,
     entitlements: new EntitlementsCheck({ ...deps, signing }),

@@ -882,7 +882,7 @@ export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWork
       await tx(uow(), (r) => r.outbox.append([e1, e2, other]));
       expect(await tx(uow(), (r) => r.outbox.get(e2.id))).toEqual(e2);
       expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 10 }))).items.map((e) => e.id)).toEqual([e1.id, e2.id]);
-      expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 10, type: 'seats.changed' }))).items).toEqual([e2]);
+      expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 10, types: ['seats.changed'] }))).items).toEqual([e2]);
       const first = await tx(uow(), (r) => r.outbox.page(t, { limit: 1 }));
       expect(first.hasMore).toBe(true);
       expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 1, after: first.nextCursor as string }))).items).toEqual([e2]);
@@ -1056,6 +1056,47 @@ export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWork
       expect(attempts.items).toHaveLength(1);
       expect(attempts.items[0]).toMatchObject({ responseStatus: null, responseBody: 'could not be reached', durationMs: 12 });
       expect(typeof (await tx(uow(), (r) => r.webhooks.countPending()))).toBe('number');
+    });
+
+    it("pages a tenant's deliveries (by event) and attempts (by delivery, numbered), never another mode's", async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const endpoint = anEndpoint(t);
+      const testEndpoint = anEndpoint(aTenant(org, true));
+      const [e1, e2] = [anOutboxEvent(t, randomUUID()), anOutboxEvent(t, randomUUID(), { createdAt: at(1) })];
+      const d1 = aDelivery(e1, endpoint.id);
+      const d2 = aDelivery(e2, endpoint.id, { createdAt: at(1) });
+      const testEvent = anOutboxEvent(aTenant(org, true), randomUUID());
+      const attempt = (d: OutboxDelivery, ms: number, endpointId = endpoint.id) => ({
+        id: randomUUID(),
+        deliveryId: d.id,
+        endpointId,
+        eventId: d.eventId,
+        responseStatus: 500,
+        responseBody: 'no',
+        durationMs: 3,
+        createdAt: at(ms),
+      });
+      const foreign = aDelivery(testEvent, testEndpoint.id);
+      await tx(uow(), async (r) => {
+        await r.webhooks.saveEndpoint(endpoint);
+        await r.webhooks.saveEndpoint(testEndpoint);
+        await r.outbox.append([e1, e2, testEvent]);
+        await r.webhooks.addDeliveries([d1, d2, foreign]);
+        for (const a of [attempt(d1, 5), attempt(d1, 9), attempt(d2, 7), attempt(foreign, 6, testEndpoint.id)])
+          await r.webhooks.addAttempt(a);
+      });
+      expect(await tx(uow(), (r) => r.webhooks.getDelivery(d1.id))).toEqual(d1);
+      expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10 }))).items.map((d) => d.id)).toEqual([d1.id, d2.id]);
+      expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10, eventId: e2.id }))).items).toEqual([d2]);
+      const all = await tx(uow(), (r) => r.webhooks.pageTenantAttempts(t, { limit: 10 }));
+      expect(all.items.map((a) => [a.deliveryId, a.number])).toEqual([
+        [d1.id, 1],
+        [d2.id, 1],
+        [d1.id, 2],
+      ]);
+      const ofD1 = await tx(uow(), (r) => r.webhooks.pageTenantAttempts(t, { limit: 1, deliveryId: d1.id }));
+      expect(ofD1).toMatchObject({ hasMore: true, items: [{ deliveryId: d1.id, number: 1 }] });
     });
   });
 }

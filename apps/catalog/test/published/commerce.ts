@@ -1,0 +1,38 @@
+/**
+ * The published catalog API's commerce and operations resources (lane catalog-b of issue #20):
+ * every operation this lane serves or answers, by method, published path and published
+ * operationId (`_none_` where the document gives none; `retrieveWebhookDestination` where it
+ * reuses `retrieveDestination`). The all-operations test calls each through the server.
+ */
+export interface PublishedOperation {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  operationId: string;
+  /** Answered 404 on purpose (the hosted dashboard's and assistant's own endpoints, DESIGN section 15). */
+  notServed?: true;
+}
+
+export const commerceOperations: PublishedOperation[] = [
+  { method: 'GET', path: '/api/ai/conversations', operationId: 'listAiConversations', notServed: true },
+  { method: 'GET', path: '/api/ai/conversations/{id}', operationId: 'retrieveAiConversation', notServed: true },
+  { method: 'GET', path: '/api/ai/messages', operationId: 'listAiMessages', notServed: true },
+  { method: 'GET', path: '/api/memberships', operationId: 'listMemberships', notServed: true },
+  { method: 'GET', path: '/api/memberships/{id}', operationId: 'retrieveMemberships', notServed: true },
+  { method: 'POST', path: '/api/stripe/account-session', operationId: 'createAccountSession', notServed: true },
+  { method: 'GET', path: '/api/api-keys', operationId: 'listApiKeys' },
+  { method: 'POST', path: '/api/api-keys', operationId: 'createApiKey' },
+  { method: 'GET', path: '/api/api-keys/{id}', operationId: 'retrieveApiKey' },
+  { method: 'DELETE', path: '/api/api-keys/{id}', operationId: 'deleteApiKey' },
+  { method: 'GET', path: '/api/destinations', operationId: 'listDestinations' },
+  { method: 'GET', path: '/api/destinations/{id}', operationId: 'retrieveDestination' },
+  { method: 'POST', path: '/api/destinations/{id}', operationId: '_none_' },
+  { method: 'GET', path: '/api/event-attempts', operationId: 'listEventAttempts' },
+  { method: 'POST', path: '/api/event-attempts', operationId: '_none_' },
+  { method: 'GET', path: '/api/events', operationId: 'listEvents' },
+  { method: 'GET', path: '/api/events/{id}', operationId: 'retrieveEvent' },
+  { method: 'POST', path: '/api/webhooks', operationId: 'createWebhookDestination' },
+  { method: 'GET', path: '/api/webhooks', operationId: 'listWebhookDestinations' },
+  { method: 'DELETE', path: '/api/webhooks/{id}', operationId: 'deleteDestination' },
+  { method: 'PATCH', path: '/api/webhooks/{id}', operationId: 'updateDestination' },
+  { method: 'GET', path: '/api/webhooks/{id}', operationId: 'retrieveWebhookDestination' },
+];
