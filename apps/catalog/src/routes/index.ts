@@ -14,6 +14,9 @@ import { meterRoutes } from './meters';
 import { usageRoutes } from './usage';
 import { apiKeyRoutes } from './api-keys';
 import { destinationRoutes } from './destinations';
+import { lineItemRoutes } from './line-items';
+import { priceRoutes } from './prices';
+import { currencyOptionRoutes } from './currency-options';
 
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
@@ -27,6 +30,7 @@ export type CatalogServices = Pick<
   | 'webhooks'
   | 'webhookEvents'
   | 'webhookDestinations'
+  | 'pricingParts'
   | 'importer'
   | 'exporter'
   | 'usage'
@@ -49,4 +53,7 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...entitlementRoutes(core),
   ...apiKeyRoutes(core),
   ...destinationRoutes(core),
+  ...lineItemRoutes(core),
+  ...priceRoutes(core),
+  ...currencyOptionRoutes(core),
 ];

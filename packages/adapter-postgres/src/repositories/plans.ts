@@ -329,6 +329,17 @@ export function planRepository(db: Db): PlanRepository {
       for (const r of rows) out.set(r.plan_id, [...(out.get(r.plan_id) ?? []), r.name]);
       return out;
     },
+    planOfPart: async (id) => {
+      const { rows } = await sql<{ plan_id: string }>`
+        select plan_id from line_items where id = ${id}
+        union all select li.plan_id from prices p join line_items li on li.id = p.line_item_id where p.id = ${id}
+        union all select li.plan_id from currency_options o join prices p on p.id = o.price_id
+          join line_items li on li.id = p.line_item_id where o.id = ${id}
+        union all select li.plan_id from tiers t join currency_options o on o.id = t.currency_option_id
+          join prices p on p.id = o.price_id join line_items li on li.id = p.line_item_id where t.id = ${id}
+        limit 1`.execute(db);
+      return rows[0]?.plan_id;
+    },
     filterOptions: async (t) => {
       const rows = await db
         .selectFrom('plans as pl')

@@ -14,3 +14,4 @@ export * from './webhook-retries';
 export * from './webhook-targets';
 export * from './usage';
 export * from './event-types';
+export * from './pricing-parts';

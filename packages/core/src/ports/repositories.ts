@@ -135,6 +135,8 @@ export interface PlanRepository {
   save(plan: Plan): Promise<void>;
   /** Removes the plan and its children. */
   delete(id: Id): Promise<void>;
+  /** The id of the plan that holds this line item, price, currency option or tier, if any. */
+  planOfPart(partId: Id): Promise<Id | undefined>;
   /** The tier tag, if any. */
   getTierTag(id: Id): Promise<TierTag | undefined>;
   /** Inserts the tier tag or updates it by id. */

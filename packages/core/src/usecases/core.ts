@@ -1,5 +1,5 @@
 import { ApiKeyService } from './api-keys';
-import { PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
+import { PlanAdmin, PricingParts, ProductAdmin, TierTagAdmin } from './catalog';
 import { CatalogFileExport, CatalogFileImport } from './catalog-file';
 import { CatalogQueries } from './catalog-queries';
 import { CheckoutService } from './checkout';
@@ -25,6 +25,8 @@ export interface Core {
   /** The catalog generation's plans with their entitlements and pricing. */
   plans: PlanAdmin;
   tierTags: TierTagAdmin;
+  /** Line items, prices, currency options and tiers as resources of their own (read, update, archive, delete). */
+  pricingParts: PricingParts;
   importer: CatalogFileImport;
   exporter: CatalogFileExport;
   checkout: CheckoutService;
@@ -101,6 +103,7 @@ export function createCore(given: CoreDeps): Core {
     products: new ProductAdmin(deps),
     plans: new PlanAdmin(deps, tierTags),
     tierTags,
+    pricingParts: new PricingParts(deps),
     importer: new CatalogFileImport(deps),
     exporter: new CatalogFileExport(deps),
     checkout: new CheckoutService(deps),

@@ -337,6 +337,12 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
         ]),
       );
       expect(await tx(uow(), (r) => r.plans.listByProduct(product.id))).toHaveLength(4);
+      // Each pricing part leads to its plan.
+      const [li] = plans[1].lineItems;
+      const [price] = li.prices;
+      for (const part of [li.id, price.id, price.currencyOptions[0].id])
+        expect(await tx(uow(), (r) => r.plans.planOfPart(part))).toBe(plans[1].id);
+      expect(await tx(uow(), (r) => r.plans.planOfPart(randomUUID()))).toBeUndefined();
     });
 
     it("reads a product's ownership alone and the capability names of plans (the check's hot path)", async () => {

@@ -35,6 +35,14 @@ export function planRepository(db: Tables, changed: Changed): PlanRepository {
       }
       return out;
     },
+    planOfPart: async (id) =>
+      values(db.plans).find((p) =>
+        p.lineItems.some(
+          (li) =>
+            li.id === id ||
+            li.prices.some((pr) => pr.id === id || pr.currencyOptions.some((o) => o.id === id || o.tiers.some((t) => t.id === id))),
+        ),
+      )?.id,
     filterOptions: async (t) => {
       const currencies = new Set<string>();
       const intervals = new Map<string, { interval: string | null; intervalCount: number | null }>();
