@@ -17,6 +17,7 @@ import * as idempotencyScope from './migrations/2026-11-23T01-idempotency-scope'
 import * as deferredCheckouts from './migrations/2026-11-23T02-00-deferred-checkouts';
 import * as webhookFairness from './migrations/2026-11-23T02-01-webhook-fairness';
 import * as usage from './migrations/2026-11-23T04-usage';
+import * as receipts from './migrations/2026-11-24T40-00-receipts';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T02-00-deferred-checkouts': deferredCheckouts,
   '2026-11-23T02-01-webhook-fairness': webhookFairness,
   '2026-11-23T04-usage': usage,
+  '2026-11-24T40-00-receipts': receipts,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -17,6 +17,10 @@ import { destinationRoutes } from './destinations';
 import { lineItemRoutes } from './line-items';
 import { priceRoutes } from './prices';
 import { currencyOptionRoutes } from './currency-options';
+import { checkoutRoutes } from './checkout';
+import { paymentIntegrationRoutes } from './payment-integrations';
+import { receiptRoutes } from './receipts';
+import { copyToLiveRoutes } from './copy-to-live';
 
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
@@ -31,6 +35,10 @@ export type CatalogServices = Pick<
   | 'webhookEvents'
   | 'webhookDestinations'
   | 'pricingParts'
+  | 'quickCheckout'
+  | 'paymentIntegrations'
+  | 'receipts'
+  | 'copyToLive'
   | 'importer'
   | 'exporter'
   | 'usage'
@@ -56,4 +64,8 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...lineItemRoutes(core),
   ...priceRoutes(core),
   ...currencyOptionRoutes(core),
+  ...checkoutRoutes(core),
+  ...paymentIntegrationRoutes(core),
+  ...receiptRoutes(core),
+  ...copyToLiveRoutes(core),
 ];

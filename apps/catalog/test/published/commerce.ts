@@ -48,4 +48,12 @@ export const commerceOperations: PublishedOperation[] = [
   { method: 'GET', path: '/api/currency-options/{id}', operationId: 'retrieveCurrencyOption' },
   { method: 'GET', path: '/api/tiers', operationId: 'listTiers' },
   { method: 'GET', path: '/api/tiers/{id}', operationId: 'retrieveTier' },
+  { method: 'POST', path: '/api/checkout', operationId: 'generateQuickCheckoutLink' },
+  { method: 'GET', path: '/api/receipts', operationId: 'listReceipts' },
+  { method: 'GET', path: '/api/receipts/{id}', operationId: 'retrieveReceipt' },
+  { method: 'GET', path: '/api/payment-integrations', operationId: 'listPaymentIntegrations' },
+  { method: 'POST', path: '/api/payment-integrations', operationId: 'createPaymentIntegration' },
+  { method: 'DELETE', path: '/api/payment-integrations/{id}', operationId: 'deletePaymentIntegration' },
+  { method: 'POST', path: '/api/payment-integrations/{id}/onboarding', operationId: 'createOnboardingLink' },
+  { method: 'POST', path: '/api/products/copy-to-live-mode', operationId: 'copyProductToLiveMode' },
 ];

@@ -15,3 +15,4 @@ export * from './webhook-targets';
 export * from './usage';
 export * from './event-types';
 export * from './pricing-parts';
+export * from './quick-checkout';

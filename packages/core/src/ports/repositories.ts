@@ -327,6 +327,14 @@ export interface CheckoutSessionRepository {
   lockDeferredLink(linkKey: string, now: Date): Promise<{ sessionId: Id | null }>;
   /** Records the session a deferred checkout link now leads to (after `lockDeferredLink`). */
   setDeferredLink(linkKey: string, sessionId: Id): Promise<void>;
+  /**
+   * One page of the tenant's completed sessions (the catalog's receipts), oldest first: of one
+   * subscription, of some members, or whose member contains `search`, when asked.
+   */
+  pageCompleted(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; subscriptionId?: Id; members?: string[]; search?: string },
+  ): Promise<Page<CheckoutSession>>;
 }
 
 export interface BillingDocumentRepository {

@@ -3,6 +3,10 @@ import { PlanAdmin, PricingParts, ProductAdmin, TierTagAdmin } from './catalog';
 import { CatalogFileExport, CatalogFileImport } from './catalog-file';
 import { CatalogQueries } from './catalog-queries';
 import { CheckoutService } from './checkout';
+import { QuickCheckout } from './quick-checkout';
+import { PaymentIntegrations } from './integrations';
+import { Receipts } from './receipts';
+import { CopyToLiveMode } from './copy-to-live';
 import { limitsOf, type CoreDeps } from './deps';
 import { EntitlementCache } from './check-cache';
 import type { ChangeFeedHandlers } from '../ports';
@@ -30,6 +34,14 @@ export interface Core {
   importer: CatalogFileImport;
   exporter: CatalogFileExport;
   checkout: CheckoutService;
+  /** The published catalog API's quick checkout (one plan, one owner, the product's settings as defaults). */
+  quickCheckout: QuickCheckout;
+  /** The deployment's payment providers as each tenant's integrations. */
+  paymentIntegrations: PaymentIntegrations;
+  /** Completed purchases as receipts. */
+  receipts: Receipts;
+  /** A test-mode product copied into live mode (as a catalog file is imported). */
+  copyToLive: CopyToLiveMode;
   subscriptions: SubscriptionLifecycle;
   seats: SeatService;
   providerSync: ProviderSync;
@@ -96,6 +108,9 @@ export function createCore(given: CoreDeps): Core {
   const seats = new SeatService(deps);
   const usage = new UsageService(deps);
   const tierTags = new TierTagAdmin(deps);
+  const checkout = new CheckoutService(deps);
+  const importer = new CatalogFileImport(deps);
+  const exporter = new CatalogFileExport(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
@@ -104,9 +119,13 @@ export function createCore(given: CoreDeps): Core {
     plans: new PlanAdmin(deps, tierTags),
     tierTags,
     pricingParts: new PricingParts(deps),
-    importer: new CatalogFileImport(deps),
-    exporter: new CatalogFileExport(deps),
-    checkout: new CheckoutService(deps),
+    importer,
+    exporter,
+    copyToLive: new CopyToLiveMode(exporter, importer),
+    checkout,
+    quickCheckout: new QuickCheckout(deps, checkout),
+    paymentIntegrations: new PaymentIntegrations(deps),
+    receipts: new Receipts(deps),
     subscriptions: new SubscriptionLifecycle(deps),
     seats,
     providerSync: new ProviderSync(deps),

@@ -16,3 +16,6 @@ export * from './core';
 export * from './check-cache';
 export * from './webhooks';
 export * from './usage';
+export * from './quick-checkout';
+export * from './receipts';
+export * from './copy-to-live';

@@ -600,6 +600,29 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       };
       await tx(uow(), (r) => r.checkoutSessions.save(done));
       expect(await tx(uow(), (r) => r.checkoutSessions.getForUpdate(session.id))).toEqual(done);
+      // Completed sessions page as receipts: per tenant, by subscription, member or search; open ones never.
+      const open = { ...session, id: randomUUID(), member: 'other@example.com', createdAt: at(1) };
+      const later = {
+        ...done,
+        id: randomUUID(),
+        member: 'other@example.com',
+        subscriptionId: null,
+        providerSessionId: null,
+        createdAt: at(2),
+      };
+      await tx(uow(), async (r) => {
+        await r.checkoutSessions.save(open);
+        await r.checkoutSessions.save(later);
+      });
+      const ids = async (q: object) =>
+        (await tx(uow(), (r) => r.checkoutSessions.pageCompleted(t, { limit: 10, ...q }))).items.map((x) => x.id);
+      expect(await ids({})).toEqual([done.id, later.id]);
+      expect(await ids({ subscriptionId: s.id })).toEqual([done.id]);
+      expect(await ids({ members: ['other@example.com'] })).toEqual([later.id]);
+      expect(await ids({ members: [] })).toEqual([]);
+      expect(await ids({ search: 'M@EXAMPLE' })).toEqual([done.id]);
+      expect(await ids({ limit: 1 })).toEqual([done.id]);
+      expect((await tx(uow(), (r) => r.checkoutSessions.pageCompleted({ ...t, isTest: !t.isTest }, { limit: 10 }))).items).toEqual([]);
 
       // A deferred link leads to no session until one is set, then to that one; concurrent locks wait for each other.
       const link = `link-${randomUUID()}`;
