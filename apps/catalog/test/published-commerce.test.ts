@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
-import { createCatalogApp } from '../src';
+import { catalogOpenApi, createCatalogApp } from '../src';
 import { commerceOperations } from './published/commerce';
 
 // Every operation of this lane's table is an operation of the catalog generation: none answers the
@@ -10,11 +10,19 @@ import { commerceOperations } from './published/commerce';
 let world: TestWorld;
 let org: SeededOrg;
 let app: ReturnType<typeof createCatalogApp>;
+/** The catalog's OpenAPI operations: `METHOD /path` to operationId. */
+let operationIds: Map<string, string>;
 
 beforeAll(async () => {
   world = await createTestWorld();
   org = await seedOrganisation(world, 'published-commerce');
   app = createCatalogApp(world);
+  const doc = catalogOpenApi(world.core) as { paths: Record<string, Record<string, { operationId: string }>> };
+  operationIds = new Map(
+    Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([m, op]) => [`${m.toUpperCase()} ${path}`, op.operationId] as const),
+    ),
+  );
 });
 afterAll(() => world?.close());
 
@@ -26,6 +34,7 @@ describe("the published commerce and operations resources (this lane's table)", 
       .set('authorization', `Bearer ${org.testKey}`)
       .send(op.method === 'GET' || op.method === 'DELETE' ? undefined : {});
     expect(res.body?.detail ?? '').not.toBe('no such catalog operation');
+    if (!op.notServed) expect(operationIds.get(`${op.method} ${op.path}`)).toBe(op.operationId);
     if (op.notServed) {
       expect(res.status).toBe(404);
       expect(res.body.detail).toMatch(/not (part of|served)/);

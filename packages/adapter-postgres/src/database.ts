@@ -18,6 +18,7 @@ import * as deferredCheckouts from './migrations/2026-11-23T02-00-deferred-check
 import * as webhookFairness from './migrations/2026-11-23T02-01-webhook-fairness';
 import * as usage from './migrations/2026-11-23T04-usage';
 import * as receipts from './migrations/2026-11-24T40-00-receipts';
+import * as carts from './migrations/2026-11-24T40-01-carts';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T02-01-webhook-fairness': webhookFairness,
   '2026-11-23T04-usage': usage,
   '2026-11-24T40-00-receipts': receipts,
+  '2026-11-24T40-01-carts': carts,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -26,7 +26,7 @@ const quickCheckoutBody = typed<QuickCheckoutRequest>({
     intervalCount: { type: ['number', 'null'], minimum: 1 },
     currency: CURRENCY,
     metadata: quantities,
-    email: { type: 'string', format: 'email', maxLength: 320 },
+    email: { type: 'string', format: 'email', maxLength: 320, example: 'billing@vendor.example.com' },
     cancelUrl: uri,
     successUrl: uri,
     allowPromoCodes: { type: 'boolean' },

@@ -75,7 +75,7 @@ export const currencyOptionRoutes = ({ pricingParts }: Pick<Core, 'pricingParts'
       path: '/api/tiers/:id',
       operationId: 'retrieveTier',
       summary: 'Tier detail',
-      description: 'One tier.',
+      description: 'One tier of a currency option.',
       scope: ['plans', 'read'],
       response: { status: 200, schema: objectOf(tierSchema) },
       async handle({ tenant, params }) {

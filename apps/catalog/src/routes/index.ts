@@ -21,6 +21,8 @@ import { checkoutRoutes } from './checkout';
 import { paymentIntegrationRoutes } from './payment-integrations';
 import { receiptRoutes } from './receipts';
 import { copyToLiveRoutes } from './copy-to-live';
+import { cartRoutes } from './carts';
+import { cartItemRoutes } from './cart-items';
 
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
@@ -39,6 +41,7 @@ export type CatalogServices = Pick<
   | 'paymentIntegrations'
   | 'receipts'
   | 'copyToLive'
+  | 'carts'
   | 'importer'
   | 'exporter'
   | 'usage'
@@ -68,4 +71,6 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...paymentIntegrationRoutes(core),
   ...receiptRoutes(core),
   ...copyToLiveRoutes(core),
+  ...cartRoutes(core),
+  ...cartItemRoutes(core),
 ];

@@ -17,7 +17,7 @@ const integrationSchema = object({
 });
 const createBody = bodySchema({
   type: 'object',
-  properties: { emailAddress: { type: 'string', format: 'email', maxLength: 320 } },
+  properties: { emailAddress: { type: 'string', format: 'email', maxLength: 320, example: 'billing@vendor.example.com' } },
   required: ['emailAddress'],
 });
 

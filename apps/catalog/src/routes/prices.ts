@@ -30,7 +30,7 @@ export const priceRoutes = ({ pricingParts }: Pick<Core, 'pricingParts'>): Route
       path: '/api/prices/:id',
       operationId: 'retrievePrice',
       summary: 'Price detail',
-      description: 'One price.',
+      description: 'One price of a line item.',
       scope: ['plans', 'read'],
       response: { status: 200, schema: objectOf(priceSchema) },
       async handle({ tenant, params }) {

@@ -18,7 +18,7 @@ const listQuery = {
 };
 const detailQuery = { ...querySchema({ expand: { type: 'string' } }), additionalProperties: false };
 
-const ownerSchema = object({
+export const ownerSchema = object({
   id: uuid,
   organisation: uuid,
   value: str,

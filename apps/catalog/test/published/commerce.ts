@@ -1,8 +1,10 @@
 /**
  * The published catalog API's commerce and operations resources (lane catalog-b of issue #20):
- * every operation this lane serves or answers, by method, published path and published
- * operationId (`_none_` where the document gives none; `retrieveWebhookDestination` where it
- * reuses `retrieveDestination`). The all-operations test calls each through the server.
+ * every operation this lane serves or answers, by method, published path and the operationId it
+ * has here: the published one, except where the document gives none (#22 resendDestination, #30
+ * resendEventAttempt), reuses one (#110 retrieveWebhookDestination, published retrieveDestination)
+ * or misnames one (#9 deleteCartItem, published deleteCart). The all-operations test calls each
+ * through the server.
  */
 export interface PublishedOperation {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -25,9 +27,9 @@ export const commerceOperations: PublishedOperation[] = [
   { method: 'DELETE', path: '/api/api-keys/{id}', operationId: 'deleteApiKey' },
   { method: 'GET', path: '/api/destinations', operationId: 'listDestinations' },
   { method: 'GET', path: '/api/destinations/{id}', operationId: 'retrieveDestination' },
-  { method: 'POST', path: '/api/destinations/{id}', operationId: '_none_' },
+  { method: 'POST', path: '/api/destinations/{id}', operationId: 'resendDestination' },
   { method: 'GET', path: '/api/event-attempts', operationId: 'listEventAttempts' },
-  { method: 'POST', path: '/api/event-attempts', operationId: '_none_' },
+  { method: 'POST', path: '/api/event-attempts', operationId: 'resendEventAttempt' },
   { method: 'GET', path: '/api/events', operationId: 'listEvents' },
   { method: 'GET', path: '/api/events/{id}', operationId: 'retrieveEvent' },
   { method: 'POST', path: '/api/webhooks', operationId: 'createWebhookDestination' },
@@ -56,4 +58,13 @@ export const commerceOperations: PublishedOperation[] = [
   { method: 'DELETE', path: '/api/payment-integrations/{id}', operationId: 'deletePaymentIntegration' },
   { method: 'POST', path: '/api/payment-integrations/{id}/onboarding', operationId: 'createOnboardingLink' },
   { method: 'POST', path: '/api/products/copy-to-live-mode', operationId: 'copyProductToLiveMode' },
+  { method: 'POST', path: '/api/cart-items', operationId: 'createCartItem' },
+  { method: 'DELETE', path: '/api/cart-items/{id}', operationId: 'deleteCartItem' },
+  { method: 'POST', path: '/api/carts', operationId: 'createCart' },
+  { method: 'GET', path: '/api/carts', operationId: 'listCarts' },
+  { method: 'POST', path: '/api/carts/batch', operationId: 'batchCartActions' },
+  { method: 'GET', path: '/api/carts/{id}', operationId: 'retrieveCart' },
+  { method: 'PUT', path: '/api/carts/{id}', operationId: 'updateCart' },
+  { method: 'DELETE', path: '/api/carts/{id}', operationId: 'abandonCart' },
+  { method: 'POST', path: '/api/carts/{id}/checkout', operationId: 'generateCheckoutLink' },
 ];

@@ -13,6 +13,7 @@ import { eventRepository, licenseRepository, subscriptionRepository } from './su
 import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
 import { usageRepository } from './usage';
+import { cartRepository } from './carts';
 
 /** Every repository over one typed kysely handle (a transaction, inside the unit of work). */
 export function repositories(db: Db): Repositories {
@@ -30,6 +31,7 @@ export function repositories(db: Db): Repositories {
     events: eventRepository(db),
     signingKeys: signingKeyRepository(db),
     checkoutSessions: checkoutSessionRepository(db),
+    carts: cartRepository(db),
     billingDocuments: billingDocumentRepository(db),
     webhookEvents: webhookEventRepository(db),
     idempotency: idempotencyRepository(db),

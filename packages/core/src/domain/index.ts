@@ -16,3 +16,4 @@ export * from './usage';
 export * from './event-types';
 export * from './pricing-parts';
 export * from './quick-checkout';
+export * from './cart';

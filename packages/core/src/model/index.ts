@@ -8,3 +8,4 @@ export * from './billing';
 export * from './checkout';
 export * from './webhook';
 export * from './usage';
+export * from './cart';

@@ -20,6 +20,7 @@ export const SCOPE_RESOURCES = [
   'usage',
   'api-keys',
   'payment-integrations',
+  'carts',
 ] as const;
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
 export type Scope = `${ScopeResource}:${'read' | 'write'}` | '*';

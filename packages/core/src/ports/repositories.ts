@@ -1,4 +1,6 @@
 import type {
+  Cart,
+  CartStatus,
   BillingDocument,
   BillingDocumentKind,
   CheckoutSession,
@@ -337,6 +339,22 @@ export interface CheckoutSessionRepository {
   ): Promise<Page<CheckoutSession>>;
 }
 
+export interface CartRepository {
+  /** The cart with its items, if any. */
+  get(id: Id): Promise<Cart | undefined>;
+  /** The cart with its items, locked until the unit of work ends. */
+  getForUpdate(id: Id): Promise<Cart | undefined>;
+  /** Inserts or updates the cart and replaces its items. */
+  save(cart: Cart): Promise<void>;
+  /** The cart holding this item, if any. */
+  cartOfItem(itemId: Id): Promise<Id | undefined>;
+  /** One page of the tenant's carts, oldest first, by status and owner when asked; `search` matches the start of a cart id. */
+  page(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; statuses?: CartStatus[]; customerIds?: Id[]; search?: string },
+  ): Promise<Page<Cart>>;
+}
+
 export interface BillingDocumentRepository {
   /** The subscription's documents of this kind, newest first. */
   list(subscriptionId: Id, kind: BillingDocumentKind): Promise<BillingDocument[]>;
@@ -381,6 +399,7 @@ export interface Repositories {
   events: EventRepository;
   signingKeys: SigningKeyRepository;
   checkoutSessions: CheckoutSessionRepository;
+  carts: CartRepository;
   billingDocuments: BillingDocumentRepository;
   webhookEvents: WebhookEventRepository;
   idempotency: IdempotencyRepository;

@@ -7,6 +7,7 @@ import { QuickCheckout } from './quick-checkout';
 import { PaymentIntegrations } from './integrations';
 import { Receipts } from './receipts';
 import { CopyToLiveMode } from './copy-to-live';
+import { Carts } from './carts';
 import { limitsOf, type CoreDeps } from './deps';
 import { EntitlementCache } from './check-cache';
 import type { ChangeFeedHandlers } from '../ports';
@@ -42,6 +43,8 @@ export interface Core {
   receipts: Receipts;
   /** A test-mode product copied into live mode (as a catalog file is imported). */
   copyToLive: CopyToLiveMode;
+  /** Carts: plans bought together, checked out through the payment provider. */
+  carts: Carts;
   subscriptions: SubscriptionLifecycle;
   seats: SeatService;
   providerSync: ProviderSync;
@@ -122,6 +125,7 @@ export function createCore(given: CoreDeps): Core {
     importer,
     exporter,
     copyToLive: new CopyToLiveMode(exporter, importer),
+    carts: new Carts(deps, checkout),
     checkout,
     quickCheckout: new QuickCheckout(deps, checkout),
     paymentIntegrations: new PaymentIntegrations(deps),

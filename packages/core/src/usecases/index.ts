@@ -19,3 +19,4 @@ export * from './usage';
 export * from './quick-checkout';
 export * from './receipts';
 export * from './copy-to-live';
+export * from './carts';

@@ -559,6 +559,49 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(ours).not.toContain(done.id);
     });
 
+    it('keeps carts with their items in order, finds the cart of an item, and pages carts by status, owner and id', async () => {
+      const { org, t, plan, customer } = await world();
+      const item = (over: object = {}) => ({
+        id: randomUUID(),
+        planId: plan.id,
+        granteeId: null,
+        metadata: null,
+        checkoutSessionId: null,
+        createdAt: T0,
+        updatedAt: T0,
+        ...over,
+      });
+      const cart = {
+        id: randomUUID(),
+        ...t,
+        customerId: customer.id,
+        currency: 'USD',
+        interval: 'month' as const,
+        intervalCount: 1,
+        status: 'active' as const,
+        items: [item({ granteeId: 'g1', metadata: { seats: { quantity: 3 } } }), item()],
+        createdAt: T0,
+        updatedAt: T0,
+      };
+      const abandoned = { ...cart, id: randomUUID(), status: 'abandoned' as const, items: [], createdAt: at(1) };
+      const otherMode = { ...cart, id: randomUUID(), isTest: !t.isTest, items: [] };
+      await tx(uow(), async (r) => {
+        for (const c of [cart, abandoned, otherMode]) await r.carts.save(c);
+      });
+      expect(await tx(uow(), (r) => r.carts.get(cart.id))).toEqual(cart);
+      expect(await tx(uow(), (r) => r.carts.cartOfItem(cart.items[1].id))).toBe(cart.id);
+      const fewer = { ...cart, items: [cart.items[1]], currency: null, updatedAt: at(3) };
+      await tx(uow(), (r) => r.carts.save(fewer));
+      expect(await tx(uow(), (r) => r.carts.getForUpdate(cart.id))).toEqual(fewer);
+      expect(await tx(uow(), (r) => r.carts.cartOfItem(cart.items[0].id))).toBeUndefined();
+      const ids = async (q: object) => (await tx(uow(), (r) => r.carts.page(t, { limit: 10, ...q }))).items.map((c) => c.id);
+      expect(await ids({})).toEqual([cart.id, abandoned.id]);
+      expect(await ids({ statuses: ['abandoned'] })).toEqual([abandoned.id]);
+      expect(await ids({ customerIds: [randomUUID()] })).toEqual([]);
+      expect(await ids({ customerIds: [customer.id], search: cart.id.slice(0, 8).toUpperCase() })).toEqual([cart.id]);
+      expect(org).toBeDefined();
+    });
+
     it('round-trips checkout sessions, billing documents newest first, and records webhook deliveries once', async () => {
       const { org, t, plan, customer, product } = await world();
       const session = {

@@ -13,6 +13,7 @@ import type { Changed, Tables } from './tables';
 import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
 import { memoryUsageRepository } from './usage';
+import { memoryCartRepository } from './carts';
 
 /** Every repository over the in-memory tables, mirroring adapter-postgres's `src/repositories/`. */
 export function repositories(db: Tables, changed: Changed = () => undefined): Repositories {
@@ -30,6 +31,7 @@ export function repositories(db: Tables, changed: Changed = () => undefined): Re
     events: eventRepository(db),
     signingKeys: signingKeyRepository(db, changed),
     checkoutSessions: checkoutSessionRepository(db),
+    carts: memoryCartRepository(db),
     billingDocuments: billingDocumentRepository(db),
     webhookEvents: webhookEventRepository(db),
     idempotency: idempotencyRepository(db),
