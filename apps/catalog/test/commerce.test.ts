@@ -132,7 +132,9 @@ describe('copy to live mode', () => {
     expect(live.plans.data.map((p: { name: string }) => p.name)).toContain('Copied plan');
     const again = (await api(org.testKey).post('/api/products/copy-to-live-mode', { id: created.id }).expect(201)).body;
     expect(again.id).toBe(copy.id);
-    expect((await api().post('/api/products/copy-to-live-mode', { id: created.id }).expect(400)).body.detail).toMatch(/test-mode API key/);
+    // A live key: its own (live) product is refused as published; the test product is the other mode's.
+    expect((await api().post('/api/products/copy-to-live-mode', { id: copy.id }).expect(400)).body.detail).toMatch(/test-mode API key/);
+    expect([403, 404]).toContain((await api().post('/api/products/copy-to-live-mode', { id: created.id })).status);
     expect([403, 404]).toContain((await api(other.testKey).post('/api/products/copy-to-live-mode', { id: created.id })).status);
   });
 });

@@ -18,7 +18,7 @@ const createBody = typed<{
     cartId: { type: 'string', format: 'uuid' },
     grantee: { type: 'string', minLength: 1, maxLength: 255 },
     interval: INTERVAL,
-    intervalCount: { type: ['number', 'null'], minimum: 1, maximum: 1095 },
+    intervalCount: { type: ['integer', 'null'], minimum: 1, maximum: 1095 },
     metadata: quantities,
   },
   required: ['planId', 'cartId', 'interval', 'intervalCount'],

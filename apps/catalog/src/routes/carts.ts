@@ -39,7 +39,8 @@ const createBody = bodySchema({
   properties: {
     owner: { type: 'string', minLength: 1, maxLength: 255 },
     interval: INTERVAL,
-    intervalCount: { type: ['number', 'null'], minimum: 1, maximum: 1095 },
+    // Published as a number; a cart's prices repeat every whole number of intervals.
+    intervalCount: { type: ['integer', 'null'], minimum: 1, maximum: 1095 },
     currency: CURRENCY,
   },
   required: ['owner', 'interval', 'intervalCount'],

@@ -15,8 +15,9 @@ export class CopyToLiveMode {
 
   /** The live product's id. Called with a test-mode key only (400 otherwise, as published). */
   async copy(tenant: Tenant, productId: Id): Promise<{ id: Id }> {
-    if (!tenant.isTest) return fail(ErrorCodes.VALIDATION_FAILED, 'copy-to-live-mode is called with a test-mode API key');
+    // The product first: another tenant's id is refused as such whatever the key's mode.
     const file = await this.exporter.exportProduct(tenant, productId);
+    if (!tenant.isTest) return fail(ErrorCodes.VALIDATION_FAILED, 'copy-to-live-mode is called with a test-mode API key');
     const key = file.products?.[0]?.key;
     if (!key) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
     const result = await this.importer.apply({ ...file, test: false });
