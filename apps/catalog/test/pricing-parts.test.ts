@@ -76,6 +76,29 @@ const savePlan = async () => {
 };
 
 describe('line items, prices, currency options and tiers as resources', () => {
+  it('lists plans with a one-off price by `interval=one_off` (published), and only those', async () => {
+    const body = planBody();
+    const oneOff = {
+      ...body,
+      name: 'Lifetime',
+      lineItems: [
+        {
+          ...body.lineItems[1],
+          slug: 'lifetime',
+          intervalType: 'one_off',
+          prices: [
+            { defaultCurrency: 'USD', interval: null, intervalCount: null, currencyOptions: [{ currency: 'USD', unitAmount: 9900 }] },
+          ],
+        },
+      ],
+    };
+    const id = (await api().post('/api/plans/save', oneOff).expect(201)).body.data.id;
+    const monthly = (await api().post('/api/plans/save', planBody()).expect(201)).body.data.id;
+    const listed = (await api().get('/api/plans?interval=one_off&limit=100').expect(200)).body.data.map((p: { id: string }) => p.id);
+    expect(listed).toContain(id);
+    expect(listed).not.toContain(monthly);
+  });
+
   it('lists and reads each part with its expansions, and filters by plan, price and search', async () => {
     const { planId, metered, seats } = await savePlan();
     expect(

@@ -129,6 +129,8 @@ describe('plans and tier tags', () => {
     expect(Object.keys(first.data[0]).sort()).toEqual(['createdAt', 'id', 'name', 'organisation', 'updatedAt']);
     const next = (await api().get(`/api/tier-tags?limit=2&after=${first.nextCursor}`).expect(200)).body;
     expect(next.data.map((t: { id: string }) => t.id)).not.toContain(first.data[0].id);
+    // `search` (published) keeps the names containing it, in any case.
+    expect((await api().get('/api/tier-tags?search=t2').expect(200)).body.data.map((t: { name: string }) => t.name)).toEqual(['T2']);
     const others = (await api(other.liveKey).get('/api/tier-tags').expect(200)).body.data.map((t: { name: string }) => t.name);
     expect(others).not.toContain('T1');
     await api(org.readOnlyKey).post('/api/tier-tags', { name: 'RO' }).expect(403);

@@ -1,7 +1,9 @@
 import type { Core } from '@tollgate/core';
-import { bodySchema, resource, route, type Route } from '@tollgate/http';
+import { bodySchema, querySchema, resource, route, type Route } from '@tollgate/http';
 import { listOf, objectOf, tierTagSchema } from '../response-schemas';
-import { pageQuery } from '../schemas';
+import { pageProps } from '../schemas';
+
+const listQuery = { ...querySchema({ ...pageProps, search: { type: 'string', maxLength: 200 } }), additionalProperties: false };
 import { listEnvelope, objectEnvelope, pageQueryOf, tierTagView } from '../views';
 
 export const tierTagBody = bodySchema({
@@ -17,14 +19,14 @@ export const tierTagRoutes = ({ tierTags }: Pick<Core, 'tierTags'>): Route[] =>
       method: 'get',
       path: '/api/tier-tags',
       operationId: 'listTierTags',
-      summary: 'List tier tags (of the organisation, both modes)',
+      summary: 'List tier tags (of the organisation, both modes; `search` in the name)',
       description: "A page of the organisation's tier tags.",
       scope: ['plans', 'read'],
-      query: pageQuery,
+      query: listQuery,
       response: { status: 200, schema: listOf(tierTagSchema) },
       handle: async ({ tenant, query }) => ({
         status: 200,
-        body: listEnvelope(await tierTags.listTierTags(tenant, pageQueryOf(query)), tierTagView),
+        body: listEnvelope(await tierTags.listTierTags(tenant, { ...pageQueryOf(query), search: query.search }), tierTagView),
       }),
     }),
     route({

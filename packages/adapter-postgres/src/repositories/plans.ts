@@ -281,7 +281,7 @@ function planFilters(b: PlanQuery, q: PlanListQuery): PlanQuery {
   }
   if (q.interval || q.intervalCount !== undefined) {
     b = b.where(sql<boolean>`exists (select 1 from line_items li join prices pr on pr.line_item_id = li.id where li.plan_id = pl.id
-      ${q.interval ? sql`and pr.interval = ${q.interval}` : sql``} ${q.intervalCount !== undefined ? sql`and pr.interval_count = ${q.intervalCount}` : sql``})`);
+      ${q.interval === 'one_off' ? sql`and pr.interval is null` : q.interval ? sql`and pr.interval = ${q.interval}` : sql``} ${q.intervalCount !== undefined ? sql`and pr.interval_count = ${q.intervalCount}` : sql``})`);
   }
   return b;
 }
@@ -448,7 +448,14 @@ export function planRepository(db: Db): PlanRepository {
       return row ? tierTag(row) : undefined;
     },
     pageTierTags: async (orgId, q) => {
-      const page = await keysetPage(() => db.selectFrom('tier_tags').selectAll().where('organisation_id', '=', orgId), 'tier_tags', q);
+      const page = await keysetPage(
+        () => {
+          const base = db.selectFrom('tier_tags').selectAll().where('organisation_id', '=', orgId);
+          return q.search ? base.where(sql<boolean>`strpos(lower(name), lower(${q.search})) > 0`) : base;
+        },
+        'tier_tags',
+        q,
+      );
       return { ...page, items: page.items.map(tierTag) };
     },
   };

@@ -49,7 +49,8 @@ export interface ListQuery {
 export interface PlanListQuery extends ListQuery {
   productId?: Id;
   currency?: string;
-  interval?: Interval;
+  /** A price interval; `one_off`: prices without one (paid once). */
+  interval?: Interval | 'one_off';
   intervalCount?: number;
   isActive?: boolean;
 }
@@ -145,8 +146,8 @@ export interface PlanRepository {
   saveTierTag(tag: TierTag): Promise<void>;
   /** The organisation's tier tag of this name (case-insensitive), if any. */
   findTierTag(organisationId: Id, name: string): Promise<TierTag | undefined>;
-  /** One page of the organisation's tier tags, oldest first. */
-  pageTierTags(organisationId: Id, query: { limit: number; after?: string; before?: string }): Promise<Page<TierTag>>;
+  /** One page of the organisation's tier tags, oldest first; whose name contains `search` (any case) when asked. */
+  pageTierTags(organisationId: Id, query: { limit: number; after?: string; before?: string; search?: string }): Promise<Page<TierTag>>;
 }
 
 export interface PricingTableRepository {

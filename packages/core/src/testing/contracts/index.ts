@@ -251,6 +251,8 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       expect(await tx(uow(), (r) => r.plans.get(plan.id))).toEqual(plan);
       expect(await tx(uow(), (r) => r.plans.findByKey(product.id, 'team'))).toEqual(plan);
       expect(await tx(uow(), (r) => r.plans.getTierTag(tierTag.id))).toEqual(tierTag);
+      expect((await tx(uow(), (r) => r.plans.pageTierTags(org.id, { limit: 10, search: 'OL' }))).items).toEqual([tierTag]);
+      expect((await tx(uow(), (r) => r.plans.pageTierTags(org.id, { limit: 10, search: 'silver' }))).items).toEqual([]);
       expect((await tx(uow(), (r) => r.plans.getMany([plan.id, randomUUID()]))).map((p) => p.id)).toEqual([plan.id]);
 
       const replaced = { ...plan, lineItems: [], currencies: [], capabilityIds: [], features: [], tierTag: null, archivedAt: at(1) };
@@ -319,6 +321,7 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       expect(await names({ includeArchived: true })).toHaveLength(4);
       expect(await names({ currency: 'eur' })).toEqual(['yearly eur']);
       expect(await names({ interval: 'month', intervalCount: 1 })).toEqual(['monthly usd', 'inactive']);
+      expect(await names({ interval: 'one_off' })).toEqual([]);
       expect(await names({ isActive: false })).toEqual(['inactive']);
       expect(await names({ productId: product.id, search: 'YEAR' })).toEqual(['yearly eur']);
       expect(await names({ productId: randomUUID() })).toEqual([]);

@@ -73,7 +73,9 @@ export function planRepository(db: Tables, changed: Changed): PlanRepository {
         .find((t) => t.organisationId === orgId && t.name.toLowerCase() === name.toLowerCase()),
     pageTierTags: async (orgId, q) =>
       pageOf(
-        values(db.tierTags).filter((t) => t.organisationId === orgId),
+        values(db.tierTags).filter(
+          (t) => t.organisationId === orgId && (!q.search || t.name.toLowerCase().includes(q.search.toLowerCase())),
+        ),
         q,
       ),
   };
@@ -88,7 +90,11 @@ function planMatches(p: Plan, q: PlanListQuery): boolean {
   if (q.currency && !prices.some((pr) => pr.currencyOptions.some((o) => o.currency === q.currency?.toLowerCase()))) return false;
   if (
     q.interval &&
-    !prices.some((pr) => pr.interval === q.interval && (q.intervalCount === undefined || pr.intervalCount === q.intervalCount))
+    !prices.some(
+      (pr) =>
+        pr.interval === (q.interval === 'one_off' ? null : q.interval) &&
+        (q.intervalCount === undefined || pr.intervalCount === q.intervalCount),
+    )
   )
     return false;
   if (!q.interval && q.intervalCount !== undefined && !prices.some((pr) => pr.intervalCount === q.intervalCount)) return false;
