@@ -2,7 +2,7 @@ import type { Core, Interval, LineItemQuantities } from '@tollgate/core';
 import { noContent, resource, route, typed, type Route } from '@tollgate/http';
 import { object, objectOf } from '../response-schemas';
 import { objectEnvelope } from '../views';
-import { cartItemProps, cartItemView, INTERVAL, quantities } from './carts';
+import { cartItemProps, cartItemView, INTERVAL, quantities } from '../cart-views';
 
 const createBody = typed<{
   planId: string;

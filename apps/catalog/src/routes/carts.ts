@@ -1,37 +1,24 @@
+import { invalid, type CartStatus, type Core, type Customer, type Id, type LineItemQuantities } from '@tollgate/core';
+import { bodySchema, noContent, querySchema, resource, route, str, typed, type Route } from '@tollgate/http';
 import {
-  invalid,
-  type CartItem,
-  type CartStatus,
-  type CartView,
-  type Core,
-  type Customer,
-  type Id,
-  type LineItemQuantities,
-  type Plan,
-  type Product,
-} from '@tollgate/core';
-import { bodySchema, date, iso, noContent, nstr, num, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
-import { currencyOptionBaseProps, lineItemBaseProps, priceBaseProps } from '../pricing-views';
-import { listOf, object, objectOf, planProps, productSchema } from '../response-schemas';
+  batchSchema,
+  cartDetailSchema,
+  cartItemView,
+  cartPlanView,
+  cartProps,
+  cartSchema,
+  cartView,
+  CURRENCY,
+  INTERVAL,
+  quantities,
+} from '../cart-views';
+import { listOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
-import { catalogPlan, catalogProduct, listEnvelope, objectEnvelope, pageQueryOf } from '../views';
-import { ownerSchema, ownerView } from './receipts';
+import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { expandOf } from './products';
 
 /** Carts (the published catalog API's): an owner's plans of one interval, checked out together. */
 
-export const CURRENCY = { type: 'string', pattern: '^[A-Za-z]{3}$' } as const;
-export const INTERVAL = { enum: ['day', 'week', 'month', 'year', null] } as const;
-export const quantities = {
-  type: 'object',
-  maxProperties: 50,
-  additionalProperties: {
-    type: 'object',
-    properties: { quantity: { type: 'number', minimum: 1 } },
-    required: ['quantity'],
-    additionalProperties: false,
-  },
-} as const;
 const uri = { type: 'string', minLength: 1, maxLength: 2048 } as const;
 
 const createBody = bodySchema({
@@ -106,130 +93,6 @@ const listQuery = {
     search: { type: 'string', maxLength: 100 },
   }),
   additionalProperties: false,
-};
-
-const cartProps = {
-  id: uuid,
-  organisation: uuid,
-  ownerId: uuid,
-  currency: nstr,
-  interval: INTERVAL,
-  intervalCount: { type: ['integer', 'null'] },
-  status: { enum: ['active', 'abandoned', 'complete'] },
-  createdAt: date,
-  updatedAt: date,
-};
-export const cartItemProps = {
-  id: uuid,
-  organisation: uuid,
-  cartId: uuid,
-  planId: uuid,
-  metadata: {},
-  granteeId: nstr,
-  groupId: nstr,
-  createdAt: date,
-  updatedAt: date,
-};
-const lite = (item: object) => object({ type: { const: 'list' }, data: { type: 'array', items: item } });
-const detailItemSchema = object({
-  ...cartItemProps,
-  plan: object({
-    ...planProps,
-    product: object({ type: { const: 'object' }, data: productSchema }),
-    lineItems: lite(
-      object({ ...lineItemBaseProps, prices: lite(object({ ...priceBaseProps, currencyOptions: lite(object(currencyOptionBaseProps)) })) }),
-    ),
-  }),
-});
-const cartSchema = object(cartProps, { owner: ownerSchema });
-const cartDetailSchema = object({ ...cartProps, owner: ownerSchema, cartItems: lite(detailItemSchema) });
-const batchSchema = objectOf(
-  object({
-    total: num,
-    succeeded: num,
-    failed: num,
-    skipped: num,
-    results: { type: 'array', items: object({ id: uuid, status: { enum: ['succeeded', 'failed', 'skipped'] } }, { reason: str }) },
-  }),
-);
-
-export const cartItemView = (organisation: string, cartId: string) => (i: CartItem) => ({
-  id: i.id,
-  organisation,
-  cartId,
-  planId: i.planId,
-  metadata: i.metadata,
-  granteeId: i.granteeId,
-  groupId: null,
-  createdAt: iso(i.createdAt),
-  updatedAt: iso(i.updatedAt),
-});
-
-const cartView = (v: Pick<CartView, 'cart' | 'customer'>, withOwner: boolean) => ({
-  id: v.cart.id,
-  organisation: v.cart.organisationId,
-  ownerId: v.cart.customerId,
-  currency: v.cart.currency,
-  interval: v.cart.interval,
-  intervalCount: v.cart.intervalCount,
-  status: v.cart.status,
-  createdAt: iso(v.cart.createdAt),
-  updatedAt: iso(v.cart.updatedAt),
-  ...(withOwner ? { owner: ownerView(v.customer as Customer) } : {}),
-});
-
-const liteList = <T, V>(items: T[], view: (t: T) => V) => ({ type: 'list' as const, data: items.map(view) });
-
-/** A plan in a cart's detail: its product (in an object envelope, as published) and its line items with prices and currency options. */
-const cartPlanView = ({ plan, product }: { plan: Plan; product: Product }) => {
-  const org = plan.organisationId;
-  return {
-    ...catalogPlan(plan),
-    product: objectEnvelope(catalogProduct(product)),
-    lineItems: liteList(plan.lineItems, (li) => ({
-      id: li.id,
-      organisation: org,
-      name: li.name,
-      slug: li.slug,
-      paymentProductId: li.paymentProductId,
-      meterId: li.meter?.id ?? null,
-      nickname: li.nickname,
-      priceType: li.priceType,
-      intervalType: li.intervalType,
-      billingScheme: li.billingScheme,
-      tiersMode: li.tiersMode,
-      minQuantity: li.minQuantity,
-      maxQuantity: li.maxQuantity,
-      isActive: li.isActive,
-      planId: plan.id,
-      allowChangingQuantity: li.allowChangingQuantity,
-      archivedAt: iso(li.archivedAt),
-      unitLabel: li.unitLabel,
-      createdAt: iso(li.createdAt),
-      updatedAt: iso(li.updatedAt),
-      prices: liteList(li.prices, (p) => ({
-        id: p.id,
-        organisation: org,
-        paymentPriceId: p.paymentPriceId,
-        interval: p.interval,
-        intervalCount: p.intervalCount,
-        lineItemId: li.id,
-        archivedAt: iso(p.archivedAt),
-        createdAt: iso(p.createdAt),
-        updatedAt: iso(p.updatedAt),
-        currencyOptions: liteList(p.currencyOptions, (o) => ({
-          id: o.id,
-          organisation: org,
-          currency: o.currency.toUpperCase(),
-          unitAmount: o.unitAmount,
-          priceId: p.id,
-          isDefault: o.isDefault,
-          createdAt: iso(o.createdAt),
-          updatedAt: iso(o.updatedAt),
-        })),
-      })),
-    })),
-  };
 };
 
 const csv = (raw: string | undefined) =>

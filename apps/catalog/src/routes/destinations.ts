@@ -1,4 +1,4 @@
-import { DomainError, ErrorCodes, type Core, type DeliveryAttempt, type OutboxDelivery } from '@tollgate/core';
+import { invalid, type Core, type DeliveryAttempt, type OutboxDelivery } from '@tollgate/core';
 import { bodySchema, date, int, iso, noContent, nstr, querySchema, resource, route, uuid, type Route } from '@tollgate/http';
 import { listOf, nestedListOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
@@ -150,16 +150,10 @@ export const destinationRoutes = ({ webhookDestinations: destinations }: Pick<Co
       response: { status: 204 },
       async handle({ tenant, query, body }) {
         const id = query.id ?? query.destinationId ?? body?.id ?? body?.destinationId;
-        if (!id) return invalidId();
+        if (!id) return invalid('id', 'the destination to resend is required (query or body)');
         await destinations.resend(tenant, id);
         return noContent;
       },
     }),
   ]),
 ];
-
-const invalidId = () => {
-  throw new DomainError(ErrorCodes.VALIDATION_FAILED, 'id: the destination to resend is required (query or body)', [
-    { property: 'id', error: 'is required' },
-  ]);
-};

@@ -1,7 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-/** Carts (the published catalog API's): an owner's plans bought together, one interval and currency. */
+/**
+ * Carts (the published catalog API's): an owner's plans bought together, one interval and currency.
+ * A deleted plan leaves the carts it was in (it can no longer be bought); an owner with carts is
+ * not deleted (the foreign key refuses, 409).
+ */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('carts')
@@ -21,10 +25,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('cart_items')
     .addColumn('id', 'uuid', (c) => c.primaryKey())
     .addColumn('cart_id', 'uuid', (c) => c.notNull().references('carts.id').onDelete('cascade'))
-    .addColumn('plan_id', 'uuid', (c) => c.notNull().references('plans.id'))
+    .addColumn('plan_id', 'uuid', (c) => c.notNull().references('plans.id').onDelete('cascade'))
     .addColumn('grantee_id', 'text')
     .addColumn('metadata', 'jsonb')
-    .addColumn('checkout_session_id', 'uuid', (c) => c.references('checkout_sessions.id'))
+    .addColumn('checkout_session_id', 'uuid', (c) => c.references('checkout_sessions.id').onDelete('set null'))
     .addColumn('position', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())

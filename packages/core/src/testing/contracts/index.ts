@@ -603,6 +603,9 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await ids({ customerIds: [randomUUID()] })).toEqual([]);
       expect(await ids({ customerIds: [customer.id], search: cart.id.slice(0, 8).toUpperCase() })).toEqual([cart.id]);
       expect(org).toBeDefined();
+      // A deleted plan leaves the carts it was in.
+      await tx(uow(), (r) => r.plans.delete(plan.id));
+      expect((await tx(uow(), (r) => r.carts.get(cart.id)))?.items).toEqual([]);
     });
 
     it('round-trips checkout sessions, billing documents newest first, and records webhook deliveries once', async () => {

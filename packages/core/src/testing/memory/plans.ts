@@ -64,6 +64,9 @@ export function planRepository(db: Tables, changed: Changed): PlanRepository {
       const plan = db.plans.get(id);
       if (plan) changed({ kind: 'product', productId: plan.productId });
       db.plans.delete(id);
+      // A deleted plan leaves the carts it was in (as adapter-postgres's cascade).
+      for (const c of db.carts.values())
+        if (c.items.some((i) => i.planId === id)) db.carts.set(c.id, { ...c, items: c.items.filter((i) => i.planId !== id) });
     },
     getTierTag: async (id) => copy(db.tierTags.get(id)),
     saveTierTag: async (tag) => void db.tierTags.set(tag.id, copy(tag)),
