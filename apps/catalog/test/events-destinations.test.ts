@@ -86,6 +86,12 @@ describe('events, destinations and event attempts (#20-22, #29-32)', () => {
       const dest = event.destinations.data[0];
       expect(dest).toMatchObject({ eventId, webhookId: hook.id, status: 'pending', webhook: { id: hook.id, url: rx.url } });
 
+      // The webhook's own view of it (published GetWebhookDetailSchema): its destinations with their events.
+      const viaHook = (await api().get(`/api/webhooks/${hook.id}?expand=destinations,eventTypes`).expect(200)).body.data;
+      expect(viaHook.destinations.data).toEqual([
+        expect.objectContaining({ id: dest.id, event: expect.objectContaining({ id: eventId }) }),
+      ]);
+      expect(viaHook.eventTypes.data.map((t: { event: string }) => t.event)).toEqual(['subscription_created']);
       const listed = (await api().get(`/api/destinations?eventId=${eventId}`).expect(200)).body;
       expect(listed.data.map((d: { id: string }) => d.id)).toEqual([dest.id]);
       const detail = (await api().get(`/api/destinations/${dest.id}?expand=attempts`).expect(200)).body.data;

@@ -9,7 +9,8 @@ import {
 import { bool, date, int, iso, ndate, noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
 import { listOf, nestedListOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
-import { attemptView, endpointView, listEnvelope, nestedList, objectEnvelope, pageQueryOf as page } from '../views';
+import { attemptView, endpointView, listEnvelope, nestedList, objectEnvelope, outboxEventView, pageQueryOf as page } from '../views';
+import { destinationSchema, destinationView } from './destinations';
 import { expandOf } from './products';
 
 /**
@@ -65,7 +66,19 @@ const endpointProps$ = {
   createdAt: date,
   updatedAt: date,
 };
-const endpointSchema = object(endpointProps$, { eventTypes: nestedListOf(eventTypeSchema) });
+const outboxEventSchema = object({
+  id: uuid,
+  organisation: uuid,
+  type: str,
+  isTest: bool,
+  payload: { type: 'object' },
+  createdAt: date,
+  updatedAt: date,
+});
+const endpointSchema = object(endpointProps$, {
+  eventTypes: nestedListOf(eventTypeSchema),
+  destinations: nestedListOf(object({ ...destinationSchema.properties, event: outboxEventSchema })),
+});
 const attemptSchema = object({
   id: uuid,
   endpointId: uuid,
@@ -94,7 +107,7 @@ const withExpand = (e: Parameters<typeof endpointView>[0], expand: Set<string>) 
   ...(expand.has('eventTypes') ? { eventTypes: webhookEventTypesView(e) } : {}),
 });
 
-export const webhookRoutes = ({ webhooks }: Pick<Core, 'webhooks'>): Route[] =>
+export const webhookRoutes = ({ webhooks, webhookDestinations }: Pick<Core, 'webhooks' | 'webhookDestinations'>): Route[] =>
   resource({ name: 'webhooks', description: 'Webhook endpoints (destinations) that receive the events, and their delivery attempts' }, [
     route({
       method: 'get',
@@ -130,14 +143,26 @@ export const webhookRoutes = ({ webhooks }: Pick<Core, 'webhooks'>): Route[] =>
       path: '/api/webhooks/:id',
       operationId: 'retrieveWebhookDestination',
       summary: 'Webhook endpoint detail',
-      description: 'One endpoint (its secret is not shown again); `expand=eventTypes` lists its event types.',
+      description:
+        'One endpoint (its secret is not shown again); `expand=eventTypes` lists its event types, `expand=destinations` the first 100 deliveries to it with their events.',
       scope: ['webhooks', 'read'],
       query: detailQuery,
       response: { status: 200, schema: objectOf(endpointSchema) },
-      handle: async ({ tenant, params, query }) => ({
-        status: 200,
-        body: objectEnvelope(withExpand(await webhooks.get(tenant, params.id), expandOf(query.expand, WEBHOOK_EXPAND))),
-      }),
+      async handle({ tenant, params, query }) {
+        const expand = expandOf(query.expand, WEBHOOK_EXPAND);
+        const endpoint = await webhooks.get(tenant, params.id);
+        if (!expand.has('destinations')) return { status: 200, body: objectEnvelope(withExpand(endpoint, expand)) };
+        const { page: sent, events } = await webhookDestinations.ofEndpoint(tenant, endpoint.id, 100);
+        const destinations = nestedList(
+          sent.items.filter((d) => events.has(d.eventId)),
+          `/api/webhooks/${endpoint.id}?expand=destinations`,
+          (d) => ({ ...destinationView(d), event: outboxEventView(events.get(d.eventId)!) }),
+        );
+        return {
+          status: 200,
+          body: objectEnvelope({ ...withExpand(endpoint, expand), destinations: { ...destinations, hasMore: sent.hasMore } }),
+        };
+      },
     }),
     route({
       method: 'patch',

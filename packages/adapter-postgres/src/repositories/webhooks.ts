@@ -253,7 +253,8 @@ export function webhookRepository(db: Db): WebhookRepository {
             .selectAll('d')
             .where('e.organisation_id', '=', t.organisationId)
             .where('e.is_test', '=', t.isTest);
-          return q.eventId ? base.where('d.event_id', '=', q.eventId) : base;
+          const ofEvent = q.eventId ? base.where('d.event_id', '=', q.eventId) : base;
+          return q.endpointId ? ofEvent.where('d.endpoint_id', '=', q.endpointId) : ofEvent;
         },
         'd',
         q,

@@ -290,8 +290,11 @@ export interface WebhookRepository {
   claimNext(now: Date, leaseUntil: Date, caps?: DeliveryCaps): Promise<OutboxDelivery | undefined>;
   /** The delivery, if any (not locked). */
   getDelivery(id: Id): Promise<OutboxDelivery | undefined>;
-  /** One page of the deliveries to the tenant's endpoints (the catalog's destinations), oldest first; of one event when named. */
-  pageDeliveries(tenant: Tenant, query: { limit: number; after?: string; before?: string; eventId?: Id }): Promise<Page<OutboxDelivery>>;
+  /** One page of the deliveries to the tenant's endpoints (the catalog's destinations), oldest first; of one event, or one endpoint, when named. */
+  pageDeliveries(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; eventId?: Id; endpointId?: Id },
+  ): Promise<Page<OutboxDelivery>>;
   /** Records one attempt. */
   addAttempt(attempt: DeliveryAttempt): Promise<void>;
   /**

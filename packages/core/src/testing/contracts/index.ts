@@ -1167,6 +1167,10 @@ export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWork
       expect(await tx(uow(), (r) => r.webhooks.getDelivery(d1.id))).toEqual(d1);
       expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10 }))).items.map((d) => d.id)).toEqual([d1.id, d2.id]);
       expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10, eventId: e2.id }))).items).toEqual([d2]);
+      expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10, endpointId: endpoint.id, eventId: e1.id }))).items).toEqual([
+        d1,
+      ]);
+      expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10, endpointId: testEndpoint.id }))).items).toEqual([]);
       const all = await tx(uow(), (r) => r.webhooks.pageTenantAttempts(t, { limit: 10 }));
       expect(all.items.map((a) => [a.deliveryId, a.number])).toEqual([
         [d1.id, 1],

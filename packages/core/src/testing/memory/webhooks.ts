@@ -83,7 +83,7 @@ export function webhookRepository(db: Tables): WebhookRepository {
       pageOf(
         values(db.deliveries).filter((d) => {
           const e = db.endpoints.get(d.endpointId);
-          return !!e && inTenant(e, tenant) && (!q.eventId || d.eventId === q.eventId);
+          return !!e && inTenant(e, tenant) && (!q.eventId || d.eventId === q.eventId) && (!q.endpointId || d.endpointId === q.endpointId);
         }),
         q,
       ),

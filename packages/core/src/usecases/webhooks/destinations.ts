@@ -1,4 +1,4 @@
-import type { DeliveryAttempt, Id, OutboxDelivery, Page, Tenant, WebhookEndpoint } from '../../model';
+import type { DeliveryAttempt, Id, OutboxDelivery, OutboxEvent, Page, Tenant, WebhookEndpoint } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
@@ -51,6 +51,19 @@ export class WebhookDestinations {
         if (e) endpoints.set(id, e);
       }
       return { page, endpoints };
+    });
+  }
+
+  /** An endpoint's destinations (its first `limit`), each with its event: what a webhook's `expand=destinations` shows. */
+  async ofEndpoint(tenant: Tenant, endpointId: Id, limit: number): Promise<{ page: Page<OutboxDelivery>; events: Map<Id, OutboxEvent> }> {
+    return this.deps.uow.read(async (r) => {
+      const page = await r.webhooks.pageDeliveries(tenant, { limit, endpointId });
+      const events = new Map<Id, OutboxEvent>();
+      for (const id of new Set(page.items.map((d) => d.eventId))) {
+        const e = await r.outbox.get(id);
+        if (e) events.set(id, e);
+      }
+      return { page, events };
     });
   }
 
