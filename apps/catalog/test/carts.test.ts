@@ -173,6 +173,10 @@ describe('carts', () => {
           .expect(404)
       ).body.detail,
     ).toMatch(/not found/);
+    // Any id is taken (as published); one that names no cart is not found.
+    await api()
+      .post('/api/carts/batch', { action: 'abandon', cartIds: ['cart_123'] })
+      .expect(404);
     expect((await api().get(`/api/carts/${cart.id}`).expect(200)).body.data.status).toBe('active');
     await api(other.liveKey)
       .post('/api/cart-items', { cartId: cart.id, planId: org.keys['plans.notes.team'], ...monthly })

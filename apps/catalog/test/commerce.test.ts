@@ -136,5 +136,6 @@ describe('copy to live mode', () => {
     expect((await api().post('/api/products/copy-to-live-mode', { id: copy.id }).expect(400)).body.detail).toMatch(/test-mode API key/);
     expect([403, 404]).toContain((await api().post('/api/products/copy-to-live-mode', { id: created.id })).status);
     expect([403, 404]).toContain((await api(other.testKey).post('/api/products/copy-to-live-mode', { id: created.id })).status);
+    await api(org.testKey).post('/api/products/copy-to-live-mode', { id: 'prod_123' }).expect(404);
   });
 });

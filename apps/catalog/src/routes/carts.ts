@@ -64,7 +64,8 @@ const batchBody = bodySchema({
   type: 'object',
   properties: {
     action: { enum: ['abandon'] },
-    cartIds: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', format: 'uuid' } },
+    // Any id (as published): one that names no cart refuses the batch with 404.
+    cartIds: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 100 } },
   },
   required: ['action', 'cartIds'],
   additionalProperties: false,

@@ -4,7 +4,7 @@ import { object } from '../response-schemas';
 
 const copyBody = bodySchema({
   type: 'object',
-  properties: { id: { type: 'string', format: 'uuid' } },
+  properties: { id: { type: 'string', minLength: 1, maxLength: 100 } },
   required: ['id'],
   additionalProperties: false,
 });

@@ -24,6 +24,7 @@ import {
 } from '../domain/cart';
 import { quickCheckoutQuantity } from '../domain/quick-checkout';
 import { assertAccessible } from '../domain/tenancy';
+import { isUuid } from '../support/text';
 import type { Repositories } from '../ports';
 import type { CheckoutService } from './checkout';
 import type { CoreDeps } from './deps';
@@ -224,7 +225,7 @@ export class Carts {
     return this.deps.uow.run(async (r) => {
       const carts: Cart[] = [];
       for (const id of new Set(ids)) {
-        const cart = await r.carts.getForUpdate(id);
+        const cart = isUuid(id) ? await r.carts.getForUpdate(id) : undefined;
         if (!cart) return fail(ErrorCodes.NOT_FOUND, 'some carts were not found');
         if (cart.organisationId !== tenant.organisationId)
           return fail(ErrorCodes.FORBIDDEN, 'some carts belong to a different organisation');

@@ -1,4 +1,5 @@
 import { ErrorCodes, fail } from '../errors';
+import { isUuid } from '../support/text';
 import type { Id, Tenant } from '../model';
 import type { CatalogFileExport, CatalogFileImport } from './catalog-file';
 
@@ -16,6 +17,7 @@ export class CopyToLiveMode {
   /** The live product's id. Called with a test-mode key only (400 otherwise, as published). */
   async copy(tenant: Tenant, productId: Id): Promise<{ id: Id }> {
     // The product first: another tenant's id is refused as such whatever the key's mode.
+    if (!isUuid(productId)) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
     const file = await this.exporter.exportProduct(tenant, productId);
     if (!tenant.isTest) return fail(ErrorCodes.VALIDATION_FAILED, 'copy-to-live-mode is called with a test-mode API key');
     const key = file.products?.[0]?.key;
