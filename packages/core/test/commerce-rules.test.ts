@@ -11,7 +11,12 @@ import {
   cartStatusOf,
   deleteLineItem,
   publishedEventType,
+  isPerSeat,
+  lineItemCurrencies,
+  minimumSeats,
   quickCheckoutQuantity,
+  resolveCheckoutOptions,
+  unitAmount,
   replaceCart,
   updateLineItem,
   type Cart,
@@ -139,6 +144,47 @@ describe('quick checkout', () => {
     expect(quickCheckoutQuantity(plan, undefined)).toBeUndefined();
     expect(errorCodeOf(() => quickCheckoutQuantity(plan, { nope: { quantity: 1 } }))).toBe('VALIDATION_FAILED');
     expect(errorCodeOf(() => quickCheckoutQuantity(plan, { seats: { quantity: 1.5 } }))).toBe('VALIDATION_FAILED');
+  });
+});
+
+describe('plans priced by their line items (saved through plans/save)', () => {
+  it('are sold in their prices’ currencies, per seat when a line item is, at their line items’ amounts', () => {
+    const option = (currency: string, unitAmount: number) => ({
+      id: randomUUID(),
+      currency,
+      unitAmount,
+      isDefault: true,
+      tiers: [],
+      createdAt: T0,
+      updatedAt: T0,
+    });
+    const seats = lineItem({ minQuantity: 3, prices: [price({ currencyOptions: [option('usd', 1500), option('EUR', 1400)] })] });
+    const base = lineItem({ slug: 'base', priceType: 'flat_rate', prices: [price({ currencyOptions: [option('USD', 900)] })] });
+    const perSeat = planWith([seats, base], { currencies: [] });
+    expect(lineItemCurrencies(perSeat).sort()).toEqual(['EUR', 'USD']);
+    expect(isPerSeat(perSeat)).toBe(true);
+    expect(minimumSeats(perSeat)).toBe(3);
+    expect(unitAmount(perSeat, 'usd', new Map())).toBe(1500);
+    const flat = planWith(
+      [base, lineItem({ slug: 'extra', priceType: 'flat_rate', prices: [price({ currencyOptions: [option('USD', 100)] })] })],
+      {
+        currencies: [],
+      },
+    );
+    expect(isPerSeat(flat)).toBe(false);
+    expect(unitAmount(flat, 'USD', new Map())).toBe(1000);
+    const noLegacy = { ...product, currencies: [] };
+    expect(resolveCheckoutOptions({ currency: 'eur', quantity: 4 }, perSeat, noLegacy, new Map())).toMatchObject({
+      currency: 'EUR',
+      quantity: 4,
+    });
+    expect(resolveCheckoutOptions({}, perSeat, noLegacy, new Map()).quantity).toBe(3);
+    expect(errorCodeOf(() => resolveCheckoutOptions({ currency: 'GBP' }, perSeat, noLegacy, new Map()))).toBe(
+      'CHECKOUT_CURRENCY_NOT_SUPPORTED',
+    );
+    expect(errorCodeOf(() => resolveCheckoutOptions({ quantity: 2 }, flat, noLegacy, new Map()))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');
+    // A plan with legacy currencies keeps its own rules (its line items mirror them).
+    expect(isPerSeat(planWith([seats], { licenseType: 'user', currencies: [{ currencyId: 'c', amountMinor: 1 } as never] }))).toBe(false);
   });
 });
 
