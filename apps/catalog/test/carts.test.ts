@@ -128,6 +128,7 @@ describe('carts', () => {
       ).body.data.map((x: { id: string }) => x.id),
     ).toEqual([c.id]);
     await api().get('/api/carts?status=nope').expect(400);
+    expect((await api().get('/api/carts?ownerId=owner_123').expect(200)).body.data).toEqual([]);
 
     await api().del(`/api/carts/${a.id}`).expect(204);
     await api().del(`/api/carts/${a.id}`).expect(400);

@@ -70,6 +70,7 @@ describe('quick checkout and receipts', () => {
       receipt.id,
     ]);
     expect((await api(other.liveKey).get('/api/receipts').expect(200)).body.data).toEqual([]);
+    expect((await api().get('/api/receipts?owner=owner_123').expect(200)).body.data).toEqual([]);
     expect([403, 404]).toContain((await api(other.liveKey).get(`/api/receipts/${receipt.id}`)).status);
   });
 

@@ -136,7 +136,9 @@ export class Carts {
     return this.deps.uow.read(async (r) => {
       // A paid cart is stored active: `complete` is read from its checkouts, so both are asked for and sorted out here.
       const stored = query.statuses?.includes('complete') ? [...new Set([...query.statuses, 'active' as const])] : query.statuses;
-      const page = await r.carts.page(tenant, { ...query, statuses: stored, customerIds: query.ownerIds });
+      // An owner id that is not a UUID names no owner: it matches nothing (not a 400).
+      const customerIds = query.ownerIds?.filter(isUuid);
+      const page = await r.carts.page(tenant, { ...query, statuses: stored, customerIds });
       const items: CartView[] = [];
       for (const c of page.items) items.push(await this.view(r, c, false));
       return { ...page, items: items.filter((v) => !query.statuses || query.statuses.includes(v.cart.status)) };

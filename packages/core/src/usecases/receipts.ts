@@ -1,5 +1,6 @@
 import type { CheckoutSession, Customer, Id, Page, Plan, Subscription, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
+import { isUuid } from '../support/text';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 
@@ -32,7 +33,7 @@ export class Receipts {
       let members: string[] | undefined;
       if (query.ownerIds) {
         members = [];
-        for (const id of query.ownerIds) {
+        for (const id of query.ownerIds.filter(isUuid)) {
           const c = await r.customers.get(id);
           if (c && c.organisationId === tenant.organisationId && c.isTest === tenant.isTest) members.push(c.value);
         }
