@@ -2,6 +2,7 @@
    key, a revoked key, a key without the scope, another organisation's key and the other mode's key
    are refused, and no list shows another tenant's records. The contract's statuses, each asserted
    on its own: another organisation's record 403, the other mode's record 404, an unknown id 404. */
+import { startWebhookReceiver, type WebhookReceiver } from '@tollgate/runtime/testing';
 import { buySeats, call, createDatabase, seedOrg, startInstance, type Instance, type Org } from './harness';
 
 let db: Awaited<ReturnType<typeof createDatabase>>;
@@ -9,10 +10,13 @@ let server: Instance;
 let a: Org;
 let b: Org;
 let ids: Record<string, string>;
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   db = await createDatabase();
-  server = await startInstance(db.url);
+  // A's destination is delivered to a receiver on the loopback interface.
+  server = await startInstance(db.url, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+  receiver = await startWebhookReceiver();
   a = await seedOrg(db.url, 'tenant-a');
   b = await seedOrg(db.url, 'tenant-b');
   const subscription = await buySeats(server.url, db.url, a, 3, 'isolated');
@@ -63,11 +67,62 @@ beforeAll(async () => {
       data: { subscriptionPlanLineItems: { data: { id: string }[] } };
     }
   ).data.subscriptionPlanLineItems.data[0].id;
+  // The commerce resources of tenant A (#20 part B): a destination of its event, an API key, a
+  // pricing part of each kind, a receipt, its integration, a cart with an item.
+  const get = async (path: string) => (await call(server.url, 'GET', path, { bearer: a.live })).body as { data: { id: string }[] };
+  const post = async (path: string, body?: object) =>
+    (await call(server.url, 'POST', path, { bearer: a.live, body })).body as { data: { id: string } };
+  const receiving = (await post('/api/webhooks', { url: receiver.url })).data.id;
+  await post(`/api/events/${outboxEvent}/resend`, { endpointId: receiving });
+  const destination = (await get(`/api/destinations?eventId=${outboxEvent}`)).data[0].id;
+  const tiered = (
+    await post('/api/plans/save', {
+      productId: a.keys['products.notes'],
+      name: 'tiered',
+      entitlements: [],
+      lineItems: [
+        {
+          name: 'Calls',
+          slug: 'calls',
+          priceType: 'per_seat',
+          intervalType: 'recurring',
+          billingScheme: 'tiered',
+          tiersMode: 'volume',
+          minQuantity: 1,
+          maxQuantity: 10,
+          prices: [
+            {
+              defaultCurrency: 'USD',
+              interval: 'month',
+              intervalCount: 1,
+              currencyOptions: [{ currency: 'USD', unitAmount: null, tiers: [{ upTo: 'inf', flatAmount: null, unitAmount: 1 }] }],
+            },
+          ],
+        },
+      ],
+    })
+  ).data.id;
+  const option = (await get(`/api/currency-options?expand=tiers&priceId=${(await get(`/api/prices?planId=${tiered}`)).data[0].id}`))
+    .data[0] as unknown as { id: string; priceId: string; tiers: { data: { id: string }[] } };
+  const cart = (await post('/api/carts', { owner: 'isolated', interval: 'month', intervalCount: 1 })).data.id;
+  const cartItem = (
+    await post('/api/cart-items', { cartId: cart, planId: a.keys['plans.notes.team'], interval: 'month', intervalCount: 1 })
+  ).data.id;
   ids = {
     lineItem,
     entitlement,
     grantee,
     owner,
+    destination,
+    apiKey: (await get('/api/api-keys')).data[0].id,
+    catalogLineItem: (await get(`/api/line-items?planId=${tiered}`)).data[0].id,
+    price: option.priceId,
+    currencyOption: option.id,
+    tier: option.tiers.data[0].id,
+    receipt: (await get('/api/receipts')).data[0].id,
+    integration: (await get('/api/payment-integrations')).data[0].id,
+    cart,
+    cartItem,
     hold,
     webhook,
     outboxEvent,
@@ -81,11 +136,26 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  await receiver?.close();
   await server?.stop();
   await db?.drop();
 });
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+
+/** The id of tenant A's record of each commerce resource, by path (#20 part B). */
+const COMMERCE_IDS: [string, (i: Record<string, string>) => string][] = [
+  ['/api/destinations', (i) => i.destination],
+  ['/api/api-keys', (i) => i.apiKey],
+  ['/api/line-items', (i) => i.catalogLineItem],
+  ['/api/prices', (i) => i.price],
+  ['/api/currency-options', (i) => i.currencyOption],
+  ['/api/tiers', (i) => i.tier],
+  ['/api/receipts', (i) => i.receipt],
+  ['/api/payment-integrations', (i) => i.integration],
+  ['/api/carts', (i) => i.cart],
+  ['/api/cart-items', (i) => i.cartItem],
+];
 
 type Op = { generation: 'legacy' | 'v1' | 'v2' | 'v3' | 'catalog'; method: string; path: string; scope?: string };
 
@@ -123,7 +193,7 @@ function request(op: Op): { path: string; body?: unknown } {
                         : // A subscription's group has the subscription's id.
                           op.path.startsWith('/api/groups')
                           ? ids.subscription
-                          : ids.plan;
+                          : (COMMERCE_IDS.find(([prefix]) => op.path.startsWith(prefix))?.[1](ids) ?? ids.plan);
     throw new Error(`no id for ${name} in ${op.path}`);
   };
   let path = op.path.replace(/\{(\w+)\}/g, (_m, name) => idFor(name));
@@ -193,6 +263,25 @@ function request(op: Op): { path: string; body?: unknown } {
     'post /api/groups': { owner: 'intruder' },
     'put /api/groups/{id}': { id: ids.subscription, grantees: [] },
     'post /api/groups/{id}/grantees': [{ type: 'add', granteeId: 'intruder' }],
+    'post /api/event-attempts': { destinationId: ids.destination },
+    'put /api/line-items/{id}': {
+      name: 'intruder',
+      slug: 'intruder',
+      priceType: 'per_seat',
+      intervalType: 'recurring',
+      billingScheme: 'tiered',
+      tiersMode: 'volume',
+      minQuantity: 1,
+      maxQuantity: 10,
+    },
+    'post /api/checkout': { planId: ids.plan, owner: 'intruder', interval: 'month', intervalCount: 1 },
+    'post /api/payment-integrations': { emailAddress: 'intruder@example.com' },
+    'post /api/products/copy-to-live-mode': { id: ids.product },
+    'post /api/carts': { owner: 'intruder', interval: 'month', intervalCount: 1 },
+    'post /api/carts/batch': { action: 'abandon', cartIds: [ids.cart] },
+    'put /api/carts/{id}': { currency: null, owner: 'intruder', cartItems: [] },
+    'post /api/carts/{id}/checkout': { successUrl: 'https://x.io/ok', cancelUrl: 'https://x.io/no' },
+    'post /api/cart-items': { cartId: ids.cart, planId: ids.plan, interval: 'month', intervalCount: 1 },
   };
   const versionedBodies: Record<string, unknown> = {
     'put /usage': { granteeId: 'isolated', planUuid: ids.plan, countOptions: { increment: 1 } },

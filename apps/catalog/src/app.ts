@@ -26,6 +26,20 @@ export interface CatalogAppServices {
   rateLimits?: RateLimits;
 }
 
+/**
+ * The published API's endpoints that serve the hosted service's own dashboard and assistant
+ * (DESIGN section 15): not part of Tollgate, answered 404 with why.
+ */
+const NOT_SERVED: [RegExp, string][] = [
+  [/^\/api\/ai(\/|$)/, 'the hosted assistant (/api/ai/*) is not part of Tollgate: it is not served'],
+  [
+    /^\/api\/memberships(\/|$)/,
+    "memberships belong to the hosted dashboard's own accounts: not served by Tollgate (grantees and groups are)",
+  ],
+  [/^\/api\/stripe\/account-session\/?$/, "the hosted dashboard's embedded payment-account session is not served by Tollgate"],
+];
+export const notServed = (path: string): string | undefined => NOT_SERVED.find(([re]) => re.test(path))?.[1];
+
 /** The catalog generation's router (paths under `/api`), from its route table; idempotency keys on writes. */
 export function createCatalogRouter(s: Pick<CatalogAppServices, 'core' | 'logger' | 'rateLimits'>): GenerationRouter {
   return generationRouter(catalogRoutes(s.core), {
@@ -35,7 +49,7 @@ export function createCatalogRouter(s: Pick<CatalogAppServices, 'core' | 'logger
     errorShape: catalogErrorBody,
     errorSchema: catalogErrorSchema,
     logger: s.logger,
-    notFound: () => 'no such catalog operation',
+    notFound: (req) => notServed(req.path) ?? 'no such catalog operation',
     idempotency: s.core.idempotency,
     rateLimits: s.rateLimits,
   });

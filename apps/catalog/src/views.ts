@@ -205,7 +205,11 @@ export const subscriptionPlanView = (s: Subscription, customer: Customer | undef
   },
 });
 
-export const filterOptionsView = (f: PlanFilterOptions) => ({ currencies: f.currencies, intervals: f.intervals });
+/** The filter values of the plan list; currencies in upper case as the published schema has them (ISO 4217). */
+export const filterOptionsView = (f: PlanFilterOptions) => ({
+  currencies: [...new Set(f.currencies.map((c) => c.toUpperCase()))].sort(),
+  intervals: f.intervals,
+});
 
 /** The catalog error body: `{title, detail, errors}`. */
 export const catalogErrorBody = (e: { status: number; message: string; details: { property: string; error: string }[] }) => ({
@@ -257,6 +261,7 @@ export const endpointView = (e: WebhookEndpoint) => ({
   id: e.id,
   organisation: e.organisationId,
   url: e.url,
+  secret: null as string | null,
   description: e.description,
   events: e.events,
   isActive: !e.disabledAt,
@@ -273,6 +278,8 @@ export const outboxEventView = (e: OutboxEvent) => ({
   isTest: e.isTest,
   payload: e.payload,
   createdAt: iso(e.createdAt),
+  // Events never change after they are written.
+  updatedAt: iso(e.createdAt),
 });
 
 export const attemptView = (a: DeliveryAttempt) => ({

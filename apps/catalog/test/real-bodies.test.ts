@@ -119,7 +119,7 @@ describe('plans and tier tags', () => {
   });
 
   it('lists tier tags with the catalog envelope and cursors, creates one {name} (409 when taken), per organisation', async () => {
-    for (const name of ['T1', 'T2', 'T3']) await api().post('/api/tier-tags', { name }).expect(201);
+    for (const name of ['T1', 'T2', 'T3']) await api().post('/api/tier-tags', { name }).expect(200);
     await api().post('/api/tier-tags', { name: 't1' }).expect(409);
     await api().post('/api/tier-tags', { name: '' }).expect(400);
     await api().post('/api/tier-tags', { name: 'x', extra: 1 }).expect(400);
@@ -129,6 +129,8 @@ describe('plans and tier tags', () => {
     expect(Object.keys(first.data[0]).sort()).toEqual(['createdAt', 'id', 'name', 'organisation', 'updatedAt']);
     const next = (await api().get(`/api/tier-tags?limit=2&after=${first.nextCursor}`).expect(200)).body;
     expect(next.data.map((t: { id: string }) => t.id)).not.toContain(first.data[0].id);
+    // `search` (published) keeps the names containing it, in any case.
+    expect((await api().get('/api/tier-tags?search=t2').expect(200)).body.data.map((t: { name: string }) => t.name)).toEqual(['T2']);
     const others = (await api(other.liveKey).get('/api/tier-tags').expect(200)).body.data.map((t: { name: string }) => t.name);
     expect(others).not.toContain('T1');
     await api(org.readOnlyKey).post('/api/tier-tags', { name: 'RO' }).expect(403);
@@ -136,7 +138,9 @@ describe('plans and tier tags', () => {
 
   it('GET /api/plans accepts includeFilterOptions and always carries filterOptions', async () => {
     const res = (await api().get('/api/plans?includeFilterOptions=true').expect(200)).body;
-    expect(res.filterOptions.currencies).toContain('usd');
+    // Upper case, as the published schema's currencies (the catalog file saved them in lower case), each once.
+    expect(res.filterOptions.currencies).toContain('USD');
+    expect(res.filterOptions.currencies).toEqual([...new Set(res.filterOptions.currencies as string[])].map((c) => c.toUpperCase()));
     expect((await api().get('/api/plans?includeFilterOptions=false').expect(200)).body.filterOptions).toBeDefined();
     await api().get('/api/plans?includeFilterOptions=maybe').expect(400);
   });
@@ -355,7 +359,7 @@ describe('product export and import', () => {
       ((await api().get(`/api/plans/${saved.data.id}?expand=lineItems`).expect(200)).body as Obj).data.lineItems;
     const before = await lineItems();
     const exported = await api().get(`/api/products/export/${productId}`).expect(200);
-    await api().post('/api/products/import', YAML.parse(exported.text)).expect(200);
+    await api().post('/api/products/import', YAML.parse(exported.text)).expect(201);
     expect(await lineItems()).toEqual(before);
   });
 
@@ -377,11 +381,11 @@ describe('product export and import', () => {
       .post('/api/products/import')
       .set('authorization', `Bearer ${org.liveKey}`)
       .attach('file', Buffer.from(exported.text), { filename: 'notes.yaml', contentType: 'application/yaml' })
-      .expect(200);
+      .expect(201);
     expect(upload.body.data).toMatchObject({ created: 0, updated: 0 });
     // A changed copy as JSON: a new plan is created.
     file.products[0].plans.push({ key: 'imported', displayName: 'Imported', pricingType: 'free', capabilities: ['edit'] });
-    const json = (await api().post('/api/products/import', file).expect(200)).body;
+    const json = (await api().post('/api/products/import', file).expect(201)).body;
     expect(json.data.created).toBe(1);
     const plan = json.data.keys['plans.notes.imported'];
     expect(((await api().get(`/api/plans/${plan}`).expect(200)).body as Obj).data.name).toBeDefined();
@@ -412,6 +416,6 @@ describe('product export and import', () => {
     // A file without the organisation is the key's.
     const { organisation: _o, ...anonymous } = file;
     void _o;
-    expect((await api().post('/api/products/import', anonymous).expect(200)).body.data.unchanged).toBeGreaterThan(0);
+    expect((await api().post('/api/products/import', anonymous).expect(201)).body.data.unchanged).toBeGreaterThan(0);
   });
 });

@@ -20,6 +20,8 @@ import * as usage from './migrations/2026-11-23T04-usage';
 import * as usagePlans from './migrations/2026-11-24T10-00-00-usage-plans';
 import * as people from './migrations/2026-11-24T30-00-people';
 import * as subscriptionLineItems from './migrations/2026-11-24T30-01-subscription-line-items';
+import * as receipts from './migrations/2026-11-24T40-00-receipts';
+import * as carts from './migrations/2026-11-24T40-01-carts';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -38,6 +40,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T10-00-00-usage-plans': usagePlans,
   '2026-11-24T30-00-people': people,
   '2026-11-24T30-01-subscription-line-items': subscriptionLineItems,
+  '2026-11-24T40-00-receipts': receipts,
+  '2026-11-24T40-01-carts': carts,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -56,6 +56,31 @@ export interface Capabilities {
   updated_at: Date;
 }
 
+export interface CartItems {
+  cart_id: string;
+  checkout_session_id: string | null;
+  created_at: Date;
+  grantee_id: string | null;
+  id: string;
+  metadata: Json | null;
+  plan_id: string;
+  position: number;
+  updated_at: Date;
+}
+
+export interface Carts {
+  created_at: Date;
+  currency: string | null;
+  customer_id: string;
+  id: string;
+  interval: string | null;
+  interval_count: number | null;
+  is_test: boolean;
+  organisation_id: string;
+  status: string;
+  updated_at: Date;
+}
+
 export interface CheckoutSessions {
   cancel_url: string;
   completed_at: Date | null;
@@ -627,6 +652,8 @@ export interface DB {
   api_keys: ApiKeys;
   billing_documents: BillingDocuments;
   capabilities: Capabilities;
+  cart_items: CartItems;
+  carts: Carts;
   checkout_sessions: CheckoutSessions;
   credit_grants: CreditGrants;
   currencies: Currencies;

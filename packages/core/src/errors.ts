@@ -52,6 +52,8 @@ export const ErrorCodes = {
   METER_EXISTS: 'METER_EXISTS',
   HOLD_NOT_FOUND: 'HOLD_NOT_FOUND',
   HOLD_SETTLED: 'HOLD_SETTLED',
+  /** The cart was abandoned or paid: it changes no more. */
+  CART_NOT_ACTIVE: 'CART_NOT_ACTIVE',
   /** The database answers, but every connection of this instance stayed in use for too long: retry shortly. */
   BUSY: 'BUSY',
 } as const;

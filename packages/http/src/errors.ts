@@ -59,6 +59,7 @@ export const ERROR_STATUS: ErrorStatusTable = {
   METER_EXISTS: 409,
   HOLD_NOT_FOUND: 404,
   HOLD_SETTLED: 409,
+  CART_NOT_ACTIVE: 400,
   BUSY: 503,
 };
 

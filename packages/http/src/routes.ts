@@ -359,7 +359,8 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
         res,
         params: req.params as Record<string, string>,
         query: query ? query({ ...(req.query as object) }) : (req.query as Record<string, string>),
-        body: body ? body(req.body) : req.body,
+        // A request without a body is an empty one (the published createApiKey and resends send none).
+        body: body ? body(req.body ?? {}) : req.body,
         get tenant(): Tenant {
           return tenantOf(res);
         },

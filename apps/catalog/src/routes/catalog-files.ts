@@ -42,12 +42,12 @@ export const catalogFileRoutes = ({ importer, exporter }: Pick<Core, 'importer' 
       scope: ['products', 'write'],
       body: importBody,
       upload: 'file',
-      response: { status: 200, schema: importResultSchema },
+      response: { status: 201, schema: importResultSchema, description: 'created (201 as published), with what changed' },
       async handle({ tenant, body }) {
         const file = typeof body.file === 'string' ? parseCatalogFile(body.file) : body;
         const result = await importer.applyFor(tenant, file as Partial<CatalogFile>);
         return {
-          status: 200,
+          status: 201,
           body: objectEnvelope({ created: result.created, updated: result.updated, unchanged: result.unchanged, keys: result.keys }),
         };
       },

@@ -19,6 +19,17 @@ import { entitlementRecordRoutes } from './entitlement-records';
 import { subscriptionPlanRoutes } from './subscription-plans';
 import { subscriptionLineItemRoutes } from './subscription-plan-line-items';
 import { subscriptionRoutes } from './subscriptions';
+import { apiKeyRoutes } from './api-keys';
+import { destinationRoutes } from './destinations';
+import { lineItemRoutes } from './line-items';
+import { priceRoutes } from './prices';
+import { currencyOptionRoutes } from './currency-options';
+import { checkoutRoutes } from './checkout';
+import { paymentIntegrationRoutes } from './payment-integrations';
+import { receiptRoutes } from './receipts';
+import { copyToLiveRoutes } from './copy-to-live';
+import { cartRoutes } from './carts';
+import { cartItemRoutes } from './cart-items';
 
 /** What the catalog generation needs of the core. */
 export type CatalogServices = Pick<
@@ -31,6 +42,13 @@ export type CatalogServices = Pick<
   | 'signing'
   | 'webhooks'
   | 'webhookEvents'
+  | 'webhookDestinations'
+  | 'pricingParts'
+  | 'quickCheckout'
+  | 'paymentIntegrations'
+  | 'receipts'
+  | 'copyToLive'
+  | 'carts'
   | 'importer'
   | 'exporter'
   | 'usage'
@@ -65,4 +83,15 @@ export const catalogRoutes = (core: CatalogServices): Route[] => [
   ...ownerRoutes(core),
   ...granteeRoutes(core),
   ...groupRoutes(core),
+  ...apiKeyRoutes(core),
+  ...destinationRoutes(core),
+  ...lineItemRoutes(core),
+  ...priceRoutes(core),
+  ...currencyOptionRoutes(core),
+  ...checkoutRoutes(core),
+  ...paymentIntegrationRoutes(core),
+  ...receiptRoutes(core),
+  ...copyToLiveRoutes(core),
+  ...cartRoutes(core),
+  ...cartItemRoutes(core),
 ];

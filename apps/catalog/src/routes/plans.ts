@@ -33,7 +33,8 @@ export const planListQuery = {
     ...listProps,
     productId: { type: 'string', format: 'uuid' },
     currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
-    interval: { enum: [...INTERVALS] },
+    // `one_off` (published): plans with a price paid once.
+    interval: { enum: [...INTERVALS, 'one_off'] },
     intervalCount: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
     isActive: boolText,
     // filterOptions are in every plan list (the contract requires them); the flag real clients send is accepted.
@@ -185,7 +186,7 @@ export function planRoutes({ products: productAdmin, plans: planAdmin }: Pick<Co
             ...listQuery(q),
             productId: q.productId,
             currency: q.currency,
-            interval: q.interval as Interval | undefined,
+            interval: q.interval as Interval | 'one_off' | undefined,
             intervalCount: q.intervalCount ? Number(q.intervalCount) : undefined,
             isActive: q.isActive === undefined ? undefined : q.isActive === 'true',
           });

@@ -1,7 +1,9 @@
 import type { Core } from '@tollgate/core';
-import { bodySchema, resource, route, type Route } from '@tollgate/http';
+import { bodySchema, querySchema, resource, route, type Route } from '@tollgate/http';
 import { listOf, objectOf, tierTagSchema } from '../response-schemas';
-import { pageQuery } from '../schemas';
+import { pageProps } from '../schemas';
+
+const listQuery = { ...querySchema({ ...pageProps, search: { type: 'string', maxLength: 200 } }), additionalProperties: false };
 import { listEnvelope, objectEnvelope, pageQueryOf, tierTagView } from '../views';
 
 export const tierTagBody = bodySchema({
@@ -17,27 +19,27 @@ export const tierTagRoutes = ({ tierTags }: Pick<Core, 'tierTags'>): Route[] =>
       method: 'get',
       path: '/api/tier-tags',
       operationId: 'listTierTags',
-      summary: 'List tier tags (of the organisation, both modes)',
+      summary: 'List tier tags (of the organisation, both modes; `search` in the name)',
       description: "A page of the organisation's tier tags.",
       scope: ['plans', 'read'],
-      query: pageQuery,
+      query: listQuery,
       response: { status: 200, schema: listOf(tierTagSchema) },
       handle: async ({ tenant, query }) => ({
         status: 200,
-        body: listEnvelope(await tierTags.listTierTags(tenant, pageQueryOf(query)), tierTagView),
+        body: listEnvelope(await tierTags.listTierTags(tenant, { ...pageQueryOf(query), search: query.search }), tierTagView),
       }),
     }),
     route({
       method: 'post',
       path: '/api/tier-tags',
       operationId: 'createTierTag',
-      summary: 'Create a tier tag (409 when the name is taken)',
+      summary: 'Create a tier tag (200 as published; 409 when the name is taken)',
       description: 'A new tier tag; names are unique in the organisation.',
       scope: ['plans', 'write'],
       body: tierTagBody,
-      response: { status: 201, schema: objectOf(tierTagSchema) },
+      response: { status: 200, schema: objectOf(tierTagSchema) },
       handle: async ({ tenant, body }) => ({
-        status: 201,
+        status: 200,
         body: objectEnvelope(tierTagView(await tierTags.createTierTag(tenant, body.name))),
       }),
     }),

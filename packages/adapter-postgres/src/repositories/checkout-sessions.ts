@@ -1,7 +1,7 @@
 import type { CheckoutOptions, CheckoutSession, CheckoutSessionRepository } from '@tollgate/core';
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DB } from '../schema';
-import { json, upsert, type Db } from './db';
+import { json, keysetPage, upsert, type Db } from './db';
 
 const toSession = (r: Selectable<DB['checkout_sessions']>): CheckoutSession => ({
   id: r.id,
@@ -46,6 +46,25 @@ export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
     },
     setDeferredLink: async (key, sessionId) => {
       await db.updateTable('deferred_checkouts').set({ session_id: sessionId }).where('link_key', '=', key).execute();
+    },
+    pageCompleted: async (t, q) => {
+      const page = await keysetPage(
+        () => {
+          let base = db
+            .selectFrom('checkout_sessions')
+            .selectAll()
+            .where('organisation_id', '=', t.organisationId)
+            .where('is_test', '=', t.isTest)
+            .where('status', '=', 'completed');
+          if (q.subscriptionId) base = base.where('subscription_id', '=', q.subscriptionId);
+          if (q.members) base = q.members.length ? base.where('member', 'in', q.members) : base.where(sql<boolean>`false`);
+          if (q.search) base = base.where(sql<boolean>`strpos(lower(member), lower(${q.search})) > 0`);
+          return base;
+        },
+        'checkout_sessions',
+        q,
+      );
+      return { ...page, items: page.items.map(toSession) };
     },
     get: (id) => one(id, false),
     getForUpdate: (id) => one(id, true),

@@ -14,6 +14,7 @@ import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
 import { usageRepository } from './usage';
 import { peopleRepository } from './people';
+import { cartRepository } from './carts';
 
 /** Every repository over one typed kysely handle (a transaction, inside the unit of work). */
 export function repositories(db: Db): Repositories {
@@ -31,6 +32,7 @@ export function repositories(db: Db): Repositories {
     events: eventRepository(db),
     signingKeys: signingKeyRepository(db),
     checkoutSessions: checkoutSessionRepository(db),
+    carts: cartRepository(db),
     billingDocuments: billingDocumentRepository(db),
     webhookEvents: webhookEventRepository(db),
     idempotency: idempotencyRepository(db),

@@ -317,7 +317,7 @@ function planFilters(b: PlanQuery, q: PlanListQuery): PlanQuery {
   }
   if (q.interval || q.intervalCount !== undefined) {
     b = b.where(sql<boolean>`exists (select 1 from line_items li join prices pr on pr.line_item_id = li.id where li.plan_id = pl.id
-      ${q.interval ? sql`and pr.interval = ${q.interval}` : sql``} ${q.intervalCount !== undefined ? sql`and pr.interval_count = ${q.intervalCount}` : sql``})`);
+      ${q.interval === 'one_off' ? sql`and pr.interval is null` : q.interval ? sql`and pr.interval = ${q.interval}` : sql``} ${q.intervalCount !== undefined ? sql`and pr.interval_count = ${q.intervalCount}` : sql``})`);
   }
   return b;
 }
@@ -364,6 +364,17 @@ export function planRepository(db: Db): PlanRepository {
       const out = new Map<string, string[]>();
       for (const r of rows) out.set(r.plan_id, [...(out.get(r.plan_id) ?? []), r.name]);
       return out;
+    },
+    planOfPart: async (id) => {
+      const { rows } = await sql<{ plan_id: string }>`
+        select plan_id from line_items where id = ${id}
+        union all select li.plan_id from prices p join line_items li on li.id = p.line_item_id where p.id = ${id}
+        union all select li.plan_id from currency_options o join prices p on p.id = o.price_id
+          join line_items li on li.id = p.line_item_id where o.id = ${id}
+        union all select li.plan_id from tiers t join currency_options o on o.id = t.currency_option_id
+          join prices p on p.id = o.price_id join line_items li on li.id = p.line_item_id where t.id = ${id}
+        limit 1`.execute(db);
+      return rows[0]?.plan_id;
     },
     filterOptions: async (t) => {
       const rows = await db
@@ -473,7 +484,14 @@ export function planRepository(db: Db): PlanRepository {
       return row ? tierTag(row) : undefined;
     },
     pageTierTags: async (orgId, q) => {
-      const page = await keysetPage(() => db.selectFrom('tier_tags').selectAll().where('organisation_id', '=', orgId), 'tier_tags', q);
+      const page = await keysetPage(
+        () => {
+          const base = db.selectFrom('tier_tags').selectAll().where('organisation_id', '=', orgId);
+          return q.search ? base.where(sql<boolean>`strpos(lower(name), lower(${q.search})) > 0`) : base;
+        },
+        'tier_tags',
+        q,
+      );
       return { ...page, items: page.items.map(tierTag) };
     },
   };

@@ -143,7 +143,7 @@ export function outboxRepository(db: Db): OutboxRepository {
             .selectAll()
             .where('organisation_id', '=', t.organisationId)
             .where('is_test', '=', t.isTest);
-          return q.type ? base.where('type', '=', q.type) : base;
+          return q.types?.length ? base.where('type', 'in', q.types) : base;
         },
         'outbox_events',
         q,
@@ -239,6 +239,47 @@ export function webhookRepository(db: Db): WebhookRepository {
         .onConflict((oc) => oc.column('organisation_id').doUpdateSet({ served_turn: turn[0].turn }))
         .execute();
       return { ...toDelivery(r), lockedUntil: leaseUntil };
+    },
+    getDelivery: async (id) => {
+      const r = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toDelivery(r);
+    },
+    pageDeliveries: async (t, q) => {
+      const page = await keysetPage(
+        () => {
+          const base = db
+            .selectFrom('webhook_deliveries as d')
+            .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+            .selectAll('d')
+            .where('e.organisation_id', '=', t.organisationId)
+            .where('e.is_test', '=', t.isTest);
+          const ofEvent = q.eventId ? base.where('d.event_id', '=', q.eventId) : base;
+          return q.endpointId ? ofEvent.where('d.endpoint_id', '=', q.endpointId) : ofEvent;
+        },
+        'd',
+        q,
+      );
+      return { ...page, items: page.items.map(toDelivery) };
+    },
+    pageTenantAttempts: async (t, q) => {
+      const page = await keysetPage(
+        () => {
+          const base = db
+            .selectFrom('webhook_attempts as a')
+            .innerJoin('webhook_endpoints as e', 'e.id', 'a.endpoint_id')
+            .selectAll('a')
+            .select(
+              sql<number>`(select count(*)::int from webhook_attempts b
+                where b.delivery_id = a.delivery_id and (b.created_at, b.id) <= (a.created_at, a.id))`.as('number'),
+            )
+            .where('e.organisation_id', '=', t.organisationId)
+            .where('e.is_test', '=', t.isTest);
+          return q.deliveryId ? base.where('a.delivery_id', '=', q.deliveryId) : base;
+        },
+        'a',
+        q,
+      );
+      return { ...page, items: page.items.map((r) => ({ ...toAttempt(r), number: Number(r.number) })) };
     },
     addAttempt: async (a) => {
       await db

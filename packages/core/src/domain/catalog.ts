@@ -20,10 +20,41 @@ export function assertPlanSellable(plan: Plan, product: Product): void {
   if (plan.productId !== product.id) fail(ErrorCodes.PLAN_NOT_IN_PRODUCT, 'the plan belongs to another product');
 }
 
-export const isPerSeat = (plan: Plan): boolean => plan.licenseType === 'perSeat';
+/**
+ * A plan priced by its line items alone (saved through the catalog API's `plans/save`, without the
+ * legacy plan currencies a catalog file gives): its seats, currencies and amounts are its line items'.
+ */
+export const pricedByLineItems = (plan: Plan): boolean => plan.currencies.length === 0 && plan.lineItems.length > 0;
 
-/** Minimum seats: the plan's `perSeatAmount`, at least 1. */
-export const minimumSeats = (plan: Plan): number => Math.max(1, Math.floor(plan.perSeatAmount || 1));
+/** The active per-seat line item of a plan priced by its line items, if any. */
+const seatLineItem = (plan: Plan) =>
+  pricedByLineItems(plan) ? plan.lineItems.find((li) => li.priceType === 'per_seat' && !li.archivedAt) : undefined;
+
+export const isPerSeat = (plan: Plan): boolean => plan.licenseType === 'perSeat' || seatLineItem(plan) !== undefined;
+
+/** Minimum seats: the plan's `perSeatAmount` (or its per-seat line item's minimum), at least 1. */
+export const minimumSeats = (plan: Plan): number => Math.max(1, Math.floor(seatLineItem(plan)?.minQuantity ?? (plan.perSeatAmount || 1)));
+
+/** The currencies (upper case) a plan priced by its line items is sold in: those of its active prices. */
+export function lineItemCurrencies(plan: Plan): string[] {
+  if (!pricedByLineItems(plan)) return [];
+  const out = new Set<string>();
+  for (const li of plan.lineItems.filter((l) => !l.archivedAt))
+    for (const p of li.prices.filter((x) => !x.archivedAt)) for (const o of p.currencyOptions) out.add(o.currency.toUpperCase());
+  return [...out];
+}
+
+/**
+ * A line-item plan's price per seat (per-seat plans: the per-seat line item's) or per period (the
+ * flat-rate line items' together) in a currency, minor units, from each line item's first active price.
+ */
+function lineItemAmount(plan: Plan, currency: string): number {
+  const amountOf = (li: Plan['lineItems'][number]) =>
+    li.prices.find((p) => !p.archivedAt)?.currencyOptions.find((o) => o.currency.toUpperCase() === currency)?.unitAmount ?? 0;
+  const seat = seatLineItem(plan);
+  if (seat) return amountOf(seat);
+  return plan.lineItems.filter((li) => !li.archivedAt && li.priceType === 'flat_rate').reduce((sum, li) => sum + amountOf(li), 0);
+}
 
 /** A product is paid when any of its plans is. */
 export const isPaidProduct = (plans: Plan[]): boolean => plans.some((p) => p.pricingType === 'paid');
@@ -60,5 +91,6 @@ export const toMinor = (major: number, currency: string): number => Math.round(m
 export function unitAmount(plan: Plan, currency: string, currencies: ReadonlyMap<string, { shortName: string }>): number {
   if (plan.pricingType === 'free') return 0;
   const wanted = currency.toUpperCase();
+  if (pricedByLineItems(plan)) return lineItemAmount(plan, wanted);
   return plan.currencies.find((c) => currencies.get(c.currencyId)?.shortName.toUpperCase() === wanted)?.amountMinor ?? 0;
 }

@@ -1,6 +1,6 @@
 import { ErrorCodes, fail } from '../errors';
 import type { CheckoutOptions, CheckoutOptionsInput, Currency, Plan, Product } from '../model';
-import { isPerSeat, minimumSeats } from './catalog';
+import { isPerSeat, lineItemCurrencies, minimumSeats } from './catalog';
 import { DEFAULT_MAX_SEATS } from './limits';
 import { assertSeatTotal } from './seats';
 
@@ -50,10 +50,13 @@ export function resolveCheckoutOptions(
     ]);
   }
   const productCurrencies = product.currencies.map((pc) => ({ ...pc, currency: currencies.get(pc.currencyId) }));
+  // A plan priced by its line items is also sold in the currencies of its prices.
+  const planCurrencies = lineItemCurrencies(plan);
   let currency: string;
   if (input.currency !== undefined) {
     const wanted = input.currency.toUpperCase();
-    const found = productCurrencies.find((pc) => pc.currency?.shortName.toUpperCase() === wanted);
+    const found =
+      productCurrencies.find((pc) => pc.currency?.shortName.toUpperCase() === wanted) ?? planCurrencies.find((c) => c === wanted);
     if (!found) {
       return fail(ErrorCodes.CHECKOUT_CURRENCY_NOT_SUPPORTED, `the product is not sold in ${input.currency}`, [
         { property: 'currency', error: 'is not a currency of the product' },
@@ -62,7 +65,7 @@ export function resolveCheckoutOptions(
     currency = wanted;
   } else {
     const def = productCurrencies.find((pc) => pc.isDefault) ?? productCurrencies[0];
-    currency = def?.currency?.shortName ?? 'USD';
+    currency = def?.currency?.shortName ?? planCurrencies[0] ?? 'USD';
   }
   const min = minimumSeats(plan);
   let quantity = isPerSeat(plan) ? min : 1;

@@ -16,3 +16,7 @@ export * from './usage';
 export * from './seat-grantees';
 export * from './usage-billing';
 export * from './people';
+export * from './event-types';
+export * from './pricing-parts';
+export * from './quick-checkout';
+export * from './cart';

@@ -9,3 +9,4 @@ export * from './checkout';
 export * from './webhook';
 export * from './usage';
 export * from './people';
+export * from './cart';

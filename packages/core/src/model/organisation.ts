@@ -20,6 +20,9 @@ export const SCOPE_RESOURCES = [
   'usage',
   'owners',
   'grantees',
+  'api-keys',
+  'payment-integrations',
+  'carts',
 ] as const;
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
 export type Scope = `${ScopeResource}:${'read' | 'write'}` | '*';

@@ -15,6 +15,10 @@ export const WEBHOOK_EVENT_TYPES = [
   'usage.recorded',
   'usage.threshold',
   'usage.finalised',
+  // The published catalog API's types that have no change of their own here yet: accepted so an
+  // endpoint registered with them is valid, never written (docs/decisions.md, "Commerce resources").
+  'receipt.created',
+  'owner.updated',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

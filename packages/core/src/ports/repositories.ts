@@ -3,6 +3,8 @@ import type {
   Grantee,
   Group,
   Membership,
+  Cart,
+  CartStatus,
   BillingDocument,
   BillingDocumentKind,
   CheckoutSession,
@@ -51,7 +53,8 @@ export interface ListQuery {
 export interface PlanListQuery extends ListQuery {
   productId?: Id;
   currency?: string;
-  interval?: Interval;
+  /** A price interval; `one_off`: prices without one (paid once). */
+  interval?: Interval | 'one_off';
   intervalCount?: number;
   isActive?: boolean;
 }
@@ -141,14 +144,16 @@ export interface PlanRepository {
   save(plan: Plan): Promise<void>;
   /** Removes the plan and its children. */
   delete(id: Id): Promise<void>;
+  /** The id of the plan that holds this line item, price, currency option or tier, if any. */
+  planOfPart(partId: Id): Promise<Id | undefined>;
   /** The tier tag, if any. */
   getTierTag(id: Id): Promise<TierTag | undefined>;
   /** Inserts the tier tag or updates it by id. */
   saveTierTag(tag: TierTag): Promise<void>;
   /** The organisation's tier tag of this name (case-insensitive), if any. */
   findTierTag(organisationId: Id, name: string): Promise<TierTag | undefined>;
-  /** One page of the organisation's tier tags, oldest first. */
-  pageTierTags(organisationId: Id, query: { limit: number; after?: string; before?: string }): Promise<Page<TierTag>>;
+  /** One page of the organisation's tier tags, oldest first; whose name contains `search` (any case) when asked. */
+  pageTierTags(organisationId: Id, query: { limit: number; after?: string; before?: string; search?: string }): Promise<Page<TierTag>>;
 }
 
 export interface PricingTableRepository {
@@ -310,7 +315,7 @@ export interface OutboxRepository {
    */
   purge(before: Date, limit: number): Promise<number>;
   /** One page of the tenant's events, oldest first. */
-  page(tenant: Tenant, query: { limit: number; after?: string; before?: string; type?: WebhookEventType }): Promise<Page<OutboxEvent>>;
+  page(tenant: Tenant, query: { limit: number; after?: string; before?: string; types?: WebhookEventType[] }): Promise<Page<OutboxEvent>>;
 }
 
 /** How many deliveries one endpoint, and one organisation, may have leased at once (every instance together). */
@@ -346,8 +351,23 @@ export interface WebhookRepository {
    * organisation already holding `caps` live leases.
    */
   claimNext(now: Date, leaseUntil: Date, caps?: DeliveryCaps): Promise<OutboxDelivery | undefined>;
+  /** The delivery, if any (not locked). */
+  getDelivery(id: Id): Promise<OutboxDelivery | undefined>;
+  /** One page of the deliveries to the tenant's endpoints (the catalog's destinations), oldest first; of one event, or one endpoint, when named. */
+  pageDeliveries(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; eventId?: Id; endpointId?: Id },
+  ): Promise<Page<OutboxDelivery>>;
   /** Records one attempt. */
   addAttempt(attempt: DeliveryAttempt): Promise<void>;
+  /**
+   * One page of the attempts to the tenant's endpoints, oldest first, of one delivery when named;
+   * each with its number among its delivery's attempts (1 for the first).
+   */
+  pageTenantAttempts(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; deliveryId?: Id },
+  ): Promise<Page<DeliveryAttempt & { number: number }>>;
   /** One page of the endpoint's attempts, oldest first. */
   pageAttempts(endpointId: Id, query: { limit: number; after?: string; before?: string }): Promise<Page<DeliveryAttempt>>;
   /** Pending deliveries of every organisation (the queue's depth, for metrics). */
@@ -376,6 +396,30 @@ export interface CheckoutSessionRepository {
   lockDeferredLink(linkKey: string, now: Date): Promise<{ sessionId: Id | null }>;
   /** Records the session a deferred checkout link now leads to (after `lockDeferredLink`). */
   setDeferredLink(linkKey: string, sessionId: Id): Promise<void>;
+  /**
+   * One page of the tenant's completed sessions (the catalog's receipts), oldest first: of one
+   * subscription, of some members, or whose member contains `search`, when asked.
+   */
+  pageCompleted(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; subscriptionId?: Id; members?: string[]; search?: string },
+  ): Promise<Page<CheckoutSession>>;
+}
+
+export interface CartRepository {
+  /** The cart with its items, if any. */
+  get(id: Id): Promise<Cart | undefined>;
+  /** The cart with its items, locked until the unit of work ends. */
+  getForUpdate(id: Id): Promise<Cart | undefined>;
+  /** Inserts or updates the cart and replaces its items. */
+  save(cart: Cart): Promise<void>;
+  /** The cart holding this item, if any. */
+  cartOfItem(itemId: Id): Promise<Id | undefined>;
+  /** One page of the tenant's carts, oldest first, by status and owner when asked; `search` matches the start of a cart id. */
+  page(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; statuses?: CartStatus[]; customerIds?: Id[]; search?: string },
+  ): Promise<Page<Cart>>;
 }
 
 export interface BillingDocumentRepository {
@@ -455,6 +499,7 @@ export interface Repositories {
   events: EventRepository;
   signingKeys: SigningKeyRepository;
   checkoutSessions: CheckoutSessionRepository;
+  carts: CartRepository;
   billingDocuments: BillingDocumentRepository;
   webhookEvents: WebhookEventRepository;
   idempotency: IdempotencyRepository;

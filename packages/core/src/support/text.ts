@@ -20,3 +20,6 @@ export function assertCleanText(value: unknown, where: string): void {
     }
   }
 }
+
+/** Whether a string is a UUID (ids are; a lookup by anything else finds nothing without asking the database). */
+export const isUuid = (s: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);

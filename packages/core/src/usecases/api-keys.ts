@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCodes, fail, isDomainError } from '../errors';
-import type { ApiKey, Id, Organisation, Scope, ScopeResource } from '../model';
+import type { ApiKey, Id, Organisation, Page, Scope, ScopeResource, Tenant } from '../model';
+import { assertAccessible } from '../domain/tenancy';
+import { pageOf } from '../support/pagination';
 import { SCOPE_RESOURCES } from '../model';
 import { Lru } from '../support/lru';
 import type { Clock, IdGenerator, Randomness, UnitOfWork } from '../ports';
@@ -20,6 +22,16 @@ export function parseScopes(raw: string[]): Scope[] {
 /** `write` implies `read` on the same resource; `*` allows everything. */
 export function hasScope(key: Pick<ApiKey, 'scopes'>, resource: ScopeResource, access: 'read' | 'write'): boolean {
   return key.scopes.some((s) => s === '*' || s === `${resource}:${access}` || (access === 'read' && s === `${resource}:write`));
+}
+
+/**
+ * Whether a key holding `held` may hand out `wanted`: a key never creates a key that can do more
+ * than itself (`*` only from `*`; `x:write` from `x:write`; `x:read` from either).
+ */
+export function canGrant(held: Pick<ApiKey, 'scopes'>, wanted: Scope): boolean {
+  if (wanted === '*') return held.scopes.includes('*');
+  const [resource, access] = wanted.split(':') as [ScopeResource, 'read' | 'write'];
+  return hasScope(held, resource, access);
 }
 
 /**
@@ -143,6 +155,41 @@ export class ApiKeyService {
       await r.apiKeys.save(record);
       return { plaintext, record };
     });
+  }
+
+  /**
+   * A key of the creator's organisation and mode, made through the API: its scopes (default: the
+   * creator's) must each be within the creator's own (VALIDATION_FAILED naming `scopes` if not).
+   */
+  async createFor(tenant: Tenant, creator: ApiKey, input: { name?: string; scopes?: string[] }): Promise<CreatedApiKey> {
+    const scopes = input.scopes?.length ? parseScopes(input.scopes) : creator.scopes;
+    for (const s of scopes)
+      if (!canGrant(creator, s))
+        fail(ErrorCodes.FORBIDDEN, `this API key cannot grant ${s}`, [{ property: 'scopes', error: `cannot grant ${s}` }]);
+    const org = await this.deps.uow.read((r) => r.organisations.get(tenant.organisationId));
+    if (!org) return fail(ErrorCodes.ORGANISATION_NOT_FOUND, 'no such organisation');
+    return this.create({ organisation: org.name, name: input.name, scopes, isTest: tenant.isTest });
+  }
+
+  /** A page of the tenant's keys that are not revoked, oldest first. */
+  async page(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<ApiKey>> {
+    const keys = await this.deps.uow.read((r) => r.apiKeys.listByOrganisation(tenant.organisationId));
+    return pageOf(
+      keys.filter((k) => k.isTest === tenant.isTest && !k.revokedAt),
+      query,
+    );
+  }
+
+  /** One of the tenant's keys (a revoked key is gone). */
+  async getFor(tenant: Tenant, id: Id): Promise<ApiKey> {
+    const key = await this.deps.uow.read((r) => r.apiKeys.get(id));
+    return assertAccessible(key?.revokedAt ? undefined : key, tenant, 'API key');
+  }
+
+  /** Revokes one of the tenant's keys: every instance stops accepting it (the change feed, as for the CLI's revocation). */
+  async revokeFor(tenant: Tenant, id: Id): Promise<ApiKey> {
+    await this.getFor(tenant, id);
+    return this.revoke(id);
   }
 
   async revoke(id: Id): Promise<ApiKey> {

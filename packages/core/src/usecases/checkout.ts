@@ -58,6 +58,17 @@ export class CheckoutService {
     return this.linkFor(plan, catalog, req);
   }
 
+  /** A checkout link for the plan and the session it sells through (a cart's checkout keeps it per item). */
+  async sessionLink(tenant: Tenant, planId: Id, req: CheckoutLinkRequest): Promise<{ url: string; sessionId: Id }> {
+    const { plan, catalog } = await this.deps.uow.run(async (r) => {
+      const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
+      return { plan: p, catalog: await loadProductCatalog(r, tenant, p.productId) };
+    });
+    const session = this.newSession(plan, req, catalog);
+    await this.deps.uow.run((r) => r.checkoutSessions.save(session));
+    return { ...(await this.providerLink(session, plan, catalog)), sessionId: session.id };
+  }
+
   /** A checkout link for a plan already loaded with its catalog (pricing tables build many). */
   async linkFor(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest): Promise<{ url: string }> {
     const session = this.newSession(plan, req, catalog);

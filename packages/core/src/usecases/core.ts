@@ -1,8 +1,13 @@
 import { ApiKeyService } from './api-keys';
-import { EntitlementAdmin, PlanAdmin, ProductAdmin, TierTagAdmin } from './catalog';
+import { EntitlementAdmin, PlanAdmin, PricingParts, ProductAdmin, TierTagAdmin } from './catalog';
 import { CatalogFileExport, CatalogFileImport } from './catalog-file';
 import { CatalogQueries } from './catalog-queries';
 import { CheckoutService } from './checkout';
+import { QuickCheckout } from './quick-checkout';
+import { PaymentIntegrations } from './integrations';
+import { Receipts } from './receipts';
+import { CopyToLiveMode } from './copy-to-live';
+import { Carts } from './carts';
 import { limitsOf, type CoreDeps } from './deps';
 import { EntitlementCache } from './check-cache';
 import type { ChangeFeedHandlers } from '../ports';
@@ -24,7 +29,7 @@ import {
 import { GranteeUsage } from './grantee-usage';
 import { OwnerDirectory } from './owners';
 import { GranteeDirectory, GroupDirectory } from './people';
-import { OutboxUnitOfWork, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
+import { OutboxUnitOfWork, WebhookDestinations, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
 import { EntitlementsCheck, UsageService } from './usage';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
@@ -38,9 +43,21 @@ export interface Core {
   tierTags: TierTagAdmin;
   /** The catalog API's entitlements: the capabilities of the tenant's products, by id. */
   entitlementAdmin: EntitlementAdmin;
+  /** Line items, prices, currency options and tiers as resources of their own (read, update, archive, delete). */
+  pricingParts: PricingParts;
   importer: CatalogFileImport;
   exporter: CatalogFileExport;
   checkout: CheckoutService;
+  /** The published catalog API's quick checkout (one plan, one owner, the product's settings as defaults). */
+  quickCheckout: QuickCheckout;
+  /** The deployment's payment providers as each tenant's integrations. */
+  paymentIntegrations: PaymentIntegrations;
+  /** Completed purchases as receipts. */
+  receipts: Receipts;
+  /** A test-mode product copied into live mode (as a catalog file is imported). */
+  copyToLive: CopyToLiveMode;
+  /** Carts: plans bought together, checked out through the payment provider. */
+  carts: Carts;
   subscriptions: SubscriptionLifecycle;
   /** The catalog API's subscriptions: filtered lists, auto-renew, test-mode deletion, batches. */
   subscriptionDirectory: SubscriptionDirectory;
@@ -67,6 +84,8 @@ export interface Core {
   webhooks: WebhookEndpoints;
   /** Outgoing events: read, resent, purged after their retention; the queue's depth. */
   webhookEvents: WebhookEvents;
+  /** The deliveries of events to endpoints and their attempts (the catalog's destinations and event attempts). */
+  webhookDestinations: WebhookDestinations;
   /** Delivery of due webhooks (the background worker). */
   webhookDelivery: WebhookDispatcher;
   /** Meters, credits and usage: exact, group-committed. */
@@ -130,6 +149,8 @@ export function createCore(given: CoreDeps): Core {
   const tierTags = new TierTagAdmin(deps);
   const subscriptions = new SubscriptionLifecycle(deps);
   const checkout = new CheckoutService(deps);
+  const importer = new CatalogFileImport(deps);
+  const exporter = new CatalogFileExport(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
   return {
     apiKeys,
@@ -138,9 +159,15 @@ export function createCore(given: CoreDeps): Core {
     plans: new PlanAdmin(deps, tierTags),
     tierTags,
     entitlementAdmin: new EntitlementAdmin(deps),
-    importer: new CatalogFileImport(deps),
-    exporter: new CatalogFileExport(deps),
+    pricingParts: new PricingParts(deps),
+    importer,
+    exporter,
+    copyToLive: new CopyToLiveMode(exporter, importer),
+    carts: new Carts(deps, checkout),
     checkout,
+    quickCheckout: new QuickCheckout(deps, checkout),
+    paymentIntegrations: new PaymentIntegrations(deps),
+    receipts: new Receipts(deps),
     subscriptions,
     subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions, checkout),
     owners: new OwnerDirectory(deps),
@@ -158,6 +185,7 @@ export function createCore(given: CoreDeps): Core {
     signing,
     webhooks: new WebhookEndpoints(deps),
     webhookEvents: new WebhookEvents(deps),
+    webhookDestinations: new WebhookDestinations(deps),
     webhookDelivery: new WebhookDispatcher(deps),
     usage,
     entitlements: new EntitlementsCheck({ ...deps, signing }),

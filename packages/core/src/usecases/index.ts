@@ -19,3 +19,7 @@ export * from './check-cache';
 export * from './webhooks';
 export * from './usage';
 export * from './grantee-usage';
+export * from './quick-checkout';
+export * from './receipts';
+export * from './copy-to-live';
+export * from './carts';

@@ -252,6 +252,8 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       expect(await tx(uow(), (r) => r.plans.get(plan.id))).toEqual(plan);
       expect(await tx(uow(), (r) => r.plans.findByKey(product.id, 'team'))).toEqual(plan);
       expect(await tx(uow(), (r) => r.plans.getTierTag(tierTag.id))).toEqual(tierTag);
+      expect((await tx(uow(), (r) => r.plans.pageTierTags(org.id, { limit: 10, search: 'OL' }))).items).toEqual([tierTag]);
+      expect((await tx(uow(), (r) => r.plans.pageTierTags(org.id, { limit: 10, search: 'silver' }))).items).toEqual([]);
       expect((await tx(uow(), (r) => r.plans.getMany([plan.id, randomUUID()]))).map((p) => p.id)).toEqual([plan.id]);
 
       const replaced = { ...plan, lineItems: [], currencies: [], capabilityIds: [], features: [], tierTag: null, archivedAt: at(1) };
@@ -320,6 +322,7 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
       expect(await names({ includeArchived: true })).toHaveLength(4);
       expect(await names({ currency: 'eur' })).toEqual(['yearly eur']);
       expect(await names({ interval: 'month', intervalCount: 1 })).toEqual(['monthly usd', 'inactive']);
+      expect(await names({ interval: 'one_off' })).toEqual([]);
       expect(await names({ isActive: false })).toEqual(['inactive']);
       expect(await names({ productId: product.id, search: 'YEAR' })).toEqual(['yearly eur']);
       expect(await names({ productId: randomUUID() })).toEqual([]);
@@ -338,6 +341,12 @@ export function describeCatalogRepositoryContracts(name: string, uow: UnitOfWork
         ]),
       );
       expect(await tx(uow(), (r) => r.plans.listByProduct(product.id))).toHaveLength(4);
+      // Each pricing part leads to its plan.
+      const [li] = plans[1].lineItems;
+      const [price] = li.prices;
+      for (const part of [li.id, price.id, price.currencyOptions[0].id])
+        expect(await tx(uow(), (r) => r.plans.planOfPart(part))).toBe(plans[1].id);
+      expect(await tx(uow(), (r) => r.plans.planOfPart(randomUUID()))).toBeUndefined();
     });
 
     it("reads a product's ownership alone and the capability names of plans (the check's hot path)", async () => {
@@ -772,6 +781,52 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(ours).not.toContain(done.id);
     });
 
+    it('keeps carts with their items in order, finds the cart of an item, and pages carts by status, owner and id', async () => {
+      const { org, t, plan, customer } = await world();
+      const item = (over: object = {}) => ({
+        id: randomUUID(),
+        planId: plan.id,
+        granteeId: null,
+        metadata: null,
+        checkoutSessionId: null,
+        createdAt: T0,
+        updatedAt: T0,
+        ...over,
+      });
+      const cart = {
+        id: randomUUID(),
+        ...t,
+        customerId: customer.id,
+        currency: 'USD',
+        interval: 'month' as const,
+        intervalCount: 1,
+        status: 'active' as const,
+        items: [item({ granteeId: 'g1', metadata: { seats: { quantity: 3 } } }), item()],
+        createdAt: T0,
+        updatedAt: T0,
+      };
+      const abandoned = { ...cart, id: randomUUID(), status: 'abandoned' as const, items: [], createdAt: at(1) };
+      const otherMode = { ...cart, id: randomUUID(), isTest: !t.isTest, items: [] };
+      await tx(uow(), async (r) => {
+        for (const c of [cart, abandoned, otherMode]) await r.carts.save(c);
+      });
+      expect(await tx(uow(), (r) => r.carts.get(cart.id))).toEqual(cart);
+      expect(await tx(uow(), (r) => r.carts.cartOfItem(cart.items[1].id))).toBe(cart.id);
+      const fewer = { ...cart, items: [cart.items[1]], currency: null, updatedAt: at(3) };
+      await tx(uow(), (r) => r.carts.save(fewer));
+      expect(await tx(uow(), (r) => r.carts.getForUpdate(cart.id))).toEqual(fewer);
+      expect(await tx(uow(), (r) => r.carts.cartOfItem(cart.items[0].id))).toBeUndefined();
+      const ids = async (q: object) => (await tx(uow(), (r) => r.carts.page(t, { limit: 10, ...q }))).items.map((c) => c.id);
+      expect(await ids({})).toEqual([cart.id, abandoned.id]);
+      expect(await ids({ statuses: ['abandoned'] })).toEqual([abandoned.id]);
+      expect(await ids({ customerIds: [randomUUID()] })).toEqual([]);
+      expect(await ids({ customerIds: [customer.id], search: cart.id.slice(0, 8).toUpperCase() })).toEqual([cart.id]);
+      expect(org).toBeDefined();
+      // A deleted plan leaves the carts it was in.
+      await tx(uow(), (r) => r.plans.delete(plan.id));
+      expect((await tx(uow(), (r) => r.carts.get(cart.id)))?.items).toEqual([]);
+    });
+
     it('round-trips checkout sessions, billing documents newest first, and records webhook deliveries once', async () => {
       const { org, t, plan, customer, product } = await world();
       const session = {
@@ -813,6 +868,29 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       };
       await tx(uow(), (r) => r.checkoutSessions.save(done));
       expect(await tx(uow(), (r) => r.checkoutSessions.getForUpdate(session.id))).toEqual(done);
+      // Completed sessions page as receipts: per tenant, by subscription, member or search; open ones never.
+      const open = { ...session, id: randomUUID(), member: 'other@example.com', createdAt: at(1) };
+      const later = {
+        ...done,
+        id: randomUUID(),
+        member: 'other@example.com',
+        subscriptionId: null,
+        providerSessionId: null,
+        createdAt: at(2),
+      };
+      await tx(uow(), async (r) => {
+        await r.checkoutSessions.save(open);
+        await r.checkoutSessions.save(later);
+      });
+      const ids = async (q: object) =>
+        (await tx(uow(), (r) => r.checkoutSessions.pageCompleted(t, { limit: 10, ...q }))).items.map((x) => x.id);
+      expect(await ids({})).toEqual([done.id, later.id]);
+      expect(await ids({ subscriptionId: s.id })).toEqual([done.id]);
+      expect(await ids({ members: ['other@example.com'] })).toEqual([later.id]);
+      expect(await ids({ members: [] })).toEqual([]);
+      expect(await ids({ search: 'M@EXAMPLE' })).toEqual([done.id]);
+      expect(await ids({ limit: 1 })).toEqual([done.id]);
+      expect((await tx(uow(), (r) => r.checkoutSessions.pageCompleted({ ...t, isTest: !t.isTest }, { limit: 10 }))).items).toEqual([]);
 
       // A deferred link leads to no session until one is set, then to that one; concurrent locks wait for each other.
       const link = `link-${randomUUID()}`;
@@ -1101,7 +1179,7 @@ export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWork
       await tx(uow(), (r) => r.outbox.append([e1, e2, other]));
       expect(await tx(uow(), (r) => r.outbox.get(e2.id))).toEqual(e2);
       expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 10 }))).items.map((e) => e.id)).toEqual([e1.id, e2.id]);
-      expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 10, type: 'seats.changed' }))).items).toEqual([e2]);
+      expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 10, types: ['seats.changed'] }))).items).toEqual([e2]);
       const first = await tx(uow(), (r) => r.outbox.page(t, { limit: 1 }));
       expect(first.hasMore).toBe(true);
       expect((await tx(uow(), (r) => r.outbox.page(t, { limit: 1, after: first.nextCursor as string }))).items).toEqual([e2]);
@@ -1275,6 +1353,51 @@ export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWork
       expect(attempts.items).toHaveLength(1);
       expect(attempts.items[0]).toMatchObject({ responseStatus: null, responseBody: 'could not be reached', durationMs: 12 });
       expect(typeof (await tx(uow(), (r) => r.webhooks.countPending()))).toBe('number');
+    });
+
+    it("pages a tenant's deliveries (by event) and attempts (by delivery, numbered), never another mode's", async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const endpoint = anEndpoint(t);
+      const testEndpoint = anEndpoint(aTenant(org, true));
+      const [e1, e2] = [anOutboxEvent(t, randomUUID()), anOutboxEvent(t, randomUUID(), { createdAt: at(1) })];
+      const d1 = aDelivery(e1, endpoint.id);
+      const d2 = aDelivery(e2, endpoint.id, { createdAt: at(1) });
+      const testEvent = anOutboxEvent(aTenant(org, true), randomUUID());
+      const attempt = (d: OutboxDelivery, ms: number, endpointId = endpoint.id) => ({
+        id: randomUUID(),
+        deliveryId: d.id,
+        endpointId,
+        eventId: d.eventId,
+        responseStatus: 500,
+        responseBody: 'no',
+        durationMs: 3,
+        createdAt: at(ms),
+      });
+      const foreign = aDelivery(testEvent, testEndpoint.id);
+      await tx(uow(), async (r) => {
+        await r.webhooks.saveEndpoint(endpoint);
+        await r.webhooks.saveEndpoint(testEndpoint);
+        await r.outbox.append([e1, e2, testEvent]);
+        await r.webhooks.addDeliveries([d1, d2, foreign]);
+        for (const a of [attempt(d1, 5), attempt(d1, 9), attempt(d2, 7), attempt(foreign, 6, testEndpoint.id)])
+          await r.webhooks.addAttempt(a);
+      });
+      expect(await tx(uow(), (r) => r.webhooks.getDelivery(d1.id))).toEqual(d1);
+      expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10 }))).items.map((d) => d.id)).toEqual([d1.id, d2.id]);
+      expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10, eventId: e2.id }))).items).toEqual([d2]);
+      expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10, endpointId: endpoint.id, eventId: e1.id }))).items).toEqual([
+        d1,
+      ]);
+      expect((await tx(uow(), (r) => r.webhooks.pageDeliveries(t, { limit: 10, endpointId: testEndpoint.id }))).items).toEqual([]);
+      const all = await tx(uow(), (r) => r.webhooks.pageTenantAttempts(t, { limit: 10 }));
+      expect(all.items.map((a) => [a.deliveryId, a.number])).toEqual([
+        [d1.id, 1],
+        [d2.id, 1],
+        [d1.id, 2],
+      ]);
+      const ofD1 = await tx(uow(), (r) => r.webhooks.pageTenantAttempts(t, { limit: 1, deliveryId: d1.id }));
+      expect(ofD1).toMatchObject({ hasMore: true, items: [{ deliveryId: d1.id, number: 1 }] });
     });
   });
 }

@@ -1,5 +1,6 @@
 import type { CheckoutSessionRepository } from '../../ports';
-import { type Tables, copy } from './tables';
+import { pageOf } from '../../support/pagination';
+import { type Tables, copy, inTenant, values } from './tables';
 
 export function checkoutSessionRepository(db: Tables): CheckoutSessionRepository {
   return {
@@ -8,5 +9,17 @@ export function checkoutSessionRepository(db: Tables): CheckoutSessionRepository
     save: async (cs) => void db.checkoutSessions.set(cs.id, copy(cs)),
     lockDeferredLink: async (key) => ({ sessionId: db.deferredCheckouts.get(key) ?? null }),
     setDeferredLink: async (key, sessionId) => void db.deferredCheckouts.set(key, sessionId),
+    pageCompleted: async (tenant, q) =>
+      pageOf(
+        values(db.checkoutSessions).filter(
+          (cs) =>
+            inTenant(cs, tenant) &&
+            cs.status === 'completed' &&
+            (!q.subscriptionId || cs.subscriptionId === q.subscriptionId) &&
+            (!q.members || q.members.includes(cs.member)) &&
+            (!q.search || cs.member.toLowerCase().includes(q.search.toLowerCase())),
+        ),
+        q,
+      ),
   };
 }

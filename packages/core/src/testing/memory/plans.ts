@@ -35,6 +35,14 @@ export function planRepository(db: Tables, changed: Changed): PlanRepository {
       }
       return out;
     },
+    planOfPart: async (id) =>
+      values(db.plans).find((p) =>
+        p.lineItems.some(
+          (li) =>
+            li.id === id ||
+            li.prices.some((pr) => pr.id === id || pr.currencyOptions.some((o) => o.id === id || o.tiers.some((t) => t.id === id))),
+        ),
+      )?.id,
     filterOptions: async (t) => {
       const currencies = new Set<string>();
       const intervals = new Map<string, { interval: string | null; intervalCount: number | null }>();
@@ -56,6 +64,9 @@ export function planRepository(db: Tables, changed: Changed): PlanRepository {
       const plan = db.plans.get(id);
       if (plan) changed({ kind: 'product', productId: plan.productId });
       db.plans.delete(id);
+      // A deleted plan leaves the carts it was in (as adapter-postgres's cascade).
+      for (const c of db.carts.values())
+        if (c.items.some((i) => i.planId === id)) db.carts.set(c.id, { ...c, items: c.items.filter((i) => i.planId !== id) });
     },
     getTierTag: async (id) => copy(db.tierTags.get(id)),
     saveTierTag: async (tag) => void db.tierTags.set(tag.id, copy(tag)),
@@ -65,7 +76,9 @@ export function planRepository(db: Tables, changed: Changed): PlanRepository {
         .find((t) => t.organisationId === orgId && t.name.toLowerCase() === name.toLowerCase()),
     pageTierTags: async (orgId, q) =>
       pageOf(
-        values(db.tierTags).filter((t) => t.organisationId === orgId),
+        values(db.tierTags).filter(
+          (t) => t.organisationId === orgId && (!q.search || t.name.toLowerCase().includes(q.search.toLowerCase())),
+        ),
         q,
       ),
   };
@@ -80,7 +93,11 @@ function planMatches(p: Plan, q: PlanListQuery): boolean {
   if (q.currency && !prices.some((pr) => pr.currencyOptions.some((o) => o.currency === q.currency?.toLowerCase()))) return false;
   if (
     q.interval &&
-    !prices.some((pr) => pr.interval === q.interval && (q.intervalCount === undefined || pr.intervalCount === q.intervalCount))
+    !prices.some(
+      (pr) =>
+        pr.interval === (q.interval === 'one_off' ? null : q.interval) &&
+        (q.intervalCount === undefined || pr.intervalCount === q.intervalCount),
+    )
   )
     return false;
   if (!q.interval && q.intervalCount !== undefined && !prices.some((pr) => pr.intervalCount === q.intervalCount)) return false;

@@ -14,6 +14,7 @@ import { webhookEventRepository } from './webhook-events';
 import { outboxRepository, webhookRepository } from './webhooks';
 import { memoryUsageRepository } from './usage';
 import { peopleRepository } from './people';
+import { memoryCartRepository } from './carts';
 
 /** Every repository over the in-memory tables, mirroring adapter-postgres's `src/repositories/`. */
 export function repositories(db: Tables, changed: Changed = () => undefined): Repositories {
@@ -31,6 +32,7 @@ export function repositories(db: Tables, changed: Changed = () => undefined): Re
     events: eventRepository(db),
     signingKeys: signingKeyRepository(db, changed),
     checkoutSessions: checkoutSessionRepository(db),
+    carts: memoryCartRepository(db),
     billingDocuments: billingDocumentRepository(db),
     webhookEvents: webhookEventRepository(db),
     idempotency: idempotencyRepository(db),

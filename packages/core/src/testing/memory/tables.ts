@@ -28,9 +28,10 @@ import type {
 } from '../../model';
 import type { CacheInvalidation, ListQuery } from '../../ports';
 import { emptyUsageTables, type UsageTables } from './usage';
+import { emptyCartTables, type CartTables } from './carts';
 
 /** All tables of the in-memory database. Records are stored and handed out as copies. */
-export interface Tables extends UsageTables {
+export interface Tables extends UsageTables, CartTables {
   organisations: Map<Id, Organisation>;
   apiKeys: Map<Id, ApiKey>;
   paymentIntegrations: Map<Id, PaymentIntegration>;
@@ -64,6 +65,7 @@ export interface Tables extends UsageTables {
 
 export const emptyTables = (): Tables => ({
   ...emptyUsageTables(),
+  ...emptyCartTables(),
   organisations: new Map(),
   apiKeys: new Map(),
   paymentIntegrations: new Map(),

@@ -1,4 +1,4 @@
-import { pageOf } from '../../support/pagination';
+import { compareKeys, pageOf } from '../../support/pagination';
 import type { OutboxRepository, WebhookRepository } from '../../ports';
 import { type Tables, byCreated, copy, inTenant, values } from './tables';
 
@@ -21,7 +21,7 @@ export function outboxRepository(db: Tables): OutboxRepository {
     },
     page: async (tenant, q) =>
       pageOf(
-        values(db.outbox).filter((e) => inTenant(e, tenant) && (!q.type || e.type === q.type)),
+        values(db.outbox).filter((e) => inTenant(e, tenant) && (!q.types?.length || q.types.includes(e.type))),
         q,
       ),
   };
@@ -78,7 +78,26 @@ export function webhookRepository(db: Tables): WebhookRepository {
       db.deliveries.set(claimed.id, copy(claimed));
       return claimed;
     },
+    getDelivery: async (id) => copy(db.deliveries.get(id)),
+    pageDeliveries: async (tenant, q) =>
+      pageOf(
+        values(db.deliveries).filter((d) => {
+          const e = db.endpoints.get(d.endpointId);
+          return !!e && inTenant(e, tenant) && (!q.eventId || d.eventId === q.eventId) && (!q.endpointId || d.endpointId === q.endpointId);
+        }),
+        q,
+      ),
     addAttempt: async (a) => void db.attempts.set(a.id, copy(a)),
+    pageTenantAttempts: async (tenant, q) => {
+      const mine = values(db.attempts).filter((a) => {
+        const e = db.endpoints.get(a.endpointId);
+        return !!e && inTenant(e, tenant) && (!q.deliveryId || a.deliveryId === q.deliveryId);
+      });
+      const page = pageOf(mine, q);
+      const numberOf = (a: (typeof mine)[number]) =>
+        values(db.attempts).filter((b) => b.deliveryId === a.deliveryId && compareKeys(b, a) <= 0).length;
+      return { ...page, items: page.items.map((a) => ({ ...a, number: numberOf(a) })) };
+    },
     pageAttempts: async (endpointId, q) =>
       pageOf(
         values(db.attempts).filter((a) => a.endpointId === endpointId),

@@ -3,3 +3,4 @@ export { ProductAdmin } from './products';
 export { PlanAdmin } from './plans';
 export { TierTagAdmin } from './tier-tags';
 export { EntitlementAdmin, type EntitlementRecord } from './entitlements';
+export { PricingParts, type Placed } from './pricing-parts';

@@ -9,7 +9,7 @@ export class TierTagAdmin {
   constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids'>) {}
 
   /** The organisation's tier tags (shared by its live and test modes, as plans name them), oldest first. */
-  async listTierTags(tenant: Tenant, query: { limit: number; after?: string; before?: string }): Promise<Page<TierTag>> {
+  async listTierTags(tenant: Tenant, query: { limit: number; after?: string; before?: string; search?: string }): Promise<Page<TierTag>> {
     return this.deps.uow.read((r) => r.plans.pageTierTags(tenant.organisationId, query));
   }
 

@@ -2,6 +2,7 @@ import { ErrorCodes, fail, invalid } from '../../errors';
 import type { DeliveryAttempt, Id, Page, Tenant, WebhookEndpoint, WebhookEventType } from '../../model';
 import { WEBHOOK_EVENT_TYPES } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
+import { canonicalEventType } from '../../domain/event-types';
 import type { WebhookSender, WebhookSigner } from '../../ports';
 import type { CoreDeps } from '../deps';
 
@@ -21,13 +22,15 @@ export interface CreatedEndpoint {
 
 export type PageQuery = { limit: number; after?: string; before?: string };
 
-/** The event types of a request, each known, without repeats. */
+/** The event types of a request (in either spelling, `subscription.created` or `subscription_created`), each known, without repeats. */
 export function eventTypesOf(raw: string[] | undefined): WebhookEventType[] {
-  const events = [...new Set(raw ?? [])];
-  for (const e of events)
-    if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e))
-      invalid('events', `${e} is not an event type (${WEBHOOK_EVENT_TYPES.join(', ')})`);
-  return events as WebhookEventType[];
+  const events = new Set<WebhookEventType>();
+  for (const e of raw ?? []) {
+    const type = canonicalEventType(e);
+    if (!type) return invalid('events', `${e} is not an event type (${WEBHOOK_EVENT_TYPES.join(', ')})`);
+    events.add(type);
+  }
+  return [...events];
 }
 
 const unavailable = () => fail(ErrorCodes.CONFLICT, 'webhooks are not available in this deployment');

@@ -9,9 +9,10 @@ import { newDelivery, receives } from './outbox';
 export class WebhookEvents {
   constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'events' | 'limits'>) {}
 
-  async list(tenant: Tenant, query: PageQuery & { type?: string }): Promise<Page<OutboxEvent>> {
-    const type = query.type === undefined ? undefined : eventTypesOf([query.type])[0];
-    return this.deps.uow.read((r) => r.outbox.page(tenant, { ...query, type }));
+  /** A page of the tenant's events, of the types named (either spelling) when any are. */
+  async list(tenant: Tenant, query: PageQuery & { types?: string[] }): Promise<Page<OutboxEvent>> {
+    const types = query.types?.length ? eventTypesOf(query.types) : undefined;
+    return this.deps.uow.read((r) => r.outbox.page(tenant, { ...query, types }));
   }
 
   async get(tenant: Tenant, id: Id): Promise<OutboxEvent> {

@@ -1,0 +1,72 @@
+import request from 'supertest';
+import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createCatalogApp } from '../src';
+import { catalogApi } from './helpers';
+
+// API keys through the catalog API (#4-7). Every answer is checked against its route's schema by the response audit.
+let world: TestWorld;
+let org: SeededOrg;
+let other: SeededOrg;
+let app: ReturnType<typeof createCatalogApp>;
+
+beforeAll(async () => {
+  world = await createTestWorld();
+  org = await seedOrganisation(world, 'keys-org');
+  other = await seedOrganisation(world, 'keys-other');
+  app = createCatalogApp(world);
+});
+afterAll(() => world?.close());
+
+const api = (key = org.liveKey) => catalogApi(app, key);
+
+describe('API keys (#4-7)', () => {
+  it('creates a key shown once (no body: the creator scopes), lists and reads it masked, and revokes it', async () => {
+    const created = (await api().post('/api/api-keys').expect(201)).body.data;
+    expect(created).toMatchObject({ type: 'secret', scopes: ['*'], isTest: false, revokedAt: null });
+    expect(created.value).toMatch(/^live_/);
+    // The new key works.
+    await request(app).get('/api/products').set('authorization', `Bearer ${created.value}`).expect(200);
+    const listed = (await api().get('/api/api-keys').expect(200)).body.data;
+    const mine = listed.find((k: { id: string }) => k.id === created.id);
+    expect(mine.value).toBe(`${created.value.slice(0, 9)}…`);
+    expect((await api().get(`/api/api-keys/${created.id}`).expect(200)).body.data.value).not.toBe(created.value);
+    await api().del(`/api/api-keys/${created.id}`).expect(204);
+    await request(app).get('/api/products').set('authorization', `Bearer ${created.value}`).expect(401);
+    expect((await api().get('/api/api-keys').expect(200)).body.data.map((k: { id: string }) => k.id)).not.toContain(created.id);
+    expect([403, 404]).toContain((await api().get(`/api/api-keys/${created.id}`)).status);
+  });
+
+  it('creates keys with chosen scopes within its own only; types follow the scopes; modes and organisations are apart', async () => {
+    const client = (
+      await api()
+        .post('/api/api-keys', { name: 'browser', scopes: ['products:read', 'plans:read'] })
+        .expect(201)
+    ).body.data;
+    expect(client).toMatchObject({ name: 'browser', type: 'publishable', scopes: ['products:read', 'plans:read'] });
+    const restricted = (
+      await api()
+        .post('/api/api-keys', { scopes: ['api-keys:write', 'products:read'] })
+        .expect(201)
+    ).body.data;
+    expect(restricted.type).toBe('restricted');
+    // A restricted key cannot grant more than it holds.
+    const escalate = await api(restricted.value)
+      .post('/api/api-keys', { scopes: ['*'] })
+      .expect(403);
+    expect(escalate.body.errors[0].property).toBe('scopes');
+    await api(restricted.value)
+      .post('/api/api-keys', { scopes: ['products:read'] })
+      .expect(201);
+    await api(client.value).get('/api/api-keys').expect(403);
+    await api()
+      .post('/api/api-keys', { scopes: ['nope:read'] })
+      .expect(400);
+    const test = (await api(org.testKey).post('/api/api-keys').expect(201)).body.data;
+    expect(test).toMatchObject({ isTest: true });
+    expect(test.value).toMatch(/^test_/);
+    expect((await api().get('/api/api-keys?limit=100').expect(200)).body.data.map((k: { id: string }) => k.id)).not.toContain(test.id);
+    expect([403, 404]).toContain((await api(other.liveKey).get(`/api/api-keys/${client.id}`)).status);
+    expect([403, 404]).toContain((await api(other.liveKey).del(`/api/api-keys/${client.id}`)).status);
+    await request(app).get('/api/products').set('authorization', `Bearer ${client.value}`).expect(200);
+  });
+});

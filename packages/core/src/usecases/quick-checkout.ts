@@ -1,0 +1,38 @@
+import { ErrorCodes, fail } from '../errors';
+import type { Tenant } from '../model';
+import { assertPlanInterval, quickCheckoutQuantity, type QuickCheckoutRequest } from '../domain/quick-checkout';
+import { assertAccessible } from '../domain/tenancy';
+import type { CheckoutService } from './checkout';
+import type { CoreDeps } from './deps';
+
+/**
+ * The published catalog API's quick checkout: a checkout link for one plan and owner, with the
+ * product's checkout settings as defaults. The owner is the buyer (the checkout's member); the
+ * grantee, when none is named, is the owner (docs/decisions.md, "Commerce resources").
+ */
+export class QuickCheckout {
+  constructor(
+    private readonly deps: Pick<CoreDeps, 'uow'>,
+    private readonly checkout: CheckoutService,
+  ) {}
+
+  async link(tenant: Tenant, req: QuickCheckoutRequest): Promise<{ url: string }> {
+    const { plan, product } = await this.deps.uow.read(async (r) => {
+      const p = assertAccessible(await r.plans.get(req.planId), tenant, 'plan');
+      return { plan: p, product: (await r.products.get(p.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found') };
+    });
+    assertPlanInterval(plan, req.interval, req.intervalCount);
+    const quantity = quickCheckoutQuantity(plan, req.metadata);
+    return this.checkout.checkoutLink(tenant, plan.id, {
+      successUrl: req.successUrl ?? product.settings.successUrl ?? undefined,
+      cancelUrl: req.cancelUrl ?? product.settings.cancelUrl ?? undefined,
+      granteeId: req.grantee ?? req.owner,
+      member: req.owner,
+      customerEmail: req.email,
+      currency: req.currency,
+      allowPromoCode: req.allowPromoCodes ?? product.settings.allowPromoCodes,
+      automaticTax: req.automaticTax ?? product.settings.automaticTax,
+      ...(quantity !== undefined ? { quantity } : {}),
+    });
+  }
+}

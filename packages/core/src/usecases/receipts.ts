@@ -1,0 +1,56 @@
+import type { CheckoutSession, Customer, Id, Page, Plan, Subscription, Tenant } from '../model';
+import { assertAccessible } from '../domain/tenancy';
+import { isUuid } from '../support/text';
+import type { Repositories } from '../ports';
+import type { CoreDeps } from './deps';
+
+/** A completed purchase as the published catalog API's receipt shows it. */
+export interface Receipt {
+  session: CheckoutSession;
+  subscription: Subscription | undefined;
+  /** The owner (the paying customer). */
+  customer: Customer | undefined;
+}
+
+/**
+ * Receipts: a tenant's completed checkouts (docs/decisions.md, "Commerce resources"), with the
+ * subscription each created and its owner. Owners are named by id, as the catalog names them.
+ */
+export class Receipts {
+  constructor(private readonly deps: Pick<CoreDeps, 'uow'>) {}
+
+  private async complete(r: Repositories, session: CheckoutSession): Promise<Receipt> {
+    const subscription = session.subscriptionId ? await r.subscriptions.get(session.subscriptionId) : undefined;
+    const customer = subscription ? await r.customers.get(subscription.customerId) : await r.customers.findByValue(session, session.member);
+    return { session, subscription, customer };
+  }
+
+  async list(
+    tenant: Tenant,
+    query: { limit: number; after?: string; before?: string; subscriptionId?: Id; ownerIds?: Id[]; search?: string },
+  ): Promise<Page<Receipt>> {
+    return this.deps.uow.read(async (r) => {
+      let members: string[] | undefined;
+      if (query.ownerIds) {
+        members = [];
+        for (const id of query.ownerIds.filter(isUuid)) {
+          const c = await r.customers.get(id);
+          if (c && c.organisationId === tenant.organisationId && c.isTest === tenant.isTest) members.push(c.value);
+        }
+      }
+      const page = await r.checkoutSessions.pageCompleted(tenant, { ...query, members });
+      const items: Receipt[] = [];
+      for (const s of page.items) items.push(await this.complete(r, s));
+      return { ...page, items };
+    });
+  }
+
+  /** One receipt, with the plan it bought (its line items are the receipt's items). */
+  async get(tenant: Tenant, id: Id): Promise<Receipt & { plan: Plan | undefined }> {
+    return this.deps.uow.read(async (r) => {
+      const found = await r.checkoutSessions.get(id);
+      const session = assertAccessible(found?.status === 'completed' ? found : undefined, tenant, 'receipt');
+      return { ...(await this.complete(r, session)), plan: await r.plans.get(session.planId) };
+    });
+  }
+}

@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import {
+  abandonCart,
+  addCartItem,
+  archiveLineItem,
+  archivePrice,
+  assertItemInterval,
+  assertPlanInterval,
+  canGrant,
+  canonicalEventType,
+  cartStatusOf,
+  deleteLineItem,
+  publishedEventType,
+  isPerSeat,
+  lineItemCurrencies,
+  minimumSeats,
+  quickCheckoutQuantity,
+  resolveCheckoutOptions,
+  unitAmount,
+  replaceCart,
+  updateLineItem,
+  type Cart,
+  type CheckoutSession,
+  type LineItem,
+  type Plan,
+  type Price,
+} from '../src';
+import { aPlan, aProduct, at, T0, errorCodeOf } from '../src/testing';
+
+// The pure rules of the published catalog API's commerce resources (#20 part B): no fakes needed.
+const tenant = { organisationId: randomUUID(), isTest: false };
+const product = aProduct(tenant);
+
+const price = (over: Partial<Price> = {}): Price => ({
+  id: randomUUID(),
+  paymentPriceId: 'price_x',
+  interval: 'month',
+  intervalCount: 1,
+  currencyOptions: [],
+  archivedAt: null,
+  createdAt: T0,
+  updatedAt: T0,
+  ...over,
+});
+const lineItem = (over: Partial<LineItem> = {}): LineItem => ({
+  id: randomUUID(),
+  name: 'Seats',
+  slug: 'seats',
+  paymentProductId: 'prod_x',
+  nickname: '',
+  priceType: 'per_seat',
+  intervalType: 'recurring',
+  billingScheme: 'per_unit',
+  tiersMode: null,
+  minQuantity: 1,
+  maxQuantity: 10,
+  isActive: true,
+  allowChangingQuantity: false,
+  unitLabel: null,
+  meter: null,
+  prices: [price()],
+  archivedAt: null,
+  createdAt: T0,
+  updatedAt: T0,
+  ...over,
+});
+const planWith = (items: LineItem[], over: Partial<Plan> = {}): Plan => ({ ...aPlan(product), lineItems: items, ...over });
+
+describe('event types', () => {
+  it('reads both spellings, and no unknown one', () => {
+    expect(canonicalEventType('subscription_created')).toBe('subscription.created');
+    expect(canonicalEventType('subscription.created')).toBe('subscription.created');
+    expect(canonicalEventType('subscription_canceled')).toBe('subscription.cancelled');
+    expect(canonicalEventType('usage_finalised')).toBe('usage.finalised');
+    expect(canonicalEventType('subscription_exploded')).toBeUndefined();
+    expect(canonicalEventType('subscription')).toBeUndefined();
+    expect(publishedEventType('seats.changed')).toBe('seats_changed');
+  });
+});
+
+describe('API key grants', () => {
+  it('never hands out more than the creator holds', () => {
+    expect(canGrant({ scopes: ['*'] }, '*')).toBe(true);
+    expect(canGrant({ scopes: ['products:write'] }, '*')).toBe(false);
+    expect(canGrant({ scopes: ['products:write'] }, 'products:read')).toBe(true);
+    expect(canGrant({ scopes: ['products:read'] }, 'products:write')).toBe(false);
+    expect(canGrant({ scopes: ['products:write'] }, 'plans:read')).toBe(false);
+  });
+});
+
+describe('pricing parts', () => {
+  it('updates a line item but never its price type, nor across its bounds', () => {
+    const li = lineItem();
+    const plan = planWith([li, lineItem({ slug: 'other' })]);
+    const change = {
+      name: 'Team seats',
+      slug: 'team_seats',
+      priceType: 'per_seat' as const,
+      intervalType: 'recurring' as const,
+      billingScheme: 'tiered' as const,
+      tiersMode: 'volume' as const,
+      minQuantity: 2,
+      maxQuantity: 5,
+    };
+    const next = updateLineItem(plan, product, li.id, change, at(1));
+    expect(next.lineItems[0]).toMatchObject({
+      name: 'Team seats',
+      slug: 'team_seats',
+      tiersMode: 'volume',
+      minQuantity: 2,
+      updatedAt: at(1),
+    });
+    expect(updateLineItem(plan, product, li.id, { ...change, billingScheme: 'per_unit' }, at(1)).lineItems[0].tiersMode).toBeNull();
+    expect(errorCodeOf(() => updateLineItem(plan, product, li.id, { ...change, priceType: 'flat_rate' }, at(1)))).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => updateLineItem(plan, product, li.id, { ...change, slug: 'other' }, at(1)))).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => updateLineItem(plan, product, li.id, { ...change, minQuantity: 9 }, at(1)))).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => updateLineItem({ ...plan, archivedAt: at(0) }, product, li.id, change, at(1)))).toBe('PLAN_ARCHIVED');
+  });
+
+  it('archives once, never the last active price, and deletes only what was not sold', () => {
+    const [monthly, yearly] = [price(), price({ interval: 'year' })];
+    const li = lineItem({ prices: [monthly, yearly] });
+    const plan = planWith([li]);
+    const one = archivePrice(plan, product, li.id, monthly.id, at(1));
+    expect(one.lineItems[0].prices[0].archivedAt).toEqual(at(1));
+    expect(errorCodeOf(() => archivePrice(one, product, li.id, monthly.id, at(2)))).toBe('PLAN_ARCHIVED');
+    expect(errorCodeOf(() => archivePrice(one, product, li.id, yearly.id, at(2)))).toBe('VALIDATION_FAILED');
+    const archived = archiveLineItem(plan, product, li.id, at(1));
+    expect(archived.lineItems[0]).toMatchObject({ archivedAt: at(1), isActive: false });
+    expect(errorCodeOf(() => archiveLineItem(archived, product, li.id, at(2)))).toBe('PLAN_ARCHIVED');
+    expect(errorCodeOf(() => deleteLineItem(plan, li.id, new Set([li.id]), at(1)))).toBe('CONFLICT');
+    expect(deleteLineItem(plan, li.id, new Set(), at(1)).lineItems).toEqual([]);
+  });
+});
+
+describe('quick checkout', () => {
+  it('asks for the plan’s own interval and reads the seats from the per-seat line item', () => {
+    const plan = planWith([lineItem(), lineItem({ slug: 'base', priceType: 'flat_rate' })], { interval: 'month', length: 1 });
+    expect(() => assertPlanInterval(plan, 'month', 1)).not.toThrow();
+    expect(errorCodeOf(() => assertPlanInterval(plan, 'year', 1))).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => assertPlanInterval(plan, 'month', 3))).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => assertPlanInterval(plan, null, null))).toBe('VALIDATION_FAILED');
+    expect(quickCheckoutQuantity(plan, { seats: { quantity: 4 }, base: { quantity: 1 } })).toBe(4);
+    expect(quickCheckoutQuantity(plan, undefined)).toBeUndefined();
+    expect(errorCodeOf(() => quickCheckoutQuantity(plan, { nope: { quantity: 1 } }))).toBe('VALIDATION_FAILED');
+    expect(errorCodeOf(() => quickCheckoutQuantity(plan, { seats: { quantity: 1.5 } }))).toBe('VALIDATION_FAILED');
+  });
+});
+
+describe('plans priced by their line items (saved through plans/save)', () => {
+  it('are sold in their prices’ currencies, per seat when a line item is, at their line items’ amounts', () => {
+    const option = (currency: string, unitAmount: number) => ({
+      id: randomUUID(),
+      currency,
+      unitAmount,
+      isDefault: true,
+      tiers: [],
+      createdAt: T0,
+      updatedAt: T0,
+    });
+    const seats = lineItem({ minQuantity: 3, prices: [price({ currencyOptions: [option('usd', 1500), option('EUR', 1400)] })] });
+    const base = lineItem({ slug: 'base', priceType: 'flat_rate', prices: [price({ currencyOptions: [option('USD', 900)] })] });
+    const perSeat = planWith([seats, base], { currencies: [] });
+    expect(lineItemCurrencies(perSeat).sort()).toEqual(['EUR', 'USD']);
+    expect(isPerSeat(perSeat)).toBe(true);
+    expect(minimumSeats(perSeat)).toBe(3);
+    expect(unitAmount(perSeat, 'usd', new Map())).toBe(1500);
+    const flat = planWith(
+      [base, lineItem({ slug: 'extra', priceType: 'flat_rate', prices: [price({ currencyOptions: [option('USD', 100)] })] })],
+      {
+        currencies: [],
+      },
+    );
+    expect(isPerSeat(flat)).toBe(false);
+    expect(unitAmount(flat, 'USD', new Map())).toBe(1000);
+    const noLegacy = { ...product, currencies: [] };
+    expect(resolveCheckoutOptions({ currency: 'eur', quantity: 4 }, perSeat, noLegacy, new Map())).toMatchObject({
+      currency: 'EUR',
+      quantity: 4,
+    });
+    expect(resolveCheckoutOptions({}, perSeat, noLegacy, new Map()).quantity).toBe(3);
+    expect(errorCodeOf(() => resolveCheckoutOptions({ currency: 'GBP' }, perSeat, noLegacy, new Map()))).toBe(
+      'CHECKOUT_CURRENCY_NOT_SUPPORTED',
+    );
+    expect(errorCodeOf(() => resolveCheckoutOptions({ quantity: 2 }, flat, noLegacy, new Map()))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');
+    // A plan with legacy currencies keeps its own rules (its line items mirror them).
+    expect(isPerSeat(planWith([seats], { licenseType: 'user', currencies: [{ currencyId: 'c', amountMinor: 1 } as never] }))).toBe(false);
+  });
+});
+
+describe('carts', () => {
+  const cart = (over: Partial<Cart> = {}): Cart => ({
+    id: randomUUID(),
+    ...tenant,
+    customerId: randomUUID(),
+    currency: 'USD',
+    interval: 'month',
+    intervalCount: 1,
+    status: 'active',
+    items: [],
+    createdAt: T0,
+    updatedAt: T0,
+    ...over,
+  });
+  const item = (sessionId: string | null = null) => ({
+    id: randomUUID(),
+    planId: randomUUID(),
+    granteeId: null,
+    metadata: null,
+    checkoutSessionId: sessionId,
+    createdAt: T0,
+    updatedAt: T0,
+  });
+
+  it('changes while active only: add, replace (unknown items refused), abandon', () => {
+    const c = addCartItem(cart(), item(), at(1));
+    expect(c.items).toHaveLength(1);
+    const replaced = replaceCart(c, { currency: null, customerId: 'o2', items: [{ id: c.items[0].id, granteeId: 'g' }] }, at(2));
+    expect(replaced).toMatchObject({ currency: null, customerId: 'o2', items: [{ granteeId: 'g' }] });
+    expect(errorCodeOf(() => replaceCart(c, { currency: null, customerId: 'o', items: [{ id: randomUUID() }] }, at(2)))).toBe(
+      'VALIDATION_FAILED',
+    );
+    const gone = abandonCart(c, at(3));
+    expect(gone.status).toBe('abandoned');
+    expect(errorCodeOf(() => addCartItem(gone, item(), at(4)))).toBe('CART_NOT_ACTIVE');
+    expect(errorCodeOf(() => abandonCart(gone, at(4)))).toBe('CART_NOT_ACTIVE');
+    expect(errorCodeOf(() => assertItemInterval(c, 'year', 1))).toBe('VALIDATION_FAILED');
+    expect(() => assertItemInterval(c, 'month', 1)).not.toThrow();
+  });
+
+  it('is complete when every item’s checkout was paid', () => {
+    const paid = { id: randomUUID(), status: 'completed' } as CheckoutSession;
+    const open = { id: randomUUID(), status: 'open' } as CheckoutSession;
+    const sessions = new Map([paid, open].map((s) => [s.id, s]));
+    expect(cartStatusOf(cart({ items: [item(paid.id)] }), sessions)).toBe('complete');
+    expect(cartStatusOf(cart({ items: [item(paid.id), item(open.id)] }), sessions)).toBe('active');
+    expect(cartStatusOf(cart({ items: [item(paid.id), item()] }), sessions)).toBe('active');
+    expect(cartStatusOf(cart(), sessions)).toBe('active');
+    expect(cartStatusOf(cart({ status: 'abandoned', items: [item(paid.id)] }), sessions)).toBe('abandoned');
+  });
+});
