@@ -1,4 +1,5 @@
 import { ErrorCodes, fail, invalid } from '../errors';
+import type { BatchResult } from './subscriptions';
 import type {
   Cart,
   CartItem,
@@ -42,14 +43,6 @@ export interface CartCheckoutOptions {
   cancelUrl?: string;
   allowPromoCodes?: boolean;
   automaticTax?: boolean;
-}
-
-export interface BatchResult {
-  total: number;
-  succeeded: number;
-  failed: number;
-  skipped: number;
-  results: { id: Id; status: 'succeeded' | 'failed' | 'skipped'; reason?: string }[];
 }
 
 /**
