@@ -1,11 +1,13 @@
+import { createPublicKey, createVerify } from 'node:crypto';
 import request from 'supertest';
 import { createTestWorld, seedOrganisation, startWebhookReceiver, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
 import { catalogApi } from './helpers';
 
-// A vendor through `/api` only (the commerce part of issue #20's acceptance 3): a product and a
-// plan saved with its pricing, a webhook endpoint, a quick checkout paid in the sandbox, then the
-// receipt, the events and their attempts.
+// A vendor through `/api` only (issue #20's acceptance 3): a product and a plan saved with its
+// pricing, a webhook endpoint, a quick checkout paid in the sandbox, the receipt, the subscription
+// listed, a grantee added to its group and checked (signed), cancelled at period end, then the
+// events and their attempts.
 let world: TestWorld;
 let org: SeededOrg;
 let app: ReturnType<typeof createCatalogApp>;
@@ -76,6 +78,39 @@ it('saves a product and plan, sells it by quick checkout in the sandbox, and see
     expect(receipt.owner.value).toBe('flow-owner@example.com');
     const items = (await api().get(`/api/receipts/${receipt.id}?expand=receiptItems`).expect(200)).body.data.receiptItems.data;
     expect(items).toEqual([expect.objectContaining({ quantity: 2, lineItem: expect.objectContaining({ slug: 'seats' }) })]);
+
+    // The subscription, listed by its owner; a teammate added to its group is entitled at once.
+    const [subscription] = (await api().get('/api/subscriptions?owner=flow-owner@example.com').expect(200)).body.data;
+    expect(subscription).toMatchObject({ id: receipt.subscriptionId, status: 'active' });
+    const entitlementsOf = async (granteeId: string) =>
+      (await api().get(`/api/entitlements/check?granteeId=${granteeId}`).expect(200)).body.data;
+    expect((await entitlementsOf('flow-teammate')).entitlements).toEqual([]);
+    const subscriptionPlan = (await api().get(`/api/subscription-plans/${subscription.id}`).expect(200)).body.data;
+    await api()
+      .post(`/api/groups/${subscriptionPlan.groupId}/grantees`, [{ type: 'add', granteeId: 'flow-teammate' }])
+      .expect(204);
+    const check = await entitlementsOf('flow-teammate');
+    expect(check.entitlements).toEqual([expect.objectContaining({ type: 'entitlement', value: 'export' })]);
+    // Signed with the organisation's key (ECDSA P-256): verifiable offline until expiresAt.
+    const publicKey = createPublicKey({
+      key: Buffer.concat([
+        Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex'),
+        Buffer.from(check.publicHash, 'hex'),
+      ]),
+      format: 'der',
+      type: 'spki',
+    });
+    expect(createVerify('SHA256').update(check.signed).verify(publicKey, Buffer.from(check.signature, 'hex'))).toBe(true);
+    expect(JSON.parse(check.signed)).toMatchObject({ granteeId: 'flow-teammate', expiresAt: check.expiresAt });
+
+    // Cancelled at the end of the period: still active until then.
+    await api().put(`/api/subscriptions/${subscription.id}/auto-renew?id=${subscription.id}&status=disable`).expect(204);
+    expect((await api().get(`/api/subscriptions/${subscription.id}`).expect(200)).body.data).toMatchObject({
+      status: 'active',
+      cancelAtPeriodEnd: true,
+    });
+    expect((await entitlementsOf('flow-teammate')).entitlements).not.toEqual([]);
+
     const events = (await api().get('/api/events?types=subscription_created').expect(200)).body.data;
     const created = events.find((e: { payload: { data: { uuid?: string } } }) => e.payload.data.uuid === receipt.subscriptionId);
     expect(created).toBeDefined();

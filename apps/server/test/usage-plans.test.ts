@@ -77,7 +77,7 @@ describe('a usage plan bought through the sandbox, over two periods', () => {
         },
       ],
     });
-    const imported = (await api.post('/api/products/import', file).expect(200)).body.data;
+    const imported = (await api.post('/api/products/import', file).expect(201)).body.data;
     const planId = imported.keys['plans.notes.api'];
     const hook = (
       await api.post('/api/webhooks', { url: rx.url, events: ['usage.recorded', 'usage.threshold', 'usage.finalised'] }).expect(201)
