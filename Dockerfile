@@ -16,6 +16,9 @@ FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 ENV PORT=3000
 ENV DATA_DIR=/data
+# V8's heap ceiling (docs/configuration.md, "Memory"): keeps RSS under 250 MiB with the check's
+# index of 1 000 000 licenses; override with -e NODE_OPTIONS=... (the last --max-old-space-size wins).
+ENV NODE_OPTIONS=--max-old-space-size=192
 WORKDIR /app
 COPY --from=build /app/image-root .
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund

@@ -116,11 +116,23 @@ async function startProcess(args, env, ready) {
   };
 }
 
+/**
+ * The service's default Node options (the heap ceiling), read from the Dockerfile's `ENV NODE_OPTIONS`
+ * (`npm start` sets the same): the bench starts instances as a vendor does. The caller's own
+ * NODE_OPTIONS come after, so they win.
+ */
+const SERVICE_NODE_OPTIONS = [
+  /^ENV NODE_OPTIONS=(.+)$/m.exec(fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))?.[1] ?? '',
+  process.env.NODE_OPTIONS ?? '',
+]
+  .join(' ')
+  .trim();
+
 async function startTollgate(env) {
   const port = await freePort();
   const proc = await startProcess(
     ['apps/server/dist/main.js'],
-    { PORT: String(port), TOLLGATE_SECRET: SECRET, RATE_LIMIT: 'off', LOG_REQUESTS: 'false', ...env },
+    { PORT: String(port), TOLLGATE_SECRET: SECRET, RATE_LIMIT: 'off', LOG_REQUESTS: 'false', NODE_OPTIONS: SERVICE_NODE_OPTIONS, ...env },
     /Tollgate listening/,
   );
   return { ...proc, base: `http://127.0.0.1:${port}` };

@@ -263,6 +263,42 @@ describe('an instance with the index', () => {
     reads.mockRestore();
   });
 
+  it('answers a check asked while the feed reload of that grantee is under way from that reload (no read of its own)', async () => {
+    await check(b, ['fay']);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const queried: string[][] = [];
+    const read = uow.read.bind(uow);
+    const spy = jest.spyOn(uow, 'read').mockImplementation((work) =>
+      read((repos) =>
+        work({
+          ...repos,
+          licenses: {
+            ...repos.licenses,
+            findForCheck: async (t, p, grantees) => {
+              queried.push([...grantees]);
+              const found = await repos.licenses.findForCheck(t, p, grantees);
+              await gate;
+              return found;
+            },
+          },
+        }),
+      ),
+    );
+    await a.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'fay@example.com', granteeId: 'fay' }]);
+    // The reload is started (and held at the gate) before the event loop turns again.
+    await Promise.resolve();
+    expect(queried).toEqual([['fay']]);
+    const asked = check(b, ['fay']);
+    await turns(3);
+    expect(queried).toEqual([['fay']]);
+    release();
+    const answer = await asked;
+    spy.mockRestore();
+    expect(answer?.capabilities).toEqual((await check(a, ['fay']))?.capabilities);
+    expect(answer?.capabilities.length).toBeGreaterThan(0);
+  });
+
   it('loads the misses of one turn together: one query for every grantee, each answer as if alone', async () => {
     // A fresh instance without an index: every grantee is a miss.
     const c = createTestCore({ uow, limits: { ...DEFAULT_LIMITS, checkIndexMaxLicenses: 0 } });

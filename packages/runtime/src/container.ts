@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { getHeapStatistics } from 'node:v8';
 import type { RequestHandler } from 'express';
 import { Container } from 'inversify';
 import Stripe from 'stripe';
@@ -35,6 +36,18 @@ import type { Config } from './config';
 import { lockDataDir } from './data-lock';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
 import { createLogger, type ProcessLogger } from './logger';
+
+/** Bytes one row of the check's index takes (measured: docs/decisions.md, issue #22). */
+const INDEX_ROW_BYTES = 230;
+
+/**
+ * Rows of the check's index that fit in half of V8's heap limit (`--max-old-space-size`, which
+ * `npm start` and the image set): past it the index is given up for the LRU, as past
+ * `CHECK_INDEX_MAX_LICENSES`, rather than the process running out of heap while filling it.
+ */
+export function indexRowsThatFit(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+  return Math.floor(heapLimitBytes / 2 / INDEX_ROW_BYTES);
+}
 
 /** Inversify tokens: one Symbol per port; bound and resolved in this file only. */
 const T = {
@@ -196,7 +209,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           maxSeats: config.maxSeats,
           eventLeaseMs: config.eventLeaseSeconds * 1000,
           checkCacheEntries: config.checkCacheEntries,
-          checkIndexMaxLicenses: config.checkIndexMaxLicenses,
+          checkIndexMaxLicenses: Math.min(config.checkIndexMaxLicenses, indexRowsThatFit()),
           keyRevalidateMs: Math.max(50, Math.floor(config.changeFeedBoundMs / 2)),
           checkOutageGraceMs: config.checkOutageGraceSeconds * 1000,
           changeFeedBoundMs: config.changeFeedBoundMs,

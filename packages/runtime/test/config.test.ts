@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig, startFailure } from '../src';
+import { ConfigError, indexRowsThatFit, loadConfig, startFailure } from '../src';
 
 // One parent directory for the test's data directories, removed afterwards.
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-config-'));
@@ -107,5 +107,29 @@ describe('configuration', () => {
       expect({ name, documented: docs.includes(`\`${name}\``) }).toEqual({ name, documented: true });
       expect({ name, inExample: new RegExp(`^# ${name}=`, 'm').test(example) }).toEqual({ name, inExample: true });
     }
+  });
+});
+
+describe('the heap ceiling', () => {
+  const repo = path.join(__dirname, '..', '..', '..');
+  const ceiling = (text: string) => /--max-old-space-size=(\d+)/.exec(text)?.[1];
+
+  it("is one figure for npm start and the image, which a caller's NODE_OPTIONS overrides", () => {
+    const dockerfile = fs.readFileSync(path.join(repo, 'Dockerfile'), 'utf8');
+    const start = (JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+      .start;
+    const image = /^ENV NODE_OPTIONS=(.+)$/m.exec(dockerfile)?.[1] ?? '';
+    expect(ceiling(image)).toBe('192');
+    expect(ceiling(start)).toBe('192');
+    // npm start puts the caller's NODE_OPTIONS after the default: the last flag wins.
+    expect(start).toMatch(/NODE_OPTIONS="--max-old-space-size=192 \$NODE_OPTIONS"/);
+  });
+
+  it('holds the index of 1 000 000 licenses over 100 000 grantees, and bounds a larger index below it', () => {
+    // --max-old-space-size=192 gives a heap limit of 240 MiB (old generation plus young).
+    const rows = indexRowsThatFit(240 * 2 ** 20);
+    expect(rows).toBeGreaterThanOrEqual(100_000);
+    expect(rows).toBeLessThan(1_000_000);
+    expect(indexRowsThatFit(4096 * 2 ** 20)).toBeGreaterThan(1_000_000);
   });
 });

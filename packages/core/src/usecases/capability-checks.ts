@@ -154,15 +154,80 @@ export class CapabilityChecks {
   }
 
   /**
+   * Feed reloads under way, per product and grantee: a check missing that grantee awaits it rather
+   * than reading on its own (the reload began after the notification was heard, so it is as fresh).
+   */
+  private readonly refreshing = new Map<string, Promise<Map<string, CheckLicense[]>>>();
+
+  /** The feed reloads gathered in this microtask, per tenant and product (one query each). */
+  private refreshBatch: Map<string, { tenant: Tenant; productId: Id; grantees: Set<string> }> | undefined;
+
+  /**
    * A license of the grantee changed (the change feed): when the index holds the product, its
-   * snapshot is loaded again at once (batched with the others of this turn), so the next check
-   * finds it in memory. A load that raced another change is not kept (the next check loads it).
+   * snapshot is loaded again at once, so the next check finds it in memory. The read is started
+   * before the event loop turns again (the notifications of one message share a query), not
+   * queued behind the turn's requests, and from the primary (a replica may not have the change
+   * yet). A load that raced another change is not kept (the next check loads it).
    */
   refresh(productId: Id, granteeId: string): void {
     if (!this.cache.indexes(productId)) return;
     const owner = this.cache.owner(productId);
     if (!owner) return;
-    this.loadSnapshots({ organisationId: owner.organisationId, isTest: owner.isTest }, productId, [granteeId]).catch(() => undefined);
+    const key = `${owner.organisationId}|${owner.isTest}|${productId}`;
+    if (this.refreshBatch === undefined) {
+      const batches = new Map<string, { tenant: Tenant; productId: Id; grantees: Set<string> }>();
+      this.refreshBatch = batches;
+      queueMicrotask(() => {
+        this.refreshBatch = undefined;
+        for (const b of batches.values()) this.startRefresh(b.tenant, b.productId, [...b.grantees]);
+      });
+    }
+    let batch = this.refreshBatch.get(key);
+    if (batch === undefined) {
+      batch = { tenant: { organisationId: owner.organisationId, isTest: owner.isTest }, productId, grantees: new Set() };
+      this.refreshBatch.set(key, batch);
+    }
+    batch.grantees.add(granteeId);
+  }
+
+  private startRefresh(tenant: Tenant, productId: Id, grantees: string[]): void {
+    for (let i = 0; i < grantees.length; i += LOAD_BATCH) {
+      const some = grantees.slice(i, i + LOAD_BATCH);
+      const mark = this.cache.mark();
+      const loaded = this.deps.uow
+        .read((r) => r.licenses.findForCheck(tenant, productId, some))
+        .then((licenses) => {
+          const byGrantee = new Map<string, CheckLicense[]>(some.map((g) => [g, []]));
+          for (const l of licenses) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
+          this.cache.storeSnapshots(mark, productId, byGrantee);
+          return byGrantee;
+        });
+      const keys = some.map((g) => `${productId}|${g}`);
+      for (const k of keys) this.refreshing.set(k, loaded);
+      const done = () => {
+        for (const k of keys) if (this.refreshing.get(k) === loaded) this.refreshing.delete(k);
+      };
+      loaded.then(done, done);
+    }
+  }
+
+  /** The snapshots of these grantees: from the feed reloads under way, the rest read together with this turn's misses. */
+  private async loadMissing(tenant: Tenant, productId: Id, missing: readonly string[]): Promise<CheckLicense[]> {
+    const joined = new Map<Promise<Map<string, CheckLicense[]>>, string[]>();
+    const rest: string[] = [];
+    for (const g of missing) {
+      const p = this.refreshing.get(`${productId}|${g}`);
+      if (p === undefined) rest.push(g);
+      else joined.set(p, [...(joined.get(p) ?? []), g]);
+    }
+    const loads: Promise<{ byGrantee: Map<string, CheckLicense[]>; grantees: readonly string[] }>[] = [...joined].map(([p, gs]) =>
+      p.then((byGrantee) => ({ byGrantee, grantees: gs })),
+    );
+    if (rest.length) loads.push(this.loadSnapshots(tenant, productId, rest).then((byGrantee) => ({ byGrantee, grantees: rest })));
+    const found = new Map<string, CheckLicense[]>();
+    for (const { byGrantee, grantees } of await Promise.all(loads)) for (const g of grantees) found.set(g, byGrantee.get(g) ?? []);
+    // In the order asked (as one load would have answered).
+    return missing.flatMap((g) => found.get(g) ?? []);
   }
 
   /**
@@ -232,8 +297,7 @@ export class CapabilityChecks {
     }
     if (missing.length) {
       if (outage) throw outage;
-      const byGrantee = await this.loadSnapshots(tenant, product.id, missing);
-      for (const ls of byGrantee.values()) licenses.push(...ls);
+      licenses.push(...(await this.loadMissing(tenant, product.id, missing)));
     }
     if (licenses.length === 0) return null;
 
