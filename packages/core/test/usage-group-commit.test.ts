@@ -2,11 +2,17 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { DomainError, ErrorCodes, exactNumber, MAX_COUNTER, UsageService, type Repositories, type UnitOfWork } from '../src';
 import { expectLedgerMatches, InMemoryUnitOfWork, RandomIds, usageWorld } from '../src/testing';
 
-/** A unit of work over the in-memory one whose usage writes pass through `onWrite` first. */
+type Write = Parameters<Repositories['usage']['write']>[0];
+
+/**
+ * A unit of work over the in-memory one whose usage writes pass through `onWrite` first (each
+ * balance's write), and whose multi-balance writes are told to `onWriteMany` (one call a transaction).
+ */
 class TappedUnitOfWork implements UnitOfWork {
   constructor(
     private readonly inner: UnitOfWork,
-    private readonly onWrite: (batch: Parameters<Repositories['usage']['write']>[0]) => void,
+    private readonly onWrite: (batch: Write) => void,
+    private readonly onWriteMany: (batches: Write[]) => void = () => undefined,
   ) {}
   run<T>(work: (r: Repositories) => Promise<T>): Promise<T> {
     return this.inner.run((r) => work(this.tap(r)));
@@ -21,6 +27,12 @@ class TappedUnitOfWork implements UnitOfWork {
           return async (batch: Parameters<Repositories['usage']['write']>[0]) => {
             this.onWrite(batch);
             return target.write(batch);
+          };
+        if (name === 'writeMany')
+          return async (batches: Write[]) => {
+            this.onWriteMany(batches);
+            for (const b of batches) this.onWrite(b);
+            return target.writeMany(batches);
           };
         const v = Reflect.get(target, name, receiver) as unknown;
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
@@ -85,6 +97,33 @@ describe('group commit', () => {
     expect(seen.every((s) => s === undefined)).toBe(true);
     // Each caller goes on in its own context once answered.
     expect(after.sort()).toEqual(['request-a', 'request-b', 'request-c']);
+  });
+
+  it('operations on different balances share transactions, each balance exact', async () => {
+    const transactions: number[] = [];
+    const uow = new TappedUnitOfWork(
+      new InMemoryUnitOfWork(),
+      () => undefined,
+      (batches) => transactions.push(batches.length),
+    );
+    const w = await usageWorld(uow);
+    await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    const owners = Array.from({ length: 40 }, (_, i) => `owner-${i}`);
+    await Promise.all(owners.map((owner) => w.usage.grant(w.tenant, { owner, meterSlug: 'calls', amount: 10 })));
+    transactions.length = 0;
+    // Three consumes of 4 per owner, all at once: two are allowed (8 of 10), the third is denied.
+    const answers = await Promise.all(
+      [0, 1, 2].flatMap(() => owners.map((owner) => w.usage.consume(w.tenant, { owner, meterSlug: 'calls', quantity: 4 }))),
+    );
+    expect(answers.filter((a) => a.allowed)).toHaveLength(80);
+    // Far fewer transactions than operations: balances that queued together were written together.
+    expect(transactions.length).toBeLessThan(40);
+    expect(Math.max(...transactions)).toBeGreaterThan(1);
+    for (const owner of owners) {
+      const [b] = await w.usage.balances(w.tenant, owner, 'calls');
+      expect(b.balance.used).toBe(8n);
+    }
+    expect(await w.usage.verify()).toEqual([]);
   });
 });
 

@@ -153,7 +153,7 @@ export function usageRepository(db: Db): UsageRepository {
       .where('is_test', '=', t.isTest)
       .where('owner', '=', owner)
       .where('closed_at', 'is', null);
-  return {
+  const repo: UsageRepository = {
     async saveMeter(m) {
       const row = {
         id: m.id,
@@ -214,6 +214,83 @@ export function usageRepository(db: Db): UsageRepository {
         ),
         meterOf,
       );
+    },
+    async lockBalances(items, now) {
+      if (items.length === 0) return [];
+      const keyOf = (b: { organisationId: string; isTest: boolean; owner: string; meterId: string }) =>
+        `${b.organisationId}:${b.isTest}:${b.meterId}:${b.owner}`;
+      const rowKey = (r: Selectable<UsageBalances>) =>
+        keyOf({ organisationId: r.organisation_id, isTest: r.is_test, owner: r.owner, meterId: r.meter_id });
+      // One statement locks every open balance of the batch, in the order of their ids: two writers
+      // locking overlapping sets take the rows they share in the same order and never deadlock.
+      const lockAll = (fs: Balance[]) =>
+        db
+          .selectFrom('usage_balances')
+          .selectAll()
+          .where('closed_at', 'is', null)
+          .where((eb) =>
+            eb(
+              eb.refTuple('organisation_id', 'is_test', 'owner', 'meter_id'),
+              'in',
+              fs.map((f) => eb.tuple(f.organisationId, f.isTest, f.owner, f.meterId)),
+            ),
+          )
+          .orderBy('id')
+          .forUpdate()
+          .execute();
+      const found = new Map<string, Selectable<UsageBalances>>();
+      for (const r of await lockAll(items.map((i) => i.fresh))) found.set(rowKey(r), r);
+      for (let attempt = 0; ; attempt++) {
+        const missing = items.filter((i) => !found.has(keyOf(i.fresh))).map((i) => i.fresh);
+        if (missing.length === 0) break;
+        if (attempt === 5) throw new DomainError(ErrorCodes.CONFLICT, 'the balance changed period repeatedly meanwhile; retry');
+        // Missing balances (new, or their period closed while this waited): created, then locked.
+        missing.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+        for (const part of chunks(missing, 15))
+          await db
+            .insertInto('usage_balances')
+            .values(part.map(balanceRow))
+            .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id']).where('closed_at', 'is', null).doNothing())
+            .execute();
+        for (const r of await lockAll(missing)) found.set(rowKey(r), r);
+      }
+      const rows = items.map((i) => found.get(keyOf(i.fresh)) as Selectable<UsageBalances>);
+      // Grants exist only on a limited balance, open holds only where something is reserved or named.
+      const limited = rows.filter((r) => r.limited).map((r) => r.id);
+      const due = rows.filter((r, n) => big(r.reserved) !== 0n || items[n].holdIds.length > 0).map((r) => r.id);
+      const named = [...new Set(items.flatMap((i) => i.holdIds))];
+      const grants = limited.length
+        ? await db
+            .selectFrom('credit_grants')
+            .selectAll()
+            .where('balance_id', 'in', limited)
+            .where(sql<boolean>`drawn + expired < amount`)
+            .execute()
+        : [];
+      const holds = due.length
+        ? await db
+            .selectFrom('usage_holds')
+            .selectAll()
+            .where((eb) =>
+              eb.or([
+                eb.and([eb('balance_id', 'in', due), eb('status', '=', 'held'), eb('expires_at', '<=', now)]),
+                ...(named.length ? [eb('id', 'in', named)] : []),
+              ]),
+            )
+            .execute()
+        : [];
+      return rows.map((row, n) => ({
+        balance: balanceOf(row),
+        grants: grants.filter((g) => g.balance_id === row.id).map(grantOf),
+        holds: holds
+          .filter(
+            (h) =>
+              (h.balance_id === row.id && h.status === 'held' && h.expires_at <= now) ||
+              (items[n].holdIds.includes(h.id) && h.organisation_id === row.organisation_id && h.is_test === row.is_test),
+          )
+          .filter((h) => h.status !== 'held' || h.balance_id === row.id)
+          .map(holdOf),
+      }));
     },
     async lockBalance(fresh, holdIds, now) {
       // Insert-if-missing, then lock: two instances creating the same balance meet at the unique index.
@@ -299,21 +376,28 @@ export function usageRepository(db: Db): UsageRepository {
       }));
     },
     async write(w) {
-      const b = balanceRow(w.balance);
-      await db
-        .updateTable('usage_balances')
-        .set({
-          granted: b.granted,
-          used: b.used,
-          reserved: b.reserved,
-          cap: b.cap,
-          limited: b.limited,
-          closed_at: b.closed_at,
-          period_end: b.period_end,
-          updated_at: b.updated_at,
-        })
-        .where('id', '=', b.id)
-        .execute();
+      await repo.writeMany([w]);
+    },
+    async writeMany(ws) {
+      if (ws.length === 0) return;
+      // Every balance's counters in one statement (rows sorted by id, the order they were locked in).
+      const rows = ws.map((w) => balanceRow(w.balance)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      for (const part of chunks(rows, 9)) {
+        const values = part.map(
+          (b) =>
+            sql`(${b.id}::uuid, ${b.granted}::numeric, ${b.used}::numeric, ${b.reserved}::numeric, ${b.cap}::numeric, ${b.limited}::boolean, ${b.closed_at}::timestamptz, ${b.period_end}::timestamptz, ${b.updated_at}::timestamptz)`,
+        );
+        await sql`update usage_balances as b set granted = v.granted, used = v.used, reserved = v.reserved, cap = v.cap,
+          limited = v.limited, closed_at = v.closed_at, period_end = v.period_end, updated_at = v.updated_at
+          from (values ${sql.join(values)}) as v (id, granted, used, reserved, cap, limited, closed_at, period_end, updated_at)
+          where b.id = v.id`.execute(db);
+      }
+      const w = {
+        keys: ws.flatMap((x) => x.keys),
+        grants: ws.flatMap((x) => x.grants),
+        holds: ws.flatMap((x) => x.holds),
+        entries: ws.flatMap((x) => x.entries),
+      };
       if (w.keys.length) {
         // A key taken meanwhile (by a writer of another balance) fails the batch as a conflict: it is tried again and then replays.
         for (const part of chunks(w.keys, 6))
@@ -574,4 +658,5 @@ export function usageRepository(db: Db): UsageRepository {
       return Number(r.numDeletedRows);
     },
   };
+  return repo;
 }

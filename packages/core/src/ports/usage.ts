@@ -56,6 +56,12 @@ export interface UsageRepository {
    * grants that still have units and the holds that are open and either named or due at `now`.
    */
   lockBalance(fresh: Balance, holdIds: Id[], now: Date): Promise<LockedBalance>;
+  /**
+   * lockBalance for several balances of one group-commit batch at once (answers in the order
+   * asked): every balance is locked in one statement, in the order of the balances' ids, so two
+   * writers locking overlapping sets never deadlock on the existing rows.
+   */
+  lockBalances(items: { fresh: Balance; holdIds: Id[] }[], now: Date): Promise<LockedBalance[]>;
   /** The open balance of (owner, meter), if any, without a lock. */
   openBalance(tenant: Tenant, owner: string, meterId: Id): Promise<Balance | undefined>;
   /** The tenant's open balances of the owner (of one meter when given), oldest first. */
@@ -68,6 +74,8 @@ export interface UsageRepository {
   findKeys(tenant: Tenant, keys: string[]): Promise<UsageKey[]>;
   /** Writes one batch: the balance's counters, grants, holds, ledger entries and keys. */
   write(batch: UsageWrite): Promise<void>;
+  /** Writes the batches of several balances together (one statement per table where it can). */
+  writeMany(batches: UsageWrite[]): Promise<void>;
   /** Balances with open holds due at `now` (the sweep), at most `limit`. */
   balancesWithDueHolds(now: Date, limit: number): Promise<Balance[]>;
   /** One page of the tenant's usage records (record, consume and commit entries), oldest first. */

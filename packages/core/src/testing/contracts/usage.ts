@@ -239,6 +239,35 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       expect((await w.usage.verify(10_000)).filter((m) => m.balanceId === closed.closedBalanceId)).toEqual([]);
     });
 
+    it('two instances batching many balances in opposite orders neither deadlock nor lose a unit', async () => {
+      // Each service stands for an instance: its own group commit, batches of many balances.
+      const other = new UsageService({ uow: w.uow, clock: w.clock, ids: new RandomIds() });
+      const owners = Array.from({ length: 30 }, (_, i) => `spread-${i}`);
+      await Promise.all(owners.map((owner) => w.usage.grant(w.tenant, { owner, meterSlug: 'tokens', amount: 10 })));
+      const consume = (s: UsageService, owner: string) => s.consume(w.tenant, { owner, meterSlug: 'tokens', quantity: 4 });
+      const reversed = [...owners].reverse();
+      const answers = await Promise.all(
+        [0, 1, 2].flatMap(() => [...owners.map((o) => consume(w.usage, o)), ...reversed.map((o) => consume(other, o))]),
+      );
+      // Six consumes of 4 per owner against 10: exactly two allowed each, whatever the interleaving.
+      expect(answers.filter((a) => a.allowed)).toHaveLength(60);
+      // Balances new to both instances, created inside their batches at the same time: one each.
+      const fresh = Array.from({ length: 20 }, (_, i) => `new-${i}`);
+      await Promise.all(
+        [w.usage, other].flatMap((s) => fresh.map((owner) => s.record(w.tenant, { owner, meterSlug: 'tokens', quantity: 1 }))),
+      );
+      for (const owner of owners) {
+        const [b, ...more] = await w.usage.balances(w.tenant, owner);
+        expect([b.balance.used, more.length]).toEqual([8n, 0]);
+        await expectLedgerMatches(w, owner);
+      }
+      for (const owner of fresh) {
+        const [b, ...more] = await w.usage.balances(w.tenant, owner);
+        expect([b.balance.used, more.length]).toEqual([2n, 0]);
+        await expectLedgerMatches(w, owner);
+      }
+    });
+
     it('a key taken on one balance and reused on another by a racing writer is refused, never counted twice', async () => {
       const key = randomUUID();
       const results = await Promise.allSettled([

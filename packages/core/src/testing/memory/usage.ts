@@ -1,7 +1,7 @@
 import { ErrorCodes, fail } from '../../errors';
 import { pageOf } from '../../support/pagination';
 import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, Tenant, UsageClose, UsageKey, UsageMeter } from '../../model';
-import type { UsageRepository } from '../../ports';
+import type { LockedBalance, UsageRepository } from '../../ports';
 
 /** The in-memory tables of usage (part of the in-memory database's tables). */
 export interface UsageTables {
@@ -34,7 +34,7 @@ const USED_KINDS = new Set(['record', 'consume', 'commit']);
 export function memoryUsageRepository(db: UsageTables): UsageRepository {
   const open = (t: Tenant, owner: string, meterId?: Id) =>
     all(db.balances).filter((b) => inTenant(b, t) && b.owner === owner && (!meterId || b.meterId === meterId) && !b.closedAt);
-  return {
+  const repo: UsageRepository = {
     saveMeter: async (m) => {
       const taken = [...db.usageMeters.values()].find((x) => inTenant(x, m) && x.slug === m.slug && x.id !== m.id);
       if (taken) fail(ErrorCodes.METER_EXISTS, `a meter with slug "${m.slug}" exists`);
@@ -50,6 +50,11 @@ export function memoryUsageRepository(db: UsageTables): UsageRepository {
         ),
         q,
       ),
+    lockBalances: async (items, now) => {
+      const out: LockedBalance[] = [];
+      for (const i of items) out.push(await repo.lockBalance(i.fresh, i.holdIds, now));
+      return out;
+    },
     lockBalance: async (fresh, holdIds, now) => {
       let balance = open(fresh, fresh.owner, fresh.meterId)[0];
       if (!balance) {
@@ -90,6 +95,16 @@ export function memoryUsageRepository(db: UsageTables): UsageRepository {
       for (const h of w.holds) db.holds.set(h.id, copy(h));
       for (const e of w.entries) db.ledger.set(e.id, copy(e));
       for (const k of w.keys) db.usageKeys.set(keyId(k, k.key), copy(k));
+    },
+    writeMany: async (ws) => {
+      const keys = ws.flatMap((w) => w.keys);
+      if (new Set(keys.map((k) => keyId(k, k.key))).size < keys.length)
+        fail(ErrorCodes.CONFLICT, 'a record with the same identity was written meanwhile; reload and retry');
+      for (const k of keys) {
+        if (db.usageKeys.has(keyId(k, k.key)))
+          fail(ErrorCodes.CONFLICT, 'a record with the same identity was written meanwhile; reload and retry');
+      }
+      for (const w of ws) await repo.write(w);
     },
     balancesWithDueHolds: async (now, limit) => {
       const ids = new Set(all(db.holds).flatMap((h) => (h.status === 'held' && h.expiresAt <= now ? [h.balanceId] : [])));
@@ -152,4 +167,5 @@ export function memoryUsageRepository(db: UsageTables): UsageRepository {
       return n;
     },
   };
+  return repo;
 }

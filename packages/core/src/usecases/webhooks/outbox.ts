@@ -101,6 +101,10 @@ class ChangeRecorder {
           await r.usage.write(w);
           this.usage.push({ kind: 'usage', write: w });
         },
+        writeMany: async (ws) => {
+          await r.usage.writeMany(ws);
+          for (const w of ws) this.usage.push({ kind: 'usage', write: w });
+        },
         saveClose: async (c) => {
           await r.usage.saveClose(c);
           this.usage.push({ kind: 'usageClose', close: c });
