@@ -263,7 +263,8 @@ describe('catalog subscriptions without payment', () => {
       ).toMatch(property);
     await refused({ plans: [{ planId: team }, { planId: org.keys['plans.notes.business'] }] }, 'plans');
     await refused({ interval: 'year' }, 'interval');
-    await refused({ expiryDate: '2030-01-01T00:00:00Z' }, 'expiryDate');
+    await refused({ expiryDate: new Date(world.clock.now().getTime() - 1000).toISOString() }, 'expiryDate');
+    await refused({ expiryDate: 'next week' }, 'expiryDate');
     await refused({ owner: '' }, 'owner');
     await api()
       .post('/api/subscriptions', { ...body, plans: [{ planId: other.keys['plans.notes.team'] }] })
@@ -272,6 +273,34 @@ describe('catalog subscriptions without payment', () => {
       .post('/api/subscriptions', { ...body, plans: [{ planId: '00000000-0000-4000-8000-000000000000' }] })
       .expect(404);
     await api(org.testKey).post('/api/subscriptions', body).expect(404);
+  });
+
+  it('takes expiryDate: the first period ends there, and so does the subscription (unless cancelAtPeriodEnd: false)', async () => {
+    const expiry = new Date(world.clock.now().getTime() + 10 * 86_400_000);
+    const body = {
+      plans: [{ planId: org.keys['plans.notes.team'] }],
+      owner: 'expiring-owner',
+      grantee: 'exp-user',
+      interval: 'month',
+      intervalCount: 1,
+      expiryDate: expiry.toISOString(),
+    };
+    const created = await api().post('/api/subscriptions', body).expect(201);
+    expectSchema(objectOf(subscriptionSchema), created.body);
+    expect(created.body.data).toMatchObject({ status: 'active', cancelAtPeriodEnd: true });
+    const plan = (await api().get(`/api/subscription-plans/${created.body.data.id}?expand=subscriptionPlanLineItems`).expect(200)).body
+      .data;
+    expect(plan.subscriptionPlanLineItems.data[0].expiryDate).toBe(expiry.toISOString());
+    expect((await api().get('/api/entitlements/check?granteeId=exp-user').expect(200)).body.data.entitlements.length).toBeGreaterThan(0);
+    // Renewing after the date, when asked to.
+    const renewing = await api()
+      .post('/api/subscriptions', { ...body, grantee: 'exp-user-2', cancelAtPeriodEnd: false })
+      .expect(201);
+    expect(renewing.body.data.cancelAtPeriodEnd).toBe(false);
+    // The date passes: the expiring one is over, its grantee has nothing left.
+    world.clock.advanceDays(11);
+    expect((await api().get(`/api/subscriptions/${created.body.data.id}`).expect(200)).body.data.status).toBe('canceled');
+    expect((await api().get('/api/entitlements/check?granteeId=exp-user').expect(200)).body.data.entitlements).toEqual([]);
   });
 });
 

@@ -82,7 +82,7 @@ export const batchBody = typed<{ action: BatchAction; subscriptionIds: string[] 
     subscriptionIds: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', format: 'uuid' } },
   },
 });
-export const createBody = typed<ServiceOnlyInput & { expiryDate?: string; isPerpetual?: boolean }>({
+export const createBody = typed<Omit<ServiceOnlyInput, 'expiryDate'> & { expiryDate?: string; isPerpetual?: boolean }>({
   type: 'object',
   additionalProperties: false,
   required: ['plans', 'owner', 'interval', 'intervalCount'],

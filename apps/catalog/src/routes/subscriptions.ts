@@ -79,13 +79,18 @@ export function subscriptionRoutes({
       operationId: 'createSalableOnlySubscription',
       summary: 'Create a subscription without payment',
       description:
-        "A subscription of the owner (made when new) to one plan, with nothing to bill: `grantee` gets the first seat (per-seat plans: the largest `metadata` quantity, at least the plan's minimum); it renews by itself until canceled (`cancelAtPeriodEnd`: ends with its first period). `interval`/`intervalCount` must be the plan's; `expiryDate` is not supported (400).",
+        "A subscription of the owner (made when new) to one plan, with nothing to bill: `grantee` gets the first seat (per-seat plans: the largest `metadata` quantity, at least the plan's minimum); it renews by itself until canceled (`cancelAtPeriodEnd`: ends with its first period). `interval`/`intervalCount` must be the plan's; `expiryDate` (in the future) ends its first period and, unless `cancelAtPeriodEnd: false`, the subscription.",
       scope: ['subscriptions', 'write'],
       body: createBody,
       response: { status: 201, schema: objectOf(subscriptionSchema) },
       handle: async ({ tenant, body }) => {
-        if (body.expiryDate !== undefined) invalid('expiryDate', 'is not supported: cancel the subscription, or set cancelAtPeriodEnd');
-        const s = await directory.createServiceOnly(tenant, body);
+        const expiryDate = body.expiryDate === undefined ? undefined : new Date(body.expiryDate);
+        // An expiry is when the subscription stops: its period ends there, and it does not renew unless `cancelAtPeriodEnd: false` says so.
+        const s = await directory.createServiceOnly(tenant, {
+          ...body,
+          expiryDate,
+          cancelAtPeriodEnd: body.cancelAtPeriodEnd ?? expiryDate !== undefined,
+        });
         const { customer, plan } = await directory.get(tenant, s.id);
         return { status: 201, body: objectEnvelope(subscriptionView(s, customer, plan)) };
       },

@@ -5,6 +5,7 @@ import { assertPlanSellable } from '../domain/catalog';
 import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
 import { assertSeatTotal } from '../domain/seats';
+import { withPeriodEnd } from '../domain/seat-grantees';
 import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
@@ -31,6 +32,8 @@ export interface PurchaseRequest {
   paymentProvider: string;
   paymentSubscriptionId: string | null;
   paymentCustomerId: string | null;
+  /** Ends the first period here instead of a plan's length after now (must lie in the future). */
+  periodEnd?: Date;
 }
 
 /**
@@ -251,7 +254,8 @@ export class CheckoutService {
     return this.deps.uow.run((r) => this.purchaseIn(r, req, now));
   }
 
-  private async purchaseIn(r: Repositories, req: PurchaseRequest, now: Date): Promise<{ subscription: Subscription }> {
+  /** A purchase inside the caller's transaction (a subscription started without payment, and what follows). */
+  async purchaseIn(r: Repositories, req: PurchaseRequest, now: Date): Promise<{ subscription: Subscription }> {
     if (req.paymentSubscriptionId) {
       const existing = await r.subscriptions.findByPaymentId(req.paymentSubscriptionId);
       if (existing) return { subscription: existing };
@@ -274,11 +278,16 @@ export class CheckoutService {
       newId: () => this.deps.ids.newId(),
       maxSeats: limitsOf(this.deps).maxSeats,
     });
-    await saveNewSubscription(r, result.subscription);
+    const subscription = req.periodEnd ? withPeriodEnd(result.subscription, req.periodEnd, now) : result.subscription;
+    await saveNewSubscription(r, subscription);
     await saveSeats(r, result.licenses);
+    if (req.periodEnd)
+      await r.licenses.saveMany(
+        (await r.licenses.listBySubscription(subscription.id)).map((l) => ({ ...l, endTime: subscription.currentPeriodEnd })),
+      );
     // A usage plan gives the subscription its first period's allowance (and cap) on each meter.
-    await startSubscriptionUsage(r, this.deps.ids, result.subscription, plan, now);
-    return { subscription: result.subscription };
+    await startSubscriptionUsage(r, this.deps.ids, subscription, plan, now);
+    return { subscription };
   }
 
   private async customerFor(r: Repositories, plan: Plan, req: PurchaseRequest, now: Date): Promise<Customer> {

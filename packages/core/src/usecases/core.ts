@@ -149,6 +149,7 @@ export function createCore(given: CoreDeps): Core {
   const tierTags = new TierTagAdmin(deps);
   const subscriptions = new SubscriptionLifecycle(deps);
   const checkout = new CheckoutService(deps);
+  const subscriptionAdmin = new SubscriptionAdmin(deps, checkout);
   const importer = new CatalogFileImport(deps);
   const exporter = new CatalogFileExport(deps);
   const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
@@ -169,12 +170,12 @@ export function createCore(given: CoreDeps): Core {
     paymentIntegrations: new PaymentIntegrations(deps),
     receipts: new Receipts(deps),
     subscriptions,
-    subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions, checkout),
+    subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions, subscriptionAdmin),
     owners: new OwnerDirectory(deps),
     grantees: new GranteeDirectory(deps),
     groups: new GroupDirectory(deps),
     seats,
-    subscriptionAdmin: new SubscriptionAdmin(deps),
+    subscriptionAdmin,
     coupons: new SubscriptionCoupons(deps),
     providerSync: new ProviderSync(deps),
     sweeps: new Sweeps(deps, usage),

@@ -1,15 +1,13 @@
 import { ErrorCodes, fail, invalid } from '../../errors';
 import type { Customer, Id, Subscription, SubscriptionStatus, Tenant } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
-import { resolveCheckoutOptions } from '../../domain/checkout';
-import { startSubscription } from '../../domain/license';
 import { cancelAtPeriodEnd, effectiveStatus } from '../../domain/subscription';
-import { changeOwner, manageSeatGrantees, withPeriodEnd, type SeatGranteeChange } from '../../domain/seat-grantees';
+import { changeOwner, manageSeatGrantees, type SeatGranteeChange } from '../../domain/seat-grantees';
 import { encodeCursor } from '../../support/pagination';
 import type { Repositories } from '../../ports';
-import { limitsOf, type CoreDeps } from '../deps';
-import { loadCurrencies } from '../catalog-queries';
-import { loadOwned, saveSeats } from './shared';
+import type { CoreDeps } from '../deps';
+import type { CheckoutService } from '../checkout';
+import { loadOwned } from './shared';
 
 /** A subscription list request: filters, and a page from the subscription `cursor` names (exclusive). */
 export interface SubscriptionPageRequest {
@@ -28,7 +26,8 @@ export interface SubscriptionPageRequest {
 
 export interface DirectSubscriptionRequest {
   planId: Id;
-  granteeId: string;
+  /** Who gets the first seat; null: every seat starts unassigned. */
+  granteeId: string | null;
   owner: string;
   expiryDate?: Date;
   cancelAtPeriodEnd?: boolean;
@@ -44,7 +43,10 @@ const END = encodeCursor({ createdAt: new Date('9999-12-31T23:59:59.999Z'), id: 
  * one without a payment, pass one to another owner, and say who holds its seats.
  */
 export class SubscriptionAdmin {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>) {}
+  constructor(
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>,
+    private readonly checkout: CheckoutService,
+  ) {}
 
   /** One page of the tenant's subscriptions (as a reader must see them now), oldest or newest first. */
   async page(tenant: Tenant, q: SubscriptionPageRequest): Promise<{ subscriptions: Subscription[]; owners: Map<Id, string> }> {
@@ -111,40 +113,41 @@ export class SubscriptionAdmin {
     });
   }
 
-  /** A subscription without payment (provider `none`): its customer, and one seat per quantity, the first the grantee's. */
+  /**
+   * A subscription without payment (provider `none`), in one transaction: its customer (`owner`,
+   * made when new), one seat per quantity, the first the grantee's (none: all unassigned);
+   * `expiryDate` ends its first period there; `cancelAtPeriodEnd` schedules its end. The one rule
+   * for every generation (v2/v3 `POST /subscriptions`, catalog `POST /api/subscriptions`).
+   */
   async create(tenant: Tenant, req: DirectSubscriptionRequest): Promise<Subscription> {
     const now = this.deps.clock.now();
+    if (req.owner.trim() === '' || req.owner.length > 320) invalid('owner', 'must be 1 to 320 characters');
     return this.deps.uow.run(async (r) => {
-      const plan = assertAccessible(await r.plans.get(req.planId), tenant, 'plan');
-      const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      const currency = resolveCheckoutOptions({}, plan, product, await loadCurrencies(r)).currency;
-      const customer = await this.customer(r, tenant, req.owner, now);
-      const started = startSubscription({
-        plan,
-        product,
-        customer,
-        granteeId: req.granteeId,
-        quantity: req.quantity ?? 1,
-        currency,
-        paymentProvider: 'none',
-        paymentSubscriptionId: null,
+      assertAccessible(await r.plans.get(req.planId), tenant, 'plan');
+      let { subscription } = await this.checkout.purchaseIn(
+        r,
+        {
+          planId: req.planId,
+          member: req.owner,
+          email: req.owner.includes('@') ? req.owner : null,
+          granteeId: req.granteeId,
+          quantity: req.quantity ?? 1,
+          paymentProvider: 'none',
+          paymentSubscriptionId: null,
+          paymentCustomerId: null,
+          periodEnd: req.expiryDate,
+        },
         now,
-        newId: () => this.deps.ids.newId(),
-        maxSeats: limitsOf(this.deps).maxSeats,
-      });
-      if (req.status !== undefined && req.status !== started.subscription.status)
-        invalid('status', `the plan starts ${started.subscription.status}: ${req.status} is not possible`);
-      let subscription = req.expiryDate ? withPeriodEnd(started.subscription, req.expiryDate, now) : started.subscription;
-      await r.subscriptions.save(subscription);
-      await saveSeats(r, started.licenses);
-      const seats = await r.licenses.listBySubscription(subscription.id);
-      const ending = seats.map((l) => ({ ...l, endTime: subscription.currentPeriodEnd }));
+      );
+      if (req.status !== undefined && req.status !== subscription.status)
+        invalid('status', `the plan starts ${subscription.status}: ${req.status} is not possible`);
       if (req.cancelAtPeriodEnd) {
-        const change = cancelAtPeriodEnd(subscription, ending, now);
+        const seats = (await r.licenses.listBySubscription(subscription.id)).map((l) => ({ ...l, endTime: subscription.currentPeriodEnd }));
+        const change = cancelAtPeriodEnd(subscription, seats, now);
         subscription = change.subscription;
         await r.subscriptions.save(subscription);
         await r.licenses.saveMany(change.licenses);
-      } else if (req.expiryDate) await r.licenses.saveMany(ending);
+      }
       return subscription;
     });
   }

@@ -5,7 +5,7 @@ import { effectiveStatus } from '../../domain/subscription';
 import { assertAccessible } from '../../domain/tenancy';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
-import type { CheckoutService } from '../checkout';
+import type { SubscriptionAdmin } from './admin';
 import type { SubscriptionLifecycle } from './lifecycle';
 import { loadOwned } from './shared';
 
@@ -37,6 +37,8 @@ export interface ServiceOnlyInput {
   interval: string;
   intervalCount: number;
   cancelAtPeriodEnd?: boolean;
+  /** Ends the first period here (must lie in the future). */
+  expiryDate?: Date;
 }
 
 export type BatchAction = 'cancel' | 'enable-auto-renew' | 'disable-auto-renew' | 'delete';
@@ -58,14 +60,14 @@ export class SubscriptionDirectory {
   constructor(
     private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments'>,
     private readonly lifecycle: SubscriptionLifecycle,
-    private readonly checkout: CheckoutService,
+    private readonly admin: SubscriptionAdmin,
   ) {}
 
   /**
    * A subscription without payment (published `createSalableOnlySubscription`): the owner (a
    * customer, made when new) holds the plan, `grantee` gets the first seat; it renews by itself
-   * with nothing to bill (the `none` provider) until canceled. One plan per subscription; the
-   * interval must be the plan's.
+   * with nothing to bill (the `none` provider) until canceled or `expiryDate`. One plan per
+   * subscription; the interval must be the plan's. The rule itself is `SubscriptionAdmin.create`'s.
    */
   async createServiceOnly(tenant: Tenant, input: ServiceOnlyInput): Promise<Subscription> {
     if (input.plans.length !== 1) invalid('plans', 'must hold exactly one plan: a subscription holds one plan');
@@ -81,17 +83,14 @@ export class SubscriptionDirectory {
     const asked = Object.values(metadata ?? {}).map((m) => m.quantity);
     const quantity = isPerSeat(plan) ? Math.max(minimumSeats(plan), ...asked) : 1;
     if (!Number.isSafeInteger(quantity)) invalid('plans[0].metadata', 'a quantity must be a whole number');
-    const { subscription } = await this.checkout.completePurchase({
+    return this.admin.create(tenant, {
       planId,
-      member: input.owner,
-      email: null,
+      owner: input.owner,
       granteeId: input.grantee ?? null,
       quantity,
-      paymentProvider: 'none',
-      paymentSubscriptionId: null,
-      paymentCustomerId: null,
+      expiryDate: input.expiryDate,
+      cancelAtPeriodEnd: input.cancelAtPeriodEnd,
     });
-    return input.cancelAtPeriodEnd ? this.lifecycle.cancel(tenant, subscription.id, 'end') : subscription;
   }
 
   async list(tenant: Tenant, f: SubscriptionFilter): Promise<Page<SubscriptionRecord>> {
