@@ -95,6 +95,62 @@ describe('catalog subscriptions', () => {
     expect((await api(org.testKey).get('/api/subscriptions?owner=lister-b').expect(200)).body.data).toEqual([]);
   });
 
+  it('sorts newest first with cursors leading on in that order; searches; filters by price and provider price', async () => {
+    const made = [];
+    for (const [i, plan] of ['team', 'business', 'team', 'business', 'team'].entries())
+      made.push(await buy(plan, `sorter-${i}@mail.test`, `so${i}`, 2));
+    const ids = made.map((s) => s.id);
+    const q = '/api/subscriptions?search=sorter-&limit=2';
+    // Newest first, page by page, then back: every one once, in order.
+    const seen: string[] = [];
+    const pages = [];
+    let page = (await api().get(`${q}&sort=desc`).expect(200)).body;
+    for (;;) {
+      expectSchema(listOf(subscriptionItemSchema), page);
+      pages.push(page);
+      seen.push(...page.data.map((s: { id: string }) => s.id));
+      if (!page.hasMore) break;
+      page = (await api().get(`${q}&sort=desc&after=${page.nextCursor}`).expect(200)).body;
+    }
+    expect(seen).toEqual([...ids].reverse());
+    expect(pages.map((p) => p.hasMore)).toEqual([true, true, false]);
+    expect(pages[0].previousCursor).toBeNull();
+    expect(pages[2].nextCursor).toBeNull();
+    const back = (await api().get(`${q}&sort=DESC&before=${pages[2].previousCursor}`).expect(200)).body;
+    expect(back.data.map((s: { id: string }) => s.id)).toEqual([ids[2], ids[1]]);
+    const asc = (await api().get(`${q}&sort=asc`).expect(200)).body;
+    expect(asc.data.map((s: { id: string }) => s.id)).toEqual(ids.slice(0, 2));
+    expect((await api().get(`${q}&sort=sideways`).expect(400)).body.errors[0].property).toMatch('sort');
+    // Search: part of the owner's value or e-mail, any case; or a whole subscription id.
+    expect((await api().get('/api/subscriptions?search=SORTER-3').expect(200)).body.data.map((s: { id: string }) => s.id)).toEqual([
+      ids[3],
+    ]);
+    expect((await api().get(`/api/subscriptions?search=${ids[4]}`).expect(200)).body.data.map((s: { id: string }) => s.id)).toEqual([
+      ids[4],
+    ]);
+    expect((await api().get('/api/subscriptions?search=nobody-at-all').expect(200)).body.data).toEqual([]);
+    expect((await api(other.liveKey).get('/api/subscriptions?search=sorter-').expect(200)).body.data).toEqual([]);
+    // A price: the subscriptions to the plan that sells it; the provider's price id the same; unknown ones none.
+    const price = (await api().get(`/api/prices?planId=${org.keys['plans.notes.business']}`).expect(200)).body.data[0];
+    const business = [ids[1], ids[3]];
+    expect(
+      (await api().get(`/api/subscriptions?search=sorter-&limit=10&priceId=${price.id}`).expect(200)).body.data.map(
+        (s: { id: string }) => s.id,
+      ),
+    ).toEqual(business);
+    expect(
+      (
+        await api()
+          .get(`/api/subscriptions?search=sorter-&limit=10&stripePriceId=${encodeURIComponent(price.paymentPriceId)}`)
+          .expect(200)
+      ).body.data.map((s: { id: string }) => s.id),
+    ).toEqual(business);
+    expect((await api().get(`${q}&stripePriceId=price_nobody_knows`).expect(200)).body.data).toEqual([]);
+    expect((await api().get(`${q}&priceId=00000000-0000-4000-8000-000000000000`).expect(200)).body.data).toEqual([]);
+    expect((await api(other.liveKey).get(`/api/subscriptions?priceId=${price.id}`).expect(200)).body.data).toEqual([]);
+    expect((await api().get(`${q}&priceId=not-an-id`).expect(400)).body.errors[0].property).toMatch('priceId');
+  });
+
   it('retrieves one with expand; unknown 404, another organisation 403, the other mode 404', async () => {
     const s = await buy('team', 'getter', 'g1', 3);
     const res = await api().get(`/api/subscriptions/${s.id}?expand=owner`).expect(200);

@@ -36,6 +36,10 @@ const listQuery = {
     plans: csvOfIds,
     status: statusList,
     expand: str,
+    sort: { type: 'string', pattern: '^(asc|desc|ASC|DESC)$' },
+    search: { type: 'string', minLength: 1, maxLength: 255 },
+    priceId: uuid,
+    stripePriceId: { type: 'string', minLength: 1, maxLength: 255 },
   }),
   additionalProperties: false,
 };
@@ -54,7 +58,7 @@ export function subscriptionRoutes({
       operationId: 'listSubscriptions',
       summary: 'List subscriptions',
       description:
-        'A page of subscriptions in creation order, by owner (its value), id, products, plans and status (`active`, `trialing`, `past_due`, `canceled`; comma-separated); `expand=owner,subscriptionPlans`.',
+        "A page of subscriptions in creation order (`sort=desc`: newest first, the cursors leading on in that order), by owner (its value), id, products, plans, status (`active`, `trialing`, `past_due`, `canceled`; comma-separated), `search` (part of the owner's value or e-mail, or a whole subscription id), `priceId` (plans with that price) and `stripePriceId` (the provider's price id; unknown: none); `expand=owner,subscriptionPlans`.",
       scope: ['subscriptions', 'read'],
       query: listQuery,
       list: true,
@@ -69,6 +73,10 @@ export function subscriptionRoutes({
           productIds: idsOf(query.products),
           planIds: idsOf(query.plans),
           statuses,
+          sort: query.sort?.toLowerCase() === 'desc' ? 'desc' : 'asc',
+          search: query.search,
+          priceId: query.priceId?.toLowerCase(),
+          paymentPriceId: query.stripePriceId,
         });
         return { status: 200, body: listEnvelope(page, subscriptionRecordView(expand)) };
       },

@@ -60,3 +60,27 @@ export function pageOf<T extends CursorKey>(all: T[], q: { limit: number; after?
     previousCursor: start > 0 && items.length ? encodeCursor(items[0]) : null,
   };
 }
+
+/** The keyset that lies past every record: where a newest-first list starts. */
+export const PAST_END = encodeCursor({ createdAt: new Date('9999-12-31T23:59:59.999Z'), id: 'ffffffff-ffff-4fff-bfff-ffffffffffff' });
+
+/**
+ * A page in the order asked, from a source that pages oldest first. Newest first (`desc`): the
+ * caller's `after` (its `nextCursor`, towards older records) is the source's `before`, its `before`
+ * (towards newer) the source's `after`; the items come reversed, and the cursors swap so that
+ * `nextCursor`/`hasMore` still lead on in the caller's order.
+ */
+export async function pageInOrder<T>(
+  sort: 'asc' | 'desc',
+  q: { limit: number; after?: string; before?: string },
+  fetch: (q: { limit: number; after?: string; before?: string }) => Promise<Page<T>>,
+): Promise<Page<T>> {
+  if (sort === 'asc') return fetch(q);
+  const page = await fetch(q.before !== undefined ? { limit: q.limit, after: q.before } : { limit: q.limit, before: q.after ?? PAST_END });
+  return {
+    items: [...page.items].reverse(),
+    hasMore: page.previousCursor !== null,
+    nextCursor: page.previousCursor,
+    previousCursor: page.nextCursor,
+  };
+}

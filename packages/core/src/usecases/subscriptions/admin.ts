@@ -3,7 +3,7 @@ import type { Customer, Id, Subscription, SubscriptionStatus, Tenant } from '../
 import { assertAccessible } from '../../domain/tenancy';
 import { cancelAtPeriodEnd, effectiveStatus } from '../../domain/subscription';
 import { changeOwner, manageSeatGrantees, type SeatGranteeChange } from '../../domain/seat-grantees';
-import { encodeCursor } from '../../support/pagination';
+import { encodeCursor, PAST_END } from '../../support/pagination';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import type { CheckoutService } from '../checkout';
@@ -34,9 +34,6 @@ export interface DirectSubscriptionRequest {
   quantity?: number;
   status?: SubscriptionStatus;
 }
-
-/** Past every record: the start of a newest-first list. */
-const END = encodeCursor({ createdAt: new Date('9999-12-31T23:59:59.999Z'), id: 'ffffffff-ffff-4fff-bfff-ffffffffffff' });
 
 /**
  * Subscriptions as an integrator manages them directly (the v2/v3 interfaces): list them, create
@@ -77,7 +74,7 @@ export class SubscriptionAdmin {
       const page =
         q.sort === 'asc'
           ? await r.subscriptions.page(tenant, { ...filter, limit: q.take, after: from })
-          : await r.subscriptions.page(tenant, { ...filter, limit: q.take, before: from ?? END });
+          : await r.subscriptions.page(tenant, { ...filter, limit: q.take, before: from ?? PAST_END });
       const items = q.sort === 'asc' ? page.items : [...page.items].reverse();
       const owners = new Map<Id, string>();
       for (const id of new Set(items.map((s) => s.customerId))) {

@@ -8,6 +8,7 @@ import type { CoreDeps } from '../deps';
 import type { SubscriptionAdmin } from './admin';
 import type { SubscriptionLifecycle } from './lifecycle';
 import { loadOwned } from './shared';
+import { pageInOrder } from '../../support/pagination';
 
 /** A subscription as the catalog API shows it: with its owner (the paying customer) and its plan. */
 export interface SubscriptionRecord {
@@ -28,6 +29,14 @@ export interface SubscriptionFilter {
   productIds?: Id[];
   planIds?: Id[];
   statuses?: SubscriptionStatus[];
+  /** Oldest first (the default) or newest first; the cursors lead on in this order. */
+  sort?: 'asc' | 'desc';
+  /** Part of the owner's value or e-mail (any case), or a subscription's whole id. */
+  search?: string;
+  /** Subscriptions to a plan with this price (of one of its line items). */
+  priceId?: Id;
+  /** Subscriptions to a plan with a price the payment provider knows by this id. */
+  paymentPriceId?: string;
 }
 
 export interface ServiceOnlyInput {
@@ -40,6 +49,10 @@ export interface ServiceOnlyInput {
   /** Ends the first period here (must lie in the future). */
   expiryDate?: Date;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Both filters at once (absent: no filter). */
+const intersect = (a: Id[] | undefined, b: Id[]): Id[] => (a === undefined ? b : a.filter((x) => b.includes(x)));
 
 export type BatchAction = 'cancel' | 'enable-auto-renew' | 'disable-auto-renew' | 'delete';
 
@@ -94,24 +107,67 @@ export class SubscriptionDirectory {
   }
 
   async list(tenant: Tenant, f: SubscriptionFilter): Promise<Page<SubscriptionRecord>> {
+    const none: Page<SubscriptionRecord> = { items: [], hasMore: false, nextCursor: null, previousCursor: null };
     return this.deps.uow.read(async (r) => {
       let customerIds: Id[] | undefined;
       if (f.owner !== undefined) {
         const owner = await r.customers.findByValue(tenant, f.owner);
         customerIds = owner ? [owner.id] : [];
       }
-      const page = await r.subscriptions.page(tenant, {
-        limit: f.limit,
-        after: f.after,
-        before: f.before,
-        customerIds,
-        planIds: f.planIds,
-        productIds: f.productIds,
-        statuses: f.statuses,
-        ids: f.id ? [f.id] : undefined,
-      });
+      let ids = f.id ? [f.id] : undefined;
+      if (f.search !== undefined) {
+        if (UUID.test(f.search)) ids = intersect(ids, [f.search.toLowerCase()]);
+        else customerIds = intersect(customerIds, await this.customersMatching(r, tenant, f.search));
+      }
+      let planIds = f.planIds;
+      if (f.priceId !== undefined || f.paymentPriceId !== undefined) {
+        const selling = (await this.plansOf(r, tenant)).filter((p) =>
+          p.lineItems.some((li) =>
+            li.prices.some(
+              (price) =>
+                (f.priceId === undefined || price.id === f.priceId) &&
+                (f.paymentPriceId === undefined || price.paymentPriceId === f.paymentPriceId),
+            ),
+          ),
+        );
+        planIds = intersect(
+          planIds,
+          selling.map((p) => p.id),
+        );
+      }
+      if ([customerIds, ids, planIds].some((x) => x?.length === 0)) return none;
+      const page = await pageInOrder(f.sort ?? 'asc', { limit: f.limit, after: f.after, before: f.before }, (q) =>
+        r.subscriptions.page(tenant, {
+          ...q,
+          customerIds,
+          planIds,
+          productIds: f.productIds,
+          statuses: f.statuses,
+          ids,
+        }),
+      );
       return { ...page, items: await this.records(r, page.items) };
     });
+  }
+
+  /** The ids of the tenant's customers whose value or e-mail holds `search`. */
+  private async customersMatching(r: Repositories, tenant: Tenant, search: string): Promise<Id[]> {
+    const out: Id[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await r.customers.page(tenant, { limit: 500, after, search });
+      out.push(...page.items.map((c) => c.id));
+      if (!page.hasMore || !page.nextCursor) return out;
+      after = page.nextCursor;
+    }
+  }
+
+  /** Every plan of the tenant (archived ones too: a subscription may still hold one). */
+  private async plansOf(r: Repositories, tenant: Tenant): Promise<Plan[]> {
+    const plans: Plan[] = [];
+    for (const product of await r.products.list(tenant, { includeArchived: true }))
+      plans.push(...(await r.plans.listByProduct(product.id)));
+    return plans.filter((p) => p.organisationId === tenant.organisationId && p.isTest === tenant.isTest);
   }
 
   /** The subscriptions of one customer (an owner's expansion): the first `limit`, and whether there are more. */
