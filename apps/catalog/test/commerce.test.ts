@@ -74,6 +74,51 @@ describe('quick checkout and receipts', () => {
     expect([403, 404]).toContain((await api(other.liveKey).get(`/api/receipts/${receipt.id}`)).status);
   });
 
+  it('lists receipts newest first with cursors leading on in that order, and by the line items bought', async () => {
+    const team = org.keys['plans.notes.team'];
+    const business = org.keys['plans.notes.business'];
+    for (const [i, planId] of [team, business, team].entries()) {
+      const link = (
+        await api()
+          .post('/api/checkout', {
+            planId,
+            owner: `rsort-${i}`,
+            interval: 'month',
+            intervalCount: 1,
+            successUrl: 'https://v.example.com/ok',
+            cancelUrl: 'https://v.example.com/no',
+          })
+          .expect(200)
+      ).body;
+      await pay(link.data.url);
+    }
+    const ids = (body: { data: { id: string }[] }) => body.data.map((r) => r.id);
+    const listed = (await api().get('/api/receipts?search=rsort-&expand=owner').expect(200)).body.data;
+    const asc = listed.map((r: { id: string }) => r.id);
+    expect(asc).toHaveLength(3);
+    const boughtBy = (...owners: string[]) =>
+      listed.filter((r: { owner: { value: string } }) => owners.includes(r.owner.value)).map((r: { id: string }) => r.id);
+    const first = (await api().get('/api/receipts?search=rsort-&sort=desc&limit=2').expect(200)).body;
+    expect(first).toMatchObject({ hasMore: true, previousCursor: null });
+    const second = (await api().get(`/api/receipts?search=rsort-&sort=desc&limit=2&after=${first.nextCursor}`).expect(200)).body;
+    expect(second).toMatchObject({ hasMore: false, nextCursor: null });
+    expect([...ids(first), ...ids(second)]).toEqual([...asc].reverse());
+    const back = (await api().get(`/api/receipts?search=rsort-&sort=DESC&limit=2&before=${second.previousCursor}`).expect(200)).body;
+    expect(ids(back)).toEqual(ids(first));
+    expect((await api().get('/api/receipts?sort=newest').expect(400)).body.errors[0].property).toMatch('sort');
+    // lineItems: the receipts of the plans those line items belong to (ids, comma-separated, any case).
+    const lineItemsOf = async (planId: string) =>
+      (await api().get(`/api/plans/${planId}?expand=lineItems`).expect(200)).body.data.lineItems.data.map((l: { id: string }) => l.id);
+    const [teamItem] = await lineItemsOf(team);
+    const [businessItem] = await lineItemsOf(business);
+    const teamReceipts = ids((await api().get(`/api/receipts?search=rsort-&lineItems=${teamItem.toUpperCase()}`).expect(200)).body);
+    expect(teamReceipts).toEqual(boughtBy('rsort-0', 'rsort-2'));
+    expect(ids((await api().get(`/api/receipts?search=rsort-&lineItems=${businessItem}`).expect(200)).body)).toEqual(boughtBy('rsort-1'));
+    expect(ids((await api().get(`/api/receipts?search=rsort-&lineItems=${teamItem},${businessItem}`).expect(200)).body)).toEqual(asc);
+    expect((await api().get('/api/receipts?lineItems=00000000-0000-4000-8000-000000000000,li_unknown').expect(200)).body.data).toEqual([]);
+    expect((await api(other.liveKey).get(`/api/receipts?lineItems=${teamItem}`).expect(200)).body.data).toEqual([]);
+  });
+
   it('takes the URLs from the product settings and the grantee from the owner; refuses what the plan does not sell', async () => {
     const productId = org.keys['products.notes'];
     await api()

@@ -12,6 +12,8 @@ const listQuery = {
     subscriptionId: { type: 'string', format: 'uuid' },
     search: { type: 'string', maxLength: 200 },
     owner: { type: 'string', maxLength: 4000 },
+    lineItems: { type: 'string', maxLength: 4000 },
+    sort: { type: 'string', pattern: '^(asc|desc|ASC|DESC)$' },
     expand: { type: 'string' },
   }),
   additionalProperties: false,
@@ -85,7 +87,7 @@ export const receiptRoutes = ({ receipts }: Pick<Core, 'receipts'>): Route[] =>
       operationId: 'listReceipts',
       summary: 'List receipts',
       description:
-        'A page of completed purchases (oldest first): of one subscription, of owners (`owner=id,id`), or whose owner value contains `search`; `expand=owner`.',
+        'A page of completed purchases, oldest first (`sort=desc`: newest first, the cursors leading on in that order): of one subscription, of owners (`owner=id,id`), that bought one of some line items (`lineItems=id,id`: receipts of the plans they belong to), or whose owner value contains `search`; `expand=owner`.',
       scope: ['subscriptions', 'read'],
       query: listQuery,
       response: { status: 200, schema: listOf(receiptSchema) },
@@ -96,6 +98,8 @@ export const receiptRoutes = ({ receipts }: Pick<Core, 'receipts'>): Route[] =>
           subscriptionId: query.subscriptionId,
           ownerIds: csv(query.owner),
           search: query.search,
+          lineItemIds: csv(query.lineItems),
+          sort: query.sort?.toLowerCase() === 'desc' ? 'desc' : 'asc',
         });
         return { status: 200, body: listEnvelope(page, (x) => receiptView(x, expand)) };
       },

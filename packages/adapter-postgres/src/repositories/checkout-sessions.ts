@@ -58,6 +58,7 @@ export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
             .where('status', '=', 'completed');
           if (q.subscriptionId) base = base.where('subscription_id', '=', q.subscriptionId);
           if (q.members) base = q.members.length ? base.where('member', 'in', q.members) : base.where(sql<boolean>`false`);
+          if (q.planIds) base = q.planIds.length ? base.where('plan_id', 'in', q.planIds) : base.where(sql<boolean>`false`);
           if (q.search) base = base.where(sql<boolean>`strpos(lower(member), lower(${q.search})) > 0`);
           return base;
         },

@@ -398,11 +398,11 @@ export interface CheckoutSessionRepository {
   setDeferredLink(linkKey: string, sessionId: Id): Promise<void>;
   /**
    * One page of the tenant's completed sessions (the catalog's receipts), oldest first: of one
-   * subscription, of some members, or whose member contains `search`, when asked.
+   * subscription, of some members, of some plans, or whose member contains `search`, when asked.
    */
   pageCompleted(
     tenant: Tenant,
-    query: { limit: number; after?: string; before?: string; subscriptionId?: Id; members?: string[]; search?: string },
+    query: { limit: number; after?: string; before?: string; subscriptionId?: Id; members?: string[]; planIds?: Id[]; search?: string },
   ): Promise<Page<CheckoutSession>>;
 }
 

@@ -1,6 +1,7 @@
 import type { CheckoutSession, Customer, Id, Page, Plan, Subscription, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { isUuid } from '../support/text';
+import { pageInOrder } from '../support/pagination';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 
@@ -27,7 +28,18 @@ export class Receipts {
 
   async list(
     tenant: Tenant,
-    query: { limit: number; after?: string; before?: string; subscriptionId?: Id; ownerIds?: Id[]; search?: string },
+    query: {
+      limit: number;
+      after?: string;
+      before?: string;
+      subscriptionId?: Id;
+      ownerIds?: Id[];
+      search?: string;
+      /** Receipts that bought one of these line items (their plans'). */
+      lineItemIds?: Id[];
+      /** Oldest first (the default) or newest first; the cursors lead on in this order. */
+      sort?: 'asc' | 'desc';
+    },
   ): Promise<Page<Receipt>> {
     return this.deps.uow.read(async (r) => {
       let members: string[] | undefined;
@@ -38,7 +50,20 @@ export class Receipts {
           if (c && c.organisationId === tenant.organisationId && c.isTest === tenant.isTest) members.push(c.value);
         }
       }
-      const page = await r.checkoutSessions.pageCompleted(tenant, { ...query, members });
+      let planIds: Id[] | undefined;
+      if (query.lineItemIds) {
+        planIds = [];
+        for (const id of query.lineItemIds.filter(isUuid)) {
+          const planId = await r.plans.planOfPart(id.toLowerCase());
+          const plan = planId ? await r.plans.get(planId) : undefined;
+          if (plan && plan.organisationId === tenant.organisationId && plan.isTest === tenant.isTest)
+            if (plan.lineItems.some((li) => li.id === id.toLowerCase()) && !planIds.includes(plan.id)) planIds.push(plan.id);
+        }
+      }
+      const { limit, after, before, subscriptionId, search } = query;
+      const page = await pageInOrder(query.sort ?? 'asc', { limit, after, before }, (q) =>
+        r.checkoutSessions.pageCompleted(tenant, { ...q, subscriptionId, search, members, planIds }),
+      );
       const items: Receipt[] = [];
       for (const s of page.items) items.push(await this.complete(r, s));
       return { ...page, items };

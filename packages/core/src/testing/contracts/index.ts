@@ -888,6 +888,9 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await ids({ subscriptionId: s.id })).toEqual([done.id]);
       expect(await ids({ members: ['other@example.com'] })).toEqual([later.id]);
       expect(await ids({ members: [] })).toEqual([]);
+      expect(await ids({ planIds: [done.planId] })).toEqual([done.id, later.id]);
+      expect(await ids({ planIds: [randomUUID()] })).toEqual([]);
+      expect(await ids({ planIds: [] })).toEqual([]);
       expect(await ids({ search: 'M@EXAMPLE' })).toEqual([done.id]);
       expect(await ids({ limit: 1 })).toEqual([done.id]);
       expect((await tx(uow(), (r) => r.checkoutSessions.pageCompleted({ ...t, isTest: !t.isTest }, { limit: 10 }))).items).toEqual([]);

@@ -17,6 +17,7 @@ export function checkoutSessionRepository(db: Tables): CheckoutSessionRepository
             cs.status === 'completed' &&
             (!q.subscriptionId || cs.subscriptionId === q.subscriptionId) &&
             (!q.members || q.members.includes(cs.member)) &&
+            (!q.planIds || q.planIds.includes(cs.planId)) &&
             (!q.search || cs.member.toLowerCase().includes(q.search.toLowerCase())),
         ),
         q,
