@@ -117,6 +117,22 @@ describe('quick checkout and receipts', () => {
     expect(ids((await api().get(`/api/receipts?search=rsort-&lineItems=${teamItem},${businessItem}`).expect(200)).body)).toEqual(asc);
     expect((await api().get('/api/receipts?lineItems=00000000-0000-4000-8000-000000000000,li_unknown').expect(200)).body.data).toEqual([]);
     expect((await api(other.liveKey).get(`/api/receipts?lineItems=${teamItem}`).expect(200)).body.data).toEqual([]);
+    // The owners' expansions: receipts in the list, carts in the detail.
+    const owners = (await api().get('/api/owners?search=rsort-&expand=receipts').expect(200)).body.data;
+    expect(owners).toHaveLength(3);
+    for (const o of owners)
+      expect(o.receipts).toMatchObject({
+        type: 'list',
+        hasMore: false,
+        path: `/api/receipts?owner=${o.id}`,
+        data: [{ id: boughtBy(o.value)[0], ownerId: o.id }],
+      });
+    expect(owners[0]).not.toHaveProperty('subscriptions');
+    const cart = (await api().post('/api/carts', { owner: owners[0].value, interval: 'month', intervalCount: 1 }).expect(201)).body.data;
+    const detail = (await api().get(`/api/owners/${owners[0].id}?expand=carts`).expect(200)).body.data;
+    expect(detail.carts).toMatchObject({ type: 'list', hasMore: false, data: [{ id: cart.id, ownerId: owners[0].id }] });
+    expect(detail).not.toHaveProperty('groups');
+    expect((await api().get(`/api/owners/${owners[1].id}?expand=carts`).expect(200)).body.data.carts.data).toEqual([]);
   });
 
   it('takes the URLs from the product settings and the grantee from the owner; refuses what the plan does not sell', async () => {

@@ -70,6 +70,15 @@ describe('a subscription group: members take its seats', () => {
     expect(group.body.data).toMatchObject({ id: s.id, ownerId: s.customerId, owner: { value: 'team-owner' } });
     const members = group.body.data.memberships.data.map((m: { grantee: { granteeId: string } }) => m.grantee.granteeId);
     expect(members).toEqual(expect.arrayContaining(['newcomer', 'second']));
+    // expand=subscriptionPlans: the subscription plan whose seats the group takes.
+    const withPlans = await api().get(`/api/groups/${plan.groupId}?expand=subscriptionPlans`).expect(200);
+    expectSchema(objectOf(groupItemSchema), withPlans.body);
+    expect(withPlans.body.data.subscriptionPlans).toMatchObject({
+      type: 'list',
+      hasMore: false,
+      data: [{ id: s.id, groupId: plan.groupId, subscriptionId: s.id, planId: s.planId, seats: 3, status: 'active' }],
+    });
+    expect(withPlans.body.data).not.toHaveProperty('memberships');
     // All seats are taken (lead, newcomer, second): a fourth is 400 and nothing of the batch is done.
     const full = await api()
       .post(`/api/groups/${plan.groupId}/grantees`, [
@@ -177,6 +186,10 @@ describe('catalog groups', () => {
     expectSchema(objectOf(groupSchema), created.body);
     const id = created.body.data.id;
     expect(created.body.data).toMatchObject({ name: 'Design' });
+    // A group of no subscription takes no seats: its subscription plans are none.
+    const planless = await api().get(`/api/groups/${id}?expand=subscriptionPlans`).expect(200);
+    expectSchema(objectOf(groupItemSchema), planless.body);
+    expect(planless.body.data.subscriptionPlans).toMatchObject({ type: 'list', data: [], hasMore: false });
     const listed = await api().get('/api/groups?owner=agency&expand=owner').expect(200);
     expectSchema(listOf(groupItemSchema), listed.body);
     expect(listed.body.data).toEqual([expect.objectContaining({ id, owner: expect.objectContaining({ value: 'agency' }) })]);

@@ -1,7 +1,7 @@
 import { invalid, type Core, type MembershipChange } from '@tollgate/core';
 import { noContent, querySchema, resource, route, str, typed, type Route } from '@tollgate/http';
-import { granteeSchema, groupSchema, membershipSchema, ownerSchema } from '../people-schemas';
-import { granteeView, groupView, membershipView, ownerView } from '../people-views';
+import { granteeSchema, groupSchema, membershipSchema, ownerSchema, subscriptionPlanProps } from '../people-schemas';
+import { granteeView, groupView, membershipView, ownerView, subscriptionPlanOf } from '../people-views';
 import { listOf, nestedListOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
 import { listEnvelope, nestedList, objectEnvelope, pageQueryOf } from '../views';
@@ -78,9 +78,10 @@ const manageBody = typed<MembershipChange[]>({
 export const groupItemSchema = object(groupSchema.properties, {
   owner: ownerSchema,
   memberships: nestedListOf(object({ ...membershipSchema.properties, grantee: granteeSchema })),
+  subscriptionPlans: nestedListOf(object(subscriptionPlanProps)),
 });
 
-export function groupRoutes({ groups }: Pick<Core, 'groups'>): Route[] {
+export function groupRoutes({ groups, subscriptionDirectory }: Pick<Core, 'groups' | 'subscriptionDirectory'>): Route[] {
   return resource({ name: 'groups', description: "Groups: teams of grantees of an owner; a subscription's group takes its seats" }, [
     route({
       method: 'get',
@@ -125,13 +126,17 @@ export function groupRoutes({ groups }: Pick<Core, 'groups'>): Route[] {
       operationId: 'retrieveGroup',
       summary: 'Retrieve a group',
       description:
-        "One group; `expand=owner,memberships` brings its owner and members (a subscription's group: the grantees holding its seats).",
+        "One group; `expand=owner,memberships,subscriptionPlans` brings its owner, its members (a subscription's group: the grantees holding its seats) and the subscription plan whose seats it takes (none for a group of no subscription).",
       scope: ['grantees', 'read'],
       query: { ...querySchema({ expand: str }), additionalProperties: false },
       response: { status: 200, schema: objectOf(groupItemSchema) },
       handle: async ({ tenant, params, query }) => {
-        const expand = expandOf(query.expand, ['owner', 'memberships']);
+        const expand = expandOf(query.expand, ['owner', 'memberships', 'subscriptionPlans']);
         const { group, owner, members } = await groups.get(tenant, params.id);
+        const held =
+          expand.has('subscriptionPlans') && group.subscriptionId
+            ? [(await subscriptionDirectory.get(tenant, group.subscriptionId)).subscription]
+            : [];
         return {
           status: 200,
           body: objectEnvelope({
@@ -144,6 +149,9 @@ export function groupRoutes({ groups }: Pick<Core, 'groups'>): Route[] {
                     grantee: granteeView(m.grantee),
                   })),
                 }
+              : {}),
+            ...(expand.has('subscriptionPlans')
+              ? { subscriptionPlans: nestedList(held, `/api/groups/${group.id}?expand=subscriptionPlans`, subscriptionPlanOf) }
               : {}),
           }),
         };

@@ -1,6 +1,8 @@
 import type { Core, Customer, SubscriptionRecord, Tenant } from '@tollgate/core';
 import { noContent, querySchema, resource, route, str, typed, type Route } from '@tollgate/http';
 import { groupSchema, ownerSchema, subscriptionSchema } from '../people-schemas';
+import { cartSchema, cartView } from '../cart-views';
+import { receiptSchema, receiptView } from './receipts';
 import { groupView, ownerView, subscriptionView } from '../people-views';
 import { listOf, nestedListOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
@@ -29,13 +31,29 @@ const updateBody = typed<{ owner: string; email?: string }>({
     email: { anyOf: [{ type: 'string', format: 'email', maxLength: 320 }, { const: '' }] },
   },
 });
-export const ownerItemSchema = object(ownerSchema.properties, { subscriptions: nestedListOf(subscriptionSchema) });
+export const ownerItemSchema = object(ownerSchema.properties, {
+  subscriptions: nestedListOf(subscriptionSchema),
+  receipts: nestedListOf(receiptSchema),
+});
 const ownerDetailSchema = object(ownerSchema.properties, {
   subscriptions: nestedListOf(subscriptionSchema),
   groups: nestedListOf(groupSchema),
+  carts: nestedListOf(cartSchema),
 });
 
-export function ownerRoutes({ owners, subscriptionDirectory, groups }: Pick<Core, 'owners' | 'subscriptionDirectory' | 'groups'>): Route[] {
+export function ownerRoutes({
+  owners,
+  subscriptionDirectory,
+  groups,
+  receipts,
+  carts,
+}: Pick<Core, 'owners' | 'subscriptionDirectory' | 'groups' | 'receipts' | 'carts'>): Route[] {
+  /** Each owner's first receipts (`expand=receipts` of the list). */
+  const receiptsOf = async (tenant: Tenant, list: Customer[]) => {
+    const out = new Map<string, Awaited<ReturnType<typeof receipts.list>>['items']>();
+    for (const c of list) out.set(c.id, (await receipts.list(tenant, { limit: NESTED_LIMIT + 1, ownerIds: [c.id] })).items);
+    return out;
+  };
   /** Each owner with its first subscriptions, when `expand` asks for them. */
   const withSubscriptions = async (tenant: Tenant, list: Customer[], expand: Set<string>) => {
     const subs = expand.has('subscriptions')
@@ -63,7 +81,7 @@ export function ownerRoutes({ owners, subscriptionDirectory, groups }: Pick<Core
       operationId: 'listOwners',
       summary: 'List owners',
       description:
-        "A page of owners in creation order; `search` matches part of the value or e-mail address, `paymentCustomerId` (or `stripeCustomerId`) the provider's customer; `expand=subscriptions`.",
+        "A page of owners in creation order; `search` matches part of the value or e-mail address, `paymentCustomerId` (or `stripeCustomerId`) the provider's customer; `expand=subscriptions,receipts` brings each one's first subscriptions and receipts.",
       scope: ['owners', 'read'],
       query: listQuery,
       list: true,
@@ -74,9 +92,17 @@ export function ownerRoutes({ owners, subscriptionDirectory, groups }: Pick<Core
           search: query.search,
           paymentCustomerId: query.paymentCustomerId ?? query.stripeCustomerId,
         });
+        const expand = expandOf(query.expand, ['subscriptions', 'receipts']);
+        const view = await withSubscriptions(tenant, page.items, expand);
+        const bought = expand.has('receipts') ? await receiptsOf(tenant, page.items) : undefined;
         return {
           status: 200,
-          body: listEnvelope(page, await withSubscriptions(tenant, page.items, expandOf(query.expand, ['subscriptions']))),
+          body: listEnvelope(page, (c) => ({
+            ...view(c),
+            ...(bought
+              ? { receipts: nestedList(bought.get(c.id) ?? [], `/api/receipts?owner=${c.id}`, (x) => receiptView(x, new Set())) }
+              : {}),
+          })),
         };
       },
     }),
@@ -85,13 +111,15 @@ export function ownerRoutes({ owners, subscriptionDirectory, groups }: Pick<Core
       path: '/api/owners/:id',
       operationId: 'retrieveOwner',
       summary: 'Retrieve an owner',
-      description: "One owner; `expand=subscriptions,groups` brings its subscriptions and its groups (each subscription's among them).",
+      description:
+        "One owner; `expand=carts,subscriptions,groups` brings its carts, its subscriptions and its groups (each subscription's among them).",
       scope: ['owners', 'read'],
       query: { ...querySchema({ expand: str }), additionalProperties: false },
       response: { status: 200, schema: objectOf(ownerDetailSchema) },
       handle: async ({ tenant, params, query }) => {
         const owner = await owners.get(tenant, params.id);
-        const expand = expandOf(query.expand, ['subscriptions', 'groups']);
+        const expand = expandOf(query.expand, ['carts', 'subscriptions', 'groups']);
+        const ownCarts = expand.has('carts') ? await carts.list(tenant, { limit: NESTED_LIMIT + 1, ownerIds: [owner.id] }) : undefined;
         const view = await withSubscriptions(tenant, [owner], expand);
         const ownGroups = expand.has('groups') ? await groups.list(tenant, { limit: NESTED_LIMIT + 1, owner: owner.value }) : undefined;
         return {
@@ -105,6 +133,7 @@ export function ownerRoutes({ owners, subscriptionDirectory, groups }: Pick<Core
                   ),
                 }
               : {}),
+            ...(ownCarts ? { carts: nestedList(ownCarts.items, `/api/carts?ownerId=${owner.id}`, (v) => cartView(v, false)) } : {}),
           }),
         };
       },

@@ -47,7 +47,7 @@ const receiptProps = {
   createdAt: date,
   updatedAt: date,
 };
-const receiptSchema = object(receiptProps, { owner: ownerSchema, receiptItems: nestedListOf(receiptItemSchema) });
+export const receiptSchema = object(receiptProps, { owner: ownerSchema, receiptItems: nestedListOf(receiptItemSchema) });
 
 export const ownerView = (c: Customer) => ({
   id: c.id,
@@ -59,7 +59,7 @@ export const ownerView = (c: Customer) => ({
   updatedAt: iso(c.updatedAt),
 });
 
-const receiptView = (x: Receipt, expand: Set<string>) => ({
+export const receiptView = (x: Receipt, expand: Set<string>) => ({
   id: x.session.id,
   organisation: x.session.organisationId,
   ownerId: x.customer?.id ?? null,
