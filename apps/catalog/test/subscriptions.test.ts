@@ -193,13 +193,45 @@ describe('catalog subscriptions', () => {
     await api().get('/api/entitlements/check?granteeId=r1').expect(200);
   });
 
-  it("replaces the subscription's plan through its items; add and remove are 400", async () => {
+  it("replaces the subscription's plan through its items, or by remove + add; add or remove alone is 400 saying what to do", async () => {
     const s = await buy('team', 'mover', 'm1', 2);
     const business = org.keys['plans.notes.business'];
-    const add = await api()
-      .put(`/api/subscriptions/${s.id}/items`, { items: [{ planId: business, action: 'add' }] })
-      .expect(400);
-    expect(add.body.errors[0].property).toBe('items[0].action');
+    const items = (list: object[]) => api().put(`/api/subscriptions/${s.id}/items`, { items: list, proration: 'none' });
+    const add = (await items([{ planId: business, action: 'add' }]).expect(400)).body.errors[0];
+    expect(add).toMatchObject({ property: 'items[0].action', message: expect.stringContaining('POST /api/checkout') });
+    const addHeld = (await items([{ planId: s.planId, action: 'add' }]).expect(400)).body.errors[0];
+    expect(addHeld).toMatchObject({ property: 'items[0].action', message: expect.stringContaining('/seats') });
+    const remove = (await items([{ planId: s.planId, action: 'remove' }]).expect(400)).body.errors[0];
+    expect(remove).toMatchObject({ property: 'items[0].action', message: expect.stringContaining(`/api/subscriptions/${s.id}/cancel`) });
+    expect((await items([{ planId: business, action: 'remove' }]).expect(400)).body.errors[0].property).toBe('items[0].planId');
+    expect(
+      (
+        await items([
+          { planId: s.planId, action: 'remove' },
+          { planId: s.planId, action: 'add' },
+        ]).expect(400)
+      ).body.errors[0].property,
+    ).toBe('items[1].planId');
+    expect(
+      (
+        await items([
+          { planId: s.planId, action: 'remove' },
+          { planId: business, action: 'add' },
+          { planId: s.planId, action: 'replace', newPlanId: business },
+        ]).expect(400)
+      ).body.errors[0].property,
+    ).toBe('items');
+    const planNow = async () =>
+      (await api().get(`/api/subscriptions/${s.id}?expand=subscriptionPlans`).expect(200)).body.data.subscriptionPlans.data[0].planId;
+    expect(await planNow()).toBe(s.planId);
+    // remove its plan + add another: the same move as replace (and back).
+    await items([
+      { planId: business, action: 'add', grantee: 'm1' },
+      { planId: s.planId, action: 'remove' },
+    ]).expect(204);
+    expect(await planNow()).toBe(business);
+    await items([{ planId: business, action: 'replace', newPlanId: s.planId }]).expect(204);
+    expect(await planNow()).toBe(s.planId);
     await api()
       .put(`/api/subscriptions/${s.id}/items`, { items: [{ planId: business, action: 'replace', newPlanId: business }] })
       .expect(400);

@@ -43,6 +43,48 @@ const listQuery = {
   }),
   additionalProperties: false,
 };
+type ItemChange =
+  | { planId: string; action: 'remove' }
+  | { planId: string; action: 'add'; grantee?: string }
+  | { planId: string; action: 'replace'; newPlanId: string };
+
+/**
+ * The plan changes a published items body asks of a one-plan subscription (docs/decisions.md,
+ * "Subscription items"): each `replace` of its plan, or one `remove` of its plan with one `add` of
+ * another (the same move, as a vendor of several plans per subscription writes it). Anything else
+ * is 400 naming the item, why, and what to do instead.
+ */
+export function planMovesOf(items: ItemChange[], held: string, id: string): { to: string }[] {
+  const indexed = items.map((x, i) => ({ x, i }));
+  const of = (action: ItemChange['action']) => indexed.filter(({ x }) => x.action === action);
+  const [removes, adds, replaces] = [of('remove'), of('add'), of('replace')];
+  for (const { x, i } of [...removes, ...replaces])
+    if (x.planId.toLowerCase() !== held) invalid(`items[${i}].planId`, 'is not the plan of this subscription');
+  if (removes.length + adds.length === 0)
+    return replaces.map(({ x, i }) => {
+      const to = (x as { newPlanId?: string }).newPlanId;
+      return { to: to ?? invalid(`items[${i}].newPlanId`, 'is required to replace the plan') };
+    });
+  if (replaces.length > 0 || removes.length > 1 || adds.length > 1)
+    invalid('items', 'a subscription holds one plan: replace it, or remove it and add one other plan in the same request');
+  if (removes.length === 1 && adds.length === 1) {
+    const [{ x: add, i }] = adds;
+    if (add.planId.toLowerCase() === held) invalid(`items[${i}].planId`, 'is the plan the subscription holds already');
+    return [{ to: add.planId }];
+  }
+  if (removes.length === 1)
+    invalid(
+      `items[${removes[0].i}].action`,
+      `removing the only plan of a subscription would end it: cancel it instead (POST /api/subscriptions/${id}/cancel now, or PUT /api/subscriptions/${id}/auto-renew?status=disable at the end of its period), or add another plan in the same request to move to it`,
+    );
+  return invalid(
+    `items[${adds[0].i}].action`,
+    adds[0].x.planId.toLowerCase() === held
+      ? `the subscription holds this plan already (its seats: PUT /api/subscription-plans/${id}/seats)`
+      : 'a subscription holds one plan: replace its plan with this one (action replace, or remove its plan in the same request), or sell this plan as another subscription (POST /api/checkout, POST /api/subscriptions)',
+  );
+}
+
 const invoicesSchema = object({
   data: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str } } },
 });
@@ -164,19 +206,14 @@ export function subscriptionRoutes({
       operationId: 'updateSubscriptionItems',
       summary: "Replace a subscription's plan",
       description:
-        '`replace` moves the subscription from `planId` to `newPlanId` (as a plan change, prorated as `proration` says). A subscription holds one plan, so `add` and `remove` are refused (400): replace it, or start another subscription.',
+        '`replace` moves the subscription from `planId` to `newPlanId` (as a plan change, prorated as `proration` says). A subscription holds one plan: `remove` of its plan together with `add` of another is the same move; `remove` alone would end it (400: cancel it instead), `add` alone would give it a second plan (400: replace its plan, or start another subscription).',
       scope: ['subscriptions', 'write'],
       body: itemsBody,
       response: { status: 204 },
       async handle({ tenant, params, body }) {
-        const current = await directory.get(tenant, params.id);
-        for (const [i, item] of body.items.entries()) {
-          if (item.action !== 'replace') invalid(`items[${i}].action`, 'a subscription holds one plan: only replace is possible');
-          if (item.planId !== current.subscription.planId) invalid(`items[${i}].planId`, 'is not the plan of this subscription');
-        }
-        for (const item of body.items)
-          if (item.action === 'replace')
-            await lifecycle.changePlan(tenant, params.id, item.newPlanId, body.proration ?? 'create_prorations');
+        const { subscription } = await directory.get(tenant, params.id);
+        for (const { to } of planMovesOf(body.items, subscription.planId, subscription.id))
+          await lifecycle.changePlan(tenant, params.id, to, body.proration ?? 'create_prorations');
         return noContent;
       },
     }),
