@@ -9,12 +9,17 @@ export { licenseCountSchema } from './routes/licenses';
 export { licenseUsageSchema } from './routes/usage';
 export { pricingPageLinkSchema, pricingTableSchema } from './routes/pricing-tables';
 export {
+  cancelSubscriptionRoute,
   eventUuidSchema,
   INVOICE_LINE_MEMBERS,
   INVOICE_MEMBERS,
   invoiceListSchema,
   invoiceSchema,
+  paymentLinkRoute,
+  paymentMethodRoute,
   paymentMethodSchema,
+  reactivateSubscriptionRoute,
+  subscriptionInvoicesRoute,
   urlSchema,
 } from './routes/subscriptions';
 export { createPricingPageRouter, pricingPageLink, PRICING_PAGE_TTL_MS, type PricingPageServices } from './pricing-page';
