@@ -4,6 +4,8 @@ export { DEFERRED_LINK_TTL_MS, deferredCheckoutLinks, type DeferredCheckout } fr
 export { parseExpand, EXPANDABLE } from './params';
 export * from './schemas';
 export { checkoutLinkSchema } from './routes/checkout';
+export { planPartRoute } from './routes/plans';
+export { productCapabilitiesRoute } from './routes/products';
 export { eventSchema } from './routes/events';
 export { licenseCountSchema } from './routes/licenses';
 export { licenseUsageSchema } from './routes/usage';

@@ -1,4 +1,15 @@
-import { arrayOf, capabilitySchema, capabilityView, mapBatches, ok, querySchema, resource, route, type Route } from '@tollgate/http';
+import {
+  arrayOf,
+  capabilitySchema,
+  capabilityView,
+  mapBatches,
+  ok,
+  querySchema,
+  resource,
+  route,
+  type Route,
+  type RouteDef,
+} from '@tollgate/http';
 import { linkRequest, parseExpand } from '../params';
 import { v1FeatureSchema, v1PlanSchema, v1ProductSchema, productCurrencySchema } from '../schemas';
 import { Expand, v1Feature, v1Plan, v1Product, v1ProductCurrencies } from '../views';
@@ -18,6 +29,19 @@ export const planQuery = querySchema({
 });
 
 export const productTag = { name: 'products', description: "The products of the key's organisation and mode" };
+
+/** The capabilities plans of the product can give (v1, v2); `checks` names the check that answers them. */
+export const productCapabilitiesRoute = (queries: V1Services['core']['queries'], checks: 'capability' | 'license'): RouteDef =>
+  route({
+    method: 'get',
+    path: '/products/:productUuid/capabilities',
+    operationId: 'getProductCapabilities',
+    summary: 'Get product capabilities',
+    description: `The capabilities plans of the product can give (what a ${checks} check answers).`,
+    scope: ['products', 'read'],
+    response: { status: 200, schema: arrayOf(capabilitySchema) },
+    handle: async ({ tenant, params }) => ok((await queries.productCapabilities(tenant, params.productUuid)).map(capabilityView)),
+  });
 
 export function productRoutes(s: V1Services): Route[] {
   const { queries } = s.core;
@@ -96,15 +120,6 @@ export function productRoutes(s: V1Services): Route[] {
       handle: async ({ tenant, params }) =>
         ok(v1ProductCurrencies(await queries.productCatalog(tenant, params.productUuid), Expand.all('currency'))),
     }),
-    route({
-      method: 'get',
-      path: '/products/:productUuid/capabilities',
-      operationId: 'getProductCapabilities',
-      summary: 'Get product capabilities',
-      description: 'The capabilities plans of the product can give (what a capability check answers).',
-      scope: ['products', 'read'],
-      response: { status: 200, schema: arrayOf(capabilitySchema) },
-      handle: async ({ tenant, params }) => ok((await queries.productCapabilities(tenant, params.productUuid)).map(capabilityView)),
-    }),
+    productCapabilitiesRoute(queries, 'capability'),
   ]);
 }

@@ -1,5 +1,5 @@
-import { arrayOf, capabilitySchema, capabilityView, ndate, ok, querySchema, resource, route, type RouteDef } from '@tollgate/http';
-import { Expand, parseExpand, v1ProductSchema } from '@tollgate/app-v1';
+import { arrayOf, ndate, ok, querySchema, resource, route, type RouteDef } from '@tollgate/http';
+import { Expand, parseExpand, productCapabilitiesRoute, v1ProductSchema } from '@tollgate/app-v1';
 import {
   extend,
   featureSchema,
@@ -76,16 +76,7 @@ export const productRoutes: RouteModule = ({ core: { queries, subscriptionAdmin 
           handle: async ({ tenant, params }) =>
             ok((await queries.productFeatures(tenant, params.productUuid)).map((f) => featureView('v2', f))),
         }),
-        route({
-          method: 'get',
-          path: '/products/:productUuid/capabilities',
-          operationId: 'getProductCapabilities',
-          summary: 'Get product capabilities',
-          description: 'The capabilities plans of the product can give (what a license check answers).',
-          scope: ['products', 'read'],
-          response: { status: 200, schema: arrayOf(capabilitySchema) },
-          handle: async ({ tenant, params }) => ok((await queries.productCapabilities(tenant, params.productUuid)).map(capabilityView)),
-        }),
+        productCapabilitiesRoute(queries, 'license'),
         route({
           method: 'get',
           path: '/products/:productUuid/currencies',

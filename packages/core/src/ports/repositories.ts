@@ -198,18 +198,6 @@ export interface SubscriptionListQuery {
   ids?: Id[];
 }
 
-/** Filters of a subscription list; every one given must hold. */
-export interface SubscriptionListQuery {
-  limit: number;
-  after?: string;
-  before?: string;
-  customerIds?: Id[];
-  planIds?: Id[];
-  productIds?: Id[];
-  statuses?: Subscription['status'][];
-  ids?: Id[];
-}
-
 export interface SubscriptionRepository {
   /** The subscription, if any. */
   get(id: Id): Promise<Subscription | undefined>;
