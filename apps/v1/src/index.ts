@@ -12,6 +12,7 @@ export { licenseUsageSchema } from './routes/usage';
 export { pricingPageLinkSchema, pricingTableSchema } from './routes/pricing-tables';
 export {
   cancelSubscriptionRoute,
+  changePlanBody,
   eventUuidSchema,
   INVOICE_LINE_MEMBERS,
   INVOICE_MEMBERS,

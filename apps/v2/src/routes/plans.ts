@@ -1,6 +1,14 @@
 import { arrayOf, ok, parseExpandList, querySchema, resource, route, type RouteDef } from '@tollgate/http';
 import { checkoutLinkQuery, checkoutLinkSchema, Expand, linkRequest, planPartRoute } from '@tollgate/app-v1';
-import { fullPlanSchema, planCapabilityFullSchema, planCurrencyFullSchema, planFeatureSchema, planSchema, productSchema } from '../schemas';
+import {
+  extendOptional,
+  fullPlanSchema,
+  planCapabilityFullSchema,
+  planCurrencyFullSchema,
+  planFeatureSchema,
+  planSchema,
+  productSchema,
+} from '../schemas';
 import { planCapabilityViews, planCurrencyViews, planFeatureViews, planView, productView } from '../views';
 import { paged, pageOfList, pageProps, pageSchema, type RouteModule } from './support';
 
@@ -56,15 +64,11 @@ export const planRoutes: RouteModule = ({ core: { queries, checkout } }, version
       response: {
         status: 200,
         schema: v3
-          ? {
-              ...planSchema('v3'),
-              properties: {
-                ...planSchema('v3').properties,
-                features: arrayOf(planFeatureSchema('v3')),
-                currencies: arrayOf(planCurrencyFullSchema),
-                product: productSchema('v3'),
-              },
-            }
+          ? extendOptional(planSchema('v3'), {
+              features: arrayOf(planFeatureSchema('v3')),
+              currencies: arrayOf(planCurrencyFullSchema),
+              product: productSchema('v3'),
+            })
           : fullPlanSchema('v2'),
       },
       async handle({ tenant, params, query }) {

@@ -2,6 +2,7 @@ import { arrayOf, ndate, ok, querySchema, resource, route, type RouteDef } from 
 import { Expand, parseExpand, productCapabilitiesRoute, v1ProductSchema } from '@tollgate/app-v1';
 import {
   extend,
+  extendOptional,
   featureSchema,
   integrationV3Schema,
   planSchema,
@@ -103,13 +104,7 @@ export const productRoutes: RouteModule = ({ core: { queries, subscriptionAdmin 
       response: {
         status: 200,
         schema: v3
-          ? {
-              ...productSchema('v3'),
-              properties: {
-                ...productSchema('v3').properties,
-                organisationPaymentIntegration: { anyOf: [integrationV3Schema, { type: 'null' }] },
-              },
-            }
+          ? extendOptional(productSchema('v3'), { organisationPaymentIntegration: { anyOf: [integrationV3Schema, { type: 'null' }] } })
           : extend(v1ProductSchema, { slug: str, archivedAt: ndate }),
       },
       async handle({ tenant, params, query }) {

@@ -1,6 +1,6 @@
-import { PRORATIONS, type Proration, type SubscriptionStatus } from '@tollgate/core';
+import { type Proration, type SubscriptionStatus } from '@tollgate/core';
 import { bodySchema, noContent, ok, querySchema, resource, route, typed, type RouteDef } from '@tollgate/http';
-import { cancelSubscriptionRoute, reactivateSubscriptionRoute } from '@tollgate/app-v1';
+import { cancelSubscriptionRoute, changePlanBody, reactivateSubscriptionRoute } from '@tollgate/app-v1';
 import { Expand, parseExpandV } from './expand';
 import { pageSchema, paged, pageProps, takeOf, type RouteModule } from './support';
 import { subscriptionListItemSchema, subscriptionSchema } from '../schemas';
@@ -38,12 +38,6 @@ export const createSubscriptionBody = typed<CreateBody>({
 export const updateSubscriptionBody = bodySchema({
   type: 'object',
   properties: { owner: { type: 'string', minLength: 1, maxLength: 320 } },
-  additionalProperties: false,
-});
-const changePlanBody = bodySchema({
-  type: 'object',
-  properties: { planUuid: { type: 'string', format: 'uuid' }, proration: { enum: PRORATIONS } },
-  required: ['planUuid'],
   additionalProperties: false,
 });
 export const listQuery = querySchema({
