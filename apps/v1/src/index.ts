@@ -5,7 +5,7 @@ export { parseExpand, EXPANDABLE } from './params';
 export * from './schemas';
 export { checkoutLinkSchema } from './routes/checkout';
 export { planPartRoute } from './routes/plans';
-export { productCapabilitiesRoute } from './routes/products';
+export { productCapabilitiesRoute, productPlansRoute } from './routes/products';
 export { eventSchema } from './routes/events';
 export { licenseCountSchema } from './routes/licenses';
 export { licenseUsageSchema } from './routes/usage';

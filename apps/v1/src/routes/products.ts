@@ -1,3 +1,4 @@
+import type { Plan, ProductCatalog } from '@tollgate/core';
 import {
   arrayOf,
   capabilitySchema,
@@ -43,6 +44,26 @@ export const productCapabilitiesRoute = (queries: V1Services['core']['queries'],
     handle: async ({ tenant, params }) => ok((await queries.productCapabilities(tenant, params.productUuid)).map(capabilityView)),
   });
 
+/** Every plan of the product (v1, v2), each an `item` as `planOf` shows it. */
+export const productPlansRoute = (
+  queries: V1Services['core']['queries'],
+  item: object,
+  planOf: (plan: Plan, catalog: ProductCatalog) => unknown,
+): RouteDef =>
+  route({
+    method: 'get',
+    path: '/products/:productUuid/plans',
+    operationId: 'getProductPlans',
+    summary: 'Get all plans of a product',
+    description: 'Every plan of the product, archived ones included.',
+    scope: ['plans', 'read'],
+    response: { status: 200, schema: arrayOf(item) },
+    async handle({ tenant, params }) {
+      const catalog = await queries.productCatalog(tenant, params.productUuid);
+      return ok(catalog.plans.map((p) => planOf(p, catalog)));
+    },
+  });
+
 export function productRoutes(s: V1Services): Route[] {
   const { queries } = s.core;
   const deferredLinks = deferredLinksOf(s);
@@ -86,19 +107,7 @@ export function productRoutes(s: V1Services): Route[] {
         return ok(v1Product(catalog, urls ? x.with('plans') : x, urls));
       },
     }),
-    route({
-      method: 'get',
-      path: '/products/:productUuid/plans',
-      operationId: 'getProductPlans',
-      summary: 'Get all plans of a product',
-      description: 'Every plan of the product, archived ones included.',
-      scope: ['plans', 'read'],
-      response: { status: 200, schema: arrayOf(v1PlanSchema) },
-      async handle({ tenant, params }) {
-        const catalog = await queries.productCatalog(tenant, params.productUuid);
-        return ok(catalog.plans.map((p) => v1Plan(p, catalog, new Expand([]))));
-      },
-    }),
+    productPlansRoute(queries, v1PlanSchema, (p, catalog) => v1Plan(p, catalog, new Expand([]))),
     route({
       method: 'get',
       path: '/products/:productUuid/features',

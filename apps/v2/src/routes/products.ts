@@ -1,5 +1,5 @@
 import { arrayOf, ndate, ok, querySchema, resource, route, type RouteDef } from '@tollgate/http';
-import { Expand, parseExpand, productCapabilitiesRoute, v1ProductSchema } from '@tollgate/app-v1';
+import { Expand, parseExpand, productCapabilitiesRoute, productPlansRoute, v1ProductSchema } from '@tollgate/app-v1';
 import {
   extend,
   extendOptional,
@@ -53,19 +53,7 @@ export const productRoutes: RouteModule = ({ core: { queries, subscriptionAdmin 
   const v2Only: RouteDef[] = v3
     ? []
     : [
-        route({
-          method: 'get',
-          path: '/products/:productUuid/plans',
-          operationId: 'getProductPlans',
-          summary: 'Get all plans of a product',
-          description: 'Every plan of the product, archived ones included.',
-          scope: ['plans', 'read'],
-          response: { status: 200, schema: arrayOf(planSchema('v2')) },
-          async handle({ tenant, params }) {
-            const catalog = await queries.productCatalog(tenant, params.productUuid);
-            return ok(catalog.plans.map((p) => planView('v2', p, catalog)));
-          },
-        }),
+        productPlansRoute(queries, planSchema('v2'), (p, catalog) => planView('v2', p, catalog)),
         route({
           method: 'get',
           path: '/products/:productUuid/features',
