@@ -4,17 +4,25 @@ export { DEFERRED_LINK_TTL_MS, deferredCheckoutLinks, type DeferredCheckout } fr
 export { parseExpand, EXPANDABLE } from './params';
 export * from './schemas';
 export { checkoutLinkSchema } from './routes/checkout';
+export { planPartRoute } from './routes/plans';
+export { productCapabilitiesRoute, productPlansRoute } from './routes/products';
 export { eventSchema } from './routes/events';
 export { licenseCountSchema } from './routes/licenses';
 export { licenseUsageSchema } from './routes/usage';
 export { pricingPageLinkSchema, pricingTableSchema } from './routes/pricing-tables';
 export {
+  cancelSubscriptionRoute,
+  changePlanBody,
   eventUuidSchema,
   INVOICE_LINE_MEMBERS,
   INVOICE_MEMBERS,
   invoiceListSchema,
   invoiceSchema,
+  paymentLinkRoute,
+  paymentMethodRoute,
   paymentMethodSchema,
+  reactivateSubscriptionRoute,
+  subscriptionInvoicesRoute,
   urlSchema,
 } from './routes/subscriptions';
 export { createPricingPageRouter, pricingPageLink, PRICING_PAGE_TTL_MS, type PricingPageServices } from './pricing-page';

@@ -154,8 +154,6 @@ export const v1ProductPricingTable = (catalog: ProductCatalog, checkoutUrls: Map
 
 export const v1PricingTable = (view: PricingTableView, checkoutUrls: Map<Id, string>) => {
   const t = view.table;
-  const features = new Map(view.features.map((f) => [f.id, f]));
-  const plans = new Map(view.plans.map((p) => [p.id, p]));
   return {
     uuid: t.id,
     name: t.name,
@@ -168,28 +166,42 @@ export const v1PricingTable = (view: PricingTableView, checkoutUrls: Map<Id, str
     customTheme: t.customTheme,
     featuredPlanUuid: t.featuredPlanId,
     updatedAt: iso(t.updatedAt),
-    features: [...t.features]
-      .sort((a, b) => a.sortOrder - b.sortOrder)
-      .filter((f) => features.has(f.featureId))
-      .map((f) => ({
-        pricingTableUuid: t.id,
-        featureUuid: f.featureId,
-        sortOrder: f.sortOrder,
-        updatedAt: iso(f.updatedAt),
-        feature: v1FeatureWithOptions(features.get(f.featureId) as Feature),
-      })),
+    features: pricingTableFeatureRows(view),
     product: v1Product(view.catalog, Expand.all('features', 'currencies.currency', 'organisationPaymentIntegration')),
-    plans: [...t.plans]
-      .sort((a, b) => a.sortOrder - b.sortOrder)
-      .filter((p) => plans.has(p.planId))
-      .map((p) => ({
-        planUuid: p.planId,
-        pricingTableUuid: t.id,
-        sortOrder: p.sortOrder,
-        updatedAt: iso(p.updatedAt),
-        plan: v1Plan(plans.get(p.planId) as Plan, view.catalog, DISPLAY_PLAN, checkoutUrls.get(p.planId)),
-      })),
+    plans: pricingTablePlanRows(view, (plan) => v1Plan(plan, view.catalog, DISPLAY_PLAN, checkoutUrls.get(plan.id))),
   };
+};
+
+/** A pricing table's features in their sort order (those the product still has), each with its feature and options (v1, v2). */
+export const pricingTableFeatureRows = (view: PricingTableView) => {
+  const t = view.table;
+  const features = new Map(view.features.map((f) => [f.id, f]));
+  return [...t.features]
+    .sort((a, b) => a.sortOrder - b.sortOrder)
+    .filter((f) => features.has(f.featureId))
+    .map((f) => ({
+      pricingTableUuid: t.id,
+      featureUuid: f.featureId,
+      sortOrder: f.sortOrder,
+      updatedAt: iso(f.updatedAt),
+      feature: v1FeatureWithOptions(features.get(f.featureId) as Feature),
+    }));
+};
+
+/** A pricing table's plans in their sort order (those that still exist), each shown by `planOf` (v1, v2, v3). */
+export const pricingTablePlanRows = <V>(view: PricingTableView, planOf: (plan: Plan) => V) => {
+  const t = view.table;
+  const plans = new Map(view.plans.map((p) => [p.id, p]));
+  return [...t.plans]
+    .sort((a, b) => a.sortOrder - b.sortOrder)
+    .filter((p) => plans.has(p.planId))
+    .map((p) => ({
+      planUuid: p.planId,
+      pricingTableUuid: t.id,
+      sortOrder: p.sortOrder,
+      updatedAt: iso(p.updatedAt),
+      plan: planOf(plans.get(p.planId) as Plan),
+    }));
 };
 
 export type SubscriptionViewInput = SubscriptionView;

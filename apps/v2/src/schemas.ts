@@ -33,6 +33,11 @@ export const extend = (s: object, props: Record<string, unknown>): ObjectSchema 
   const o = s as ObjectSchema;
   return { ...o, properties: { ...o.properties, ...props }, required: [...o.required, ...Object.keys(props)] };
 };
+/** The schema with these members allowed but not required (what `expand` may bring). */
+export const extendOptional = (s: object, props: Record<string, unknown>): ObjectSchema => {
+  const o = s as ObjectSchema;
+  return { ...o, properties: { ...o.properties, ...props } };
+};
 /** The schema without these members. */
 export const drop = (s: object, keys: readonly string[]): ObjectSchema => {
   const o = s as ObjectSchema;

@@ -21,6 +21,8 @@ import {
   currencyView,
   Expand,
   integrationView,
+  pricingTableFeatureRows,
+  pricingTablePlanRows,
   v1FeatureWithOptions,
   v1PlanCapabilities,
   v1PlanCurrencies,
@@ -133,23 +135,12 @@ export const productPricingTableView = (version: Version, catalog: ProductCatalo
 
 export function pricingTableView(version: Version, view: PricingTableView, shown: TableFor = {}) {
   const t = view.table;
-  const features = new Map(view.features.map((f) => [f.id, f]));
-  const plans = new Map(view.plans.map((p) => [p.id, p]));
   const product = {
     ...productView(version, view.catalog, new Expand([])),
     features: sortedFeatures(view.catalog.product).map((f) => featureView(version, f)),
     currencies: productCurrencyViews(view.catalog).filter(inCurrency(shown)),
   };
-  const tablePlans = [...t.plans]
-    .sort((a, b) => a.sortOrder - b.sortOrder)
-    .filter((p) => plans.has(p.planId))
-    .map((p) => ({
-      planUuid: p.planId,
-      pricingTableUuid: t.id,
-      sortOrder: p.sortOrder,
-      updatedAt: iso(p.updatedAt),
-      plan: fullPlanView(version, plans.get(p.planId) as Plan, view.catalog, shown),
-    }));
+  const tablePlans = pricingTablePlanRows(view, (plan) => fullPlanView(version, plan, view.catalog, shown));
   const common = {
     uuid: t.id,
     status: t.status,
@@ -168,16 +159,7 @@ export function pricingTableView(version: Version, view: PricingTableView, shown
     text: t.text,
     theme: t.theme,
     customTheme: t.customTheme,
-    features: [...t.features]
-      .sort((a, b) => a.sortOrder - b.sortOrder)
-      .filter((f) => features.has(f.featureId))
-      .map((f) => ({
-        pricingTableUuid: t.id,
-        featureUuid: f.featureId,
-        sortOrder: f.sortOrder,
-        updatedAt: iso(f.updatedAt),
-        feature: v1FeatureWithOptions(features.get(f.featureId) as Feature),
-      })),
+    features: pricingTableFeatureRows(view),
   };
 }
 

@@ -1,4 +1,16 @@
-import { arrayOf, capabilitySchema, capabilityView, mapBatches, ok, querySchema, resource, route, type Route } from '@tollgate/http';
+import type { Plan, ProductCatalog } from '@tollgate/core';
+import {
+  arrayOf,
+  capabilitySchema,
+  capabilityView,
+  mapBatches,
+  ok,
+  querySchema,
+  resource,
+  route,
+  type Route,
+  type RouteDef,
+} from '@tollgate/http';
 import { linkRequest, parseExpand } from '../params';
 import { v1FeatureSchema, v1PlanSchema, v1ProductSchema, productCurrencySchema } from '../schemas';
 import { Expand, v1Feature, v1Plan, v1Product, v1ProductCurrencies } from '../views';
@@ -18,6 +30,39 @@ export const planQuery = querySchema({
 });
 
 export const productTag = { name: 'products', description: "The products of the key's organisation and mode" };
+
+/** The capabilities plans of the product can give (v1, v2); `checks` names the check that answers them. */
+export const productCapabilitiesRoute = (queries: V1Services['core']['queries'], checks: 'capability' | 'license'): RouteDef =>
+  route({
+    method: 'get',
+    path: '/products/:productUuid/capabilities',
+    operationId: 'getProductCapabilities',
+    summary: 'Get product capabilities',
+    description: `The capabilities plans of the product can give (what a ${checks} check answers).`,
+    scope: ['products', 'read'],
+    response: { status: 200, schema: arrayOf(capabilitySchema) },
+    handle: async ({ tenant, params }) => ok((await queries.productCapabilities(tenant, params.productUuid)).map(capabilityView)),
+  });
+
+/** Every plan of the product (v1, v2), each an `item` as `planOf` shows it. */
+export const productPlansRoute = (
+  queries: V1Services['core']['queries'],
+  item: object,
+  planOf: (plan: Plan, catalog: ProductCatalog) => unknown,
+): RouteDef =>
+  route({
+    method: 'get',
+    path: '/products/:productUuid/plans',
+    operationId: 'getProductPlans',
+    summary: 'Get all plans of a product',
+    description: 'Every plan of the product, archived ones included.',
+    scope: ['plans', 'read'],
+    response: { status: 200, schema: arrayOf(item) },
+    async handle({ tenant, params }) {
+      const catalog = await queries.productCatalog(tenant, params.productUuid);
+      return ok(catalog.plans.map((p) => planOf(p, catalog)));
+    },
+  });
 
 export function productRoutes(s: V1Services): Route[] {
   const { queries } = s.core;
@@ -62,19 +107,7 @@ export function productRoutes(s: V1Services): Route[] {
         return ok(v1Product(catalog, urls ? x.with('plans') : x, urls));
       },
     }),
-    route({
-      method: 'get',
-      path: '/products/:productUuid/plans',
-      operationId: 'getProductPlans',
-      summary: 'Get all plans of a product',
-      description: 'Every plan of the product, archived ones included.',
-      scope: ['plans', 'read'],
-      response: { status: 200, schema: arrayOf(v1PlanSchema) },
-      async handle({ tenant, params }) {
-        const catalog = await queries.productCatalog(tenant, params.productUuid);
-        return ok(catalog.plans.map((p) => v1Plan(p, catalog, new Expand([]))));
-      },
-    }),
+    productPlansRoute(queries, v1PlanSchema, (p, catalog) => v1Plan(p, catalog, new Expand([]))),
     route({
       method: 'get',
       path: '/products/:productUuid/features',
@@ -96,15 +129,6 @@ export function productRoutes(s: V1Services): Route[] {
       handle: async ({ tenant, params }) =>
         ok(v1ProductCurrencies(await queries.productCatalog(tenant, params.productUuid), Expand.all('currency'))),
     }),
-    route({
-      method: 'get',
-      path: '/products/:productUuid/capabilities',
-      operationId: 'getProductCapabilities',
-      summary: 'Get product capabilities',
-      description: 'The capabilities plans of the product can give (what a capability check answers).',
-      scope: ['products', 'read'],
-      response: { status: 200, schema: arrayOf(capabilitySchema) },
-      handle: async ({ tenant, params }) => ok((await queries.productCapabilities(tenant, params.productUuid)).map(capabilityView)),
-    }),
+    productCapabilitiesRoute(queries, 'capability'),
   ]);
 }

@@ -114,8 +114,17 @@ export const decrementBody = bodySchema({
   additionalProperties: false,
 });
 
-export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Services): Route[] {
-  const link = (path: string, operationId: string, summary: string, kind: 'updatePayment' | 'portal' | 'cancel'): RouteDef =>
+type Subscriptions = V1Services['core']['subscriptions'];
+
+/*
+ * The routes v1, v2 and v3 share to the letter (v2 and v3 build them from here): what the payment
+ * provider keeps of a subscription (invoices, payment method, its pages), cancel and reactivate.
+ */
+
+/** A page of the payment provider for the subscriber (`kind`), answered as `{ url }`. */
+export const paymentLinkRoute =
+  (subscriptions: Subscriptions) =>
+  (path: string, operationId: string, summary: string, kind: 'updatePayment' | 'portal' | 'cancel'): RouteDef =>
     route({
       method: 'get',
       path: `/subscriptions/:subscriptionUuid/${path}`,
@@ -126,6 +135,65 @@ export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Service
       response: { status: 200, schema: urlSchema },
       handle: async ({ tenant, params }) => ok(await subscriptions.link(tenant, params.subscriptionUuid, kind)),
     });
+
+export const subscriptionInvoicesRoute = (subscriptions: Subscriptions): RouteDef =>
+  route({
+    method: 'get',
+    path: '/subscriptions/:subscriptionUuid/invoices',
+    operationId: 'getSubscriptionInvoices',
+    summary: 'Get subscription invoices',
+    description: "The subscription's invoices at the payment provider, newest first.",
+    scope: ['subscriptions', 'read'],
+    response: { status: 200, schema: invoiceListSchema },
+    handle: async ({ tenant, params }) => ok(await subscriptions.invoices(tenant, params.subscriptionUuid)),
+  });
+
+export const paymentMethodRoute = (subscriptions: Subscriptions): RouteDef =>
+  route({
+    method: 'get',
+    path: '/subscriptions/:subscriptionUuid/payment-method',
+    operationId: 'getPaymentMethod',
+    summary: 'Payment method',
+    description: 'The card or other method the subscription is charged to (brand and last digits only).',
+    scope: ['subscriptions', 'read'],
+    response: { status: 200, schema: paymentMethodSchema },
+    handle: async ({ tenant, params }) => ok(await subscriptions.paymentMethod(tenant, params.subscriptionUuid)),
+  });
+
+/** Cancel now or at period end; `ends` names what ends with the subscription (v1: licenses, v2: seats). */
+export const cancelSubscriptionRoute = (subscriptions: Subscriptions, ends: string): RouteDef =>
+  route({
+    method: 'put',
+    path: '/subscriptions/:subscriptionUuid/cancel',
+    operationId: 'cancelSubscription',
+    summary: 'Cancel now or at period end',
+    description: `\`when=now\` ends the subscription and its ${ends} at once; \`when=end\` at the end of the paid period (reactivatable until then).`,
+    scope: ['subscriptions', 'write'],
+    query: cancelQuery,
+    response: { status: 204 },
+    async handle({ tenant, params, query }) {
+      await subscriptions.cancel(tenant, params.subscriptionUuid, query.when);
+      return noContent;
+    },
+  });
+
+export const reactivateSubscriptionRoute = (subscriptions: Subscriptions): RouteDef =>
+  route({
+    method: 'put',
+    path: '/subscriptions/:subscriptionUuid/reactivate',
+    operationId: 'reactivateSubscription',
+    summary: 'Reactivate a scheduled cancellation',
+    description: 'Undoes a cancellation at period end while the period has not ended.',
+    scope: ['subscriptions', 'write'],
+    response: { status: 204 },
+    async handle({ tenant, params }) {
+      await subscriptions.reactivate(tenant, params.subscriptionUuid);
+      return noContent;
+    },
+  });
+
+export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Services): Route[] {
+  const link = paymentLinkRoute(subscriptions);
   const seatChange = (method: 'post' | 'put', type: 'seats.increment' | 'seats.decrement'): RouteDef => {
     const increment = type === 'seats.increment';
     return route({
@@ -177,16 +245,7 @@ export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Service
         return noContent;
       },
     }),
-    route({
-      method: 'get',
-      path: '/subscriptions/:subscriptionUuid/invoices',
-      operationId: 'getSubscriptionInvoices',
-      summary: 'Get subscription invoices',
-      description: "The subscription's invoices at the payment provider, newest first.",
-      scope: ['subscriptions', 'read'],
-      response: { status: 200, schema: invoiceListSchema },
-      handle: async ({ tenant, params }) => ok(await subscriptions.invoices(tenant, params.subscriptionUuid)),
-    }),
+    subscriptionInvoicesRoute(subscriptions),
     route({
       method: 'get',
       path: '/subscriptions/:subscriptionUuid/updateplan/listplans',
@@ -200,47 +259,12 @@ export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Service
         return ok(plans.map((p) => v1Plan(p, { product, currencies }, DISPLAY_PLAN)));
       },
     }),
-    route({
-      method: 'put',
-      path: '/subscriptions/:subscriptionUuid/cancel',
-      operationId: 'cancelSubscription',
-      summary: 'Cancel now or at period end',
-      description:
-        '`when=now` ends the subscription and its licenses at once; `when=end` at the end of the paid period (reactivatable until then).',
-      scope: ['subscriptions', 'write'],
-      query: cancelQuery,
-      response: { status: 204 },
-      async handle({ tenant, params, query }) {
-        await subscriptions.cancel(tenant, params.subscriptionUuid, query.when);
-        return noContent;
-      },
-    }),
+    cancelSubscriptionRoute(subscriptions, 'licenses'),
     link('updatepaymentlink', 'getUpdatePaymentLink', 'Update-payment link', 'updatePayment'),
     link('customer-portal', 'getCustomerPortalLink', 'Customer portal link', 'portal'),
     link('cancelpaymentlink', 'getCancelSubscriptionLink', 'Cancel-subscription link', 'cancel'),
-    route({
-      method: 'get',
-      path: '/subscriptions/:subscriptionUuid/payment-method',
-      operationId: 'getPaymentMethod',
-      summary: 'Payment method',
-      description: 'The card or other method the subscription is charged to (brand and last digits only).',
-      scope: ['subscriptions', 'read'],
-      response: { status: 200, schema: paymentMethodSchema },
-      handle: async ({ tenant, params }) => ok(await subscriptions.paymentMethod(tenant, params.subscriptionUuid)),
-    }),
-    route({
-      method: 'put',
-      path: '/subscriptions/:subscriptionUuid/reactivate',
-      operationId: 'reactivateSubscription',
-      summary: 'Reactivate a scheduled cancellation',
-      description: 'Undoes a cancellation at period end while the period has not ended.',
-      scope: ['subscriptions', 'write'],
-      response: { status: 204 },
-      async handle({ tenant, params }) {
-        await subscriptions.reactivate(tenant, params.subscriptionUuid);
-        return noContent;
-      },
-    }),
+    paymentMethodRoute(subscriptions),
+    reactivateSubscriptionRoute(subscriptions),
     route({
       method: 'put',
       path: '/subscriptions/:subscriptionUuid/updateplan/:planUuid',

@@ -1,5 +1,5 @@
 import { arrayOf, ok, resource, route, type RouteDef } from '@tollgate/http';
-import { invoiceListSchema, paymentMethodSchema, urlSchema } from '@tollgate/app-v1';
+import { paymentLinkRoute, paymentMethodRoute, subscriptionInvoicesRoute } from '@tollgate/app-v1';
 import { extend, fullPlanSchema } from '../schemas';
 import { fullPlanView } from '../views';
 import type { RouteModule } from './support';
@@ -9,17 +9,7 @@ const tag = { name: 'billing', description: "A subscription's invoices, payment 
 /** What the payment provider keeps of a subscription, as v1 shows it (the same shapes in v2 and v3). */
 export const billingRoutes: RouteModule = ({ core: { subscriptions } }, version) => {
   const v3 = version === 'v3';
-  const link = (path: string, operationId: string, summary: string, kind: 'updatePayment' | 'portal' | 'cancel'): RouteDef =>
-    route({
-      method: 'get',
-      path: `/subscriptions/:subscriptionUuid/${path}`,
-      operationId,
-      summary,
-      description: `${summary} at the payment provider, for the subscriber (open it in their browser).`,
-      scope: ['subscriptions', 'read'],
-      response: { status: 200, schema: urlSchema },
-      handle: async ({ tenant, params }) => ok(await subscriptions.link(tenant, params.subscriptionUuid, kind)),
-    });
+  const link = paymentLinkRoute(subscriptions);
   const v2Only: RouteDef[] = v3
     ? []
     : [
@@ -38,29 +28,11 @@ export const billingRoutes: RouteModule = ({ core: { subscriptions } }, version)
         }),
       ];
   return resource(tag, [
-    route({
-      method: 'get',
-      path: '/subscriptions/:subscriptionUuid/invoices',
-      operationId: 'getSubscriptionInvoices',
-      summary: 'Get subscription invoices',
-      description: "The subscription's invoices at the payment provider, newest first.",
-      scope: ['subscriptions', 'read'],
-      response: { status: 200, schema: invoiceListSchema },
-      handle: async ({ tenant, params }) => ok(await subscriptions.invoices(tenant, params.subscriptionUuid)),
-    }),
+    subscriptionInvoicesRoute(subscriptions),
     link(v3 ? 'update-payment-link' : 'updatepaymentlink', 'getUpdatePaymentLink', 'Update-payment link', 'updatePayment'),
     link('customer-portal', 'getCustomerPortalLink', 'Customer portal link', 'portal'),
     link(v3 ? 'cancel-payment-link' : 'cancelpaymentlink', 'getCancelSubscriptionLink', 'Cancel-subscription link', 'cancel'),
-    route({
-      method: 'get',
-      path: '/subscriptions/:subscriptionUuid/payment-method',
-      operationId: 'getPaymentMethod',
-      summary: 'Payment method',
-      description: 'The card or other method the subscription is charged to (brand and last digits only).',
-      scope: ['subscriptions', 'read'],
-      response: { status: 200, schema: paymentMethodSchema },
-      handle: async ({ tenant, params }) => ok(await subscriptions.paymentMethod(tenant, params.subscriptionUuid)),
-    }),
+    paymentMethodRoute(subscriptions),
     ...v2Only,
   ]);
 };

@@ -1,6 +1,14 @@
 import { arrayOf, ok, parseExpandList, querySchema, resource, route, type RouteDef } from '@tollgate/http';
-import { checkoutLinkQuery, checkoutLinkSchema, Expand, linkRequest } from '@tollgate/app-v1';
-import { fullPlanSchema, planCapabilityFullSchema, planCurrencyFullSchema, planFeatureSchema, planSchema, productSchema } from '../schemas';
+import { checkoutLinkQuery, checkoutLinkSchema, Expand, linkRequest, planPartRoute } from '@tollgate/app-v1';
+import {
+  extendOptional,
+  fullPlanSchema,
+  planCapabilityFullSchema,
+  planCurrencyFullSchema,
+  planFeatureSchema,
+  planSchema,
+  productSchema,
+} from '../schemas';
 import { planCapabilityViews, planCurrencyViews, planFeatureViews, planView, productView } from '../views';
 import { paged, pageOfList, pageProps, pageSchema, type RouteModule } from './support';
 
@@ -13,45 +21,9 @@ export const planRoutes: RouteModule = ({ core: { queries, checkout } }, version
   const v2Only: RouteDef[] = v3
     ? []
     : [
-        route({
-          method: 'get',
-          path: '/plans/:planUuid/features',
-          operationId: 'getPlanFeatures',
-          summary: 'Get plan features',
-          description: 'The value the plan gives each feature, with the feature and the chosen enum option.',
-          scope: ['plans', 'read'],
-          response: { status: 200, schema: arrayOf(planFeatureSchema('v2')) },
-          async handle({ tenant, params }) {
-            const { plan, catalog } = await queries.getPlan(tenant, params.planUuid);
-            return ok(planFeatureViews('v2', plan, catalog.product));
-          },
-        }),
-        route({
-          method: 'get',
-          path: '/plans/:planUuid/capabilities',
-          operationId: 'getPlanCapabilities',
-          summary: 'Get plan capabilities',
-          description: 'The capabilities a license on this plan gives.',
-          scope: ['plans', 'read'],
-          response: { status: 200, schema: arrayOf(planCapabilityFullSchema) },
-          async handle({ tenant, params }) {
-            const { plan, catalog } = await queries.getPlan(tenant, params.planUuid);
-            return ok(planCapabilityViews(plan, catalog.product));
-          },
-        }),
-        route({
-          method: 'get',
-          path: '/plans/:planUuid/currencies',
-          operationId: 'getPlanCurrencies',
-          summary: 'Get plan currencies',
-          description: "The plan's price in each currency it is sold in.",
-          scope: ['plans', 'read'],
-          response: { status: 200, schema: arrayOf(planCurrencyFullSchema) },
-          async handle({ tenant, params }) {
-            const { plan, catalog } = await queries.getPlan(tenant, params.planUuid);
-            return ok(planCurrencyViews(plan, catalog));
-          },
-        }),
+        planPartRoute(queries, 'features', planFeatureSchema('v2'), (plan, catalog) => planFeatureViews('v2', plan, catalog.product)),
+        planPartRoute(queries, 'capabilities', planCapabilityFullSchema, (plan, catalog) => planCapabilityViews(plan, catalog.product)),
+        planPartRoute(queries, 'currencies', planCurrencyFullSchema, (plan, catalog) => planCurrencyViews(plan, catalog)),
       ];
   const v3Only: RouteDef[] = v3
     ? [
@@ -92,15 +64,11 @@ export const planRoutes: RouteModule = ({ core: { queries, checkout } }, version
       response: {
         status: 200,
         schema: v3
-          ? {
-              ...planSchema('v3'),
-              properties: {
-                ...planSchema('v3').properties,
-                features: arrayOf(planFeatureSchema('v3')),
-                currencies: arrayOf(planCurrencyFullSchema),
-                product: productSchema('v3'),
-              },
-            }
+          ? extendOptional(planSchema('v3'), {
+              features: arrayOf(planFeatureSchema('v3')),
+              currencies: arrayOf(planCurrencyFullSchema),
+              product: productSchema('v3'),
+            })
           : fullPlanSchema('v2'),
       },
       async handle({ tenant, params, query }) {

@@ -1,7 +1,8 @@
-import { arrayOf, capabilitySchema, capabilityView, ndate, ok, querySchema, resource, route, type RouteDef } from '@tollgate/http';
-import { Expand, parseExpand, v1ProductSchema } from '@tollgate/app-v1';
+import { arrayOf, ndate, ok, querySchema, resource, route, type RouteDef } from '@tollgate/http';
+import { Expand, parseExpand, productCapabilitiesRoute, productPlansRoute, v1ProductSchema } from '@tollgate/app-v1';
 import {
   extend,
+  extendOptional,
   featureSchema,
   integrationV3Schema,
   planSchema,
@@ -52,19 +53,7 @@ export const productRoutes: RouteModule = ({ core: { queries, subscriptionAdmin 
   const v2Only: RouteDef[] = v3
     ? []
     : [
-        route({
-          method: 'get',
-          path: '/products/:productUuid/plans',
-          operationId: 'getProductPlans',
-          summary: 'Get all plans of a product',
-          description: 'Every plan of the product, archived ones included.',
-          scope: ['plans', 'read'],
-          response: { status: 200, schema: arrayOf(planSchema('v2')) },
-          async handle({ tenant, params }) {
-            const catalog = await queries.productCatalog(tenant, params.productUuid);
-            return ok(catalog.plans.map((p) => planView('v2', p, catalog)));
-          },
-        }),
+        productPlansRoute(queries, planSchema('v2'), (p, catalog) => planView('v2', p, catalog)),
         route({
           method: 'get',
           path: '/products/:productUuid/features',
@@ -76,16 +65,7 @@ export const productRoutes: RouteModule = ({ core: { queries, subscriptionAdmin 
           handle: async ({ tenant, params }) =>
             ok((await queries.productFeatures(tenant, params.productUuid)).map((f) => featureView('v2', f))),
         }),
-        route({
-          method: 'get',
-          path: '/products/:productUuid/capabilities',
-          operationId: 'getProductCapabilities',
-          summary: 'Get product capabilities',
-          description: 'The capabilities plans of the product can give (what a license check answers).',
-          scope: ['products', 'read'],
-          response: { status: 200, schema: arrayOf(capabilitySchema) },
-          handle: async ({ tenant, params }) => ok((await queries.productCapabilities(tenant, params.productUuid)).map(capabilityView)),
-        }),
+        productCapabilitiesRoute(queries, 'license'),
         route({
           method: 'get',
           path: '/products/:productUuid/currencies',
@@ -112,13 +92,7 @@ export const productRoutes: RouteModule = ({ core: { queries, subscriptionAdmin 
       response: {
         status: 200,
         schema: v3
-          ? {
-              ...productSchema('v3'),
-              properties: {
-                ...productSchema('v3').properties,
-                organisationPaymentIntegration: { anyOf: [integrationV3Schema, { type: 'null' }] },
-              },
-            }
+          ? extendOptional(productSchema('v3'), { organisationPaymentIntegration: { anyOf: [integrationV3Schema, { type: 'null' }] } })
           : extend(v1ProductSchema, { slug: str, archivedAt: ndate }),
       },
       async handle({ tenant, params, query }) {

@@ -1,5 +1,6 @@
-import { PRORATIONS, type Proration, type SubscriptionStatus } from '@tollgate/core';
+import { type Proration, type SubscriptionStatus } from '@tollgate/core';
 import { bodySchema, noContent, ok, querySchema, resource, route, typed, type RouteDef } from '@tollgate/http';
+import { cancelSubscriptionRoute, changePlanBody, reactivateSubscriptionRoute } from '@tollgate/app-v1';
 import { Expand, parseExpandV } from './expand';
 import { pageSchema, paged, pageProps, takeOf, type RouteModule } from './support';
 import { subscriptionListItemSchema, subscriptionSchema } from '../schemas';
@@ -37,12 +38,6 @@ export const createSubscriptionBody = typed<CreateBody>({
 export const updateSubscriptionBody = bodySchema({
   type: 'object',
   properties: { owner: { type: 'string', minLength: 1, maxLength: 320 } },
-  additionalProperties: false,
-});
-const changePlanBody = bodySchema({
-  type: 'object',
-  properties: { planUuid: { type: 'string', format: 'uuid' }, proration: { enum: PRORATIONS } },
-  required: ['planUuid'],
   additionalProperties: false,
 });
 export const listQuery = querySchema({
@@ -176,34 +171,8 @@ export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscri
         return ok(await view(tenant, change.kind === 'moved' ? change.subscription.id : change.created.id));
       },
     }),
-    route({
-      method: 'put',
-      path: '/subscriptions/:subscriptionUuid/cancel',
-      operationId: 'cancelSubscription',
-      summary: 'Cancel now or at period end',
-      description:
-        '`when=now` ends the subscription and its seats at once; `when=end` at the end of the paid period (reactivatable until then).',
-      scope: ['subscriptions', 'write'],
-      query: querySchema({ when: { enum: ['now', 'end'] } }, ['when']),
-      response: { status: 204 },
-      async handle({ tenant, params, query }) {
-        await subscriptions.cancel(tenant, params.subscriptionUuid, query.when);
-        return noContent;
-      },
-    }),
-    route({
-      method: 'put',
-      path: '/subscriptions/:subscriptionUuid/reactivate',
-      operationId: 'reactivateSubscription',
-      summary: 'Reactivate a scheduled cancellation',
-      description: 'Undoes a cancellation at period end while the period has not ended.',
-      scope: ['subscriptions', 'write'],
-      response: { status: 204 },
-      async handle({ tenant, params }) {
-        await subscriptions.reactivate(tenant, params.subscriptionUuid);
-        return noContent;
-      },
-    }),
+    cancelSubscriptionRoute(subscriptions, 'seats'),
+    reactivateSubscriptionRoute(subscriptions),
   ];
   return resource(tag, routes);
 };
