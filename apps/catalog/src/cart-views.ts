@@ -1,9 +1,9 @@
 import type { CartItem, CartView, Customer, Plan, Product } from '@tollgate/core';
 import { date, iso, nstr, num, str, uuid } from '@tollgate/http';
-import { currencyOptionBaseProps, lineItemBaseProps, priceBaseProps } from './pricing-views';
+import { currencyOptionBaseProps, lineItemBaseProps, priceBaseProps, priceView } from './pricing-views';
 import { object, objectOf, planProps, productSchema } from './response-schemas';
 import { ownerSchema, ownerView } from './routes/receipts';
-import { catalogPlan, catalogProduct, objectEnvelope } from './views';
+import { catalogPlan, catalogProduct, lineItemFields, objectEnvelope } from './views';
 
 /**
  * The published catalog API's carts and cart items: their request pieces shared by the two route
@@ -102,36 +102,9 @@ export const cartPlanView = ({ plan, product }: { plan: Plan; product: Product }
     ...catalogPlan(plan),
     product: objectEnvelope(catalogProduct(product)),
     lineItems: liteList(plan.lineItems, (li) => ({
-      id: li.id,
-      organisation: org,
-      name: li.name,
-      slug: li.slug,
-      paymentProductId: li.paymentProductId,
-      meterId: li.meter?.id ?? null,
-      nickname: li.nickname,
-      priceType: li.priceType,
-      intervalType: li.intervalType,
-      billingScheme: li.billingScheme,
-      tiersMode: li.tiersMode,
-      minQuantity: li.minQuantity,
-      maxQuantity: li.maxQuantity,
-      isActive: li.isActive,
-      planId: plan.id,
-      allowChangingQuantity: li.allowChangingQuantity,
-      archivedAt: iso(li.archivedAt),
-      unitLabel: li.unitLabel,
-      createdAt: iso(li.createdAt),
-      updatedAt: iso(li.updatedAt),
+      ...lineItemFields(org, plan.id, li),
       prices: liteList(li.prices, (p) => ({
-        id: p.id,
-        organisation: org,
-        paymentPriceId: p.paymentPriceId,
-        interval: p.interval,
-        intervalCount: p.intervalCount,
-        lineItemId: li.id,
-        archivedAt: iso(p.archivedAt),
-        createdAt: iso(p.createdAt),
-        updatedAt: iso(p.updatedAt),
+        ...priceView(org, li.id)(p),
         currencyOptions: liteList(p.currencyOptions, (o) => ({
           id: o.id,
           organisation: org,

@@ -1,7 +1,7 @@
 import type { CurrencyOption, LineItem, Placed, Price, Tier } from '@tollgate/core';
 import { bool, date, int, iso, ndate, nstr, num, str, uuid } from '@tollgate/http';
 import { nestedListOf, object } from './response-schemas';
-import { nestedList } from './views';
+import { lineItemFields, nestedList, priceFields } from './views';
 
 /**
  * The published catalog API's pricing parts as resources of their own (line items, prices,
@@ -76,40 +76,11 @@ export const tierView = (organisation: string, currencyOptionId: string) => (t: 
   updatedAt: iso(t.updatedAt),
 });
 
-export const priceView = (organisation: string, lineItemId: string) => (p: Price) => ({
-  id: p.id,
-  organisation,
-  paymentPriceId: p.paymentPriceId,
-  interval: p.interval,
-  intervalCount: p.intervalCount,
-  lineItemId,
-  archivedAt: iso(p.archivedAt),
-  createdAt: iso(p.createdAt),
-  updatedAt: iso(p.updatedAt),
-});
+export const priceView = (organisation: string, lineItemId: string) => (p: Price) => priceFields(organisation, lineItemId, p);
 
 /** A line item; with `prices` when expanded. */
 export const lineItemView = (x: Placed<LineItem>, expandPrices = false) => ({
-  id: x.item.id,
-  organisation: x.plan.organisationId,
-  name: x.item.name,
-  slug: x.item.slug,
-  paymentProductId: x.item.paymentProductId,
-  meterId: x.item.meter?.id ?? null,
-  nickname: x.item.nickname,
-  priceType: x.item.priceType,
-  intervalType: x.item.intervalType,
-  billingScheme: x.item.billingScheme,
-  tiersMode: x.item.tiersMode,
-  minQuantity: x.item.minQuantity,
-  maxQuantity: x.item.maxQuantity,
-  isActive: x.item.isActive,
-  planId: x.plan.id,
-  allowChangingQuantity: x.item.allowChangingQuantity,
-  archivedAt: iso(x.item.archivedAt),
-  unitLabel: x.item.unitLabel,
-  createdAt: iso(x.item.createdAt),
-  updatedAt: iso(x.item.updatedAt),
+  ...lineItemFields(x.plan.organisationId, x.plan.id, x.item),
   ...(expandPrices
     ? { prices: nestedList(x.item.prices, `/api/line-items/${x.item.id}?expand=prices`, priceView(x.plan.organisationId, x.item.id)) }
     : {}),

@@ -104,7 +104,8 @@ const currencyOptionView = (organisation: string, priceId: string) => (o: Curren
   tiers: nestedList(o.tiers, `/api/currency-options/${o.id}/tiers`, tierView(organisation, o.id)),
 });
 
-const priceView = (organisation: string, lineItemId: string) => (p: Price) => ({
+/** A price's own fields, as every catalog view of one shows them (in this order). */
+export const priceFields = (organisation: string, lineItemId: string, p: Price) => ({
   id: p.id,
   organisation,
   paymentPriceId: p.paymentPriceId,
@@ -114,10 +115,15 @@ const priceView = (organisation: string, lineItemId: string) => (p: Price) => ({
   archivedAt: iso(p.archivedAt),
   createdAt: iso(p.createdAt),
   updatedAt: iso(p.updatedAt),
+});
+
+const priceView = (organisation: string, lineItemId: string) => (p: Price) => ({
+  ...priceFields(organisation, lineItemId, p),
   currencyOptions: nestedList(p.currencyOptions, `/api/prices/${p.id}/currency-options`, currencyOptionView(organisation, p.id)),
 });
 
-export const lineItemView = (organisation: string, planId: string) => (li: LineItem) => ({
+/** A line item's own fields, as every catalog view of one shows them (in this order). */
+export const lineItemFields = (organisation: string, planId: string, li: LineItem) => ({
   id: li.id,
   organisation,
   name: li.name,
@@ -138,6 +144,10 @@ export const lineItemView = (organisation: string, planId: string) => (li: LineI
   unitLabel: li.unitLabel,
   createdAt: iso(li.createdAt),
   updatedAt: iso(li.updatedAt),
+});
+
+export const lineItemView = (organisation: string, planId: string) => (li: LineItem) => ({
+  ...lineItemFields(organisation, planId, li),
   meter: li.meter
     ? {
         id: li.meter.id,
