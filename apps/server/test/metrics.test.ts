@@ -49,6 +49,22 @@ describe('GET /metrics', () => {
     expect(sample(text, 'tollgate_webhook_deliveries_pending')).toBe(3);
   });
 
+  it('reports the usage meter-event relay where the payment provider takes meter events', async () => {
+    expect((await request(createServerApp(world)).get('/metrics').expect(200)).text).not.toContain('tollgate_usage_meter');
+    const stats = { sent: 5, retried: 2, refused: 1, lagSeconds: 3.5, failingFor: 2 };
+    const meterRelay = { stats: () => stats } as unknown as NonNullable<typeof world.core.meterRelay>;
+    const text = (
+      await request(createServerApp({ ...world, core: { ...world.core, meterRelay } }))
+        .get('/metrics')
+        .expect(200)
+    ).text;
+    expect(sample(text, 'tollgate_usage_meter_events{outcome="sent"}')).toBe(5);
+    expect(sample(text, 'tollgate_usage_meter_events{outcome="retried"}')).toBe(2);
+    expect(sample(text, 'tollgate_usage_meter_events{outcome="refused"}')).toBe(1);
+    expect(sample(text, 'tollgate_usage_meter_relay_lag_seconds')).toBe(3.5);
+    expect(sample(text, 'tollgate_usage_meter_relay_failing')).toBe(2);
+  });
+
   it('requires the bearer token when METRICS_TOKEN is set', async () => {
     const app = createServerApp({ ...world, config: { ...world.config, metricsToken: 'scrape-secret' } });
     const refused = await request(app).get('/metrics').expect(401);

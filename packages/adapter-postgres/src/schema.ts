@@ -594,7 +594,33 @@ export interface UsageLedger {
   owner: string;
   quantity: Numeric;
   reserved_delta: Numeric;
+  /** The writing transaction's id (a column default; null on rows older than the meter-event relay). */
+  tx: Generated<string | null>;
   used_delta: Numeric;
+}
+
+export interface UsageMeterRelay {
+  attempts: Generated<number>;
+  entry_id: string | null;
+  last_error: string | null;
+  name: string;
+  next_attempt_at: Date | null;
+  tx: string;
+  updated_at: Date | null;
+}
+
+export interface UsageMeterEventFailures {
+  customer_id: string;
+  entry_created_at: Date;
+  entry_id: string;
+  error: string;
+  failed_at: Date;
+  is_test: boolean;
+  meter_slug: string;
+  organisation_id: string;
+  owner: string;
+  provider: string;
+  value: Numeric;
 }
 
 export interface WebhookAttempts {
@@ -694,6 +720,8 @@ export interface DB {
   usage_holds: UsageHolds;
   usage_keys: UsageKeys;
   usage_ledger: UsageLedger;
+  usage_meter_event_failures: UsageMeterEventFailures;
+  usage_meter_relay: UsageMeterRelay;
   webhook_attempts: WebhookAttempts;
   webhook_deliveries: WebhookDeliveries;
   webhook_endpoints: WebhookEndpoints;

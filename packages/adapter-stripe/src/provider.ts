@@ -9,6 +9,7 @@ import {
   type Customer,
   type InvoiceList,
   type MeterEvent,
+  type MeterEventOutcome,
   type PaymentProvider,
   type Plan,
   type PlanChangeRequest,
@@ -215,17 +216,29 @@ export class StripePaymentProvider implements PaymentProvider {
     return {};
   }
 
-  /** Usage as it is recorded: one Stripe meter event each (`event_name` is the meter's slug; Stripe dedupes on `identifier`). */
-  async meterEvents(events: MeterEvent[]): Promise<void> {
-    for (const e of events)
-      await call('meter event', () =>
-        this.stripe.billing.meterEvents.create({
-          event_name: e.eventName,
-          payload: { stripe_customer_id: e.customerId, value: e.value },
-          identifier: e.identifier,
-          timestamp: Math.floor(e.timestamp.getTime() / 1000),
-        }),
-      );
+  /**
+   * One Stripe meter event (`event_name` is the meter's slug; Stripe dedupes on `identifier`, the
+   * ledger entry's id). Stripe down (5xx), rate limiting (429), a lock conflict (409) and the
+   * network are retryable; any other refusal (400, 401, 403, 404: an unknown customer or meter, a
+   * bad key) will not change by trying again.
+   */
+  async sendMeterEvent(e: MeterEvent): Promise<MeterEventOutcome> {
+    try {
+      await this.stripe.billing.meterEvents.create({
+        event_name: e.eventName,
+        payload: { stripe_customer_id: e.customerId, value: e.value },
+        identifier: e.identifier,
+        timestamp: Math.floor(e.timestamp.getTime() / 1000),
+      });
+      return { ok: true };
+    } catch (error) {
+      const err = error as { statusCode?: number; message?: string; code?: string };
+      const status = err.statusCode;
+      // A resend Stripe recognises as one it already has (same identifier): it was taken the first time.
+      if (status === 400 && /duplicate/i.test(`${err.code ?? ''} ${err.message ?? ''}`)) return { ok: true };
+      const retryable = status === undefined || status >= 500 || status === 429 || status === 409;
+      return { ok: false, retryable, message: `Stripe meter event failed${status ? ` (${status})` : ''}: ${err.message ?? String(error)}` };
+    }
   }
 
   async cancel(s: Subscription, when: 'now' | 'end'): Promise<void> {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CacheStats } from '@tollgate/core';
+import type { CacheStats, MeterRelayStats } from '@tollgate/core';
 import type { CheckFastPathStats } from './check';
 
 /** Where the metrics read what they report (DESIGN section 13). */
@@ -14,6 +14,8 @@ export interface MetricSources {
   webhookQueue?(): Promise<number>;
   /** Connections of the database pool (server only). */
   pool?(): { total: number; idle: number; waiting: number };
+  /** The usage meter-event relay of this process (absent: the payment provider takes no meter events). */
+  meterRelay?(): MeterRelayStats;
 }
 
 /**
@@ -107,6 +109,37 @@ export class ServerMetrics {
         registers,
         async collect() {
           this.set(await queue());
+        },
+      });
+    }
+    if (sources.meterRelay) {
+      const relay = sources.meterRelay;
+      new Gauge({
+        name: 'tollgate_usage_meter_events',
+        help: 'Usage meter events since the start, by outcome (sent: the provider took it; retried: a retryable failure stopped a pass; refused: refused for good, kept in usage_meter_event_failures)',
+        labelNames: ['outcome'],
+        registers,
+        collect() {
+          const s = relay();
+          this.set({ outcome: 'sent' }, s.sent);
+          this.set({ outcome: 'retried' }, s.retried);
+          this.set({ outcome: 'refused' }, s.refused);
+        },
+      });
+      new Gauge({
+        name: 'tollgate_usage_meter_relay_lag_seconds',
+        help: 'Age of the oldest usage not yet sent as a meter event, at the end of the last relay pass of this instance (0: caught up)',
+        registers,
+        collect() {
+          this.set(relay().lagSeconds);
+        },
+      });
+      new Gauge({
+        name: 'tollgate_usage_meter_relay_failing',
+        help: 'Retryable meter-event failures in a row (0: healthy; the relay backs off 1 s doubling to 5 min)',
+        registers,
+        collect() {
+          this.set(relay().failingFor);
         },
       });
     }

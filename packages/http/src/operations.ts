@@ -12,7 +12,7 @@ export interface Readiness {
 
 /** What an app needs to be operated and to serve the pages its links point to. */
 export interface OperationsServices {
-  core: Pick<Core, 'checkCache' | 'worker' | 'webhookEvents'>;
+  core: Pick<Core, 'checkCache' | 'worker' | 'webhookEvents'> & Partial<Pick<Core, 'meterRelay'>>;
   config: { metricsToken?: string };
   /** Readiness of this instance (`GET /readyz`); absent: ready whenever it answers. */
   readiness?(): Promise<Readiness>;
@@ -34,6 +34,7 @@ export function createMetrics(s: OperationsServices, fastPath?: MetricSources['f
     eventQueue: () => s.core.worker.depth(),
     webhookQueue: () => s.core.webhookEvents.depth(),
     pool: s.database?.poolStats?.bind(s.database),
+    meterRelay: s.core.meterRelay && (() => (s.core.meterRelay as NonNullable<Core['meterRelay']>).stats()),
   });
 }
 

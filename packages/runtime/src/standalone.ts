@@ -16,10 +16,15 @@ import { BackgroundWork } from './worker';
 export function serve(runtime: Runtime, server: Server, onListening: () => void): void {
   const { config, core, logger } = runtime;
   const background = config.runWorker
-    ? new BackgroundWork(core.worker, core.sweeps, runtime.wake, logger, config.workerIntervalMs, {
-        delivery: core.webhookDelivery,
-        events: core.webhookEvents,
-      })
+    ? new BackgroundWork(
+        core.worker,
+        core.sweeps,
+        runtime.wake,
+        logger,
+        config.workerIntervalMs,
+        { delivery: core.webhookDelivery, events: core.webhookEvents },
+        core.meterRelay,
+      )
     : undefined;
   background?.start();
   let stopping = false;

@@ -1,8 +1,10 @@
-import type { EventWorker, Logger, Sweeps, WebhookDispatcher, WebhookEvents } from '@tollgate/core';
+import type { EventWorker, Logger, MeterEventRelay, Sweeps, WebhookDispatcher, WebhookEvents } from '@tollgate/core';
 import type { WakeSignal } from './services';
 
 const PURGE_EVERY_MS = 60_000;
 const LEDGER_EVERY_MS = 3_600_000;
+/** Batches of meter events one pass of the relay's lane sends at most (more wait for the next tick). */
+const RELAY_BATCHES_PER_PASS = 20;
 
 /** One job run again and again: never twice at once; a wake during a pass makes one more pass. */
 class Lane {
@@ -42,7 +44,8 @@ class Lane {
 
 /**
  * Runs the background work of this process: the event worker with the period-end sweep, and the
- * webhook deliveries in a lane of their own (a slow receiver never holds up seat changes). Woken
+ * webhook deliveries in a lane of their own (a slow receiver never holds up seat changes), and the
+ * usage meter-event relay in a third when the payment provider bills metered usage. Woken
  * when work is queued, and polling every `intervalMs` for work queued by other instances or due
  * for retry.
  */
@@ -60,6 +63,7 @@ export class BackgroundWork {
     logger: Logger,
     private readonly intervalMs: number,
     webhooks?: { delivery: Pick<WebhookDispatcher, 'drain'>; events: Pick<WebhookEvents, 'purge'> },
+    meterRelay?: Pick<MeterEventRelay, 'pass'>,
   ) {
     const stopped = () => this.stopped;
     this.lanes = [
@@ -90,6 +94,20 @@ export class BackgroundWork {
                   this.lastPurge = Date.now();
                   await webhooks.events.purge();
                 }
+              },
+              logger,
+              stopped,
+            ),
+          ]
+        : []),
+      // Stripe meter events from the ledger, in a lane of their own: Stripe being slow or down
+      // never holds up renewals or webhooks (the relay waits between retries by itself).
+      ...(meterRelay
+        ? [
+            new Lane(
+              'usage meter events',
+              async () => {
+                for (let n = 0; n < RELAY_BATCHES_PER_PASS && !this.stopped; n++) if (!(await meterRelay.pass()).more) break;
               },
               logger,
               stopped,

@@ -58,3 +58,24 @@ it('cancels subscriptions whose scheduled cancellation is due on its next pass',
   const licenses = await world.db.uow.run((r) => r.licenses.listBySubscription(subscription.id));
   expect(licenses.every((l) => l.status === 'CANCELED')).toBe(true);
 });
+
+it('runs the usage meter-event relay in a lane of its own, batch after batch while more wait', async () => {
+  const passes: boolean[] = [true, true, false];
+  let calls = 0;
+  const meterRelay = {
+    pass: async () => ({ ran: true, sent: 1, passed: 0, refused: 0, failed: false, more: passes[calls++] ?? false }),
+  };
+  const background = new BackgroundWork(
+    world.core.worker,
+    world.core.sweeps,
+    world.wake,
+    { info: () => undefined, error: () => undefined },
+    60_000,
+    undefined,
+    meterRelay,
+  );
+  await background.tick();
+  await background.stop();
+  // Two full batches, then one that found the rest: three passes, then the lane waits for the next tick.
+  expect(calls).toBe(3);
+});

@@ -18,6 +18,16 @@ import {
 import type { CreditGrants, Meters, UsageBalances, UsageCloses, UsageHolds, UsageLedger } from '../schema';
 import { chunks, keysetPage, type Db } from './db';
 
+/** The meter-event relay's position: `<transaction id>:<entry id>` (no entry id: nothing of that transaction done yet). */
+const relayPosition = (tx: string, entryId: string | null) => `${tx}:${entryId ?? ''}`;
+const parsePosition = (position: string): { tx: string; entryId: string | null } => {
+  const [tx, entryId] = position.split(':');
+  if (!/^[0-9]+$/.test(tx)) throw new Error(`not a meter relay position: ${position}`);
+  return { tx, entryId: entryId || null };
+};
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+const UUID_TEXT = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+
 /** numeric columns arrive as text (pg) or a number (PGlite's small values): exact either way as bigint. */
 const big = (v: unknown): bigint => BigInt(String(v));
 const bigOrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : big(v));
@@ -646,12 +656,137 @@ export function usageRepository(db: Db): UsageRepository {
           const open =
             await sql`select 1 from ${table} l join usage_balances b on b.id = l.balance_id where b.closed_at is null limit 1`.execute(db);
           if (open.rows.length) continue;
+          // A month holding an entry the meter-event relay has not passed yet (of a subscription a
+          // relayed provider bills) stays too: retention never drops usage before it was sent.
+          const unsent = await sql`select 1 from ${table} l
+            join usage_meter_relay r on (l.tx, l.id) > (r.tx, coalesce(r.entry_id, ${NIL_UUID}::uuid))
+            join subscriptions s on s.id = (case when l.owner ~* ${UUID_TEXT} then l.owner::uuid end)
+              and s.organisation_id = l.organisation_id and s.payment_provider = r.name
+            where l.used_delta > 0 and l.kind in ('record', 'consume', 'commit') limit 1`.execute(db);
+          if (unsent.rows.length) continue;
           await sql`alter table usage_ledger detach partition ${table}`.execute(db);
           await sql`drop table ${table}`.execute(db);
           dropped.push(name);
         }
       }
       return { created, dropped };
+    },
+    async claimMeterRelay(name) {
+      const claim = () =>
+        sql<{
+          tx: string;
+          entry_id: string | null;
+          attempts: number;
+          next_attempt_at: Date | null;
+          last_error: string | null;
+          updated_at: Date | null;
+        }>`
+          select tx::text as tx, entry_id, attempts, next_attempt_at, last_error, updated_at
+          from usage_meter_relay where name = ${name} for update skip locked`.execute(db);
+      let rows = (await claim()).rows;
+      if (!rows.length) {
+        // None yet (the migration made Stripe's): one from the ledger's start. A row another relay holds is left alone.
+        const made = await sql`insert into usage_meter_relay (name, tx) values (${name}, 0) on conflict (name) do nothing`.execute(db);
+        if (!Number(made.numAffectedRows ?? 0)) return undefined;
+        rows = (await claim()).rows;
+      }
+      const c = rows[0];
+      if (!c) return undefined;
+      return {
+        name,
+        position: relayPosition(c.tx, c.entry_id),
+        attempts: Number(c.attempts),
+        nextAttemptAt: c.next_attempt_at,
+        lastError: c.last_error,
+        updatedAt: c.updated_at,
+      };
+    },
+    async pendingMeterEvents(cursor, limit) {
+      const { tx, entryId } = parsePosition(cursor.position);
+      // Every transaction below the horizon has finished: its entries are all visible to the next
+      // statement, and none can appear below it later. Entries of later ones wait for a later pass.
+      const horizon = (await sql<{ h: string }>`select (pg_snapshot_xmin(pg_current_snapshot())::text) as h`.execute(db)).rows[0].h;
+      const rows = (
+        await sql<{
+          id: string;
+          tx: string;
+          organisation_id: string;
+          is_test: boolean;
+          owner: string;
+          meter_slug: string;
+          value: string;
+          created_at: Date;
+          customer_id: string | null;
+        }>`
+          select l.id, l.tx::text as tx, l.organisation_id, l.is_test, l.owner, m.slug as meter_slug,
+                 l.used_delta::text as value, l.created_at, c.payment_customer_id as customer_id
+          from usage_ledger l
+          join meters m on m.id = l.meter_id
+          left join subscriptions s
+            on s.id = (case when l.owner ~* ${UUID_TEXT} then l.owner::uuid end)
+           and s.organisation_id = l.organisation_id and s.is_test = l.is_test and s.payment_provider = ${cursor.name}
+          left join customers c on c.id = s.customer_id
+          where l.tx >= ${tx}::bigint and l.tx < ${horizon}::bigint
+            and (l.tx, l.id) > (${tx}::bigint, ${entryId ?? NIL_UUID}::uuid)
+            and l.kind in ('record', 'consume', 'commit') and l.used_delta > 0
+          order by l.tx, l.id
+          limit ${limit}`.execute(db)
+      ).rows;
+      return {
+        events: rows.map((r) => ({
+          entryId: r.id,
+          organisationId: r.organisation_id,
+          isTest: r.is_test,
+          owner: r.owner,
+          meterSlug: r.meter_slug,
+          value: String(r.value),
+          createdAt: r.created_at,
+          customerId: r.customer_id,
+          position: relayPosition(r.tx, r.id),
+        })),
+        // Fewer than asked: everything below the horizon is done; the cursor may start at it.
+        end: BigInt(horizon) > BigInt(tx) ? relayPosition(horizon, null) : cursor.position,
+      };
+    },
+    async saveMeterRelay(c) {
+      const { tx, entryId } = parsePosition(c.position);
+      await sql`update usage_meter_relay set tx = ${tx}::bigint, entry_id = ${entryId}, attempts = ${c.attempts},
+        next_attempt_at = ${c.nextAttemptAt}, last_error = ${c.lastError}, updated_at = ${c.updatedAt} where name = ${c.name}`.execute(db);
+    },
+    async saveMeterEventFailure(f) {
+      await db
+        .insertInto('usage_meter_event_failures')
+        .values({
+          entry_id: f.entryId,
+          provider: f.provider,
+          organisation_id: f.organisationId,
+          is_test: f.isTest,
+          owner: f.owner,
+          meter_slug: f.meterSlug,
+          customer_id: f.customerId,
+          value: f.value,
+          entry_created_at: f.entryCreatedAt,
+          error: f.error,
+          failed_at: f.failedAt,
+        })
+        .onConflict((o) => o.columns(['provider', 'entry_id']).doNothing())
+        .execute();
+    },
+    async meterEventFailures(limit) {
+      const rows = await db.selectFrom('usage_meter_event_failures').selectAll().orderBy('failed_at', 'desc').limit(limit).execute();
+      return rows.map((f) => ({
+        entryId: f.entry_id,
+        provider: f.provider,
+        organisationId: f.organisation_id,
+        isTest: f.is_test,
+        owner: f.owner,
+        meterSlug: f.meter_slug,
+        customerId: f.customer_id,
+        value: String(f.value),
+        entryCreatedAt: f.entry_created_at,
+        error: f.error,
+        failedAt: f.failed_at,
+      }));
     },
     async purgeKeys(before) {
       const r = await db.deleteFrom('usage_keys').where('created_at', '<', before).executeTakeFirst();

@@ -130,10 +130,13 @@ export interface MeterEvent {
   customerId: string;
   /** Units, as a decimal string (exact). */
   value: string;
-  /** Unique per event (the first ledger entry of the batch): a resend is counted once. */
+  /** Unique per event (its ledger entry's id): a resend is counted once. */
   identifier: string;
   timestamp: Date;
 }
+
+/** What the provider answered a meter event: taken, or refused (`retryable`: a later try may be taken). */
+export type MeterEventOutcome = { ok: true } | { ok: false; retryable: boolean; message: string };
 
 /** One invoice line of a closed usage period, in the subscription's currency's minor unit. */
 export interface UsageInvoiceLine {
@@ -207,11 +210,13 @@ export interface PaymentProvider {
    */
   usageBilled?(subscription: Subscription, plan: Plan, usage: UsageInvoiceLine[]): ProviderOutcome | false;
   /**
-   * Usage as it is recorded, for providers that bill metered usage themselves (Stripe meter
-   * events): one event per committed batch of a balance, deduplicated by the provider on
-   * `identifier`.
+   * One unit of usage history sent, for providers that bill metered usage themselves (Stripe meter
+   * events), deduplicated by the provider on `identifier` (a resend is counted once). Never
+   * throws for the provider's answer: says whether it was taken, or refused and whether a later
+   * try may succeed (the provider or the network down, rate limited) or never will (refused as
+   * invalid). The meter-event relay sends the ledger through it.
    */
-  meterEvents?(events: MeterEvent[]): Promise<void>;
+  sendMeterEvent?(event: MeterEvent): Promise<MeterEventOutcome>;
   /** Moves the provider's subscription to another plan with the given proration. */
   changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */

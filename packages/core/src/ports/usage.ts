@@ -40,6 +40,54 @@ export interface UsageRecordQuery {
   meterId?: Id;
 }
 
+/**
+ * Where the meter-event relay stands in the ledger: every entry that used units and comes before
+ * `position` was sent to the provider (or passed over: not a subscription it bills). The position
+ * is the adapter's own (PostgreSQL: the writing transaction's id and the entry's id); the relay only
+ * hands it back.
+ */
+export interface MeterRelayCursor {
+  /** The payment provider the relay sends to (one cursor each). */
+  name: string;
+  position: string;
+  /** Sends that failed in a row (retryable), and when the next pass may try again. */
+  attempts: number;
+  nextAttemptAt: Date | null;
+  lastError: string | null;
+  updatedAt: Date | null;
+}
+
+/** A ledger entry that used units, with what a meter event of it needs. */
+export interface PendingMeterEvent {
+  entryId: Id;
+  organisationId: Id;
+  isTest: boolean;
+  owner: string;
+  meterSlug: string;
+  /** Units the entry used (a decimal string: exact). */
+  value: string;
+  createdAt: Date;
+  /** The provider's customer when the owner is a subscription the provider bills; null: nothing to send. */
+  customerId: string | null;
+  /** The cursor's position once this entry is done. */
+  position: string;
+}
+
+/** An entry the provider refused for good (kept with what was sent, beyond the ledger's retention). */
+export interface MeterEventFailure {
+  entryId: Id;
+  provider: string;
+  organisationId: Id;
+  isTest: boolean;
+  owner: string;
+  meterSlug: string;
+  customerId: string;
+  value: string;
+  entryCreatedAt: Date;
+  error: string;
+  failedAt: Date;
+}
+
 /** Meters, balances, grants, holds and their ledger (DESIGN section 14). */
 export interface UsageRepository {
   /** Inserts the meter or updates it by id; a taken slug is a METER_EXISTS error. */
@@ -98,6 +146,25 @@ export interface UsageRepository {
    * partitioned, as in memory).
    */
   maintainLedger(now: Date, retentionMonths: number | null, ahead: number): Promise<{ created: string[]; dropped: string[] }>;
+  /**
+   * The relay's cursor for this provider, locked until the unit of work ends; undefined while
+   * another instance's relay holds it (it is never waited for). Made at the ledger's start when
+   * there is none (PostgreSQL's migration makes it at the migration's own moment).
+   */
+  claimMeterRelay(name: string): Promise<MeterRelayCursor | undefined>;
+  /**
+   * The next entries after the cursor that used units, in the cursor's order, at most `limit`,
+   * only from writers that have finished (an entry still being written can never land behind the
+   * cursor later). `end` is where the cursor may go when fewer than `limit` came: past everything
+   * that was finished.
+   */
+  pendingMeterEvents(cursor: MeterRelayCursor, limit: number): Promise<{ events: PendingMeterEvent[]; end: string }>;
+  /** Stores the cursor (its position, attempts and retry time). */
+  saveMeterRelay(cursor: MeterRelayCursor): Promise<void>;
+  /** Keeps an entry the provider refused for good (once per entry and provider). */
+  saveMeterEventFailure(failure: MeterEventFailure): Promise<void>;
+  /** Entries refused for good, newest first (operations, tests). */
+  meterEventFailures(limit: number): Promise<MeterEventFailure[]>;
   /** Forgets idempotency keys created before `before`; returns how many. */
   purgeKeys(before: Date): Promise<number>;
 }

@@ -30,7 +30,7 @@ import { GranteeUsage } from './grantee-usage';
 import { OwnerDirectory } from './owners';
 import { GranteeDirectory, GroupDirectory } from './people';
 import { OutboxUnitOfWork, WebhookDestinations, WebhookDispatcher, WebhookEndpoints, WebhookEvents } from './webhooks';
-import { EntitlementsCheck, UsageService } from './usage';
+import { EntitlementsCheck, MeterEventRelay, UsageService } from './usage';
 
 /** Every use case of Tollgate, built once over the ports: what apps, the CLI and tests are given. */
 export interface Core {
@@ -90,6 +90,8 @@ export interface Core {
   webhookDelivery: WebhookDispatcher;
   /** Meters, credits and usage: exact, group-committed. */
   usage: UsageService;
+  /** Stripe meter events from the ledger (only when the payment provider bills metered usage itself). */
+  meterRelay?: MeterEventRelay;
   /** The signed entitlements of a grantee, with what is left of each meter. */
   entitlements: EntitlementsCheck;
   /** Usage by grantee and plan (v2/v3), over `usage`. */
@@ -189,6 +191,7 @@ export function createCore(given: CoreDeps): Core {
     webhookDestinations: new WebhookDestinations(deps),
     webhookDelivery: new WebhookDispatcher(deps),
     usage,
+    meterRelay: deps.payments?.sendMeterEvent ? new MeterEventRelay({ ...deps, payments: deps.payments }) : undefined,
     entitlements: new EntitlementsCheck({ ...deps, signing }),
     granteeUsage: new GranteeUsage({ uow: deps.uow, usage }),
     checkCache,

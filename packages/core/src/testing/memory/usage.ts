@@ -1,7 +1,20 @@
 import { ErrorCodes, fail } from '../../errors';
 import { pageOf } from '../../support/pagination';
-import type { Balance, BalanceMismatch, CreditGrant, Hold, Id, LedgerEntry, Tenant, UsageClose, UsageKey, UsageMeter } from '../../model';
-import type { LockedBalance, UsageRepository } from '../../ports';
+import type {
+  Balance,
+  BalanceMismatch,
+  CreditGrant,
+  Customer,
+  Hold,
+  Id,
+  LedgerEntry,
+  Subscription,
+  Tenant,
+  UsageClose,
+  UsageKey,
+  UsageMeter,
+} from '../../model';
+import type { LockedBalance, MeterEventFailure, MeterRelayCursor, PendingMeterEvent, UsageRepository } from '../../ports';
 
 /** The in-memory tables of usage (part of the in-memory database's tables). */
 export interface UsageTables {
@@ -12,6 +25,9 @@ export interface UsageTables {
   ledger: Map<Id, LedgerEntry>;
   usageKeys: Map<string, UsageKey>;
   usageCloses: Map<Id, UsageClose>;
+  /** The meter-event relay's cursors by provider; a position is how many ledger entries (in commit order) are done. */
+  meterRelays: Map<string, MeterRelayCursor>;
+  meterEventFailures: Map<string, MeterEventFailure>;
 }
 
 export const emptyUsageTables = (): UsageTables => ({
@@ -22,6 +38,8 @@ export const emptyUsageTables = (): UsageTables => ({
   ledger: new Map(),
   usageKeys: new Map(),
   usageCloses: new Map(),
+  meterRelays: new Map(),
+  meterEventFailures: new Map(),
 });
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -31,7 +49,9 @@ const keyId = (t: Tenant, key: string) => `${t.organisationId}:${t.isTest}:${key
 const USED_KINDS = new Set(['record', 'consume', 'commit']);
 
 /** The usage repository over in-memory tables (transactions of the in-memory database run one at a time). */
-export function memoryUsageRepository(db: UsageTables): UsageRepository {
+export function memoryUsageRepository(
+  db: UsageTables & { subscriptions: Map<Id, Subscription>; customers: Map<Id, Customer> },
+): UsageRepository {
   const open = (t: Tenant, owner: string, meterId?: Id) =>
     all(db.balances).filter((b) => inTenant(b, t) && b.owner === owner && (!meterId || b.meterId === meterId) && !b.closedAt);
   const repo: UsageRepository = {
@@ -154,6 +174,43 @@ export function memoryUsageRepository(db: UsageTables): UsageRepository {
           .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)),
         { limit: q.limit, after: q.after },
       ),
+    // Transactions run one at a time, so the ledger's insertion order is its commit order.
+    claimMeterRelay: async (name) => {
+      if (!db.meterRelays.has(name))
+        db.meterRelays.set(name, { name, position: '0', attempts: 0, nextAttemptAt: null, lastError: null, updatedAt: null });
+      return copy(db.meterRelays.get(name));
+    },
+    pendingMeterEvents: async (cursor, limit) => {
+      const entries = [...db.ledger.values()];
+      const events: PendingMeterEvent[] = [];
+      for (let i = Number(cursor.position); i < entries.length && events.length < limit; i++) {
+        const e = entries[i];
+        if (!USED_KINDS.has(e.kind) || e.usedDelta <= 0n) continue;
+        const s = db.subscriptions.get(e.owner);
+        const billed = s && inTenant(s, e) && s.paymentProvider === cursor.name ? db.customers.get(s.customerId) : undefined;
+        events.push({
+          entryId: e.id,
+          organisationId: e.organisationId,
+          isTest: e.isTest,
+          owner: e.owner,
+          meterSlug: db.usageMeters.get(e.meterId)?.slug ?? '',
+          value: e.usedDelta.toString(),
+          createdAt: new Date(e.createdAt),
+          customerId: billed?.paymentCustomerId ?? null,
+          position: String(i + 1),
+        });
+      }
+      return { events, end: String(entries.length) };
+    },
+    saveMeterRelay: async (cursor) => void db.meterRelays.set(cursor.name, copy(cursor)),
+    saveMeterEventFailure: async (f) => {
+      const id = `${f.provider}:${f.entryId}`;
+      if (!db.meterEventFailures.has(id)) db.meterEventFailures.set(id, copy(f));
+    },
+    meterEventFailures: async (limit) =>
+      all(db.meterEventFailures)
+        .sort((a, b) => b.failedAt.getTime() - a.failedAt.getTime())
+        .slice(0, limit),
     // The in-memory ledger is one table: nothing to partition.
     maintainLedger: async () => ({ created: [], dropped: [] }),
     purgeKeys: async (before) => {

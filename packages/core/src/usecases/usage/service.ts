@@ -18,14 +18,13 @@ import {
   type UsageRecordRow,
   type UsageRecordStatus,
 } from '../../model';
-import type { Clock, IdGenerator, Logger, PaymentProvider, UnitOfWork, UsageRecordQuery } from '../../ports';
+import type { Clock, IdGenerator, Logger, UnitOfWork, UsageRecordQuery } from '../../ports';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
 import { billedUnits } from '../../domain/usage-billing';
 import type { LicenseUsage } from '../licenses';
 import type { CoreLimits } from '../deps';
 import { GroupCommit, type BalanceTarget } from './group-commit';
 import { closeOpenPeriod, openPeriod } from './periods';
-import { MeterEventReporter } from './meter-events';
 import { pageUsageRecords } from './records';
 
 /** Who a usage operation is for: the vendor's owner string and a meter slug. */
@@ -87,12 +86,11 @@ export class UsageService {
       clock: Clock;
       ids: IdGenerator;
       limits?: Partial<CoreLimits>;
-      payments?: Pick<PaymentProvider, 'name' | 'meterEvents'>;
       logger?: Logger;
     },
   ) {
-    const reporter = deps.payments?.meterEvents ? new MeterEventReporter({ ...deps, payments: deps.payments }) : undefined;
-    this.group = new GroupCommit(deps, deps.limits?.usageGroupCommit ?? true, reporter && ((t, e) => reporter.committed(t, e)));
+    // Stripe meter events are not sent from here: the meter-event relay reads them from the ledger.
+    this.group = new GroupCommit(deps, deps.limits?.usageGroupCommit ?? true);
   }
 
   /** Creates a meter (201); a slug already taken in the tenant is a METER_EXISTS error. */

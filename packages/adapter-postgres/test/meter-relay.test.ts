@@ -1,0 +1,3 @@
+import { describeMeterRelay } from './meter-relay';
+
+describeMeterRelay('pglite');
