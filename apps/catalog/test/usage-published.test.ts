@@ -142,6 +142,44 @@ describe('usage as published', () => {
     await api().get(`/api/usage-records?${q}&status=pending`).expect(400);
   });
 
+  it('GET /api/usage-records?sort=desc pages newest first, forwards with nextCursor and back with previousCursor', async () => {
+    const q = 'owner=cus_records&meterSlug=api_calls&status=recorded,current,final';
+    type Page = { data: { id: string }[]; nextCursor: string | null; previousCursor: string | null; hasMore: boolean };
+    const get = async (params: string): Promise<Page> => {
+      const body = (await api().get(`/api/usage-records?${q}&${params}`).expect(200)).body;
+      expectValid(list(published.UsageRecord), body);
+      return body;
+    };
+    const ascending = (await get('sort=asc&limit=100')).data.map((r) => r.id);
+    expect(ascending).toHaveLength(6);
+
+    // Newest first, two a page: the exact reverse, every record once; the first page has nothing before it.
+    const pages: Page[] = [];
+    let after: string | null = null;
+    do {
+      const page = await get(`sort=desc&limit=2${after ? `&after=${after}` : ''}`);
+      pages.push(page);
+      after = page.nextCursor;
+    } while (after);
+    expect(pages.flatMap((p) => p.data.map((r) => r.id))).toEqual([...ascending].reverse());
+    expect(pages.map((p) => p.data.length)).toEqual([2, 2, 2]);
+    expect(pages[0].previousCursor).toBeNull();
+    expect(pages[2].hasMore).toBe(false);
+
+    // Back from the last page: previousCursor as `before` gives the page before it, in the same order.
+    const back = await get(`sort=desc&limit=2&before=${pages[2].previousCursor}`);
+    expect(back.data.map((r) => r.id)).toEqual(pages[1].data.map((r) => r.id));
+    expect(back.nextCursor).not.toBeNull();
+    // Oldest first, `before` a record gives the ones just before it.
+    const lastAsc = await get(`sort=asc&limit=4`);
+    const prevAsc = await get(`sort=asc&limit=2&before=${lastAsc.nextCursor}`);
+    expect(prevAsc.data.map((r) => r.id)).toEqual(ascending.slice(1, 3));
+    expect(prevAsc.previousCursor).not.toBeNull();
+    expect((await api().get(`/api/usage-records?${q}&sort=sideways`).expect(400)).body.errors).toEqual([
+      expect.objectContaining({ property: expect.stringContaining('sort') }),
+    ]);
+  });
+
   it('GET /api/entitlements/check answers CheckEntitlementsSchema and takes the published owner parameter', async () => {
     await api().post('/api/credits/grants', { owner: 'cus_9', meterSlug: 'api_calls', amount: 50 }).expect(201);
     const res = (await api().get('/api/entitlements/check?granteeId=nobody&owner=cus_9').expect(200)).body;

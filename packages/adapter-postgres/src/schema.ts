@@ -594,19 +594,8 @@ export interface UsageLedger {
   owner: string;
   quantity: Numeric;
   reserved_delta: Numeric;
-  /** The writing transaction's id (a column default; null on rows older than the meter-event relay). */
-  tx: Generated<string | null>;
+  tx: Generated<number | null>;
   used_delta: Numeric;
-}
-
-export interface UsageMeterRelay {
-  attempts: Generated<number>;
-  entry_id: string | null;
-  last_error: string | null;
-  name: string;
-  next_attempt_at: Date | null;
-  tx: string;
-  updated_at: Date | null;
 }
 
 export interface UsageMeterEventFailures {
@@ -621,6 +610,16 @@ export interface UsageMeterEventFailures {
   owner: string;
   provider: string;
   value: Numeric;
+}
+
+export interface UsageMeterRelay {
+  attempts: Generated<number>;
+  entry_id: string | null;
+  last_error: string | null;
+  name: string;
+  next_attempt_at: Date | null;
+  tx: number;
+  updated_at: Date | null;
 }
 
 export interface WebhookAttempts {

@@ -36,17 +36,26 @@ export const commitBody = typed<{ quantity: number }>({
   required: ['quantity'],
   additionalProperties: false,
 });
-const recordsQuery = typed<{ limit?: string; after?: string; owner?: string; meterSlug?: string; status?: string; sort?: 'asc' }>({
+const recordsQuery = typed<{
+  limit?: string;
+  after?: string;
+  before?: string;
+  owner?: string;
+  meterSlug?: string;
+  status?: string;
+  sort?: 'asc' | 'desc';
+}>({
   type: 'object',
   properties: {
     limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$' },
     after: { type: 'string', maxLength: 500 },
+    before: { type: 'string', maxLength: 500 },
     owner: { type: 'string', minLength: 1, maxLength: 255 },
     meterSlug: { type: 'string', minLength: 1, maxLength: 64 },
     // The published csv of recorded, current and final (default: recorded).
     status: { type: 'string', pattern: '^(recorded|current|final)(,(recorded|current|final))*$' },
-    // Oldest first only (the published `desc` is refused by the enum, naming `sort`).
-    sort: { enum: ['asc'] },
+    // Oldest first (default) or newest first; `nextCursor` (as `after`) leads on in the order asked.
+    sort: { enum: ['asc', 'desc'] },
   },
   additionalProperties: false,
 });
@@ -153,9 +162,9 @@ export const usageRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
       method: 'get',
       path: '/api/usage-records',
       operationId: 'listUsageRecords',
-      summary: 'List usage records (recorded, current, final), oldest first; filter by owner and meterSlug',
+      summary: 'List usage records (recorded, current, final), oldest first or newest first; filter by owner and meterSlug',
       description:
-        '`recorded`: the record, consume and commit entries of the ledger; `current`: the open period of each balance; `final`: closed periods with what they billed. Page by page, oldest first.',
+        '`recorded`: the record, consume and commit entries of the ledger; `current`: the open period of each balance; `final`: closed periods with what they billed. Page by page by (createdAt, id): oldest first, or newest first with `sort=desc`; `nextCursor` as `after` leads on in the order asked, `previousCursor` as `before` goes back.',
       scope: ['usage', 'read'],
       query: recordsQuery,
       list: true,
@@ -164,6 +173,8 @@ export const usageRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
         const { page, meters } = await usage.usageRecords(tenant, {
           limit: query.limit ? Number(query.limit) : 25,
           after: query.after,
+          before: query.before,
+          sort: query.sort ?? 'asc',
           owner: query.owner,
           meterSlug: query.meterSlug,
           statuses: (query.status ?? 'recorded').split(',') as UsageRecordStatus[],

@@ -36,6 +36,8 @@ export interface LockedBalance {
 export interface UsageRecordQuery {
   limit: number;
   after?: string;
+  /** The rows preceding this cursor (the last `limit` of them, oldest first). */
+  before?: string;
   owner?: string;
   meterId?: Id;
 }

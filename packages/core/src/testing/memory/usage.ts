@@ -172,7 +172,7 @@ export function memoryUsageRepository(
         all(db.usageCloses)
           .filter((c) => inTenant(c, t) && (!q.owner || c.owner === q.owner) && (!q.meterId || c.meterId === q.meterId))
           .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)),
-        { limit: q.limit, after: q.after },
+        { limit: q.limit, after: q.after, before: q.before },
       ),
     // Transactions run one at a time, so the ledger's insertion order is its commit order.
     claimMeterRelay: async (name) => {

@@ -1,26 +1,40 @@
 import type { Id, Page, Tenant, UsageMeter, UsageRecordRow, UsageRecordStatus } from '../../model';
 import type { Repositories } from '../../ports';
-import { compareKeys, decodeCursor, encodeCursor } from '../../support/pagination';
+import { compareKeys, encodeCursor, pageOf } from '../../support/pagination';
+
+/** One source's page of rows, and whether rows lie beyond it on either side. */
+interface SourcePage {
+  items: UsageRecordRow[];
+  /** Rows newer than the page (past its last). */
+  hasMore: boolean;
+  /** Rows older than the page (before its first). */
+  hasPrevious: boolean;
+}
+
+const sourcePage = <T>(page: Page<T>, row: (x: T) => UsageRecordRow): SourcePage => ({
+  items: page.items.map(row),
+  hasMore: page.hasMore,
+  hasPrevious: page.previousCursor !== null,
+});
 
 /**
- * One page of usage records as the published list shows them: each status asked for is read from
- * the cursor on (`recorded` ledger entries and `final` closed periods by keyset, `current` the
- * owner's open balances) and the pages are merged by (createdAt, id).
+ * One page of usage records as the published list shows them, oldest first: each status asked for
+ * is read by keyset from the cursor (`recorded` ledger entries, `final` closed periods, `current` the
+ * owner's open balances) and the pages are merged by (createdAt, id). `after` gives the rows
+ * following the cursor, `before` those preceding it (what a newest-first list pages with).
  */
 export async function pageUsageRecords(
   r: Repositories,
   tenant: Tenant,
-  q: { limit: number; after?: string; owner?: string; meterId?: Id; statuses: UsageRecordStatus[] },
+  q: { limit: number; after?: string; before?: string; owner?: string; meterId?: Id; statuses: UsageRecordStatus[] },
 ): Promise<{ page: Page<UsageRecordRow>; meters: Map<Id, UsageMeter> }> {
-  const after = q.after === undefined ? undefined : decodeCursor(q.after, 'after');
-  const query = { limit: q.limit, after: q.after, owner: q.owner, meterId: q.meterId };
-  const rows: UsageRecordRow[] = [];
-  let more = false;
-  if (q.statuses.includes('recorded')) {
-    const page = await r.usage.pageRecords(tenant, query);
-    more ||= page.hasMore;
-    for (const e of page.items)
-      rows.push({
+  const backwards = q.after === undefined && q.before !== undefined;
+  const cursor = backwards ? { before: q.before } : { after: q.after };
+  const query = { limit: q.limit, ...cursor, owner: q.owner, meterId: q.meterId };
+  const sources: SourcePage[] = [];
+  if (q.statuses.includes('recorded'))
+    sources.push(
+      sourcePage(await r.usage.pageRecords(tenant, query), (e) => ({
         id: e.id,
         organisationId: e.organisationId,
         owner: e.owner,
@@ -34,13 +48,11 @@ export async function pageUsageRecords(
         periodEnd: null,
         createdAt: e.createdAt,
         updatedAt: e.createdAt,
-      });
-  }
-  if (q.statuses.includes('final')) {
-    const page = await r.usage.pageCloses(tenant, query);
-    more ||= page.hasMore;
-    for (const c of page.items)
-      rows.push({
+      })),
+    );
+  if (q.statuses.includes('final'))
+    sources.push(
+      sourcePage(await r.usage.pageCloses(tenant, query), (c) => ({
         id: c.id,
         organisationId: c.organisationId,
         owner: c.owner,
@@ -54,34 +66,38 @@ export async function pageUsageRecords(
         periodEnd: c.periodEnd,
         createdAt: c.createdAt,
         updatedAt: c.createdAt,
-      });
+      })),
+    );
+  if (q.statuses.includes('current')) {
+    // An owner's open balances are few: paged in memory.
+    const open = (await r.usage.openBalances(tenant, q.owner as string, q.meterId)).map((b): UsageRecordRow => ({
+      id: b.id,
+      organisationId: b.organisationId,
+      owner: b.owner,
+      meterId: b.meterId,
+      balanceId: b.id,
+      status: 'current',
+      kind: 'current',
+      count: b.used,
+      idempotencyKey: null,
+      periodStart: b.periodStart,
+      periodEnd: b.periodEnd,
+      createdAt: b.createdAt,
+      updatedAt: b.updatedAt,
+    }));
+    sources.push(sourcePage(pageOf(open, { limit: q.limit, ...cursor }), (x) => x));
   }
-  if (q.statuses.includes('current'))
-    for (const b of await r.usage.openBalances(tenant, q.owner as string, q.meterId))
-      if (!after || compareKeys(b, after) > 0)
-        rows.push({
-          id: b.id,
-          organisationId: b.organisationId,
-          owner: b.owner,
-          meterId: b.meterId,
-          balanceId: b.id,
-          status: 'current',
-          kind: 'current',
-          count: b.used,
-          idempotencyKey: null,
-          periodStart: b.periodStart,
-          periodEnd: b.periodEnd,
-          createdAt: b.createdAt,
-          updatedAt: b.updatedAt,
-        });
-  rows.sort(compareKeys);
-  const items = rows.slice(0, q.limit);
-  const hasMore = more || rows.length > q.limit;
+  const rows = sources.flatMap((p) => p.items).sort(compareKeys);
+  const cut = rows.length > q.limit;
+  // Each source gave its `limit` rows nearest the cursor: the page is the nearest `limit` of them all.
+  const items = backwards ? rows.slice(rows.length - Math.min(rows.length, q.limit)) : rows.slice(0, q.limit);
+  const hasMore = sources.some((p) => p.hasMore) || (!backwards && cut);
+  const hasPrevious = sources.some((p) => p.hasPrevious) || (backwards && cut);
   const page: Page<UsageRecordRow> = {
     items,
     hasMore,
     nextCursor: hasMore && items.length ? encodeCursor(items[items.length - 1]) : null,
-    previousCursor: null,
+    previousCursor: hasPrevious && items.length ? encodeCursor(items[0]) : null,
   };
   const meters = new Map((await r.usage.getMeters([...new Set(items.map((x) => x.meterId))])).map((m) => [m.id, m]));
   return { page, meters };

@@ -26,6 +26,7 @@ import type { CoreLimits } from '../deps';
 import { GroupCommit, type BalanceTarget } from './group-commit';
 import { closeOpenPeriod, openPeriod } from './periods';
 import { pageUsageRecords } from './records';
+import { pageInOrder } from '../../support/pagination';
 
 /** Who a usage operation is for: the vendor's owner string and a meter slug. */
 export interface UsageTarget {
@@ -319,11 +320,28 @@ export class UsageService {
    */
   async usageRecords(
     tenant: Tenant,
-    q: { limit: number; after?: string; owner?: string; meterSlug?: string; statuses: UsageRecordStatus[] },
+    q: {
+      limit: number;
+      after?: string;
+      before?: string;
+      sort?: 'asc' | 'desc';
+      owner?: string;
+      meterSlug?: string;
+      statuses: UsageRecordStatus[];
+    },
   ): Promise<{ page: Page<UsageRecordRow>; meters: Map<Id, UsageMeter> }> {
     const meter = q.meterSlug === undefined ? undefined : await this.meter(tenant, q.meterSlug);
     if (q.statuses.includes('current') && q.owner === undefined) invalid('owner', 'is required to list current usage');
-    return this.deps.uow.read((r) => pageUsageRecords(r, tenant, { ...q, meterId: meter?.id }));
+    let meters = new Map<Id, UsageMeter>();
+    // Newest first pages the oldest-first records backwards from the cursor (pageInOrder).
+    const page = await pageInOrder(q.sort ?? 'asc', { limit: q.limit, after: q.after, before: q.before }, async (p) => {
+      const out = await this.deps.uow.read((r) =>
+        pageUsageRecords(r, tenant, { ...q, after: p.after, before: p.before, meterId: meter?.id }),
+      );
+      meters = out.meters;
+      return out.page;
+    });
+    return { page, meters };
   }
 
   /** Balances whose counters differ from their ledger's sums (none on a healthy database). */
