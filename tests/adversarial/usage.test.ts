@@ -246,7 +246,7 @@ it('bad usage plan terms, record statuses and record bodies are 400 naming the m
     expect([r.status, JSON.stringify(r.body).includes(member)]).toEqual([400, true]);
   }
   expect(await sql<{ n: number }>(db.url, 'select count(*)::int as n from plans')).toEqual(before);
-  for (const q of ['status=pending', 'status=recorded,', 'sort=desc', 'status=current', 'limit=0', 'after=not-a-cursor'])
+  for (const q of ['status=pending', 'status=recorded,', 'sort=sideways', 'status=current', 'limit=0', 'after=not-a-cursor'])
     expect((await call(b.url, 'GET', `/api/usage-records?${q}`, { bearer: org.live })).status).toBe(400);
   for (const body of [
     { owner: 'x', meterSlug: 'tokens', increment: 0.5 },

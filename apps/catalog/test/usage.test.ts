@@ -135,4 +135,50 @@ describe('catalog usage', () => {
     expect((await api(org.readOnlyKey).post('/api/usage/consume', { owner: 'a', meterSlug: 'tokens', quantity: 1 })).status).toBe(403);
     expect((await request(app).post('/api/usage/consume').send({})).status).toBe(401);
   });
+
+  it('a meter with decimal places takes fractional increments exactly; more places than its scale are a 400 naming the field', async () => {
+    const meter = await api().post('/api/meters', { slug: 'gpu_hours', name: 'GPU hours', unitLabel: 'hour', scale: 3 });
+    expect(meter.status).toBe(201);
+    expect(meter.body.data).toMatchObject({ slug: 'gpu_hours', scale: 3 });
+    expect((await api().post('/api/meters', { slug: 'too_fine', name: 'x', scale: 7 })).status).toBe(400);
+    const record = (increment: unknown, key?: string) =>
+      api().post('/api/usage/record', { owner: 'lab', meterSlug: 'gpu_hours', increment }, key).set('prefer', 'return=representation');
+    expect((await record(1.5, 'gpu-1')).body.data).toMatchObject({ allowed: true, used: 1.5 });
+    // 0.1 and 0.2 add up to 0.3 exactly (in binary fractions they would not).
+    await record(0.1, 'gpu-2');
+    expect((await record(0.2, 'gpu-3')).body.data.used).toBe(1.8);
+    // The same key replays the first answer in units; the same key with another increment is 409.
+    expect((await record(0.1, 'gpu-2')).body.data.used).toBe(1.6);
+    expect((await record(0.2, 'gpu-2')).status).toBe(409);
+    for (const [bad, error] of [
+      [1.0005, "must have at most 3 decimal places (the meter's scale)"],
+      [0.1 + 0.2, 'must have at most 15 significant digits'],
+      [-0.5, 'must be greater than 0'],
+    ] as const) {
+      const refused = await record(bad);
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors).toEqual([expect.objectContaining({ property: 'increment', message: error })]);
+    }
+    // A whole-unit meter still refuses a fraction, naming the field; nothing was written.
+    const whole = await api().post('/api/usage/record', { owner: 'lab', meterSlug: 'tokens', increment: 1.5 });
+    expect(whole.status).toBe(400);
+    expect(whole.body.errors).toEqual([expect.objectContaining({ property: 'increment', message: 'must be a whole number' })]);
+    expect((await api().get('/api/balances?owner=lab&meterSlug=tokens')).body.data).toEqual([]);
+
+    // Grants, consumes and holds in the meter's units too; every view shows units.
+    await api().post('/api/credits/grants', { owner: 'lab', meterSlug: 'gpu_hours', amount: 10.25 }).expect(201);
+    const consumed = await api().post('/api/usage/consume', { owner: 'lab', meterSlug: 'gpu_hours', quantity: 0.451 });
+    expect(consumed.body.data).toMatchObject({ allowed: true, used: 2.251, granted: 10.25, remaining: 7.999 });
+    const hold = await api().post('/api/usage/reservations', { owner: 'lab', meterSlug: 'gpu_hours', quantity: 2.5, ttlSeconds: 60 });
+    expect(hold.body.data).toMatchObject({ reserved: 2.5, remaining: 5.499, quantity: 2.5 });
+    const committed = await api().post(`/api/usage/reservations/${hold.body.data.id}/commit`, { quantity: 1.25 });
+    expect(committed.body.data).toMatchObject({ used: 3.501, reserved: 0, remaining: 6.749 });
+    expect((await api().get('/api/balances?owner=lab&meterSlug=gpu_hours')).body.data).toEqual([
+      expect.objectContaining({ granted: 10.25, used: 3.501, reserved: 0, remaining: 6.749 }),
+    ]);
+    const records = (await api().get('/api/usage-records?owner=lab&meterSlug=gpu_hours&limit=100')).body.data;
+    expect(records.map((r: { count: number }) => r.count).sort((a: number, b: number) => a - b)).toEqual([0.1, 0.2, 0.451, 1.25, 1.5]);
+    const check = (await api().get('/api/entitlements/check?granteeId=nobody&owner=lab')).body.data.entitlements;
+    expect(check).toEqual([expect.objectContaining({ type: 'meter', value: 'gpu_hours', used: 3.501, remaining: 6.749 })]);
+  });
 });

@@ -45,4 +45,28 @@ describe('v1 usage (the real SDK call shape)', () => {
     expect((await v1(app, other.liveKey).put('/usage', body)).status).toBe(403);
     expect((await v1(app, other.liveKey).get(`/licenses/${license}/usage`)).status).toBe(403);
   });
+
+  it('PUT /usage takes a fractional increment on a meter with decimal places, exactly; a whole-unit meter refuses it', async () => {
+    const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'decimal-grantee', 2);
+    const api = v1(app, org.liveKey);
+    const license = (await api.get(`/licenses?subscriptionUuid=${subscription.id}`)).body[0].uuid as string;
+    // The feature's meter made beforehand with two decimal places (v1 makes whole-unit ones on first use).
+    await world.core.usage.createMeter(org.tenant, { slug: 'theme', name: 'Theme minutes', scale: 2 });
+    const body = { licenseUuid: license, featureVariableName: 'theme', countOptions: { increment: 0.25 } };
+    const first = await api.put('/usage', body).set('unique-key', 'dec-1');
+    expect(first.status).toBe(200);
+    expectSchema(schemaOf('put', '/usage'), first.body);
+    expect(first.body.unitCount).toBe(0.25);
+    expect((await api.put('/usage', { ...body, countOptions: { increment: 1.1 } })).body.unitCount).toBe(1.35);
+    const refused = await api.put('/usage', { ...body, countOptions: { increment: 0.125 } });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('countOptions.increment');
+    const usage = await api.get(`/licenses/${license}/usage`);
+    expectSchema(schemaOf('get', '/licenses/:licenseUuid/usage'), usage.body);
+    expect(usage.body).toEqual(expect.arrayContaining([expect.objectContaining({ unitCount: 1.35 })]));
+    // `projects` counts whole units (its meter was made on first use): a fraction is a 400 naming the field.
+    const whole = await api.put('/usage', { ...body, featureVariableName: 'projects', countOptions: { increment: 1.5 } });
+    expect(whole.status).toBe(400);
+    expect(JSON.stringify(whole.body)).toContain('countOptions.increment');
+  });
 });

@@ -23,6 +23,7 @@ import * as subscriptionLineItems from './migrations/2026-11-24T30-01-subscripti
 import * as receipts from './migrations/2026-11-24T40-00-receipts';
 import * as carts from './migrations/2026-11-24T40-01-carts';
 import * as meterRelay from './migrations/2026-11-25T30-00-meter-relay';
+import * as meterScale from './migrations/2026-11-25T30-01-meter-scale';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T40-00-receipts': receipts,
   '2026-11-24T40-01-carts': carts,
   '2026-11-25T30-00-meter-relay': meterRelay,
+  '2026-11-25T30-01-meter-scale': meterScale,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -285,6 +285,7 @@ export interface Meters {
   name: string;
   organisation_id: string | null;
   payment_meter_id: string;
+  scale: Generated<number>;
   slug: string;
   unit_label: string | null;
   updated_at: Date;

@@ -218,6 +218,19 @@ describe('usage plans', () => {
     await expect(core.importer.apply(file)).rejects.toMatchObject({
       details: [expect.objectContaining({ property: 'plans.api.usage[0].minUsage' })],
     });
+    // A meter counting in decimals is metered through the usage routes only: a plan may not bill it.
+    await core.usage.createMeter(
+      { organisationId: (await core.apiKeys.ensureOrganisation('acme')).id, isTest: false },
+      {
+        slug: 'gpu_hours',
+        name: 'GPU hours',
+        scale: 2,
+      },
+    );
+    plan.usage = [{ meter: 'gpu_hours', allowance: 10 }];
+    await expect(core.importer.apply(file)).rejects.toMatchObject({
+      details: [expect.objectContaining({ property: 'plans.api.usage[0].meter', error: expect.stringContaining('decimals') })],
+    });
   });
 });
 

@@ -1,4 +1,14 @@
-import { available, closePeriod, decide, quantityOf, type Balance, type BalanceState, type CreditGrant } from '../src';
+import {
+  available,
+  closePeriod,
+  decide,
+  exactNumber,
+  formatUnits,
+  quantityOf,
+  type Balance,
+  type BalanceState,
+  type CreditGrant,
+} from '../src';
 
 const T = new Date('2026-03-01T00:00:00.000Z');
 const aBalance = (over: Partial<Balance> = {}): Balance => ({
@@ -38,6 +48,43 @@ describe('usage rules', () => {
     expect(quantityOf(7, 'q')).toBe(7n);
     expect(quantityOf('1000000000000', 'q')).toBe(10n ** 12n);
     for (const bad of [0, -1, 0.5, 1e13, '1.5', null, Number.MAX_SAFE_INTEGER + 2]) expect(() => quantityOf(bad, 'q')).toThrow(/q/);
+  });
+
+  it("reads decimal quantities in the meter's smallest step, from the digits, never through a binary fraction", () => {
+    const errorOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return e as { details: { property: string; error: string }[] };
+      }
+      throw new Error('accepted');
+    };
+    // Scale 3: 1.5 is 1500 steps; decimal strings too; trailing zeros and exponents are plain digits.
+    expect(quantityOf(1.5, 'increment', 3)).toBe(1500n);
+    expect(quantityOf('0.001', 'increment', 3)).toBe(1n);
+    expect(quantityOf(2.25, 'increment', 3)).toBe(2250n);
+    expect(quantityOf(1.1, 'increment', 1)).toBe(11n);
+    expect(quantityOf(5e-6, 'increment', 6)).toBe(5n);
+    expect(quantityOf(3, 'increment', 6)).toBe(3_000_000n);
+    expect(quantityOf('7.000', 'increment', 0)).toBe(7n);
+    // 0.1 + 0.2 is the double 0.30000000000000004: 17 significant digits, refused rather than rounded.
+    expect(errorOf(() => quantityOf(0.1 + 0.2, 'increment', 6)).details).toEqual([
+      { property: 'increment', error: 'must have at most 15 significant digits' },
+    ]);
+    expect(errorOf(() => quantityOf(1.0005, 'increment', 3)).details).toEqual([
+      { property: 'increment', error: "must have at most 3 decimal places (the meter's scale)" },
+    ]);
+    expect(errorOf(() => quantityOf(1.5, 'countOptions.increment')).details).toEqual([
+      { property: 'countOptions.increment', error: 'must be a whole number' },
+    ]);
+    for (const bad of [0, -0.5, 0.0001, 1e-7, 1e13, 'abc', '1e3', Infinity, NaN]) expect(() => quantityOf(bad, 'q', 3)).toThrow(/q/);
+    // Shown back in units, exactly.
+    expect(formatUnits(1500n, 3)).toBe('1.5');
+    expect(formatUnits(1n, 6)).toBe('0.000001');
+    expect(formatUnits(42n, 0)).toBe('42');
+    expect(exactNumber(3751n, 3)).toBe(3.751);
+    expect(exactNumber(999_999_999_999_999n, 6)).toBe(999_999_999.999999);
+    expect(exactNumber('3.751')).toBe(3.751);
   });
 
   it('a cap limits consumption without grants; the tighter of grants and cap wins', () => {

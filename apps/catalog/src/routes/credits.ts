@@ -27,7 +27,7 @@ export const grantBody = typed<{
 const grantSchema = object({
   id: { type: 'string' },
   ...answerProps,
-  amount: { type: 'integer' },
+  amount: { type: 'number' },
   priority: { type: 'integer' },
   source: { type: 'string' },
   expiresAt: { type: ['string', 'null'] },

@@ -9,9 +9,10 @@ const entrySchema = {
     type: { enum: ['entitlement', 'meter'] },
     value: { type: 'string' },
     expiryDate: { type: ['string', 'null'] },
-    remaining: { type: ['integer', 'null'] },
-    used: { type: 'integer' },
-    granted: { type: 'integer' },
+    // In the meter's units: whole on a whole-unit meter, decimals on one with a scale.
+    remaining: { type: ['number', 'null'] },
+    used: { type: 'number' },
+    granted: { type: 'number' },
   },
   required: ['type', 'value', 'expiryDate'],
   additionalProperties: false,

@@ -6,12 +6,14 @@ import { querySchema } from '@tollgate/http';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { meterSchema, meterView } from './usage-views';
 
-export const meterBody = typed<{ slug: string; name: string; unitLabel?: string | null }>({
+export const meterBody = typed<{ slug: string; name: string; unitLabel?: string | null; scale?: number }>({
   type: 'object',
   properties: {
     slug: { type: 'string', minLength: 1, maxLength: 64 },
     name: { type: 'string', minLength: 1, maxLength: 255 },
     unitLabel: { type: ['string', 'null'], maxLength: 100 },
+    // Decimal places of the meter's quantities (0: whole units); fixed once the meter is made.
+    scale: { type: 'integer', minimum: 0, maximum: 6 },
   },
   required: ['slug', 'name'],
   additionalProperties: false,

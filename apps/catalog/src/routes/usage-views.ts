@@ -14,6 +14,7 @@ export const meterView = (m: UsageMeter) => ({
   slug: m.slug,
   name: m.name,
   unitLabel: m.unitLabel,
+  scale: m.scale ?? 0,
   paymentMeterId: m.paymentMeterId,
   // The published Meter's name for the payment provider's meter id.
   stripeMeterId: m.paymentMeterId,
@@ -34,13 +35,14 @@ export const answerView = (a: UsageAnswer) => ({
 
 export const balanceView = ({ balance: b, meter }: BalanceView) => {
   const left = available(b);
+  const scale = meter.scale;
   return {
     owner: b.owner,
     meterSlug: meter.slug,
-    granted: n(b.granted),
-    used: n(b.used),
-    reserved: n(b.reserved),
-    remaining: left === null ? null : n(left),
+    granted: n(b.granted, scale),
+    used: n(b.used, scale),
+    reserved: n(b.reserved, scale),
+    remaining: left === null ? null : n(left, scale),
     periodStart: b.periodStart.toISOString(),
     periodEnd: b.periodEnd?.toISOString() ?? null,
   };
@@ -53,7 +55,7 @@ export const usageRecordView = (meters: Map<string, UsageMeter>) => (r: UsageRec
   ownerId: r.owner,
   usageId: r.balanceId,
   status: r.status,
-  count: n(r.count),
+  count: n(r.count, meters.get(r.meterId)?.scale),
   recordedAt: r.status === 'current' ? null : r.createdAt.toISOString(),
   createdAt: r.createdAt.toISOString(),
   updatedAt: r.updatedAt.toISOString(),
@@ -65,7 +67,9 @@ export const usageRecordView = (meters: Map<string, UsageMeter>) => (r: UsageRec
   periodEnd: r.periodEnd?.toISOString() ?? null,
 });
 
-const nint = { type: ['integer', 'null'] } as const;
+/** Counters: whole numbers on a whole-unit meter (scale 0), decimals on a meter with a scale. */
+const num = { type: 'number' } as const;
+const nnum = { type: ['number', 'null'] } as const;
 const nstr = { type: ['string', 'null'] } as const;
 const int = { type: 'integer' } as const;
 const str = { type: 'string' } as const;
@@ -75,10 +79,10 @@ export const answerProps = {
   allowed: { type: 'boolean' },
   owner: str,
   meterSlug: str,
-  granted: int,
-  used: int,
-  reserved: int,
-  remaining: nint,
+  granted: num,
+  used: num,
+  reserved: num,
+  remaining: nnum,
   periodEnd: nstr,
 };
 export const answerSchema = object(answerProps);
@@ -88,6 +92,7 @@ export const meterSchema = object({
   slug: str,
   name: str,
   unitLabel: nstr,
+  scale: int,
   paymentMeterId: str,
   stripeMeterId: str,
   createdAt: str,
@@ -96,10 +101,10 @@ export const meterSchema = object({
 export const balanceSchema = object({
   owner: str,
   meterSlug: str,
-  granted: int,
-  used: int,
-  reserved: int,
-  remaining: nint,
+  granted: num,
+  used: num,
+  reserved: num,
+  remaining: nnum,
   periodStart: str,
   periodEnd: nstr,
 });
@@ -109,7 +114,7 @@ export const usageRecordSchema = object({
   ownerId: str,
   usageId: str,
   status: { enum: ['recorded', 'current', 'final'] },
-  count: int,
+  count: num,
   recordedAt: nstr,
   createdAt: str,
   updatedAt: str,
@@ -126,8 +131,11 @@ export const targetProps = {
   owner: { type: 'string', minLength: 1, maxLength: 255 },
   meterSlug: { type: 'string', minLength: 1, maxLength: 64 },
 };
-/** A quantity as a whole JSON number (core checks the bounds and names the field). */
-export const quantitySchema = { type: 'integer' };
+/**
+ * A quantity as a JSON number: whole on a whole-unit meter, with at most the meter's scale of
+ * decimal places otherwise (core checks that, the digits and the bounds, and names the field).
+ */
+export const quantitySchema = { type: 'number' };
 
 /** The usage resources' tags in /docs. */
 export const USAGE_TAG = { name: 'usage', description: 'Usage: record, consume, reserve -> commit | release; exact and idempotent' };

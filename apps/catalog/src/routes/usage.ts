@@ -60,7 +60,7 @@ const recordsQuery = typed<{
   additionalProperties: false,
 });
 const reservationSchema = objectOf(
-  object({ id: { type: 'string' }, expiresAt: { type: 'string' }, quantity: { type: 'integer' }, ...answerProps }),
+  object({ id: { type: 'string' }, expiresAt: { type: 'string' }, quantity: { type: 'number' }, ...answerProps }),
 );
 
 /**

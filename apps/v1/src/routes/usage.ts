@@ -9,7 +9,7 @@ export const usageBody = typed<{ licenseUuid: string; featureVariableName: strin
   properties: {
     licenseUuid: { type: 'string', format: 'uuid' },
     featureVariableName: { type: 'string', minLength: 1, maxLength: 255 },
-    countOptions: { type: 'object', properties: { increment: { type: 'integer' } }, required: ['increment'], additionalProperties: false },
+    countOptions: { type: 'object', properties: { increment: { type: 'number' } }, required: ['increment'], additionalProperties: false },
   },
   required: ['licenseUuid', 'featureVariableName', 'countOptions'],
   additionalProperties: false,
@@ -17,7 +17,7 @@ export const usageBody = typed<{ licenseUuid: string; featureVariableName: strin
 
 const usageAnswerSchema = {
   type: 'object',
-  properties: { licenseUuid: { type: 'string' }, featureVariableName: { type: 'string' }, unitCount: { type: 'integer' } },
+  properties: { licenseUuid: { type: 'string' }, featureVariableName: { type: 'string' }, unitCount: { type: 'number' } },
   required: ['licenseUuid', 'featureVariableName', 'unitCount'],
   additionalProperties: false,
 };

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import {
   DomainError,
+  formatUnits,
   ErrorCodes,
   type Balance,
   type CreditGrant,
@@ -40,6 +41,7 @@ const meterOf = (m: Selectable<Meters>): UsageMeter => ({
   slug: m.slug,
   name: m.name,
   unitLabel: m.unit_label,
+  scale: Number(m.scale),
   paymentMeterId: m.payment_meter_id,
   createdAt: m.created_at,
   updatedAt: m.updated_at,
@@ -175,14 +177,17 @@ export function usageRepository(db: Db): UsageRepository {
         payment_meter_id: m.paymentMeterId,
         created_at: m.createdAt,
         updated_at: m.updatedAt,
+        scale: m.scale ?? 0,
       };
-      const { id: _id, ...rest } = row;
+      // A meter saved without a scale (a plan's line item naming it) keeps the one it has.
+      const { id: _id, scale: _scale, ...rest } = row;
       void _id;
+      const update = m.scale === undefined ? rest : { ...rest, scale: _scale };
       try {
         await db
           .insertInto('meters')
           .values(row)
-          .onConflict((oc) => oc.column('id').doUpdateSet(rest))
+          .onConflict((oc) => oc.column('id').doUpdateSet(update))
           .execute();
       } catch (e) {
         if ((e as { code?: string }).code === '23505')
@@ -714,11 +719,12 @@ export function usageRepository(db: Db): UsageRepository {
           is_test: boolean;
           owner: string;
           meter_slug: string;
+          scale: number;
           value: string;
           created_at: Date;
           customer_id: string | null;
         }>`
-          select l.id, l.tx::text as tx, l.organisation_id, l.is_test, l.owner, m.slug as meter_slug,
+          select l.id, l.tx::text as tx, l.organisation_id, l.is_test, l.owner, m.slug as meter_slug, m.scale,
                  l.used_delta::text as value, l.created_at, c.payment_customer_id as customer_id
           from usage_ledger l
           join meters m on m.id = l.meter_id
@@ -739,7 +745,7 @@ export function usageRepository(db: Db): UsageRepository {
           isTest: r.is_test,
           owner: r.owner,
           meterSlug: r.meter_slug,
-          value: String(r.value),
+          value: formatUnits(BigInt(r.value), Number(r.scale)),
           createdAt: r.created_at,
           customerId: r.customer_id,
           position: relayPosition(r.tx, r.id),

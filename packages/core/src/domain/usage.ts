@@ -13,23 +13,94 @@ export const DEFAULT_GRANT_PRIORITY = 50;
 
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
+/** The most decimal places a meter's quantities may have. */
+export const MAX_SCALE = 6;
+/** The most significant digits a quantity from the edge may have (what a JSON number carries exactly). */
+export const MAX_SIGNIFICANT_DIGITS = 15;
+
 /**
  * A quantity (or its decimal string) as a JSON number, exactly: counters stay within MAX_COUNTER
- * (< 2^53), so this never rounds; a value past 2^53 - 1 throws instead of being shown rounded.
+ * (< 2^53), so this never rounds; a value past 2^53 - 1 throws instead of being shown rounded. With
+ * `scale`, `q` counts the meter's smallest step and the number shown is q / 10^scale: at most 15
+ * significant digits (counters < 10^15), which a JSON number holds exactly.
  */
-export function exactNumber(q: bigint | string): number {
+export function exactNumber(q: bigint | string, scale = 0): number {
+  // Decimal text (an answer already in a meter's units): at most 15 significant digits, exact as a number.
+  if (typeof q === 'string' && q.includes('.')) return Number(q);
   const v = typeof q === 'bigint' ? q : BigInt(q);
   if (v > SAFE || v < -SAFE) throw new RangeError(`${v} cannot be shown exactly as a JSON number`);
-  return Number(v);
+  return scale ? Number(formatUnits(v, scale)) : Number(v);
 }
 
-/** A quantity from the edge (a JSON number or a decimal string): a whole number in 1..MAX_QUANTITY, or a 400 naming `field`. */
-export function quantityOf(value: unknown, field: string): Quantity {
-  let q: bigint;
-  if (typeof value === 'number' && Number.isSafeInteger(value)) q = BigInt(value);
-  else if (typeof value === 'string' && /^[0-9]{1,16}$/.test(value)) q = BigInt(value);
-  else if (typeof value === 'bigint') q = value;
-  else return invalid(field, 'must be a whole number');
+/** A count of a meter's smallest step as its decimal text in units (`1500`, scale 3: `1.5`). */
+export function formatUnits(q: bigint, scale = 0): string {
+  if (!scale) return q.toString();
+  const negative = q < 0n;
+  const digits = (negative ? -q : q).toString().padStart(scale + 1, '0');
+  const whole = digits.slice(0, digits.length - scale);
+  const fraction = digits.slice(digits.length - scale).replace(/0+$/, '');
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+}
+
+/**
+ * The exact decimal digits of a quantity from the edge: a JSON number (already a double: read back
+ * as the shortest decimal that names it, which is the text sent for any number of at most 15
+ * significant digits) or a decimal string. `undefined` when it is neither.
+ */
+function decimalOf(value: unknown): { negative: boolean; whole: string; fraction: string } | undefined {
+  let text: string;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return undefined;
+    text = String(value);
+  } else if (typeof value === 'string' && /^-?[0-9]{1,20}(\.[0-9]{1,20})?$/.test(value)) text = value;
+  else return undefined;
+  const m = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:e([+-][0-9]+))?$/.exec(text);
+  if (!m) return undefined;
+  let digits = m[2] + (m[3] ?? '');
+  let point = m[2].length + Number(m[4] ?? 0);
+  if (point < 0) {
+    digits = '0'.repeat(-point) + digits;
+    point = 0;
+  }
+  if (point > digits.length) digits += '0'.repeat(point - digits.length);
+  return {
+    negative: m[1] === '-',
+    whole: digits.slice(0, point).replace(/^0+(?=.)/, '') || '0',
+    fraction: digits.slice(point).replace(/0+$/, ''),
+  };
+}
+
+/**
+ * A quantity from the edge (a JSON number or a decimal string) in the meter's smallest step: at
+ * most `scale` decimal places (0: a whole number) and 15 significant digits, greater than 0 and at
+ * most MAX_QUANTITY steps, or a 400 naming `field`. Never goes through a binary fraction: the digits
+ * are read and scaled as text.
+ */
+export function quantityOf(value: unknown, field: string, scale = 0): Quantity {
+  return boundedQuantity(typeof value === 'bigint' ? value : stepsOf(value, field, scale), field);
+}
+
+function stepsOf(value: unknown, field: string, scale: number): bigint {
+  const d = decimalOf(value);
+  if (!d) return invalid(field, scale ? 'must be a number' : 'must be a whole number');
+  if (d.negative && (d.whole !== '0' || d.fraction)) invalid(field, 'must be greater than 0');
+  const significant = (d.whole + d.fraction).replace(/^0+/, '').length;
+  if (significant > MAX_SIGNIFICANT_DIGITS) invalid(field, `must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits`);
+  if (d.fraction.length > scale)
+    invalid(field, scale ? `must have at most ${scale} decimal places (the meter's scale)` : 'must be a whole number');
+  return BigInt(d.whole + d.fraction.padEnd(scale, '0'));
+}
+
+/**
+ * The shape of a quantity checked before its meter (and so its scale) is known: a number or decimal
+ * string above 0 with at most MAX_SCALE decimal places and 15 significant digits, or a 400 naming
+ * `field`. The meter's own scale and the bound are checked once it is known (quantityOf).
+ */
+export function checkQuantityShape(value: unknown, field: string): void {
+  if (typeof value !== 'bigint' && stepsOf(value, field, MAX_SCALE) <= 0n) invalid(field, 'must be greater than 0');
+}
+
+function boundedQuantity(q: bigint, field: string): Quantity {
   if (q <= 0n) invalid(field, 'must be greater than 0');
   if (q > MAX_QUANTITY) invalid(field, `must be at most ${MAX_QUANTITY}`);
   return q;

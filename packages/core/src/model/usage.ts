@@ -14,6 +14,12 @@ export type Quantity = bigint;
  */
 export interface UsageMeter extends Meter, Owned {
   unitLabel: string | null;
+  /**
+   * Decimal places its quantities may have (0: whole units; at most 6). Every counter, grant, hold
+   * and ledger quantity of the meter is an integer count of its smallest step (units x 10^scale);
+   * quantities are turned into and out of that at the edge only. Absent: 0 (and left as stored).
+   */
+  scale?: number;
 }
 
 /** How unused units of a period carry into the next: none, all, or up to N. */

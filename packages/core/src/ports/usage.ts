@@ -17,6 +17,8 @@ export interface UsageWrite {
   balance: Balance;
   /** The meter's slug, for the events of the write (`usage.recorded`, `usage.threshold`). */
   meterSlug?: string;
+  /** The meter's scale (decimal places), so the events show its units; absent: 0. */
+  meterScale?: number;
   /** Grants new or changed (inserted or updated by id). */
   grants: CreditGrant[];
   /** Holds new or changed (inserted or updated by id). */
@@ -66,7 +68,7 @@ export interface PendingMeterEvent {
   isTest: boolean;
   owner: string;
   meterSlug: string;
-  /** Units the entry used (a decimal string: exact). */
+  /** Units the entry used, in the meter's units (decimal text: exact). */
   value: string;
   createdAt: Date;
   /** The provider's customer when the owner is a subscription the provider bills; null: nothing to send. */

@@ -488,7 +488,10 @@ export class CatalogFileImport {
       if (typeof u.meter !== 'string' || !METER_SLUG.test(u.meter) || u.meter.length > 64)
         invalid(`${at}.meter`, 'must match ^[a-z0-9_]+$');
       if (out.some((li) => li.meter?.slug === u.meter)) invalid(`${at}.meter`, 'is named twice');
-      let meter: Meter | undefined = await r.usage.findMeter(tenant, u.meter);
+      const found = await r.usage.findMeter(tenant, u.meter);
+      // Plans price and cap whole units (docs/decisions.md, decimal meters).
+      if (found?.scale) invalid(`${at}.meter`, `counts in decimals (scale ${found.scale}); usage plans bill whole-unit meters only`);
+      let meter: Meter | undefined = found;
       if (!meter) {
         const id = this.deps.ids.newId();
         const created = {

@@ -1,5 +1,6 @@
 import { ErrorCodes, fail } from '../../errors';
 import { pageOf } from '../../support/pagination';
+import { formatUnits } from '../../domain/usage';
 import type {
   Balance,
   BalanceMismatch,
@@ -58,7 +59,7 @@ export function memoryUsageRepository(
     saveMeter: async (m) => {
       const taken = [...db.usageMeters.values()].find((x) => inTenant(x, m) && x.slug === m.slug && x.id !== m.id);
       if (taken) fail(ErrorCodes.METER_EXISTS, `a meter with slug "${m.slug}" exists`);
-      db.usageMeters.set(m.id, copy(m));
+      db.usageMeters.set(m.id, copy({ ...m, scale: m.scale ?? db.usageMeters.get(m.id)?.scale ?? 0 }));
     },
     findMeter: async (t, slug) => all(db.usageMeters).find((m) => inTenant(m, t) && m.slug === slug),
     getMeters: async (ids) => ids.flatMap((id) => (db.usageMeters.has(id) ? [copy(db.usageMeters.get(id)!)] : [])),
@@ -194,7 +195,7 @@ export function memoryUsageRepository(
           isTest: e.isTest,
           owner: e.owner,
           meterSlug: db.usageMeters.get(e.meterId)?.slug ?? '',
-          value: e.usedDelta.toString(),
+          value: formatUnits(e.usedDelta, db.usageMeters.get(e.meterId)?.scale),
           createdAt: new Date(e.createdAt),
           customerId: billed?.paymentCustomerId ?? null,
           position: String(i + 1),

@@ -108,6 +108,13 @@ export class PlanAdmin {
         continue;
       }
       const found = await r.usage.findMeter(tenant, li.meter.slug);
+      // Plans price and cap whole units: a meter with decimal places is metered and granted through
+      // the usage routes only (docs/decisions.md, decimal meters).
+      if (found?.scale)
+        invalid(
+          'lineItems',
+          `the meter "${found.slug}" counts in decimals (scale ${found.scale}); usage plans bill whole-unit meters only`,
+        );
       if (found) {
         const { id, slug, name, paymentMeterId, createdAt, updatedAt } = found;
         out.push({ ...li, meter: { id, slug, name, paymentMeterId, createdAt, updatedAt } });

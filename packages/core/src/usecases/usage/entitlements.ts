@@ -61,15 +61,16 @@ export class EntitlementsCheck {
         .map(([value, expiryDate]) => ({ type: 'entitlement', value, expiryDate }));
       for (const b of balances) {
         const left = available(b);
-        const slug = meters.get(b.meterId)?.slug;
-        if (slug)
+        const meter = meters.get(b.meterId);
+        const scale = meter?.scale;
+        if (meter)
           entries.push({
             type: 'meter',
-            value: slug,
+            value: meter.slug,
             expiryDate: b.periodEnd?.toISOString() ?? null,
-            remaining: left === null ? null : exactNumber(left),
-            used: exactNumber(b.used),
-            granted: exactNumber(b.granted),
+            remaining: left === null ? null : exactNumber(left, scale),
+            used: exactNumber(b.used, scale),
+            granted: exactNumber(b.granted, scale),
           });
       }
       return entries;

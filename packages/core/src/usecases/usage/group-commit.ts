@@ -308,6 +308,7 @@ export class GroupCommit {
       writes.push({
         balance: state.balance,
         meterSlug: meter.slug,
+        meterScale: meter.scale,
         grants: [...touchedGrants],
         holds: changedHolds,
         entries,

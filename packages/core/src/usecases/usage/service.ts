@@ -1,7 +1,17 @@
 import { createHash } from 'node:crypto';
 import { ErrorCodes, fail, invalid } from '../../errors';
 import { assertAccessible } from '../../domain/tenancy';
-import { DEFAULT_GRANT_PRIORITY, exactNumber, MAX_HOLD_SECONDS, METER_SLUG, quantityOf, type UsageOp } from '../../domain/usage';
+import {
+  checkQuantityShape,
+  DEFAULT_GRANT_PRIORITY,
+  exactNumber,
+  formatUnits,
+  MAX_HOLD_SECONDS,
+  MAX_SCALE,
+  METER_SLUG,
+  quantityOf,
+  type UsageOp,
+} from '../../domain/usage';
 import {
   GRANT_SOURCES,
   type Balance,
@@ -38,6 +48,21 @@ export interface MeterInput {
   slug: string;
   name: string;
   unitLabel?: string | null;
+  /** Decimal places its quantities may have (0, the default: whole units; at most 6). Fixed once made. */
+  scale?: number;
+}
+
+/** An answer's counters (counts of the meter's smallest step) in the meter's units, as decimal text. */
+function scaledAnswer(a: UsageAnswer, scale: number): UsageAnswer {
+  if (!scale) return a;
+  const units = (v: string) => (v === '' ? v : formatUnits(BigInt(v), scale));
+  return {
+    ...a,
+    granted: units(a.granted),
+    used: units(a.used),
+    reserved: units(a.reserved),
+    remaining: a.remaining === null ? null : units(a.remaining),
+  };
 }
 
 export interface GrantInput extends UsageTarget {
@@ -98,6 +123,8 @@ export class UsageService {
   async createMeter(tenant: Tenant, input: MeterInput): Promise<UsageMeter> {
     if (!METER_SLUG.test(input.slug) || input.slug.length > 64) invalid('slug', 'must match ^[a-z0-9_]+$ (at most 64 characters)');
     if (!input.name.trim()) invalid('name', 'must not be empty');
+    const scale = input.scale ?? 0;
+    if (!Number.isInteger(scale) || scale < 0 || scale > MAX_SCALE) invalid('scale', `must be a whole number from 0 to ${MAX_SCALE}`);
     const now = this.deps.clock.now();
     const id = this.deps.ids.newId();
     const meter: UsageMeter = {
@@ -106,6 +133,7 @@ export class UsageService {
       slug: input.slug,
       name: input.name,
       unitLabel: input.unitLabel ?? null,
+      scale,
       paymentMeterId: `mtr_${id.replace(/-/g, '').slice(0, 16)}`,
       createdAt: now,
       updatedAt: now,
@@ -143,83 +171,136 @@ export class UsageService {
       invalid('idempotency-key', `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`);
   }
 
+  /**
+   * Queues the operation on the owner's balance of the meter. `build` makes the operation and the
+   * body its key's fingerprint covers once the meter is known (quantities are read in the meter's
+   * scale); the answer's counters are shown in the meter's units.
+   */
   private async submit(
     tenant: Tenant,
     t: UsageTarget,
-    op: UsageOp | null,
     what: string,
-    body: unknown,
+    build: (scale: number) => { op: UsageOp | null; body: unknown },
     key?: string,
   ): Promise<UsageAnswer> {
     this.checkKey(key);
-    return this.group.submit(await this.target(tenant, t), op, key, fingerprintOf(what, body));
+    const target = await this.target(tenant, t);
+    const scale = target.meter.scale ?? 0;
+    const { op, body } = build(scale);
+    return scaledAnswer(await this.group.submit(target, op, key, fingerprintOf(what, body)), scale);
   }
 
   /** Usage that happened: counted even over a cap (billed as overage). */
   async record(tenant: Tenant, t: UsageTarget & { quantity: unknown }, key?: string, field = 'quantity'): Promise<UsageAnswer> {
-    const quantity = quantityOf(t.quantity, field);
-    return this.submit(tenant, t, { kind: 'record', quantity }, 'record', { ...t, quantity }, key);
+    checkQuantityShape(t.quantity, field);
+    return this.submit(
+      tenant,
+      t,
+      'record',
+      (scale) => {
+        const quantity = quantityOf(t.quantity, field, scale);
+        return { op: { kind: 'record', quantity }, body: { ...t, quantity } };
+      },
+      key,
+    );
   }
 
   /** Check and take in one step: allowed -> taken; denied -> nothing taken, the answer says what remains. */
   async consume(tenant: Tenant, t: UsageTarget & { quantity: unknown }, key?: string): Promise<UsageAnswer> {
-    const quantity = quantityOf(t.quantity, 'quantity');
-    return this.submit(tenant, t, { kind: 'consume', quantity }, 'consume', { ...t, quantity }, key);
+    checkQuantityShape(t.quantity, 'quantity');
+    return this.submit(
+      tenant,
+      t,
+      'consume',
+      (scale) => {
+        const quantity = quantityOf(t.quantity, 'quantity', scale);
+        return { op: { kind: 'consume', quantity }, body: { ...t, quantity } };
+      },
+      key,
+    );
   }
 
   /** Holds up to `quantity` for `ttlSeconds` (at most 24 h); denied like consume. */
   async reserve(tenant: Tenant, t: UsageTarget & { quantity: unknown; ttlSeconds: unknown }, key?: string): Promise<UsageAnswer> {
-    const quantity = quantityOf(t.quantity, 'quantity');
+    checkQuantityShape(t.quantity, 'quantity');
     const ttl = t.ttlSeconds;
     if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > MAX_HOLD_SECONDS)
       invalid('ttlSeconds', `must be a whole number of seconds from 1 to ${MAX_HOLD_SECONDS}`);
     const expiresAt = new Date(this.deps.clock.now().getTime() + (ttl as number) * 1000);
-    const op: UsageOp = { kind: 'reserve', quantity, holdId: this.deps.ids.newId(), expiresAt };
-    return this.submit(tenant, t, op, 'reserve', { ...t, quantity, ttl }, key);
+    const holdId = this.deps.ids.newId();
+    return this.submit(
+      tenant,
+      t,
+      'reserve',
+      (scale) => {
+        const quantity = quantityOf(t.quantity, 'quantity', scale);
+        return { op: { kind: 'reserve', quantity, holdId, expiresAt }, body: { ...t, quantity, ttl } };
+      },
+      key,
+    );
   }
 
   /** Uses `quantity` (at most the hold) of a hold; the rest returns. */
   async commit(tenant: Tenant, holdId: Id, input: { quantity: unknown }, key?: string): Promise<UsageAnswer> {
-    const quantity = quantityOf(input.quantity, 'quantity');
+    checkQuantityShape(input.quantity, 'quantity');
     const t = await this.holdTarget(tenant, holdId);
-    return this.submit(tenant, t, { kind: 'commit', holdId, quantity }, 'commit', { holdId, quantity }, key);
+    return this.submit(
+      tenant,
+      t,
+      'commit',
+      (scale) => {
+        const quantity = quantityOf(input.quantity, 'quantity', scale);
+        return { op: { kind: 'commit', holdId, quantity }, body: { holdId, quantity } };
+      },
+      key,
+    );
   }
 
   /** Returns a hold whole. */
   async release(tenant: Tenant, holdId: Id, key?: string): Promise<UsageAnswer> {
     const t = await this.holdTarget(tenant, holdId);
-    return this.submit(tenant, t, { kind: 'release', holdId }, 'release', { holdId }, key);
+    return this.submit(tenant, t, 'release', () => ({ op: { kind: 'release', holdId }, body: { holdId } }), key);
   }
 
   /** Grants units to the owner's balance of the meter (an unknown owner gets a balance). */
   async grant(tenant: Tenant, input: GrantInput, key?: string): Promise<UsageAnswer> {
-    const amount = quantityOf(input.amount, 'amount');
+    checkQuantityShape(input.amount, 'amount');
     const priority = input.priority ?? DEFAULT_GRANT_PRIORITY;
     if (!Number.isInteger(priority) || priority < 0 || priority > 100) invalid('priority', 'must be a whole number from 0 to 100');
     const source = input.source ?? 'adjustment';
     if (!GRANT_SOURCES.includes(source)) invalid('source', `must be one of ${GRANT_SOURCES.join(', ')}`);
     const now = this.deps.clock.now();
     if (input.expiresAt && input.expiresAt <= now) invalid('expiresAt', 'must be in the future');
-    const grant: CreditGrant = {
-      id: this.deps.ids.newId(),
-      balanceId: '',
-      amount,
-      drawn: 0n,
-      expired: 0n,
-      priority,
-      expiresAt: input.expiresAt ?? null,
-      source,
-      createdAt: now,
-    };
-    const body = {
-      owner: input.owner,
-      meterSlug: input.meterSlug,
-      amount,
-      priority,
-      source,
-      expiresAt: input.expiresAt?.toISOString() ?? null,
-    };
-    return this.submit(tenant, input, { kind: 'grant', grant }, 'grant', body, key);
+    const id = this.deps.ids.newId();
+    return this.submit(
+      tenant,
+      input,
+      'grant',
+      (scale) => {
+        const amount = quantityOf(input.amount, 'amount', scale);
+        const grant: CreditGrant = {
+          id,
+          balanceId: '',
+          amount,
+          drawn: 0n,
+          expired: 0n,
+          priority,
+          expiresAt: input.expiresAt ?? null,
+          source,
+          createdAt: now,
+        };
+        const body = {
+          owner: input.owner,
+          meterSlug: input.meterSlug,
+          amount,
+          priority,
+          source,
+          expiresAt: input.expiresAt?.toISOString() ?? null,
+        };
+        return { op: { kind: 'grant', grant }, body };
+      },
+      key,
+    );
   }
 
   /**
@@ -374,7 +455,7 @@ export class UsageService {
     input: { licenseId: Id; featureVariableName: string; increment: unknown },
     key?: string,
   ): Promise<UsageAnswer> {
-    const quantity = quantityOf(input.increment, 'countOptions.increment');
+    checkQuantityShape(input.increment, 'countOptions.increment');
     const { license, feature } = await this.deps.uow.read(async (r) => {
       const license = assertAccessible(await r.licenses.get(input.licenseId), tenant, 'license');
       const product = await r.products.get(license.productId);
@@ -387,7 +468,16 @@ export class UsageService {
       this.createMeter(tenant, { slug, name: feature.displayName || feature.name }).catch(() => this.meter(tenant, slug)),
     );
     const target = { owner: license.subscriptionId ?? license.id, meterSlug: meter.slug };
-    return this.submit(tenant, target, { kind: 'record', quantity }, 'record', { ...target, quantity }, key);
+    return this.submit(
+      tenant,
+      target,
+      'record',
+      (scale) => {
+        const quantity = quantityOf(input.increment, 'countOptions.increment', scale);
+        return { op: { kind: 'record', quantity }, body: { ...target, quantity } };
+      },
+      key,
+    );
   }
 
   /** v1 `GET /licenses/:uuid/usage`: units used per usage feature by the license's holder this period. */
@@ -400,7 +490,8 @@ export class UsageService {
       return balances.flatMap((b) => {
         const slug = meters.get(b.meterId)?.slug;
         const feature = product?.features.find((f) => f.variableName.toLowerCase() === slug);
-        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount: exactNumber(b.used) }] : [];
+        const unitCount = exactNumber(b.used, meters.get(b.meterId)?.scale);
+        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount }] : [];
       });
     });
   }

@@ -262,8 +262,8 @@ async function eventsOf(r: Repositories, changes: Change[]): Promise<Pending[]> 
           status: 'final',
           periodStart: iso(x.periodStart),
           periodEnd: iso(x.periodEnd),
-          finalUsage: exactNumber(x.finalUsage),
-          billedUnits: exactNumber(x.billedUnits),
+          finalUsage: exactNumber(x.finalUsage, meter?.scale),
+          billedUnits: exactNumber(x.billedUnits, meter?.scale),
           currency: x.currency,
           amount: exactNumber(x.amountMinor),
         });
@@ -302,24 +302,25 @@ function usageEvents(w: UsageWrite, add: (o: Tenant, type: WebhookEventType, key
   const quantity = used.reduce((n, e) => n + e.usedDelta, 0n);
   const before = b.used - w.entries.reduce((n, e) => n + e.usedDelta, 0n);
   const left = available(b);
+  const scale = w.meterScale ?? 0;
   const view = {
     owner: b.owner,
     meterSlug: w.meterSlug ?? null,
-    granted: exactNumber(b.granted),
-    used: exactNumber(b.used),
-    reserved: exactNumber(b.reserved),
-    remaining: left === null ? null : exactNumber(left),
+    granted: exactNumber(b.granted, scale),
+    used: exactNumber(b.used, scale),
+    reserved: exactNumber(b.reserved, scale),
+    remaining: left === null ? null : exactNumber(left, scale),
     periodStart: iso(b.periodStart),
     periodEnd: iso(b.periodEnd),
   };
-  add(b, 'usage.recorded', usageOrderingKey(b, b.owner), { ...view, quantity: exactNumber(quantity), operations: used.length });
+  add(b, 'usage.recorded', usageOrderingKey(b, b.owner), { ...view, quantity: exactNumber(quantity, scale), operations: used.length });
   // What the period allows: its grants (allowance, rollover, credits) when they limit it, else its cap.
   const allowed = b.limited ? b.granted : b.cap;
   if (allowed === null || allowed <= 0n) return;
   for (const t of USAGE_THRESHOLDS) {
     const at = BigInt(t) * allowed;
     if (before * 100n < at && b.used * 100n >= at)
-      add(b, 'usage.threshold', usageOrderingKey(b, b.owner), { ...view, threshold: t, allowance: exactNumber(allowed) });
+      add(b, 'usage.threshold', usageOrderingKey(b, b.owner), { ...view, threshold: t, allowance: exactNumber(allowed, scale) });
   }
 }
 
