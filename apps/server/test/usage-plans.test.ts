@@ -3,6 +3,7 @@ import path from 'node:path';
 import request from 'supertest';
 import {
   createTestWorld,
+  purchase,
   seedOrganisation,
   startWebhookReceiver,
   type ReceivedWebhook,
@@ -145,5 +146,65 @@ describe('a usage plan bought through the sandbox, over two periods', () => {
       [1800, 800, 650],
       [400, 0, 0],
     ]);
+  });
+
+  it('a v1 plan feature with isUsage meters like a metered line item: maxUsage caps, pricePerUnit bills, minUsage is the least billed', async () => {
+    // The plan's `projects` feature is a usage feature: 0.50 a project, at least 10 billed, at most 100 a period.
+    const planId = org.keys['plans.notes.metered'];
+    await world.db.uow.run(async (r) => {
+      const plan = await r.plans.get(planId);
+      const product = plan && (await r.products.get(plan.productId));
+      const feature = product?.features.find((f) => f.variableName === 'projects');
+      if (!plan || !feature) throw new Error('sample catalog changed');
+      const value = {
+        featureId: feature.id,
+        value: '0',
+        enumOptionId: null,
+        isUnlimited: false,
+        isUsage: true,
+        pricePerUnit: 0.5,
+        minUsage: 10,
+        maxUsage: 100,
+        updatedAt: world.clock.now(),
+      };
+      await r.plans.save({ ...plan, features: [...plan.features.filter((v) => v.featureId !== feature.id), value] });
+    });
+    const { subscription } = await purchase(world, planId, 'feature-user');
+    const put = (increment: number) =>
+      request(app)
+        .put('/usage')
+        .set('x-api-key', org.liveKey)
+        .set('version', 'v1')
+        .send({ licenseUuid: license, featureVariableName: 'projects', countOptions: { increment } });
+    const license = (await v1.get(`/licenses?subscriptionUuid=${subscription.id}`).expect(200)).body[0].uuid as string;
+    const balances = async () => (await api.get(`/api/balances?owner=${subscription.id}&meterSlug=projects`).expect(200)).body.data;
+    // The purchase opened the period capped at maxUsage.
+    expect(await balances()).toEqual([expect.objectContaining({ used: 0, remaining: 100 })]);
+    expect((await put(30).expect(200)).body.unitCount).toBe(30);
+    // Usage recorded past the cap still counts (overage is billed); taking more than is left is denied.
+    expect((await put(80).expect(200)).body.unitCount).toBe(110);
+    const denied = await api.post('/api/usage/consume', { owner: subscription.id, meterSlug: 'projects', quantity: 1 }).expect(200);
+    expect(denied.body.data).toMatchObject({ allowed: false, remaining: 0 });
+
+    // Period close bills 110 x 0.50 = 55.00 on the renewal invoice.
+    const usageLines = async () => {
+      const invoices = (await v1.get(`/subscriptions/${subscription.id}/invoices`).expect(200)).body.data as {
+        lines: { data: { description: string; quantity: number; amount: number }[] };
+      }[];
+      return invoices[0].lines.data.filter((l) => l.description.includes('Projects'));
+    };
+    world.clock.set(new Date(subscription.currentPeriodEnd.getTime() + 60_000));
+    // (the first test's subscription may renew in the same sweep)
+    expect(await world.core.sweeps.renewals()).toBeGreaterThanOrEqual(1);
+    expect((await usageLines()).map((l) => [l.quantity, l.amount])).toEqual([[110, 5500]]);
+    expect(await balances()).toEqual([expect.objectContaining({ used: 0, remaining: 100 })]);
+
+    // A quiet period still bills minUsage: 3 used, 10 billed.
+    expect((await put(3).expect(200)).body.unitCount).toBe(3);
+    const renewed = await world.db.uow.read((r) => r.subscriptions.get(subscription.id));
+    world.clock.set(new Date((renewed?.currentPeriodEnd.getTime() ?? 0) + 60_000));
+    // (the first test's subscription may renew in the same sweep)
+    expect(await world.core.sweeps.renewals()).toBeGreaterThanOrEqual(1);
+    expect((await usageLines()).map((l) => [l.quantity, l.amount])).toEqual([[10, 500]]);
   });
 });

@@ -1,4 +1,5 @@
-import { exactNumber } from '../../domain/usage';
+import { exactNumber, METER_SLUG } from '../../domain/usage';
+import { currencyExponent } from '../../domain/catalog';
 import { closePeriod as closeRule, decide, DEFAULT_GRANT_PRIORITY, expireDue, sortGrants, type BalanceState } from '../../domain/usage';
 import { billedUnits, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
 import type {
@@ -7,9 +8,11 @@ import type {
   Hold,
   Id,
   LedgerEntry,
+  Feature,
   LineItem,
   Meter,
   Plan,
+  PlanFeatureValue,
   Rollover,
   Subscription,
   Tenant,
@@ -33,6 +36,115 @@ export const usageLinesOf = (plan: Plan): UsageLine[] =>
   plan.lineItems.flatMap((li) =>
     li.priceType === 'metered' && li.meter && !li.archivedAt ? [{ lineItem: li, meter: li.meter, terms: li.usage ?? NO_USAGE_TERMS }] : [],
   );
+
+/**
+ * The plan's usage lines as a subscription's transaction sees them: its live metered line items,
+ * and its legacy/v1 usage features (`isUsage`) acting as metered line items (DESIGN section 14: a
+ * usage feature of a plan names a meter like a metered line item does). Such a feature counts on
+ * the tenant's meter of its variable name (made when new, as v1 `PUT /usage` does); `maxUsage` is
+ * the period's cap (0: none), `minUsage` the least billed, no allowance and no rollover, priced per
+ * unit at `pricePerUnit` (major units of the subscription's currency). A metered line item on the
+ * same meter wins; a decimal meter is not billed by a plan.
+ */
+export async function usageLinesIn(
+  r: Repositories,
+  ids: IdGenerator,
+  plan: Plan,
+  currency: string | null,
+  now: Date,
+): Promise<UsageLine[]> {
+  const lines = usageLinesOf(plan);
+  const values = plan.features.filter((v) => v.isUsage);
+  if (!values.length) return lines;
+  const product = await r.products.get(plan.productId);
+  const tenant = { organisationId: plan.organisationId, isTest: plan.isTest };
+  for (const v of values) {
+    const feature = product?.features.find((f) => f.id === v.featureId);
+    const slug = feature?.variableName.toLowerCase() ?? '';
+    if (!feature || !METER_SLUG.test(slug) || slug.length > 64 || lines.some((l) => l.meter.slug === slug)) continue;
+    let meter = await r.usage.findMeter(tenant, slug);
+    if (!meter) {
+      const id = ids.newId();
+      meter = {
+        id,
+        ...tenant,
+        slug,
+        name: feature.displayName || feature.name,
+        unitLabel: null,
+        scale: 0,
+        paymentMeterId: `mtr_${id.replace(/-/g, '').slice(0, 16)}`,
+        createdAt: now,
+        updatedAt: now,
+      };
+      await r.usage.saveMeter(meter);
+    }
+    if (meter.scale) continue;
+    const terms: UsageTerms = {
+      allowance: 0n,
+      maxUsage: v.maxUsage > 0 ? BigInt(Math.floor(v.maxUsage)) : null,
+      minUsage: v.minUsage > 0 ? BigInt(Math.floor(v.minUsage)) : 0n,
+      rollover: { kind: 'none' },
+    };
+    lines.push({ lineItem: featureLineItem(feature, v, meter, terms, currency, now), meter, terms });
+  }
+  return lines;
+}
+
+/** A usage feature as the metered line item it acts as (what period close prices and describes). */
+function featureLineItem(
+  feature: Feature,
+  v: PlanFeatureValue,
+  meter: Meter,
+  terms: UsageTerms,
+  currency: string | null,
+  now: Date,
+): LineItem {
+  const code = (currency ?? 'usd').toLowerCase();
+  return {
+    id: feature.id,
+    name: feature.displayName || feature.name,
+    slug: meter.slug,
+    paymentProductId: '',
+    nickname: '',
+    priceType: 'metered',
+    intervalType: 'recurring',
+    billingScheme: 'per_unit',
+    tiersMode: null,
+    minQuantity: 0,
+    maxQuantity: 0,
+    isActive: true,
+    allowChangingQuantity: false,
+    unitLabel: null,
+    meter,
+    usage: terms,
+    prices: [
+      {
+        id: feature.id,
+        paymentPriceId: '',
+        interval: null,
+        intervalCount: null,
+        currencyOptions: [
+          {
+            id: feature.id,
+            currency: code,
+            // Minor units, possibly fractional (usage amounts are computed in millionths and rounded once per line).
+            unitAmount: v.pricePerUnit > 0 ? v.pricePerUnit * 10 ** currencyExponent(code.toUpperCase()) : 0,
+            isDefault: true,
+            tiers: [],
+            createdAt: now,
+            updatedAt: now,
+          },
+        ],
+        archivedAt: null,
+        createdAt: now,
+        updatedAt: now,
+      },
+    ],
+    archivedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
 
 /** The holder of a subscription's usage: the subscription (all its seats share it), as v1 `PUT /usage` records it. */
 export const subscriptionOwner = (s: Pick<Subscription, 'id'>): string => s.id;
@@ -203,7 +315,9 @@ export async function closeSubscriptionPeriod(
   const owner = subscriptionOwner(s);
   const out: BilledPeriod[] = [];
   // Balances are locked in the group commit's order (by meter, for one owner), so neither waits on the other in a cycle.
-  const lines = usageLinesOf(a.plan).sort((x, y) => (x.meter.id < y.meter.id ? -1 : x.meter.id > y.meter.id ? 1 : 0));
+  const lines = (await usageLinesIn(r, ids, a.plan, s.currency, a.now)).sort((x, y) =>
+    x.meter.id < y.meter.id ? -1 : x.meter.id > y.meter.id ? 1 : 0,
+  );
   for (const line of lines) {
     if (await r.usage.findClose(tenant, owner, line.meter.id, a.periodEnd)) continue;
     const closed = await closeOpenPeriod(r, ids, {
@@ -250,7 +364,7 @@ export async function closeSubscriptionPeriod(
 
 /** Gives a subscription its first period of each metered line item of its plan (a purchase, a plan change's new subscription). */
 export async function startSubscriptionUsage(r: Repositories, ids: IdGenerator, s: Subscription, plan: Plan, now: Date): Promise<void> {
-  for (const line of usageLinesOf(plan))
+  for (const line of await usageLinesIn(r, ids, plan, s.currency, now))
     await openPeriod(r, ids, {
       tenant: { organisationId: s.organisationId, isTest: s.isTest },
       owner: subscriptionOwner(s),
