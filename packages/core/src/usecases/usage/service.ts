@@ -153,7 +153,8 @@ export class UsageService {
     key?: string,
   ): Promise<UsageAnswer> {
     this.checkKey(key);
-    return this.group.submit(await this.target(tenant, t), op, key, fingerprintOf(what, body));
+    // The fingerprint tells a replay from a reuse of the key: without a key there is nothing to tell (an empty one).
+    return this.group.submit(await this.target(tenant, t), op, key, key === undefined ? '' : fingerprintOf(what, body));
   }
 
   /** Usage that happened: counted even over a cap (billed as overage). */
