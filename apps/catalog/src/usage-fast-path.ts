@@ -6,7 +6,7 @@ import {
   type ApiKey,
   type ApiKeyService,
   type Logger,
-  type UsageAnswer,
+  type Tenant,
   type UsageService,
 } from '@tollgate/core';
 import {
@@ -25,17 +25,18 @@ import {
   type RateLimits,
 } from '@tollgate/http';
 import { catalogErrorSchema, objectOf } from './response-schemas';
-import { consumeBody } from './routes/usage';
+import { consumeBody, recordBody } from './routes/usage';
 import { answerSchema, answerView } from './routes/usage-views';
 import { catalogErrorBody, objectEnvelope } from './views';
 
-export const USAGE_FAST_PATH = '/api/usage/consume';
-/** Bodies the fast path reads itself: a consume body is well under 1 KB; anything longer goes to express. */
+/** The paths the fast path answers (exactly these spellings; any other goes to the routers). */
+export const USAGE_FAST_PATHS = ['/api/usage/consume', '/api/usage/record'] as const;
+/** Bodies the fast path reads itself: a usage body is well under 1 KB; anything longer goes to express. */
 const MAX_FAST_BODY = 4096;
 
 export interface UsageFastPathOptions {
   apiKeys: Pick<ApiKeyService, 'authenticate'>;
-  usage: Pick<UsageService, 'consume'>;
+  usage: Pick<UsageService, 'consume' | 'record'>;
   rateLimits?: RateLimits;
   logger: Logger;
   logRequests: boolean;
@@ -43,23 +44,51 @@ export interface UsageFastPathOptions {
   trustProxy?: number;
 }
 
-/** What the fast path did with the consumes it was offered. */
+/** What the fast path did with the consumes and records it was offered. */
 export interface UsageFastPathStats {
   served: number;
   passed: number;
 }
 
 export interface UsageFastPath {
-  /** Is this a consume (POST `/api/usage/consume`)? Others go straight to the routers. */
+  /** Is this a consume or a record (POST `/api/usage/consume`, `/api/usage/record`)? Others go straight to the routers. */
   wants(req: IncomingMessage): boolean;
   /** Answers the request and resolves true, or leaves it to the routers (resolves false); never rejects. */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   stats(): UsageFastPathStats;
 }
 
-type ConsumeBody = { owner: string; meterSlug: string; quantity: number };
-const validConsume = compile<ConsumeBody>(consumeBody);
 const answerBodySchema = objectOf(answerSchema);
+
+/** One operation the fast path answers: its body check and its work, answering as the route does. */
+interface FastOperation {
+  validate(body: unknown): unknown;
+  run(usage: UsageFastPathOptions['usage'], tenant: Tenant, body: unknown, key: string | undefined, req: IncomingMessage): Promise<Answer>;
+}
+type Answer = { status: number; body?: unknown };
+
+/** RFC 7240, as the record route reads it: `Prefer: return=representation` asks for the balance. */
+const wantsRepresentation = (req: IncomingMessage) => /\breturn=representation\b/i.test(String(req.headers['prefer'] ?? ''));
+
+const OPERATIONS: Record<(typeof USAGE_FAST_PATHS)[number], FastOperation> = {
+  '/api/usage/consume': {
+    validate: compile<{ owner: string; meterSlug: string; quantity: number }>(consumeBody),
+    run: async (usage, tenant, body, key) => ({
+      status: 200,
+      body: objectEnvelope(answerView(await usage.consume(tenant, body as { owner: string; meterSlug: string; quantity: number }, key))),
+    }),
+  },
+  '/api/usage/record': {
+    validate: compile<{ owner: string; meterSlug: string; increment: number }>(recordBody),
+    run: async (usage, tenant, body, key, req) => {
+      const b = body as { owner: string; meterSlug: string; increment: number };
+      const a = await usage.record(tenant, { owner: b.owner, meterSlug: b.meterSlug, quantity: b.increment }, key, 'increment');
+      return wantsRepresentation(req) ? { status: 200, body: objectEnvelope(answerView(a)) } : { status: 204 };
+    },
+  },
+};
+const operationOf = (url: string | undefined) =>
+  url !== undefined && Object.hasOwn(OPERATIONS, url) ? OPERATIONS[url as keyof typeof OPERATIONS] : undefined;
 
 /** The body's bytes, all `length` of them, or undefined if the client sent otherwise or went away. */
 function readBody(req: IncomingMessage, length: number): Promise<Buffer | undefined> {
@@ -87,16 +116,16 @@ function readBody(req: IncomingMessage, length: number): Promise<Buffer | undefi
 }
 
 /**
- * `POST /api/usage/consume` outside express (the usage counterpart of the check's fast path,
- * DESIGN section 11): the route's happy path with the same key, scope, write budget, body rules
+ * `POST /api/usage/consume` and `POST /api/usage/record` outside express (the usage counterpart of
+ * the check's fast path, DESIGN section 11): each route's happy path with the same key, scope, write budget, body rules
  * and bytes (status, `x-request-id`, `Content-Type`, `Content-Length`, body). Before the body is
  * read, anything unusual (another content type, no `Content-Length`, a large or chunked body, a
  * missing, unknown or scopeless key, an address over its failed-authentication budget, a key over
  * its write budget) is left to the routers untouched. Once the body is read, a body the route
  * would refuse (not JSON, too deep, invalid, unclean text) is left to them too, with the bytes read
  * (`setPrereadBody`): they parse them as they would have and answer exactly as before. The
- * consume itself runs once, here: its answer, or its error in the catalog's shape, is sent from
- * here (never retried by the routers: a consume is not read-only).
+ * operation itself runs once, here: its answer, or its error in the catalog's shape, is sent from
+ * here (never retried by the routers: a consume or a record is not read-only).
  * `usage-fast-path.test.ts` in the server compares both paths byte for byte.
  */
 export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
@@ -105,26 +134,32 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
     stats.passed++;
     return false;
   };
-  const wants = (req: IncomingMessage) => req.method === 'POST' && req.url === USAGE_FAST_PATH;
+  const wants = (req: IncomingMessage) => req.method === 'POST' && operationOf(req.url) !== undefined;
 
   const send = (req: IncomingMessage, res: ServerResponse, status: number, body: unknown, start: bigint, extra?: [string, string]) => {
     if (res.headersSent || res.destroyed) return;
-    const text = JSON.stringify(body);
+    const path = req.url as string;
     const id = requestIdOf(req.headers['x-request-id']);
     res.statusCode = status;
     res.setHeader('x-request-id', id);
     if (extra) res.setHeader(extra[0], extra[1]);
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('Content-Length', Buffer.byteLength(text));
     // The metrics' route label, as express would have set it.
-    (req as IncomingMessage & { route?: { path: string } }).route = { path: USAGE_FAST_PATH };
-    res.end(text);
+    (req as IncomingMessage & { route?: { path: string } }).route = { path };
+    if (body === undefined) {
+      res.setHeader('Content-Length', '0');
+      res.end();
+    } else {
+      const text = JSON.stringify(body);
+      res.setHeader('Content-Type', 'application/json');
+      res.setHeader('Content-Length', Buffer.byteLength(text));
+      res.end(text);
+    }
     stats.served++;
     if (o.logRequests)
       o.logger.info('request', {
         requestId: id,
         method: 'POST',
-        path: USAGE_FAST_PATH,
+        path,
         status,
         address: clientAddress(req, o.trustProxy ?? 0),
         ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
@@ -138,7 +173,7 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
       o.logger.error('request failed', {
         requestId: requestIdOf(req.headers['x-request-id']),
         method: 'POST',
-        path: USAGE_FAST_PATH,
+        path: req.url,
         error: err instanceof Error ? err.stack : String(err),
       });
     const retry: [string, string] | undefined =
@@ -148,12 +183,13 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
           ? ['Retry-After', String(BUSY_RETRY_AFTER_SECONDS)]
           : undefined;
     const body = catalogErrorBody(h);
-    if (responseAuditSink()) auditBody('POST /api/usage/consume (fast path)', h.status, catalogErrorSchema, body);
+    if (responseAuditSink()) auditBody(`POST ${req.url} (fast path)`, h.status, catalogErrorSchema, body);
     send(req, res, h.status, body, start, retry);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
-    if (!wants(req)) return false;
+    const operation = req.method === 'POST' ? operationOf(req.url) : undefined;
+    if (!operation) return false;
     const start = o.logRequests ? process.hrtime.bigint() : 0n;
     const h = req.headers;
     if (h['transfer-encoding'] !== undefined || h['content-type'] !== 'application/json') return pass();
@@ -179,33 +215,35 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
       if (!res.headersSent) res.destroy();
       return true;
     }
-    let body: ConsumeBody;
+    let body: unknown;
     try {
       if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw new Error('deep');
       const parsed: unknown = JSON.parse(raw.toString('utf8'));
       assertCleanText(parsed, 'body');
-      body = validConsume(parsed);
+      body = operation.validate(parsed);
     } catch {
       // A body the route refuses: the routers answer it from the same bytes (the write budget they count themselves).
       await o.rateLimits?.releaseWrite(key.id);
       setPrereadBody(req, raw);
       return pass();
     }
-    let answer: UsageAnswer;
+    let answer: Answer;
     try {
       const k = h['idempotency-key'];
-      answer = await o.usage.consume(
+      answer = await operation.run(
+        o.usage,
         { organisationId: key.organisationId, isTest: key.isTest },
         body,
         typeof k === 'string' ? k : undefined,
+        req,
       );
     } catch (e) {
       sendError(req, res, e, start);
       return true;
     }
-    const out = objectEnvelope(answerView(answer));
-    if (responseAuditSink()) auditBody('POST /api/usage/consume (fast path)', 200, answerBodySchema, out);
-    send(req, res, 200, out, start);
+    if (answer.body !== undefined && responseAuditSink())
+      auditBody(`POST ${req.url} (fast path)`, answer.status, answerBodySchema, answer.body);
+    send(req, res, answer.status, answer.body, start);
     return true;
   };
   return { wants, handle, stats: () => ({ ...stats }) };

@@ -184,6 +184,44 @@ describe('the consume fast path', () => {
   });
 });
 
+describe('the record fast path', () => {
+  const record = (owner: string, increment: unknown = 5) => JSON.stringify({ owner, meterSlug: 'tokens', increment });
+
+  it('answers records itself (204, or 200 with the balance when asked) with the same status, headers and bytes as the router', async () => {
+    for (const headers of [bearer(org.liveKey), { ...bearer(org.liveKey), prefer: 'return=representation' }]) {
+      for (let i = 0; i < 2; i++) {
+        const before = fast.usageFastPathStats().served;
+        const a = await post(fastBase, '/api/usage/record', headers, record('fast-r'));
+        const b = await post(routerBase, '/api/usage/record', headers, record('rout-r'));
+        expect({ headers, ...compared(a) }).toEqual({ headers, ...compared(b), body: b.body.replace('rout-r', 'fast-r') });
+        expect(a.status).toBe(headers.prefer ? 200 : 204);
+        expect(fast.usageFastPathStats().served).toBe(before + 1);
+      }
+    }
+    const balance = await world.core.usage.balances(org.tenant, 'fast-r');
+    expect(balance.map((b) => b.balance.used)).toEqual([20n]);
+  });
+
+  it('leaves a body the route refuses to the router, and answers an error of the record itself as the router does', async () => {
+    for (const [body, served] of [
+      [JSON.stringify({ owner: 'fast-r', meterSlug: 'tokens', quantity: 5 }), false],
+      [record('fast-r', -1), true],
+      [JSON.stringify({ owner: 'fast-r', meterSlug: 'no_such_meter', increment: 1 }), true],
+    ] as const) {
+      const before = fast.usageFastPathStats();
+      const [a, b] = [
+        await post(fastBase, '/api/usage/record', bearer(org.liveKey), body),
+        await post(routerBase, '/api/usage/record', bearer(org.liveKey), body),
+      ];
+      expect({ body, ...compared(a) }).toEqual({ body, ...compared(b) });
+      expect(a.status).toBe(400);
+      expect(fast.usageFastPathStats()).toEqual(
+        served ? { served: before.served + 1, passed: before.passed } : { served: before.served, passed: before.passed + 1 },
+      );
+    }
+  });
+});
+
 describe('the consume fast path with rate limits on', () => {
   it("counts each write once against the key's budget, whichever path answers it; over the budget the router answers 429", async () => {
     const limited = createServerApp({
