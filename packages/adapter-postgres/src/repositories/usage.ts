@@ -100,6 +100,34 @@ const grantOf = (g: Selectable<CreditGrants>): CreditGrant => ({
   createdAt: g.created_at,
 });
 
+/** A live grant as usage_lock_balances returns it (JSON: quantities as text, times as ISO strings). */
+interface LockedGrant {
+  id: string;
+  balance_id: string;
+  amount: string;
+  drawn: string;
+  expired: string;
+  priority: number;
+  expires_at: string | null;
+  source: string;
+  created_at: string;
+}
+
+/** A balance locked by usage_lock_balances, with its live grants (null: not limited, or none). */
+type LockedRow = Selectable<UsageBalances> & { grants: LockedGrant[] | null };
+
+const lockedGrantOf = (g: LockedGrant): CreditGrant => ({
+  id: g.id,
+  balanceId: g.balance_id,
+  amount: big(g.amount),
+  drawn: big(g.drawn),
+  expired: big(g.expired),
+  priority: g.priority,
+  expiresAt: g.expires_at === null ? null : new Date(g.expires_at),
+  source: g.source as GrantSource,
+  createdAt: new Date(g.created_at),
+});
+
 const holdOf = (h: Selectable<UsageHolds>): Hold => ({
   id: h.id,
   balanceId: h.balance_id,
@@ -221,23 +249,20 @@ export function usageRepository(db: Db): UsageRepository {
         `${b.organisationId}:${b.isTest}:${b.meterId}:${b.owner}`;
       const rowKey = (r: Selectable<UsageBalances>) =>
         keyOf({ organisationId: r.organisation_id, isTest: r.is_test, owner: r.owner, meterId: r.meter_id });
-      // One statement locks every open balance of the batch, in the order of their ids: two writers
-      // locking overlapping sets take the rows they share in the same order and never deadlock. The
-      // keys arrive as arrays joined row by row (`unnest`): one index probe per balance on the full
-      // unique key whatever the planner's statistics say (a row-value IN list let a stale-statistics
-      // plan scan every balance of the organisation, 6 ms a batch at 10 000 balances), and one
-      // statement text whatever the batch size.
+      // One round trip locks every open balance of the batch, in the order of their ids (two writers
+      // locking overlapping sets take the rows they share in the same order and never deadlock), and
+      // reads them with the live grants of the limited ones, under the locks (usage_lock_balances,
+      // migration 2026-11-25T10-00-usage-lock). The keys travel as arrays joined row by row
+      // (`unnest`): one index probe per balance on the full unique key whatever the planner's
+      // statistics say (a row-value IN list let a stale-statistics plan scan every balance of the
+      // organisation, 6 ms a batch at 10 000 balances), and one statement text whatever the batch size.
       const lockAll = async (fs: Balance[]) =>
         (
-          await sql<Selectable<UsageBalances>>`
-            select b.* from unnest(${fs.map((f) => f.organisationId)}::uuid[], ${fs.map((f) => f.isTest)}::boolean[],
-              ${fs.map((f) => f.owner)}::text[], ${fs.map((f) => f.meterId)}::uuid[]) as k (organisation_id, is_test, owner, meter_id)
-            join usage_balances b on b.organisation_id = k.organisation_id and b.is_test = k.is_test
-              and b.owner = k.owner and b.meter_id = k.meter_id and b.closed_at is null
-            order by b.id
-            for update of b`.execute(db)
+          await sql<LockedRow>`
+            select * from usage_lock_balances(${fs.map((f) => f.organisationId)}::uuid[], ${fs.map((f) => f.isTest)}::boolean[],
+              ${fs.map((f) => f.owner)}::text[], ${fs.map((f) => f.meterId)}::uuid[])`.execute(db)
         ).rows;
-      const found = new Map<string, Selectable<UsageBalances>>();
+      const found = new Map<string, LockedRow>();
       for (const r of await lockAll(items.map((i) => i.fresh))) found.set(rowKey(r), r);
       for (let attempt = 0; ; attempt++) {
         const missing = items.filter((i) => !found.has(keyOf(i.fresh))).map((i) => i.fresh);
@@ -253,17 +278,10 @@ export function usageRepository(db: Db): UsageRepository {
             .execute();
         for (const r of await lockAll(missing)) found.set(rowKey(r), r);
       }
-      const rows = items.map((i) => found.get(keyOf(i.fresh)) as Selectable<UsageBalances>);
-      // Grants exist only on a limited balance, open holds only where something is reserved or named.
-      const limited = rows.filter((r) => r.limited).map((r) => r.id);
+      const rows = items.map((i) => found.get(keyOf(i.fresh)) as LockedRow);
+      // Open holds only where something is reserved or named.
       const due = rows.filter((r, n) => big(r.reserved) !== 0n || items[n].holdIds.length > 0).map((r) => r.id);
       const named = [...new Set(items.flatMap((i) => i.holdIds))];
-      const grants = limited.length
-        ? (
-            await sql<Selectable<CreditGrants>>`
-              select * from credit_grants where balance_id = any(${limited}::uuid[]) and drawn + expired < amount`.execute(db)
-          ).rows
-        : [];
       const holds = due.length
         ? await db
             .selectFrom('usage_holds')
@@ -278,7 +296,7 @@ export function usageRepository(db: Db): UsageRepository {
         : [];
       return rows.map((row, n) => ({
         balance: balanceOf(row),
-        grants: grants.filter((g) => g.balance_id === row.id).map(grantOf),
+        grants: (row.grants ?? []).map(lockedGrantOf),
         holds: holds
           .filter(
             (h) =>
