@@ -153,4 +153,4 @@ function usageTable(u) {
   ].join('\n');
 }
 
-module.exports = { usageRows, usageTable };
+module.exports = { usageRows, usageTable, seedUsage };

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { Clock, Core, Logger, SignedLinks } from '@tollgate/core';
-import { catalogErrorBody, catalogOpenApi, createCatalogRouter } from '@tollgate/app-catalog';
+import { catalogErrorBody, catalogOpenApi, createCatalogRouter, createUsageFastPath, type UsageFastPathStats } from '@tollgate/app-catalog';
 import { createLegacyRouter, legacyOpenApi } from '@tollgate/app-legacy';
 import { createV1Router, mountV1Pages, v1OpenApi } from '@tollgate/app-v1';
 import { createVersionRouter, unsupportedVersionBody, versionOpenApi } from '@tollgate/app-v2';
@@ -42,6 +42,8 @@ const SUPPORTED_VERSIONS = ['v1', 'v2', 'v3'] as const;
 export type ServerApp = ((req: IncomingMessage, res: ServerResponse) => void) & {
   /** What the check's fast path answered itself and what it left to the routers. */
   fastPathStats(): CheckFastPathStats;
+  /** What the consume's fast path answered itself and what it left to the routers. */
+  usageFastPathStats(): UsageFastPathStats;
 };
 
 /**
@@ -50,7 +52,7 @@ export type ServerApp = ((req: IncomingMessage, res: ServerResponse) => void) & 
  * v1 where v1 serves it (the real service's clients send no header), else 404. Which paths each
  * generation serves comes from its route table.
  */
-export function createServerApp(s: ServerServices, options: { checkFastPath?: boolean } = {}): ServerApp {
+export function createServerApp(s: ServerServices, options: { checkFastPath?: boolean; usageFastPath?: boolean } = {}): ServerApp {
   // One set of limiters for the process: a client's failed keys count the same in every generation.
   const rateLimits = createRateLimits(s.config.rateLimits);
   const fast = createCheckFastPath({
@@ -60,9 +62,24 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
     logger: s.logger,
     logRequests: s.config.logRequests,
   });
+  const usage = createUsageFastPath({
+    apiKeys: s.core.apiKeys,
+    usage: s.core.usage,
+    rateLimits,
+    logger: s.logger,
+    logRequests: s.config.logRequests,
+    trustProxy: s.config.rateLimits.trustProxy,
+  });
   const metrics = createMetrics(s, fast.stats);
   const app = createExpressApp(s, rateLimits, metrics);
   const listener = (req: IncomingMessage, res: ServerResponse) => {
+    if (options.usageFastPath !== false && usage.wants(req)) {
+      metrics.observe(req, res);
+      return void usage.handle(req, res).then(
+        (served) => served || app(req, res),
+        () => res.headersSent || res.destroy(),
+      );
+    }
     if (options.checkFastPath === false || !fast.wants(req)) {
       metrics.observe(req, res);
       return void app(req, res);
@@ -73,7 +90,7 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
       () => app(req, res),
     );
   };
-  return Object.assign(listener, { fastPathStats: fast.stats });
+  return Object.assign(listener, { fastPathStats: fast.stats, usageFastPathStats: usage.stats });
 }
 
 function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof createRateLimits>, metrics: ServerMetrics): Express {

@@ -22,6 +22,7 @@ import * as people from './migrations/2026-11-24T30-00-people';
 import * as subscriptionLineItems from './migrations/2026-11-24T30-01-subscription-line-items';
 import * as receipts from './migrations/2026-11-24T40-00-receipts';
 import * as carts from './migrations/2026-11-24T40-01-carts';
+import * as usageLock from './migrations/2026-11-25T10-00-usage-lock';
 import * as meterRelay from './migrations/2026-11-25T30-00-meter-relay';
 import * as meterScale from './migrations/2026-11-25T30-01-meter-scale';
 
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T30-01-subscription-line-items': subscriptionLineItems,
   '2026-11-24T40-00-receipts': receipts,
   '2026-11-24T40-01-carts': carts,
+  '2026-11-25T10-00-usage-lock': usageLock,
   '2026-11-25T30-00-meter-relay': meterRelay,
   '2026-11-25T30-01-meter-scale': meterScale,
 };

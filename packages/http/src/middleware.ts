@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type Server } from 'node:http';
-import type { Duplex } from 'node:stream';
-import express, { type RequestHandler } from 'express';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import { Readable, type Duplex } from 'node:stream';
+import express, { type Request, type RequestHandler } from 'express';
 import { DomainError, ErrorCodes, type Logger } from '@tollgate/core';
 import { clientAddress, loggablePath } from './client-address';
 import { jsonDepthExceeds, MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
@@ -23,7 +23,7 @@ export const requestId: RequestHandler = (req, res, next) => {
  * JSON bodies up to 1 MB and 32 levels deep (checked on the raw bytes, before parsing); any other
  * body is refused by the generation's error table (400, 413, 415 in its shape).
  */
-export const jsonBody = express.json({
+const parseJson = express.json({
   limit: MAX_JSON_BYTES,
   strict: false,
   verify: (_req, _res, raw) => {
@@ -34,6 +34,33 @@ export const jsonBody = express.json({
     }
   },
 });
+
+/** The body a handler outside express already read off the socket, for express to parse as it would have. */
+const PREREAD = Symbol('tollgate.prereadBody');
+
+/**
+ * Hands express a request whose body a fast path already read (and then left to the routers):
+ * `jsonBody` parses these bytes exactly as it would have parsed the stream, same answers and errors.
+ */
+export function setPrereadBody(req: IncomingMessage, raw: Buffer): void {
+  (req as IncomingMessage & { [PREREAD]?: Buffer })[PREREAD] = raw;
+}
+
+/**
+ * JSON bodies up to 1 MB and 32 levels deep (checked on the raw bytes, before parsing); any other
+ * body is refused by the generation's error table (400, 413, 415 in its shape).
+ */
+export const jsonBody: RequestHandler = (req, res, next) => {
+  const raw = (req as IncomingMessage & { [PREREAD]?: Buffer })[PREREAD];
+  if (raw === undefined) return parseJson(req, res, next);
+  // The same parser over the same bytes, replayed from memory with the request's headers.
+  const replay = Object.assign(Readable.from([raw], { objectMode: false }), { headers: req.headers, body: undefined as unknown });
+  parseJson(replay as unknown as Request, res, (err?: unknown) => {
+    if (err) return next(err);
+    req.body = replay.body;
+    next();
+  });
+};
 
 /**
  * One log line per request: method, path (without signed tokens), status, time, client address.

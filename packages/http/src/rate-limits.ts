@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, rateLimit } from 'express-rate-limit';
 import { DomainError, ErrorCodes } from '@tollgate/core';
 import type { AuthContext } from './auth';
 import { clientAddress } from './client-address';
@@ -39,6 +39,14 @@ export interface RateLimits {
   authRefusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null;
   /** A key authenticated (the fast path tells what express would have seen). */
   authSucceeded(presented: string): void;
+  /**
+   * For writes answered outside express (the usage fast path): takes one write of the key's
+   * budget and answers true, or, over the budget, takes nothing and answers false (the request is
+   * then left to express, whose `writes` counts it and answers the 429).
+   */
+  claimWrite(keyId: string): Promise<boolean>;
+  /** Gives back a write `claimWrite` took, for a request left to express after all (which counts it itself). */
+  releaseWrite(keyId: string): Promise<void>;
 }
 
 const WINDOW_MS = 60_000;
@@ -164,15 +172,32 @@ const refuse = (what: string) => (req: Request, res: Response, next: (e: unknown
  * client gets up to N times the budget (docs/decisions.md).
  */
 export function createRateLimits(config: RateLimitConfig): RateLimits {
-  if (!config.enabled) return { authFailures: pass, writes: pass, authRefusal: () => null, authSucceeded: () => undefined };
+  if (!config.enabled)
+    return {
+      authFailures: pass,
+      writes: pass,
+      authRefusal: () => null,
+      authSucceeded: () => undefined,
+      claimWrite: async () => true,
+      releaseWrite: async () => undefined,
+    };
   const budget = new AuthFailureBudget(config.authFailuresPerMinute, config.trustProxy);
+  // The writes' counters, shared by the express limiter and the fast path (keyed by API key id).
+  const writes = new MemoryStore();
   return {
+    claimWrite: async (keyId) => {
+      if ((await writes.increment(keyId)).totalHits <= config.writesPerMinute) return true;
+      await writes.decrement(keyId);
+      return false;
+    },
+    releaseWrite: (keyId) => writes.decrement(keyId),
     authFailures: budget.middleware(),
     authRefusal: (req, presented) => budget.refusal(req, presented),
     authSucceeded: (presented) => budget.succeeded(presented),
     writes: rateLimit({
       windowMs: WINDOW_MS,
       limit: config.writesPerMinute,
+      store: writes,
       skip: (req) => req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS',
       keyGenerator: (_req, res) => (res.locals.auth as AuthContext | undefined)?.key.id ?? 'anonymous',
       standardHeaders: false,

@@ -112,6 +112,34 @@ const grantOf = (g: Selectable<CreditGrants>): CreditGrant => ({
   createdAt: g.created_at,
 });
 
+/** A live grant as usage_lock_balances returns it (JSON: quantities as text, times as ISO strings). */
+interface LockedGrant {
+  id: string;
+  balance_id: string;
+  amount: string;
+  drawn: string;
+  expired: string;
+  priority: number;
+  expires_at: string | null;
+  source: string;
+  created_at: string;
+}
+
+/** A balance locked by usage_lock_balances, with its live grants (null: not limited, or none). */
+type LockedRow = Selectable<UsageBalances> & { grants: LockedGrant[] | null };
+
+const lockedGrantOf = (g: LockedGrant): CreditGrant => ({
+  id: g.id,
+  balanceId: g.balance_id,
+  amount: big(g.amount),
+  drawn: big(g.drawn),
+  expired: big(g.expired),
+  priority: g.priority,
+  expiresAt: g.expires_at === null ? null : new Date(g.expires_at),
+  source: g.source as GrantSource,
+  createdAt: new Date(g.created_at),
+});
+
 const holdOf = (h: Selectable<UsageHolds>): Hold => ({
   id: h.id,
   balanceId: h.balance_id,
@@ -236,24 +264,20 @@ export function usageRepository(db: Db): UsageRepository {
         `${b.organisationId}:${b.isTest}:${b.meterId}:${b.owner}`;
       const rowKey = (r: Selectable<UsageBalances>) =>
         keyOf({ organisationId: r.organisation_id, isTest: r.is_test, owner: r.owner, meterId: r.meter_id });
-      // One statement locks every open balance of the batch, in the order of their ids: two writers
-      // locking overlapping sets take the rows they share in the same order and never deadlock.
-      const lockAll = (fs: Balance[]) =>
-        db
-          .selectFrom('usage_balances')
-          .selectAll()
-          .where('closed_at', 'is', null)
-          .where((eb) =>
-            eb(
-              eb.refTuple('organisation_id', 'is_test', 'owner', 'meter_id'),
-              'in',
-              fs.map((f) => eb.tuple(f.organisationId, f.isTest, f.owner, f.meterId)),
-            ),
-          )
-          .orderBy('id')
-          .forUpdate()
-          .execute();
-      const found = new Map<string, Selectable<UsageBalances>>();
+      // One round trip locks every open balance of the batch, in the order of their ids (two writers
+      // locking overlapping sets take the rows they share in the same order and never deadlock), and
+      // reads them with the live grants of the limited ones, under the locks (usage_lock_balances,
+      // migration 2026-11-25T10-00-usage-lock). The keys travel as arrays joined row by row
+      // (`unnest`): one index probe per balance on the full unique key whatever the planner's
+      // statistics say (a row-value IN list let a stale-statistics plan scan every balance of the
+      // organisation, 6 ms a batch at 10 000 balances), and one statement text whatever the batch size.
+      const lockAll = async (fs: Balance[]) =>
+        (
+          await sql<LockedRow>`
+            select * from usage_lock_balances(${fs.map((f) => f.organisationId)}::uuid[], ${fs.map((f) => f.isTest)}::boolean[],
+              ${fs.map((f) => f.owner)}::text[], ${fs.map((f) => f.meterId)}::uuid[])`.execute(db)
+        ).rows;
+      const found = new Map<string, LockedRow>();
       for (const r of await lockAll(items.map((i) => i.fresh))) found.set(rowKey(r), r);
       for (let attempt = 0; ; attempt++) {
         const missing = items.filter((i) => !found.has(keyOf(i.fresh))).map((i) => i.fresh);
@@ -269,19 +293,10 @@ export function usageRepository(db: Db): UsageRepository {
             .execute();
         for (const r of await lockAll(missing)) found.set(rowKey(r), r);
       }
-      const rows = items.map((i) => found.get(keyOf(i.fresh)) as Selectable<UsageBalances>);
-      // Grants exist only on a limited balance, open holds only where something is reserved or named.
-      const limited = rows.filter((r) => r.limited).map((r) => r.id);
+      const rows = items.map((i) => found.get(keyOf(i.fresh)) as LockedRow);
+      // Open holds only where something is reserved or named.
       const due = rows.filter((r, n) => big(r.reserved) !== 0n || items[n].holdIds.length > 0).map((r) => r.id);
       const named = [...new Set(items.flatMap((i) => i.holdIds))];
-      const grants = limited.length
-        ? await db
-            .selectFrom('credit_grants')
-            .selectAll()
-            .where('balance_id', 'in', limited)
-            .where(sql<boolean>`drawn + expired < amount`)
-            .execute()
-        : [];
       const holds = due.length
         ? await db
             .selectFrom('usage_holds')
@@ -296,7 +311,7 @@ export function usageRepository(db: Db): UsageRepository {
         : [];
       return rows.map((row, n) => ({
         balance: balanceOf(row),
-        grants: grants.filter((g) => g.balance_id === row.id).map(grantOf),
+        grants: (row.grants ?? []).map(lockedGrantOf),
         holds: holds
           .filter(
             (h) =>
@@ -395,105 +410,58 @@ export function usageRepository(db: Db): UsageRepository {
     },
     async writeMany(ws) {
       if (ws.length === 0) return;
-      // Every balance's counters in one statement (rows sorted by id, the order they were locked in).
-      const rows = ws.map((w) => balanceRow(w.balance)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      for (const part of chunks(rows, 9)) {
-        const values = part.map(
-          (b) =>
-            sql`(${b.id}::uuid, ${b.granted}::numeric, ${b.used}::numeric, ${b.reserved}::numeric, ${b.cap}::numeric, ${b.limited}::boolean, ${b.closed_at}::timestamptz, ${b.period_end}::timestamptz, ${b.updated_at}::timestamptz)`,
-        );
-        await sql`update usage_balances as b set granted = v.granted, used = v.used, reserved = v.reserved, cap = v.cap,
-          limited = v.limited, closed_at = v.closed_at, period_end = v.period_end, updated_at = v.updated_at
-          from (values ${sql.join(values)}) as v (id, granted, used, reserved, cap, limited, closed_at, period_end, updated_at)
-          where b.id = v.id`.execute(db);
-      }
-      const w = {
-        keys: ws.flatMap((x) => x.keys),
-        grants: ws.flatMap((x) => x.grants),
-        holds: ws.flatMap((x) => x.holds),
-        entries: ws.flatMap((x) => x.entries),
-      };
-      if (w.keys.length) {
+      // One statement writes the whole batch, one data-modifying CTE a table, whatever the batch size
+      // (a round trip each would hold the balances' row locks that much longer): each column travels
+      // as one array parameter and `unnest` turns them back into rows (no statement text, parse or
+      // plan that grows with the batch, and no parameter limit to cut it at). The tables are
+      // distinct, so the CTEs never touch a row twice. Balances are updated in the order of their
+      // ids, the order they were locked in.
+      const balances = ws.map((w) => w.balance).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const keys = ws.flatMap((x) => x.keys);
+      const grants = ws.flatMap((x) => x.grants);
+      const holds = ws.flatMap((x) => x.holds);
+      const entries = ws.flatMap((x) => x.entries);
+      const parts = [
+        sql`balances as (update usage_balances as b set granted = v.granted, used = v.used, reserved = v.reserved, cap = v.cap,
+            limited = v.limited, closed_at = v.closed_at, period_end = v.period_end, updated_at = v.updated_at
+          from unnest(${balances.map((b) => b.id)}::uuid[], ${balances.map((b) => text(b.granted))}::numeric[],
+            ${balances.map((b) => text(b.used))}::numeric[], ${balances.map((b) => text(b.reserved))}::numeric[],
+            ${balances.map((b) => (b.cap === null ? null : text(b.cap)))}::numeric[], ${balances.map((b) => b.limited)}::boolean[],
+            ${balances.map((b) => b.closedAt)}::timestamptz[], ${balances.map((b) => b.periodEnd)}::timestamptz[],
+            ${balances.map((b) => b.updatedAt)}::timestamptz[])
+            as v (id, granted, used, reserved, cap, limited, closed_at, period_end, updated_at)
+          where b.id = v.id)`,
+      ];
+      if (keys.length)
         // A key taken meanwhile (by a writer of another balance) fails the batch as a conflict: it is tried again and then replays.
-        for (const part of chunks(w.keys, 6))
-          await db
-            .insertInto('usage_keys')
-            .values(
-              part.map((k) => ({
-                organisation_id: k.organisationId,
-                is_test: k.isTest,
-                key: k.key,
-                fingerprint: k.fingerprint,
-                answer: JSON.stringify(k.answer),
-                created_at: k.createdAt,
-              })),
-            )
-            .execute();
-      }
-      for (const part of chunks(w.grants, 9))
-        await db
-          .insertInto('credit_grants')
-          .values(
-            part.map((g) => ({
-              id: g.id,
-              balance_id: g.balanceId,
-              amount: text(g.amount),
-              drawn: text(g.drawn),
-              expired: text(g.expired),
-              priority: g.priority,
-              expires_at: g.expiresAt,
-              source: g.source,
-              created_at: g.createdAt,
-            })),
-          )
-          .onConflict((oc) => oc.column('id').doUpdateSet({ drawn: sql`excluded.drawn`, expired: sql`excluded.expired` }))
-          .execute();
-      for (const part of chunks(w.holds, 10))
-        await db
-          .insertInto('usage_holds')
-          .values(
-            part.map((h) => ({
-              id: h.id,
-              balance_id: h.balanceId,
-              organisation_id: h.organisationId,
-              is_test: h.isTest,
-              quantity: text(h.quantity),
-              status: h.status,
-              committed: h.committed === null ? null : text(h.committed),
-              expires_at: h.expiresAt,
-              created_at: h.createdAt,
-              settled_at: h.settledAt,
-            })),
-          )
-          .onConflict((oc) =>
-            oc
-              .column('id')
-              .doUpdateSet({ status: sql`excluded.status`, committed: sql`excluded.committed`, settled_at: sql`excluded.settled_at` }),
-          )
-          .execute();
-      for (const part of chunks(w.entries, 15))
-        await db
-          .insertInto('usage_ledger')
-          .values(
-            part.map((e) => ({
-              id: e.id,
-              organisation_id: e.organisationId,
-              is_test: e.isTest,
-              balance_id: e.balanceId,
-              owner: e.owner,
-              meter_id: e.meterId,
-              kind: e.kind,
-              quantity: text(e.quantity),
-              granted_delta: text(e.grantedDelta),
-              used_delta: text(e.usedDelta),
-              reserved_delta: text(e.reservedDelta),
-              hold_id: e.holdId,
-              grant_id: e.grantId,
-              idempotency_key: e.idempotencyKey,
-              created_at: e.createdAt,
-            })),
-          )
-          .execute();
+        parts.push(sql`keys as (insert into usage_keys (organisation_id, is_test, key, fingerprint, answer, created_at)
+          select o, t, k, f, a::jsonb, c from unnest(${keys.map((k) => k.organisationId)}::uuid[], ${keys.map((k) => k.isTest)}::boolean[],
+            ${keys.map((k) => k.key)}::text[], ${keys.map((k) => k.fingerprint)}::text[], ${keys.map((k) => JSON.stringify(k.answer))}::text[],
+            ${keys.map((k) => k.createdAt)}::timestamptz[]) as v (o, t, k, f, a, c))`);
+      if (grants.length)
+        parts.push(sql`grants as (insert into credit_grants (id, balance_id, amount, drawn, expired, priority, expires_at, source, created_at)
+          select * from unnest(${grants.map((g) => g.id)}::uuid[], ${grants.map((g) => g.balanceId)}::uuid[],
+            ${grants.map((g) => text(g.amount))}::numeric[], ${grants.map((g) => text(g.drawn))}::numeric[],
+            ${grants.map((g) => text(g.expired))}::numeric[], ${grants.map((g) => g.priority)}::integer[],
+            ${grants.map((g) => g.expiresAt)}::timestamptz[], ${grants.map((g) => g.source)}::text[], ${grants.map((g) => g.createdAt)}::timestamptz[])
+          on conflict (id) do update set drawn = excluded.drawn, expired = excluded.expired)`);
+      if (holds.length)
+        parts.push(sql`holds as (insert into usage_holds (id, balance_id, organisation_id, is_test, quantity, status, committed, expires_at, created_at, settled_at)
+          select * from unnest(${holds.map((h) => h.id)}::uuid[], ${holds.map((h) => h.balanceId)}::uuid[],
+            ${holds.map((h) => h.organisationId)}::uuid[], ${holds.map((h) => h.isTest)}::boolean[], ${holds.map((h) => text(h.quantity))}::numeric[],
+            ${holds.map((h) => h.status)}::text[], ${holds.map((h) => (h.committed === null ? null : text(h.committed)))}::numeric[],
+            ${holds.map((h) => h.expiresAt)}::timestamptz[], ${holds.map((h) => h.createdAt)}::timestamptz[], ${holds.map((h) => h.settledAt)}::timestamptz[])
+          on conflict (id) do update set status = excluded.status, committed = excluded.committed, settled_at = excluded.settled_at)`);
+      if (entries.length)
+        parts.push(sql`ledger as (insert into usage_ledger (id, organisation_id, is_test, balance_id, owner, meter_id, kind, quantity, granted_delta,
+            used_delta, reserved_delta, hold_id, grant_id, idempotency_key, created_at)
+          select * from unnest(${entries.map((e) => e.id)}::uuid[], ${entries.map((e) => e.organisationId)}::uuid[],
+            ${entries.map((e) => e.isTest)}::boolean[], ${entries.map((e) => e.balanceId)}::uuid[], ${entries.map((e) => e.owner)}::text[],
+            ${entries.map((e) => e.meterId)}::uuid[], ${entries.map((e) => e.kind)}::text[], ${entries.map((e) => text(e.quantity))}::numeric[],
+            ${entries.map((e) => text(e.grantedDelta))}::numeric[], ${entries.map((e) => text(e.usedDelta))}::numeric[],
+            ${entries.map((e) => text(e.reservedDelta))}::numeric[], ${entries.map((e) => e.holdId)}::uuid[], ${entries.map((e) => e.grantId)}::uuid[],
+            ${entries.map((e) => e.idempotencyKey)}::text[], ${entries.map((e) => e.createdAt)}::timestamptz[]))`);
+      await sql`with ${sql.join(parts)} select 1`.execute(db);
     },
     async balancesWithDueHolds(now, limit) {
       const rows = await db

@@ -107,6 +107,28 @@ export function outboxRepository(db: Db): OutboxRepository {
           )
           .execute();
     },
+    appendSeeingEndpoints: async (events) => {
+      if (events.length === 0) return [];
+      // The events as array parameters (`unnest`, in the given order), and the tenants' enabled
+      // endpoints read by the same statement: one round trip where append and a look-up per tenant took two or more.
+      const tenants = [...new Map(events.map((e) => [`${e.organisationId}:${e.isTest}`, e])).values()];
+      const rows = await sql<Selectable<DB['webhook_endpoints']>>`
+        with appended as (
+          insert into outbox_events (id, organisation_id, is_test, type, ordering_key, payload, created_at)
+          select id, organisation_id, is_test, type, ordering_key, payload::jsonb, created_at
+          from unnest(${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.organisationId)}::uuid[],
+            ${events.map((e) => e.isTest)}::boolean[], ${events.map((e) => e.type)}::text[], ${events.map((e) => e.orderingKey)}::uuid[],
+            ${events.map((e) => json(e.payload))}::text[], ${events.map((e) => e.createdAt)}::timestamptz[])
+            with ordinality as v (id, organisation_id, is_test, type, ordering_key, payload, created_at, n)
+          order by n
+        )
+        select w.* from webhook_endpoints w
+        join unnest(${tenants.map((t) => t.organisationId)}::uuid[], ${tenants.map((t) => t.isTest)}::boolean[]) as t (organisation_id, is_test)
+          on w.organisation_id = t.organisation_id and w.is_test = t.is_test
+        where w.disabled_at is null
+        order by w.created_at, w.id`.execute(db);
+      return rows.rows.map(toEndpoint);
+    },
     purge: async (before, limit) => {
       const gone = await db
         .deleteFrom('outbox_events')

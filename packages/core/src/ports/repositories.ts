@@ -295,6 +295,12 @@ export interface EventRepository {
 export interface OutboxRepository {
   /** Writes the events (in this order: their sequence follows it). */
   append(events: OutboxEvent[]): Promise<void>;
+  /**
+   * `append`, answering the enabled endpoints of the events' organisations and modes (oldest
+   * first) read in the same round trip (a transaction that emits events holds its row locks one
+   * round trip less). Optional: without it, `append` then `enabledEndpoints` per tenant.
+   */
+  appendSeeingEndpoints?(events: OutboxEvent[]): Promise<WebhookEndpoint[]>;
   /** The event, if any. */
   get(id: Id): Promise<OutboxEvent | undefined>;
   /**

@@ -187,7 +187,9 @@ export class UsageService {
     const target = await this.target(tenant, t);
     const scale = target.meter.scale ?? 0;
     const { op, body } = build(scale);
-    return scaledAnswer(await this.group.submit(target, op, key, fingerprintOf(what, body)), scale);
+    // The fingerprint tells a replay from a reuse of the key: without a key there is nothing to tell (an empty one).
+    const fingerprint = key === undefined ? '' : fingerprintOf(what, body);
+    return scaledAnswer(await this.group.submit(target, op, key, fingerprint), scale);
   }
 
   /** Usage that happened: counted even over a cap (billed as overage). */

@@ -341,8 +341,12 @@ async function writeEvents(r: Repositories, changes: Change[], deps: { clock: Cl
     payload: { type: p.type, timestamp: now.toISOString(), data: p.data },
     createdAt: new Date(now.getTime() + i),
   }));
-  await r.outbox.append(events);
   const endpoints = new Map<string, WebhookEndpoint[]>();
+  if (r.outbox.appendSeeingEndpoints) {
+    for (const e of events) endpoints.set(`${e.organisationId}:${e.isTest}`, []);
+    for (const endpoint of await r.outbox.appendSeeingEndpoints(events))
+      endpoints.get(`${endpoint.organisationId}:${endpoint.isTest}`)?.push(endpoint);
+  } else await r.outbox.append(events);
   const deliveries: OutboxDelivery[] = [];
   for (const e of events) {
     const tenantKey = `${e.organisationId}:${e.isTest}`;
