@@ -135,6 +135,22 @@ describe('the consume fast path', () => {
     }
   });
 
+  it('answers a bad idempotency-key (empty, too long) as the router does, taking nothing', async () => {
+    for (const k of ['', 'k'.repeat(300)]) {
+      const headers = { ...bearer(org.liveKey), 'idempotency-key': k };
+      const before = fast.usageFastPathStats();
+      const [a, b] = [
+        await post(fastBase, '/api/usage/consume', headers, consume('fast-a', 1)),
+        await post(routerBase, '/api/usage/consume', headers, consume('fast-a', 1)),
+      ];
+      expect({ k, ...compared(a) }).toEqual({ k, ...compared(b) });
+      expect(a.status).toBe(400);
+      expect(fast.usageFastPathStats().served).toBe(before.served + 1);
+    }
+    const balance = await world.core.usage.balances(org.tenant, 'fast-a');
+    expect(balance.map((b) => b.balance.used)).toEqual([14n]);
+  });
+
   it('leaves everything but a well-formed consume of a known key to the router, which answers it as before', async () => {
     const ok = consume('nobody-yet', 1, 'no_such_meter');
     const cases: [Record<string, string>, string, number, boolean?][] = [
