@@ -131,10 +131,26 @@ describe('the consume fast path', () => {
         await post(fastBase, '/api/usage/consume', bearer(org.liveKey), body),
         await post(routerBase, '/api/usage/consume', bearer(org.liveKey), body),
       ];
-      expect({ body, ...compared(a) }).toEqual({ body, ...compared(b) });
+      expect({ sent: body, ...compared(a) }).toEqual({ sent: body, ...compared(b) });
       expect(a.status).toBe(400);
       expect(fast.usageFastPathStats().served).toBe(before.served + 1);
     }
+  });
+
+  it('answers a bad idempotency-key (empty, too long) as the router does, taking nothing', async () => {
+    for (const k of ['', 'k'.repeat(300)]) {
+      const headers = { ...bearer(org.liveKey), 'idempotency-key': k };
+      const before = fast.usageFastPathStats();
+      const [a, b] = [
+        await post(fastBase, '/api/usage/consume', headers, consume('fast-a', 1)),
+        await post(routerBase, '/api/usage/consume', headers, consume('fast-a', 1)),
+      ];
+      expect({ k, ...compared(a) }).toEqual({ k, ...compared(b) });
+      expect(a.status).toBe(400);
+      expect(fast.usageFastPathStats().served).toBe(before.served + 1);
+    }
+    const balance = await world.core.usage.balances(org.tenant, 'fast-a');
+    expect(balance.map((b) => b.balance.used)).toEqual([14n]);
   });
 
   it('leaves everything but a well-formed consume of a known key to the router, which answers it as before', async () => {
@@ -164,7 +180,7 @@ describe('the consume fast path', () => {
         await post(fastBase, '/api/usage/consume', headers, body, chunked),
         await post(routerBase, '/api/usage/consume', headers, body, chunked),
       ];
-      expect({ body, headers, ...compared(a) }).toEqual({ body, headers, ...compared(b) });
+      expect({ sent: body, headers, ...compared(a) }).toEqual({ sent: body, headers, ...compared(b) });
       expect({ body, status: a.status }).toEqual({ body, status });
       expect({ body, headers, ...fast.usageFastPathStats() }).toEqual({ body, headers, served: before.served, passed: before.passed + 1 });
     }
@@ -189,7 +205,7 @@ describe('the record fast path', () => {
   const record = (owner: string, increment: unknown = 5) => JSON.stringify({ owner, meterSlug: 'tokens', increment });
 
   it('answers records itself (204, or 200 with the balance when asked) with the same status, headers and bytes as the router', async () => {
-    for (const headers of [bearer(org.liveKey), { ...bearer(org.liveKey), prefer: 'return=representation' }]) {
+    for (const headers of [bearer(org.liveKey), { ...bearer(org.liveKey), prefer: 'return=representation' }] as Record<string, string>[]) {
       for (let i = 0; i < 2; i++) {
         const before = fast.usageFastPathStats().served;
         const a = await post(fastBase, '/api/usage/record', headers, record('fast-r'));
@@ -214,7 +230,7 @@ describe('the record fast path', () => {
         await post(fastBase, '/api/usage/record', bearer(org.liveKey), body),
         await post(routerBase, '/api/usage/record', bearer(org.liveKey), body),
       ];
-      expect({ body, ...compared(a) }).toEqual({ body, ...compared(b) });
+      expect({ sent: body, ...compared(a) }).toEqual({ sent: body, ...compared(b) });
       expect(a.status).toBe(400);
       expect(fast.usageFastPathStats()).toEqual(
         served ? { served: before.served + 1, passed: before.passed } : { served: before.served, passed: before.passed + 1 },

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DomainError, ErrorCodes, exactNumber, MAX_COUNTER, UsageService, type Repositories, type UnitOfWork } from '../src';
 import { expectLedgerMatches, InMemoryUnitOfWork, RandomIds, usageWorld } from '../src/testing';
+import { GroupCommit } from '../src/usecases/usage/group-commit';
 
 type Write = Parameters<Repositories['usage']['write']>[0];
 
@@ -13,6 +14,8 @@ class TappedUnitOfWork implements UnitOfWork {
     private readonly inner: UnitOfWork,
     private readonly onWrite: (batch: Write) => void,
     private readonly onWriteMany: (batches: Write[]) => void = () => undefined,
+    /** Awaited once a batch's locks are taken, before it decides (a lock that takes its time). */
+    private readonly onLocked: () => Promise<void> = async () => undefined,
   ) {}
   run<T>(work: (r: Repositories) => Promise<T>): Promise<T> {
     return this.inner.run((r) => work(this.tap(r)));
@@ -27,6 +30,12 @@ class TappedUnitOfWork implements UnitOfWork {
           return async (batch: Parameters<Repositories['usage']['write']>[0]) => {
             this.onWrite(batch);
             return target.write(batch);
+          };
+        if (name === 'lockBalances')
+          return async (...args: Parameters<Repositories['usage']['lockBalances']>) => {
+            const locked = await target.lockBalances(...args);
+            await this.onLocked();
+            return locked;
           };
         if (name === 'writeMany')
           return async (batches: Write[]) => {
@@ -75,7 +84,9 @@ describe('group commit', () => {
     const rest = [2, 3, 4].map((quantity) => w.usage.record(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity }));
     const settled = await Promise.allSettled([first, ...rest]);
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
-    expect(writes).toBe(2); // the first alone, then the three together: no single retries
+    // One failed batch (the first, which the three joined while it took its locks) or two, never
+    // one more transaction per operation.
+    expect(writes).toBeLessThanOrEqual(2);
   });
 
   it("runs the shared transaction outside every caller's async context", async () => {
@@ -124,6 +135,80 @@ describe('group commit', () => {
       expect(b.balance.used).toBe(8n);
     }
     expect(await w.usage.verify()).toEqual([]);
+  });
+});
+
+describe('group commit, a batch waiting for its locks', () => {
+  it('takes what queued on its balances meanwhile, decided after its own in arrival order, in the same transaction', async () => {
+    let gated = false;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const transactions: Write[][] = [];
+    const uow = new TappedUnitOfWork(
+      new InMemoryUnitOfWork(),
+      () => undefined,
+      (batches) => transactions.push(batches),
+      async () => {
+        if (gated) await gate;
+      },
+    );
+    const w = await usageWorld(uow);
+    await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'calls', amount: 10 });
+    transactions.length = 0;
+    gated = true;
+    const consume = (quantity: number) => w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity });
+    const first = consume(4);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The first batch holds its lock and waits: these queue behind it.
+    const later = [4, 4, 1].map(consume);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    open();
+    const answers = await Promise.all([first, ...later]);
+    // 4 and 4 taken (8 of 10), the next 4 denied (2 left), then 1 taken: arrival order.
+    expect(answers.map((a) => a.allowed)).toEqual([true, true, false, true]);
+    expect(transactions).toHaveLength(1);
+    expect(transactions[0].flatMap((b) => b.entries.map((e) => e.quantity))).toEqual([4n, 4n, 1n]);
+    await expectLedgerMatches(w, 'acme');
+  });
+
+  it('leaves a commit or release that queued meanwhile, and what queued behind it, to the next batch', async () => {
+    let gated = false;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const transactions: Write[][] = [];
+    const uow = new TappedUnitOfWork(
+      new InMemoryUnitOfWork(),
+      () => undefined,
+      (batches) => transactions.push(batches),
+      async () => {
+        if (gated) await gate;
+      },
+    );
+    const w = await usageWorld(uow);
+    await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'calls', amount: 10 });
+    const hold = await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'calls', quantity: 5, ttlSeconds: 60 });
+    const target = { tenant: w.tenant, owner: 'acme', meter: await w.usage.meter(w.tenant, 'calls') };
+    // The group commit itself (the use case's commit reads the hold first, which the in-memory
+    // database would only answer after the gated transaction).
+    const group = new GroupCommit({ uow, clock: w.clock, ids: new RandomIds() });
+    transactions.length = 0;
+    gated = true;
+    const first = group.submit(target, { kind: 'consume', quantity: 1n }, undefined, '');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const commit = group.submit(target, { kind: 'commit', holdId: hold.holdId as string, quantity: 2n }, undefined, '');
+    const after = group.submit(target, { kind: 'consume', quantity: 6n }, undefined, '');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    open();
+    const answers = await Promise.all([first, commit, after]);
+    // 1 taken, the hold commits 2 (3 return), then 6 of the 7 left taken: arrival order.
+    expect(answers.map((a) => a.allowed)).toEqual([true, true, true]);
+    expect(transactions).toHaveLength(2);
+    expect(transactions[0].flatMap((b) => b.entries.map((e) => e.kind))).toEqual(['consume']);
+    await expectLedgerMatches(w, 'acme');
+    const [b] = await w.usage.balances(w.tenant, 'acme', 'calls');
+    expect({ used: b.balance.used, reserved: b.balance.reserved }).toEqual({ used: 9n, reserved: 0n });
   });
 });
 

@@ -188,6 +188,9 @@ export class GroupCommit {
     return this.deps.uow
       .run(async (r) => {
         const locked = await r.usage.lockBalances(items, now);
+        // What queued on these balances while the locks were awaited joins the batch (a hot balance
+        // that two instances take turns on would otherwise wait a whole turn more).
+        this.takeLate(groups);
         // The stored idempotency keys of the batch, one look-up per organisation and mode.
         const tenants = new Map<string, { tenant: Tenant; keys: Set<string> }>();
         for (const { target, batch } of groups)
@@ -212,6 +215,30 @@ export class GroupCommit {
         });
         return out.map((o) => o.results);
       });
+  }
+
+  /**
+   * Moves into each group the operations that queued on its balance after the batch was formed, in
+   * arrival order, up to MAX_BATCH operations in all: they are decided under the locks just taken,
+   * after the batch's own, and answered after the same commit. A commit or release stops the take
+   * (its hold was not loaded; it waits for the next batch, and so does everything queued behind it,
+   * keeping each balance's order).
+   */
+  private takeLate(groups: Group[]): void {
+    if (!this.grouped) return;
+    let ops = groups.reduce((n, g) => n + g.batch.length, 0);
+    for (const g of groups) {
+      const pending = this.queues.get(g.id)?.pending;
+      if (!pending) continue;
+      let n = 0;
+      while (n < pending.length && ops < MAX_BATCH) {
+        const op = pending[n].op;
+        if (op && (op.kind === 'commit' || op.kind === 'release')) break;
+        n++;
+        ops++;
+      }
+      if (n > 0) g.batch.push(...pending.splice(0, n));
+    }
   }
 
   private freshBalance(target: BalanceTarget, now: Date): Balance {
