@@ -207,7 +207,7 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
     }
     o.rateLimits?.authSucceeded(presented);
     if (!hasScope(key, 'usage', 'write')) return pass();
-    if (o.rateLimits && !(await o.rateLimits.claimWrite(key.id))) return pass();
+    if (o.rateLimits && !(await o.rateLimits.claimWrite(key.id, 'usage'))) return pass();
     // From here the request is this path's: its body is read off the socket.
     const raw = await readBody(req, length);
     if (raw === undefined) {
@@ -223,7 +223,7 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
       body = operation.validate(parsed);
     } catch {
       // A body the route refuses: the routers answer it from the same bytes (the write budget they count themselves).
-      await o.rateLimits?.releaseWrite(key.id);
+      await o.rateLimits?.releaseWrite(key.id, 'usage');
       setPrereadBody(req, raw);
       return pass();
     }

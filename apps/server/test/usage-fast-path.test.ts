@@ -243,7 +243,7 @@ describe('the consume fast path with rate limits on', () => {
   it("counts each write once against the key's budget, whichever path answers it; over the budget the router answers 429", async () => {
     const limited = createServerApp({
       ...world,
-      config: { ...world.config, rateLimits: { enabled: true, authFailuresPerMinute: 30, writesPerMinute: 3 } },
+      config: { ...world.config, rateLimits: { enabled: true, authFailuresPerMinute: 30, writesPerMinute: 1000, usageWritesPerMinute: 3 } },
     });
     const base = await listen(limited);
     await world.core.usage.grant(org.tenant, { owner: 'limited', meterSlug: 'tokens', amount: 100 });
@@ -259,5 +259,27 @@ describe('the consume fast path with rate limits on', () => {
     expect(limited.usageFastPathStats()).toEqual({ served: 2, passed: 2 });
     const balance = await world.core.usage.balances(org.tenant, 'limited');
     expect(balance.map((b) => b.balance.used)).toEqual([2n]);
+  });
+
+  it('meters against a budget of its own: a key out of ordinary writes still meters, on both paths, and the reverse', async () => {
+    const limited = createServerApp({
+      ...world,
+      config: { ...world.config, rateLimits: { enabled: true, authFailuresPerMinute: 30, writesPerMinute: 1, usageWritesPerMinute: 4 } },
+    });
+    const base = await listen(limited);
+    await world.core.usage.grant(org.tenant, { owner: 'budgets', meterSlug: 'tokens', amount: 100 });
+    const meter = (slug: string) => JSON.stringify({ slug, name: slug });
+    // The one ordinary write of the minute, then the next is refused.
+    expect((await post(base, '/api/meters', bearer(org.liveKey), meter('budget_a'))).status).toBe(201);
+    const ordinary = await post(base, '/api/meters', bearer(org.liveKey), meter('budget_b'));
+    expect([ordinary.status, JSON.parse(ordinary.body).detail]).toEqual([429, expect.stringContaining('too many writes')]);
+    // Metering goes on: consumes (fast path) and a reservation (router) share the metering budget.
+    for (let i = 0; i < 3; i++)
+      expect((await post(base, '/api/usage/consume', bearer(org.liveKey), consume('budgets', 1))).status).toBe(200);
+    const hold = JSON.stringify({ owner: 'budgets', meterSlug: 'tokens', quantity: 1, ttlSeconds: 60 });
+    expect((await post(base, '/api/usage/reservations', bearer(org.liveKey), hold)).status).toBe(201);
+    const over = await post(base, '/api/usage/consume', bearer(org.liveKey), consume('budgets', 1));
+    expect([over.status, JSON.parse(over.body).detail]).toEqual([429, expect.stringContaining('too many metering writes')]);
+    expect(over.headers['retry-after']).toBeDefined();
   });
 });

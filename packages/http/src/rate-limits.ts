@@ -11,13 +11,29 @@ export interface RateLimitConfig {
   enabled: boolean;
   /** Failed authentications (401) one client address, and one presented key, may cause per minute. */
   authFailuresPerMinute: number;
-  /** Writes (POST, PUT, PATCH, DELETE) one API key may make per minute. */
+  /** Writes (POST, PUT, PATCH, DELETE) one API key may make per minute, metering aside. */
   writesPerMinute: number;
+  /**
+   * Metering writes (routes of the `usage` scope: record, consume, reserve, commit, release) one API
+   * key may make per minute: their own budget, since a vendor meters as often as its own users act.
+   */
+  usageWritesPerMinute?: number;
   /** Reverse proxies in front of the instance (`TRUST_PROXY`): client addresses come from `X-Forwarded-For` only when above 0. */
   trustProxy?: number;
 }
 
-export const DEFAULT_RATE_LIMITS: RateLimitConfig = { enabled: true, authFailuresPerMinute: 30, writesPerMinute: 1200 };
+/** Metering writes per API key per minute unless set (10 000 a second, per instance). */
+export const DEFAULT_USAGE_WRITES_PER_MINUTE = 600_000;
+
+export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
+  enabled: true,
+  authFailuresPerMinute: 30,
+  writesPerMinute: 1200,
+  usageWritesPerMinute: DEFAULT_USAGE_WRITES_PER_MINUTE,
+};
+
+/** The two write budgets of a key: metering (the `usage` scope's writes) and every other write. */
+export type WriteBudget = 'writes' | 'usage';
 
 /** Why a request is refused before authentication, and for how many more seconds. */
 export interface AuthRefusal {
@@ -35,6 +51,8 @@ export interface RateLimits {
   authFailures: RequestHandler;
   /** After authentication, on writes: an API key over its write budget is refused. */
   writes: RequestHandler;
+  /** The same for metering writes (routes of the `usage` scope), against their own budget. */
+  usageWrites: RequestHandler;
   /** What `authFailures` would answer now (for handlers outside express: the check's fast path). */
   authRefusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null;
   /** A key authenticated (the fast path tells what express would have seen). */
@@ -44,9 +62,9 @@ export interface RateLimits {
    * budget and answers true, or, over the budget, takes nothing and answers false (the request is
    * then left to express, whose `writes` counts it and answers the 429).
    */
-  claimWrite(keyId: string): Promise<boolean>;
+  claimWrite(keyId: string, budget?: WriteBudget): Promise<boolean>;
   /** Gives back a write `claimWrite` took, for a request left to express after all (which counts it itself). */
-  releaseWrite(keyId: string): Promise<void>;
+  releaseWrite(keyId: string, budget?: WriteBudget): Promise<void>;
 }
 
 const WINDOW_MS = 60_000;
@@ -176,33 +194,45 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
     return {
       authFailures: pass,
       writes: pass,
+      usageWrites: pass,
       authRefusal: () => null,
       authSucceeded: () => undefined,
       claimWrite: async () => true,
       releaseWrite: async () => undefined,
     };
   const budget = new AuthFailureBudget(config.authFailuresPerMinute, config.trustProxy);
-  // The writes' counters, shared by the express limiter and the fast path (keyed by API key id).
-  const writes = new MemoryStore();
-  return {
-    claimWrite: async (keyId) => {
-      if ((await writes.increment(keyId)).totalHits <= config.writesPerMinute) return true;
-      await writes.decrement(keyId);
-      return false;
+  // Each budget's counters, shared by the express limiter and the fast path (keyed by API key id).
+  const budgets: Record<WriteBudget, { store: MemoryStore; limit: number; what: string }> = {
+    writes: { store: new MemoryStore(), limit: config.writesPerMinute, what: 'too many writes with this API key' },
+    usage: {
+      store: new MemoryStore(),
+      limit: config.usageWritesPerMinute ?? DEFAULT_USAGE_WRITES_PER_MINUTE,
+      what: 'too many metering writes with this API key',
     },
-    releaseWrite: (keyId) => writes.decrement(keyId),
-    authFailures: budget.middleware(),
-    authRefusal: (req, presented) => budget.refusal(req, presented),
-    authSucceeded: (presented) => budget.succeeded(presented),
-    writes: rateLimit({
+  };
+  const limiter = ({ store, limit, what }: (typeof budgets)[WriteBudget]) =>
+    rateLimit({
       windowMs: WINDOW_MS,
-      limit: config.writesPerMinute,
-      store: writes,
+      limit,
+      store,
       skip: (req) => req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS',
       keyGenerator: (_req, res) => (res.locals.auth as AuthContext | undefined)?.key.id ?? 'anonymous',
       standardHeaders: false,
       legacyHeaders: false,
-      handler: refuse('too many writes with this API key'),
-    }),
+      handler: refuse(what),
+    });
+  return {
+    claimWrite: async (keyId, which = 'writes') => {
+      const { store, limit } = budgets[which];
+      if ((await store.increment(keyId)).totalHits <= limit) return true;
+      await store.decrement(keyId);
+      return false;
+    },
+    releaseWrite: (keyId, which = 'writes') => budgets[which].store.decrement(keyId),
+    authFailures: budget.middleware(),
+    authRefusal: (req, presented) => budget.refusal(req, presented),
+    authSucceeded: (presented) => budget.succeeded(presented),
+    writes: limiter(budgets.writes),
+    usageWrites: limiter(budgets.usage),
   };
 }

@@ -344,7 +344,13 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
     // routes only, so a router that passes a path on never answers for it.
     const limits = options.rateLimits;
     const chain: RequestHandler[] = def.scope
-      ? [...(limits ? [limits.authFailures] : []), auth, requireScope(def.scope[0], def.scope[1]), ...(limits ? [limits.writes] : [])]
+      ? [
+          ...(limits ? [limits.authFailures] : []),
+          auth,
+          requireScope(def.scope[0], def.scope[1]),
+          // Metering (the usage scope) has its own budget: a vendor meters as often as its users act.
+          ...(limits ? [def.scope[0] === 'usage' ? limits.usageWrites : limits.writes] : []),
+        ]
       : [];
     if (def.list && def.scope) chain.push(lists);
     if (def.upload) chain.push(fileUpload(def.upload));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_SEATS } from '@tollgate/core';
-import { DEFAULT_HTTP_SERVER_LIMITS, type HttpServerLimits } from '@tollgate/http';
+import { DEFAULT_HTTP_SERVER_LIMITS, DEFAULT_USAGE_WRITES_PER_MINUTE, type HttpServerLimits } from '@tollgate/http';
 import { LOG_LEVELS, type LogLevel } from './logger';
 
 export interface Config {
@@ -53,8 +53,14 @@ export interface Config {
   maxSeats: number;
   /** How long a worker holds an event before another may take it over (`EVENT_LEASE_SECONDS`). */
   eventLeaseSeconds: number;
-  /** Failed-authentication and write limits per instance (`RATE_LIMIT`, `RATE_LIMIT_AUTH_FAILURES`, `RATE_LIMIT_WRITES`). */
-  rateLimits: { enabled: boolean; authFailuresPerMinute: number; writesPerMinute: number; trustProxy: number };
+  /** Failed-authentication and write limits per instance (`RATE_LIMIT`, `RATE_LIMIT_AUTH_FAILURES`, `RATE_LIMIT_WRITES`, `RATE_LIMIT_USAGE_WRITES`). */
+  rateLimits: {
+    enabled: boolean;
+    authFailuresPerMinute: number;
+    writesPerMinute: number;
+    usageWritesPerMinute?: number;
+    trustProxy: number;
+  };
   /** Webhook POSTs one instance makes at once (`WEBHOOK_CONCURRENCY`). */
   webhookConcurrency: number;
   /** Client timeouts and the per-address connection cap of the HTTP server (`HTTP_*`). */
@@ -167,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: rateLimit === 'on',
       authFailuresPerMinute: whole('RATE_LIMIT_AUTH_FAILURES', 30, 1),
       writesPerMinute: whole('RATE_LIMIT_WRITES', 1200, 1),
+      usageWritesPerMinute: whole('RATE_LIMIT_USAGE_WRITES', DEFAULT_USAGE_WRITES_PER_MINUTE, 1),
       trustProxy: proxies(),
     },
     http: {

@@ -32,7 +32,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   maxSeats: 10_000,
   eventLeaseSeconds: 120,
   // Off in tests, which fire many requests from one address; the hardening tests turn them on.
-  rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200, trustProxy: 0 },
+  rateLimits: { enabled: false, authFailuresPerMinute: 30, writesPerMinute: 1200, usageWritesPerMinute: 600_000, trustProxy: 0 },
   http: DEFAULT_HTTP_SERVER_LIMITS,
   ...over,
 });
