@@ -66,9 +66,14 @@ export class PostgresChangeFeed implements ChangeFeed {
    */
   private confirmedAt = 0;
   private lastSentAt = 0;
-  /** When this process was found to have stalled (every heartbeat answered, none sent): proof starts again from there. */
+  /**
+   * When this process was found to have stalled (its ticker ran late by more than the bound, or every
+   * heartbeat was answered and none sent): proof starts again from there.
+   */
   private stalledAt = 0;
   private confirming = false;
+  /** When the ticker last ran (monotonic): a gap longer than the bound means this process stalled. */
+  private lastTickAt = 0;
 
   constructor(
     private readonly url: string,
@@ -104,8 +109,19 @@ export class PostgresChangeFeed implements ChangeFeed {
   /** Sends a heartbeat when one is due; declares the feed lost when none came back within the bound. */
   private tick(): void {
     const client = this.client;
-    if (!client || this.stopped) return;
     const now = performance.now();
+    const stalled = this.lastTickAt > 0 && now - this.lastTickAt > this.boundMs;
+    this.lastTickAt = now;
+    if (!client || this.stopped) return;
+    if (stalled && this.connected) {
+      // This process did not run for longer than the bound (an event-loop stall): it heard nothing
+      // meanwhile, and a heartbeat sent just before may not even have left (or come back) yet. It is
+      // not evidence against the feed: the proof starts again now, and a fresh heartbeat must come
+      // back within the bound (a dead feed is still declared lost, one bound after the stall).
+      this.stalledAt = now;
+      this.beat(client);
+      return;
+    }
     if (this.connected && this.overdue(now)) {
       // After an event-loop stall the timer fires before the socket's queued heartbeats are read:
       // read them first (setImmediate runs after the poll phase), then judge.

@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { MeterEventRelay, UsageService, type MeterEvent, type MeterEventOutcome, type UnitOfWork } from '@tollgate/core';
 import { aCustomer, anOrganisation, aPlan, aProduct, aSubscription, aTenant, FixedClock, RandomIds } from '@tollgate/core/testing';
@@ -75,6 +78,29 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
   const drain = async (relay: MeterEventRelay) => {
     for (let i = 0; i < 50; i++) if (!(await relay.pass()).more) return;
   };
+  /**
+   * Waits until at least `n` entries are past the relay's horizon. The horizon is the server's
+   * oldest running writer (every database of it: other test files run beside this one), so a fresh
+   * entry may wait a moment; what is asserted is never *whether* it goes, only that it goes once.
+   */
+  const visible = async (n: number) => {
+    for (let i = 0; i < 400; i++) {
+      const seen = await db.uow.run(async (r) => {
+        const cursor = await r.usage.claimMeterRelay('stripe');
+        return cursor ? (await r.usage.pendingMeterEvents(cursor, 1000)).events.filter((e) => e.customerId).length : 0;
+      });
+      if (seen >= n) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`fewer than ${n} entries became visible to the relay`);
+  };
+  /** Passes until `done` (bounded: a wait, not a speed assertion). */
+  const until = async (relay: MeterEventRelay, done: () => boolean) => {
+    for (let i = 0; i < 400 && !done(); i++) {
+      if (!(await relay.pass()).more) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(done()).toBe(true);
+  };
   const billedEntries = async () => {
     const page = await db.uow.read((r) => r.usage.pageRecords(tenant, { limit: 1000, owner: billed.id }));
     return page.items;
@@ -89,8 +115,8 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
       await usage.record(tenant, { owner: 'someone-else', meterSlug: 'tokens', quantity: 100 });
       await usage.grant(tenant, { owner: billed.id, meterSlug: 'tokens', amount: 1000 });
       await usage.consume(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 45 });
-      await drain(relay);
       const entries = await billedEntries();
+      await until(relay, () => meter.taken.size >= entries.length);
       expect([...meter.taken.keys()].sort()).toEqual(entries.map((e) => e.id).sort());
       expect(meter.requests).toHaveLength(entries.length);
       expect(meter.units()).toBe(55 + 45);
@@ -101,10 +127,11 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
     it('a crash after the sends and before the cursor commit resends the same identifiers; Stripe counts them once', async () => {
       const meter = new FakeMeter();
       for (const quantity of [7, 8, 9]) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity });
+      await visible(3);
       await expect(new MeterEventRelay({ uow: dying(db.uow), clock, payments: meter }).pass()).rejects.toThrow('killed before commit');
       const first = meter.requests.map((e) => e.identifier).sort();
       expect(first).toHaveLength(3);
-      await drain(new MeterEventRelay({ uow: db.uow, clock, payments: meter }));
+      await until(new MeterEventRelay({ uow: db.uow, clock, payments: meter }), () => meter.requests.length >= 6);
       expect(
         meter.requests
           .slice(3)
@@ -142,16 +169,63 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
         expect(meter.requests).toHaveLength(0);
         release();
         await slow;
-        await drain(relay);
-        expect(meter.taken.has(slowId)).toBe(true);
+        await until(relay, () => meter.taken.has(slowId) && meter.units() === 14);
         expect(meter.units()).toBe(14);
         await sql`delete from usage_ledger where id = ${slowId}`.execute(db.db);
+      });
+
+      it('kill -9 of the relay process after the sends and before its commit: the restarted relay sends the same identifiers', async () => {
+        const meter = new FakeMeter();
+        await drain(new MeterEventRelay({ uow: db.uow, clock, payments: meter }));
+        for (const quantity of [4, 6]) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity });
+        await visible(2);
+        const built = path.join(__dirname, '..', 'dist', 'index.js');
+        if (!fs.existsSync(built)) throw new Error('packages/adapter-postgres is not built: run npm run build first');
+        // Another process claims the cursor and hands the events to "Stripe", which takes them; then it is killed.
+        const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'relay-child.js')], {
+          env: { PATH: process.env.PATH, DATABASE_URL: db.url },
+          cwd: path.join(__dirname, '..'),
+        });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        const sent = () =>
+          out
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as { identifier: string; value: string });
+        for (let i = 0; i < 1000 && sent().length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(
+          sent()
+            .map((e) => e.value)
+            .sort(),
+        ).toEqual(['4', '6']);
+        // While it holds the cursor, this instance's relay skips it (never waits, never sends the same batch).
+        expect(await new MeterEventRelay({ uow: db.uow, clock, payments: meter }).pass()).toMatchObject({ ran: false });
+        child.kill('SIGKILL');
+        await exited;
+        // Restarted: the cursor never moved; the same entries go again with the same identifiers.
+        const after = new FakeMeter();
+        let pass = await new MeterEventRelay({ uow: db.uow, clock, payments: after }).pass();
+        // The server ends the killed backend's transaction when it sees the socket close: a moment at most.
+        for (let i = 0; i < 100 && !pass.ran; i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          pass = await new MeterEventRelay({ uow: db.uow, clock, payments: after }).pass();
+        }
+        expect(pass).toMatchObject({ ran: true, sent: 2 });
+        expect([...after.taken.keys()].sort()).toEqual(
+          sent()
+            .map((e) => e.identifier)
+            .sort(),
+        );
+        expect(after.units()).toBe(10);
       });
 
       it('two relays at once: one sends, the other skips the claimed cursor; nothing is sent twice', async () => {
         const meter = new FakeMeter();
         meter.delayMs = 20;
         for (let i = 0; i < 12; i++) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 2 });
+        await visible(12);
         const a = new MeterEventRelay({ uow: db.uow, clock, payments: meter, concurrency: 4 });
         const b = new MeterEventRelay({ uow: db.uow, clock, payments: meter, concurrency: 4 });
         const [pa, pb] = await Promise.all([a.pass(), b.pass()]);
@@ -174,8 +248,7 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
         await usage.closePeriod(tenant, { owner, meterSlug: 'tokens' }, { periodEnd: null });
       clock.set(new Date('2026-06-10T00:00:00.000Z'));
       expect((await usage.maintainLedger(2)).dropped).not.toContain('usage_ledger_y2026m01');
-      await drain(relay);
-      expect(meter.units()).toBe(5);
+      await until(relay, () => meter.units() === 5);
       expect((await usage.maintainLedger(2)).dropped).toContain('usage_ledger_y2026m01');
       clock.set(new Date('2026-01-15T12:00:00.000Z'));
     });

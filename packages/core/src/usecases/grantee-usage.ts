@@ -1,6 +1,7 @@
 import { invalid } from '../errors';
 import type { Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
+import { exactNumber } from '../domain/usage';
 import type { UnitOfWork } from '../ports';
 import { planFeatures } from './catalog-queries';
 import type { UsageService } from './usage';
@@ -30,7 +31,7 @@ export class GranteeUsage {
       { licenseId: license.id, featureVariableName: variableName, increment: input.increment },
       key,
     );
-    return Number(a.used);
+    return exactNumber(a.used);
   }
 
   /** Units used this period under the grantee's license of the plan. */
@@ -52,10 +53,13 @@ export class GranteeUsage {
     for (const license of licenses) {
       let after: string | undefined;
       for (;;) {
-        const { page } = await this.deps.usage.records(tenant, { limit: 200, after, owner: license.subscriptionId ?? license.id });
+        const { page, meters } = await this.deps.usage.records(tenant, { limit: 200, after, owner: license.subscriptionId ?? license.id });
         for (const e of page.items)
-          if (e.kind === 'record')
-            out.push({ id: e.id, unitCount: Number(e.quantity), licenseId: license.id, planId: license.planId, createdAt: e.createdAt });
+          if (e.kind === 'record') {
+            // In the meter's units (a decimal meter counts its smallest step).
+            const unitCount = exactNumber(e.quantity, meters.get(e.meterId)?.scale);
+            out.push({ id: e.id, unitCount, licenseId: license.id, planId: license.planId, createdAt: e.createdAt });
+          }
         if (!page.hasMore || !page.nextCursor) break;
         after = page.nextCursor;
       }
