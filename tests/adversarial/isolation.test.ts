@@ -361,3 +361,40 @@ it('refuses every authenticated route without a key, with a revoked key, without
     expect(naming.filter((o) => o.generation === generation).length).toBeGreaterThan(0);
   expect(failures).toEqual([]);
 });
+
+it("a group named as a purchase's grantee stays in its tenant: another organisation's 403, the other mode's and an unknown one 404", async () => {
+  const group = (
+    (await call(server.url, 'POST', '/api/groups', { bearer: a.live, body: { owner: 'group-owner', grantees: [{ granteeId: 'member' }] } }))
+      .body as { data: { id: string } }
+  ).data.id;
+  const quick = (key: string, plan: string, grantee: string) =>
+    call(server.url, 'POST', '/api/checkout', {
+      bearer: key,
+      body: {
+        planId: plan,
+        owner: 'intruder',
+        grantee,
+        interval: 'month',
+        intervalCount: 1,
+        successUrl: 'https://x.io/ok',
+        cancelUrl: 'https://x.io/no',
+      },
+    });
+  expect((await quick(b.live, b.keys['plans.notes.team'], `grp_${group}`)).status).toBe(403);
+  expect((await quick(a.test, a.testKeys['plans.notes.team'], `grp_${group}`)).status).toBe(404);
+  expect((await quick(a.live, a.keys['plans.notes.team'], 'grp_6a1f1d8e-0000-4000-8000-00000000dead')).status).toBe(404);
+  // A bare id of another tenant's group names no group there: an ordinary grantee, so nothing of A's is read.
+  expect((await quick(b.live, b.keys['plans.notes.team'], group)).status).toBe(200);
+  const cart = (
+    (await call(server.url, 'POST', '/api/carts', { bearer: b.live, body: { owner: 'intruder', interval: 'month', intervalCount: 1 } }))
+      .body as {
+      data: { id: string };
+    }
+  ).data.id;
+  const item = await call(server.url, 'POST', '/api/cart-items', {
+    bearer: b.live,
+    body: { cartId: cart, planId: b.keys['plans.notes.team'], grantee: `grp_${group}`, interval: 'month', intervalCount: 1 },
+  });
+  expect(item.status).toBe(403);
+  expect(item.text).not.toContain('member');
+});

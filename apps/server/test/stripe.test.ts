@@ -220,4 +220,44 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
       .reply(200, stripeSubscription({ id: 'sub_other' }));
     expect((await webhook(event('evt_6', 'customer.subscription.updated', { id: 'sub_other' })).expect(200)).body.result).toBe('unknown');
   });
+
+  it('a quick checkout for a group (grantee `grp_<id>`): Stripe is told the group, and the completed session seats its members', async () => {
+    const group = await world.core.groups.create(org.tenant, {
+      owner: 'group-payer@example.com',
+      grantees: [{ granteeId: 'gia' }, { granteeId: 'hugo' }, { granteeId: 'ines' }],
+    });
+    let body: Record<string, string> = {};
+    nock(API)
+      .post('/v1/checkout/sessions', (b) => ((body = b), true))
+      .reply(200, { id: 'cs_g', url: 'https://checkout.stripe.com/c/cs_g' });
+    await request(app)
+      .post('/api/checkout')
+      .set('authorization', `Bearer ${org.liveKey}`)
+      .send({
+        planId: org.keys['plans.notes.team'],
+        owner: 'group-payer@example.com',
+        grantee: `grp_${group.id}`,
+        interval: 'month',
+        intervalCount: 1,
+        successUrl: 'https://v.example.com/ok',
+        cancelUrl: 'https://v.example.com/no',
+      })
+      .expect(200);
+    // Three members: three seats (the plan's minimum is two), and the metadata names the group.
+    expect(body).toMatchObject({ 'line_items[0][quantity]': '3', 'metadata[granteeId]': `grp_${group.id}` });
+    const groupSession = body.client_reference_id;
+    nock(API)
+      .get('/v1/checkout/sessions/cs_g')
+      .query({ 'expand[0]': 'line_items' })
+      .reply(200, { ...sessionReply(), id: 'cs_g', client_reference_id: groupSession, subscription: 'sub_g', customer: 'cus_g' });
+    nock(API)
+      .get('/v1/subscriptions/sub_g')
+      .reply(200, stripeSubscription({ id: 'sub_g', customer: 'cus_g' }, { id: 'si_g', quantity: 3 }));
+    expect(
+      (await webhook(event('evt_g', 'checkout.session.completed', { id: 'cs_g', object: 'checkout.session' })).expect(200)).body.result,
+    ).toBe('completed');
+    const seats = (await licenses()).filter((l) => l.purchaser === 'group-payer@example.com');
+    expect(seats.map((l) => l.granteeId).sort()).toEqual(['gia', 'hugo', 'ines']);
+    expect((await check('ines').expect(200)).body.capabilities).toEqual(['edit', 'export']);
+  });
 });

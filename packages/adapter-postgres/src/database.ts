@@ -22,6 +22,7 @@ import * as people from './migrations/2026-11-24T30-00-people';
 import * as subscriptionLineItems from './migrations/2026-11-24T30-01-subscription-line-items';
 import * as receipts from './migrations/2026-11-24T40-00-receipts';
 import * as carts from './migrations/2026-11-24T40-01-carts';
+import * as checkoutGroups from './migrations/2026-11-25T20-00-checkout-groups';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T30-01-subscription-line-items': subscriptionLineItems,
   '2026-11-24T40-00-receipts': receipts,
   '2026-11-24T40-01-carts': carts,
+  '2026-11-25T20-00-checkout-groups': checkoutGroups,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

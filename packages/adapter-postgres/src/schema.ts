@@ -61,6 +61,7 @@ export interface CartItems {
   checkout_session_id: string | null;
   created_at: Date;
   grantee_id: string | null;
+  group_id: string | null;
   id: string;
   metadata: Json | null;
   plan_id: string;
@@ -86,6 +87,7 @@ export interface CheckoutSessions {
   completed_at: Date | null;
   created_at: Date;
   grantee_id: string;
+  group_id: string | null;
   id: string;
   is_test: boolean;
   member: string;

@@ -7,7 +7,10 @@ export type CheckoutSessionStatus = 'open' | 'completed' | 'canceled';
 export interface CheckoutSession extends Owned {
   productId: Id;
   planId: Id;
+  /** Who gets the first seat (a group purchase: `grp_<groupId>`, shown as asked). */
   granteeId: string;
+  /** Bought for this group: the seats go to its members when the checkout is paid. */
+  groupId: Id | null;
   member: string;
   successUrl: string;
   cancelUrl: string;

@@ -23,7 +23,9 @@ import {
   removeCartItem,
   replaceCart,
 } from '../domain/cart';
-import { quickCheckoutQuantity } from '../domain/quick-checkout';
+import { groupSeats, quickCheckoutQuantity } from '../domain/quick-checkout';
+import { GROUP_PREFIX } from '../domain/people';
+import { purchaseFor } from './people/shared';
 import { assertAccessible } from '../domain/tenancy';
 import { isUuid } from '../support/text';
 import type { Repositories } from '../ports';
@@ -159,11 +161,14 @@ export class Carts {
       const plan = assertAccessible(await r.plans.get(input.planId), tenant, 'plan');
       const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
       assertPlanFitsCart(cart, plan, product, input.metadata ?? null);
+      const who = await purchaseFor(r, tenant, input.grantee);
+      if (who.group) groupSeats(plan, who.members.length, input.metadata);
       const now = this.deps.clock.now();
       const item: CartItem = {
         id: this.deps.ids.newId(),
         planId: plan.id,
-        granteeId: input.grantee ?? null,
+        granteeId: who.granteeId,
+        groupId: who.group?.id ?? null,
         metadata: input.metadata ?? null,
         checkoutSessionId: null,
         createdAt: now,
@@ -192,14 +197,22 @@ export class Carts {
     await this.deps.uow.run(async (r) => {
       const cart = await this.load(r, tenant, id, true);
       const customer = await this.owner(r, tenant, input.owner);
+      const items = [];
+      for (const c of input.cartItems) {
+        const who = c.granteeId === undefined ? undefined : await purchaseFor(r, tenant, c.granteeId);
+        items.push({ id: c.id, metadata: c.metadata, who: who && { granteeId: who.granteeId, groupId: who.group?.id ?? null } });
+      }
       const next = replaceCart(
         cart,
-        { currency: input.currency?.toUpperCase() ?? null, customerId: customer.id, items: input.cartItems },
+        { currency: input.currency?.toUpperCase() ?? null, customerId: customer.id, items },
         this.deps.clock.now(),
       );
       for (const i of next.items) {
         const plan = await r.plans.get(i.planId);
-        if (plan) quickCheckoutQuantity(plan, i.metadata ?? undefined);
+        if (!plan) continue;
+        quickCheckoutQuantity(plan, i.metadata ?? undefined);
+        if (i.groupId)
+          groupSeats(plan, (await purchaseFor(r, tenant, `${GROUP_PREFIX}${i.groupId}`)).members.length, i.metadata ?? undefined);
       }
       await r.carts.save(next);
     });
@@ -262,17 +275,24 @@ export class Carts {
     const sessions = new Map<Id, Id>();
     let next: string | undefined;
     for (const item of [...due].reverse()) {
-      const { plan, product } = await this.deps.uow.read(async (r) => {
+      const { plan, product, members } = await this.deps.uow.read(async (r) => {
         const p = await r.plans.get(item.planId);
-        return { plan: p, product: p && (await r.products.get(p.productId)) };
+        // The group's members as they are now: each needs a seat of what is about to be sold.
+        const m = item.groupId ? (await purchaseFor(r, tenant, `${GROUP_PREFIX}${item.groupId}`)).members.length : undefined;
+        return { plan: p, product: p && (await r.products.get(p.productId)), members: m };
       });
-      const quantity = plan ? quickCheckoutQuantity(plan, item.metadata ?? undefined) : undefined;
+      const quantity = !plan
+        ? undefined
+        : members === undefined
+          ? quickCheckoutQuantity(plan, item.metadata ?? undefined)
+          : groupSeats(plan, members, item.metadata ?? undefined);
       // Each session is written with its provider page (a call no transaction may wait on): a
       // failure midway leaves only open sessions nobody is sent to, and the cart unchanged.
       const link = await this.checkout.sessionLink(tenant, item.planId, {
         successUrl: next ?? options.successUrl ?? product?.settings.successUrl ?? undefined,
         cancelUrl: options.cancelUrl ?? product?.settings.cancelUrl ?? undefined,
-        granteeId: item.granteeId ?? customer.value,
+        granteeId: item.groupId ? `${GROUP_PREFIX}${item.groupId}` : (item.granteeId ?? customer.value),
+        ...(item.groupId ? { groupId: item.groupId } : {}),
         member: customer.value,
         customerEmail: options.email,
         currency: cart.currency ?? undefined,

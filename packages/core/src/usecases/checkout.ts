@@ -8,6 +8,8 @@ import { assertSeatTotal } from '../domain/seats';
 import { withPeriodEnd } from '../domain/seat-grantees';
 import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
+import { subscriptionGroup } from '../domain/people';
+import { memberIdsOf } from './people/shared';
 import type { Repositories } from '../ports';
 import { saveNewSubscription, saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
 import { limitsOf, type CoreDeps } from './deps';
@@ -17,6 +19,8 @@ export interface CheckoutLinkRequest extends CheckoutOptionsInput {
   successUrl?: string;
   cancelUrl?: string;
   granteeId?: string;
+  /** Bought for this group (its members get the seats when it is paid); `granteeId` then shows it. */
+  groupId?: Id;
   member?: string;
 }
 
@@ -26,6 +30,8 @@ export interface PurchaseRequest {
   email: string | null;
   /** Who gets the first seat; null: every seat starts unassigned. */
   granteeId: string | null;
+  /** Bought for this group: its members (read now) get the seats, one each, instead of `granteeId`. */
+  groupId?: Id | null;
   quantity: number;
   /** Absent: the product's default currency. */
   currency?: string;
@@ -112,6 +118,7 @@ export class CheckoutService {
       productId: plan.productId,
       planId: plan.id,
       granteeId,
+      groupId: req.groupId ?? null,
       member,
       successUrl,
       cancelUrl,
@@ -215,6 +222,7 @@ export class CheckoutService {
           member: session.member,
           email: input.email ?? session.options.customerEmail,
           granteeId: session.granteeId,
+          groupId: session.groupId,
           quantity,
           currency: session.options.currency,
           paymentProvider: provider.name,
@@ -265,11 +273,13 @@ export class CheckoutService {
     const currencies = await loadCurrencies(r);
     const currency = resolveCheckoutOptions({ currency: req.currency }, plan, product, currencies).currency;
     const customer = await this.customerFor(r, plan, req, now);
+    const seatGrantees = req.groupId ? await this.groupMembers(r, plan, req.groupId) : undefined;
     const result = startSubscription({
       plan,
       product,
       customer,
       granteeId: req.granteeId,
+      seatGrantees,
       quantity: req.quantity,
       currency,
       paymentProvider: req.paymentProvider,
@@ -288,6 +298,16 @@ export class CheckoutService {
     // A usage plan gives the subscription its first period's allowance (and cap) on each meter.
     await startSubscriptionUsage(r, this.deps.ids, subscription, plan, now);
     return { subscription };
+  }
+
+  /**
+   * The members of the group a purchase is for, as they are when it is paid (a group deleted since,
+   * or not the plan's tenant's: nobody, so every seat starts free).
+   */
+  private async groupMembers(r: Repositories, plan: Plan, groupId: Id): Promise<string[]> {
+    const group = (await r.people.getGroup(groupId)) ?? ((s) => s && subscriptionGroup(s))(await r.subscriptions.get(groupId));
+    if (!group || group.organisationId !== plan.organisationId || group.isTest !== plan.isTest) return [];
+    return memberIdsOf(r, group);
   }
 
   private async customerFor(r: Repositories, plan: Plan, req: PurchaseRequest, now: Date): Promise<Customer> {
