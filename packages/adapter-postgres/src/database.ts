@@ -23,6 +23,7 @@ import * as subscriptionLineItems from './migrations/2026-11-24T30-01-subscripti
 import * as receipts from './migrations/2026-11-24T40-00-receipts';
 import * as carts from './migrations/2026-11-24T40-01-carts';
 import * as checkoutGroups from './migrations/2026-11-25T20-00-checkout-groups';
+import * as subscriptionPlans from './migrations/2026-11-25T20-01-subscription-plans';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T40-00-receipts': receipts,
   '2026-11-24T40-01-carts': carts,
   '2026-11-25T20-00-checkout-groups': checkoutGroups,
+  '2026-11-25T20-01-subscription-plans': subscriptionPlans,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

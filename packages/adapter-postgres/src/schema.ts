@@ -480,6 +480,17 @@ export interface SubscriptionLineItems {
   updated_at: Date;
 }
 
+export interface SubscriptionPlans {
+  created_at: Date;
+  id: string;
+  line_item_ids: Json;
+  plan_id: string;
+  position: number;
+  quantity: number;
+  subscription_id: string;
+  updated_at: Date;
+}
+
 export interface Subscriptions {
   cancel_at_period_end: boolean;
   canceled_at: Date | null;
@@ -688,6 +699,7 @@ export interface DB {
   products: Products;
   signing_keys: SigningKeys;
   subscription_line_items: SubscriptionLineItems;
+  subscription_plans: SubscriptionPlans;
   subscriptions: Subscriptions;
   tier_tags: TierTags;
   tiers: Tiers;

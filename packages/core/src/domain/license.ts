@@ -127,6 +127,7 @@ export function startSubscription(input: PurchaseInput): { subscription: Subscri
     canceledAt: null,
     replacesId: null,
     lineItemIds: plan.lineItems.map((li) => li.id),
+    addedPlans: [],
     createdAt: now,
     updatedAt: now,
   };

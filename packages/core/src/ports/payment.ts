@@ -159,6 +159,24 @@ export interface InvoiceList {
 /** A provider payment method, in the provider's own shape (the contract's payment method). */
 export type ProviderPaymentMethod = Record<string, unknown> & { id: string };
 
+/** One plan a subscription holds beyond its first, as billed: its seats at its price per seat per period (minor units). */
+export interface AddedPlanCharge {
+  plan: Plan;
+  quantity: number;
+  unitAmount: number;
+}
+
+/** A plan added to or removed from a provider's subscription (the catalog API's subscription items). */
+export interface PlanItemRequest {
+  subscription: Subscription;
+  plan: Plan;
+  /** Its seats. */
+  quantity: number;
+  /** Price per seat per period in the subscription's currency, minor units. */
+  unitAmount: number;
+  proration: Proration;
+}
+
 export interface PlanChangeRequest {
   subscription: Subscription;
   from: Plan;
@@ -200,7 +218,13 @@ export interface PaymentProvider {
    * Providers that bill renewals themselves report them (Stripe: `invoice.paid`) and return false;
    * the sandbox and free checkout let our sweep renew their subscriptions and return the invoice.
    */
-  renewedBySweep?(subscription: Subscription, plan: Plan, unitAmount: number, usage?: UsageInvoiceLine[]): ProviderOutcome | false;
+  renewedBySweep?(
+    subscription: Subscription,
+    plan: Plan,
+    unitAmount: number,
+    usage?: UsageInvoiceLine[],
+    addedPlans?: AddedPlanCharge[],
+  ): ProviderOutcome | false;
   /**
    * A usage period closed outside a renewal (a usage-based plan change): the sandbox keeps an
    * invoice of its lines; providers that bill metered usage themselves return false.
@@ -214,6 +238,13 @@ export interface PaymentProvider {
   meterEvents?(events: MeterEvent[]): Promise<void>;
   /** Moves the provider's subscription to another plan with the given proration. */
   changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
+  /**
+   * Adds a plan to the provider's subscription, prorated as asked. Absent: the provider's
+   * subscriptions hold one plan, and adding or removing one is refused (400).
+   */
+  addPlan?(request: PlanItemRequest): Promise<ProviderOutcome>;
+  /** Removes a plan from the provider's subscription, prorated as asked (absent as `addPlan`). */
+  removePlan?(request: PlanItemRequest): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */
   changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration, unitAmount: number): Promise<ProviderOutcome>;
   /** Cancels at the provider, now or at the period end. */
