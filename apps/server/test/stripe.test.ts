@@ -128,6 +128,22 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
     expect(await licenses()).toHaveLength(3);
   });
 
+  it('refuses to add a plan to a subscription paid through Stripe (400 saying so), and nothing is sent to Stripe', async () => {
+    const alice = (await licenses()).find((l) => l.granteeId === 'alice');
+    const res = await request(app)
+      .put(`/api/subscriptions/${alice?.subscriptionId}/items`)
+      .set('authorization', `Bearer ${org.liveKey}`)
+      .send({ items: [{ planId: org.keys['plans.notes.business'], action: 'add' }] })
+      .expect(400);
+    expect(res.body.errors[0]).toMatchObject({ property: 'items', message: expect.stringContaining('stripe') });
+    const plans = (
+      await request(app)
+        .get(`/api/subscriptions/${alice?.subscriptionId}?expand=subscriptionPlans`)
+        .set('authorization', `Bearer ${org.liveKey}`)
+    ).body.data.subscriptionPlans.data;
+    expect(plans).toHaveLength(1);
+  });
+
   it('customer.subscription.updated: syncs status, scheduled cancellation and seats from the re-fetched subscription', async () => {
     nock(API)
       .get('/v1/subscriptions/sub_1')

@@ -277,7 +277,8 @@ export class SandboxPaymentProvider implements PaymentProvider {
       now,
       seq: seq(now),
       publicUrl: this.config.publicUrl,
-      lines: [line(true), line(false)],
+      // A side with no seats (a plan added or removed) has no line.
+      lines: [line(true), line(false)].filter((l) => l.quantity > 0),
     });
     return { documents: [invoice] };
   }
