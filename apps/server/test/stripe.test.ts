@@ -276,4 +276,70 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
     expect(seats.map((l) => l.granteeId).sort()).toEqual(['gia', 'hugo', 'ines']);
     expect((await check('ines').expect(200)).body.capabilities).toEqual(['edit', 'export']);
   });
+
+  it('a cart of two plans is one Stripe checkout with a price per plan, paid into one subscription holding both', async () => {
+    const bearer = (r: request.Test) => r.set('authorization', `Bearer ${org.liveKey}`);
+    const cart = (
+      await bearer(request(app).post('/api/carts'))
+        .send({ owner: 'cart-payer@example.com', interval: 'month', intervalCount: 1, currency: 'USD' })
+        .expect(201)
+    ).body.data.id as string;
+    for (const [plan, grantee] of [
+      ['plans.notes.team', 'tia'],
+      ['plans.notes.business', 'ulf'],
+    ])
+      await bearer(request(app).post('/api/cart-items'))
+        .send({ cartId: cart, planId: org.keys[plan], grantee, interval: 'month', intervalCount: 1 })
+        .expect(201);
+    let body: Record<string, string> = {};
+    nock(API)
+      .post('/v1/checkout/sessions', (b) => ((body = b), true))
+      .reply(200, { id: 'cs_c', url: 'https://checkout.stripe.com/c/cs_c' });
+    await bearer(request(app).post(`/api/carts/${cart}/checkout`))
+      .send({ successUrl: 'https://v.example.com/ok', cancelUrl: 'https://v.example.com/no' })
+      .expect(200);
+    expect(body).toMatchObject({
+      'line_items[0][quantity]': '2',
+      'line_items[0][price_data][unit_amount]': '1200',
+      'line_items[1][quantity]': '1',
+      'line_items[1][price_data][unit_amount]': '3000',
+    });
+    expect(body['line_items[2][quantity]']).toBeUndefined();
+    nock(API)
+      .get('/v1/checkout/sessions/cs_c')
+      .query({ 'expand[0]': 'line_items' })
+      .reply(200, {
+        ...sessionReply(),
+        id: 'cs_c',
+        client_reference_id: body.client_reference_id,
+        subscription: 'sub_c',
+        customer: 'cus_c',
+        line_items: {
+          object: 'list',
+          data: [
+            { id: 'li_c1', quantity: 2 },
+            { id: 'li_c2', quantity: 1 },
+          ],
+        },
+      });
+    nock(API)
+      .get('/v1/subscriptions/sub_c')
+      .reply(200, stripeSubscription({ id: 'sub_c', customer: 'cus_c' }, { id: 'si_c', quantity: 2 }));
+    expect(
+      (await webhook(event('evt_c', 'checkout.session.completed', { id: 'cs_c', object: 'checkout.session' })).expect(200)).body.result,
+    ).toBe('completed');
+    const subs = (await bearer(request(app).get('/api/subscriptions?owner=cart-payer@example.com&expand=subscriptionPlans')).expect(200))
+      .body.data;
+    expect(subs).toHaveLength(1);
+    expect(subs[0].subscriptionPlans.data.map((p: { planId: string }) => p.planId)).toEqual([
+      org.keys['plans.notes.team'],
+      org.keys['plans.notes.business'],
+    ]);
+    expect((await check('ulf').expect(200)).body.capabilities).toEqual(['admin', 'edit', 'export']);
+    expect((await bearer(request(app).get(`/api/carts/${cart}`)).expect(200)).body.data.status).toBe('complete');
+    // Stripe's quantity (its first item's) is the first plan's seats: the re-sync kept every seat of both plans.
+    const seats = (await licenses()).filter((l) => l.subscriptionId === subs[0].id && l.status !== 'CANCELED');
+    expect(seats.filter((l) => l.planId === org.keys['plans.notes.team'])).toHaveLength(2);
+    expect(seats.filter((l) => l.planId === org.keys['plans.notes.business'])).toHaveLength(1);
+  });
 });

@@ -24,6 +24,7 @@ import * as receipts from './migrations/2026-11-24T40-00-receipts';
 import * as carts from './migrations/2026-11-24T40-01-carts';
 import * as checkoutGroups from './migrations/2026-11-25T20-00-checkout-groups';
 import * as subscriptionPlans from './migrations/2026-11-25T20-01-subscription-plans';
+import * as checkoutItems from './migrations/2026-11-25T20-02-checkout-items';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T40-01-carts': carts,
   '2026-11-25T20-00-checkout-groups': checkoutGroups,
   '2026-11-25T20-01-subscription-plans': subscriptionPlans,
+  '2026-11-25T20-02-checkout-items': checkoutItems,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -86,6 +86,7 @@ export interface CheckoutSessions {
   cancel_url: string;
   completed_at: Date | null;
   created_at: Date;
+  extra_items: Generated<Json>;
   grantee_id: string;
   group_id: string | null;
   id: string;

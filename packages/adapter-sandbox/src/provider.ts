@@ -129,6 +129,16 @@ export class SandboxPaymentProvider implements PaymentProvider {
           periodStart: s.currentPeriodStart,
           periodEnd: s.currentPeriodEnd,
         },
+        // The other plans bought with it (a cart's), a line each.
+        ...(p.addedPlans ?? []).map((a) => ({
+          description: `${a.quantity} × ${a.plan.displayName}${trial ? ' (trial)' : ''}`,
+          amount: trial ? 0 : a.unitAmount * a.quantity,
+          quantity: a.quantity,
+          unitAmount: a.unitAmount,
+          proration: false,
+          periodStart: s.currentPeriodStart,
+          periodEnd: s.currentPeriodEnd,
+        })),
       ],
     });
     return { documents: [invoice, testCardDocument(s, p.customer.emailAddress, p.customer.value, now)] };

@@ -116,6 +116,20 @@ export class StripePaymentProvider implements PaymentProvider {
             ? { adjustable_quantity: { enabled: true, minimum: minimumSeats(req.plan), maximum: 10000 } }
             : {}),
         },
+        // The other plans of a checkout of several plans (a cart's): a price each, one subscription.
+        ...(req.extraItems ?? []).map((x) => ({
+          ...(x.plan.providerPlanId
+            ? { price: x.plan.providerPlanId }
+            : {
+                price_data: {
+                  currency: o.currency.toLowerCase(),
+                  unit_amount: x.unitAmount,
+                  recurring: interval(x.plan),
+                  product_data: { name: `${req.product.displayName} ${x.plan.displayName}` },
+                },
+              }),
+          quantity: x.quantity,
+        })),
       ],
       ...(o.promoCode ? { discounts: [{ promotion_code: o.promoCode }] } : {}),
       ...(o.allowPromoCode ? { allow_promotion_codes: true } : {}),

@@ -1,4 +1,4 @@
-import type { CheckoutOptions, CheckoutSession, CheckoutSessionRepository } from '@tollgate/core';
+import type { CheckoutItem, CheckoutOptions, CheckoutSession, CheckoutSessionRepository } from '@tollgate/core';
 import { sql, type Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { json, keysetPage, upsert, type Db } from './db';
@@ -11,6 +11,7 @@ const toSession = (r: Selectable<DB['checkout_sessions']>): CheckoutSession => (
   planId: r.plan_id,
   granteeId: r.grantee_id,
   groupId: r.group_id,
+  extraItems: r.extra_items as unknown as CheckoutItem[],
   member: r.member,
   successUrl: r.success_url,
   cancelUrl: r.cancel_url,
@@ -80,6 +81,7 @@ export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
           plan_id: cs.planId,
           grantee_id: cs.granteeId,
           group_id: cs.groupId,
+          extra_items: json(cs.extraItems),
           member: cs.member,
           success_url: cs.successUrl,
           cancel_url: cs.cancelUrl,

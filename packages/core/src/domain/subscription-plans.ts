@@ -32,6 +32,8 @@ export interface AddPlanInput {
   quantity?: number;
   /** Who gets the first seat (absent: the subscription group's members, one seat each). */
   granteeId?: string;
+  /** Who get the seats, one each, in order (a purchase for a group's members); wins over `granteeId`. */
+  grantees?: readonly string[];
   /** Where in the request the item is (`items[2]`), for the errors. */
   at: string;
   now: Date;
@@ -60,7 +62,7 @@ export function addPlan(input: AddPlanInput): { subscription: Subscription; adde
       `${at}.planId`,
       `the plan is billed every ${plan.length} ${plan.interval}(s) and the subscription every ${firstPlan.length} ${firstPlan.interval}(s): sell it as another subscription`,
     );
-  const members = input.granteeId !== undefined ? [input.granteeId] : seatHolders(input.licenses);
+  const members = input.grantees ?? (input.granteeId !== undefined ? [input.granteeId] : seatHolders(input.licenses));
   const min = minimumSeats(plan);
   let quantity = 1;
   if (isPerSeat(plan)) {

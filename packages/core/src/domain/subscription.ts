@@ -210,7 +210,8 @@ export function syncWithProvider(
     updatedAt: now,
   };
   const status = LICENSE_STATUS_FOR[snapshot.status];
-  const live = licenses.filter((l) => l.status !== 'CANCELED');
+  // The provider's quantity is the first plan's seats (a plan bought beside it keeps its own).
+  const live = licenses.filter((l) => l.status !== 'CANCELED' && l.planId === s.planId);
   let removed: License[] = [];
   let added: NewSeats | null = null;
   if (snapshot.status !== 'CANCELED') {

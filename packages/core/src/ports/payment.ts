@@ -12,6 +12,8 @@ export interface CheckoutRequest {
   cancelUrl: string;
   /** Price per seat per period in the chosen currency, minor units (0 for free plans). */
   unitAmount: number;
+  /** The other plans bought in the same checkout (a cart's), each a line of its own. */
+  extraItems?: AddedPlanCharge[];
 }
 
 /** Every top-level member the contract lists for a provider invoice (every provider answers each). */
@@ -199,6 +201,8 @@ export interface CompletedPurchase {
   customer: Customer;
   /** Price per seat per period in the subscription's currency, minor units (0 for free plans). */
   unitAmount: number;
+  /** The other plans the subscription was bought with (a cart's), each a line of its first invoice. */
+  addedPlans?: AddedPlanCharge[];
 }
 
 export interface PaymentProvider {

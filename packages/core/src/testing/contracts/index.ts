@@ -870,6 +870,7 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
         planId: plan.id,
         granteeId: 'g',
         groupId: randomUUID() as string | null,
+        extraItems: [{ planId: plan.id, quantity: 2, granteeId: null, groupId: randomUUID() }],
         member: 'm@example.com',
         successUrl: 'https://x.io/ok',
         cancelUrl: 'https://x.io/no',

@@ -91,6 +91,7 @@ export function describePaymentProviderContract(name: string, world: () => Payme
             planId: s.planId,
             granteeId: 'alice',
             groupId: null,
+            extraItems: [],
             member: 'm@example.com',
             successUrl: 'https://vendor.example.com/ok',
             cancelUrl: 'https://vendor.example.com/no',
