@@ -155,6 +155,15 @@ describe('sandbox purchase end to end over HTTP', () => {
       [2, 2400],
       [1, 3000],
     ]);
+    // sync (#86): the sandbox bills each period at the plan's current price, so nothing moves and nothing is billed.
+    const spli = (
+      await request(app)
+        .get(`/api/subscription-plans/${id}?expand=subscriptionPlanLineItems`)
+        .set('authorization', `Bearer ${org.liveKey}`)
+        .expect(200)
+    ).body.data.subscriptionPlanLineItems.data[0].id;
+    await request(app).put(`/api/subscription-plan-line-items/${spli}/sync`).set('authorization', `Bearer ${org.liveKey}`).expect(204);
+    expect((await v1('get', `/subscriptions/${id}/invoices`)).body.data[0].id).toBe(cycle.id);
   });
 
   it('grants a free plan without payment', async () => {

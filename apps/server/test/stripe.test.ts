@@ -144,6 +144,29 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
     expect(plans).toHaveLength(1);
   });
 
+  it("sync (#86) moves Stripe's subscription item to the line item's current price, unprorated", async () => {
+    const alice = (await licenses()).find((l) => l.granteeId === 'alice');
+    const plan = (
+      await request(app)
+        .get(`/api/subscription-plans/${alice?.subscriptionId}?expand=subscriptionPlanLineItems`)
+        .set('authorization', `Bearer ${org.liveKey}`)
+        .expect(200)
+    ).body.data;
+    const lineItem = plan.subscriptionPlanLineItems.data[0].id as string;
+    let update: Record<string, string> = {};
+    nock(API).get('/v1/subscriptions/sub_1').reply(200, stripeSubscription());
+    nock(API)
+      .post('/v1/subscriptions/sub_1', (b) => ((update = b), true))
+      .reply(200, stripeSubscription());
+    await request(app).put(`/api/subscription-plan-line-items/${lineItem}/sync`).set('authorization', `Bearer ${org.liveKey}`).expect(204);
+    expect(update).toMatchObject({
+      'items[0][id]': 'si_1',
+      'items[0][price_data][unit_amount]': '1200',
+      'items[0][price_data][product]': 'prod_1',
+      proration_behavior: 'none',
+    });
+  });
+
   it('customer.subscription.updated: syncs status, scheduled cancellation and seats from the re-fetched subscription', async () => {
     nock(API)
       .get('/v1/subscriptions/sub_1')

@@ -220,6 +220,26 @@ export class StripePaymentProvider implements PaymentProvider {
     return {};
   }
 
+  /** The subscription item moves to the plan's current price; no proration (the next invoice bills it). */
+  async syncPrice(s: Subscription, plan: Plan, unitAmount: number): Promise<ProviderOutcome> {
+    const id = stripeId(s);
+    const item = await this.item(id);
+    const price = plan.providerPlanId
+      ? { price: plan.providerPlanId }
+      : {
+          price_data: {
+            currency: s.currency.toLowerCase(),
+            unit_amount: unitAmount,
+            recurring: interval(plan),
+            product: idOf(item.price.product) as string,
+          },
+        };
+    await call('subscription update', () =>
+      this.stripe.subscriptions.update(id, { items: [{ id: item.id, ...price }], proration_behavior: 'none' }),
+    );
+    return {};
+  }
+
   async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration, _unitAmount: number): Promise<ProviderOutcome> {
     const id = stripeId(s);
     const item = await this.item(id);

@@ -75,11 +75,12 @@ export function subscriptionLineItemRoutes({
         operationId: 'syncSubscriptionPlanLineItemPrice',
         summary: "Sync a line item's price",
         description:
-          "Would bring the subscription's line item to its line item's current price. Tollgate keeps a subscription on the price it was sold at and moves no provider's subscription item yet (not the sandbox's, the service-only ones' nor Stripe's): 204 once the line item is found, and nothing changes.",
+          "Brings the subscription's line item to its line item's current price: Stripe's subscription item moves to it (no proration; the next invoice bills it). The sandbox and subscriptions without payment bill each period at the plan's current price already, so nothing moves there.",
         scope: ['subscriptions', 'write'],
         response: { status: 204 },
         async handle({ tenant, params }) {
-          await directory.lineItem(tenant, params.id);
+          const { record, part } = await directory.lineItem(tenant, params.id);
+          await items.syncLineItemPrice(tenant, record.subscription.id, part.planId);
           return noContent;
         },
       }),

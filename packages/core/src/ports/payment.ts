@@ -249,6 +249,12 @@ export interface PaymentProvider {
   addPlan?(request: PlanItemRequest): Promise<ProviderOutcome>;
   /** Removes a plan from the provider's subscription, prorated as asked (absent as `addPlan`). */
   removePlan?(request: PlanItemRequest): Promise<ProviderOutcome>;
+  /**
+   * Moves the provider's subscription item of the subscription's first plan to the plan's current
+   * price (`unitAmount`), with no proration: the next invoice bills it. Absent: the provider bills
+   * each period at the plan's current price anyway (the sandbox, the free checkout).
+   */
+  syncPrice?(subscription: Subscription, plan: Plan, unitAmount: number): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */
   changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration, unitAmount: number): Promise<ProviderOutcome>;
   /** Cancels at the provider, now or at the period end. */

@@ -7,6 +7,7 @@ import { addPlan, removePlan, seatsOfPlan, setAddedPlanSeats } from '../../domai
 import { resolveCheckoutOptions } from '../../domain/checkout';
 import type { NewSeats } from '../../domain/seats';
 import { assertAccessible } from '../../domain/tenancy';
+import { effectiveStatus } from '../../domain/subscription';
 import type { PaymentProvider, ProviderOutcome, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import { limitsOf } from '../deps';
@@ -64,7 +65,7 @@ export class SubscriptionItems {
   }
 
   /** The provider that bills the subscription: none for one started without payment, or through the free checkout. */
-  private providerOf(s: Subscription): Pick<PaymentProvider, 'name' | 'addPlan' | 'removePlan'> | undefined {
+  private providerOf(s: Subscription): Pick<PaymentProvider, 'name' | 'addPlan' | 'removePlan' | 'syncPrice'> | undefined {
     if (s.paymentProvider === 'none' || s.paymentProvider === this.deps.freeCheckout?.name) return undefined;
     return this.deps.payments;
   }
@@ -168,5 +169,27 @@ export class SubscriptionItems {
       await saveSeats(r, change.added);
       if (change.removed.length) await r.licenses.deleteMany(change.removed.map((l) => l.id));
     });
+  }
+
+  /**
+   * Brings a subscription-plan line item to its line item's current price (published #86): the
+   * provider's subscription item moves to it, unprorated, so the next invoice bills it. Providers
+   * that bill each period at the plan's current price (the sandbox, the free checkout, none) have
+   * nothing to move. An added plan's line item on a provider that keeps prices (Stripe) is refused:
+   * such a subscription holds one plan there.
+   */
+  async syncLineItemPrice(tenant: Tenant, subscriptionId: Id, planId: Id): Promise<void> {
+    const { s, plan, price } = await this.deps.uow.read(async (r) => {
+      const sub = await loadOwned(r, tenant, subscriptionId, false);
+      const p = await loadPlan(r, planId);
+      return { s: sub, plan: p, price: unitAmount(p, sub.currency, await loadCurrencies(r)) };
+    });
+    const provider = this.providerOf(s);
+    if (!provider?.syncPrice) return;
+    if (planId !== s.planId)
+      return invalid('id', `subscriptions paid through ${provider.name} hold one plan: this line item is of another`);
+    if (effectiveStatus(s, this.deps.clock.now()) === 'CANCELED') return invalid('id', 'the subscription is canceled');
+    const outcome = await provider.syncPrice(s, plan, price);
+    await this.deps.uow.run((r) => saveOutcome(r, outcome));
   }
 }
