@@ -398,3 +398,31 @@ it("a group named as a purchase's grantee stays in its tenant: another organisat
   expect(item.status).toBe(403);
   expect(item.text).not.toContain('member');
 });
+
+it("a subscription's added plans stay in its tenant: another organisation's plan 403 to add; an added subscription plan 403 / 404 to others", async () => {
+  const mine = await buySeats(server.url, db.url, b, 1, 'b-multi');
+  const items = (key: string, subscription: string, planId: string) =>
+    call(server.url, 'PUT', `/api/subscriptions/${subscription}/items`, {
+      bearer: key,
+      body: { items: [{ planId, action: 'add' }], proration: 'none' },
+    });
+  // B adds A's plan to B's subscription: A's plan is not B's to sell.
+  expect((await items(b.live, mine, a.keys['plans.notes.team'])).status).toBe(403);
+  expect((await items(b.live, mine, '6a1f1d8e-0000-4000-8000-00000000beef')).status).toBe(404);
+  // B adds its own plan; its subscription plan has an id of its own, which is B's alone.
+  expect((await items(b.live, mine, b.keys['plans.notes.team'])).status).toBe(204);
+  const plans = (
+    (await call(server.url, 'GET', `/api/subscription-plans?subscriptionId=${mine}`, { bearer: b.live })).body as {
+      data: { id: string; planId: string }[];
+    }
+  ).data;
+  const added = plans.find((p) => p.planId === b.keys['plans.notes.team']);
+  expect(added && added.id !== mine).toBe(true);
+  expect((await call(server.url, 'GET', `/api/subscription-plans/${added?.id}`, { bearer: a.live })).status).toBe(403);
+  expect((await call(server.url, 'GET', `/api/subscription-plans/${added?.id}`, { bearer: b.test })).status).toBe(404);
+  expect(
+    (await call(server.url, 'PUT', `/api/subscription-plans/${added?.id}/seats`, { bearer: a.live, body: { quantity: 5 } })).status,
+  ).toBe(403);
+  const aList = (await call(server.url, 'GET', `/api/subscription-plans`, { bearer: a.live })).text;
+  expect(aList).not.toContain(added?.id as string);
+});
