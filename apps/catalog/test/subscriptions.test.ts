@@ -417,7 +417,28 @@ describe('catalog subscriptions without payment', () => {
             .expect(400)
         ).body.errors[0].property,
       ).toMatch(property);
-    await refused({ plans: [{ planId: team }, { planId: org.keys['plans.notes.business'] }] }, 'plans');
+    await refused({ plans: [{ planId: team }, { planId: team }] }, 'plans[1].planId');
+    await refused({ plans: [] }, 'plans');
+    // Several plans: one subscription holding each, the grantee on a seat of every one.
+    const business = org.keys['plans.notes.business'];
+    const [seatSlug] = (await api().get(`/api/plans/${business}?expand=lineItems`).expect(200)).body.data.lineItems.data
+      .filter((l: { priceType: string }) => l.priceType === 'per_seat')
+      .map((l: { slug: string }) => l.slug);
+    const both = await api()
+      .post('/api/subscriptions', {
+        ...body,
+        owner: 'two-plan-buyer',
+        plans: [{ planId: team }, { planId: business, metadata: { [seatSlug]: { quantity: 2 } } }],
+      })
+      .expect(201);
+    const parts = (await api().get(`/api/subscriptions/${both.body.data.id}?expand=subscriptionPlans`).expect(200)).body.data
+      .subscriptionPlans.data;
+    expect(parts.map((p: { planId: string; seats: number }) => [p.planId, p.seats])).toEqual([
+      [team, 2],
+      [business, 2],
+    ]);
+    const granted = await world.core.licenses.list(org.tenant, { subscriptionId: both.body.data.id, planId: business });
+    expect(granted.map((l) => l.granteeId).sort()).toEqual(['svc-user', null].sort());
     await refused({ interval: 'year' }, 'interval');
     await refused({ expiryDate: new Date(world.clock.now().getTime() - 1000).toISOString() }, 'expiryDate');
     await refused({ expiryDate: 'next week' }, 'expiryDate');

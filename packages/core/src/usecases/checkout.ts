@@ -340,7 +340,7 @@ export class CheckoutService {
     for (const [i, item] of (req.extraItems ?? []).entries()) {
       const extra = (await r.plans.get(item.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
       const extraProduct = (await r.products.get(extra.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      const grantees = item.groupId ? await this.groupMembers(r, plan, item.groupId) : [item.granteeId ?? customer.value];
+      const grantees = item.groupId ? await this.groupMembers(r, plan, item.groupId) : item.granteeId !== null ? [item.granteeId] : [];
       const added = addPlan({
         subscription,
         firstPlan: plan,

@@ -96,30 +96,42 @@ export class SubscriptionDirectory {
   /**
    * A subscription without payment (published `createSalableOnlySubscription`): the owner (a
    * customer, made when new) holds the plan, `grantee` gets the first seat; it renews by itself
-   * with nothing to bill (the `none` provider) until canceled or `expiryDate`. One plan per
-   * subscription; the interval must be the plan's. The rule itself is `SubscriptionAdmin.create`'s.
+   * with nothing to bill (the `none` provider) until canceled or `expiryDate`. Several plans make
+   * one subscription holding each (the first first; "Subscriptions of several plans"); each plan's
+   * interval must be the one asked. The rule itself is `SubscriptionAdmin.create`'s.
    */
   async createServiceOnly(tenant: Tenant, input: ServiceOnlyInput): Promise<Subscription> {
-    if (input.plans.length !== 1) invalid('plans', 'must hold exactly one plan: a subscription holds one plan');
-    const [{ planId, metadata }] = input.plans;
-    const plan = await this.deps.uow.read(async (r) => {
-      const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
-      const product = assertAccessible(await r.products.get(p.productId), tenant, 'product');
-      assertPlanSellable(p, product);
-      return p;
+    if (input.plans.length === 0) invalid('plans', 'must hold at least one plan');
+    const plans = await this.deps.uow.read(async (r) => {
+      const out: Plan[] = [];
+      for (const [i, { planId }] of input.plans.entries()) {
+        if (!UUID.test(planId)) fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+        const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
+        const product = assertAccessible(await r.products.get(p.productId), tenant, 'product');
+        assertPlanSellable(p, product);
+        if (out.some((x) => x.id === p.id)) invalid(`plans[${i}].planId`, 'is named twice: a subscription holds a plan once');
+        if (i > 0 && p.usageBased) invalid(`plans[${i}].planId`, 'a usage-based plan is a subscription of its own');
+        out.push(p);
+      }
+      return out;
     });
-    if (input.interval !== plan.interval || input.intervalCount !== plan.length)
-      invalid('interval', `must be the plan's: ${plan.length} ${plan.interval}`);
-    const asked = Object.values(metadata ?? {}).map((m) => m.quantity);
-    const quantity = isPerSeat(plan) ? Math.max(minimumSeats(plan), ...asked) : 1;
-    if (!Number.isSafeInteger(quantity)) invalid('plans[0].metadata', 'a quantity must be a whole number');
+    for (const plan of plans)
+      if (input.interval !== plan.interval || input.intervalCount !== plan.length)
+        invalid('interval', `must be the plans': ${plan.displayName} is billed every ${plan.length} ${plan.interval}(s)`);
+    const quantities = plans.map((plan, i) => {
+      const asked = Object.values(input.plans[i].metadata ?? {}).map((m) => m.quantity);
+      const quantity = isPerSeat(plan) ? Math.max(minimumSeats(plan), ...asked) : 1;
+      if (!Number.isSafeInteger(quantity)) invalid(`plans[${i}].metadata`, 'a quantity must be a whole number');
+      return quantity;
+    });
     return this.admin.create(tenant, {
-      planId,
+      planId: plans[0].id,
       owner: input.owner,
       granteeId: input.grantee ?? null,
-      quantity,
+      quantity: quantities[0],
       expiryDate: input.expiryDate,
       cancelAtPeriodEnd: input.cancelAtPeriodEnd,
+      extraItems: plans.slice(1).map((p, i) => ({ planId: p.id, quantity: quantities[i + 1], granteeId: input.grantee ?? null, groupId: null })),
     });
   }
 
