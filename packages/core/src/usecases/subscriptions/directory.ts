@@ -131,7 +131,9 @@ export class SubscriptionDirectory {
       quantity: quantities[0],
       expiryDate: input.expiryDate,
       cancelAtPeriodEnd: input.cancelAtPeriodEnd,
-      extraItems: plans.slice(1).map((p, i) => ({ planId: p.id, quantity: quantities[i + 1], granteeId: input.grantee ?? null, groupId: null })),
+      extraItems: plans
+        .slice(1)
+        .map((p, i) => ({ planId: p.id, quantity: quantities[i + 1], granteeId: input.grantee ?? null, groupId: null })),
     });
   }
 
