@@ -162,6 +162,16 @@ describe('carts', () => {
     );
     await addItem(cart.id, org.keys['plans.notes.team'], { metadata: { nope: { quantity: 1 } } }).expect(400);
     await api().post('/api/carts', { owner: 'x' }).expect(400);
+    // One subscription holds a plan once: the same plan twice in a cart is refused at checkout, nothing made.
+    const twice = await newCart('twice@example.com');
+    await addItem(twice.id, org.keys['plans.notes.team'], { grantee: 'one' }).expect(201);
+    await addItem(twice.id, org.keys['plans.notes.team'], { grantee: 'two' }).expect(201);
+    const refused = await api()
+      .post(`/api/carts/${twice.id}/checkout`, { successUrl: 'https://vendor.example.com/ok', cancelUrl: 'https://vendor.example.com/no' })
+      .expect(400);
+    expect(refused.body.errors[0].property).toBe('cartItems');
+    expect((await api().get(`/api/carts/${twice.id}`).expect(200)).body.data.status).toBe('active');
+    expect((await api().get('/api/subscriptions?owner=twice@example.com').expect(200)).body.data).toEqual([]);
     const foreign = await newCart('stranger@example.com', other.liveKey);
     expect([403, 404]).toContain((await api().get(`/api/carts/${foreign.id}`)).status);
     expect([403, 404]).toContain((await addItem(foreign.id, org.keys['plans.notes.team'])).status);
