@@ -361,3 +361,68 @@ it('refuses every authenticated route without a key, with a revoked key, without
     expect(naming.filter((o) => o.generation === generation).length).toBeGreaterThan(0);
   expect(failures).toEqual([]);
 });
+
+it("a group named as a purchase's grantee stays in its tenant: another organisation's 403, the other mode's and an unknown one 404", async () => {
+  const group = (
+    (await call(server.url, 'POST', '/api/groups', { bearer: a.live, body: { owner: 'group-owner', grantees: [{ granteeId: 'member' }] } }))
+      .body as { data: { id: string } }
+  ).data.id;
+  const quick = (key: string, plan: string, grantee: string) =>
+    call(server.url, 'POST', '/api/checkout', {
+      bearer: key,
+      body: {
+        planId: plan,
+        owner: 'intruder',
+        grantee,
+        interval: 'month',
+        intervalCount: 1,
+        successUrl: 'https://x.io/ok',
+        cancelUrl: 'https://x.io/no',
+      },
+    });
+  expect((await quick(b.live, b.keys['plans.notes.team'], `grp_${group}`)).status).toBe(403);
+  expect((await quick(a.test, a.testKeys['plans.notes.team'], `grp_${group}`)).status).toBe(404);
+  expect((await quick(a.live, a.keys['plans.notes.team'], 'grp_6a1f1d8e-0000-4000-8000-00000000dead')).status).toBe(404);
+  // A bare id of another tenant's group names no group there: an ordinary grantee, so nothing of A's is read.
+  expect((await quick(b.live, b.keys['plans.notes.team'], group)).status).toBe(200);
+  const cart = (
+    (await call(server.url, 'POST', '/api/carts', { bearer: b.live, body: { owner: 'intruder', interval: 'month', intervalCount: 1 } }))
+      .body as {
+      data: { id: string };
+    }
+  ).data.id;
+  const item = await call(server.url, 'POST', '/api/cart-items', {
+    bearer: b.live,
+    body: { cartId: cart, planId: b.keys['plans.notes.team'], grantee: `grp_${group}`, interval: 'month', intervalCount: 1 },
+  });
+  expect(item.status).toBe(403);
+  expect(item.text).not.toContain('member');
+});
+
+it("a subscription's added plans stay in its tenant: another organisation's plan 403 to add; an added subscription plan 403 / 404 to others", async () => {
+  const mine = await buySeats(server.url, db.url, b, 1, 'b-multi');
+  const items = (key: string, subscription: string, planId: string) =>
+    call(server.url, 'PUT', `/api/subscriptions/${subscription}/items`, {
+      bearer: key,
+      body: { items: [{ planId, action: 'add' }], proration: 'none' },
+    });
+  // B adds A's plan to B's subscription: A's plan is not B's to sell.
+  expect((await items(b.live, mine, a.keys['plans.notes.team'])).status).toBe(403);
+  expect((await items(b.live, mine, '6a1f1d8e-0000-4000-8000-00000000beef')).status).toBe(404);
+  // B adds its own plan; its subscription plan has an id of its own, which is B's alone.
+  expect((await items(b.live, mine, b.keys['plans.notes.team'])).status).toBe(204);
+  const plans = (
+    (await call(server.url, 'GET', `/api/subscription-plans?subscriptionId=${mine}`, { bearer: b.live })).body as {
+      data: { id: string; planId: string }[];
+    }
+  ).data;
+  const added = plans.find((p) => p.planId === b.keys['plans.notes.team']);
+  expect(added && added.id !== mine).toBe(true);
+  expect((await call(server.url, 'GET', `/api/subscription-plans/${added?.id}`, { bearer: a.live })).status).toBe(403);
+  expect((await call(server.url, 'GET', `/api/subscription-plans/${added?.id}`, { bearer: b.test })).status).toBe(404);
+  expect(
+    (await call(server.url, 'PUT', `/api/subscription-plans/${added?.id}/seats`, { bearer: a.live, body: { quantity: 5 } })).status,
+  ).toBe(403);
+  const aList = (await call(server.url, 'GET', `/api/subscription-plans`, { bearer: a.live })).text;
+  expect(aList).not.toContain(added?.id as string);
+});

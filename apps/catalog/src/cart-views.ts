@@ -75,7 +75,7 @@ export const cartItemView = (organisation: string, cartId: string) => (i: CartIt
   planId: i.planId,
   metadata: i.metadata,
   granteeId: i.granteeId,
-  groupId: null,
+  groupId: i.groupId,
   createdAt: iso(i.createdAt),
   updatedAt: iso(i.updatedAt),
 });

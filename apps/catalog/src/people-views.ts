@@ -7,6 +7,7 @@ import type {
   Plan,
   Subscription,
   SubscriptionLineItem,
+  SubscriptionPlanPart,
   SubscriptionRecord,
 } from '@tollgate/core';
 import { iso } from '@tollgate/http';
@@ -48,35 +49,50 @@ export const subscriptionView = (s: Subscription, customer: Customer | undefined
 });
 
 /**
- * The subscription's one subscription plan: a subscription holds one plan, so the subscription
- * plan has the subscription's id, and its group (the team its seats go to) too.
+ * One plan a subscription holds as its subscription plan: the first has the subscription's id, an
+ * added one its own; the group (the team the seats go to) is the subscription's, for every plan.
  */
-export const subscriptionPlanOf = (s: Subscription) => ({
-  id: s.id,
+export const subscriptionPartView = (
+  s: Subscription,
+  part: Pick<SubscriptionPlanPart, 'id' | 'planId' | 'seats' | 'createdAt' | 'updatedAt'>,
+) => ({
+  id: part.id,
   organisation: s.organisationId,
   ownerId: s.customerId,
   groupId: s.id,
   subscriptionId: s.id,
-  planId: s.planId,
-  seats: s.quantity,
+  planId: part.planId,
+  seats: part.seats,
   status: s.status === 'CANCELED' ? 'inactive' : 'active',
-  createdAt: iso(s.createdAt),
-  updatedAt: iso(s.updatedAt),
+  createdAt: iso(part.createdAt),
+  updatedAt: iso(part.updatedAt),
 });
+
+/** The subscription's first plan as its subscription plan (with the subscription's id). */
+export const subscriptionPlanOf = (s: Subscription) =>
+  subscriptionPartView(s, { id: s.id, planId: s.planId, seats: s.quantity, createdAt: s.createdAt, updatedAt: s.updatedAt });
+
+/** Every plan the subscription holds, as subscription plans (a group's expansion). */
+export const subscriptionPlansOf = (s: Subscription) => [
+  subscriptionPlanOf(s),
+  ...s.addedPlans.map((a) =>
+    subscriptionPartView(s, { id: a.id, planId: a.planId, seats: a.quantity, createdAt: a.createdAt, updatedAt: a.updatedAt }),
+  ),
+];
 
 const planWithTag = (p: Plan) => ({ ...catalogPlan(p), tierTag: tierTagView(p.tierTag) });
 
 /** A subscription with what `expand` asked for (`owner`, `subscriptionPlans`). */
 export const subscriptionRecordView =
   (expand: Set<string>) =>
-  ({ subscription: s, customer, plan }: SubscriptionRecord) => ({
+  ({ subscription: s, customer, plan, plans }: SubscriptionRecord) => ({
     ...subscriptionView(s, customer, plan),
     ...(expand.has('owner') && customer ? { owner: ownerView(customer) } : {}),
     ...(expand.has('subscriptionPlans')
       ? {
-          subscriptionPlans: nestedList([s], `/api/subscription-plans?subscriptionId=${s.id}`, (x) => ({
-            ...subscriptionPlanOf(x),
-            plan: plan ? planWithTag(plan) : null,
+          subscriptionPlans: nestedList(plans, `/api/subscription-plans?subscriptionId=${s.id}`, (part) => ({
+            ...subscriptionPartView(s, part),
+            plan: part.plan ? planWithTag(part.plan) : null,
           })),
         }
       : {}),
@@ -84,25 +100,26 @@ export const subscriptionRecordView =
 
 /** A subscription plan with what `expand` asked for (`plan`, `subscription`, `owner`, `subscriptionPlanLineItems`). */
 export const subscriptionPlanRecordView =
-  (expand: Set<string>, lineItems?: Map<string, SubscriptionLineItem[]>) => (record: SubscriptionRecord) => ({
-    ...subscriptionPlanRecordBase(expand, record),
+  (expand: Set<string>, lineItems?: Map<string, SubscriptionLineItem[]>) =>
+  ({ record, part }: { record: SubscriptionRecord; part: SubscriptionPlanPart }) => ({
+    ...subscriptionPlanRecordBase(expand, record, part),
     ...(lineItems
       ? {
-          subscriptionPlanLineItems: nestedList(
-            lineItems.get(record.subscription.id) ?? [],
-            `/api/subscription-plans/${record.subscription.id}`,
-            (item) => {
-              const li = record.plan?.lineItems.find((x) => x.id === item.lineItemId);
-              return subscriptionLineItemBase(item, record, li);
-            },
-          ),
+          subscriptionPlanLineItems: nestedList(lineItems.get(part.id) ?? [], `/api/subscription-plans/${part.id}`, (item) => {
+            const li = part.plan?.lineItems.find((x) => x.id === item.lineItemId);
+            return subscriptionLineItemBase(item, record, part, li);
+          }),
         }
       : {}),
   });
 
-const subscriptionPlanRecordBase = (expand: Set<string>, { subscription: s, customer, plan }: SubscriptionRecord) => ({
-  ...subscriptionPlanOf(s),
-  ...(expand.has('plan') && plan ? { plan: catalogPlan(plan) } : {}),
+const subscriptionPlanRecordBase = (
+  expand: Set<string>,
+  { subscription: s, customer, plan }: SubscriptionRecord,
+  part: SubscriptionPlanPart,
+) => ({
+  ...subscriptionPartView(s, part),
+  ...(expand.has('plan') && part.plan ? { plan: catalogPlan(part.plan) } : {}),
   ...(expand.has('subscription') ? { subscription: subscriptionView(s, customer, plan) } : {}),
   ...(expand.has('owner') && customer ? { owner: ownerView(customer) } : {}),
 });
@@ -136,27 +153,37 @@ export const membershipView = (m: GroupMember) => ({
 });
 
 /** A subscription's line item as the catalog's subscription-plan line item, with its line item. */
-const subscriptionLineItemBase = (item: SubscriptionLineItem, { subscription: s, plan }: SubscriptionRecord, li: LineItem | undefined) => ({
+const subscriptionLineItemBase = (
+  item: SubscriptionLineItem,
+  { subscription: s }: SubscriptionRecord,
+  part: SubscriptionPlanPart,
+  li: LineItem | undefined,
+) => ({
   id: item.id,
   organisation: item.organisationId,
-  subscriptionPlanId: s.id,
+  subscriptionPlanId: part.id,
   lineItemPaymentProductId: li?.paymentProductId ?? '',
   type: li?.priceType === 'metered' ? 'metered' : 'unit',
-  quantity: li?.priceType === 'per_seat' ? s.quantity : 1,
+  quantity: li?.priceType === 'per_seat' ? part.seats : 1,
   usageId: null,
   paymentSubscriptionItemId: null,
   paymentPriceId: li?.prices[0]?.paymentPriceId ?? null,
   expiryDate: s.status === 'CANCELED' ? iso(s.canceledAt ?? s.currentPeriodEnd) : s.cancelAtPeriodEnd ? iso(s.currentPeriodEnd) : null,
   createdAt: iso(item.createdAt),
   updatedAt: iso(item.updatedAt),
-  ...(li && plan ? { lineItem: lineItemView(s.organisationId, plan.id)(li) } : {}),
+  ...(li && part.plan ? { lineItem: lineItemView(s.organisationId, part.plan.id)(li) } : {}),
 });
 
 /** The same with its subscription plan (and subscription): the detail of a subscription-plan line item. */
-export const subscriptionLineItemView = (item: SubscriptionLineItem, record: SubscriptionRecord, li: LineItem | undefined) => ({
-  ...subscriptionLineItemBase(item, record, li),
+export const subscriptionLineItemView = (
+  item: SubscriptionLineItem,
+  record: SubscriptionRecord,
+  part: SubscriptionPlanPart,
+  li: LineItem | undefined,
+) => ({
+  ...subscriptionLineItemBase(item, record, part, li),
   subscriptionPlan: {
-    ...subscriptionPlanOf(record.subscription),
+    ...subscriptionPartView(record.subscription, part),
     subscription: subscriptionView(record.subscription, record.customer, record.plan),
   },
 });

@@ -172,48 +172,54 @@ export const usageTermsView = (t: UsageTerms) => ({
   rollover: t.rollover.kind === 'upTo' ? { upTo: exactNumber(t.rollover.units) } : t.rollover.kind,
 });
 
-/** A subscription as its catalog subscription plan: one row per subscription on the plan. */
-export const subscriptionPlanView = (s: Subscription, customer: Customer | undefined) => ({
-  id: s.id,
-  organisation: s.organisationId,
-  ownerId: s.customerId,
-  groupId: s.id,
-  subscriptionId: s.id,
-  planId: s.planId,
-  seats: s.quantity,
-  status: s.status === 'CANCELED' ? 'inactive' : 'active',
-  createdAt: iso(s.createdAt),
-  updatedAt: iso(s.updatedAt),
-  subscription: {
-    id: s.id,
+/**
+ * A subscription as its catalog subscription plan of `planId`: one row per subscription holding the
+ * plan (its first plan: the subscription's id; an added one: its own).
+ */
+export const subscriptionPlanView = (s: Subscription, customer: Customer | undefined, planId: string = s.planId) => {
+  const added = planId === s.planId ? undefined : s.addedPlans.find((a) => a.planId === planId);
+  return {
+    id: added?.id ?? s.id,
     organisation: s.organisationId,
     ownerId: s.customerId,
-    paymentSubscriptionId: s.paymentSubscriptionId,
-    status: s.status.toLowerCase(),
-    customerId: customer?.paymentCustomerId ?? null,
-    interval: null,
-    intervalCount: null,
-    currencyShortCode: s.currency,
-    cancelAtPeriodEnd: s.cancelAtPeriodEnd,
-    isPerpetual: false,
-    isServiceOnly: false,
-    startDate: iso(s.createdAt),
-    cancelledAt: iso(s.canceledAt),
-    createdAt: iso(s.createdAt),
-    updatedAt: iso(s.updatedAt),
-    owner: customer
-      ? {
-          id: customer.id,
-          organisation: customer.organisationId,
-          value: customer.value,
-          paymentCustomerId: customer.paymentCustomerId,
-          emailAddress: customer.emailAddress,
-          createdAt: iso(customer.createdAt),
-          updatedAt: iso(customer.updatedAt),
-        }
-      : null,
-  },
-});
+    groupId: s.id,
+    subscriptionId: s.id,
+    planId: added?.planId ?? s.planId,
+    seats: added?.quantity ?? s.quantity,
+    status: s.status === 'CANCELED' ? 'inactive' : 'active',
+    createdAt: iso(added?.createdAt ?? s.createdAt),
+    updatedAt: iso(added?.updatedAt ?? s.updatedAt),
+    subscription: {
+      id: s.id,
+      organisation: s.organisationId,
+      ownerId: s.customerId,
+      paymentSubscriptionId: s.paymentSubscriptionId,
+      status: s.status.toLowerCase(),
+      customerId: customer?.paymentCustomerId ?? null,
+      interval: null,
+      intervalCount: null,
+      currencyShortCode: s.currency,
+      cancelAtPeriodEnd: s.cancelAtPeriodEnd,
+      isPerpetual: false,
+      isServiceOnly: false,
+      startDate: iso(s.createdAt),
+      cancelledAt: iso(s.canceledAt),
+      createdAt: iso(s.createdAt),
+      updatedAt: iso(s.updatedAt),
+      owner: customer
+        ? {
+            id: customer.id,
+            organisation: customer.organisationId,
+            value: customer.value,
+            paymentCustomerId: customer.paymentCustomerId,
+            emailAddress: customer.emailAddress,
+            createdAt: iso(customer.createdAt),
+            updatedAt: iso(customer.updatedAt),
+          }
+        : null,
+    },
+  };
+};
 
 /** The filter values of the plan list; currencies in upper case as the published schema has them (ISO 4217). */
 export const filterOptionsView = (f: PlanFilterOptions) => ({
@@ -261,7 +267,7 @@ export const planDetailView = (d: PlanDetail, expand: Set<string>) => ({
   ...(expand.has('subscriptionPlans')
     ? {
         subscriptionPlans: nestedList(d.subscriptions, `/api/plans/${d.plan.id}/subscription-plans`, (s) =>
-          subscriptionPlanView(s, d.customers.get(s.customerId)),
+          subscriptionPlanView(s, d.customers.get(s.customerId), d.plan.id),
         ),
       }
     : {}),

@@ -4,7 +4,7 @@ import { createCatalogApp } from '../src';
 import { catalogApi } from './helpers';
 
 // Carts (#10-16) and cart items (#8-9): a cart with several plans checked out through the sandbox's
-// hosted checkout, plan after plan. Every answer is checked against its route's schema by the
+// hosted checkout as one payment, into one subscription holding every plan. Every answer is checked against its route's schema by the
 // response audit.
 let world: TestWorld;
 let org: SeededOrg;
@@ -31,7 +31,7 @@ const addItem = (cartId: string, planId: string, extra: object = {}) =>
   api().post('/api/cart-items', { cartId, planId, ...monthly, ...extra });
 
 describe('carts', () => {
-  it('checks a cart with several plans out through the sandbox, plan after plan, and is then complete', async () => {
+  it('checks a cart with several plans out through the sandbox as one checkout and one subscription, and is then complete', async () => {
     const cart = await newCart('cart-owner@example.com');
     const team = (await addItem(cart.id, org.keys['plans.notes.team'], { grantee: 'team-user' }).expect(201)).body.data;
     expect(team).toMatchObject({
@@ -66,32 +66,38 @@ describe('carts', () => {
         })
         .expect(200)
     ).body.data.url as string;
-    // Paying the first plan leads to the second's checkout; paying that to the vendor's page.
-    const first = await request(app)
+    // One checkout for both plans: paying it leads to the vendor's page and starts ONE subscription holding both.
+    const paid = await request(app)
       .post(`${new URL(link).pathname}/pay`)
       .type('form')
       .send({})
       .expect(303);
-    expect(first.headers.location).not.toBe('https://vendor.example.com/paid');
-    expect((await api().get(`/api/carts/${cart.id}`).expect(200)).body.data.status).toBe('active');
-    const second = await request(app)
-      .post(`${new URL(first.headers.location).pathname}/pay`)
-      .type('form')
-      .send({})
-      .expect(303);
-    expect(second.headers.location).toContain('https://vendor.example.com/paid');
+    expect(paid.headers.location).toContain('https://vendor.example.com/paid');
     expect((await api().get(`/api/carts/${cart.id}`).expect(200)).body.data.status).toBe('complete');
-    // Each plan is its own receipt of the owner; the per-seat one with the seats asked for.
+    const subscriptions = (await api().get(`/api/subscriptions?owner=cart-owner@example.com&expand=subscriptionPlans`).expect(200)).body
+      .data;
+    expect(subscriptions).toHaveLength(1);
+    expect(subscriptions[0].subscriptionPlans.data.map((p: { planId: string; seats: number }) => [p.planId, p.seats])).toEqual([
+      [org.keys['plans.notes.team'], 2],
+      [org.keys['plans.notes.business'], 4],
+    ]);
+    // The team plan's seat goes to its grantee, the business plan's first to the owner (no grantee named).
+    const holders = async (planId: string) =>
+      (await world.core.licenses.list(org.tenant, { subscriptionId: subscriptions[0].id, planId })).map((l) => l.granteeId);
+    const teamSeats = await holders(org.keys['plans.notes.team']);
+    expect([teamSeats.length, teamSeats.filter((g) => g !== null)]).toEqual([2, ['team-user']]);
+    const businessSeats = await holders(org.keys['plans.notes.business']);
+    expect([businessSeats.length, businessSeats.filter((g) => g !== null)]).toEqual([4, ['cart-owner@example.com']]);
+    // One receipt of the owner, with both plans' line items; the per-seat one with the seats asked for.
     const receipts = (await api().get(`/api/receipts?owner=${cart.ownerId}`).expect(200)).body.data;
-    expect(receipts).toHaveLength(2);
-    const seats = [];
-    for (const r of receipts as { id: string }[]) {
-      const items = (await api().get(`/api/receipts/${r.id}?expand=receiptItems`).expect(200)).body.data.receiptItems.data;
-      seats.push(
-        ...items.filter((i: { lineItem: { slug: string } }) => i.lineItem.slug === seatSlug).map((i: { quantity: number }) => i.quantity),
-      );
-    }
-    expect(seats).toEqual([4]);
+    expect(receipts).toHaveLength(1);
+    const items = (await api().get(`/api/receipts/${receipts[0].id}?expand=receiptItems`).expect(200)).body.data.receiptItems.data;
+    expect(
+      items.filter((i: { lineItem: { slug: string } }) => i.lineItem.slug === seatSlug).map((i: { quantity: number }) => i.quantity),
+    ).toEqual([4]);
+    // The sandbox's first invoice has a line per plan.
+    const invoice = (await api().get(`/api/subscriptions/${subscriptions[0].id}/invoices`).expect(200)).body.data.at(-1);
+    expect(invoice.lines.data).toHaveLength(2);
     expect((await api().get('/api/carts?status=complete').expect(200)).body.data.map((c: { id: string }) => c.id)).toContain(cart.id);
     // A complete cart changes no more.
     await addItem(cart.id, org.keys['plans.notes.team']).expect(400);
@@ -156,6 +162,16 @@ describe('carts', () => {
     );
     await addItem(cart.id, org.keys['plans.notes.team'], { metadata: { nope: { quantity: 1 } } }).expect(400);
     await api().post('/api/carts', { owner: 'x' }).expect(400);
+    // One subscription holds a plan once: the same plan twice in a cart is refused at checkout, nothing made.
+    const twice = await newCart('twice@example.com');
+    await addItem(twice.id, org.keys['plans.notes.team'], { grantee: 'one' }).expect(201);
+    await addItem(twice.id, org.keys['plans.notes.team'], { grantee: 'two' }).expect(201);
+    const refused = await api()
+      .post(`/api/carts/${twice.id}/checkout`, { successUrl: 'https://vendor.example.com/ok', cancelUrl: 'https://vendor.example.com/no' })
+      .expect(400);
+    expect(refused.body.errors[0].property).toBe('cartItems');
+    expect((await api().get(`/api/carts/${twice.id}`).expect(200)).body.data.status).toBe('active');
+    expect((await api().get('/api/subscriptions?owner=twice@example.com').expect(200)).body.data).toEqual([]);
     const foreign = await newCart('stranger@example.com', other.liveKey);
     expect([403, 404]).toContain((await api().get(`/api/carts/${foreign.id}`)).status);
     expect([403, 404]).toContain((await addItem(foreign.id, org.keys['plans.notes.team'])).status);

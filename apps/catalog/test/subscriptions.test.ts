@@ -20,9 +20,10 @@ let world: TestWorld;
 let org: SeededOrg;
 let other: SeededOrg;
 let app: ReturnType<typeof createCatalogApp>;
+const payments = new FakePaymentProvider();
 
 beforeAll(async () => {
-  world = await createTestWorld({ payments: new FakePaymentProvider() });
+  world = await createTestWorld({ payments });
   org = await seedOrganisation(world, 'subs-org');
   other = await seedOrganisation(world, 'subs-other');
   app = createCatalogApp(world);
@@ -193,57 +194,124 @@ describe('catalog subscriptions', () => {
     await api().get('/api/entitlements/check?granteeId=r1').expect(200);
   });
 
-  it("replaces the subscription's plan through its items, or by remove + add; add or remove alone is 400 saying what to do", async () => {
+  it('adds a plan to a subscription and removes it again (its seats with it), all or nothing; refuses what cannot be', async () => {
     const s = await buy('team', 'mover', 'm1', 2);
+    const team = s.planId;
     const business = org.keys['plans.notes.business'];
     const items = (list: object[]) => api().put(`/api/subscriptions/${s.id}/items`, { items: list, proration: 'none' });
-    const add = (await items([{ planId: business, action: 'add' }]).expect(400)).body.errors[0];
-    expect(add).toMatchObject({ property: 'items[0].action', message: expect.stringContaining('POST /api/checkout') });
-    const addHeld = (await items([{ planId: s.planId, action: 'add' }]).expect(400)).body.errors[0];
-    expect(addHeld).toMatchObject({ property: 'items[0].action', message: expect.stringContaining('/seats') });
-    const remove = (await items([{ planId: s.planId, action: 'remove' }]).expect(400)).body.errors[0];
-    expect(remove).toMatchObject({ property: 'items[0].action', message: expect.stringContaining(`/api/subscriptions/${s.id}/cancel`) });
-    expect((await items([{ planId: business, action: 'remove' }]).expect(400)).body.errors[0].property).toBe('items[0].planId');
+    const plansNow = async () =>
+      (await api().get(`/api/subscriptions/${s.id}?expand=subscriptionPlans`).expect(200)).body.data.subscriptionPlans.data as {
+        id: string;
+        planId: string;
+        seats: number;
+        plan: { id: string };
+      }[];
+    const entitlements = async (g: string) =>
+      ((await api().get(`/api/entitlements/check?granteeId=${g}`).expect(200)).body.data.entitlements as { value: string }[])
+        .map((e) => e.value)
+        .sort();
+    const seatsOf = async (planId: string) =>
+      (await world.core.licenses.list(org.tenant, { subscriptionId: s.id, planId })).filter((l) => l.status !== 'CANCELED');
+    expect(await entitlements('m1')).toEqual(['edit', 'export']);
+
+    // add alone: a second plan, its seat to the subscription group's member.
+    const calls = payments.calls.length;
+    await items([{ planId: business, action: 'add' }]).expect(204);
+    expect(payments.calls.slice(calls)).toMatchObject([
+      { op: 'addPlan', request: { plan: { id: business }, quantity: 1, proration: 'none' } },
+    ]);
+    const [first, second] = await plansNow();
+    expect(first).toMatchObject({ id: s.id, planId: team, seats: 2, plan: { id: team } });
+    expect(second).toMatchObject({ planId: business, seats: 1, plan: { id: business } });
+    expect(second.id).not.toBe(s.id);
+    expect((await seatsOf(business)).map((l) => l.granteeId)).toEqual(['m1']);
+    expect(await entitlements('m1')).toEqual(['admin', 'edit', 'export']);
+    // Each plan is a subscription plan of its own (list, filter, detail, line items).
+    const listed = (await api().get(`/api/subscription-plans?subscriptionId=${s.id}&expand=subscriptionPlanLineItems`).expect(200)).body
+      .data;
+    expect(listed.map((x: { id: string }) => x.id)).toEqual([s.id, second.id]);
+    expect(
+      listed[1].subscriptionPlanLineItems.data.every((li: { subscriptionPlanId: string }) => li.subscriptionPlanId === second.id),
+    ).toBe(true);
+    const lineItemId = listed[1].subscriptionPlanLineItems.data[0].id;
+    expect((await api().get(`/api/subscription-plan-line-items/${lineItemId}`).expect(200)).body.data.subscriptionPlan.id).toBe(second.id);
+    expect(
+      (await api().get(`/api/subscription-plans?subscriptionId=${s.id}&plans=${business}`).expect(200)).body.data.map(
+        (x: { id: string }) => x.id,
+      ),
+    ).toEqual([second.id]);
+    expect((await api().get(`/api/subscription-plans/${second.id}?expand=plan`).expect(200)).body.data).toMatchObject({
+      id: second.id,
+      subscriptionId: s.id,
+      groupId: s.id,
+      planId: business,
+      plan: { id: business },
+    });
+    expect(
+      (await api().get(`/api/subscriptions?plans=${business}&owner=mover`).expect(200)).body.data.map((x: { id: string }) => x.id),
+    ).toEqual([s.id]);
+    // Its seats: set now (per seat), fewer removing unassigned ones only.
+    await api().put(`/api/subscription-plans/${second.id}/seats`, { quantity: 3 }).expect(204);
+    expect((await plansNow())[1].seats).toBe(3);
+    expect(await seatsOf(business)).toHaveLength(3);
+    await api().put(`/api/subscription-plans/${second.id}/seats`, { quantity: 2 }).expect(204);
+    expect(await seatsOf(business)).toHaveLength(2);
+
+    // Refusals change nothing.
+    const addHeld = (await items([{ planId: business, action: 'add' }]).expect(400)).body.errors[0];
+    expect(addHeld).toMatchObject({
+      property: 'items[0].planId',
+      message: expect.stringContaining(`/api/subscription-plans/${second.id}/seats`),
+    });
+    expect((await items([{ planId: org.keys['plans.notes.free'], action: 'remove' }]).expect(400)).body.errors[0].property).toBe(
+      'items[0].planId',
+    );
     expect(
       (
         await items([
-          { planId: s.planId, action: 'remove' },
-          { planId: s.planId, action: 'add' },
-        ]).expect(400)
-      ).body.errors[0].property,
-    ).toBe('items[1].planId');
-    expect(
-      (
-        await items([
-          { planId: s.planId, action: 'remove' },
-          { planId: business, action: 'add' },
-          { planId: s.planId, action: 'replace', newPlanId: business },
+          { planId: team, action: 'remove' },
+          { planId: team, action: 'add' },
         ]).expect(400)
       ).body.errors[0].property,
     ).toBe('items');
-    const planNow = async () =>
-      (await api().get(`/api/subscriptions/${s.id}?expand=subscriptionPlans`).expect(200)).body.data.subscriptionPlans.data[0].planId;
-    expect(await planNow()).toBe(s.planId);
-    // remove its plan + add another: the same move as replace (and back).
-    await items([
-      { planId: business, action: 'add', grantee: 'm1' },
-      { planId: s.planId, action: 'remove' },
-    ]).expect(204);
-    expect(await planNow()).toBe(business);
-    await items([{ planId: business, action: 'replace', newPlanId: s.planId }]).expect(204);
-    expect(await planNow()).toBe(s.planId);
-    await api()
-      .put(`/api/subscriptions/${s.id}/items`, { items: [{ planId: business, action: 'replace', newPlanId: business }] })
-      .expect(400);
-    await api()
-      .put(`/api/subscriptions/${s.id}/items`, { items: [{ planId: s.planId, action: 'replace' }] })
-      .expect(400);
-    await api()
-      .put(`/api/subscriptions/${s.id}/items`, { items: [{ planId: s.planId, action: 'replace', newPlanId: business }], proration: 'none' })
-      .expect(204);
     expect(
-      (await api().get(`/api/subscriptions/${s.id}?expand=subscriptionPlans`).expect(200)).body.data.subscriptionPlans.data[0].planId,
-    ).toBe(business);
+      (
+        await items([
+          { planId: business, action: 'remove' },
+          { planId: team, action: 'replace', newPlanId: business },
+        ]).expect(400)
+      ).body.errors[0].property,
+    ).toBe('items');
+    await items([{ planId: '6a1f1d8e-0000-4000-8000-000000000000', action: 'add' }]).expect(404);
+    await items([{ planId: other.keys['plans.notes.business'], action: 'add' }]).expect(403);
+    expect(await plansNow()).toHaveLength(2);
+
+    // remove: the plan and its seats end; the other plan stays.
+    await items([{ planId: business, action: 'remove' }]).expect(204);
+    expect((await plansNow()).map((x) => x.planId)).toEqual([team]);
+    expect(await seatsOf(business)).toEqual([]);
+    expect(await entitlements('m1')).toEqual(['edit', 'export']);
+    await api().get(`/api/subscription-plans/${second.id}`).expect(404);
+    const removeLast = (await items([{ planId: team, action: 'remove' }]).expect(400)).body.errors[0];
+    expect(removeLast).toMatchObject({
+      property: 'items[0].action',
+      message: expect.stringContaining(`/api/subscriptions/${s.id}/cancel`),
+    });
+
+    // remove its plan + add another in one request: a move; the plan held first keeps the subscription's id.
+    await items([
+      { planId: team, action: 'remove' },
+      { planId: business, action: 'add', grantee: 'm1' },
+    ]).expect(204);
+    expect((await plansNow()).map((x) => [x.id, x.planId])).toEqual([[s.id, business]]);
+    expect((await seatsOf(business)).map((l) => l.granteeId)).toEqual(['m1']);
+    expect(await seatsOf(team)).toEqual([]);
+    // replace: the first plan's plan change.
+    await items([{ planId: business, action: 'replace', newPlanId: team }]).expect(204);
+    expect((await plansNow()).map((x) => x.planId)).toEqual([team]);
+    await items([{ planId: team, action: 'replace', newPlanId: team }]).expect(400);
+    await items([{ planId: team, action: 'replace' }]).expect(400);
+    await items([{ planId: business, action: 'replace', newPlanId: team }]).expect(400);
   });
 
   it('lists invoices and gives a portal link', async () => {
@@ -349,7 +417,28 @@ describe('catalog subscriptions without payment', () => {
             .expect(400)
         ).body.errors[0].property,
       ).toMatch(property);
-    await refused({ plans: [{ planId: team }, { planId: org.keys['plans.notes.business'] }] }, 'plans');
+    await refused({ plans: [{ planId: team }, { planId: team }] }, 'plans[1].planId');
+    await refused({ plans: [] }, 'plans');
+    // Several plans: one subscription holding each, the grantee on a seat of every one.
+    const business = org.keys['plans.notes.business'];
+    const [seatSlug] = (await api().get(`/api/plans/${business}?expand=lineItems`).expect(200)).body.data.lineItems.data
+      .filter((l: { priceType: string }) => l.priceType === 'per_seat')
+      .map((l: { slug: string }) => l.slug);
+    const both = await api()
+      .post('/api/subscriptions', {
+        ...body,
+        owner: 'two-plan-buyer',
+        plans: [{ planId: team }, { planId: business, metadata: { [seatSlug]: { quantity: 2 } } }],
+      })
+      .expect(201);
+    const parts = (await api().get(`/api/subscriptions/${both.body.data.id}?expand=subscriptionPlans`).expect(200)).body.data
+      .subscriptionPlans.data;
+    expect(parts.map((p: { planId: string; seats: number }) => [p.planId, p.seats])).toEqual([
+      [team, 2],
+      [business, 2],
+    ]);
+    const granted = await world.core.licenses.list(org.tenant, { subscriptionId: both.body.data.id, planId: business });
+    expect(granted.map((l) => l.granteeId).sort()).toEqual(['svc-user', null].sort());
     await refused({ interval: 'year' }, 'interval');
     await refused({ expiryDate: new Date(world.clock.now().getTime() - 1000).toISOString() }, 'expiryDate');
     await refused({ expiryDate: 'next week' }, 'expiryDate');

@@ -122,6 +122,50 @@ describe('sandbox purchase end to end over HTTP', () => {
     expect(await world.core.sweeps.renewals()).toBe(0);
   });
 
+  it('a subscription of several plans: an added plan is charged for the rest of the period, every plan renews on one invoice; v1 shows the first', async () => {
+    const { body } = await link(org.keys['plans.notes.team'], 'multi', '&quantity=2').expect(200);
+    await request(app)
+      .post(`${pathOf(body.checkoutUrl)}/pay`)
+      .type('form')
+      .send({})
+      .expect(303);
+    const lic = (await v1('get', '/licenses').expect(200)).body.find((l: { granteeId: string }) => l.granteeId === 'multi');
+    const id = lic.subscriptionUuid as string;
+    world.clock.advanceDays(10);
+    await request(app)
+      .put(`/api/subscriptions/${id}/items`)
+      .set('authorization', `Bearer ${org.liveKey}`)
+      .send({ items: [{ planId: org.keys['plans.notes.business'], action: 'add' }], proration: 'always_invoice' })
+      .expect(204);
+    // v1 shows the subscription's first plan and its seats.
+    expect((await v1('get', `/subscriptions/${id}`).expect(200)).body).toMatchObject({
+      planUuid: org.keys['plans.notes.team'],
+      quantity: 2,
+    });
+    const charged = (await v1('get', `/subscriptions/${id}/invoices`)).body.data[0];
+    expect(charged.lines.data).toHaveLength(1);
+    expect(charged.lines.data[0]).toMatchObject({ proration: true, quantity: 1 });
+    expect(charged.total).toBeGreaterThan(0);
+    expect(charged.total).toBeLessThan(3000);
+    world.clock.advanceDays(45);
+    expect(await world.core.sweeps.renewals()).toBeGreaterThanOrEqual(1);
+    const cycle = (await v1('get', `/subscriptions/${id}/invoices`)).body.data[0];
+    expect(cycle).toMatchObject({ billing_reason: 'subscription_cycle', total: 2 * 1200 + 3000 });
+    expect(cycle.lines.data.map((l: { quantity: number; amount: number }) => [l.quantity, l.amount])).toEqual([
+      [2, 2400],
+      [1, 3000],
+    ]);
+    // sync (#86): the sandbox bills each period at the plan's current price, so nothing moves and nothing is billed.
+    const spli = (
+      await request(app)
+        .get(`/api/subscription-plans/${id}?expand=subscriptionPlanLineItems`)
+        .set('authorization', `Bearer ${org.liveKey}`)
+        .expect(200)
+    ).body.data.subscriptionPlanLineItems.data[0].id;
+    await request(app).put(`/api/subscription-plan-line-items/${spli}/sync`).set('authorization', `Bearer ${org.liveKey}`).expect(204);
+    expect((await v1('get', `/subscriptions/${id}/invoices`)).body.data[0].id).toBe(cycle.id);
+  });
+
   it('grants a free plan without payment', async () => {
     const { body } = await link(org.keys['plans.notes.free'], 'freddie').expect(200);
     const page = await request(app).get(pathOf(body.checkoutUrl)).expect(200);

@@ -128,6 +128,45 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
     expect(await licenses()).toHaveLength(3);
   });
 
+  it('refuses to add a plan to a subscription paid through Stripe (400 saying so), and nothing is sent to Stripe', async () => {
+    const alice = (await licenses()).find((l) => l.granteeId === 'alice');
+    const res = await request(app)
+      .put(`/api/subscriptions/${alice?.subscriptionId}/items`)
+      .set('authorization', `Bearer ${org.liveKey}`)
+      .send({ items: [{ planId: org.keys['plans.notes.business'], action: 'add' }] })
+      .expect(400);
+    expect(res.body.errors[0]).toMatchObject({ property: 'items', message: expect.stringContaining('stripe') });
+    const plans = (
+      await request(app)
+        .get(`/api/subscriptions/${alice?.subscriptionId}?expand=subscriptionPlans`)
+        .set('authorization', `Bearer ${org.liveKey}`)
+    ).body.data.subscriptionPlans.data;
+    expect(plans).toHaveLength(1);
+  });
+
+  it("sync (#86) moves Stripe's subscription item to the line item's current price, unprorated", async () => {
+    const alice = (await licenses()).find((l) => l.granteeId === 'alice');
+    const plan = (
+      await request(app)
+        .get(`/api/subscription-plans/${alice?.subscriptionId}?expand=subscriptionPlanLineItems`)
+        .set('authorization', `Bearer ${org.liveKey}`)
+        .expect(200)
+    ).body.data;
+    const lineItem = plan.subscriptionPlanLineItems.data[0].id as string;
+    let update: Record<string, string> = {};
+    nock(API).get('/v1/subscriptions/sub_1').reply(200, stripeSubscription());
+    nock(API)
+      .post('/v1/subscriptions/sub_1', (b) => ((update = b), true))
+      .reply(200, stripeSubscription());
+    await request(app).put(`/api/subscription-plan-line-items/${lineItem}/sync`).set('authorization', `Bearer ${org.liveKey}`).expect(204);
+    expect(update).toMatchObject({
+      'items[0][id]': 'si_1',
+      'items[0][price_data][unit_amount]': '1200',
+      'items[0][price_data][product]': 'prod_1',
+      proration_behavior: 'none',
+    });
+  });
+
   it('customer.subscription.updated: syncs status, scheduled cancellation and seats from the re-fetched subscription', async () => {
     nock(API)
       .get('/v1/subscriptions/sub_1')
@@ -219,5 +258,111 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
       .get('/v1/subscriptions/sub_other')
       .reply(200, stripeSubscription({ id: 'sub_other' }));
     expect((await webhook(event('evt_6', 'customer.subscription.updated', { id: 'sub_other' })).expect(200)).body.result).toBe('unknown');
+  });
+
+  it('a quick checkout for a group (grantee `grp_<id>`): Stripe is told the group, and the completed session seats its members', async () => {
+    const group = await world.core.groups.create(org.tenant, {
+      owner: 'group-payer@example.com',
+      grantees: [{ granteeId: 'gia' }, { granteeId: 'hugo' }, { granteeId: 'ines' }],
+    });
+    let body: Record<string, string> = {};
+    nock(API)
+      .post('/v1/checkout/sessions', (b) => ((body = b), true))
+      .reply(200, { id: 'cs_g', url: 'https://checkout.stripe.com/c/cs_g' });
+    await request(app)
+      .post('/api/checkout')
+      .set('authorization', `Bearer ${org.liveKey}`)
+      .send({
+        planId: org.keys['plans.notes.team'],
+        owner: 'group-payer@example.com',
+        grantee: `grp_${group.id}`,
+        interval: 'month',
+        intervalCount: 1,
+        successUrl: 'https://v.example.com/ok',
+        cancelUrl: 'https://v.example.com/no',
+      })
+      .expect(200);
+    // Three members: three seats (the plan's minimum is two), and the metadata names the group.
+    expect(body).toMatchObject({ 'line_items[0][quantity]': '3', 'metadata[granteeId]': `grp_${group.id}` });
+    const groupSession = body.client_reference_id;
+    nock(API)
+      .get('/v1/checkout/sessions/cs_g')
+      .query({ 'expand[0]': 'line_items' })
+      .reply(200, { ...sessionReply(), id: 'cs_g', client_reference_id: groupSession, subscription: 'sub_g', customer: 'cus_g' });
+    nock(API)
+      .get('/v1/subscriptions/sub_g')
+      .reply(200, stripeSubscription({ id: 'sub_g', customer: 'cus_g' }, { id: 'si_g', quantity: 3 }));
+    expect(
+      (await webhook(event('evt_g', 'checkout.session.completed', { id: 'cs_g', object: 'checkout.session' })).expect(200)).body.result,
+    ).toBe('completed');
+    const seats = (await licenses()).filter((l) => l.purchaser === 'group-payer@example.com');
+    expect(seats.map((l) => l.granteeId).sort()).toEqual(['gia', 'hugo', 'ines']);
+    expect((await check('ines').expect(200)).body.capabilities).toEqual(['edit', 'export']);
+  });
+
+  it('a cart of two plans is one Stripe checkout with a price per plan, paid into one subscription holding both', async () => {
+    const bearer = (r: request.Test) => r.set('authorization', `Bearer ${org.liveKey}`);
+    const cart = (
+      await bearer(request(app).post('/api/carts'))
+        .send({ owner: 'cart-payer@example.com', interval: 'month', intervalCount: 1, currency: 'USD' })
+        .expect(201)
+    ).body.data.id as string;
+    for (const [plan, grantee] of [
+      ['plans.notes.team', 'tia'],
+      ['plans.notes.business', 'ulf'],
+    ])
+      await bearer(request(app).post('/api/cart-items'))
+        .send({ cartId: cart, planId: org.keys[plan], grantee, interval: 'month', intervalCount: 1 })
+        .expect(201);
+    let body: Record<string, string> = {};
+    nock(API)
+      .post('/v1/checkout/sessions', (b) => ((body = b), true))
+      .reply(200, { id: 'cs_c', url: 'https://checkout.stripe.com/c/cs_c' });
+    await bearer(request(app).post(`/api/carts/${cart}/checkout`))
+      .send({ successUrl: 'https://v.example.com/ok', cancelUrl: 'https://v.example.com/no' })
+      .expect(200);
+    expect(body).toMatchObject({
+      'line_items[0][quantity]': '2',
+      'line_items[0][price_data][unit_amount]': '1200',
+      'line_items[1][quantity]': '1',
+      'line_items[1][price_data][unit_amount]': '3000',
+    });
+    expect(body['line_items[2][quantity]']).toBeUndefined();
+    nock(API)
+      .get('/v1/checkout/sessions/cs_c')
+      .query({ 'expand[0]': 'line_items' })
+      .reply(200, {
+        ...sessionReply(),
+        id: 'cs_c',
+        client_reference_id: body.client_reference_id,
+        subscription: 'sub_c',
+        customer: 'cus_c',
+        line_items: {
+          object: 'list',
+          data: [
+            { id: 'li_c1', quantity: 2 },
+            { id: 'li_c2', quantity: 1 },
+          ],
+        },
+      });
+    nock(API)
+      .get('/v1/subscriptions/sub_c')
+      .reply(200, stripeSubscription({ id: 'sub_c', customer: 'cus_c' }, { id: 'si_c', quantity: 2 }));
+    expect(
+      (await webhook(event('evt_c', 'checkout.session.completed', { id: 'cs_c', object: 'checkout.session' })).expect(200)).body.result,
+    ).toBe('completed');
+    const subs = (await bearer(request(app).get('/api/subscriptions?owner=cart-payer@example.com&expand=subscriptionPlans')).expect(200))
+      .body.data;
+    expect(subs).toHaveLength(1);
+    expect(subs[0].subscriptionPlans.data.map((p: { planId: string }) => p.planId)).toEqual([
+      org.keys['plans.notes.team'],
+      org.keys['plans.notes.business'],
+    ]);
+    expect((await check('ulf').expect(200)).body.capabilities).toEqual(['admin', 'edit', 'export']);
+    expect((await bearer(request(app).get(`/api/carts/${cart}`)).expect(200)).body.data.status).toBe('complete');
+    // Stripe's quantity (its first item's) is the first plan's seats: the re-sync kept every seat of both plans.
+    const seats = (await licenses()).filter((l) => l.subscriptionId === subs[0].id && l.status !== 'CANCELED');
+    expect(seats.filter((l) => l.planId === org.keys['plans.notes.team'])).toHaveLength(2);
+    expect(seats.filter((l) => l.planId === org.keys['plans.notes.business'])).toHaveLength(1);
   });
 });

@@ -23,6 +23,9 @@ import * as subscriptionLineItems from './migrations/2026-11-24T30-01-subscripti
 import * as receipts from './migrations/2026-11-24T40-00-receipts';
 import * as carts from './migrations/2026-11-24T40-01-carts';
 import * as usageLock from './migrations/2026-11-25T10-00-usage-lock';
+import * as checkoutGroups from './migrations/2026-11-25T20-00-checkout-groups';
+import * as subscriptionPlans from './migrations/2026-11-25T20-01-subscription-plans';
+import * as checkoutItems from './migrations/2026-11-25T20-02-checkout-items';
 import * as meterRelay from './migrations/2026-11-25T30-00-meter-relay';
 import * as meterScale from './migrations/2026-11-25T30-01-meter-scale';
 
@@ -46,6 +49,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T40-00-receipts': receipts,
   '2026-11-24T40-01-carts': carts,
   '2026-11-25T10-00-usage-lock': usageLock,
+  '2026-11-25T20-00-checkout-groups': checkoutGroups,
+  '2026-11-25T20-01-subscription-plans': subscriptionPlans,
+  '2026-11-25T20-02-checkout-items': checkoutItems,
   '2026-11-25T30-00-meter-relay': meterRelay,
   '2026-11-25T30-01-meter-scale': meterScale,
 };

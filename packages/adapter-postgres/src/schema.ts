@@ -61,6 +61,7 @@ export interface CartItems {
   checkout_session_id: string | null;
   created_at: Date;
   grantee_id: string | null;
+  group_id: string | null;
   id: string;
   metadata: Json | null;
   plan_id: string;
@@ -85,7 +86,9 @@ export interface CheckoutSessions {
   cancel_url: string;
   completed_at: Date | null;
   created_at: Date;
+  extra_items: Generated<Json>;
   grantee_id: string;
+  group_id: string | null;
   id: string;
   is_test: boolean;
   member: string;
@@ -479,6 +482,17 @@ export interface SubscriptionLineItems {
   updated_at: Date;
 }
 
+export interface SubscriptionPlans {
+  created_at: Date;
+  id: string;
+  line_item_ids: Json;
+  plan_id: string;
+  position: number;
+  quantity: number;
+  subscription_id: string;
+  updated_at: Date;
+}
+
 export interface Subscriptions {
   cancel_at_period_end: boolean;
   canceled_at: Date | null;
@@ -712,6 +726,7 @@ export interface DB {
   products: Products;
   signing_keys: SigningKeys;
   subscription_line_items: SubscriptionLineItems;
+  subscription_plans: SubscriptionPlans;
   subscriptions: Subscriptions;
   tier_tags: TierTags;
   tiers: Tiers;

@@ -4,6 +4,7 @@ import {
   fail,
   invalid,
   prorate,
+  type AddedPlanCharge,
   type BillingDocument,
   type CheckoutRequest,
   type Clock,
@@ -13,6 +14,7 @@ import {
   type PaymentProvider,
   type Plan,
   type PlanChangeRequest,
+  type PlanItemRequest,
   type Proration,
   type ProviderOutcome,
   type ProviderPaymentMethod,
@@ -127,13 +129,29 @@ export class SandboxPaymentProvider implements PaymentProvider {
           periodStart: s.currentPeriodStart,
           periodEnd: s.currentPeriodEnd,
         },
+        // The other plans bought with it (a cart's), a line each.
+        ...(p.addedPlans ?? []).map((a) => ({
+          description: `${a.quantity} × ${a.plan.displayName}${trial ? ' (trial)' : ''}`,
+          amount: trial ? 0 : a.unitAmount * a.quantity,
+          quantity: a.quantity,
+          unitAmount: a.unitAmount,
+          proration: false,
+          periodStart: s.currentPeriodStart,
+          periodEnd: s.currentPeriodEnd,
+        })),
       ],
     });
     return { documents: [invoice, testCardDocument(s, p.customer.emailAddress, p.customer.value, now)] };
   }
 
   /** The sandbox bills no one: the sweep renews its subscriptions, with a paid cycle invoice. */
-  renewedBySweep(s: Subscription, plan: Plan, unitAmount: number, usage: UsageInvoiceLine[] = []): ProviderOutcome {
+  renewedBySweep(
+    s: Subscription,
+    plan: Plan,
+    unitAmount: number,
+    usage: UsageInvoiceLine[] = [],
+    addedPlans: AddedPlanCharge[] = [],
+  ): ProviderOutcome {
     const now = this.config.clock.now();
     return {
       documents: [
@@ -157,6 +175,16 @@ export class SandboxPaymentProvider implements PaymentProvider {
               periodStart: s.currentPeriodStart,
               periodEnd: s.currentPeriodEnd,
             },
+            // Every other plan the subscription holds, on the same period.
+            ...addedPlans.map((a) => ({
+              description: `${a.quantity} × ${a.plan.displayName}`,
+              amount: a.unitAmount * a.quantity,
+              quantity: a.quantity,
+              unitAmount: a.unitAmount,
+              proration: false,
+              periodStart: s.currentPeriodStart,
+              periodEnd: s.currentPeriodEnd,
+            })),
             ...usage.map(usageLine),
           ],
         }),
@@ -194,6 +222,28 @@ export class SandboxPaymentProvider implements PaymentProvider {
       toQuantity: s.quantity,
       describe: (credit) =>
         credit ? `Unused time on ${s.quantity} × ${req.from.displayName}` : `Remaining time on ${s.quantity} × ${req.to.displayName}`,
+    });
+  }
+
+  /** A plan added for the rest of the period: its remaining time is charged as the proration asks. */
+  async addPlan(req: PlanItemRequest): Promise<ProviderOutcome> {
+    return this.prorated(req.subscription, req.plan, req.proration, {
+      fromUnitAmount: req.unitAmount,
+      toUnitAmount: req.unitAmount,
+      fromQuantity: 0,
+      toQuantity: req.quantity,
+      describe: () => `Remaining time on ${req.quantity} × ${req.plan.displayName}`,
+    });
+  }
+
+  /** A plan removed before the period's end: its unused time is credited as the proration asks. */
+  async removePlan(req: PlanItemRequest): Promise<ProviderOutcome> {
+    return this.prorated(req.subscription, req.plan, req.proration, {
+      fromUnitAmount: req.unitAmount,
+      toUnitAmount: req.unitAmount,
+      fromQuantity: req.quantity,
+      toQuantity: 0,
+      describe: () => `Unused time on ${req.quantity} × ${req.plan.displayName}`,
     });
   }
 
@@ -237,7 +287,8 @@ export class SandboxPaymentProvider implements PaymentProvider {
       now,
       seq: seq(now),
       publicUrl: this.config.publicUrl,
-      lines: [line(true), line(false)],
+      // A side with no seats (a plan added or removed) has no line.
+      lines: [line(true), line(false)].filter((l) => l.quantity > 0),
     });
     return { documents: [invoice] };
   }

@@ -117,6 +117,20 @@ export class StripePaymentProvider implements PaymentProvider {
             ? { adjustable_quantity: { enabled: true, minimum: minimumSeats(req.plan), maximum: 10000 } }
             : {}),
         },
+        // The other plans of a checkout of several plans (a cart's): a price each, one subscription.
+        ...(req.extraItems ?? []).map((x) => ({
+          ...(x.plan.providerPlanId
+            ? { price: x.plan.providerPlanId }
+            : {
+                price_data: {
+                  currency: o.currency.toLowerCase(),
+                  unit_amount: x.unitAmount,
+                  recurring: interval(x.plan),
+                  product_data: { name: `${req.product.displayName} ${x.plan.displayName}` },
+                },
+              }),
+          quantity: x.quantity,
+        })),
       ],
       ...(o.promoCode ? { discounts: [{ promotion_code: o.promoCode }] } : {}),
       ...(o.allowPromoCode ? { allow_promotion_codes: true } : {}),
@@ -203,6 +217,26 @@ export class StripePaymentProvider implements PaymentProvider {
         proration_behavior: req.proration,
         metadata: { tollgatePlan: req.to.id },
       }),
+    );
+    return {};
+  }
+
+  /** The subscription item moves to the plan's current price; no proration (the next invoice bills it). */
+  async syncPrice(s: Subscription, plan: Plan, unitAmount: number): Promise<ProviderOutcome> {
+    const id = stripeId(s);
+    const item = await this.item(id);
+    const price = plan.providerPlanId
+      ? { price: plan.providerPlanId }
+      : {
+          price_data: {
+            currency: s.currency.toLowerCase(),
+            unit_amount: unitAmount,
+            recurring: interval(plan),
+            product: idOf(item.price.product) as string,
+          },
+        };
+    await call('subscription update', () =>
+      this.stripe.subscriptions.update(id, { items: [{ id: item.id, ...price }], proration_behavior: 'none' }),
     );
     return {};
   }

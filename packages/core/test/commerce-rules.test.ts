@@ -206,6 +206,7 @@ describe('carts', () => {
     id: randomUUID(),
     planId: randomUUID(),
     granteeId: null,
+    groupId: null,
     metadata: null,
     checkoutSessionId: sessionId,
     createdAt: T0,
@@ -215,8 +216,21 @@ describe('carts', () => {
   it('changes while active only: add, replace (unknown items refused), abandon', () => {
     const c = addCartItem(cart(), item(), at(1));
     expect(c.items).toHaveLength(1);
-    const replaced = replaceCart(c, { currency: null, customerId: 'o2', items: [{ id: c.items[0].id, granteeId: 'g' }] }, at(2));
-    expect(replaced).toMatchObject({ currency: null, customerId: 'o2', items: [{ granteeId: 'g' }] });
+    const replaced = replaceCart(
+      c,
+      { currency: null, customerId: 'o2', items: [{ id: c.items[0].id, who: { granteeId: 'g', groupId: null } }] },
+      at(2),
+    );
+    expect(replaced).toMatchObject({ currency: null, customerId: 'o2', items: [{ granteeId: 'g', groupId: null }] });
+    // Naming a group moves the item to it; naming nobody keeps who it was for.
+    const group = randomUUID();
+    const forGroup = replaceCart(
+      c,
+      { currency: null, customerId: 'o2', items: [{ id: c.items[0].id, who: { granteeId: null, groupId: group } }] },
+      at(2),
+    );
+    expect(forGroup.items[0]).toMatchObject({ granteeId: null, groupId: group });
+    expect(replaceCart(forGroup, { currency: null, customerId: 'o2', items: [{ id: c.items[0].id }] }, at(3)).items[0].groupId).toBe(group);
     expect(errorCodeOf(() => replaceCart(c, { currency: null, customerId: 'o', items: [{ id: randomUUID() }] }, at(2)))).toBe(
       'VALIDATION_FAILED',
     );

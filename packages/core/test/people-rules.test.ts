@@ -1,4 +1,4 @@
-import { applyMembershipChanges, seatHolders, subscriptionGroup } from '../src';
+import { applyMembershipChanges, groupReference, NewSeats, seatHolders, seatsForGroup, subscriptionGroup } from '../src';
 import { aCustomer, aLicense, aPlan, aProduct, aSubscription, aTenant, anOrganisation, at, errorCodeOf } from '../src/testing';
 
 /* The pure rules of a subscription's group (issue #20): members take seats. */
@@ -55,5 +55,31 @@ describe('a subscription group', () => {
     expect(
       errorCodeOf(() => applyMembershipChanges([{ ...canceled, status: 'CANCELED' }], [{ type: 'add', granteeId: 'bob' }], at(1))),
     ).toBe('SEATS_EXCEED_UNASSIGNED');
+  });
+});
+
+describe('a purchase for a group', () => {
+  it('reads `grp_<id>` as a group reference and anything else as not one', () => {
+    expect(groupReference('grp_0f8fad5b-d9cb-469f-a165-70867728950e')).toBe('0f8fad5b-d9cb-469f-a165-70867728950e');
+    expect(groupReference('alice')).toBeUndefined();
+    expect(groupReference('my_grp_x')).toBeUndefined();
+  });
+
+  it('sells a seat per member: grows an unasked per-seat count, refuses an asked one below the members, and a one-seat plan for several', () => {
+    expect(seatsForGroup(3, true, 2, undefined)).toBe(3);
+    expect(seatsForGroup(1, true, 2, undefined)).toBeUndefined();
+    expect(seatsForGroup(3, true, 1, 5)).toBe(5);
+    expect(errorCodeOf(() => seatsForGroup(3, true, 1, 2))).toBe('VALIDATION_FAILED');
+    expect(seatsForGroup(1, false, 1, undefined)).toBeUndefined();
+    expect(seatsForGroup(0, false, 1, undefined)).toBeUndefined();
+    expect(errorCodeOf(() => seatsForGroup(2, false, 1, undefined))).toBe('VALIDATION_FAILED');
+  });
+
+  it('gives the first seats to the members in order, and the rest start free', () => {
+    const template = aLicense(plan);
+    let n = 0;
+    const made = new NewSeats(template, 4, () => `id-${n++}`, ['ann', 'bob']).all();
+    expect(made.map((l) => l.granteeId)).toEqual(['ann', 'bob', null, null]);
+    expect(new NewSeats(template, 2, () => `id-${n++}`, 'cat').all().map((l) => l.granteeId)).toEqual(['cat', null]);
   });
 });

@@ -1,7 +1,7 @@
 import { invalid, type Core, type MembershipChange } from '@tollgate/core';
 import { noContent, querySchema, resource, route, str, typed, type Route } from '@tollgate/http';
 import { granteeSchema, groupSchema, membershipSchema, ownerSchema, subscriptionPlanProps } from '../people-schemas';
-import { granteeView, groupView, membershipView, ownerView, subscriptionPlanOf } from '../people-views';
+import { granteeView, groupView, membershipView, ownerView, subscriptionPlansOf } from '../people-views';
 import { listOf, nestedListOf, object, objectOf } from '../response-schemas';
 import { pageProps } from '../schemas';
 import { listEnvelope, nestedList, objectEnvelope, pageQueryOf } from '../views';
@@ -151,7 +151,13 @@ export function groupRoutes({ groups, subscriptionDirectory }: Pick<Core, 'group
                 }
               : {}),
             ...(expand.has('subscriptionPlans')
-              ? { subscriptionPlans: nestedList(held, `/api/groups/${group.id}?expand=subscriptionPlans`, subscriptionPlanOf) }
+              ? {
+                  subscriptionPlans: nestedList(
+                    held.flatMap(subscriptionPlansOf),
+                    `/api/groups/${group.id}?expand=subscriptionPlans`,
+                    (x) => x,
+                  ),
+                }
               : {}),
           }),
         };

@@ -54,6 +54,7 @@ export type CatalogServices = Pick<
   | 'usage'
   | 'entitlements'
   | 'subscriptions'
+  | 'subscriptionItems'
   | 'subscriptionDirectory'
   | 'owners'
   | 'seats'

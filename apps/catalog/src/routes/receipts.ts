@@ -1,4 +1,4 @@
-import type { Core, Customer, LineItem, Receipt } from '@tollgate/core';
+import type { Core, Customer, Plan, Receipt } from '@tollgate/core';
 import { date, int, iso, nstr, querySchema, resource, route, str, uuid, type Route } from '@tollgate/http';
 import { lineItemBaseProps, lineItemView } from '../pricing-views';
 import { listOf, nestedListOf, object, objectOf } from '../response-schemas';
@@ -120,7 +120,12 @@ export const receiptRoutes = ({ receipts }: Pick<Core, 'receipts'>): Route[] =>
           ? x.plan.lineItems.filter((li) => !x.subscription?.lineItemIds.length || x.subscription.lineItemIds.includes(li.id))
           : [];
         const seats = x.subscription?.quantity ?? x.session.options.quantity;
-        const items = nestedList(bought, `/api/receipts/${x.session.id}?expand=receiptItems`, (li: LineItem) => ({
+        // The plan bought, then the others bought with it (a cart's), each with its seats.
+        const lines = [
+          ...bought.map((li) => ({ li, plan: x.plan as Plan, seats })),
+          ...x.extra.flatMap((e) => e.plan.lineItems.map((li) => ({ li, plan: e.plan, seats: e.quantity }))),
+        ];
+        const items = nestedList(lines, `/api/receipts/${x.session.id}?expand=receiptItems`, ({ li, plan, seats }) => ({
           id: `${x.session.id}:${li.id}`,
           quantity: li.priceType === 'per_seat' ? seats : 1,
           organisation: x.session.organisationId,
@@ -128,7 +133,7 @@ export const receiptRoutes = ({ receipts }: Pick<Core, 'receipts'>): Route[] =>
           receiptId: x.session.id,
           createdAt: iso(x.session.createdAt),
           updatedAt: iso(x.session.completedAt ?? x.session.createdAt),
-          lineItem: lineItemView({ item: li, plan: x.plan!, lineItemId: li.id, priceId: '', currencyOptionId: '' }),
+          lineItem: lineItemView({ item: li, plan, lineItemId: li.id, priceId: '', currencyOptionId: '' }),
         }));
         return {
           status: 200,

@@ -20,7 +20,8 @@ const updateBody = typed<{ quantity: number; proration?: Proration }>({
 export function subscriptionLineItemRoutes({
   subscriptionDirectory: directory,
   seats,
-}: Pick<Core, 'subscriptionDirectory' | 'seats'>): Route[] {
+  subscriptionItems: items,
+}: Pick<Core, 'subscriptionDirectory' | 'seats' | 'subscriptionItems'>): Route[] {
   return resource(
     { name: 'subscription-plan-line-items', description: "Subscription-plan line items: the line items of a subscription's plan" },
     [
@@ -33,8 +34,8 @@ export function subscriptionLineItemRoutes({
         scope: ['subscriptions', 'read'],
         response: { status: 200, schema: objectOf(subscriptionLineItemSchema) },
         handle: async ({ tenant, params }) => {
-          const { item, record, lineItem } = await directory.lineItem(tenant, params.id);
-          return { status: 200, body: objectEnvelope(subscriptionLineItemView(item, record, lineItem)) };
+          const { item, record, part, lineItem } = await directory.lineItem(tenant, params.id);
+          return { status: 200, body: objectEnvelope(subscriptionLineItemView(item, record, part, lineItem)) };
         },
       }),
       route({
@@ -48,9 +49,14 @@ export function subscriptionLineItemRoutes({
         body: updateBody,
         response: { status: 204 },
         async handle({ tenant, params, body }) {
-          const { record, lineItem } = await directory.lineItem(tenant, params.id);
+          const { record, part, lineItem } = await directory.lineItem(tenant, params.id);
           if (lineItem?.priceType !== 'per_seat') {
             if (body.quantity !== 1) invalid('quantity', 'only a per-seat line item has a quantity other than 1');
+            return noContent;
+          }
+          // An added plan's seats are set now; the first plan's as the v1 seat change.
+          if (part.id !== record.subscription.id) {
+            await items.setAddedSeats(tenant, record.subscription.id, part.planId, body.quantity, body.proration ?? 'create_prorations');
             return noContent;
           }
           const delta = body.quantity - record.subscription.quantity;
@@ -69,11 +75,12 @@ export function subscriptionLineItemRoutes({
         operationId: 'syncSubscriptionPlanLineItemPrice',
         summary: "Sync a line item's price",
         description:
-          "Would bring the subscription's line item to its line item's current price. Tollgate keeps a subscription on the price it was sold at and moves no provider's subscription item yet (not the sandbox's, the service-only ones' nor Stripe's): 204 once the line item is found, and nothing changes.",
+          "Brings the subscription's line item to its line item's current price: Stripe's subscription item moves to it (no proration; the next invoice bills it). The sandbox and subscriptions without payment bill each period at the plan's current price already, so nothing moves there.",
         scope: ['subscriptions', 'write'],
         response: { status: 204 },
         async handle({ tenant, params }) {
-          await directory.lineItem(tenant, params.id);
+          const { record, part } = await directory.lineItem(tenant, params.id);
+          await items.syncLineItemPrice(tenant, record.subscription.id, part.planId);
           return noContent;
         },
       }),

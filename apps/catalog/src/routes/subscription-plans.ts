@@ -9,9 +9,9 @@ import { expandOf } from './products';
 import { idsOf } from './subscriptions';
 
 /**
- * Subscription plans (published operations #87-89): a subscription holds one plan, so each
- * subscription is one subscription plan with the subscription's id; its seats are the
- * subscription's (docs/decisions.md, "Owners, grantees and groups").
+ * Subscription plans (published operations #87-89): every plan a subscription holds. Its first
+ * plan's subscription plan has the subscription's id and its seats are the subscription's; an
+ * added plan's has its own id and seats (docs/decisions.md, "Subscriptions of several plans").
  */
 
 const EXPAND = ['plan', 'subscription', 'owner', 'subscriptionPlanLineItems'] as const;
@@ -36,7 +36,8 @@ const seatsBody = typed<{ quantity?: number }>({
 export function subscriptionPlanRoutes({
   subscriptionDirectory: directory,
   seats,
-}: Pick<Core, 'subscriptionDirectory' | 'seats'>): Route[] {
+  subscriptionItems: items,
+}: Pick<Core, 'subscriptionDirectory' | 'seats' | 'subscriptionItems'>): Route[] {
   return resource({ name: 'subscription-plans', description: 'Subscription plans: the plan a subscription holds, and its seats' }, [
     route({
       method: 'get',
@@ -58,13 +59,13 @@ export function subscriptionPlanRoutes({
           statuses: query.status === undefined ? undefined : query.status === 'active' ? RUNNING : ['CANCELED'],
         });
         const expand = expandOf(query.expand, EXPAND);
-        const lineItems = expand.has('subscriptionPlanLineItems')
-          ? await directory.lineItemsOf(
-              tenant,
-              page.items.map((x) => x.subscription.id),
-            )
-          : undefined;
-        return { status: 200, body: listEnvelope(page, subscriptionPlanRecordView(expand, lineItems)) };
+        const lineItems = expand.has('subscriptionPlanLineItems') ? await directory.lineItemsOf(tenant, page.items) : undefined;
+        // Each subscription's plans in order (the plans filter keeps the plans asked for).
+        const wanted = idsOf(query.plans);
+        const items = page.items.flatMap((record) =>
+          record.plans.filter((part) => !wanted || wanted.includes(part.planId)).map((part) => ({ record, part })),
+        );
+        return { status: 200, body: listEnvelope({ ...page, items }, subscriptionPlanRecordView(expand, lineItems)) };
       },
     }),
     route({
@@ -78,11 +79,9 @@ export function subscriptionPlanRoutes({
       response: { status: 200, schema: objectOf(subscriptionPlanItemSchema) },
       handle: async ({ tenant, params, query }) => {
         const expand = expandOf(query.expand, EXPAND);
-        const record = await directory.get(tenant, params.id);
-        const lineItems = expand.has('subscriptionPlanLineItems')
-          ? await directory.lineItemsOf(tenant, [record.subscription.id])
-          : undefined;
-        return { status: 200, body: objectEnvelope(subscriptionPlanRecordView(expand, lineItems)(record)) };
+        const found = await directory.getPlan(tenant, params.id);
+        const lineItems = expand.has('subscriptionPlanLineItems') ? await directory.lineItemsOf(tenant, [found.record]) : undefined;
+        return { status: 200, body: objectEnvelope(subscriptionPlanRecordView(expand, lineItems)(found)) };
       },
     }),
     route({
@@ -97,11 +96,16 @@ export function subscriptionPlanRoutes({
       response: { status: 204 },
       async handle({ tenant, params, body }) {
         if (body.quantity === undefined) return noContent;
-        const { subscription } = await directory.get(tenant, params.id);
+        const { record, part } = await directory.getPlan(tenant, params.id);
+        const subscription = record.subscription;
+        if (part.id !== subscription.id) {
+          await items.setAddedSeats(tenant, subscription.id, part.planId, body.quantity, 'create_prorations');
+          return noContent;
+        }
         const delta = body.quantity - subscription.quantity;
         if (delta === 0) return noContent;
         if (!Number.isSafeInteger(delta)) invalid('quantity', 'is out of range');
-        await seats.request(tenant, params.id, {
+        await seats.request(tenant, subscription.id, {
           type: delta > 0 ? 'seats.increment' : 'seats.decrement',
           count: Math.abs(delta),
           proration: 'create_prorations',

@@ -7,7 +7,7 @@ const proration = { enum: ['always_invoice', 'create_prorations', 'none'] };
 export const itemsBody = typed<{
   items: (
     | { planId: string; action: 'remove' }
-    | { planId: string; action: 'add'; grantee?: string }
+    | { planId: string; action: 'add'; grantee?: string; metadata?: Record<string, { quantity: number }> }
     | { planId: string; action: 'replace'; newPlanId: string }
   )[];
   proration?: Proration;

@@ -1,4 +1,4 @@
-import { invalid, type Core, type SubscriptionStatus } from '@tollgate/core';
+import { heldPlanIds, invalid, type Core, type PlanItemStep, type SubscriptionStatus } from '@tollgate/core';
 import { noContent, querySchema, resource, route, str, uuid, type Route } from '@tollgate/http';
 import { batchResultSchema, subscriptionItemSchema, subscriptionSchema } from '../people-schemas';
 import { subscriptionRecordView, subscriptionView } from '../people-views';
@@ -45,44 +45,40 @@ const listQuery = {
 };
 type ItemChange =
   | { planId: string; action: 'remove' }
-  | { planId: string; action: 'add'; grantee?: string }
+  | { planId: string; action: 'add'; grantee?: string; metadata?: Record<string, { quantity: number }> }
   | { planId: string; action: 'replace'; newPlanId: string };
 
 /**
- * The plan changes a published items body asks of a one-plan subscription (docs/decisions.md,
- * "Subscription items"): each `replace` of its plan, or one `remove` of its plan with one `add` of
- * another (the same move, as a vendor of several plans per subscription writes it). Anything else
- * is 400 naming the item, why, and what to do instead.
+ * What a published items body asks (docs/decisions.md, "Subscriptions of several plans"): `add`
+ * and `remove` items as one change of the subscription's plans (all or none), or `replace` items,
+ * each of a plan the subscription holds (its first plan: a plan change, prorated; an added one:
+ * that plan removed and the new one added). `replace` mixed with `add`/`remove` is 400 `items`.
  */
-export function planMovesOf(items: ItemChange[], held: string, id: string): { to: string }[] {
-  const indexed = items.map((x, i) => ({ x, i }));
-  const of = (action: ItemChange['action']) => indexed.filter(({ x }) => x.action === action);
-  const [removes, adds, replaces] = [of('remove'), of('add'), of('replace')];
-  for (const { x, i } of [...removes, ...replaces])
-    if (x.planId.toLowerCase() !== held) invalid(`items[${i}].planId`, 'is not the plan of this subscription');
-  if (removes.length + adds.length === 0)
-    return replaces.map(({ x, i }) => {
-      const to = (x as { newPlanId?: string }).newPlanId;
-      return { to: to ?? invalid(`items[${i}].newPlanId`, 'is required to replace the plan') };
-    });
-  if (replaces.length > 0 || removes.length > 1 || adds.length > 1)
-    invalid('items', 'a subscription holds one plan: replace it, or remove it and add one other plan in the same request');
-  if (removes.length === 1 && adds.length === 1) {
-    const [{ x: add, i }] = adds;
-    if (add.planId.toLowerCase() === held) invalid(`items[${i}].planId`, 'is the plan the subscription holds already');
-    return [{ to: add.planId }];
-  }
-  if (removes.length === 1)
-    invalid(
-      `items[${removes[0].i}].action`,
-      `removing the only plan of a subscription would end it: cancel it instead (POST /api/subscriptions/${id}/cancel now, or PUT /api/subscriptions/${id}/auto-renew?status=disable at the end of its period), or add another plan in the same request to move to it`,
-    );
-  return invalid(
-    `items[${adds[0].i}].action`,
-    adds[0].x.planId.toLowerCase() === held
-      ? `the subscription holds this plan already (its seats: PUT /api/subscription-plans/${id}/seats)`
-      : 'a subscription holds one plan: replace its plan with this one (action replace, or remove its plan in the same request), or sell this plan as another subscription (POST /api/checkout, POST /api/subscriptions)',
-  );
+export function itemStepsOf(
+  items: ItemChange[],
+  held: { planIds: string[]; first: string },
+): { replaces: { at: string; planId: string; to: string; first: boolean }[]; steps: PlanItemStep[] } {
+  const lower = (x: string) => x.toLowerCase();
+  const replaces = items.flatMap((x, i) => (x.action === 'replace' ? [{ x, i }] : []));
+  if (replaces.length && replaces.length !== items.length)
+    invalid('items', 'replace a plan in a request of its own; add and remove plans together in another');
+  if (replaces.length)
+    return {
+      steps: [],
+      replaces: replaces.map(({ x, i }) => {
+        if (!held.planIds.includes(lower(x.planId))) invalid(`items[${i}].planId`, 'is not a plan of this subscription');
+        const to = (x as { newPlanId?: string }).newPlanId ?? invalid(`items[${i}].newPlanId`, 'is required to replace the plan');
+        return { at: `items[${i}]`, planId: lower(x.planId), to, first: lower(x.planId) === held.first };
+      }),
+    };
+  return {
+    replaces: [],
+    steps: items.map((x, i): PlanItemStep => {
+      const at = `items[${i}]`;
+      if (x.action === 'add') return { kind: 'add', planId: lower(x.planId), at, granteeId: x.grantee, metadata: x.metadata };
+      return { kind: 'remove', planId: lower(x.planId), at };
+    }),
+  };
 }
 
 const invoicesSchema = object({
@@ -92,7 +88,8 @@ const invoicesSchema = object({
 export function subscriptionRoutes({
   subscriptionDirectory: directory,
   subscriptions: lifecycle,
-}: Pick<Core, 'subscriptionDirectory' | 'subscriptions'>): Route[] {
+  subscriptionItems: items,
+}: Pick<Core, 'subscriptionDirectory' | 'subscriptions' | 'subscriptionItems'>): Route[] {
   return resource({ name: 'subscriptions', description: 'Subscriptions: who pays for which plan, cancelled, renewed and billed' }, [
     route({
       method: 'get',
@@ -204,16 +201,29 @@ export function subscriptionRoutes({
       method: 'put',
       path: '/api/subscriptions/:id/items',
       operationId: 'updateSubscriptionItems',
-      summary: "Replace a subscription's plan",
+      summary: "Add, remove or replace a subscription's plans",
       description:
-        '`replace` moves the subscription from `planId` to `newPlanId` (as a plan change, prorated as `proration` says). A subscription holds one plan: `remove` of its plan together with `add` of another is the same move; `remove` alone would end it (400: cancel it instead), `add` alone would give it a second plan (400: replace its plan, or start another subscription).',
+        "`add` gives the subscription another plan (same billing interval and currency; its seats go to the subscription group's members, or to `grantee`; per-seat quantity from `metadata`), `remove` ends one of its plans (not the only one: 400, cancel the subscription instead); the adds and removes of a request apply together or not at all, prorated as `proration` says. `replace` moves one of its plans to `newPlanId` (its first plan: a plan change).",
       scope: ['subscriptions', 'write'],
       body: itemsBody,
       response: { status: 204 },
       async handle({ tenant, params, body }) {
         const { subscription } = await directory.get(tenant, params.id);
-        for (const { to } of planMovesOf(body.items, subscription.planId, subscription.id))
-          await lifecycle.changePlan(tenant, params.id, to, body.proration ?? 'create_prorations');
+        const proration = body.proration ?? 'create_prorations';
+        const { replaces, steps } = itemStepsOf(body.items, { planIds: heldPlanIds(subscription), first: subscription.planId });
+        if (steps.length) await items.change(tenant, params.id, steps, proration);
+        for (const r of replaces)
+          if (r.first) await lifecycle.changePlan(tenant, params.id, r.to, proration);
+          else
+            await items.change(
+              tenant,
+              params.id,
+              [
+                { kind: 'add', planId: r.to, at: r.at },
+                { kind: 'remove', planId: r.planId, at: r.at },
+              ],
+              proration,
+            );
         return noContent;
       },
     }),

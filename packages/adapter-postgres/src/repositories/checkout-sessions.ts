@@ -1,4 +1,4 @@
-import type { CheckoutOptions, CheckoutSession, CheckoutSessionRepository } from '@tollgate/core';
+import type { CheckoutItem, CheckoutOptions, CheckoutSession, CheckoutSessionRepository } from '@tollgate/core';
 import { sql, type Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { json, keysetPage, upsert, type Db } from './db';
@@ -10,6 +10,8 @@ const toSession = (r: Selectable<DB['checkout_sessions']>): CheckoutSession => (
   productId: r.product_id,
   planId: r.plan_id,
   granteeId: r.grantee_id,
+  groupId: r.group_id,
+  extraItems: r.extra_items as unknown as CheckoutItem[],
   member: r.member,
   successUrl: r.success_url,
   cancelUrl: r.cancel_url,
@@ -78,6 +80,8 @@ export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
           product_id: cs.productId,
           plan_id: cs.planId,
           grantee_id: cs.granteeId,
+          group_id: cs.groupId,
+          extra_items: json(cs.extraItems),
           member: cs.member,
           success_url: cs.successUrl,
           cancel_url: cs.cancelUrl,

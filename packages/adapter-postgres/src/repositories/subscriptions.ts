@@ -1,4 +1,5 @@
 import type {
+  AddedPlan,
   CheckIndexRow,
   DomainEvent,
   EventRepository,
@@ -14,7 +15,16 @@ import { sql, type SelectQueryBuilder, type Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { chunks, type Db, json, keysetPage, tenantOf, upsert } from './db';
 
-const toSubscription = (r: Selectable<DB['subscriptions']>): Subscription => ({
+const toAddedPlan = (r: Selectable<DB['subscription_plans']>): AddedPlan => ({
+  id: r.id,
+  planId: r.plan_id,
+  quantity: r.quantity,
+  lineItemIds: r.line_item_ids as string[],
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toSubscription = (r: Selectable<DB['subscriptions']>, addedPlans: AddedPlan[] = []): Subscription => ({
   id: r.id,
   organisationId: r.organisation_id,
   isTest: r.is_test,
@@ -35,6 +45,7 @@ const toSubscription = (r: Selectable<DB['subscriptions']>): Subscription => ({
   canceledAt: r.canceled_at,
   replacesId: r.replaces_id,
   lineItemIds: r.line_item_ids as string[],
+  addedPlans,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -53,10 +64,27 @@ const toLineItem = (r: Selectable<DB['subscription_line_items']>): SubscriptionL
 const NONE = '00000000-0000-0000-0000-000000000000';
 
 export function subscriptionRepository(db: Db): SubscriptionRepository {
+  /** The rows as subscriptions, each with the plans it holds beyond its first (one query for all). */
+  const withPlans = async (rows: Selectable<DB['subscriptions']>[]): Promise<Subscription[]> => {
+    if (rows.length === 0) return [];
+    const added = await db
+      .selectFrom('subscription_plans')
+      .selectAll()
+      .where(
+        'subscription_id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .orderBy('position')
+      .execute();
+    const by = new Map<string, AddedPlan[]>();
+    for (const a of added) by.set(a.subscription_id, [...(by.get(a.subscription_id) ?? []), toAddedPlan(a)]);
+    return rows.map((r) => toSubscription(r, by.get(r.id)));
+  };
   const one = async (id: string, forUpdate: boolean) => {
     const q = db.selectFrom('subscriptions').selectAll().where('id', '=', id);
     const r = await (forUpdate ? q.forUpdate() : q).executeTakeFirst();
-    return r && toSubscription(r);
+    return r && (await withPlans([r]))[0];
   };
   const due = (now: Date, limit: number) =>
     db
@@ -71,11 +99,28 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
     getForUpdate: (id) => one(id, true),
     findByPaymentId: async (pid) => {
       const r = await db.selectFrom('subscriptions').selectAll().where('payment_subscription_id', '=', pid).executeTakeFirst();
-      return r && toSubscription(r);
+      return r && (await withPlans([r]))[0];
     },
     listByPlan: async (planId) =>
-      (await db.selectFrom('subscriptions').selectAll().where('plan_id', '=', planId).orderBy('created_at').orderBy('id').execute()).map(
-        toSubscription,
+      withPlans(
+        await db
+          .selectFrom('subscriptions')
+          .selectAll()
+          .where((eb) =>
+            eb.or([
+              eb('plan_id', '=', planId),
+              eb.exists(
+                eb
+                  .selectFrom('subscription_plans as sp')
+                  .select('sp.id')
+                  .whereRef('sp.subscription_id', '=', 'subscriptions.id')
+                  .where('sp.plan_id', '=', planId),
+              ),
+            ]),
+          )
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute(),
       ),
     countReferencing: async ({ planId, productId, customerId }) => {
       if (!planId && !productId && !customerId) return 0;
@@ -84,7 +129,18 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
         .select(sql<number>`count(*)::int`.as('n'))
         .where((eb) =>
           eb.or([
-            ...(planId ? [eb('plan_id', '=', planId)] : []),
+            ...(planId
+              ? [
+                  eb('plan_id', '=', planId),
+                  eb.exists(
+                    eb
+                      .selectFrom('subscription_plans as sp')
+                      .select('sp.id')
+                      .whereRef('sp.subscription_id', '=', 'subscriptions.id')
+                      .where('sp.plan_id', '=', planId),
+                  ),
+                ]
+              : []),
             ...(productId ? [eb('product_id', '=', productId)] : []),
             ...(customerId ? [eb('customer_id', '=', customerId)] : []),
           ]),
@@ -100,7 +156,22 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
             .selectAll('su')
             .where((eb) => eb.and({ 'su.organisation_id': t.organisationId, 'su.is_test': t.isTest }));
           if (q.customerIds) b = b.where('su.customer_id', 'in', q.customerIds.length ? q.customerIds : [NONE]);
-          if (q.planIds) b = b.where('su.plan_id', 'in', q.planIds.length ? q.planIds : [NONE]);
+          if (q.planIds) {
+            const planIds = q.planIds.length ? q.planIds : [NONE];
+            // A subscription holds a plan as its first or as an added one.
+            b = b.where((eb) =>
+              eb.or([
+                eb('su.plan_id', 'in', planIds),
+                eb.exists(
+                  eb
+                    .selectFrom('subscription_plans as sp')
+                    .select('sp.id')
+                    .whereRef('sp.subscription_id', '=', 'su.id')
+                    .where('sp.plan_id', 'in', planIds),
+                ),
+              ]),
+            );
+          }
           if (q.productIds) b = b.where('su.product_id', 'in', q.productIds.length ? q.productIds : [NONE]);
           if (q.ids) b = b.where('su.id', 'in', q.ids.length ? q.ids : [NONE]);
           if (q.statuses) b = b.where('su.status', 'in', q.statuses.length ? q.statuses : ['']);
@@ -109,7 +180,7 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
         'su',
         q,
       );
-      return { ...page, items: page.items.map(toSubscription) };
+      return { ...page, items: await withPlans(page.items) };
     },
     delete: async (id) => {
       await db.deleteFrom('licenses').where('subscription_id', '=', id).execute();
@@ -117,6 +188,7 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
       await db.deleteFrom('events').where('subscription_id', '=', id).execute();
       await db.updateTable('checkout_sessions').set({ subscription_id: null }).where('subscription_id', '=', id).execute();
       await db.deleteFrom('groups').where('subscription_id', '=', id).execute();
+      await db.deleteFrom('subscription_plans').where('subscription_id', '=', id).execute();
       await db.deleteFrom('subscriptions').where('id', '=', id).execute();
     },
     listDueForCancellation: async (now, limit) =>
@@ -132,23 +204,51 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
       const rows = (await db.selectFrom('subscription_line_items').selectAll().where('subscription_id', '=', subscriptionId).execute()).map(
         toLineItem,
       );
-      return s ? s.lineItemIds.flatMap((li) => rows.filter((r) => r.lineItemId === li)) : [];
+      const held = s ? [...s.lineItemIds, ...s.addedPlans.flatMap((a) => a.lineItemIds)] : [];
+      return held.flatMap((li) => rows.filter((r) => r.lineItemId === li));
     },
+    subscriptionOfPlan: async (id) =>
+      (await db.selectFrom('subscription_plans').select('subscription_id').where('id', '=', id).executeTakeFirst())?.subscription_id,
     getLineItem: async (id) => {
       const r = await db.selectFrom('subscription_line_items').selectAll().where('id', '=', id).executeTakeFirst();
       return r && toLineItem(r);
     },
     save: async (s) => {
       await saveRow(s);
-      // The line items follow `lineItemIds`; a kept one keeps its id.
+      // The added plans follow `addedPlans` (a kept one keeps its row).
+      let dropped = db.deleteFrom('subscription_plans').where('subscription_id', '=', s.id);
+      if (s.addedPlans.length)
+        dropped = dropped.where(
+          'id',
+          'not in',
+          s.addedPlans.map((a) => a.id),
+        );
+      await dropped.execute();
+      if (s.addedPlans.length)
+        await upsert(
+          db,
+          'subscription_plans',
+          s.addedPlans.map((a, position) => ({
+            id: a.id,
+            subscription_id: s.id,
+            plan_id: a.planId,
+            quantity: a.quantity,
+            line_item_ids: json(a.lineItemIds),
+            position,
+            created_at: a.createdAt,
+            updated_at: a.updatedAt,
+          })),
+        );
+      // The line items follow `lineItemIds` and the added plans'; a kept one keeps its id.
+      const lineItemIds = [...s.lineItemIds, ...s.addedPlans.flatMap((a) => a.lineItemIds)];
       let gone = db.deleteFrom('subscription_line_items').where('subscription_id', '=', s.id);
-      if (s.lineItemIds.length) gone = gone.where('line_item_id', 'not in', s.lineItemIds);
+      if (lineItemIds.length) gone = gone.where('line_item_id', 'not in', lineItemIds);
       await gone.execute();
-      if (s.lineItemIds.length)
+      if (lineItemIds.length)
         await db
           .insertInto('subscription_line_items')
           .values(
-            s.lineItemIds.map((lineItemId) => ({
+            lineItemIds.map((lineItemId) => ({
               organisation_id: s.organisationId,
               is_test: s.isTest,
               subscription_id: s.id,

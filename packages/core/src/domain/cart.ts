@@ -46,7 +46,12 @@ export function removeCartItem(cart: Cart, itemId: string, now: Date): Cart {
 /** The published update: a full replace of the currency, the owner and the items kept (each named by id). */
 export function replaceCart(
   cart: Cart,
-  change: { currency: string | null; customerId: string; items: { id: string; granteeId?: string; metadata?: LineItemQuantities }[] },
+  change: {
+    currency: string | null;
+    customerId: string;
+    /** `who`: the grantee or group the item is now for (absent: as it was). */
+    items: { id: string; who?: { granteeId: string | null; groupId: string | null }; metadata?: LineItemQuantities }[];
+  },
   now: Date,
 ): Cart {
   assertCartOpen(cart);
@@ -54,7 +59,8 @@ export function replaceCart(
     const current = cart.items.find((x) => x.id === c.id) ?? invalid(`cartItems[${i}].id`, 'is not an item of this cart');
     return {
       ...current,
-      granteeId: c.granteeId ?? current.granteeId,
+      granteeId: c.who ? c.who.granteeId : current.granteeId,
+      groupId: c.who ? c.who.groupId : current.groupId,
       metadata: c.metadata ?? current.metadata,
       updatedAt: now,
     };

@@ -20,3 +20,4 @@ export * from './event-types';
 export * from './pricing-parts';
 export * from './quick-checkout';
 export * from './cart';
+export * from './subscription-plans';

@@ -81,6 +81,8 @@ export interface PurchaseInput {
   product: Product;
   customer: Customer;
   granteeId: string | null;
+  /** Bought for a group: its members, one seat each in this order (`granteeId` is then unused). */
+  seatGrantees?: readonly string[];
   quantity: number;
   currency: string;
   paymentProvider: string;
@@ -111,7 +113,7 @@ export function startSubscription(input: PurchaseInput): { subscription: Subscri
     productId: product.id,
     planId: plan.id,
     customerId: customer.id,
-    granteeId: input.granteeId,
+    granteeId: input.seatGrantees ? (input.seatGrantees[0] ?? null) : input.granteeId,
     email: customer.emailAddress,
     paymentProvider: input.paymentProvider,
     paymentSubscriptionId: input.paymentSubscriptionId,
@@ -125,9 +127,15 @@ export function startSubscription(input: PurchaseInput): { subscription: Subscri
     canceledAt: null,
     replacesId: null,
     lineItemIds: plan.lineItems.map((li) => li.id),
+    addedPlans: [],
     createdAt: now,
     updatedAt: now,
   };
-  const licenses = new NewSeats(seatLicense(subscription, plan, customer.value, '', now), quantity, input.newId, input.granteeId);
+  const licenses = new NewSeats(
+    seatLicense(subscription, plan, customer.value, '', now),
+    quantity,
+    input.newId,
+    input.seatGrantees ?? input.granteeId,
+  );
   return { subscription, licenses };
 }

@@ -12,8 +12,12 @@ export class NewSeats {
     private readonly template: License,
     readonly count: number,
     private readonly newId: () => Id,
-    private readonly firstGranteeId: string | null = null,
-  ) {}
+    firstGrantees: string | null | readonly string[] = null,
+  ) {
+    this.firstGrantees = firstGrantees === null ? [] : typeof firstGrantees === 'string' ? [firstGrantees] : firstGrantees;
+  }
+
+  private readonly firstGrantees: readonly string[];
 
   *batches(size = SEAT_BATCH): Generator<License[]> {
     for (let start = 0; start < this.count; start += size) {
@@ -21,7 +25,7 @@ export class NewSeats {
       yield Array.from({ length: n }, (_, i) => ({
         ...this.template,
         id: this.newId(),
-        granteeId: start + i === 0 ? this.firstGranteeId : null,
+        granteeId: this.firstGrantees[start + i] ?? null,
       }));
     }
   }

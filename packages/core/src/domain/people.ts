@@ -68,3 +68,27 @@ export function applyMembershipChanges(licenses: License[], changes: MembershipC
   });
   return [...changed].map((id) => current.get(id) as License);
 }
+
+/** How the published catalog API names a group where a grantee may stand (a checkout's `grantee`). */
+export const GROUP_PREFIX = 'grp_';
+
+/** The group id a `grp_<id>` reference names, or undefined when the value is not one. */
+export const groupReference = (value: string): string | undefined =>
+  value.startsWith(GROUP_PREFIX) ? value.slice(GROUP_PREFIX.length) : undefined;
+
+/**
+ * The seats a purchase for a group sells: every member gets one, so a per-seat plan sells at least
+ * as many seats as the group has members (the quantity asked, when given, must hold them; when not
+ * given, the seats grow to the members), and a plan with one seat is for a group of one at most.
+ * Returns the seat count to ask for (undefined: the checkout's own default).
+ */
+export function seatsForGroup(members: number, perSeat: boolean, minimum: number, asked: number | undefined): number | undefined {
+  if (!perSeat) {
+    if (members > 1) invalid('grantee', `the plan has one seat and the group has ${members} members: buy a per-seat plan for it`);
+    return asked;
+  }
+  if (asked === undefined) return members > minimum ? members : undefined;
+  if (asked < members)
+    invalid('grantee', `the group has ${members} members and the checkout sells ${asked} seat(s): ask for at least ${members}`);
+  return asked;
+}

@@ -1,5 +1,7 @@
 import { invalid } from '../errors';
 import type { Interval, Plan } from '../model';
+import { isPerSeat, minimumSeats } from './catalog';
+import { seatsForGroup } from './people';
 
 /** What a quick checkout asks for (the published catalog API's `POST /api/checkout`), as typed by the edge. */
 export interface QuickCheckoutRequest {
@@ -50,4 +52,9 @@ export function assertPlanInterval(plan: Plan, interval: Interval | null, interv
   if (interval !== plan.interval) invalid('interval', `the plan is billed by ${plan.interval}`);
   if (intervalCount !== null && intervalCount !== plan.length)
     invalid('intervalCount', `the plan is billed every ${plan.length} ${plan.interval}(s)`);
+}
+
+/** The seats a checkout for a group of `members` sells (see `seatsForGroup`): the quantity `metadata` asks, checked or grown. */
+export function groupSeats(plan: Plan, members: number, metadata: QuickCheckoutRequest['metadata']): number | undefined {
+  return seatsForGroup(members, isPerSeat(plan), minimumSeats(plan), quickCheckoutQuantity(plan, metadata));
 }

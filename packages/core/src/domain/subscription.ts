@@ -7,6 +7,14 @@ import type { NewSeats } from './new-seats';
 
 export const isRunning = (s: Subscription): boolean => SUBSCRIPTION_STATUSES[s.status].running;
 
+/** Every plan the subscription holds: its first, then the added ones. */
+export const heldPlanIds = (s: Subscription): Id[] => [s.planId, ...s.addedPlans.map((a) => a.planId)];
+
+export const holdsPlan = (s: Subscription, planId: Id): boolean => heldPlanIds(s).includes(planId);
+
+/** The line items of every plan the subscription holds. */
+export const heldLineItemIds = (s: Subscription): Id[] => [...s.lineItemIds, ...s.addedPlans.flatMap((a) => a.lineItemIds)];
+
 /**
  * The status a reader must see at `now`: a subscription whose cancellation was scheduled is
  * CANCELED from the end of its period on, even before the sweep has written it.
@@ -109,17 +117,24 @@ export function changePlan(input: ChangePlanInput): PlanChange {
   const { subscription: s, licenses, currentPlan, target, targetProduct, now } = input;
   assertPlanSellable(target, targetProduct);
   assertRunning(s, now);
-  if (target.id === s.planId) fail(ErrorCodes.SUBSCRIPTION_ALREADY_ON_PLAN, 'the subscription is already on that plan');
+  if (holdsPlan(s, target.id)) fail(ErrorCodes.SUBSCRIPTION_ALREADY_ON_PLAN, 'the subscription is already on that plan');
   if (target.productId !== s.productId) fail(ErrorCodes.PLAN_NOT_IN_PRODUCT, "the plan does not belong to the subscription's product");
 
   if (!currentPlan.usageBased) {
+    // The first plan's seats move; an added plan's stay on it.
     return {
       kind: 'moved',
       subscription: { ...s, planId: target.id, type: target.licenseType, updatedAt: now },
-      licenses: licenses.map((l) => (l.status === 'CANCELED' ? l : { ...l, planId: target.id, type: target.licenseType, updatedAt: now })),
+      licenses: licenses.map((l) =>
+        l.status === 'CANCELED' || l.planId !== s.planId ? l : { ...l, planId: target.id, type: target.licenseType, updatedAt: now },
+      ),
       proration: input.proration,
     };
   }
+  if (s.addedPlans.length)
+    fail(ErrorCodes.VALIDATION_FAILED, 'a usage-based plan change starts a new subscription: remove the added plans first', [
+      { property: 'planId', error: 'the subscription holds other plans beside its usage-based one' },
+    ]);
   const canceled = cancelNow(s, licenses, now);
   const created: Subscription = {
     ...s,
@@ -195,7 +210,8 @@ export function syncWithProvider(
     updatedAt: now,
   };
   const status = LICENSE_STATUS_FOR[snapshot.status];
-  const live = licenses.filter((l) => l.status !== 'CANCELED');
+  // The provider's quantity is the first plan's seats (a plan bought beside it keeps its own).
+  const live = licenses.filter((l) => l.status !== 'CANCELED' && l.planId === s.planId);
   let removed: License[] = [];
   let added: NewSeats | null = null;
   if (snapshot.status !== 'CANCELED') {

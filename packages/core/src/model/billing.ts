@@ -4,10 +4,25 @@ import type { Id, Owned } from './common';
 export type CheckoutSessionStatus = 'open' | 'completed' | 'canceled';
 
 /** A checkout link handed out: what was asked for, until the provider reports it paid. */
+/** A plan bought beside a checkout's own (a cart of several plans): its seats and who gets them. */
+export interface CheckoutItem {
+  planId: Id;
+  quantity: number;
+  /** Who gets the first seat (null: the group's members, or nobody). */
+  granteeId: string | null;
+  /** Bought for this group: its members get the seats. */
+  groupId: Id | null;
+}
+
 export interface CheckoutSession extends Owned {
   productId: Id;
   planId: Id;
+  /** Who gets the first seat (a group purchase: `grp_<groupId>`, shown as asked). */
   granteeId: string;
+  /** Bought for this group: the seats go to its members when the checkout is paid. */
+  groupId: Id | null;
+  /** The other plans bought in the same checkout (a cart's), each added to the one subscription it makes. */
+  extraItems: CheckoutItem[];
   member: string;
   successUrl: string;
   cancelUrl: string;

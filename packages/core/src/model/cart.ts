@@ -10,6 +10,8 @@ export interface CartItem {
   id: Id;
   planId: Id;
   granteeId: string | null;
+  /** Bought for this group (its members get the seats); its `granteeId` is then null. */
+  groupId: Id | null;
   metadata: LineItemQuantities | null;
   /** The checkout session that sells it, once the cart went to checkout. */
   checkoutSessionId: Id | null;

@@ -20,6 +20,22 @@ export interface SubscriptionLineItem extends Owned {
   updatedAt: Date;
 }
 
+/**
+ * A plan a subscription holds beyond its first (`Subscription.planId`): the catalog API's
+ * subscription plan, with its own id, seats and line items. Its seats are the subscription's
+ * licenses of this plan.
+ */
+export interface AddedPlan {
+  id: Id;
+  planId: Id;
+  /** Its seats (1 unless the plan is per seat). */
+  quantity: number;
+  /** Its line items, as `lineItemIds` holds the first plan's. */
+  lineItemIds: Id[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Subscription extends Owned {
   productId: Id;
   planId: Id;
@@ -40,7 +56,13 @@ export interface Subscription extends Owned {
   canceledAt: Date | null;
   /** The subscription this one replaced (usage-based plan change). */
   replacesId: Id | null;
+  /** The first plan's line items. */
   lineItemIds: Id[];
+  /**
+   * The plans held beyond the first, in the order they were added; billed with it, on its period
+   * and currency. Legacy, v1, v2 and v3 show only the first (`planId`, `quantity`).
+   */
+  addedPlans: AddedPlan[];
   createdAt: Date;
   updatedAt: Date;
 }

@@ -12,6 +12,8 @@ export interface CheckoutRequest {
   cancelUrl: string;
   /** Price per seat per period in the chosen currency, minor units (0 for free plans). */
   unitAmount: number;
+  /** The other plans bought in the same checkout (a cart's), each a line of its own. */
+  extraItems?: AddedPlanCharge[];
 }
 
 /** Every top-level member the contract lists for a provider invoice (every provider answers each). */
@@ -162,6 +164,24 @@ export interface InvoiceList {
 /** A provider payment method, in the provider's own shape (the contract's payment method). */
 export type ProviderPaymentMethod = Record<string, unknown> & { id: string };
 
+/** One plan a subscription holds beyond its first, as billed: its seats at its price per seat per period (minor units). */
+export interface AddedPlanCharge {
+  plan: Plan;
+  quantity: number;
+  unitAmount: number;
+}
+
+/** A plan added to or removed from a provider's subscription (the catalog API's subscription items). */
+export interface PlanItemRequest {
+  subscription: Subscription;
+  plan: Plan;
+  /** Its seats. */
+  quantity: number;
+  /** Price per seat per period in the subscription's currency, minor units. */
+  unitAmount: number;
+  proration: Proration;
+}
+
 export interface PlanChangeRequest {
   subscription: Subscription;
   from: Plan;
@@ -184,6 +204,8 @@ export interface CompletedPurchase {
   customer: Customer;
   /** Price per seat per period in the subscription's currency, minor units (0 for free plans). */
   unitAmount: number;
+  /** The other plans the subscription was bought with (a cart's), each a line of its first invoice. */
+  addedPlans?: AddedPlanCharge[];
 }
 
 export interface PaymentProvider {
@@ -203,7 +225,13 @@ export interface PaymentProvider {
    * Providers that bill renewals themselves report them (Stripe: `invoice.paid`) and return false;
    * the sandbox and free checkout let our sweep renew their subscriptions and return the invoice.
    */
-  renewedBySweep?(subscription: Subscription, plan: Plan, unitAmount: number, usage?: UsageInvoiceLine[]): ProviderOutcome | false;
+  renewedBySweep?(
+    subscription: Subscription,
+    plan: Plan,
+    unitAmount: number,
+    usage?: UsageInvoiceLine[],
+    addedPlans?: AddedPlanCharge[],
+  ): ProviderOutcome | false;
   /**
    * A usage period closed outside a renewal (a usage-based plan change): the sandbox keeps an
    * invoice of its lines; providers that bill metered usage themselves return false.
@@ -219,6 +247,19 @@ export interface PaymentProvider {
   sendMeterEvent?(event: MeterEvent): Promise<MeterEventOutcome>;
   /** Moves the provider's subscription to another plan with the given proration. */
   changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
+  /**
+   * Adds a plan to the provider's subscription, prorated as asked. Absent: the provider's
+   * subscriptions hold one plan, and adding or removing one is refused (400).
+   */
+  addPlan?(request: PlanItemRequest): Promise<ProviderOutcome>;
+  /** Removes a plan from the provider's subscription, prorated as asked (absent as `addPlan`). */
+  removePlan?(request: PlanItemRequest): Promise<ProviderOutcome>;
+  /**
+   * Moves the provider's subscription item of the subscription's first plan to the plan's current
+   * price (`unitAmount`), with no proration: the next invoice bills it. Absent: the provider bills
+   * each period at the plan's current price anyway (the sandbox, the free checkout).
+   */
+  syncPrice?(subscription: Subscription, plan: Plan, unitAmount: number): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */
   changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration, unitAmount: number): Promise<ProviderOutcome>;
   /** Cancels at the provider, now or at the period end. */

@@ -223,6 +223,8 @@ export interface SubscriptionRepository {
   lineItems(subscriptionId: Id): Promise<SubscriptionLineItem[]>;
   /** A subscription's line item, if any. */
   getLineItem(id: Id): Promise<SubscriptionLineItem | undefined>;
+  /** The subscription holding the added plan of this subscription-plan id (a plan beyond its first). */
+  subscriptionOfPlan(subscriptionPlanId: Id): Promise<Id | undefined>;
 }
 
 export interface LicenseFilter {

@@ -10,6 +10,7 @@ import type {
   InvoiceList,
   PaymentProvider,
   PlanChangeRequest,
+  PlanItemRequest,
   ProviderOutcome,
   ProviderPaymentMethod,
   KeyCipher,
@@ -148,6 +149,7 @@ export class CountingEventQueue implements EventQueue {
 export type PaymentCall =
   | { op: 'checkoutLink'; request: CheckoutRequest }
   | { op: 'changePlan'; request: PlanChangeRequest }
+  | { op: 'addPlan' | 'removePlan'; request: PlanItemRequest }
   | { op: 'changeSeats'; subscriptionId: string; quantity: number; proration: Proration }
   | { op: 'cancel'; subscriptionId: string; when: 'now' | 'end' }
   | { op: 'reactivate'; subscriptionId: string }
@@ -192,6 +194,14 @@ export class FakePaymentProvider implements PaymentProvider {
   }
   async changePlan(request: PlanChangeRequest): Promise<ProviderOutcome> {
     this.record({ op: 'changePlan', request });
+    return {};
+  }
+  async addPlan(request: PlanItemRequest): Promise<ProviderOutcome> {
+    this.record({ op: 'addPlan', request });
+    return {};
+  }
+  async removePlan(request: PlanItemRequest): Promise<ProviderOutcome> {
+    this.record({ op: 'removePlan', request });
     return {};
   }
   async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration, _unitAmount: number): Promise<ProviderOutcome> {

@@ -96,6 +96,7 @@ export function aSubscription(plan: Plan, customer: Customer, over: Partial<Subs
     canceledAt: null,
     replacesId: null,
     lineItemIds: [],
+    addedPlans: [],
     createdAt: T0,
     updatedAt: T0,
     ...over,

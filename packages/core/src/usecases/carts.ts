@@ -23,8 +23,11 @@ import {
   removeCartItem,
   replaceCart,
 } from '../domain/cart';
-import { quickCheckoutQuantity } from '../domain/quick-checkout';
+import { groupSeats, quickCheckoutQuantity } from '../domain/quick-checkout';
+import { GROUP_PREFIX } from '../domain/people';
+import { purchaseFor } from './people/shared';
 import { assertAccessible } from '../domain/tenancy';
+import { isPerSeat, minimumSeats } from '../domain/catalog';
 import { isUuid } from '../support/text';
 import type { Repositories } from '../ports';
 import type { CheckoutService } from './checkout';
@@ -47,9 +50,8 @@ export interface CartCheckoutOptions {
 
 /**
  * Carts (the published catalog API's): an owner's plans of one interval, checked out together
- * through the payment provider. Each plan is its own checkout session (Tollgate's subscriptions
- * hold one plan each), chained: paying one leads to the next, the last to the vendor's success
- * page; the cart is complete once every item is paid (docs/decisions.md, "Commerce resources").
+ * through the payment provider as one checkout session, paid into one subscription holding every
+ * plan; the cart is complete once its items are paid (docs/decisions.md, "Commerce resources").
  */
 export class Carts {
   constructor(
@@ -159,11 +161,14 @@ export class Carts {
       const plan = assertAccessible(await r.plans.get(input.planId), tenant, 'plan');
       const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
       assertPlanFitsCart(cart, plan, product, input.metadata ?? null);
+      const who = await purchaseFor(r, tenant, input.grantee);
+      if (who.group) groupSeats(plan, who.members.length, input.metadata);
       const now = this.deps.clock.now();
       const item: CartItem = {
         id: this.deps.ids.newId(),
         planId: plan.id,
-        granteeId: input.grantee ?? null,
+        granteeId: who.granteeId,
+        groupId: who.group?.id ?? null,
         metadata: input.metadata ?? null,
         checkoutSessionId: null,
         createdAt: now,
@@ -192,14 +197,22 @@ export class Carts {
     await this.deps.uow.run(async (r) => {
       const cart = await this.load(r, tenant, id, true);
       const customer = await this.owner(r, tenant, input.owner);
+      const items = [];
+      for (const c of input.cartItems) {
+        const who = c.granteeId === undefined ? undefined : await purchaseFor(r, tenant, c.granteeId);
+        items.push({ id: c.id, metadata: c.metadata, who: who && { granteeId: who.granteeId, groupId: who.group?.id ?? null } });
+      }
       const next = replaceCart(
         cart,
-        { currency: input.currency?.toUpperCase() ?? null, customerId: customer.id, items: input.cartItems },
+        { currency: input.currency?.toUpperCase() ?? null, customerId: customer.id, items },
         this.deps.clock.now(),
       );
       for (const i of next.items) {
         const plan = await r.plans.get(i.planId);
-        if (plan) quickCheckoutQuantity(plan, i.metadata ?? undefined);
+        if (!plan) continue;
+        quickCheckoutQuantity(plan, i.metadata ?? undefined);
+        if (i.groupId)
+          groupSeats(plan, (await purchaseFor(r, tenant, `${GROUP_PREFIX}${i.groupId}`)).members.length, i.metadata ?? undefined);
       }
       await r.carts.save(next);
     });
@@ -244,54 +257,64 @@ export class Carts {
   }
 
   /**
-   * The cart's checkout link: one checkout session per item not yet paid, created last to first so
-   * each one's success page is the next one's checkout and the last one's the vendor's; the link is
-   * the first one's. The owner is the buyer; each item's grantee (default: the owner) its user.
+   * The cart's checkout link: one checkout session for every item not yet paid, so paying it starts
+   * ONE subscription holding each plan (the first item's plan first, the others added to it),
+   * through one provider session with a line per plan (docs/decisions.md, "Carts are checked out
+   * as one subscription"). The owner is the buyer; each item's grantee (default: the owner), or its
+   * group's members, get its seats.
    */
   async checkoutLink(tenant: Tenant, id: Id, options: CartCheckoutOptions): Promise<{ url: string }> {
     const { cart, customer } = await this.get(tenant, id);
     if (cart.status !== 'active') return fail(ErrorCodes.CART_NOT_ACTIVE, `the cart is ${cart.status}: it changes no more`);
-    const paid = await this.deps.uow.read(async (r) => {
-      const done = new Set<Id>();
-      for (const i of cart.items)
-        if (i.checkoutSessionId && (await r.checkoutSessions.get(i.checkoutSessionId))?.status === 'completed') done.add(i.id);
-      return done;
+    const due = await this.deps.uow.read(async (r) => {
+      const out = [];
+      for (const item of cart.items) {
+        if (item.checkoutSessionId && (await r.checkoutSessions.get(item.checkoutSessionId))?.status === 'completed') continue;
+        const plan = assertAccessible(await r.plans.get(item.planId), tenant, 'plan');
+        const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+        // A group's members as they are now: each needs a seat of what is about to be sold.
+        const members = item.groupId ? (await purchaseFor(r, tenant, `${GROUP_PREFIX}${item.groupId}`)).members.length : undefined;
+        const quantity =
+          members === undefined
+            ? quickCheckoutQuantity(plan, item.metadata ?? undefined)
+            : groupSeats(plan, members, item.metadata ?? undefined);
+        out.push({ item, plan, product, quantity });
+      }
+      return out;
     });
-    const due = cart.items.filter((i) => !paid.has(i.id));
     if (due.length === 0) return invalid('cartItems', 'the cart has no items to pay');
-    const sessions = new Map<Id, Id>();
-    let next: string | undefined;
-    for (const item of [...due].reverse()) {
-      const { plan, product } = await this.deps.uow.read(async (r) => {
-        const p = await r.plans.get(item.planId);
-        return { plan: p, product: p && (await r.products.get(p.productId)) };
-      });
-      const quantity = plan ? quickCheckoutQuantity(plan, item.metadata ?? undefined) : undefined;
-      // Each session is written with its provider page (a call no transaction may wait on): a
-      // failure midway leaves only open sessions nobody is sent to, and the cart unchanged.
-      const link = await this.checkout.sessionLink(tenant, item.planId, {
-        successUrl: next ?? options.successUrl ?? product?.settings.successUrl ?? undefined,
-        cancelUrl: options.cancelUrl ?? product?.settings.cancelUrl ?? undefined,
-        granteeId: item.granteeId ?? customer.value,
-        member: customer.value,
-        customerEmail: options.email,
-        currency: cart.currency ?? undefined,
-        allowPromoCode: options.allowPromoCodes,
-        automaticTax: options.automaticTax,
-        ...(quantity !== undefined ? { quantity } : {}),
-      });
-      sessions.set(item.id, link.sessionId);
-      next = link.url;
-    }
+    const [first, ...rest] = due;
+    const who = (item: CartItem) => (item.groupId ? null : (item.granteeId ?? customer.value));
+    // The session is written with its provider page (a call no transaction may wait on): a failure
+    // leaves only an open session nobody is sent to, and the cart unchanged.
+    const link = await this.checkout.sessionLink(tenant, first.item.planId, {
+      successUrl: options.successUrl ?? first.product.settings.successUrl ?? undefined,
+      cancelUrl: options.cancelUrl ?? first.product.settings.cancelUrl ?? undefined,
+      granteeId: first.item.groupId ? `${GROUP_PREFIX}${first.item.groupId}` : (who(first.item) as string),
+      ...(first.item.groupId ? { groupId: first.item.groupId } : {}),
+      member: customer.value,
+      customerEmail: options.email,
+      currency: cart.currency ?? undefined,
+      allowPromoCode: options.allowPromoCodes,
+      automaticTax: options.automaticTax,
+      ...(first.quantity !== undefined ? { quantity: first.quantity } : {}),
+      extraItems: rest.map(({ item, plan, quantity }) => ({
+        planId: plan.id,
+        quantity: quantity ?? (isPerSeat(plan) ? minimumSeats(plan) : 1),
+        granteeId: who(item),
+        groupId: item.groupId,
+      })),
+    });
+    const paying = new Set(due.map((d) => d.item.id));
     await this.deps.uow.run(async (r) => {
       const current = await this.load(r, tenant, id, true);
       const now = this.deps.clock.now();
       await r.carts.save({
         ...current,
-        items: current.items.map((i) => (sessions.has(i.id) ? { ...i, checkoutSessionId: sessions.get(i.id) as Id, updatedAt: now } : i)),
+        items: current.items.map((i) => (paying.has(i.id) ? { ...i, checkoutSessionId: link.sessionId, updatedAt: now } : i)),
         updatedAt: now,
       });
     });
-    return { url: next as string };
+    return { url: link.url };
   }
 }

@@ -1,6 +1,6 @@
 import { startSubscriptionUsage } from './usage/periods';
-import { ErrorCodes, fail } from '../errors';
-import type { CheckoutOptionsInput, CheckoutSession, Customer, Id, Plan, Subscription, Tenant } from '../model';
+import { ErrorCodes, fail, invalid } from '../errors';
+import type { CheckoutItem, CheckoutOptionsInput, CheckoutSession, Customer, Id, Plan, Subscription, Tenant } from '../model';
 import { assertPlanSellable } from '../domain/catalog';
 import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
@@ -8,7 +8,10 @@ import { assertSeatTotal } from '../domain/seats';
 import { withPeriodEnd } from '../domain/seat-grantees';
 import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
-import type { Repositories } from '../ports';
+import { subscriptionGroup } from '../domain/people';
+import { memberIdsOf } from './people/shared';
+import { addPlan } from '../domain/subscription-plans';
+import type { AddedPlanCharge, Repositories } from '../ports';
 import { saveNewSubscription, saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
 import { limitsOf, type CoreDeps } from './deps';
 import { loadCurrencies, loadProductCatalog, type ProductCatalog } from './catalog-queries';
@@ -17,7 +20,11 @@ export interface CheckoutLinkRequest extends CheckoutOptionsInput {
   successUrl?: string;
   cancelUrl?: string;
   granteeId?: string;
+  /** Bought for this group (its members get the seats when it is paid); `granteeId` then shows it. */
+  groupId?: Id;
   member?: string;
+  /** Other plans bought in the same checkout (a cart's): one subscription holds them all. */
+  extraItems?: CheckoutItem[];
 }
 
 export interface PurchaseRequest {
@@ -26,6 +33,10 @@ export interface PurchaseRequest {
   email: string | null;
   /** Who gets the first seat; null: every seat starts unassigned. */
   granteeId: string | null;
+  /** Bought for this group: its members (read now) get the seats, one each, instead of `granteeId`. */
+  groupId?: Id | null;
+  /** Other plans added to the subscription it starts (a cart's), each with its seats and who gets them. */
+  extraItems?: CheckoutItem[];
   quantity: number;
   /** Absent: the product's default currency. */
   currency?: string;
@@ -68,6 +79,7 @@ export class CheckoutService {
       return { plan: p, catalog: await loadProductCatalog(r, tenant, p.productId) };
     });
     const session = this.newSession(plan, req, catalog);
+    if (session.extraItems.length) await this.deps.uow.read((r) => this.extraCharges(r, tenant, plan, session));
     await this.deps.uow.run((r) => r.checkoutSessions.save(session));
     return { ...(await this.providerLink(session, plan, catalog)), sessionId: session.id };
   }
@@ -112,6 +124,8 @@ export class CheckoutService {
       productId: plan.productId,
       planId: plan.id,
       granteeId,
+      groupId: req.groupId ?? null,
+      extraItems: req.extraItems ?? [],
       member,
       successUrl,
       cancelUrl,
@@ -126,9 +140,12 @@ export class CheckoutService {
   }
 
   /** The provider's page for the session (the provider keeps one per session: asking again gives the same). */
-  private providerLink(session: CheckoutSession, plan: Plan, catalog: ProductCatalog): Promise<{ url: string }> {
+  private async providerLink(session: CheckoutSession, plan: Plan, catalog: ProductCatalog): Promise<{ url: string }> {
     const { options, granteeId, member, successUrl, cancelUrl } = session;
-    return this.providerFor(plan).checkoutLink({
+    const tenant = { organisationId: session.organisationId, isTest: session.isTest };
+    const extraItems = session.extraItems.length ? await this.deps.uow.read((r) => this.extraCharges(r, tenant, plan, session)) : undefined;
+    return this.providerFor(plan, extraItems).checkoutLink({
+      ...(extraItems ? { extraItems } : {}),
       sessionId: session.id,
       product: catalog.product,
       plan,
@@ -155,9 +172,35 @@ export class CheckoutService {
     return { successUrl, cancelUrl, granteeId, member, options };
   }
 
-  /** Free plans go to the hosted free checkout; paid ones to the payment provider. */
-  private providerFor(plan: Plan) {
-    return plan.pricingType === 'free' && this.deps.freeCheckout ? this.deps.freeCheckout : this.deps.payments;
+  /** Free plans go to the hosted free checkout (a checkout of several plans: when every one is free); paid ones to the payment provider. */
+  private providerFor(plan: Plan, extra: AddedPlanCharge[] = []) {
+    const free = [plan, ...extra.map((x) => x.plan)].every((p) => p.pricingType === 'free');
+    return free && this.deps.freeCheckout ? this.deps.freeCheckout : this.deps.payments;
+  }
+
+  /**
+   * The other plans of a checkout of several plans, as billed: each sellable, of the tenant, on
+   * the checkout plan's interval, sold in its currency, and no plan twice (one subscription holds a
+   * plan once). Refusals name `cartItems`.
+   */
+  private async extraCharges(r: Repositories, tenant: Tenant, plan: Plan, session: CheckoutSession): Promise<AddedPlanCharge[]> {
+    const currencies = await loadCurrencies(r);
+    const seen = new Set([plan.id]);
+    const out: AddedPlanCharge[] = [];
+    for (const item of session.extraItems) {
+      const p = assertAccessible(await r.plans.get(item.planId), tenant, 'plan');
+      const product = (await r.products.get(p.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      if (seen.has(p.id))
+        invalid('cartItems', 'a plan is in the cart twice: one subscription holds a plan once (give that item more seats instead)');
+      seen.add(p.id);
+      assertPlanSellable(p, product);
+      if (p.usageBased) invalid('cartItems', `${p.displayName} is usage-based: check it out in a cart of its own`);
+      if (p.interval !== plan.interval || p.length !== plan.length)
+        invalid('cartItems', `${p.displayName} is not billed on the cart's interval`);
+      resolveCheckoutOptions({ currency: session.options.currency }, p, product, currencies);
+      out.push({ plan: p, quantity: item.quantity, unitAmount: unitAmount(p, session.options.currency, currencies) });
+    }
+    return out;
   }
 
   /** A checkout session with what a checkout page shows. */
@@ -207,7 +250,9 @@ export class CheckoutService {
         assertSeatTotal(input.quantity, limitsOf(this.deps).maxSeats);
         quantity = input.quantity;
       }
-      const provider = this.providerFor(plan);
+      const tenant = { organisationId: session.organisationId, isTest: session.isTest };
+      const extra = session.extraItems.length ? await this.extraCharges(r, tenant, plan, session) : [];
+      const provider = this.providerFor(plan, extra);
       const result = await this.purchaseIn(
         r,
         {
@@ -215,6 +260,8 @@ export class CheckoutService {
           member: session.member,
           email: input.email ?? session.options.customerEmail,
           granteeId: session.granteeId,
+          groupId: session.groupId,
+          extraItems: session.extraItems,
           quantity,
           currency: session.options.currency,
           paymentProvider: provider.name,
@@ -229,7 +276,14 @@ export class CheckoutService {
       const price = unitAmount(plan, result.subscription.currency, await loadCurrencies(r));
       await saveOutcome(
         r,
-        await provider.purchaseCompleted({ session: completed, subscription: result.subscription, plan, customer, unitAmount: price }),
+        await provider.purchaseCompleted({
+          session: completed,
+          subscription: result.subscription,
+          plan,
+          customer,
+          unitAmount: price,
+          ...(extra.length ? { addedPlans: extra } : {}),
+        }),
       );
       return { status: 'completed' as const, session: completed, ...result };
     });
@@ -265,11 +319,13 @@ export class CheckoutService {
     const currencies = await loadCurrencies(r);
     const currency = resolveCheckoutOptions({ currency: req.currency }, plan, product, currencies).currency;
     const customer = await this.customerFor(r, plan, req, now);
+    const seatGrantees = req.groupId ? await this.groupMembers(r, plan, req.groupId) : undefined;
     const result = startSubscription({
       plan,
       product,
       customer,
       granteeId: req.granteeId,
+      seatGrantees,
       quantity: req.quantity,
       currency,
       paymentProvider: req.paymentProvider,
@@ -278,9 +334,32 @@ export class CheckoutService {
       newId: () => this.deps.ids.newId(),
       maxSeats: limitsOf(this.deps).maxSeats,
     });
-    const subscription = req.periodEnd ? withPeriodEnd(result.subscription, req.periodEnd, now) : result.subscription;
+    let subscription = req.periodEnd ? withPeriodEnd(result.subscription, req.periodEnd, now) : result.subscription;
+    // The other plans of the checkout (a cart's) join the same subscription, each with its seats.
+    const extraSeats = [];
+    for (const [i, item] of (req.extraItems ?? []).entries()) {
+      const extra = (await r.plans.get(item.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+      const extraProduct = (await r.products.get(extra.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      const grantees = item.groupId ? await this.groupMembers(r, plan, item.groupId) : item.granteeId !== null ? [item.granteeId] : [];
+      const added = addPlan({
+        subscription,
+        firstPlan: plan,
+        plan: extra,
+        product: extraProduct,
+        licenses: [],
+        quantity: isPerSeat(extra) ? item.quantity : undefined,
+        grantees,
+        at: `cartItems[${i + 1}]`,
+        now,
+        newId: () => this.deps.ids.newId(),
+        maxSeats: limitsOf(this.deps).maxSeats,
+      });
+      subscription = added.subscription;
+      extraSeats.push(added.seats);
+    }
     await saveNewSubscription(r, subscription);
     await saveSeats(r, result.licenses);
+    for (const seats of extraSeats) await saveSeats(r, seats);
     if (req.periodEnd)
       await r.licenses.saveMany(
         (await r.licenses.listBySubscription(subscription.id)).map((l) => ({ ...l, endTime: subscription.currentPeriodEnd })),
@@ -288,6 +367,16 @@ export class CheckoutService {
     // A usage plan gives the subscription its first period's allowance (and cap) on each meter.
     await startSubscriptionUsage(r, this.deps.ids, subscription, plan, now);
     return { subscription };
+  }
+
+  /**
+   * The members of the group a purchase is for, as they are when it is paid (a group deleted since,
+   * or not the plan's tenant's: nobody, so every seat starts free).
+   */
+  private async groupMembers(r: Repositories, plan: Plan, groupId: Id): Promise<string[]> {
+    const group = (await r.people.getGroup(groupId)) ?? ((s) => s && subscriptionGroup(s))(await r.subscriptions.get(groupId));
+    if (!group || group.organisationId !== plan.organisationId || group.isTest !== plan.isTest) return [];
+    return memberIdsOf(r, group);
   }
 
   private async customerFor(r: Repositories, plan: Plan, req: PurchaseRequest, now: Date): Promise<Customer> {

@@ -23,6 +23,7 @@ import {
   SubscriptionAdmin,
   SubscriptionCoupons,
   SubscriptionDirectory,
+  SubscriptionItems,
   SubscriptionLifecycle,
   Sweeps,
 } from './subscriptions';
@@ -59,6 +60,8 @@ export interface Core {
   /** Carts: plans bought together, checked out through the payment provider. */
   carts: Carts;
   subscriptions: SubscriptionLifecycle;
+  /** Plans added to and removed from a subscription (the catalog API's subscription items). */
+  subscriptionItems: SubscriptionItems;
   /** The catalog API's subscriptions: filtered lists, auto-renew, test-mode deletion, batches. */
   subscriptionDirectory: SubscriptionDirectory;
   /** The catalog API's owners: the customers who pay. */
@@ -172,6 +175,7 @@ export function createCore(given: CoreDeps): Core {
     paymentIntegrations: new PaymentIntegrations(deps),
     receipts: new Receipts(deps),
     subscriptions,
+    subscriptionItems: new SubscriptionItems(deps),
     subscriptionDirectory: new SubscriptionDirectory(deps, subscriptions, subscriptionAdmin),
     owners: new OwnerDirectory(deps),
     grantees: new GranteeDirectory(deps),

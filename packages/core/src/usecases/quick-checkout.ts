@@ -1,6 +1,8 @@
 import { ErrorCodes, fail } from '../errors';
 import type { Tenant } from '../model';
-import { assertPlanInterval, quickCheckoutQuantity, type QuickCheckoutRequest } from '../domain/quick-checkout';
+import { assertPlanInterval, groupSeats, quickCheckoutQuantity, type QuickCheckoutRequest } from '../domain/quick-checkout';
+import { GROUP_PREFIX } from '../domain/people';
+import { purchaseFor } from './people/shared';
 import { assertAccessible } from '../domain/tenancy';
 import type { CheckoutService } from './checkout';
 import type { CoreDeps } from './deps';
@@ -8,7 +10,8 @@ import type { CoreDeps } from './deps';
 /**
  * The published catalog API's quick checkout: a checkout link for one plan and owner, with the
  * product's checkout settings as defaults. The owner is the buyer (the checkout's member); the
- * grantee, when none is named, is the owner (docs/decisions.md, "Commerce resources").
+ * grantee, when none is named, is the owner; a group named as the grantee gets the seats, one per
+ * member (docs/decisions.md, "A group as the grantee").
  */
 export class QuickCheckout {
   constructor(
@@ -17,16 +20,21 @@ export class QuickCheckout {
   ) {}
 
   async link(tenant: Tenant, req: QuickCheckoutRequest): Promise<{ url: string }> {
-    const { plan, product } = await this.deps.uow.read(async (r) => {
+    const { plan, product, who } = await this.deps.uow.read(async (r) => {
       const p = assertAccessible(await r.plans.get(req.planId), tenant, 'plan');
-      return { plan: p, product: (await r.products.get(p.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found') };
+      return {
+        plan: p,
+        product: (await r.products.get(p.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found'),
+        who: await purchaseFor(r, tenant, req.grantee),
+      };
     });
     assertPlanInterval(plan, req.interval, req.intervalCount);
-    const quantity = quickCheckoutQuantity(plan, req.metadata);
+    const quantity = who.group ? groupSeats(plan, who.members.length, req.metadata) : quickCheckoutQuantity(plan, req.metadata);
     return this.checkout.checkoutLink(tenant, plan.id, {
       successUrl: req.successUrl ?? product.settings.successUrl ?? undefined,
       cancelUrl: req.cancelUrl ?? product.settings.cancelUrl ?? undefined,
-      granteeId: req.grantee ?? req.owner,
+      granteeId: who.group ? `${GROUP_PREFIX}${who.group.id}` : (who.granteeId ?? req.owner),
+      ...(who.group ? { groupId: who.group.id } : {}),
       member: req.owner,
       customerEmail: req.email,
       currency: req.currency,

@@ -70,12 +70,20 @@ export class Receipts {
     });
   }
 
-  /** One receipt, with the plan it bought (its line items are the receipt's items). */
-  async get(tenant: Tenant, id: Id): Promise<Receipt & { plan: Plan | undefined }> {
+  /**
+   * One receipt, with the plan it bought and the other plans bought with it (a cart's), each with
+   * its seats: their line items are the receipt's items.
+   */
+  async get(tenant: Tenant, id: Id): Promise<Receipt & { plan: Plan | undefined; extra: { plan: Plan; quantity: number }[] }> {
     return this.deps.uow.read(async (r) => {
       const found = await r.checkoutSessions.get(id);
       const session = assertAccessible(found?.status === 'completed' ? found : undefined, tenant, 'receipt');
-      return { ...(await this.complete(r, session)), plan: await r.plans.get(session.planId) };
+      const extra: { plan: Plan; quantity: number }[] = [];
+      for (const item of session.extraItems) {
+        const plan = await r.plans.get(item.planId);
+        if (plan) extra.push({ plan, quantity: item.quantity });
+      }
+      return { ...(await this.complete(r, session)), plan: await r.plans.get(session.planId), extra };
     });
   }
 }

@@ -555,6 +555,39 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.subscriptions.getLineItem(second[1].id))).toBeUndefined();
     });
 
+    it('keeps the plans a subscription holds beyond its first, with their line items; finds it by any of its plans (issue #20)', async () => {
+      const { t, product, plan, customer } = await world();
+      const second = aPlan(product);
+      await tx(uow(), (r) => r.plans.save(second));
+      const added = { id: randomUUID(), planId: second.id, quantity: 3, lineItemIds: ['li-x'], createdAt: at(1), updatedAt: at(1) };
+      const s = aSubscription(plan, customer, { lineItemIds: ['li-a'], addedPlans: [added] });
+      const alone = aSubscription(plan, customer);
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(s);
+        await r.subscriptions.save(alone);
+      });
+      expect(await tx(uow(), (r) => r.subscriptions.get(s.id))).toEqual(s);
+      expect(await tx(uow(), (r) => r.subscriptions.getForUpdate(s.id))).toEqual(s);
+      expect(await tx(uow(), (r) => r.subscriptions.subscriptionOfPlan(added.id))).toBe(s.id);
+      expect(await tx(uow(), (r) => r.subscriptions.subscriptionOfPlan(randomUUID()))).toBeUndefined();
+      expect((await tx(uow(), (r) => r.subscriptions.listByPlan(second.id))).map((x) => x.id)).toEqual([s.id]);
+      expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ planId: second.id }))).toBe(1);
+      expect((await tx(uow(), (r) => r.subscriptions.page(t, { limit: 10, planIds: [second.id] }))).items).toEqual([s]);
+      expect((await tx(uow(), (r) => r.subscriptions.lineItems(s.id))).map((l) => l.lineItemId)).toEqual(['li-a', 'li-x']);
+      // Removed: its row and line items go; the subscription stays.
+      await tx(uow(), (r) => r.subscriptions.save({ ...s, addedPlans: [] }));
+      expect((await tx(uow(), (r) => r.subscriptions.get(s.id)))?.addedPlans).toEqual([]);
+      expect(await tx(uow(), (r) => r.subscriptions.subscriptionOfPlan(added.id))).toBeUndefined();
+      expect((await tx(uow(), (r) => r.subscriptions.lineItems(s.id))).map((l) => l.lineItemId)).toEqual(['li-a']);
+      expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ planId: second.id }))).toBe(0);
+      // Two added in order, then the subscription deleted with them.
+      const two = [added, { ...added, id: randomUUID(), planId: plan.id, quantity: 1, lineItemIds: [] }];
+      await tx(uow(), (r) => r.subscriptions.save({ ...alone, addedPlans: two }));
+      expect((await tx(uow(), (r) => r.subscriptions.get(alone.id)))?.addedPlans).toEqual(two);
+      await tx(uow(), (r) => r.subscriptions.delete(alone.id));
+      expect(await tx(uow(), (r) => r.subscriptions.subscriptionOfPlan(added.id))).toBeUndefined();
+    });
+
     it('keeps grantees, groups and memberships (issue #20): pages, filters, cascades', async () => {
       const { t, customer, plan } = await world();
       const s = aSubscription(plan, customer);
@@ -787,6 +820,7 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
         id: randomUUID(),
         planId: plan.id,
         granteeId: null,
+        groupId: null as string | null,
         metadata: null,
         checkoutSessionId: null,
         createdAt: T0,
@@ -801,7 +835,7 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
         interval: 'month' as const,
         intervalCount: 1,
         status: 'active' as const,
-        items: [item({ granteeId: 'g1', metadata: { seats: { quantity: 3 } } }), item()],
+        items: [item({ granteeId: 'g1', metadata: { seats: { quantity: 3 } } }), item({ groupId: randomUUID() })],
         createdAt: T0,
         updatedAt: T0,
       };
@@ -835,6 +869,8 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
         productId: product.id,
         planId: plan.id,
         granteeId: 'g',
+        groupId: randomUUID() as string | null,
+        extraItems: [{ planId: plan.id, quantity: 2, granteeId: null, groupId: randomUUID() }],
         member: 'm@example.com',
         successUrl: 'https://x.io/ok',
         cancelUrl: 'https://x.io/no',

@@ -90,6 +90,8 @@ export function describePaymentProviderContract(name: string, world: () => Payme
             productId: s.productId,
             planId: s.planId,
             granteeId: 'alice',
+            groupId: null,
+            extraItems: [],
             member: 'm@example.com',
             successUrl: 'https://vendor.example.com/ok',
             cancelUrl: 'https://vendor.example.com/no',

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { License } from '../../model';
+import { heldLineItemIds, holdsPlan } from '../../domain/subscription';
 import { pageOf } from '../../support/pagination';
 import type { CheckIndexRow, EventRepository, LicenseFilter, LicenseRepository, SubscriptionRepository } from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, values } from './tables';
@@ -11,11 +12,11 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
     findByPaymentId: async (pid) => values(db.subscriptions).find((s) => s.paymentSubscriptionId === pid),
     listByPlan: async (planId) =>
       values(db.subscriptions)
-        .filter((s) => s.planId === planId)
+        .filter((s) => holdsPlan(s, planId))
         .sort(byCreated),
     countReferencing: async ({ planId, productId, customerId }) =>
       values(db.subscriptions).filter(
-        (s) => (planId && s.planId === planId) || (productId && s.productId === productId) || (customerId && s.customerId === customerId),
+        (s) => (planId && holdsPlan(s, planId)) || (productId && s.productId === productId) || (customerId && s.customerId === customerId),
       ).length,
     page: async (t, q) =>
       pageOf(
@@ -23,7 +24,7 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
           (s) =>
             inTenant(s, t) &&
             (!q.customerIds || q.customerIds.includes(s.customerId)) &&
-            (!q.planIds || q.planIds.includes(s.planId)) &&
+            (!q.planIds || q.planIds.some((p) => holdsPlan(s, p))) &&
             (!q.productIds || q.productIds.includes(s.productId)) &&
             (!q.statuses || q.statuses.includes(s.status)) &&
             (!q.ids || q.ids.includes(s.id)),
@@ -54,13 +55,14 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
         .map((s) => s.id),
     save: async (s) => {
       db.subscriptions.set(s.id, copy(s));
+      const held = heldLineItemIds(s);
       const kept = new Set<string>();
       for (const [key, row] of db.subscriptionLineItems)
         if (row.subscriptionId === s.id) {
-          if (s.lineItemIds.includes(row.lineItemId)) kept.add(row.lineItemId);
+          if (held.includes(row.lineItemId)) kept.add(row.lineItemId);
           else db.subscriptionLineItems.delete(key);
         }
-      for (const lineItemId of s.lineItemIds)
+      for (const lineItemId of held)
         if (!kept.has(lineItemId)) {
           const id = randomUUID();
           db.subscriptionLineItems.set(id, {
@@ -78,9 +80,10 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
     lineItems: async (subscriptionId) => {
       const s = db.subscriptions.get(subscriptionId);
       const rows = values(db.subscriptionLineItems).filter((r) => r.subscriptionId === subscriptionId);
-      return s ? s.lineItemIds.flatMap((li) => rows.filter((r) => r.lineItemId === li)) : [];
+      return s ? heldLineItemIds(s).flatMap((li) => rows.filter((r) => r.lineItemId === li)) : [];
     },
     getLineItem: async (id) => copy(db.subscriptionLineItems.get(id)),
+    subscriptionOfPlan: async (id) => values(db.subscriptions).find((s) => s.addedPlans.some((a) => a.id === id))?.id,
   };
 }
 

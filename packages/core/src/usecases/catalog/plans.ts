@@ -3,6 +3,7 @@ import type { Capability, Customer, Id, LineItem, Page, Plan, Tenant } from '../
 import { archivePlan } from '../../domain/catalog';
 import { newPlan } from '../../domain/builders';
 import { assertAccessible } from '../../domain/tenancy';
+import { heldLineItemIds } from '../../domain/subscription';
 import type { PlanFilterOptions, PlanListQuery, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import type { PlanDetail, PlanDraft, PlanInput } from './inputs';
@@ -157,7 +158,7 @@ export class PlanAdmin {
       if (capabilities !== product.capabilities) await r.products.save({ ...product, capabilities, updatedAt: now });
 
       const base = existing ?? newPlan(tenant, draft.id ?? this.id(), { name: draft.name, productId: product.id }, now);
-      const referenced = existing ? new Set((await r.subscriptions.listByPlan(existing.id)).flatMap((x) => x.lineItemIds)) : new Set<Id>();
+      const referenced = existing ? new Set((await r.subscriptions.listByPlan(existing.id)).flatMap(heldLineItemIds)) : new Set<Id>();
       const plan: Plan = {
         ...base,
         name: draft.name,

@@ -9,6 +9,7 @@ import {
   type LineItemChange,
 } from '../../domain/pricing-parts';
 import { assertAccessible } from '../../domain/tenancy';
+import { heldLineItemIds } from '../../domain/subscription';
 import { pageOf } from '../../support/pagination';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
@@ -116,7 +117,7 @@ export class PricingParts {
     return this.deps.uow.run(async (r) => {
       const placed = await this.find(r, tenant, kind, id, WHAT[kind]);
       const product = (await r.products.get(placed.plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      const sold = new Set((await r.subscriptions.listByPlan(placed.plan.id)).flatMap((s) => s.lineItemIds));
+      const sold = new Set((await r.subscriptions.listByPlan(placed.plan.id)).flatMap(heldLineItemIds));
       const next = apply(placed, product, sold, this.deps.clock.now());
       await r.plans.save(next);
       return next;

@@ -1,6 +1,8 @@
 import type { Grantee, Group, Id, License, Tenant } from '../../model';
 import { assignGrantee } from '../../domain/license';
-import { seatHolders, subscriptionGroup } from '../../domain/people';
+import { groupReference, seatHolders, subscriptionGroup } from '../../domain/people';
+import { ErrorCodes, fail } from '../../errors';
+import { isUuid } from '../../support/text';
 import { assertAccessible } from '../../domain/tenancy';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
@@ -68,4 +70,43 @@ export async function membersOf(r: Repositories, group: Group): Promise<GroupMem
 export async function moveLicenses(r: Repositories, tenant: Tenant, from: string, to: string | null, now: Date): Promise<void> {
   const held = (await r.licenses.list(tenant, { granteeId: from })).filter((l) => l.status !== 'CANCELED');
   if (held.length) await r.licenses.saveMany(held.map((l) => assignGrantee(l, to, now)));
+}
+
+/** Who a purchase is for: a grantee, or a group (named `grp_<id>`, or by the id of one of the tenant's groups). */
+export interface PurchaseFor {
+  granteeId: string | null;
+  group: Group | null;
+  /** The group's members' vendor identifiers, in order (empty for a grantee). */
+  members: string[];
+}
+
+/** The vendor identifiers of a group's members: every seat holder of a subscription's group, or its memberships' grantees. */
+export async function memberIdsOf(r: Repositories, group: Group): Promise<string[]> {
+  if (group.subscriptionId) return seatHolders(await r.licenses.listBySubscription(group.subscriptionId));
+  const out: string[] = [];
+  for (const m of await r.people.members(group.id)) {
+    const g = await r.people.getGrantee(m.granteeRef);
+    if (g) out.push(g.granteeId);
+  }
+  return out;
+}
+
+/**
+ * Reads a checkout's or cart item's `grantee`: `grp_<id>` names a group of the tenant (unknown:
+ * 404; another organisation's: 403); a bare id that names one of the tenant's groups is that group
+ * (an id read from `GET /api/groups`); anything else is a grantee.
+ */
+export async function purchaseFor(r: Repositories, tenant: Tenant, grantee: string | undefined | null): Promise<PurchaseFor> {
+  if (grantee === undefined || grantee === null) return { granteeId: null, group: null, members: [] };
+  const ref = groupReference(grantee);
+  let group: Group | undefined;
+  if (ref !== undefined) {
+    if (!isUuid(ref)) return fail(ErrorCodes.NOT_FOUND, 'group not found');
+    group = await loadGroup(r, tenant, ref);
+  } else if (isUuid(grantee)) {
+    const row = (await r.people.getGroup(grantee)) ?? (await r.subscriptions.get(grantee));
+    if (row && row.organisationId === tenant.organisationId && row.isTest === tenant.isTest) group = await loadGroup(r, tenant, grantee);
+  }
+  if (!group) return { granteeId: grantee, group: null, members: [] };
+  return { granteeId: null, group, members: await memberIdsOf(r, group) };
 }

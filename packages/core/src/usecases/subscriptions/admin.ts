@@ -1,5 +1,5 @@
 import { ErrorCodes, fail, invalid } from '../../errors';
-import type { Customer, Id, Subscription, SubscriptionStatus, Tenant } from '../../model';
+import type { Customer, Id, Subscription, SubscriptionStatus, Tenant, CheckoutItem } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
 import { cancelAtPeriodEnd, effectiveStatus } from '../../domain/subscription';
 import { changeOwner, manageSeatGrantees, type SeatGranteeChange } from '../../domain/seat-grantees';
@@ -33,6 +33,8 @@ export interface DirectSubscriptionRequest {
   cancelAtPeriodEnd?: boolean;
   quantity?: number;
   status?: SubscriptionStatus;
+  /** Other plans the subscription holds beside `planId` (checked by the caller: sellable, same interval, each once). */
+  extraItems?: CheckoutItem[];
 }
 
 /**
@@ -133,6 +135,7 @@ export class SubscriptionAdmin {
           paymentSubscriptionId: null,
           paymentCustomerId: null,
           periodEnd: req.expiryDate,
+          extraItems: req.extraItems,
         },
         now,
       );

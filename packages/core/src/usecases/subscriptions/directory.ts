@@ -1,7 +1,7 @@
 import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
 import { assertPlanSellable, isPerSeat, minimumSeats } from '../../domain/catalog';
 import type { Customer, Id, LineItem, Page, Plan, Subscription, SubscriptionLineItem, SubscriptionStatus, Tenant } from '../../model';
-import { effectiveStatus } from '../../domain/subscription';
+import { effectiveStatus, heldPlanIds } from '../../domain/subscription';
 import { assertAccessible } from '../../domain/tenancy';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
@@ -10,12 +10,29 @@ import type { SubscriptionLifecycle } from './lifecycle';
 import { loadOwned } from './shared';
 import { pageInOrder } from '../../support/pagination';
 
-/** A subscription as the catalog API shows it: with its owner (the paying customer) and its plan. */
+/**
+ * One plan a subscription holds, as the catalog API's subscription plan: the first has the
+ * subscription's id, an added one its own (docs/decisions.md, "Subscriptions of several plans").
+ */
+export interface SubscriptionPlanPart {
+  id: Id;
+  planId: Id;
+  plan: Plan | undefined;
+  seats: number;
+  lineItemIds: Id[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A subscription as the catalog API shows it: with its owner (the paying customer), its first plan and every plan it holds. */
 export interface SubscriptionRecord {
   /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
   subscription: Subscription;
   customer: Customer | undefined;
+  /** Its first plan (what legacy, v1, v2 and v3 show). */
   plan: Plan | undefined;
+  /** Every plan it holds, the first first. */
+  plans: SubscriptionPlanPart[];
 }
 
 /** The filters of the catalog's subscription list, as typed values (the edge parsed them). */
@@ -79,30 +96,44 @@ export class SubscriptionDirectory {
   /**
    * A subscription without payment (published `createSalableOnlySubscription`): the owner (a
    * customer, made when new) holds the plan, `grantee` gets the first seat; it renews by itself
-   * with nothing to bill (the `none` provider) until canceled or `expiryDate`. One plan per
-   * subscription; the interval must be the plan's. The rule itself is `SubscriptionAdmin.create`'s.
+   * with nothing to bill (the `none` provider) until canceled or `expiryDate`. Several plans make
+   * one subscription holding each (the first first; "Subscriptions of several plans"); each plan's
+   * interval must be the one asked. The rule itself is `SubscriptionAdmin.create`'s.
    */
   async createServiceOnly(tenant: Tenant, input: ServiceOnlyInput): Promise<Subscription> {
-    if (input.plans.length !== 1) invalid('plans', 'must hold exactly one plan: a subscription holds one plan');
-    const [{ planId, metadata }] = input.plans;
-    const plan = await this.deps.uow.read(async (r) => {
-      const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
-      const product = assertAccessible(await r.products.get(p.productId), tenant, 'product');
-      assertPlanSellable(p, product);
-      return p;
+    if (input.plans.length === 0) invalid('plans', 'must hold at least one plan');
+    const plans = await this.deps.uow.read(async (r) => {
+      const out: Plan[] = [];
+      for (const [i, { planId }] of input.plans.entries()) {
+        if (!UUID.test(planId)) fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+        const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
+        const product = assertAccessible(await r.products.get(p.productId), tenant, 'product');
+        assertPlanSellable(p, product);
+        if (out.some((x) => x.id === p.id)) invalid(`plans[${i}].planId`, 'is named twice: a subscription holds a plan once');
+        if (i > 0 && p.usageBased) invalid(`plans[${i}].planId`, 'a usage-based plan is a subscription of its own');
+        out.push(p);
+      }
+      return out;
     });
-    if (input.interval !== plan.interval || input.intervalCount !== plan.length)
-      invalid('interval', `must be the plan's: ${plan.length} ${plan.interval}`);
-    const asked = Object.values(metadata ?? {}).map((m) => m.quantity);
-    const quantity = isPerSeat(plan) ? Math.max(minimumSeats(plan), ...asked) : 1;
-    if (!Number.isSafeInteger(quantity)) invalid('plans[0].metadata', 'a quantity must be a whole number');
+    for (const plan of plans)
+      if (input.interval !== plan.interval || input.intervalCount !== plan.length)
+        invalid('interval', `must be the plans': ${plan.displayName} is billed every ${plan.length} ${plan.interval}(s)`);
+    const quantities = plans.map((plan, i) => {
+      const asked = Object.values(input.plans[i].metadata ?? {}).map((m) => m.quantity);
+      const quantity = isPerSeat(plan) ? Math.max(minimumSeats(plan), ...asked) : 1;
+      if (!Number.isSafeInteger(quantity)) invalid(`plans[${i}].metadata`, 'a quantity must be a whole number');
+      return quantity;
+    });
     return this.admin.create(tenant, {
-      planId,
+      planId: plans[0].id,
       owner: input.owner,
       granteeId: input.grantee ?? null,
-      quantity,
+      quantity: quantities[0],
       expiryDate: input.expiryDate,
       cancelAtPeriodEnd: input.cancelAtPeriodEnd,
+      extraItems: plans
+        .slice(1)
+        .map((p, i) => ({ planId: p.id, quantity: quantities[i + 1], granteeId: input.grantee ?? null, groupId: null })),
     });
   }
 
@@ -186,23 +217,29 @@ export class SubscriptionDirectory {
   async lineItem(
     tenant: Tenant,
     id: Id,
-  ): Promise<{ item: SubscriptionLineItem; record: SubscriptionRecord; lineItem: LineItem | undefined }> {
+  ): Promise<{ item: SubscriptionLineItem; record: SubscriptionRecord; part: SubscriptionPlanPart; lineItem: LineItem | undefined }> {
     return this.deps.uow.read(async (r) => {
       const item = assertAccessible(await r.subscriptions.getLineItem(id), tenant, 'subscription plan line item');
       const [record] = await this.records(r, [await loadOwned(r, tenant, item.subscriptionId, false)]);
-      return { item, record, lineItem: record.plan?.lineItems.find((li) => li.id === item.lineItemId) };
+      const part = record.plans.find((p) => p.lineItemIds.includes(item.lineItemId)) ?? record.plans[0];
+      return { item, record, part, lineItem: part.plan?.lineItems.find((li) => li.id === item.lineItemId) };
     });
   }
 
-  /** The line items of each of these subscriptions (the tenant's; others are skipped). */
-  async lineItemsOf(tenant: Tenant, subscriptionIds: Id[]): Promise<Map<Id, SubscriptionLineItem[]>> {
+  /** The line items of each subscription plan of these subscriptions, by subscription plan id (the tenant's; others are skipped). */
+  async lineItemsOf(tenant: Tenant, records: SubscriptionRecord[]): Promise<Map<Id, SubscriptionLineItem[]>> {
     return this.deps.uow.read(async (r) => {
       const out = new Map<Id, SubscriptionLineItem[]>();
-      for (const id of subscriptionIds)
-        out.set(
-          id,
-          (await r.subscriptions.lineItems(id)).filter((l) => l.organisationId === tenant.organisationId && l.isTest === tenant.isTest),
+      for (const { subscription, plans } of records) {
+        const items = (await r.subscriptions.lineItems(subscription.id)).filter(
+          (l) => l.organisationId === tenant.organisationId && l.isTest === tenant.isTest,
         );
+        for (const part of plans)
+          out.set(
+            part.id,
+            items.filter((l) => part.lineItemIds.includes(l.lineItemId)),
+          );
+      }
       return out;
     });
   }
@@ -275,13 +312,43 @@ export class SubscriptionDirectory {
 
   private async records(r: Repositories, subs: Subscription[]): Promise<SubscriptionRecord[]> {
     const now = this.deps.clock.now();
-    const plans = new Map((await r.plans.getMany([...new Set(subs.map((s) => s.planId))])).map((p) => [p.id, p]));
+    const plans = new Map((await r.plans.getMany([...new Set(subs.flatMap(heldPlanIds))])).map((p) => [p.id, p]));
     const customers = new Map<Id, Customer | undefined>();
     for (const id of new Set(subs.map((s) => s.customerId))) customers.set(id, await r.customers.get(id));
     return subs.map((s) => ({
       subscription: { ...s, status: effectiveStatus(s, now) },
       customer: customers.get(s.customerId),
       plan: plans.get(s.planId),
+      plans: [
+        {
+          id: s.id,
+          planId: s.planId,
+          plan: plans.get(s.planId),
+          seats: s.quantity,
+          lineItemIds: s.lineItemIds,
+          createdAt: s.createdAt,
+          updatedAt: s.updatedAt,
+        },
+        ...s.addedPlans.map((a) => ({
+          id: a.id,
+          planId: a.planId,
+          plan: plans.get(a.planId),
+          seats: a.quantity,
+          lineItemIds: a.lineItemIds,
+          createdAt: a.createdAt,
+          updatedAt: a.updatedAt,
+        })),
+      ],
     }));
+  }
+
+  /** A subscription plan by its id: a subscription's (its first plan) or an added plan's. */
+  async getPlan(tenant: Tenant, id: Id): Promise<{ record: SubscriptionRecord; part: SubscriptionPlanPart }> {
+    return this.deps.uow.read(async (r) => {
+      const subscriptionId = (await r.subscriptions.get(id)) ? id : await r.subscriptions.subscriptionOfPlan(id);
+      if (!subscriptionId) return fail(ErrorCodes.NOT_FOUND, 'subscription plan not found');
+      const [record] = await this.records(r, [await loadOwned(r, tenant, subscriptionId, false)]);
+      return { record, part: record.plans.find((p) => p.id === id) as SubscriptionPlanPart };
+    });
   }
 }

@@ -6,3 +6,4 @@ export * from './sweeps';
 export * from './admin';
 export * from './coupons';
 export * from './directory';
+export * from './items';

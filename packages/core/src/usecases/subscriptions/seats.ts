@@ -1,6 +1,7 @@
 import { ErrorCodes, fail } from '../../errors';
 import type { DomainEvent, Id, Plan, SeatChange, Subscription, Tenant } from '../../model';
 import { addSeats, removeSeats, validateSeatChange, type NewSeats } from '../../domain/seats';
+import { seatsOfPlan } from '../../domain/subscription-plans';
 import { unitAmount } from '../../domain/catalog';
 import type { ProviderOutcome, Repositories } from '../../ports';
 import { limitsOf, type CoreDeps } from '../deps';
@@ -32,7 +33,11 @@ export class SeatService {
     const now = this.deps.clock.now();
     const event = await this.deps.uow.run(async (r) => {
       const s = await loadOwned(r, tenant, subscriptionId, false);
-      const [plan, licenses] = await Promise.all([loadPlan(r, s.planId), r.licenses.listBySubscription(s.id)]);
+      // The first plan's seats (an added plan's are set through the catalog API's subscription plan).
+      const [plan, licenses] = await Promise.all([
+        loadPlan(r, s.planId),
+        r.licenses.listBySubscription(s.id).then((ls) => seatsOfPlan(ls, s.planId)),
+      ]);
       validateSeatChange(s, plan, licenses, change, now, limitsOf(this.deps).maxSeats);
       const e: DomainEvent = {
         id: this.deps.ids.newId(),
@@ -93,7 +98,7 @@ export class SeatService {
       const added = addSeats(s, plan, customer.value, change.count, now, () => this.deps.ids.newId(), limitsOf(this.deps).maxSeats);
       return { before: s, subscription: added.subscription, plan, added: added.created, removed: [], price };
     }
-    const removed = removeSeats(s, plan, await r.licenses.listBySubscription(s.id), change.count, now);
+    const removed = removeSeats(s, plan, seatsOfPlan(await r.licenses.listBySubscription(s.id), s.planId), change.count, now);
     return { before: s, subscription: removed.subscription, plan, added: null, removed: removed.removed.map((l) => l.id), price };
   }
 

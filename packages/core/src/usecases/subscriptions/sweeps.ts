@@ -65,11 +65,19 @@ export class Sweeps {
         });
         // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
         const provider = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === s.paymentProvider);
+        const currencies = await loadCurrencies(r);
+        // Every plan the subscription holds is billed for the new period.
+        const added = [];
+        for (const a of s.addedPlans) {
+          const p = await loadPlan(r, a.planId);
+          added.push({ plan: p, quantity: a.quantity, unitAmount: unitAmount(p, s.currency, currencies) });
+        }
         const outcome = provider?.renewedBySweep?.(
           change.subscription,
           plan,
-          unitAmount(plan, s.currency, await loadCurrencies(r)),
+          unitAmount(plan, s.currency, currencies),
           usageInvoiceLines(usage),
+          added,
         );
         if (outcome) await saveOutcome(r, outcome);
         done++;

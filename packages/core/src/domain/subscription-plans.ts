@@ -1,0 +1,185 @@
+import { ErrorCodes, fail, invalid } from '../errors';
+import type { AddedPlan, Id, License, Plan, Product, Subscription } from '../model';
+import { assertPlanSellable, isPerSeat, minimumSeats } from './catalog';
+import { DEFAULT_MAX_SEATS } from './limits';
+import { NewSeats } from './new-seats';
+import { seatHolders } from './people';
+import { assertSeatTotal, seatLicense } from './seats';
+import { effectiveStatus, heldPlanIds, holdsPlan } from './subscription';
+
+/**
+ * A subscription of several plans (the catalog API's subscription plans, issue #20): plans are
+ * added to and removed from a running subscription with `PUT /api/subscriptions/:id/items`. The
+ * first plan stays the subscription's own (`planId`, `quantity`, `lineItemIds`: what legacy, v1,
+ * v2 and v3 show); the others are `addedPlans`. A plan's seats are the subscription's licenses of
+ * that plan. Pure: the use case loads, calls these, and writes what they return.
+ */
+
+const isOpen = (l: License) => l.status !== 'CANCELED';
+
+/** The seats (licenses) of one plan of the subscription. */
+export const seatsOfPlan = (licenses: License[], planId: Id): License[] => licenses.filter((l) => l.planId === planId);
+
+export interface AddPlanInput {
+  subscription: Subscription;
+  /** The plan the subscription holds first (its interval is the subscription's). */
+  firstPlan: Plan;
+  plan: Plan;
+  product: Product;
+  /** Every license of the subscription: its group's members get the new plan's seats. */
+  licenses: License[];
+  /** Seats asked (a per-seat plan's `metadata` quantity); absent: the plan's minimum, grown to the members. */
+  quantity?: number;
+  /** Who gets the first seat (absent: the subscription group's members, one seat each). */
+  granteeId?: string;
+  /** Who get the seats, one each, in order (a purchase for a group's members); wins over `granteeId`. */
+  grantees?: readonly string[];
+  /** Where in the request the item is (`items[2]`), for the errors. */
+  at: string;
+  now: Date;
+  newId: () => Id;
+  maxSeats?: number;
+}
+
+/**
+ * Adds a plan to a running subscription: sellable, not usage-based (a usage plan meters a
+ * subscription of its own), not held already, billed on the subscription's interval. Its seats
+ * go to the subscription group's members (or the named grantee), as many as there are seats.
+ */
+export function addPlan(input: AddPlanInput): { subscription: Subscription; added: AddedPlan; seats: NewSeats } {
+  const { subscription: s, plan, firstPlan, at, now } = input;
+  if (effectiveStatus(s, now) === 'CANCELED') invalid(`${at}.action`, 'the subscription is canceled: plans cannot be added to it');
+  assertPlanSellable(plan, input.product);
+  if (plan.organisationId !== s.organisationId || plan.isTest !== s.isTest) invalid(`${at}.planId`, 'names no plan');
+  if (holdsPlan(s, plan.id))
+    invalid(
+      `${at}.planId`,
+      `the subscription holds this plan already (its seats: PUT /api/subscription-plans/${subscriptionPlanIdOf(s, plan.id)}/seats)`,
+    );
+  if (plan.usageBased) invalid(`${at}.planId`, 'a usage-based plan is sold as a subscription of its own (POST /api/checkout)');
+  if (plan.interval !== firstPlan.interval || plan.length !== firstPlan.length)
+    invalid(
+      `${at}.planId`,
+      `the plan is billed every ${plan.length} ${plan.interval}(s) and the subscription every ${firstPlan.length} ${firstPlan.interval}(s): sell it as another subscription`,
+    );
+  const members = input.grantees ?? (input.granteeId !== undefined ? [input.granteeId] : seatHolders(input.licenses));
+  const min = minimumSeats(plan);
+  let quantity = 1;
+  if (isPerSeat(plan)) {
+    if (input.quantity !== undefined && (!Number.isInteger(input.quantity) || input.quantity < min))
+      invalid(`${at}.metadata`, `the plan needs at least ${min} seat(s)`);
+    quantity = input.quantity ?? Math.max(min, members.length);
+  }
+  const total = s.quantity + s.addedPlans.reduce((n, a) => n + a.quantity, 0) + quantity;
+  assertSeatTotal(total, input.maxSeats ?? DEFAULT_MAX_SEATS);
+  const added: AddedPlan = {
+    id: input.newId(),
+    planId: plan.id,
+    quantity,
+    lineItemIds: plan.lineItems.map((li) => li.id),
+    createdAt: now,
+    updatedAt: now,
+  };
+  const subscription = { ...s, addedPlans: [...s.addedPlans, added], updatedAt: now };
+  const template: License = {
+    ...seatLicense(subscription, plan, input.licenses[0]?.purchaser ?? '', '', now),
+    productId: plan.productId,
+    planId: plan.id,
+  };
+  return { subscription, added, seats: new NewSeats(template, quantity, input.newId, members) };
+}
+
+/**
+ * Removes a plan from a running subscription: its seats end now. Removing the only plan would end
+ * the subscription (400: cancel it instead). Removing the first plan makes the first added plan
+ * the first (`next`: that plan, loaded by the caller): its subscription plan takes the
+ * subscription's id.
+ */
+export function removePlan(input: {
+  subscription: Subscription;
+  planId: Id;
+  licenses: License[];
+  /** The first added plan, when the first plan is the one removed. */
+  next?: Plan;
+  at: string;
+  now: Date;
+}): { subscription: Subscription; ended: License[] } {
+  const { subscription: s, planId, at, now } = input;
+  if (effectiveStatus(s, now) === 'CANCELED') invalid(`${at}.action`, 'the subscription is canceled: its plans change no more');
+  if (!holdsPlan(s, planId)) invalid(`${at}.planId`, 'is not a plan of this subscription');
+  if (heldPlanIds(s).length === 1)
+    invalid(
+      `${at}.action`,
+      `removing the only plan of a subscription would end it: cancel it instead (POST /api/subscriptions/${s.id}/cancel now, or PUT /api/subscriptions/${s.id}/auto-renew?status=disable at the end of its period), or add another plan in the same request to move to it`,
+    );
+  const ended = seatsOfPlan(input.licenses, planId)
+    .filter(isOpen)
+    .map((l) => ({ ...l, status: 'CANCELED' as const, cancelAtPeriodEnd: false, endTime: now, updatedAt: now }));
+  if (planId !== s.planId)
+    return { subscription: { ...s, addedPlans: s.addedPlans.filter((a) => a.planId !== planId), updatedAt: now }, ended };
+  const [first, ...rest] = s.addedPlans;
+  const next = input.next;
+  if (!next || next.id !== first.planId) return invalid(`${at}.planId`, 'the plan to hold first could not be read');
+  return {
+    subscription: {
+      ...s,
+      planId: first.planId,
+      productId: next.productId,
+      type: next.licenseType,
+      quantity: first.quantity,
+      lineItemIds: first.lineItemIds,
+      addedPlans: rest,
+      updatedAt: now,
+    },
+    ended,
+  };
+}
+
+/** The id of the subscription plan that holds `planId`: the subscription's own for its first plan. */
+export function subscriptionPlanIdOf(s: Subscription, planId: Id): Id {
+  return planId === s.planId ? s.id : (s.addedPlans.find((a) => a.planId === planId)?.id ?? s.id);
+}
+
+/**
+ * The seats of a plan added to the subscription set to `quantity`: per seat only, not below the
+ * plan's minimum; more seats are added unassigned, fewer remove unassigned ones (newest first),
+ * never one a grantee holds (400 `SEATS_EXCEED_UNASSIGNED`).
+ */
+export function setAddedPlanSeats(input: {
+  subscription: Subscription;
+  plan: Plan;
+  /** The plan's seats (licenses). */
+  licenses: License[];
+  quantity: number;
+  now: Date;
+  newId: () => Id;
+  maxSeats?: number;
+}): { subscription: Subscription; delta: number; added: NewSeats | null; removed: License[] } {
+  const { subscription: s, plan, quantity, now } = input;
+  const held = s.addedPlans.find((a) => a.planId === plan.id);
+  if (!held) return invalid('id', 'is not a plan added to this subscription');
+  if (effectiveStatus(s, now) === 'CANCELED') invalid('quantity', 'the subscription is canceled');
+  const delta = quantity - held.quantity;
+  if (delta === 0) return { subscription: s, delta, added: null, removed: [] };
+  if (!isPerSeat(plan)) invalid('quantity', 'seats can change only on a per-seat plan');
+  if (quantity < minimumSeats(plan)) fail(ErrorCodes.SEATS_BELOW_MINIMUM, `the plan needs at least ${minimumSeats(plan)} seat(s)`);
+  const subscription = {
+    ...s,
+    addedPlans: s.addedPlans.map((a) => (a.id === held.id ? { ...a, quantity, updatedAt: now } : a)),
+    updatedAt: now,
+  };
+  if (delta > 0) {
+    assertSeatTotal(s.quantity + s.addedPlans.reduce((n, a) => n + a.quantity, 0) + delta, input.maxSeats ?? DEFAULT_MAX_SEATS);
+    const template: License = {
+      ...seatLicense(s, plan, input.licenses[0]?.purchaser ?? '', '', now),
+      productId: plan.productId,
+      planId: plan.id,
+    };
+    return { subscription, delta, added: new NewSeats(template, delta, input.newId), removed: [] };
+  }
+  const free = input.licenses.filter((l) => isOpen(l) && l.granteeId === null);
+  if (free.length < -delta)
+    fail(ErrorCodes.SEATS_EXCEED_UNASSIGNED, `only ${free.length} unassigned seat(s) can be removed; unassign licenses first`);
+  const removed = [...free].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).slice(0, -delta);
+  return { subscription, delta, added: null, removed };
+}

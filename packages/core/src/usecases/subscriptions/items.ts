@@ -1,0 +1,195 @@
+import { ErrorCodes, fail, invalid } from '../../errors';
+import { isUuid } from '../../support/text';
+import type { Id, License, LineItemQuantities, Plan, Proration, Subscription, Tenant } from '../../model';
+import { unitAmount } from '../../domain/catalog';
+import { quickCheckoutQuantity } from '../../domain/quick-checkout';
+import { addPlan, removePlan, seatsOfPlan, setAddedPlanSeats } from '../../domain/subscription-plans';
+import { resolveCheckoutOptions } from '../../domain/checkout';
+import type { NewSeats } from '../../domain/seats';
+import { assertAccessible } from '../../domain/tenancy';
+import { effectiveStatus } from '../../domain/subscription';
+import type { PaymentProvider, ProviderOutcome, Repositories } from '../../ports';
+import type { CoreDeps } from '../deps';
+import { limitsOf } from '../deps';
+import { loadCurrencies } from '../catalog-queries';
+import { loadOwned, loadPlan, saveOutcome, saveSeats } from './shared';
+
+/** One change of a subscription's plans, as the catalog API's items body asks it (`at`: where, for errors). */
+export type PlanItemStep =
+  { kind: 'add'; planId: Id; at: string; granteeId?: string; metadata?: LineItemQuantities } | { kind: 'remove'; planId: Id; at: string };
+
+interface Decision {
+  before: Subscription;
+  subscription: Subscription;
+  seats: NewSeats[];
+  ended: License[];
+  /** What the provider is told, in order. */
+  charges: { kind: 'add' | 'remove'; plan: Plan; quantity: number; unitAmount: number }[];
+}
+
+/**
+ * Plans added to and removed from a subscription (`PUT /api/subscriptions/:id/items`), all of a
+ * request or none: decided on a plain read (a refusal changes nothing and calls no provider), told
+ * to the provider outside any transaction, then decided again on the subscription's row locked
+ * for update and written in one transaction, so two concurrent changes of one subscription never
+ * lose one (the second decides on what the first wrote). See docs/decisions.md, "Subscriptions of
+ * several plans".
+ */
+export class SubscriptionItems {
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout' | 'limits'>) {}
+
+  async change(tenant: Tenant, id: Id, steps: PlanItemStep[], proration: Proration): Promise<Subscription> {
+    const now = this.deps.clock.now();
+    const first = await this.deps.uow.run((r) => this.decide(r, tenant, id, steps, now, false));
+    const provider = this.providerOf(first.before);
+    const outcomes: ProviderOutcome[] = [];
+    if (provider && first.charges.length) {
+      if (!provider.addPlan || !provider.removePlan)
+        return invalid(
+          'items',
+          `subscriptions paid through ${provider.name} hold one plan: replace it (action replace), or sell the plan as another subscription (POST /api/checkout)`,
+        );
+      for (const c of first.charges) {
+        const request = { subscription: first.before, plan: c.plan, quantity: c.quantity, unitAmount: c.unitAmount, proration };
+        outcomes.push(await (c.kind === 'add' ? provider.addPlan(request) : provider.removePlan(request)));
+      }
+    }
+    return this.deps.uow.run(async (r) => {
+      const d = await this.decide(r, tenant, id, steps, now, true);
+      for (const o of outcomes) await saveOutcome(r, o);
+      await r.subscriptions.save(d.subscription);
+      for (const s of d.seats) await saveSeats(r, s);
+      if (d.ended.length) await r.licenses.saveMany(d.ended);
+      return d.subscription;
+    });
+  }
+
+  /** The provider that bills the subscription: none for one started without payment, or through the free checkout. */
+  private providerOf(s: Subscription): Pick<PaymentProvider, 'name' | 'addPlan' | 'removePlan' | 'syncPrice'> | undefined {
+    if (s.paymentProvider === 'none' || s.paymentProvider === this.deps.freeCheckout?.name) return undefined;
+    return this.deps.payments;
+  }
+
+  private async decide(r: Repositories, tenant: Tenant, id: Id, steps: PlanItemStep[], now: Date, forUpdate: boolean): Promise<Decision> {
+    const before = await loadOwned(r, tenant, id, forUpdate);
+    const currencies = await loadCurrencies(r);
+    let licenses = await r.licenses.listBySubscription(before.id);
+    let s = before;
+    const seats: NewSeats[] = [];
+    const ended: License[] = [];
+    const charges: Decision['charges'] = [];
+    const added = new Set(steps.filter((x) => x.kind === 'add').map((x) => x.planId));
+    const both = steps.find((x) => x.kind === 'remove' && added.has(x.planId));
+    if (both) invalid('items', `the plan ${both.planId} is both added and removed`);
+    // Adds first, then removes: removing the only plan and adding another in one request is a move.
+    const ordered = [...steps.filter((x) => x.kind === 'add'), ...steps.filter((x) => x.kind === 'remove')];
+    for (const step of ordered) {
+      if (step.kind === 'add') {
+        if (!isUuid(step.planId)) fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+        const plan = assertAccessible(await r.plans.get(step.planId), tenant, 'plan');
+        const product = assertAccessible(await r.products.get(plan.productId), tenant, 'product');
+        const firstPlan = await loadPlan(r, s.planId);
+        // Sold in the subscription's currency, or refused naming the item.
+        try {
+          resolveCheckoutOptions({ currency: s.currency }, plan, product, currencies);
+        } catch {
+          invalid(`${step.at}.planId`, `the plan is not sold in ${s.currency}, the subscription's currency`);
+        }
+        const price = unitAmount(plan, s.currency, currencies);
+        const quantity = quickCheckoutQuantity(plan, step.metadata);
+        const added = addPlan({
+          subscription: s,
+          firstPlan,
+          plan,
+          product,
+          licenses,
+          quantity,
+          granteeId: step.granteeId,
+          at: step.at,
+          now,
+          newId: () => this.deps.ids.newId(),
+          maxSeats: limitsOf(this.deps).maxSeats,
+        });
+        s = added.subscription;
+        seats.push(added.seats);
+        charges.push({ kind: 'add', plan, quantity: added.added.quantity, unitAmount: price });
+      } else {
+        const held = step.planId === s.planId ? s.quantity : s.addedPlans.find((a) => a.planId === step.planId)?.quantity;
+        const next = step.planId === s.planId && s.addedPlans.length ? await loadPlan(r, s.addedPlans[0].planId) : undefined;
+        const removed = removePlan({ subscription: s, planId: step.planId, licenses, next, at: step.at, now });
+        const plan = await loadPlan(r, step.planId);
+        if (plan.usageBased) invalid(`${step.at}.planId`, 'a usage-based plan ends with its subscription: cancel it instead');
+        s = removed.subscription;
+        const endedIds = new Set(removed.ended.map((l) => l.id));
+        ended.push(...removed.ended);
+        licenses = licenses.map((l) => (endedIds.has(l.id) ? (removed.ended.find((e) => e.id === l.id) as License) : l));
+        charges.push({ kind: 'remove', plan, quantity: held ?? 1, unitAmount: unitAmount(plan, before.currency, currencies) });
+      }
+    }
+    // Seats made by an earlier add are not in `licenses`: the removes after it end only seats that were there.
+    return { before, subscription: s, seats, ended, charges };
+  }
+
+  /**
+   * Sets the seats of a plan added to the subscription (its first plan's seats are the v1 seat
+   * change): per seat only, not below the plan's minimum; fewer seats remove unassigned ones only.
+   * Applied now, in one transaction; the provider is told the difference as the plan's seats added
+   * or removed, prorated as asked.
+   */
+  async setAddedSeats(tenant: Tenant, id: Id, planId: Id, quantity: number, proration: Proration): Promise<void> {
+    const now = this.deps.clock.now();
+    const decide = async (r: Repositories, forUpdate: boolean) => {
+      const s = await loadOwned(r, tenant, id, forUpdate);
+      const plan = await loadPlan(r, planId);
+      const licenses = seatsOfPlan(await r.licenses.listBySubscription(s.id), planId);
+      const change = setAddedPlanSeats({ subscription: s, plan, licenses, quantity, now, newId: () => this.deps.ids.newId() });
+      const price = unitAmount(plan, s.currency, await loadCurrencies(r));
+      return { s, plan, change, price };
+    };
+    const first = await this.deps.uow.run((r) => decide(r, false));
+    if (first.change.delta === 0) return;
+    const provider = this.providerOf(first.s);
+    let outcome: ProviderOutcome | undefined;
+    if (provider) {
+      if (!provider.addPlan || !provider.removePlan)
+        return invalid('quantity', `subscriptions paid through ${provider.name} hold one plan`);
+      const request = {
+        subscription: first.s,
+        plan: first.plan,
+        quantity: Math.abs(first.change.delta),
+        unitAmount: first.price,
+        proration,
+      };
+      outcome = await (first.change.delta > 0 ? provider.addPlan(request) : provider.removePlan(request));
+    }
+    await this.deps.uow.run(async (r) => {
+      const { change } = await decide(r, true);
+      if (outcome) await saveOutcome(r, outcome);
+      await r.subscriptions.save(change.subscription);
+      await saveSeats(r, change.added);
+      if (change.removed.length) await r.licenses.deleteMany(change.removed.map((l) => l.id));
+    });
+  }
+
+  /**
+   * Brings a subscription-plan line item to its line item's current price (published #86): the
+   * provider's subscription item moves to it, unprorated, so the next invoice bills it. Providers
+   * that bill each period at the plan's current price (the sandbox, the free checkout, none) have
+   * nothing to move. An added plan's line item on a provider that keeps prices (Stripe) is refused:
+   * such a subscription holds one plan there.
+   */
+  async syncLineItemPrice(tenant: Tenant, subscriptionId: Id, planId: Id): Promise<void> {
+    const { s, plan, price } = await this.deps.uow.read(async (r) => {
+      const sub = await loadOwned(r, tenant, subscriptionId, false);
+      const p = await loadPlan(r, planId);
+      return { s: sub, plan: p, price: unitAmount(p, sub.currency, await loadCurrencies(r)) };
+    });
+    const provider = this.providerOf(s);
+    if (!provider?.syncPrice) return;
+    if (planId !== s.planId)
+      return invalid('id', `subscriptions paid through ${provider.name} hold one plan: this line item is of another`);
+    if (effectiveStatus(s, this.deps.clock.now()) === 'CANCELED') return invalid('id', 'the subscription is canceled');
+    const outcome = await provider.syncPrice(s, plan, price);
+    await this.deps.uow.run((r) => saveOutcome(r, outcome));
+  }
+}
