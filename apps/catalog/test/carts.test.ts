@@ -95,6 +95,10 @@ describe('carts', () => {
     expect(
       items.filter((i: { lineItem: { slug: string } }) => i.lineItem.slug === seatSlug).map((i: { quantity: number }) => i.quantity),
     ).toEqual([4]);
+    // Found by a line item of either plan it bought (the business plan is the cart's second).
+    const seatItem = plan.lineItems.data.find((l: { slug: string }) => l.slug === seatSlug).id as string;
+    const byLineItem = (await api().get(`/api/receipts?owner=${cart.ownerId}&lineItems=${seatItem}`).expect(200)).body.data;
+    expect(byLineItem.map((r: { id: string }) => r.id)).toEqual([receipts[0].id]);
     // The sandbox's first invoice has a line per plan.
     const invoice = (await api().get(`/api/subscriptions/${subscriptions[0].id}/invoices`).expect(200)).body.data.at(-1);
     expect(invoice.lines.data).toHaveLength(2);

@@ -60,7 +60,13 @@ export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
             .where('status', '=', 'completed');
           if (q.subscriptionId) base = base.where('subscription_id', '=', q.subscriptionId);
           if (q.members) base = q.members.length ? base.where('member', 'in', q.members) : base.where(sql<boolean>`false`);
-          if (q.planIds) base = q.planIds.length ? base.where('plan_id', 'in', q.planIds) : base.where(sql<boolean>`false`);
+          // A receipt bought a plan as its first plan or as one of a cart's other plans (`extra_items`).
+          if (q.planIds)
+            base = q.planIds.length
+              ? base.where(
+                  sql<boolean>`(plan_id::text = any(${q.planIds}::text[]) or exists (select 1 from jsonb_array_elements(extra_items) e where e->>'planId' = any(${q.planIds}::text[])))`,
+                )
+              : base.where(sql<boolean>`false`);
           if (q.search) base = base.where(sql<boolean>`strpos(lower(member), lower(${q.search})) > 0`);
           return base;
         },

@@ -17,7 +17,7 @@ export function checkoutSessionRepository(db: Tables): CheckoutSessionRepository
             cs.status === 'completed' &&
             (!q.subscriptionId || cs.subscriptionId === q.subscriptionId) &&
             (!q.members || q.members.includes(cs.member)) &&
-            (!q.planIds || q.planIds.includes(cs.planId)) &&
+            (!q.planIds || [cs.planId, ...cs.extraItems.map((e) => e.planId)].some((p) => q.planIds!.includes(p))) &&
             (!q.search || cs.member.toLowerCase().includes(q.search.toLowerCase())),
         ),
         q,
