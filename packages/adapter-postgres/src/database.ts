@@ -28,6 +28,7 @@ import * as subscriptionPlans from './migrations/2026-11-25T20-01-subscription-p
 import * as checkoutItems from './migrations/2026-11-25T20-02-checkout-items';
 import * as meterRelay from './migrations/2026-11-25T30-00-meter-relay';
 import * as meterScale from './migrations/2026-11-25T30-01-meter-scale';
+import * as subscriptionPlanItems from './migrations/2026-11-25T50-00-subscription-plan-items';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T20-02-checkout-items': checkoutItems,
   '2026-11-25T30-00-meter-relay': meterRelay,
   '2026-11-25T30-01-meter-scale': meterScale,
+  '2026-11-25T50-00-subscription-plan-items': subscriptionPlanItems,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -486,6 +486,7 @@ export interface SubscriptionPlans {
   created_at: Date;
   id: string;
   line_item_ids: Json;
+  payment_item_id: string | null;
   plan_id: string;
   position: number;
   quantity: number;

@@ -13,6 +13,7 @@ import {
   type PaymentProvider,
   type Plan,
   type PlanChangeRequest,
+  type PlanItemRequest,
   type Proration,
   type ProviderOutcome,
   type ProviderPaymentMethod,
@@ -35,6 +36,7 @@ export interface StripeSubscriptionView {
   current_period_end?: number;
   default_payment_method?: string | { id: string; object: string } | null;
   items: {
+    has_more?: boolean;
     data: {
       id: string;
       quantity?: number;
@@ -246,6 +248,93 @@ export class StripePaymentProvider implements PaymentProvider {
     const item = await this.item(id);
     await call('subscription update', () =>
       this.stripe.subscriptions.update(id, { items: [{ id: item.id, quantity }], proration_behavior: proration }),
+    );
+    return {};
+  }
+
+  /** The price of a plan's new subscription item: its Stripe price, else made inline on the subscription's product. */
+  private priceOf(req: PlanItemRequest, product: string) {
+    return req.plan.providerPlanId
+      ? { price: req.plan.providerPlanId }
+      : {
+          price_data: {
+            currency: req.subscription.currency.toLowerCase(),
+            unit_amount: req.unitAmount,
+            recurring: interval(req.plan),
+            product,
+          },
+        };
+  }
+
+  /** Idempotency key of one plan's call of one request (absent request id: none, Stripe's own retry keys only). */
+  private key(what: string, req: PlanItemRequest) {
+    return req.requestId ? { idempotencyKey: `tollgate-${what}-${req.requestId}-${req.plan.id}` } : {};
+  }
+
+  /**
+   * The Stripe subscription item of a plan the subscription holds: the one recorded for it, else
+   * the one of the plan's Stripe price, else (the first plan) the first item no added plan's
+   * record names. None: the plan's item cannot be told apart (400, nothing changed at Stripe).
+   */
+  private async itemOf(req: PlanItemRequest): Promise<string> {
+    if (req.paymentItemId) return req.paymentItemId;
+    const sub = (await call('subscription retrieve', () =>
+      this.stripe.subscriptions.retrieve(stripeId(req.subscription)),
+    )) as unknown as StripeSubscriptionView;
+    const recorded = new Set(req.subscription.addedPlans.map((a) => a.paymentItemId).filter(Boolean));
+    const free = sub.items.data.filter((i) => !recorded.has(i.id));
+    const item =
+      (req.plan.providerPlanId ? free.find((i) => i.price.id === req.plan.providerPlanId) : undefined) ??
+      (req.plan.id === req.subscription.planId ? free[0] : undefined);
+    if (!item)
+      throw new DomainError(
+        ErrorCodes.PAYMENT_NOT_AVAILABLE,
+        `the Stripe subscription item of plan ${req.plan.id} is not known (a plan bought in a cart at an inline price): change it in Stripe`,
+      );
+    return item.id;
+  }
+
+  /**
+   * A plan added to the Stripe subscription: a subscription item of its price and seats, prorated as
+   * asked (`proration_behavior`); its id is kept on the added plan.
+   */
+  async addPlan(req: PlanItemRequest): Promise<ProviderOutcome> {
+    const id = stripeId(req.subscription);
+    // An inline price needs a product: the subscription's first item's, as a plan change does.
+    const product = req.plan.providerPlanId ? '' : (idOf((await this.item(id)).price.product) as string);
+    const item = await call('subscription item create', () =>
+      this.stripe.subscriptionItems.create(
+        {
+          subscription: id,
+          ...this.priceOf(req, product),
+          quantity: req.quantity,
+          proration_behavior: req.proration,
+          metadata: { tollgatePlan: req.plan.id },
+        },
+        this.key('plan-add', req),
+      ),
+    );
+    return { paymentItemId: item.id };
+  }
+
+  /** A plan removed from the Stripe subscription: its subscription item deleted, prorated as asked. */
+  async removePlan(req: PlanItemRequest): Promise<ProviderOutcome> {
+    const item = await this.itemOf(req);
+    await call('subscription item delete', () =>
+      this.stripe.subscriptionItems.del(item, { proration_behavior: req.proration }, this.key('plan-remove', req)),
+    );
+    return {};
+  }
+
+  /** An added plan's seats: its subscription item's quantity, prorated as asked. */
+  async setPlanSeats(req: PlanItemRequest): Promise<ProviderOutcome> {
+    const item = await this.itemOf(req);
+    await call('subscription item update', () =>
+      this.stripe.subscriptionItems.update(
+        item,
+        { quantity: req.quantity, proration_behavior: req.proration },
+        this.key(`plan-seats-${req.quantity}`, req),
+      ),
     );
     return {};
   }

@@ -30,6 +30,9 @@ export function snapshotOf(sub: StripeSubscriptionView): ProviderSnapshot {
     cancelAtPeriodEnd: sub.cancel_at_period_end,
     canceledAt: date(sub.canceled_at),
     quantity: item?.quantity ?? 1,
+    // Every item, so the re-sync tells them apart by plan (a subscription of several plans).
+    items: sub.items.data.map((i) => ({ id: i.id, priceId: i.price.id, quantity: i.quantity ?? 1 })),
+    itemsComplete: sub.items.has_more !== true,
   };
 }
 

@@ -139,6 +139,66 @@ describe('Stripe payment provider (nock, no network)', () => {
     expect(update.body).toMatchObject({ 'items[0][id]': 'si_1', 'items[0][quantity]': '5', proration_behavior: 'none' });
   });
 
+  it('adds a plan of a Stripe price as a subscription item (no read needed), with its idempotency key, and returns its id', async () => {
+    const priced = aPlan(product, { id: randomUUID(), providerPlanId: 'price_biz' });
+    const created: { body?: Record<string, string>; key?: string } = {};
+    nock(API)
+      .post('/v1/subscription_items', (b: Record<string, string>) => ((created.body = b), true))
+      .reply(200, function () {
+        created.key = String(this.req.headers['idempotency-key']);
+        return { id: 'si_new', object: 'subscription_item' };
+      });
+    const out = await provider.addPlan({
+      subscription,
+      plan: priced,
+      quantity: 2,
+      unitAmount: 3000,
+      proration: 'create_prorations',
+      requestId: 'req-1',
+    });
+    expect(out).toEqual({ paymentItemId: 'si_new' });
+    expect(created.body).toEqual({
+      subscription: 'sub_123',
+      price: 'price_biz',
+      quantity: '2',
+      proration_behavior: 'create_prorations',
+      'metadata[tollgatePlan]': priced.id,
+    });
+    expect(created.key).toBe(`tollgate-plan-add-req-1-${priced.id}`);
+  });
+
+  it("removes a plan's item: the recorded one, else found by its price, else (the first plan) the first item no added plan names", async () => {
+    const priced = aPlan(product, { id: randomUUID(), providerPlanId: 'price_biz' });
+    const del = (id: string) => capture('delete', `/v1/subscription_items/${id}`, { id, deleted: true }, true);
+    const recorded = del('si_rec');
+    await provider.removePlan({ subscription, plan: priced, quantity: 1, unitAmount: 0, proration: 'none', paymentItemId: 'si_rec' });
+    expect(recorded.path).toContain('proration_behavior=none');
+    const two = {
+      ...stripeSub,
+      items: { data: [...stripeSub.items.data, { id: 'si_2', quantity: 1, price: { id: 'price_biz', product: 'prod_1' } }] },
+    };
+    capture('get', '/v1/subscriptions/sub_123', two);
+    const byPrice = del('si_2');
+    await provider.removePlan({ subscription, plan: priced, quantity: 1, unitAmount: 0, proration: 'always_invoice' });
+    expect(byPrice.path).toContain('proration_behavior=always_invoice');
+    capture('get', '/v1/subscriptions/sub_123', two);
+    const first = del('si_1');
+    await provider.removePlan({ subscription, plan, quantity: 3, unitAmount: 0, proration: 'none' });
+    expect(first.path).toContain('si_1');
+    // An added plan at an inline price whose item was never recorded cannot be told apart: refused, nothing deleted.
+    capture('get', '/v1/subscriptions/sub_123', two);
+    const inline = aPlan(product, { id: randomUUID() });
+    await expect(provider.removePlan({ subscription, plan: inline, quantity: 1, unitAmount: 0, proration: 'none' })).rejects.toMatchObject({
+      code: 'PAYMENT_NOT_AVAILABLE',
+    });
+  });
+
+  it("sets an added plan's seats on its item", async () => {
+    const update = capture('post', '/v1/subscription_items/si_rec', { id: 'si_rec' });
+    await provider.setPlanSeats({ subscription, plan, quantity: 4, unitAmount: 0, proration: 'none', paymentItemId: 'si_rec' });
+    expect(update.body).toEqual({ quantity: '4', proration_behavior: 'none' });
+  });
+
   it('cancels now, at period end, and reactivates', async () => {
     capture('delete', '/v1/subscriptions/sub_123', { ...stripeSub, status: 'canceled' });
     await provider.cancel(subscription, 'now');

@@ -1,4 +1,4 @@
-import { addPlan, changePlan, removePlan, setAddedPlanSeats } from '../src';
+import { addPlan, changePlan, matchProviderItems, removePlan, setAddedPlanSeats, syncAddedPlanSeats } from '../src';
 import { aCustomer, aLicense, aPlan, aProduct, aSubscription, aTenant, anOrganisation, at, errorCodeOf } from '../src/testing';
 
 /* The pure rules of a subscription of several plans (issue #20): plans added and removed. */
@@ -158,5 +158,62 @@ describe("a plan change of a subscription of several plans (v1's, or the items' 
         }),
       ),
     ).toBe('SUBSCRIPTION_ALREADY_ON_PLAN');
+  });
+});
+
+describe("a provider's items told apart by plan (Stripe's re-sync)", () => {
+  const priced = aPlan(product, { providerPlanId: 'price_priced' });
+  const inline = aPlan(product);
+  const held = (planId: string, paymentItemId?: string) => ({
+    id: newId(),
+    planId,
+    quantity: 1,
+    lineItemIds: [],
+    ...(paymentItemId ? { paymentItemId } : {}),
+    createdAt: at(1),
+    updatedAt: at(1),
+  });
+  const plans = new Map([team, extra, priced, inline].map((p) => [p.id, p]));
+  const item = (id: string, priceId: string, quantity = 1) => ({ id, priceId, quantity });
+
+  it('by the recorded item, else the price; the first plan takes the first item left; the rest is unknown', () => {
+    const s = { ...base, addedPlans: [held(extra.id, 'si_extra'), held(priced.id), held(inline.id)] };
+    const m = matchProviderItems(s, plans, [
+      item('si_extra', 'p_x', 4),
+      item('si_team', 'p_t', 2),
+      item('si_p', 'price_priced', 3),
+      item('si_u', 'p_u'),
+    ]);
+    expect(m.first?.id).toBe('si_team');
+    expect([...m.added].map(([p, i]) => [p, i.id])).toEqual([
+      [extra.id, 'si_extra'],
+      [priced.id, 'si_p'],
+    ]);
+    expect([...m.learnt]).toEqual([[priced.id, 'si_p']]);
+    expect(m.gone).toEqual([]);
+    expect(m.unknown.map((i) => i.id)).toEqual(['si_u']);
+  });
+
+  it('a recorded item missing is a plan removed at the provider, unless the provider gave only part of its items', () => {
+    const s = { ...base, addedPlans: [held(extra.id, 'si_extra')] };
+    expect(matchProviderItems(s, plans, [item('si_team', 'p_t', 2)]).gone).toEqual([extra.id]);
+    expect(matchProviderItems(s, plans, [item('si_team', 'p_t', 2)], false).gone).toEqual([]);
+    // Without several plans, the first item is the first plan's, as before.
+    expect(matchProviderItems(base, plans, [item('si_team', 'p_t', 5)]).first?.quantity).toBe(5);
+  });
+
+  it("an added plan's seats follow its item: unassigned ones added, or removed newest first, never an assigned one", () => {
+    const s = { ...base, addedPlans: [held(extra.id, 'si_extra')] };
+    const mine = [aLicense(extra, { subscriptionId: base.id, granteeId: 'ann' })];
+    const up = syncAddedPlanSeats({ subscription: s, plan: extra, licenses: mine, quantity: 3, now: at(2), newId });
+    expect(up.subscription.addedPlans[0].quantity).toBe(3);
+    expect(up.added?.all().map((l) => [l.planId, l.granteeId])).toEqual([
+      [extra.id, null],
+      [extra.id, null],
+    ]);
+    const three = [...mine, ...(up.added?.all() ?? [])];
+    const down = syncAddedPlanSeats({ subscription: up.subscription, plan: extra, licenses: three, quantity: 0, now: at(3), newId });
+    expect(down.removed.map((l) => l.granteeId)).toEqual([null, null]);
+    expect(down.subscription.addedPlans[0].quantity).toBe(0);
   });
 });

@@ -20,6 +20,8 @@ const toAddedPlan = (r: Selectable<DB['subscription_plans']>): AddedPlan => ({
   planId: r.plan_id,
   quantity: r.quantity,
   lineItemIds: r.line_item_ids as string[],
+  // Only when known (an added plan made without a provider item has none, as in memory).
+  ...(r.payment_item_id ? { paymentItemId: r.payment_item_id } : {}),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -234,6 +236,7 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
             plan_id: a.planId,
             quantity: a.quantity,
             line_item_ids: json(a.lineItemIds),
+            payment_item_id: a.paymentItemId ?? null,
             position,
             created_at: a.createdAt,
             updated_at: a.updatedAt,

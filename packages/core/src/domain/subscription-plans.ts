@@ -5,7 +5,7 @@ import { DEFAULT_MAX_SEATS } from './limits';
 import { NewSeats } from './new-seats';
 import { seatHolders } from './people';
 import { assertSeatTotal, seatLicense } from './seats';
-import { effectiveStatus, heldPlanIds, holdsPlan } from './subscription';
+import { effectiveStatus, heldPlanIds, holdsPlan, type ProviderItem } from './subscription';
 
 /**
  * A subscription of several plans (the catalog API's subscription plans, issue #20): plans are
@@ -182,4 +182,98 @@ export function setAddedPlanSeats(input: {
     fail(ErrorCodes.SEATS_EXCEED_UNASSIGNED, `only ${free.length} unassigned seat(s) can be removed; unassign licenses first`);
   const removed = [...free].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).slice(0, -delta);
   return { subscription, delta, added: null, removed };
+}
+
+/** A provider's subscription items told apart by the plan each bills (see `matchProviderItems`). */
+export interface ProviderItemMatch {
+  /** The first plan's item; absent when none is left for it. */
+  first?: ProviderItem;
+  /** Each added plan's item, by plan id. */
+  added: Map<Id, ProviderItem>;
+  /** Added plans whose recorded item the provider no longer has: removed at the provider. */
+  gone: Id[];
+  /** Added plans whose item was found by its price: their item id is now known. */
+  learnt: Map<Id, string>;
+  /** Items no plan of the subscription claims: left as they are. */
+  unknown: ProviderItem[];
+}
+
+/**
+ * Tells a provider subscription's items apart by plan (docs/decisions.md, "Subscriptions of
+ * several plans"): an added plan's item is the one of its recorded id, else the one whose price is
+ * the plan's provider price (`providerPlanId`); the first plan's is the one of its provider price,
+ * else the first item no added plan took (the provider's first item, as before several plans). An
+ * added plan whose recorded item is gone was removed at the provider (only when the provider gave
+ * every item: `complete`). What no plan claims is unknown.
+ */
+export function matchProviderItems(
+  s: Subscription,
+  plans: ReadonlyMap<Id, Plan>,
+  items: readonly ProviderItem[],
+  complete = true,
+): ProviderItemMatch {
+  const taken = new Set<string>();
+  const added = new Map<Id, ProviderItem>();
+  const learnt = new Map<Id, string>();
+  const gone: Id[] = [];
+  for (const a of s.addedPlans) {
+    if (!a.paymentItemId) continue;
+    const item = items.find((i) => i.id === a.paymentItemId);
+    if (item) {
+      added.set(a.planId, item);
+      taken.add(item.id);
+    } else if (complete) gone.push(a.planId);
+  }
+  for (const a of s.addedPlans) {
+    const price = plans.get(a.planId)?.providerPlanId;
+    if (a.paymentItemId || !price) continue;
+    const item = items.find((i) => !taken.has(i.id) && i.priceId === price);
+    if (!item) continue;
+    added.set(a.planId, item);
+    learnt.set(a.planId, item.id);
+    taken.add(item.id);
+  }
+  const firstPrice = plans.get(s.planId)?.providerPlanId;
+  const first =
+    (firstPrice ? items.find((i) => !taken.has(i.id) && i.priceId === firstPrice) : undefined) ?? items.find((i) => !taken.has(i.id));
+  if (first) taken.add(first.id);
+  return { first, added, gone, learnt, unknown: items.filter((i) => !taken.has(i.id)) };
+}
+
+/**
+ * An added plan's seats brought to the provider's quantity for its item, as the first plan's are
+ * (`syncWithProvider`): unassigned seats added, or unassigned ones removed newest first; an
+ * assigned seat is never removed, so the seats may stay above a lowered quantity until unassigned.
+ */
+export function syncAddedPlanSeats(input: {
+  subscription: Subscription;
+  plan: Plan;
+  /** The plan's open seats. */
+  licenses: License[];
+  quantity: number;
+  now: Date;
+  newId: () => Id;
+  maxSeats?: number;
+}): { subscription: Subscription; added: NewSeats | null; removed: License[] } {
+  const { subscription: s, plan, quantity, now } = input;
+  const subscription = {
+    ...s,
+    addedPlans: s.addedPlans.map((a) => (a.planId === plan.id ? { ...a, quantity, updatedAt: now } : a)),
+    updatedAt: now,
+  };
+  const live = input.licenses.filter((l) => isOpen(l) && l.planId === plan.id);
+  const wanted = Math.min(quantity, input.maxSeats ?? DEFAULT_MAX_SEATS);
+  if (wanted > live.length) {
+    const template: License = {
+      ...seatLicense(subscription, plan, live[0]?.purchaser ?? input.licenses[0]?.purchaser ?? '', '', now),
+      productId: plan.productId,
+      planId: plan.id,
+    };
+    return { subscription, added: new NewSeats(template, wanted - live.length, input.newId), removed: [] };
+  }
+  const removed = live
+    .filter((l) => l.granteeId === null)
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
+    .slice(0, Math.max(0, live.length - quantity));
+  return { subscription, added: null, removed };
 }

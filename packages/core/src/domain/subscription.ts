@@ -176,6 +176,20 @@ export interface ProviderSnapshot {
   cancelAtPeriodEnd: boolean;
   canceledAt: Date | null;
   quantity: number;
+  /**
+   * The provider's items, one per plan it bills, in its order (Stripe's subscription items); absent
+   * for providers that bill one plan. `quantity` above is the first item's.
+   */
+  items?: ProviderItem[];
+  /** False when the provider said there are more items than `items` holds: none is then taken as removed. */
+  itemsComplete?: boolean;
+}
+
+/** One item of a provider's subscription: its id, its price's id at the provider and its quantity. */
+export interface ProviderItem {
+  id: string;
+  priceId: string | null;
+  quantity: number;
 }
 
 const LICENSE_STATUS_FOR: Record<SubscriptionStatus, License['status']> = {

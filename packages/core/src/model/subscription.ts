@@ -32,6 +32,12 @@ export interface AddedPlan {
   quantity: number;
   /** Its line items, as `lineItemIds` holds the first plan's. */
   lineItemIds: Id[];
+  /**
+   * The payment provider's own item of this plan on its subscription (Stripe's subscription item
+   * `si_...`), when known: recorded when the plan is added through the provider, or learnt by the
+   * provider re-sync from the plan's price. Absent or null: not known.
+   */
+  paymentItemId?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -180,6 +180,13 @@ export interface PlanItemRequest {
   /** Price per seat per period in the subscription's currency, minor units. */
   unitAmount: number;
   proration: Proration;
+  /**
+   * One id per request of the caller (the same on a retry of that call): providers that take
+   * idempotency keys (Stripe) build theirs from it and the plan.
+   */
+  requestId?: string;
+  /** The provider's item of this plan on its subscription, when Tollgate knows it (`AddedPlan.paymentItemId`). */
+  paymentItemId?: string | null;
 }
 
 export interface PlanChangeRequest {
@@ -195,6 +202,8 @@ export interface PlanChangeRequest {
 /** What a provider asks us to keep after a call (the sandbox's invoices); empty for real providers. */
 export interface ProviderOutcome {
   documents?: BillingDocument[];
+  /** The provider's item made for a plan added to its subscription (Stripe's `si_...`), kept on the added plan. */
+  paymentItemId?: string;
 }
 
 export interface CompletedPurchase {
@@ -254,6 +263,12 @@ export interface PaymentProvider {
   addPlan?(request: PlanItemRequest): Promise<ProviderOutcome>;
   /** Removes a plan from the provider's subscription, prorated as asked (absent as `addPlan`). */
   removePlan?(request: PlanItemRequest): Promise<ProviderOutcome>;
+  /**
+   * Sets the seats of a plan added to the provider's subscription to `request.quantity` (the
+   * total), prorated as asked. Absent: the seats added or removed are billed as the plan added or
+   * removed in that quantity (`addPlan`/`removePlan` with the difference: the sandbox).
+   */
+  setPlanSeats?(request: PlanItemRequest): Promise<ProviderOutcome>;
   /**
    * Moves the provider's subscription item of the subscription's first plan to the plan's current
    * price (`unitAmount`), with no proration: the next invoice bills it. Absent: the provider bills

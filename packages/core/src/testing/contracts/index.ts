@@ -580,8 +580,8 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.subscriptions.subscriptionOfPlan(added.id))).toBeUndefined();
       expect((await tx(uow(), (r) => r.subscriptions.lineItems(s.id))).map((l) => l.lineItemId)).toEqual(['li-a']);
       expect(await tx(uow(), (r) => r.subscriptions.countReferencing({ planId: second.id }))).toBe(0);
-      // Two added in order, then the subscription deleted with them.
-      const two = [added, { ...added, id: randomUUID(), planId: plan.id, quantity: 1, lineItemIds: [] }];
+      // Two added in order (the second with its payment provider's item), then the subscription deleted with them.
+      const two = [added, { ...added, id: randomUUID(), planId: plan.id, quantity: 1, lineItemIds: [], paymentItemId: 'si_added' }];
       await tx(uow(), (r) => r.subscriptions.save({ ...alone, addedPlans: two }));
       expect((await tx(uow(), (r) => r.subscriptions.get(alone.id)))?.addedPlans).toEqual(two);
       await tx(uow(), (r) => r.subscriptions.delete(alone.id));

@@ -36,36 +36,99 @@ interface Decision {
  * several plans".
  */
 export class SubscriptionItems {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout' | 'limits'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout' | 'limits' | 'logger'>) {}
 
   async change(tenant: Tenant, id: Id, steps: PlanItemStep[], proration: Proration): Promise<Subscription> {
     const now = this.deps.clock.now();
     const first = await this.deps.uow.run((r) => this.decide(r, tenant, id, steps, now, false));
     const provider = this.providerOf(first.before);
-    const outcomes: ProviderOutcome[] = [];
-    if (provider && first.charges.length) {
-      if (!provider.addPlan || !provider.removePlan)
-        return invalid(
-          'items',
-          `subscriptions paid through ${provider.name} hold one plan: replace it (action replace), or sell the plan as another subscription (POST /api/checkout)`,
-        );
-      for (const c of first.charges) {
-        const request = { subscription: first.before, plan: c.plan, quantity: c.quantity, unitAmount: c.unitAmount, proration };
-        outcomes.push(await (c.kind === 'add' ? provider.addPlan(request) : provider.removePlan(request)));
+    const outcomes: { planId: Id; outcome: ProviderOutcome }[] = [];
+    if (provider && first.charges.length && (!provider.addPlan || !provider.removePlan))
+      return invalid(
+        'items',
+        `subscriptions paid through ${provider.name} hold one plan: replace it (action replace), or sell the plan as another subscription (POST /api/checkout)`,
+      );
+    try {
+      if (provider?.addPlan && provider.removePlan) {
+        // The provider is told first (a refusal changes nothing here), in the request's order.
+        const requestId = this.deps.ids.newId();
+        for (const c of first.charges) {
+          const request = {
+            subscription: first.before,
+            plan: c.plan,
+            quantity: c.quantity,
+            unitAmount: c.unitAmount,
+            proration,
+            requestId,
+            paymentItemId: first.before.addedPlans.find((a) => a.planId === c.plan.id)?.paymentItemId ?? null,
+          };
+          outcomes.push({
+            planId: c.plan.id,
+            outcome: await (c.kind === 'add' ? provider.addPlan(request) : provider.removePlan(request)),
+          });
+        }
       }
+      return await this.write(tenant, id, steps, now, outcomes);
+    } catch (e) {
+      // The provider refused a later plan of the request, or took the change but it could not be
+      // written here (decided again on the locked row: a concurrent change made it invalid, or the
+      // database failed): the items made at the provider for the plans added are deleted again
+      // (unprorated, best effort, logged when that fails), so the provider does not bill a plan
+      // Tollgate does not hold. A removal the provider made stays made: the next re-sync ends the
+      // plan here (its recorded item is gone).
+      if (provider?.removePlan)
+        for (const o of outcomes.filter((x) => x.outcome.paymentItemId)) {
+          const c = first.charges.find((x) => x.kind === 'add' && x.plan.id === o.planId);
+          if (!c) continue;
+          await provider
+            .removePlan({
+              subscription: first.before,
+              plan: c.plan,
+              quantity: c.quantity,
+              unitAmount: c.unitAmount,
+              proration: 'none',
+              paymentItemId: o.outcome.paymentItemId,
+            })
+            .catch((err: unknown) =>
+              this.deps.logger?.error('a plan added at the payment provider could not be removed again after the local write failed', {
+                subscriptionId: id,
+                planId: o.planId,
+                paymentItemId: o.outcome.paymentItemId,
+                error: (err as Error).message,
+              }),
+            );
+        }
+      throw e;
     }
+  }
+
+  private write(
+    tenant: Tenant,
+    id: Id,
+    steps: PlanItemStep[],
+    now: Date,
+    outcomes: { planId: Id; outcome: ProviderOutcome }[],
+  ): Promise<Subscription> {
     return this.deps.uow.run(async (r) => {
       const d = await this.decide(r, tenant, id, steps, now, true);
-      for (const o of outcomes) await saveOutcome(r, o);
-      await r.subscriptions.save(d.subscription);
+      // The provider's item of each plan added (Stripe's subscription item) stays with it.
+      const items = new Map(outcomes.filter((o) => o.outcome.paymentItemId).map((o) => [o.planId, o.outcome.paymentItemId as string]));
+      const subscription = items.size
+        ? {
+            ...d.subscription,
+            addedPlans: d.subscription.addedPlans.map((a) => (items.has(a.planId) ? { ...a, paymentItemId: items.get(a.planId) } : a)),
+          }
+        : d.subscription;
+      for (const o of outcomes) await saveOutcome(r, o.outcome);
+      await r.subscriptions.save(subscription);
       for (const s of d.seats) await saveSeats(r, s);
       if (d.ended.length) await r.licenses.saveMany(d.ended);
-      return d.subscription;
+      return subscription;
     });
   }
 
   /** The provider that bills the subscription: none for one started without payment, or through the free checkout. */
-  private providerOf(s: Subscription): Pick<PaymentProvider, 'name' | 'addPlan' | 'removePlan' | 'syncPrice'> | undefined {
+  private providerOf(s: Subscription): Pick<PaymentProvider, 'name' | 'addPlan' | 'removePlan' | 'setPlanSeats' | 'syncPrice'> | undefined {
     if (s.paymentProvider === 'none' || s.paymentProvider === this.deps.freeCheckout?.name) return undefined;
     return this.deps.payments;
   }
@@ -133,8 +196,9 @@ export class SubscriptionItems {
   /**
    * Sets the seats of a plan added to the subscription (its first plan's seats are the v1 seat
    * change): per seat only, not below the plan's minimum; fewer seats remove unassigned ones only.
-   * Applied now, in one transaction; the provider is told the difference as the plan's seats added
-   * or removed, prorated as asked.
+   * Applied now, in one transaction; the provider is told first: its item's quantity set
+   * (`setPlanSeats`, Stripe), else the difference as the plan's seats added or removed (the
+   * sandbox), prorated as asked.
    */
   async setAddedSeats(tenant: Tenant, id: Id, planId: Id, quantity: number, proration: Proration): Promise<void> {
     const now = this.deps.clock.now();
@@ -151,16 +215,21 @@ export class SubscriptionItems {
     const provider = this.providerOf(first.s);
     let outcome: ProviderOutcome | undefined;
     if (provider) {
-      if (!provider.addPlan || !provider.removePlan)
-        return invalid('quantity', `subscriptions paid through ${provider.name} hold one plan`);
-      const request = {
+      const base = {
         subscription: first.s,
         plan: first.plan,
-        quantity: Math.abs(first.change.delta),
         unitAmount: first.price,
         proration,
+        requestId: this.deps.ids.newId(),
+        paymentItemId: first.s.addedPlans.find((a) => a.planId === planId)?.paymentItemId ?? null,
       };
-      outcome = await (first.change.delta > 0 ? provider.addPlan(request) : provider.removePlan(request));
+      if (provider.setPlanSeats) outcome = await provider.setPlanSeats({ ...base, quantity });
+      else if (!provider.addPlan || !provider.removePlan)
+        return invalid('quantity', `subscriptions paid through ${provider.name} hold one plan`);
+      else {
+        const request = { ...base, quantity: Math.abs(first.change.delta) };
+        outcome = await (first.change.delta > 0 ? provider.addPlan(request) : provider.removePlan(request));
+      }
     }
     await this.deps.uow.run(async (r) => {
       const { change } = await decide(r, true);
@@ -176,7 +245,7 @@ export class SubscriptionItems {
    * provider's subscription item moves to it, unprorated, so the next invoice bills it. Providers
    * that bill each period at the plan's current price (the sandbox, the free checkout, none) have
    * nothing to move. An added plan's line item on a provider that keeps prices (Stripe) is refused:
-   * such a subscription holds one plan there.
+   * only the first plan's item is moved (not built for added plans).
    */
   async syncLineItemPrice(tenant: Tenant, subscriptionId: Id, planId: Id): Promise<void> {
     const { s, plan, price } = await this.deps.uow.read(async (r) => {
@@ -187,7 +256,7 @@ export class SubscriptionItems {
     const provider = this.providerOf(s);
     if (!provider?.syncPrice) return;
     if (planId !== s.planId)
-      return invalid('id', `subscriptions paid through ${provider.name} hold one plan: this line item is of another`);
+      return invalid('id', `on ${provider.name} only the first plan's line item is synced: this line item is of a plan added to it`);
     if (effectiveStatus(s, this.deps.clock.now()) === 'CANCELED') return invalid('id', 'the subscription is canceled');
     const outcome = await provider.syncPrice(s, plan, price);
     await this.deps.uow.run((r) => saveOutcome(r, outcome));

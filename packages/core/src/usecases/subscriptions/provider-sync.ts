@@ -1,5 +1,6 @@
-import type { Subscription } from '../../model';
+import type { Id, License, Plan, Subscription } from '../../model';
 import { NewSeats, seatLicense } from '../../domain/seats';
+import { matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
 import { renew, syncWithProvider, type ProviderSnapshot } from '../../domain/subscription';
 import type { Repositories } from '../../ports';
 import { limitsOf, type CoreDeps } from '../deps';
@@ -10,9 +11,15 @@ export type SyncResult = 'applied' | 'duplicate' | 'unknown';
 
 /** The payment provider's truth (re-fetched after its webhook) applied to our copy, once per delivery. */
 export class ProviderSync {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits' | 'logger'>) {}
 
-  /** Status, period, scheduled cancellation and seats as the provider reports them. 'unknown': no such subscription here. */
+  /**
+   * Status, period, scheduled cancellation and seats as the provider reports them. 'unknown': no
+   * such subscription here. A provider that lists its items (Stripe) has them told apart by plan
+   * (`matchProviderItems`): the first plan's seats follow its item, each added plan's its own; an
+   * added plan whose item the provider removed ends with its seats; an item no plan claims is
+   * logged and left.
+   */
   async sync(paymentSubscriptionId: string, snapshot: ProviderSnapshot, delivery?: WebhookDelivery): Promise<SyncResult> {
     return this.fromProvider(paymentSubscriptionId, delivery, async (r, s, now) => {
       const [plan, customer, licenses] = await Promise.all([
@@ -20,13 +27,60 @@ export class ProviderSync {
         loadCustomer(r, s),
         r.licenses.listBySubscription(s.id),
       ]);
+      const maxSeats = limitsOf(this.deps).maxSeats;
+      const plans = new Map<Id, Plan>([[plan.id, plan]]);
+      if (snapshot.items) for (const a of s.addedPlans) plans.set(a.planId, await loadPlan(r, a.planId));
+      const match = snapshot.items ? matchProviderItems(s, plans, snapshot.items, snapshot.itemsComplete !== false) : undefined;
+      // The first plan's quantity: its own item's (no item left for it: its seats stay as they are).
+      const quantity = match ? (match.first?.quantity ?? s.quantity) : snapshot.quantity;
       const newSeats = (sub: Subscription, count: number) =>
         new NewSeats(seatLicense(sub, plan, customer.value, '', now), count, () => this.deps.ids.newId());
-      const out = syncWithProvider(s, licenses, snapshot, now, newSeats, limitsOf(this.deps).maxSeats);
-      await r.subscriptions.save(out.subscription);
-      await r.licenses.deleteMany(out.removed.map((l) => l.id));
-      await r.licenses.saveMany(out.saved);
-      await saveSeats(r, out.added);
+      const out = syncWithProvider(s, licenses, { ...snapshot, quantity }, now, newSeats, maxSeats);
+      let sub = out.subscription;
+      let saved = out.saved;
+      const removed = [...out.removed];
+      const added = [out.added];
+      if (match && sub.status !== 'CANCELED') {
+        for (const [planId, itemId] of match.learnt)
+          sub = { ...sub, addedPlans: sub.addedPlans.map((a) => (a.planId === planId ? { ...a, paymentItemId: itemId } : a)) };
+        for (const [planId, item] of match.added) {
+          const held = sub.addedPlans.find((a) => a.planId === planId);
+          const live = saved.filter((l) => l.planId === planId);
+          if (!held || (held.quantity === item.quantity && live.length === Math.min(item.quantity, maxSeats))) continue;
+          const change = syncAddedPlanSeats({
+            subscription: sub,
+            plan: plans.get(planId) as Plan,
+            licenses: live,
+            quantity: item.quantity,
+            now,
+            newId: () => this.deps.ids.newId(),
+            maxSeats,
+          });
+          sub = change.subscription;
+          added.push(change.added);
+          const gone = new Set(change.removed.map((l) => l.id));
+          removed.push(...change.removed);
+          saved = saved.filter((l) => !gone.has(l.id));
+        }
+        for (const planId of match.gone) {
+          // Removed at the provider: the plan and its seats end now, as a removal through the API.
+          const ended = removePlan({ subscription: sub, planId, licenses: saved, at: 'items', now });
+          sub = ended.subscription;
+          const byId = new Map<string, License>(ended.ended.map((l) => [l.id, l]));
+          saved = saved.map((l) => byId.get(l.id) ?? l);
+        }
+      }
+      for (const item of match?.unknown ?? [])
+        this.deps.logger?.info('provider subscription item of no plan here, left as it is', {
+          subscriptionId: s.id,
+          paymentSubscriptionId,
+          itemId: item.id,
+          priceId: item.priceId,
+        });
+      await r.subscriptions.save(sub);
+      await r.licenses.deleteMany(removed.map((l) => l.id));
+      await r.licenses.saveMany(saved);
+      for (const a of added) await saveSeats(r, a);
     });
   }
 
