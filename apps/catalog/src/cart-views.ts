@@ -22,6 +22,19 @@ export const quantities = {
     additionalProperties: false,
   },
 } as const;
+const uri = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+/** The hosted checkout page's options, as the quick checkout and a cart's checkout both take them. */
+export const checkoutPageProps = {
+  email: { type: 'string', format: 'email', maxLength: 320, example: 'billing@vendor.example.com' },
+  cancelUrl: uri,
+  successUrl: uri,
+  allowPromoCodes: { type: 'boolean' },
+  automaticTax: { type: 'boolean' },
+  collectBillingAddress: { type: 'boolean' },
+  collectShippingAddress: { type: 'boolean' },
+  cardPrefillPreference: { enum: ['none', 'always', 'choice'] },
+  trialPeriodDays: { type: 'number', minimum: 1, maximum: 730 },
+} as const;
 
 export const cartProps = {
   id: uuid,

@@ -8,6 +8,7 @@ import {
   cartProps,
   cartSchema,
   cartView,
+  checkoutPageProps,
   CURRENCY,
   INTERVAL,
   quantities,
@@ -18,8 +19,6 @@ import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { expandOf } from './products';
 
 /** Carts (the published catalog API's): an owner's plans of one interval, checked out together. */
-
-const uri = { type: 'string', minLength: 1, maxLength: 2048 } as const;
 
 const createBody = bodySchema({
   type: 'object',
@@ -72,17 +71,7 @@ const batchBody = bodySchema({
 });
 const checkoutBody = bodySchema({
   type: 'object',
-  properties: {
-    email: { type: 'string', format: 'email', maxLength: 320, example: 'billing@vendor.example.com' },
-    cancelUrl: uri,
-    successUrl: uri,
-    allowPromoCodes: { type: 'boolean' },
-    automaticTax: { type: 'boolean' },
-    collectBillingAddress: { type: 'boolean' },
-    collectShippingAddress: { type: 'boolean' },
-    cardPrefillPreference: { enum: ['none', 'always', 'choice'] },
-    trialPeriodDays: { type: 'number', minimum: 1, maximum: 730 },
-  },
+  properties: checkoutPageProps,
   additionalProperties: false,
 });
 const listQuery = {

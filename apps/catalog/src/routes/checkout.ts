@@ -1,20 +1,9 @@
 import type { Core, QuickCheckoutRequest } from '@tollgate/core';
 import { resource, route, str, typed, type Route } from '@tollgate/http';
+import { checkoutPageProps, CURRENCY, INTERVAL, quantities } from '../cart-views';
 import { object, objectOf } from '../response-schemas';
 import { objectEnvelope } from '../views';
 
-const CURRENCY = { type: 'string', pattern: '^[A-Za-z]{3}$' };
-const quantities = {
-  type: 'object',
-  maxProperties: 50,
-  additionalProperties: {
-    type: 'object',
-    properties: { quantity: { type: 'number', minimum: 1 } },
-    required: ['quantity'],
-    additionalProperties: false,
-  },
-};
-const uri = { type: 'string', minLength: 1, maxLength: 2048 };
 /** The published quick checkout body (written from its schema: every member it allows). */
 const quickCheckoutBody = typed<QuickCheckoutRequest>({
   type: 'object',
@@ -22,19 +11,11 @@ const quickCheckoutBody = typed<QuickCheckoutRequest>({
     planId: { type: 'string', minLength: 1, maxLength: 100 },
     owner: { type: 'string', minLength: 1, maxLength: 255 },
     grantee: { type: 'string', minLength: 1, maxLength: 255 },
-    interval: { enum: ['day', 'week', 'month', 'year', null] },
+    interval: INTERVAL,
     intervalCount: { type: ['number', 'null'], minimum: 1 },
     currency: CURRENCY,
     metadata: quantities,
-    email: { type: 'string', format: 'email', maxLength: 320, example: 'billing@vendor.example.com' },
-    cancelUrl: uri,
-    successUrl: uri,
-    allowPromoCodes: { type: 'boolean' },
-    automaticTax: { type: 'boolean' },
-    collectBillingAddress: { type: 'boolean' },
-    collectShippingAddress: { type: 'boolean' },
-    cardPrefillPreference: { enum: ['none', 'always', 'choice'] },
-    trialPeriodDays: { type: 'number', minimum: 1, maximum: 730 },
+    ...checkoutPageProps,
   },
   required: ['planId', 'owner', 'interval', 'intervalCount'],
   additionalProperties: false,
