@@ -15,6 +15,10 @@ import { sql, type SelectQueryBuilder, type Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { chunks, type Db, json, keysetPage, tenantOf, upsert } from './db';
 
+/** The subscription (of `table`, by its name or alias) holds one of the plans as its first plan or as an added one. */
+const holdsAnyPlan = (table: 'subscriptions' | 'su', planIds: string[]) =>
+  sql<boolean>`(${sql.ref(`${table}.plan_id`)} in (${sql.join(planIds)}) or exists (select 1 from subscription_plans sp where sp.subscription_id = ${sql.ref(`${table}.id`)} and sp.plan_id in (${sql.join(planIds)})))`;
+
 const toAddedPlan = (r: Selectable<DB['subscription_plans']>): AddedPlan => ({
   id: r.id,
   planId: r.plan_id,
@@ -108,18 +112,7 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
         await db
           .selectFrom('subscriptions')
           .selectAll()
-          .where((eb) =>
-            eb.or([
-              eb('plan_id', '=', planId),
-              eb.exists(
-                eb
-                  .selectFrom('subscription_plans as sp')
-                  .select('sp.id')
-                  .whereRef('sp.subscription_id', '=', 'subscriptions.id')
-                  .where('sp.plan_id', '=', planId),
-              ),
-            ]),
-          )
+          .where(holdsAnyPlan('subscriptions', [planId]))
           .orderBy('created_at')
           .orderBy('id')
           .execute(),
@@ -131,18 +124,7 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
         .select(sql<number>`count(*)::int`.as('n'))
         .where((eb) =>
           eb.or([
-            ...(planId
-              ? [
-                  eb('plan_id', '=', planId),
-                  eb.exists(
-                    eb
-                      .selectFrom('subscription_plans as sp')
-                      .select('sp.id')
-                      .whereRef('sp.subscription_id', '=', 'subscriptions.id')
-                      .where('sp.plan_id', '=', planId),
-                  ),
-                ]
-              : []),
+            ...(planId ? [holdsAnyPlan('subscriptions', [planId])] : []),
             ...(productId ? [eb('product_id', '=', productId)] : []),
             ...(customerId ? [eb('customer_id', '=', customerId)] : []),
           ]),
@@ -160,19 +142,7 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
           if (q.customerIds) b = b.where('su.customer_id', 'in', q.customerIds.length ? q.customerIds : [NONE]);
           if (q.planIds) {
             const planIds = q.planIds.length ? q.planIds : [NONE];
-            // A subscription holds a plan as its first or as an added one.
-            b = b.where((eb) =>
-              eb.or([
-                eb('su.plan_id', 'in', planIds),
-                eb.exists(
-                  eb
-                    .selectFrom('subscription_plans as sp')
-                    .select('sp.id')
-                    .whereRef('sp.subscription_id', '=', 'su.id')
-                    .where('sp.plan_id', 'in', planIds),
-                ),
-              ]),
-            );
+            b = b.where(holdsAnyPlan('su', planIds));
           }
           if (q.productIds) b = b.where('su.product_id', 'in', q.productIds.length ? q.productIds : [NONE]);
           if (q.ids) b = b.where('su.id', 'in', q.ids.length ? q.ids : [NONE]);
