@@ -53,8 +53,8 @@ function postgresCpu() {
   return total;
 }
 
-async function admin(sql) {
-  const c = new Client({ connectionString: SERVER_URL });
+async function admin(sql, on = SERVER_URL) {
+  const c = new Client({ connectionString: on });
   await c.connect();
   try {
     await c.query(sql);
@@ -71,6 +71,7 @@ async function main() {
   const servers = [];
   try {
     const seeded = await seedUsage({ DATABASE_URL: url.toString(), TOLLGATE_SECRET: SECRET }, console.error);
+    await admin(`analyze`, url.toString());
     for (let n = 0; n < INSTANCES; n++) {
       const port = await freePort();
       const args =
@@ -130,6 +131,7 @@ async function main() {
         ),
       );
     await run(1);
+    console.error(`measuring for ${SECONDS} s`);
     const before = { pg: postgresCpu(), node: servers.map((s) => cpuOf(s.child.pid)), self: process.cpuUsage() };
     const parts = await run(SECONDS);
     const pg = postgresCpu() - before.pg;

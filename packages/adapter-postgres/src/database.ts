@@ -29,6 +29,7 @@ import * as checkoutItems from './migrations/2026-11-25T20-02-checkout-items';
 import * as meterRelay from './migrations/2026-11-25T30-00-meter-relay';
 import * as meterScale from './migrations/2026-11-25T30-01-meter-scale';
 import * as subscriptionPlanItems from './migrations/2026-11-25T50-00-subscription-plan-items';
+import * as usageWriteFunctions from './migrations/2026-11-26T10-00-usage-write-functions';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T30-00-meter-relay': meterRelay,
   '2026-11-25T30-01-meter-scale': meterScale,
   '2026-11-25T50-00-subscription-plan-items': subscriptionPlanItems,
+  '2026-11-26T10-00-usage-write-functions': usageWriteFunctions,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -14,10 +14,14 @@ import {
   type UsageAnswer,
   type UsageClose,
   type UsageMeter,
+  type OutboxEvent,
   type UsageRepository,
+  type UsageWrite,
+  type WebhookEndpoint,
 } from '@tollgate/core';
-import type { CreditGrants, Meters, UsageBalances, UsageCloses, UsageHolds, UsageLedger } from '../schema';
-import { chunks, keysetPage, type Db } from './db';
+import type { CreditGrants, Meters, UsageBalances, UsageCloses, UsageHolds, UsageLedger, WebhookEndpoints } from '../schema';
+import { toEndpoint } from './webhooks';
+import { chunks, json, keysetPage, type Db } from './db';
 
 /** The meter-event relay's position: `<transaction id>:<entry id>` (no entry id: nothing of that transaction done yet). */
 const relayPosition = (tx: string, entryId: string | null) => `${tx}:${entryId ?? ''}`;
@@ -193,6 +197,95 @@ export function usageRepository(db: Db): UsageRepository {
       .where('is_test', '=', t.isTest)
       .where('owner', '=', owner)
       .where('closed_at', 'is', null);
+  /**
+   * One call writes a whole batch (usage_write_batch, migration 2026-11-26T10-00) and appends its
+   * events: the session keeps the function's plans, so a batch is not parsed and planned again, and
+   * one round trip holds the balances' row locks no longer than needed. Each column travels as one
+   * array parameter (quantities as decimal text: exact); an empty array writes nothing to its
+   * table. Balances are updated in the order of their ids, the order they were locked in. Returns
+   * the enabled webhook endpoints of the events' tenants.
+   */
+  async function writeBatch(ws: UsageWrite[], events: OutboxEvent[]): Promise<WebhookEndpoint[]> {
+    const balances = ws.map((w) => w.balance).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const keys = ws.flatMap((x) => x.keys);
+    const grants = ws.flatMap((x) => x.grants);
+    const holds = ws.flatMap((x) => x.holds);
+    const entries = ws.flatMap((x) => x.entries);
+    const nullable = (v: bigint | null) => (v === null ? null : text(v));
+    const columns = [
+      ...[
+        balances.map((b) => b.id),
+        balances.map((b) => text(b.granted)),
+        balances.map((b) => text(b.used)),
+        balances.map((b) => text(b.reserved)),
+        balances.map((b) => nullable(b.cap)),
+        balances.map((b) => b.limited),
+        balances.map((b) => b.closedAt),
+        balances.map((b) => b.periodEnd),
+        balances.map((b) => b.updatedAt),
+      ],
+      ...[
+        keys.map((k) => k.organisationId),
+        keys.map((k) => k.isTest),
+        keys.map((k) => k.key),
+        keys.map((k) => k.fingerprint),
+        keys.map((k) => JSON.stringify(k.answer)),
+        keys.map((k) => k.createdAt),
+      ],
+      ...[
+        grants.map((g) => g.id),
+        grants.map((g) => g.balanceId),
+        grants.map((g) => text(g.amount)),
+        grants.map((g) => text(g.drawn)),
+        grants.map((g) => text(g.expired)),
+        grants.map((g) => g.priority),
+        grants.map((g) => g.expiresAt),
+        grants.map((g) => g.source),
+        grants.map((g) => g.createdAt),
+      ],
+      ...[
+        holds.map((h) => h.id),
+        holds.map((h) => h.balanceId),
+        holds.map((h) => h.organisationId),
+        holds.map((h) => h.isTest),
+        holds.map((h) => text(h.quantity)),
+        holds.map((h) => h.status),
+        holds.map((h) => nullable(h.committed)),
+        holds.map((h) => h.expiresAt),
+        holds.map((h) => h.createdAt),
+        holds.map((h) => h.settledAt),
+      ],
+      ...[
+        entries.map((e) => e.id),
+        entries.map((e) => e.organisationId),
+        entries.map((e) => e.isTest),
+        entries.map((e) => e.balanceId),
+        entries.map((e) => e.owner),
+        entries.map((e) => e.meterId),
+        entries.map((e) => e.kind),
+        entries.map((e) => text(e.quantity)),
+        entries.map((e) => text(e.grantedDelta)),
+        entries.map((e) => text(e.usedDelta)),
+        entries.map((e) => text(e.reservedDelta)),
+        entries.map((e) => e.holdId),
+        entries.map((e) => e.grantId),
+        entries.map((e) => e.idempotencyKey),
+        entries.map((e) => e.createdAt),
+      ],
+      ...[
+        events.map((e) => e.id),
+        events.map((e) => e.organisationId),
+        events.map((e) => e.isTest),
+        events.map((e) => e.type),
+        events.map((e) => e.orderingKey),
+        events.map((e) => json(e.payload)),
+        events.map((e) => e.createdAt),
+      ],
+    ];
+    // The parameters take their types from the function's signature.
+    const rows = await sql<Selectable<WebhookEndpoints>>`select * from usage_write_batch(${sql.join(columns)})`.execute(db);
+    return rows.rows.map(toEndpoint);
+  }
   const repo: UsageRepository = {
     async saveMeter(m) {
       const row = {
@@ -409,59 +502,10 @@ export function usageRepository(db: Db): UsageRepository {
       await repo.writeMany([w]);
     },
     async writeMany(ws) {
-      if (ws.length === 0) return;
-      // One statement writes the whole batch, one data-modifying CTE a table, whatever the batch size
-      // (a round trip each would hold the balances' row locks that much longer): each column travels
-      // as one array parameter and `unnest` turns them back into rows (no statement text, parse or
-      // plan that grows with the batch, and no parameter limit to cut it at). The tables are
-      // distinct, so the CTEs never touch a row twice. Balances are updated in the order of their
-      // ids, the order they were locked in.
-      const balances = ws.map((w) => w.balance).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const keys = ws.flatMap((x) => x.keys);
-      const grants = ws.flatMap((x) => x.grants);
-      const holds = ws.flatMap((x) => x.holds);
-      const entries = ws.flatMap((x) => x.entries);
-      const parts = [
-        sql`balances as (update usage_balances as b set granted = v.granted, used = v.used, reserved = v.reserved, cap = v.cap,
-            limited = v.limited, closed_at = v.closed_at, period_end = v.period_end, updated_at = v.updated_at
-          from unnest(${balances.map((b) => b.id)}::uuid[], ${balances.map((b) => text(b.granted))}::numeric[],
-            ${balances.map((b) => text(b.used))}::numeric[], ${balances.map((b) => text(b.reserved))}::numeric[],
-            ${balances.map((b) => (b.cap === null ? null : text(b.cap)))}::numeric[], ${balances.map((b) => b.limited)}::boolean[],
-            ${balances.map((b) => b.closedAt)}::timestamptz[], ${balances.map((b) => b.periodEnd)}::timestamptz[],
-            ${balances.map((b) => b.updatedAt)}::timestamptz[])
-            as v (id, granted, used, reserved, cap, limited, closed_at, period_end, updated_at)
-          where b.id = v.id)`,
-      ];
-      if (keys.length)
-        // A key taken meanwhile (by a writer of another balance) fails the batch as a conflict: it is tried again and then replays.
-        parts.push(sql`keys as (insert into usage_keys (organisation_id, is_test, key, fingerprint, answer, created_at)
-          select o, t, k, f, a::jsonb, c from unnest(${keys.map((k) => k.organisationId)}::uuid[], ${keys.map((k) => k.isTest)}::boolean[],
-            ${keys.map((k) => k.key)}::text[], ${keys.map((k) => k.fingerprint)}::text[], ${keys.map((k) => JSON.stringify(k.answer))}::text[],
-            ${keys.map((k) => k.createdAt)}::timestamptz[]) as v (o, t, k, f, a, c))`);
-      if (grants.length)
-        parts.push(sql`grants as (insert into credit_grants (id, balance_id, amount, drawn, expired, priority, expires_at, source, created_at)
-          select * from unnest(${grants.map((g) => g.id)}::uuid[], ${grants.map((g) => g.balanceId)}::uuid[],
-            ${grants.map((g) => text(g.amount))}::numeric[], ${grants.map((g) => text(g.drawn))}::numeric[],
-            ${grants.map((g) => text(g.expired))}::numeric[], ${grants.map((g) => g.priority)}::integer[],
-            ${grants.map((g) => g.expiresAt)}::timestamptz[], ${grants.map((g) => g.source)}::text[], ${grants.map((g) => g.createdAt)}::timestamptz[])
-          on conflict (id) do update set drawn = excluded.drawn, expired = excluded.expired)`);
-      if (holds.length)
-        parts.push(sql`holds as (insert into usage_holds (id, balance_id, organisation_id, is_test, quantity, status, committed, expires_at, created_at, settled_at)
-          select * from unnest(${holds.map((h) => h.id)}::uuid[], ${holds.map((h) => h.balanceId)}::uuid[],
-            ${holds.map((h) => h.organisationId)}::uuid[], ${holds.map((h) => h.isTest)}::boolean[], ${holds.map((h) => text(h.quantity))}::numeric[],
-            ${holds.map((h) => h.status)}::text[], ${holds.map((h) => (h.committed === null ? null : text(h.committed)))}::numeric[],
-            ${holds.map((h) => h.expiresAt)}::timestamptz[], ${holds.map((h) => h.createdAt)}::timestamptz[], ${holds.map((h) => h.settledAt)}::timestamptz[])
-          on conflict (id) do update set status = excluded.status, committed = excluded.committed, settled_at = excluded.settled_at)`);
-      if (entries.length)
-        parts.push(sql`ledger as (insert into usage_ledger (id, organisation_id, is_test, balance_id, owner, meter_id, kind, quantity, granted_delta,
-            used_delta, reserved_delta, hold_id, grant_id, idempotency_key, created_at)
-          select * from unnest(${entries.map((e) => e.id)}::uuid[], ${entries.map((e) => e.organisationId)}::uuid[],
-            ${entries.map((e) => e.isTest)}::boolean[], ${entries.map((e) => e.balanceId)}::uuid[], ${entries.map((e) => e.owner)}::text[],
-            ${entries.map((e) => e.meterId)}::uuid[], ${entries.map((e) => e.kind)}::text[], ${entries.map((e) => text(e.quantity))}::numeric[],
-            ${entries.map((e) => text(e.grantedDelta))}::numeric[], ${entries.map((e) => text(e.usedDelta))}::numeric[],
-            ${entries.map((e) => text(e.reservedDelta))}::numeric[], ${entries.map((e) => e.holdId)}::uuid[], ${entries.map((e) => e.grantId)}::uuid[],
-            ${entries.map((e) => e.idempotencyKey)}::text[], ${entries.map((e) => e.createdAt)}::timestamptz[]))`);
-      await sql`with ${sql.join(parts)} select 1`.execute(db);
+      if (ws.length) await writeBatch(ws, []);
+    },
+    async writeManyAppending(ws, events) {
+      return ws.length || events.length ? writeBatch(ws, events) : [];
     },
     async balancesWithDueHolds(now, limit) {
       const rows = await db

@@ -12,7 +12,8 @@ import type {
 import type { DB } from '../schema';
 import { chunks, json, keysetPage, tenantOf, upsert, type Db } from './db';
 
-const toEndpoint = (r: Selectable<DB['webhook_endpoints']>): WebhookEndpoint => ({
+/** A webhook endpoint row as the domain's endpoint. */
+export const toEndpoint = (r: Selectable<DB['webhook_endpoints']>): WebhookEndpoint => ({
   id: r.id,
   organisationId: r.organisation_id,
   isTest: r.is_test,
@@ -109,24 +110,13 @@ export function outboxRepository(db: Db): OutboxRepository {
     },
     appendSeeingEndpoints: async (events) => {
       if (events.length === 0) return [];
-      // The events as array parameters (`unnest`, in the given order), and the tenants' enabled
-      // endpoints read by the same statement: one round trip where append and a look-up per tenant took two or more.
-      const tenants = [...new Map(events.map((e) => [`${e.organisationId}:${e.isTest}`, e])).values()];
+      // One call appends the events in the given order and reads their tenants' enabled endpoints
+      // (outbox_append, migration 2026-11-26T10-00: its plans kept by the session, each column one
+      // array): one round trip where append and a look-up per tenant took two or more.
       const rows = await sql<Selectable<DB['webhook_endpoints']>>`
-        with appended as (
-          insert into outbox_events (id, organisation_id, is_test, type, ordering_key, payload, created_at)
-          select id, organisation_id, is_test, type, ordering_key, payload::jsonb, created_at
-          from unnest(${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.organisationId)}::uuid[],
-            ${events.map((e) => e.isTest)}::boolean[], ${events.map((e) => e.type)}::text[], ${events.map((e) => e.orderingKey)}::uuid[],
-            ${events.map((e) => json(e.payload))}::text[], ${events.map((e) => e.createdAt)}::timestamptz[])
-            with ordinality as v (id, organisation_id, is_test, type, ordering_key, payload, created_at, n)
-          order by n
-        )
-        select w.* from webhook_endpoints w
-        join unnest(${tenants.map((t) => t.organisationId)}::uuid[], ${tenants.map((t) => t.isTest)}::boolean[]) as t (organisation_id, is_test)
-          on w.organisation_id = t.organisation_id and w.is_test = t.is_test
-        where w.disabled_at is null
-        order by w.created_at, w.id`.execute(db);
+        select * from outbox_append(${events.map((e) => e.id)}, ${events.map((e) => e.organisationId)}, ${events.map((e) => e.isTest)},
+          ${events.map((e) => e.type)}, ${events.map((e) => e.orderingKey)}, ${events.map((e) => json(e.payload))},
+          ${events.map((e) => e.createdAt)})`.execute(db);
       return rows.rows.map(toEndpoint);
     },
     purge: async (before, limit) => {

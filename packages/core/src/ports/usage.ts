@@ -10,6 +10,8 @@ import type {
   Page,
   Tenant,
   UsageKey,
+  OutboxEvent,
+  WebhookEndpoint,
 } from '../model';
 
 /** The writes of one group-commit batch on one balance, applied together. */
@@ -128,6 +130,12 @@ export interface UsageRepository {
   write(batch: UsageWrite): Promise<void>;
   /** Writes the batches of several balances together (one statement per table where it can). */
   writeMany(batches: UsageWrite[]): Promise<void>;
+  /**
+   * `writeMany`, and the events of the writes appended to the outbox in the same round trip, in
+   * the given order; returns the enabled webhook endpoints of the events' tenants (as
+   * `OutboxRepository.appendSeeingEndpoints`). Optional: without it, the outbox appends them after.
+   */
+  writeManyAppending?(batches: UsageWrite[], events: OutboxEvent[]): Promise<WebhookEndpoint[]>;
   /** Balances with open holds due at `now` (the sweep), at most `limit`. */
   balancesWithDueHolds(now: Date, limit: number): Promise<Balance[]>;
   /** One page of the tenant's usage records (record, consume and commit entries), oldest first. */

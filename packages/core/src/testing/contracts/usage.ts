@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tenant, UnitOfWork, UsageAnswer } from '../..';
 import { UsageService } from '../../usecases/usage';
+import { OutboxUnitOfWork } from '../../usecases/webhooks/outbox';
 import { FixedClock, RandomIds } from '../fakes';
 import { anOrganisation, aTenant } from '../fixtures';
 
@@ -266,6 +267,50 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
         expect([b.balance.used, more.length]).toEqual([2n, 0]);
         await expectLedgerMatches(w, owner);
       }
+    });
+
+    it("a batch's events commit with it: usage.recorded per balance, a delivery per endpoint of its tenant that takes the type", async () => {
+      const ids = new RandomIds();
+      const outboxed = new OutboxUnitOfWork(w.uow, { clock: w.clock, ids, events: { wake: () => undefined } });
+      const usage = new UsageService({ uow: outboxed, clock: w.clock, ids });
+      const endpoint = (over: { events: ('usage.recorded' | 'usage.threshold')[]; isTest?: boolean; disabledAt?: Date | null }) => ({
+        id: randomUUID(),
+        organisationId: w.tenant.organisationId,
+        isTest: over.isTest ?? w.tenant.isTest,
+        url: 'https://hooks.example.com/in',
+        description: null,
+        events: over.events,
+        sealedSecret: 'sealed',
+        disabledAt: over.disabledAt ?? null,
+        createdAt: w.clock.now(),
+        updatedAt: w.clock.now(),
+      });
+      const takes = endpoint({ events: ['usage.recorded'] });
+      const others = [
+        endpoint({ events: ['usage.threshold'] }),
+        endpoint({ events: ['usage.recorded'], isTest: !w.tenant.isTest }),
+        endpoint({ events: ['usage.recorded'], disabledAt: w.clock.now() }),
+      ];
+      await w.uow.run(async (r) => {
+        for (const e of [takes, ...others]) await r.webhooks.saveEndpoint(e);
+      });
+      await Promise.all(['a', 'b'].map((owner) => w.usage.grant(w.tenant, { owner, meterSlug: 'tokens', amount: 100 })));
+      // Queued together: batches take several balances (how they split depends on the timing).
+      const owners = ['a', 'b', 'a', 'b', 'a'];
+      await Promise.all(owners.map((owner) => usage.consume(w.tenant, { owner, meterSlug: 'tokens', quantity: 5 })));
+      const events = (await w.uow.read((r) => r.outbox.page(w.tenant, { limit: 50, types: ['usage.recorded'] }))).items;
+      const data = events.map((e) => (e.payload as { data: { owner: string; quantity: number; used: number } }).data);
+      // Every unit in exactly one event of its balance; each event shows the balance after its batch.
+      for (const [owner, used] of [
+        ['a', 15],
+        ['b', 10],
+      ] as const) {
+        const mine = data.filter((d) => d.owner === owner);
+        expect(mine.reduce((n, d) => n + d.quantity, 0)).toBe(used);
+        expect(Math.max(...mine.map((d) => d.used))).toBe(used);
+      }
+      const deliveries = (await w.uow.read((r) => r.webhooks.pageDeliveries(w.tenant, { limit: 50 }))).items;
+      expect(deliveries.map((d) => [d.endpointId, d.eventId]).sort()).toEqual(events.map((e) => [takes.id, e.id]).sort());
     });
 
     it('a key taken on one balance and reused on another by a racing writer is refused, never counted twice', async () => {

@@ -34,9 +34,9 @@ export class OutboxUnitOfWork implements UnitOfWork {
   async run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     let delivering = false;
     const result = await this.inner.run(async (r) => {
-      const recorder = new ChangeRecorder(r);
+      const recorder = new ChangeRecorder(r, this.deps);
       const out = await work(recorder.repos);
-      delivering = await writeEvents(r, recorder.changes(), this.deps);
+      delivering = await writeEvents(r, recorder.changes(), this.deps, recorder.appended);
       return out;
     });
     if (delivering) this.deps.events.wake();
@@ -66,9 +66,11 @@ class ChangeRecorder {
   private readonly latest = new Map<string, Record_ | undefined>();
   /** Usage writes and period closes, in the order written (each is its own change). */
   private readonly usage: Change[] = [];
+  /** Events the usage writes appended themselves (`writeManyAppending`), and the endpoints seen then. */
+  readonly appended: Appended = { events: [], endpoints: [] };
   readonly repos: Repositories;
 
-  constructor(r: Repositories) {
+  constructor(r: Repositories, deps: { clock: Clock; ids: IdGenerator }) {
     const note = <T extends Record_>(kind: Kind, x: T | undefined): T | undefined => {
       if (x && !this.seen.has(`${kind}:${x.id}`)) this.seen.set(`${kind}:${x.id}`, structuredClone(x));
       return x;
@@ -102,6 +104,17 @@ class ChangeRecorder {
           this.usage.push({ kind: 'usage', write: w });
         },
         writeMany: async (ws) => {
+          if (r.usage.writeManyAppending) {
+            // The group commit's batch: its events go with its write, one round trip less (the
+            // batch's transaction changes nothing else, so they are all its events).
+            const pending: Pending[] = [];
+            for (const w of ws) usageEvents(w, pendingAdder(pending));
+            const events = outboxEvents(pending, deps, this.appended.events.length);
+            const endpoints = await r.usage.writeManyAppending(ws, events);
+            this.appended.events.push(...events);
+            this.appended.endpoints.push(...endpoints);
+            return;
+          }
           await r.usage.writeMany(ws);
           for (const w of ws) this.usage.push({ kind: 'usage', write: w });
         },
@@ -185,6 +198,34 @@ interface Pending {
   data: unknown;
 }
 
+/** Events already appended by the transaction's writes, with the enabled endpoints of their tenants. */
+interface Appended {
+  events: OutboxEvent[];
+  endpoints: WebhookEndpoint[];
+}
+
+const pendingAdder =
+  (out: Pending[]) => (o: { organisationId: Id; isTest: boolean }, type: WebhookEventType, orderingKey: Id, data: unknown) =>
+    out.push({ tenant: { organisationId: o.organisationId, isTest: o.isTest }, type, orderingKey, data });
+
+/**
+ * The outbox events of pending ones. The events of one transaction get distinct creation instants,
+ * a millisecond apart in write order (as the records of one catalog file do), so that lists ordered
+ * by creation show that order: `before` is how many the transaction made already.
+ */
+function outboxEvents(pending: Pending[], deps: { clock: Clock; ids: IdGenerator }, before = 0): OutboxEvent[] {
+  const now = deps.clock.now();
+  return pending.map((p, i) => ({
+    id: deps.ids.newId(),
+    organisationId: p.tenant.organisationId,
+    isTest: p.tenant.isTest,
+    type: p.type,
+    orderingKey: p.orderingKey,
+    payload: { type: p.type, timestamp: now.toISOString(), data: p.data },
+    createdAt: new Date(now.getTime() + before + i),
+  }));
+}
+
 const checkoutView = (s: CheckoutSession) => ({
   id: s.id,
   productUuid: s.productId,
@@ -211,8 +252,7 @@ async function eventsOf(r: Repositories, changes: Change[]): Promise<Pending[]> 
       )
     : new Map();
   const out: Pending[] = [];
-  const add = (o: { organisationId: Id; isTest: boolean }, type: WebhookEventType, orderingKey: Id, data: unknown) =>
-    out.push({ tenant: { organisationId: o.organisationId, isTest: o.isTest }, type, orderingKey, data });
+  const add = pendingAdder(out);
   for (const c of changes) {
     switch (c.kind) {
       case 'subscription': {
@@ -324,34 +364,36 @@ function usageEvents(w: UsageWrite, add: (o: Tenant, type: WebhookEventType, key
   }
 }
 
-/** Writes the events of the changes and their deliveries; true when something is to be delivered. */
-async function writeEvents(r: Repositories, changes: Change[], deps: { clock: Clock; ids: IdGenerator }): Promise<boolean> {
-  if (!changes.length) return false;
-  const pending = await eventsOf(r, changes);
-  if (!pending.length) return false;
+/**
+ * Writes the events of the changes, and the deliveries of those and of the events the writes
+ * appended themselves; true when something is to be delivered.
+ */
+async function writeEvents(
+  r: Repositories,
+  changes: Change[],
+  deps: { clock: Clock; ids: IdGenerator },
+  appended: Appended = { events: [], endpoints: [] },
+): Promise<boolean> {
+  const pending = changes.length ? await eventsOf(r, changes) : [];
+  if (!pending.length && !appended.events.length) return false;
   const now = deps.clock.now();
-  // The events of one transaction get distinct creation instants, a millisecond apart in write
-  // order (as the records of one catalog file do), so that lists ordered by creation show that order.
-  const events: OutboxEvent[] = pending.map((p, i) => ({
-    id: deps.ids.newId(),
-    organisationId: p.tenant.organisationId,
-    isTest: p.tenant.isTest,
-    type: p.type,
-    orderingKey: p.orderingKey,
-    payload: { type: p.type, timestamp: now.toISOString(), data: p.data },
-    createdAt: new Date(now.getTime() + i),
-  }));
-  const endpoints = new Map<string, WebhookEndpoint[]>();
-  if (r.outbox.appendSeeingEndpoints) {
-    for (const e of events) endpoints.set(`${e.organisationId}:${e.isTest}`, []);
-    for (const endpoint of await r.outbox.appendSeeingEndpoints(events))
-      endpoints.get(`${endpoint.organisationId}:${endpoint.isTest}`)?.push(endpoint);
-  } else await r.outbox.append(events);
+  const events = outboxEvents(pending, deps, appended.events.length);
+  const endpoints = new Map<string, Map<Id, WebhookEndpoint>>();
+  const seen = (tenantKey: string, found: WebhookEndpoint[]) => {
+    const known = endpoints.get(tenantKey) ?? new Map<Id, WebhookEndpoint>();
+    endpoints.set(tenantKey, known);
+    for (const endpoint of found) if (`${endpoint.organisationId}:${endpoint.isTest}` === tenantKey) known.set(endpoint.id, endpoint);
+  };
+  for (const tenantKey of new Set(appended.events.map((e) => `${e.organisationId}:${e.isTest}`))) seen(tenantKey, appended.endpoints);
+  if (events.length && r.outbox.appendSeeingEndpoints) {
+    const found = await r.outbox.appendSeeingEndpoints(events);
+    for (const e of events) seen(`${e.organisationId}:${e.isTest}`, found);
+  } else if (events.length) await r.outbox.append(events);
   const deliveries: OutboxDelivery[] = [];
-  for (const e of events) {
+  for (const e of [...appended.events, ...events]) {
     const tenantKey = `${e.organisationId}:${e.isTest}`;
-    if (!endpoints.has(tenantKey)) endpoints.set(tenantKey, await r.webhooks.enabledEndpoints(e));
-    for (const endpoint of endpoints.get(tenantKey) ?? [])
+    if (!endpoints.has(tenantKey)) seen(tenantKey, await r.webhooks.enabledEndpoints(e));
+    for (const endpoint of endpoints.get(tenantKey)?.values() ?? [])
       if (receives(endpoint, e.type)) deliveries.push(newDelivery(deps.ids.newId(), e, endpoint.id, now));
   }
   if (deliveries.length) await r.webhooks.addDeliveries(deliveries);
