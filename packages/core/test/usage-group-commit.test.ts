@@ -138,6 +138,53 @@ describe('group commit', () => {
   });
 });
 
+describe('group commit, transactions at once', () => {
+  it('runs one transaction while less than a whole batch waits, and another as soon as a whole batch (64 balances) waits', async () => {
+    let started = 0;
+    let open!: () => void;
+    let gate: Promise<void> | undefined;
+    const tapped = new TappedUnitOfWork(
+      new InMemoryUnitOfWork(),
+      () => undefined,
+      () => undefined,
+      () => gate ?? Promise.resolve(),
+    );
+    // Counts the transactions begun (the in-memory unit of work runs them one after another).
+    const uow: UnitOfWork = {
+      run: (work) => {
+        started++;
+        return tapped.run(work);
+      },
+      read: (work) => tapped.read(work),
+    };
+    const w = await usageWorld(uow);
+    await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    const owners = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `owner-${from + i}`);
+    const record = (owner: string) => w.usage.record(w.tenant, { owner, meterSlug: 'calls', quantity: 1 });
+    await Promise.all(owners(200).map(record));
+    const settle = async () => {
+      for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    };
+    gate = new Promise<void>((resolve) => (open = resolve));
+    started = 0;
+    // A batch holds its locks: 63 more balances queue behind it, less than a whole batch.
+    const first = record('owner-0');
+    await settle();
+    const waiting = owners(63, 1).map(record);
+    await settle();
+    expect(started).toBe(1);
+    // The 64th waiting balance makes a whole batch: a second transaction starts at once.
+    const more = [record('owner-64'), ...owners(10, 65).map(record)];
+    await settle();
+    expect(started).toBe(2);
+    open();
+    await Promise.all([first, ...waiting, ...more]);
+    const [b] = await w.usage.balances(w.tenant, 'owner-64', 'calls');
+    expect(b.balance.used).toBe(2n);
+    expect(await w.usage.verify()).toEqual([]);
+  });
+});
+
 describe('group commit, a batch waiting for its locks', () => {
   it('takes what queued on its balances meanwhile, decided after its own in arrival order, in the same transaction', async () => {
     let gated = false;
