@@ -149,6 +149,34 @@ describe('usage plans through POST /api/plans/save', () => {
     ]);
     const plans = (await api().get(`/api/plans?productId=${productId}`).expect(200)).body.data as { name: string }[];
     expect(plans.filter((p) => p.name.startsWith('Bad'))).toEqual([]);
+
+    // A line item moved to a meter of another scale keeps its terms' units: exactly, or a 400 naming the term to give again.
+    const moved = (meterSlug: string, over: Record<string, unknown> = {}) =>
+      api().post('/api/plans/save', {
+        id: res.body.data.id,
+        productId,
+        name: 'GPU',
+        entitlements: ['edit'],
+        lineItems: [
+          {
+            ...meteredItem({ allowance: undefined, maxUsage: undefined, minUsage: undefined, rollover: undefined }),
+            id: item.id,
+            meterSlug,
+            ...over,
+          },
+        ],
+      });
+    expect((await moved('calls')).status).toBe(400);
+    expect((await moved('calls')).body.errors).toEqual([
+      { property: 'lineItems[0].allowance', message: "has more decimal places than the meter's scale (0): give it again" },
+    ]);
+    const toWhole = await moved('calls', { allowance: 1, maxUsage: 100, minUsage: 2, rollover: 'all' }).expect(200);
+    expect(toWhole.body.data.lineItems[0].usage).toEqual({ allowance: 1, maxUsage: 100, minUsage: 2, rollover: 'all' });
+    const back = await moved('gpu_hours').expect(200);
+    expect(back.body.data.lineItems[0].usage).toEqual({ allowance: 1, maxUsage: 100, minUsage: 2, rollover: 'all' });
+    const { subscription: moverSub } = await purchase(world, res.body.data.id, 'gpu-mover');
+    const moverBalance = (await api().get(`/api/balances?owner=${moverSub.id}`).expect(200)).body.data;
+    expect(moverBalance).toEqual([expect.objectContaining({ meterSlug: 'gpu_hours', granted: 1, remaining: 1 })]);
   });
 
   it('accepts every body the published SavePlanRequestSchema allows: members it does not name, no prices, string ids', async () => {

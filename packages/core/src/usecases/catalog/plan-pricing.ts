@@ -52,8 +52,8 @@ export function usageTermsOf(
     if (given.length) invalid(`${at}.${given[0]}`, 'usage terms belong to a metered line item');
     return null;
   }
-  if (given.length === 0) return before?.usage ?? null;
-  const old = before?.usage;
+  const old = before?.usage && rescaled(before.usage, before.meter?.scale ?? 0, scale, at, given);
+  if (given.length === 0) return old ?? null;
   const allowance = d.allowance === undefined ? (old?.allowance ?? 0n) : unitsOf(d.allowance, `${at}.allowance`, scale);
   const cap =
     d.maxUsage === undefined ? (old?.maxUsage ?? null) : d.maxUsage === null ? null : unitsOf(d.maxUsage, `${at}.maxUsage`, scale);
@@ -68,6 +68,33 @@ export function usageTermsOf(
   const maxUsage = cap === 0n ? null : cap;
   if (maxUsage !== null && minUsage > maxUsage) invalid(`${at}.minUsage`, 'must not exceed maxUsage');
   return { allowance, maxUsage, minUsage, rollover };
+}
+
+/**
+ * Terms a line item keeps, in steps of the meter it now counts on: moved to a meter of another
+ * scale, they keep their units (exactly, or a 400 naming the term that has more places than the new
+ * meter's scale, to be given again).
+ */
+function rescaled(t: UsageTerms, from: number, to: number, at: string, given: readonly string[]): UsageTerms {
+  if (from === to) return t;
+  const step = 10n ** BigInt(Math.abs(to - from));
+  const move = (q: bigint, field: string): bigint => {
+    // A term given anew replaces the kept one: it is not moved.
+    if (given.includes(field.split('.')[0])) return q;
+    const out =
+      to > from
+        ? q * step
+        : q % step === 0n
+          ? q / step
+          : invalid(`${at}.${field}`, `has more decimal places than the meter's scale (${to}): give it again`);
+    return out > MAX_QUANTITY ? invalid(`${at}.${field}`, `must be at most ${MAX_QUANTITY} steps of the meter: give it again`) : out;
+  };
+  return {
+    allowance: move(t.allowance, 'allowance'),
+    maxUsage: t.maxUsage === null ? null : move(t.maxUsage, 'maxUsage'),
+    minUsage: move(t.minUsage, 'minUsage'),
+    rollover: t.rollover.kind === 'upTo' ? { kind: 'upTo', units: move(t.rollover.units, 'rollover.upTo') } : t.rollover,
+  };
 }
 
 /**
