@@ -126,11 +126,12 @@ export const lineItemSchema = object(
     prices: nestedListOf(priceSchema),
   },
   {
+    // Units of the meter: whole on a whole-unit meter, decimals on one with a scale.
     usage: object({
-      allowance: int,
-      maxUsage: { type: ['integer', 'null'] },
-      minUsage: int,
-      rollover: { anyOf: [{ enum: ['none', 'all'] }, object({ upTo: int })] },
+      allowance: num,
+      maxUsage: { type: ['number', 'null'] },
+      minUsage: num,
+      rollover: { anyOf: [{ enum: ['none', 'all'] }, object({ upTo: num })] },
     }),
   },
 );

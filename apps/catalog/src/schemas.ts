@@ -30,10 +30,12 @@ export const planBodyProps = {
   isActive: { type: 'boolean' },
 };
 const amount = { type: ['number', 'null'], minimum: 0 };
+// Units of the line item's meter: the core reads them exactly and checks them against its scale
+// (whole on a whole-unit meter), naming the field.
 const units = {
   anyOf: [
-    { type: 'integer', minimum: 0 },
-    { type: 'string', pattern: '^[0-9]{1,16}$' },
+    { type: 'number', minimum: 0 },
+    { type: 'string', pattern: '^[0-9]{1,16}(\\.[0-9]{1,6})?$' },
   ],
 };
 const dateTime = { type: ['string', 'null'], format: 'date-time' };
@@ -67,7 +69,7 @@ export const planSaveBody = typed<PlanDraft>({
           maxQuantity: { type: 'integer', minimum: 0 },
           allowChangingQuantity: { type: 'boolean' },
           unitLabel: { type: ['string', 'null'], maxLength: 50 },
-          // Usage plan terms of a metered line item (Tollgate's; whole units as numbers or decimal strings).
+          // Usage plan terms of a metered line item (Tollgate's; units of its meter as numbers or decimal strings).
           allowance: units,
           maxUsage: { anyOf: [units, { type: 'null' }] },
           minUsage: units,
@@ -112,7 +114,8 @@ export const planSaveBody = typed<PlanDraft>({
                           required: ['upTo', 'unitAmount'],
                           properties: {
                             id: { type: 'string', minLength: 1, maxLength: 100 },
-                            upTo: { type: 'string', pattern: '^([0-9]+|inf)$' },
+                            // Units: decimals (at most the meter's scale of places) on a decimal meter.
+                            upTo: { type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?|inf)$' },
                             flatAmount: amount,
                             unitAmount: { type: 'number', minimum: 0 },
                           },

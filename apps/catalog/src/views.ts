@@ -161,15 +161,15 @@ export const lineItemView = (organisation: string, planId: string) => (li: LineI
     : null,
   prices: nestedList(li.prices, `/api/line-items/${li.id}/prices`, priceView(organisation, li.id)),
   // Tollgate's usage plan terms, on metered line items that have them (the published shape has none).
-  ...(li.usage ? { usage: usageTermsView(li.usage) } : {}),
+  ...(li.usage ? { usage: usageTermsView(li.usage, li.meter?.scale) } : {}),
 });
 
-/** A line item's usage terms as the save took them: whole units as JSON numbers. */
-export const usageTermsView = (t: UsageTerms) => ({
-  allowance: exactNumber(t.allowance),
-  maxUsage: t.maxUsage === null ? null : exactNumber(t.maxUsage),
-  minUsage: exactNumber(t.minUsage),
-  rollover: t.rollover.kind === 'upTo' ? { upTo: exactNumber(t.rollover.units) } : t.rollover.kind,
+/** A line item's usage terms as the save took them: units of its meter (decimals on a decimal meter) as JSON numbers. */
+export const usageTermsView = (t: UsageTerms, scale = 0) => ({
+  allowance: exactNumber(t.allowance, scale),
+  maxUsage: t.maxUsage === null ? null : exactNumber(t.maxUsage, scale),
+  minUsage: exactNumber(t.minUsage, scale),
+  rollover: t.rollover.kind === 'upTo' ? { upTo: exactNumber(t.rollover.units, scale) } : t.rollover.kind,
 });
 
 /**

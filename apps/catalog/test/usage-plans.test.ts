@@ -75,6 +75,110 @@ describe('usage plans through POST /api/plans/save', () => {
     expect(again.body.data.lineItems[0].usage).toEqual({ allowance: 100, maxUsage: 1000, minUsage: 10, rollover: 'all' });
   });
 
+  it('on a meter with decimal places takes terms and tier bounds in its decimals (numbers or strings), exactly; more places are a 400', async () => {
+    const productId = org.keys['products.notes'];
+    await api().post('/api/meters', { slug: 'gpu_hours', name: 'GPU hours', unitLabel: 'hour', scale: 2 }).expect(201);
+    const tiered = (over: Record<string, unknown> = {}, upTo = '2.5') =>
+      meteredItem({
+        name: 'GPU',
+        slug: 'gpu',
+        meterSlug: 'gpu_hours',
+        billingScheme: 'tiered',
+        tiersMode: 'graduated',
+        allowance: 0.5,
+        maxUsage: '100.25',
+        minUsage: 1.5,
+        rollover: { upTo: '0.05' },
+        prices: [
+          {
+            defaultCurrency: 'usd',
+            interval: 'month',
+            intervalCount: 1,
+            currencyOptions: [
+              {
+                currency: 'usd',
+                unitAmount: null,
+                tiers: [
+                  { upTo, unitAmount: 40 },
+                  { upTo: 'inf', unitAmount: 10 },
+                ],
+              },
+            ],
+          },
+        ],
+        ...over,
+      });
+    const res = await api()
+      .post('/api/plans/save', { productId, name: 'GPU', entitlements: ['edit'], lineItems: [tiered()] })
+      .expect(201);
+    const [item] = res.body.data.lineItems;
+    expect(item.usage).toEqual({ allowance: 0.5, maxUsage: 100.25, minUsage: 1.5, rollover: { upTo: 0.05 } });
+    expect(item.prices[0].currencyOptions[0].tiers.map((t: { upTo: string }) => t.upTo)).toEqual(['2.5', 'inf']);
+    const { subscription } = await purchase(world, res.body.data.id, 'gpu-buyer');
+    const balances = (await api().get(`/api/balances?owner=${subscription.id}`).expect(200)).body.data;
+    expect(balances).toEqual([expect.objectContaining({ meterSlug: 'gpu_hours', granted: 0.5, used: 0, remaining: 0.5 })]);
+
+    // More places than the meter's scale, in a term or a bound: a 400 naming the field, nothing saved.
+    for (const [over, upTo, property] of [
+      [{ allowance: 0.125 }, '2.5', 'lineItems[0].allowance'],
+      [{ maxUsage: '1.001' }, '2.5', 'lineItems[0].maxUsage'],
+      [{ rollover: { upTo: 0.001 } }, '2.5', 'lineItems[0].rollover.upTo'],
+      [{}, '2.505', 'lineItems[0].prices[0].currencyOptions[0].tiers[0].upTo'],
+    ] as const) {
+      const bad = await api()
+        .post('/api/plans/save', { productId, name: 'Bad GPU', lineItems: [tiered(over, upTo)] })
+        .expect(400);
+      expect(bad.body.errors).toEqual([{ property, message: "must have at most 2 decimal places (the meter's scale)" }]);
+    }
+    // On a whole-unit meter a fraction stays a 400 naming the field.
+    const whole = await api()
+      .post('/api/plans/save', { productId, name: 'Bad', lineItems: [meteredItem({ allowance: 1.5 })] })
+      .expect(400);
+    expect(whole.body.errors).toEqual([
+      expect.objectContaining({ property: 'lineItems[0].allowance', message: expect.stringContaining('whole number') }),
+    ]);
+    const wholeTier = await api()
+      .post('/api/plans/save', {
+        productId,
+        name: 'Bad',
+        lineItems: [tiered({ meterSlug: 'calls', allowance: 1, maxUsage: 100, minUsage: 1, rollover: 'none' })],
+      })
+      .expect(400);
+    expect(wholeTier.body.errors).toEqual([
+      { property: 'lineItems[0].prices[0].currencyOptions[0].tiers[0].upTo', message: 'must be a whole number of units or inf' },
+    ]);
+    const plans = (await api().get(`/api/plans?productId=${productId}`).expect(200)).body.data as { name: string }[];
+    expect(plans.filter((p) => p.name.startsWith('Bad'))).toEqual([]);
+
+    // A line item moved to a meter of another scale keeps its terms' units: exactly, or a 400 naming the term to give again.
+    const moved = (meterSlug: string, over: Record<string, unknown> = {}) =>
+      api().post('/api/plans/save', {
+        id: res.body.data.id,
+        productId,
+        name: 'GPU',
+        entitlements: ['edit'],
+        lineItems: [
+          {
+            ...meteredItem({ allowance: undefined, maxUsage: undefined, minUsage: undefined, rollover: undefined }),
+            id: item.id,
+            meterSlug,
+            ...over,
+          },
+        ],
+      });
+    expect((await moved('calls')).status).toBe(400);
+    expect((await moved('calls')).body.errors).toEqual([
+      { property: 'lineItems[0].allowance', message: "has more decimal places than the meter's scale (0): give it again" },
+    ]);
+    const toWhole = await moved('calls', { allowance: 1, maxUsage: 100, minUsage: 2, rollover: 'all' }).expect(200);
+    expect(toWhole.body.data.lineItems[0].usage).toEqual({ allowance: 1, maxUsage: 100, minUsage: 2, rollover: 'all' });
+    const back = await moved('gpu_hours').expect(200);
+    expect(back.body.data.lineItems[0].usage).toEqual({ allowance: 1, maxUsage: 100, minUsage: 2, rollover: 'all' });
+    const { subscription: moverSub } = await purchase(world, res.body.data.id, 'gpu-mover');
+    const moverBalance = (await api().get(`/api/balances?owner=${moverSub.id}`).expect(200)).body.data;
+    expect(moverBalance).toEqual([expect.objectContaining({ meterSlug: 'gpu_hours', granted: 1, remaining: 1 })]);
+  });
+
   it('accepts every body the published SavePlanRequestSchema allows: members it does not name, no prices, string ids', async () => {
     const res = await api()
       .post('/api/plans/save', {

@@ -148,6 +148,58 @@ describe('a usage plan bought through the sandbox, over two periods', () => {
     ]);
   });
 
+  it('a usage plan on a meter with three decimal places bills the decimal quantity recorded exactly', async () => {
+    // The meter is made with its scale first; the catalog file's plan then prices it per unit at 0.40.
+    await api.post('/api/meters', { slug: 'gpu_hours', name: 'GPU hours', unitLabel: 'hour', scale: 3 }).expect(201);
+    const file = sampleCatalog('usage-acceptance');
+    file.products?.[0].plans?.push({
+      key: 'gpu',
+      displayName: 'GPU',
+      pricingType: 'paid',
+      prices: { USD: 10 },
+      capabilities: ['edit'],
+      usage: [{ meter: 'gpu_hours', unitLabel: 'hour', maxUsage: 50.5, unitPrices: { USD: 0.4 } }],
+    });
+    const planId = (await api.post('/api/products/import', file).expect(201)).body.data.keys['plans.notes.gpu'];
+    const q = `successUrl=https://vendor.example.com/ok&cancelUrl=https://vendor.example.com/no&granteeId=gus&member=gus@example.com`;
+    const link = (await v1.get(`/plans/${planId}/checkoutlink?${q}`).expect(200)).body;
+    await request(app)
+      .post(`${new URL(link.checkoutUrl).pathname}/pay`)
+      .type('form')
+      .send({})
+      .expect(303);
+    const sub = (await world.db.uow.read((r) => r.subscriptions.listByPlan(planId)))[0];
+    const balances = async () => (await api.get(`/api/balances?owner=${sub.id}&meterSlug=gpu_hours`).expect(200)).body.data;
+    expect(await balances()).toEqual([expect.objectContaining({ granted: 0, used: 0, remaining: 50.5 })]);
+
+    // 1.25 + 0.5 hours; a retry of the first counts once.
+    const record = (increment: number, key: string) =>
+      api.post('/api/usage/record', { owner: sub.id, meterSlug: 'gpu_hours', increment }, key).expect(204);
+    await record(1.25, 'g-1');
+    await record(1.25, 'g-1');
+    await record(0.5, 'g-2');
+    expect(await balances()).toEqual([expect.objectContaining({ used: 1.75, remaining: 48.75 })]);
+
+    world.clock.set(new Date(sub.currentPeriodEnd.getTime() + 60_000));
+    // (the other tests' subscriptions may renew in the same sweep)
+    expect(await world.core.sweeps.renewals()).toBeGreaterThanOrEqual(1);
+    const invoices = (await v1.get(`/subscriptions/${sub.id}/invoices`).expect(200)).body.data as {
+      billing_reason: string;
+      lines: { data: { description: string; quantity: number; amount: number }[] };
+    }[];
+    const cycle = invoices.find((i) => i.billing_reason === 'subscription_cycle');
+    // The plan's price, then 1.75 hours x 40 cents = 70 cents.
+    expect(cycle?.lines.data.map((l) => [l.quantity, l.amount])).toEqual([
+      [1, 1000],
+      [1.75, 70],
+    ]);
+    expect(cycle?.lines.data[1].description).toBe('1.75 hour × GPU hours');
+    expect(await balances()).toEqual([expect.objectContaining({ used: 0, remaining: 50.5 })]);
+    // The period's final usage record shows the decimal count.
+    const finals = (await api.get(`/api/usage-records?owner=${sub.id}&status=final`).expect(200)).body.data;
+    expect(finals).toEqual([expect.objectContaining({ status: 'final', count: 1.75 })]);
+  });
+
   it('a v1 plan feature with isUsage meters like a metered line item: maxUsage caps, pricePerUnit bills, minUsage is the least billed', async () => {
     // The plan's `projects` feature is a usage feature: 0.50 a project, at least 10 billed, at most 100 a period.
     const planId = org.keys['plans.notes.metered'];

@@ -129,6 +129,50 @@ describe('v2 and v3 alone (createV2App)', () => {
     expect(cancel.headers['content-length']).toBe('0');
   });
 
+  it('PUT /usage takes a decimal increment exactly on a meter with decimal places; a whole-unit meter answers a fraction as before', async () => {
+    const dec = await seedOrganisation(world, 'v2-decimal');
+    // The plan's usage feature (`projects`) counts on a meter made beforehand with three decimal places.
+    await world.core.usage.createMeter(dec.tenant, { slug: 'projects', name: 'Project hours', scale: 3 });
+    await purchase(world, dec.keys['plans.notes.team'], 'v2-dec', 2);
+    const plan = dec.keys['plans.notes.team'];
+    const put = (increment: unknown, version = 'v2') =>
+      api(version, dec.liveKey).put('/usage', { granteeId: 'v2-dec', planUuid: plan, countOptions: { increment } });
+    await put(1.25).set('unique-key', 'dec-1').expect(200);
+    await put(1.25).set('unique-key', 'dec-1').expect(200);
+    await put(0.5, 'v3').expect(200);
+    await put(0.1).expect(200);
+    const current = await api('v3', dec.liveKey).get(`/usage/current?granteeId=v2-dec&planUuid=${plan}`).expect(200);
+    expectSchema(schemaOf('v3', 'get', '/usage/current'), current.body);
+    expect(current.body.unitCount).toBe(1.85);
+    const records = await api('v2', dec.liveKey).get('/usage?granteeId=v2-dec').expect(200);
+    expectSchema(schemaOf('v2', 'get', '/usage'), records.body);
+    // One record per counted increment, in the meter's units (the test clock gives them one time).
+    expect(records.body.data.map((r: { unitCount: number }) => r.unitCount).sort()).toEqual([0.1, 0.5, 1.25]);
+    for (const [increment, error] of [
+      [0.0001, "must have at most 3 decimal places (the meter's scale)"],
+      // 0.1 + 0.2 as a client computes it is 0.30000000000000004: refused, not rounded.
+      [0.1 + 0.2, 'must have at most 15 significant digits'],
+      [0, 'must be greater than 0'],
+      [-0.5, 'must be greater than 0'],
+      [1e10, 'must be at most 1000000000000'],
+    ] as const) {
+      const res = await put(increment).expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_FAILED', validationErrors: [{ property: 'countOptions.increment', error }] });
+    }
+    // Nothing the refusals carried was counted.
+    expect((await api('v2', dec.liveKey).get(`/usage/current?granteeId=v2-dec&planUuid=${plan}`).expect(200)).body.unitCount).toBe(1.85);
+    // On a whole-unit meter (org's `projects`, made on first use) a fraction is refused with the message it always had.
+    await purchase(world, org.keys['plans.notes.team'], 'v2-whole', 2);
+    const whole = await api('v3')
+      .put('/usage', { granteeId: 'v2-whole', planUuid: org.keys['plans.notes.team'], countOptions: { increment: 1.5 } })
+      .expect(400);
+    expect(whole.body).toEqual({
+      error: 'countOptions.increment must be integer',
+      code: 'VALIDATION_FAILED',
+      validationErrors: [{ property: 'countOptions.increment', error: 'must be integer' }],
+    });
+  });
+
   it('v2 and v3 views differ where the SDK says: v3 drops name, appType and the legacy plan flags, and pages its lists', async () => {
     const product = org.keys['products.notes'];
     const v2 = (await api('v2').get(`/products/${product}`).expect(200)).body;

@@ -94,6 +94,25 @@ describe('Stripe meter events (the relay)', () => {
     expect(nock.isDone()).toBe(true);
   });
 
+  it("a meter with decimal places sends each entry's exact decimal text as the event's value", async () => {
+    const w = await world();
+    await w.usage.createMeter(w.tenant, { slug: 'gpu_hours', name: 'GPU hours', scale: 3 });
+    const relay = new MeterEventRelay({ uow: w.uow, clock: w.clock, payments: provider, logger: w.logger });
+    await w.usage.record(w.tenant, { owner: w.billed.id, meterSlug: 'gpu_hours', quantity: 1.25 });
+    await w.usage.record(w.tenant, { owner: w.billed.id, meterSlug: 'gpu_hours', quantity: '0.005' });
+    const meter = stripeMeter();
+    nock(API)
+      .post('/v1/billing/meter_events', (b: Record<string, string>) => (meter.take(b), true))
+      .times(2)
+      .reply(200, { object: 'billing.meter_event' });
+    expect(await relay.pass()).toMatchObject({ ran: true, sent: 2, refused: 0 });
+    expect(meter.requests.map((b) => [b.event_name, b['payload[value]']]).sort()).toEqual([
+      ['gpu_hours', '0.005'],
+      ['gpu_hours', '1.25'],
+    ]);
+    expect(nock.isDone()).toBe(true);
+  });
+
   it('Stripe failing three times then succeeding: every unit arrives exactly once, with its identifier, after backoff', async () => {
     const w = await world();
     // One at a time, so each failure is one try of the same first entry.

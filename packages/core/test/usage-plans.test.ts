@@ -197,6 +197,35 @@ describe('usage plans', () => {
     expect(closes.items.map((c) => [c.finalUsage, c.billedUnits])).toEqual([[900n, 0n]]);
   });
 
+  it("a v1 usage feature on a meter with decimal places caps and bills in the meter's decimals", async () => {
+    // `projects` counts hundredths; the plan's usage feature: 0.50 a unit, at least 1.5 billed, at most 10.255 (10.25: places past the scale dropped).
+    await core.usage.createMeter(tenant(), { slug: 'projects', name: 'Projects', scale: 2 });
+    const planId = keys['plans.notes.metered'];
+    await core.uow.run(async (r) => {
+      const plan = (await r.plans.get(planId))!;
+      const feature = (await r.products.get(plan.productId))!.features.find((f) => f.variableName === 'projects')!;
+      const value = {
+        featureId: feature.id,
+        value: '0',
+        enumOptionId: null,
+        isUnlimited: false,
+        isUsage: true,
+        pricePerUnit: 0.5,
+        minUsage: 1.5,
+        maxUsage: 10.255,
+        updatedAt: core.clock.now(),
+      };
+      await r.plans.save({ ...plan, features: [...plan.features.filter((v) => v.featureId !== feature.id), value] });
+    });
+    const { subscription: s } = await buyPlan(core, planId, 1, 'alice', 'fake');
+    expect((await core.usage.balances(tenant(), s.id, 'projects'))[0]?.balance).toMatchObject({ used: 0n, cap: 1025n });
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'projects', quantity: 0.75 });
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    await core.sweeps.renewals();
+    // 0.75 used, 1.5 the least billed: 1.5 x 50 cents.
+    expect(renewals.flat().map((l) => [l.description, l.quantity, l.amount])).toEqual([['1.5 projects × Projects', 1.5, 75]]);
+  });
+
   it('exports usage entries and imports them back unchanged', async () => {
     const file = await core.exporter.export('acme', false);
     const api = file.products?.[0].plans?.find((p) => p.key === 'api');
@@ -218,19 +247,93 @@ describe('usage plans', () => {
     await expect(core.importer.apply(file)).rejects.toMatchObject({
       details: [expect.objectContaining({ property: 'plans.api.usage[0].minUsage' })],
     });
-    // A meter counting in decimals is metered through the usage routes only: a plan may not bill it.
-    await core.usage.createMeter(
-      { organisationId: (await core.apiKeys.ensureOrganisation('acme')).id, isTest: false },
-      {
-        slug: 'gpu_hours',
-        name: 'GPU hours',
-        scale: 2,
-      },
-    );
-    plan.usage = [{ meter: 'gpu_hours', allowance: 10 }];
+    // A fraction on a whole-unit meter; more places than a decimal meter's scale; a bound likewise.
+    plan.usage = [{ meter: 'api_calls', allowance: 1.5 }];
     await expect(core.importer.apply(file)).rejects.toMatchObject({
-      details: [expect.objectContaining({ property: 'plans.api.usage[0].meter', error: expect.stringContaining('decimals') })],
+      details: [expect.objectContaining({ property: 'plans.api.usage[0].allowance', error: expect.stringContaining('whole number') })],
     });
+    await core.usage.createMeter(tenant(), { slug: 'gpu_hours', name: 'GPU hours', scale: 2 });
+    plan.usage = [{ meter: 'gpu_hours', allowance: 10.125 }];
+    await expect(core.importer.apply(file)).rejects.toMatchObject({
+      details: [{ property: 'plans.api.usage[0].allowance', error: "must have at most 2 decimal places (the meter's scale)" }],
+    });
+    plan.usage = [
+      {
+        meter: 'gpu_hours',
+        tiers: {
+          USD: [
+            { upTo: 0.005, unitAmount: 1 },
+            { upTo: 'inf', unitAmount: 1 },
+          ],
+        },
+      },
+    ];
+    await expect(core.importer.apply(file)).rejects.toMatchObject({
+      details: [expect.objectContaining({ property: 'plans.api.usage[0].tiers.USD[0].upTo' })],
+    });
+  });
+
+  it('a plan on a meter with decimal places grants, caps and bills its decimals exactly, and exports them back', async () => {
+    await core.usage.createMeter(tenant(), { slug: 'gpu_hours', name: 'GPU hours', unitLabel: 'hour', scale: 3 });
+    const file = usageCatalog('acme');
+    file.products![0].plans!.push({
+      key: 'gpu',
+      displayName: 'GPU',
+      pricingType: 'paid',
+      interval: 'month',
+      length: 1,
+      prices: { USD: 10 },
+      capabilities: ['edit'],
+      usage: [
+        {
+          meter: 'gpu_hours',
+          unitLabel: 'hour',
+          allowance: 0.5,
+          maxUsage: 100.25,
+          minUsage: 1.5,
+          rollover: { upTo: 0.25 },
+          tiers: {
+            USD: [
+              { upTo: 2.5, unitAmount: 0.4 },
+              { upTo: 'inf', unitAmount: 0.1 },
+            ],
+          },
+        },
+      ],
+    });
+    const gpu = (await core.importer.apply(file)).keys['plans.notes.gpu'];
+    const { subscription: s } = await buyPlan(core, gpu, 1, 'alice', 'fake');
+    const gpuBalance = async () => (await core.usage.balances(tenant(), s.id, 'gpu_hours'))[0]?.balance;
+    // Counters count thousandths of an hour.
+    expect(await gpuBalance()).toMatchObject({ granted: 500n, used: 0n, cap: 100_250n });
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'gpu_hours', quantity: 1.25 });
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'gpu_hours', quantity: '2.375' });
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    await core.sweeps.renewals();
+    // 3.625 used, 0.5 granted: 3.125 billed; 2.5 at 40 cents (1.00), then 0.625 at 10 cents (6.25 cents, rounded once: 6).
+    const lines = renewals.flat().filter((l) => l.description.includes('GPU'));
+    expect(lines.map((l) => [l.quantity, l.unitAmount, l.amount])).toEqual([
+      [2.5, 40, 100],
+      [0.625, 10, 6],
+    ]);
+    expect(lines.map((l) => l.description)).toEqual(['2.5 hour × GPU hours (tier 0–2.5)', '0.625 hour × GPU hours (tier 2.5–inf)']);
+    const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
+    expect(closes.items.map((c) => [c.finalUsage, c.billedUnits, c.amountMinor])).toEqual([[3625n, 3125n, 106n]]);
+    // The next period: the allowance plus what rolled over (nothing was left unused).
+    expect(await gpuBalance()).toMatchObject({ granted: 500n, used: 0n });
+
+    const exported = (await core.exporter.export('acme', false)).products?.[0].plans?.find((p) => p.key === 'gpu');
+    expect(exported?.usage).toEqual([
+      expect.objectContaining({
+        meter: 'gpu_hours',
+        allowance: 0.5,
+        maxUsage: 100.25,
+        minUsage: 1.5,
+        rollover: { upTo: 0.25 },
+        tiers: { USD: [expect.objectContaining({ upTo: 2.5 }), expect.objectContaining({ upTo: 'inf' })] },
+      }),
+    ]);
+    expect((await core.importer.apply(file)).updated).toBe(0);
   });
 });
 
@@ -245,6 +348,48 @@ describe('usage charges', () => {
     expect(billedUnits(10n, 1000n, { minUsage: 0n })).toBe(0n);
     expect(billedUnits(10n, 0n, { minUsage: 100n })).toBe(100n);
     expect(billedUnits(10n, 50n, { minUsage: 100n })).toBe(50n);
+  });
+
+  it('prices fractional units exactly at the meter scale, rounding once per line', () => {
+    // 2.5 units (scale 3: 2500 steps) at 0.40 (40 cents) = 1.00.
+    expect(usageCharge(item({}), option(40), 2500n, 3).lines).toEqual([
+      { description: '2.5 call × Calls', quantity: 2500n, unitAmount: 40, amount: 100n },
+    ]);
+    // 0.001 unit at 40 cents is 0.04 cents: a line rounds half up once, never per step.
+    expect(usageCharge(item({}), option(40), 1n, 3).amountMinor).toBe(0n);
+    expect(usageCharge(item({}), option(40), 13n, 3).amountMinor).toBe(1n); // 0.52 cents
+    expect(usageCharge(item({}), option(40), 12n, 3).amountMinor).toBe(0n); // 0.48 cents
+    // 1.25 units at 0.2 cents: 0.25 cents exactly, under half: 0.
+    expect(usageCharge(item({}), option(0.2), 1250n, 3).amountMinor).toBe(0n);
+    expect(usageCharge(item({}), option(0.3333), 1_500_000n, 6).amountMinor).toBe(0n); // 0.49995 cents
+    expect(usageCharge(item({}), option(0.3334), 1_500_000n, 6).amountMinor).toBe(1n); // 0.5001 cents
+    // Whole-unit meters price as before (scale 0 is the default).
+    expect(usageCharge(item({}), option(0.2), 12_345n, 0).amountMinor).toBe(2469n);
+  });
+
+  it('tiers bound in units cross at a fractional total', () => {
+    const tiers = [
+      { upTo: '2.5', unitAmount: 40, flatAmount: null },
+      { upTo: '10', unitAmount: 10, flatAmount: 5 },
+      { upTo: 'inf', unitAmount: 1, flatAmount: null },
+    ];
+    // Graduated over 3.75 units (scale 2): 2.5 at 40 = 100, 1.25 at 10 + 5 flat = 17.5 -> 18 (once, half up).
+    const graduated = usageCharge(item({ billingScheme: 'tiered', tiersMode: 'graduated' }), option(null, tiers), 375n, 2);
+    expect(graduated.lines.map((l) => [l.quantity, l.amount, l.description])).toEqual([
+      [250n, 100n, '2.5 call × Calls (tier 0–2.5)'],
+      [125n, 18n, '1.25 call × Calls (tier 2.5–10)'],
+    ]);
+    expect(graduated.amountMinor).toBe(118n);
+    // Exactly at the bound stays in the tier; a step past it enters the next.
+    expect(usageCharge(item({ billingScheme: 'tiered', tiersMode: 'graduated' }), option(null, tiers), 250n, 2).lines).toHaveLength(1);
+    expect(usageCharge(item({ billingScheme: 'tiered', tiersMode: 'graduated' }), option(null, tiers), 251n, 2).lines).toHaveLength(2);
+    // Volume: every unit at the tier the total falls in. 2.5 -> first tier (100); 2.51 -> second (25.1 + 5 = 30.1 -> 30).
+    const volume = item({ billingScheme: 'tiered', tiersMode: 'volume' });
+    expect(usageCharge(volume, option(null, tiers), 250n, 2).amountMinor).toBe(100n);
+    expect(usageCharge(volume, option(null, tiers), 251n, 2).amountMinor).toBe(30n);
+    // A whole bound on a decimal meter is that many units (10 -> 10.000).
+    expect(usageCharge(volume, option(null, tiers), 10_000n, 3).lines[0]).toMatchObject({ unitAmount: 10 });
+    expect(usageCharge(volume, option(null, tiers), 10_001n, 3).lines[0]).toMatchObject({ unitAmount: 1 });
   });
 
   it('prices per unit, graduated and volume tiers exactly', () => {

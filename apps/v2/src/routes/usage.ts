@@ -1,10 +1,10 @@
 import { iso } from '@tollgate/core';
-import { date, int, nstr, object, ok, querySchema, resource, route, typed, uuid } from '@tollgate/http';
+import { date, nstr, num, object, ok, querySchema, resource, route, typed, uuid } from '@tollgate/http';
 import { paged, pageProps, pageSchema, takeOf, type RouteModule } from './support';
 
 export const usageRecordSchema = object({
   uuid,
-  unitCount: int,
+  unitCount: num,
   type: { enum: ['recorded', 'current', 'final'] },
   recordedAt: { anyOf: [date, { type: 'null' }] },
   resetAt: nstr,
@@ -13,7 +13,7 @@ export const usageRecordSchema = object({
   createdAt: date,
   updatedAt: date,
 });
-export const currentUsageSchema = object({ unitCount: int, updatedAt: date });
+export const currentUsageSchema = object({ unitCount: num, updatedAt: date });
 
 const granteeId = { type: 'string', minLength: 1, maxLength: 320 } as const;
 const planUuid = { type: 'string', format: 'uuid' } as const;
@@ -23,7 +23,7 @@ export const usageBody = typed<{ granteeId: string; planUuid: string; countOptio
   properties: {
     granteeId,
     planUuid,
-    countOptions: { type: 'object', properties: { increment: { type: 'integer' } }, required: ['increment'], additionalProperties: false },
+    countOptions: { type: 'object', properties: { increment: { type: 'number' } }, required: ['increment'], additionalProperties: false },
   },
   required: ['granteeId', 'planUuid', 'countOptions'],
   additionalProperties: false,
@@ -42,7 +42,7 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
       operationId: 'updateLicenseUsage',
       summary: 'Record usage',
       description:
-        "Adds `countOptions.increment` units to the usage of the grantee's license of the plan (its usage feature, else its first numerical one). A `unique-key` header makes a retry count once (the SDK sends the literal `undefined` when it has none: that is read as no key).",
+        "Adds `countOptions.increment` units to the usage of the grantee's license of the plan (its usage feature, else its first numerical one): a whole number, or a decimal of at most the meter's scale of places on a meter with decimal places. A `unique-key` header makes a retry count once (the SDK sends the literal `undefined` when it has none: that is read as no key).",
       scope: ['usage', 'write'],
       body: usageBody,
       meta: { parameters: [{ name: 'unique-key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }] },

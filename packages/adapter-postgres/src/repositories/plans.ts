@@ -158,7 +158,16 @@ async function loadLineItems(db: Db, items: LineItemRow[]): Promise<Map<string, 
   const metersBy = new Map(
     meters.map((m): [string, Meter] => [
       m.id,
-      { id: m.id, slug: m.slug, name: m.name, paymentMeterId: m.payment_meter_id, createdAt: m.created_at, updatedAt: m.updated_at },
+      {
+        id: m.id,
+        slug: m.slug,
+        name: m.name,
+        paymentMeterId: m.payment_meter_id,
+        // A decimal meter's scale gives its terms and tiers their meaning (absent on whole-unit meters).
+        ...(Number(m.scale) ? { scale: Number(m.scale) } : {}),
+        createdAt: m.created_at,
+        updatedAt: m.updated_at,
+      },
     ]),
   );
   return new Map(

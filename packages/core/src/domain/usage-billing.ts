@@ -1,9 +1,10 @@
 import type { CurrencyOption, LineItem, Quantity, Tier, UsageTerms } from '../model';
+import { formatUnits } from './usage';
 
 /** One line of a period's usage invoice, in the currency's minor unit. */
 export interface UsageChargeLine {
   description: string;
-  /** Units this line prices. */
+  /** Units this line prices, in steps of the meter (units x 10^scale). */
   quantity: Quantity;
   /** Price of one unit (minor units, may be fractional as the catalog's amounts are); null: a flat amount. */
   unitAmount: number | null;
@@ -17,10 +18,17 @@ export interface UsageCharge {
   lines: UsageChargeLine[];
 }
 
-/** Amounts are priced in millionths of a minor unit, then rounded half up: exact for any catalog amount. */
+/**
+ * Amounts are priced in millionths of a minor unit, then rounded half up once per line: exact for
+ * any catalog amount. Quantities count the meter's smallest step, so a line's exact amount is
+ * steps x price (millionths) / 10^scale, and the one division (by 10^6 x 10^scale) rounds it.
+ */
 const SCALE = 1_000_000n;
 const scaled = (amount: number) => BigInt(Math.round(amount * 1_000_000));
-const rounded = (micro: bigint) => (micro + SCALE / 2n) / SCALE;
+const linePrice = (steps: Quantity, unitAmount: number, flatAmount: number, one: bigint): Quantity => {
+  const divisor = SCALE * one;
+  return (steps * scaled(unitAmount) + scaled(flatAmount) * one + divisor / 2n) / divisor;
+};
 
 /** The billed units of a closed period: what no grant covered, counting the period as at least `minUsage`. */
 export function billedUnits(used: Quantity, granted: Quantity, terms: Pick<UsageTerms, 'minUsage'>): Quantity {
@@ -38,52 +46,61 @@ export function usagePriceOption(li: LineItem, currency: string | null): Currenc
   );
 }
 
-const upToOf = (t: Tier): Quantity | null => (t.upTo === 'inf' ? null : BigInt(t.upTo));
+/** A tier's upper bound (decimal text in units) in steps of a meter of `scale`; null: the last tier. */
+const upToOf = (t: Tier, scale: number): Quantity | null => {
+  if (t.upTo === 'inf') return null;
+  // Bounds are checked against the meter's scale when saved; places past it could only be dropped.
+  const [whole, fraction = ''] = t.upTo.split('.');
+  return BigInt(whole + fraction.slice(0, scale).padEnd(scale, '0'));
+};
 
 /**
  * Prices `units` of a metered line item: per unit (units x unit amount), or by its tiers,
  * graduated (each tier prices the units that fall in it, plus its flat amount once reached) or
- * volume (every unit at the tier the total falls in, plus that tier's flat amount).
+ * volume (every unit at the tier the total falls in, plus that tier's flat amount). `units` counts
+ * the steps of a meter of `scale` decimal places (0: whole units); tier bounds are in units.
  */
-export function usageCharge(li: LineItem, option: CurrencyOption | undefined, units: Quantity): UsageCharge {
+export function usageCharge(li: LineItem, option: CurrencyOption | undefined, units: Quantity, scale = 0): UsageCharge {
   const label = li.unitLabel ?? li.meter?.slug ?? 'unit';
+  const one = 10n ** BigInt(scale);
+  const shown = (q: Quantity) => formatUnits(q, scale);
   const lines: UsageChargeLine[] = [];
   if (units > 0n && option) {
     const tiers = li.billingScheme === 'tiered' ? option.tiers : [];
     if (tiers.length === 0) {
       const unit = option.unitAmount ?? 0;
       lines.push({
-        description: `${units} ${label} × ${li.name}`,
+        description: `${shown(units)} ${label} × ${li.name}`,
         quantity: units,
         unitAmount: unit,
-        amount: rounded(units * scaled(unit)),
+        amount: linePrice(units, unit, 0, one),
       });
     } else if (li.tiersMode === 'volume') {
       const tier = tiers.find((t) => {
-        const upTo = upToOf(t);
+        const upTo = upToOf(t, scale);
         return upTo === null || units <= upTo;
       }) as Tier;
-      const micro = units * scaled(tier.unitAmount) + scaled(tier.flatAmount ?? 0);
       lines.push({
-        description: `${units} ${label} × ${li.name} (volume tier up to ${tier.upTo})`,
+        description: `${shown(units)} ${label} × ${li.name} (volume tier up to ${tier.upTo})`,
         quantity: units,
         unitAmount: tier.unitAmount,
-        amount: rounded(micro),
+        amount: linePrice(units, tier.unitAmount, tier.flatAmount ?? 0, one),
       });
     } else {
       let from = 0n;
       for (const tier of tiers) {
         if (from >= units) break;
-        const upTo = upToOf(tier);
+        const upTo = upToOf(tier, scale);
         const to = upTo === null || upTo > units ? units : upTo;
         const inTier = to - from;
         if (inTier <= 0n) continue;
-        const micro = inTier * scaled(tier.unitAmount) + scaled(tier.flatAmount ?? 0);
+        // Whole units name a tier by its first and last unit (1–500); decimal ones by where it starts (0–2.5).
+        const range = scale ? `${shown(from)}–${tier.upTo}` : `${from + 1n}–${tier.upTo}`;
         lines.push({
-          description: `${inTier} ${label} × ${li.name} (tier ${from + 1n}–${tier.upTo})`,
+          description: `${shown(inTier)} ${label} × ${li.name} (tier ${range})`,
           quantity: inTier,
           unitAmount: tier.unitAmount,
-          amount: rounded(micro),
+          amount: linePrice(inTier, tier.unitAmount, tier.flatAmount ?? 0, one),
         });
         from = to;
       }

@@ -92,6 +92,32 @@ function stepsOf(value: unknown, field: string, scale: number): bigint {
 }
 
 /**
+ * A usage plan term in units (an allowance, cap, minimum, rollover or tier bound; a JSON number or
+ * a decimal string) as a count of the meter's smallest step: 0 to MAX_QUANTITY steps with at most
+ * `scale` decimal places, or a 400 naming `field`. Read from its decimal digits, as quantityOf reads.
+ */
+export function termSteps(value: unknown, field: string, scale: number): bigint {
+  const range = `must be a number from 0 to ${formatUnits(MAX_QUANTITY, scale)}`;
+  const d = decimalOf(value);
+  if (!d || (d.negative && (d.whole !== '0' || d.fraction))) return invalid(field, range);
+  if ((d.whole + d.fraction).replace(/^0+/, '').length > MAX_SIGNIFICANT_DIGITS)
+    invalid(field, `must have at most ${MAX_SIGNIFICANT_DIGITS} significant digits`);
+  if (d.fraction.length > scale) invalid(field, `must have at most ${scale} decimal places (the meter's scale)`);
+  const q = BigInt(d.whole + d.fraction.padEnd(scale, '0'));
+  return q > MAX_QUANTITY ? invalid(field, range) : q;
+}
+
+/**
+ * Units (a number of at least 0, as a v1 plan feature's `maxUsage` holds them) as whole steps of a
+ * meter of `scale`, places past the scale dropped (what `Math.floor` does on a whole-unit meter).
+ */
+export function stepsDown(units: number, scale: number): bigint {
+  const d = decimalOf(units);
+  if (!d || d.negative) return 0n;
+  return BigInt(d.whole + d.fraction.slice(0, scale).padEnd(scale, '0'));
+}
+
+/**
  * The shape of a quantity checked before its meter (and so its scale) is known: a number or decimal
  * string above 0 with at most MAX_SCALE decimal places and 15 significant digits, or a 400 naming
  * `field`. The meter's own scale and the bound are checked once it is known (quantityOf).

@@ -114,6 +114,8 @@ export interface Meter {
   slug: string;
   name: string;
   paymentMeterId: string;
+  /** Decimal places of its quantities (0 or absent: whole units); see UsageMeter. */
+  scale?: number;
   createdAt: Date;
   updatedAt: Date;
 }

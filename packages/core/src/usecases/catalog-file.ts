@@ -20,7 +20,7 @@ import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
 import { currencyExponent, toMajor, toMinor } from '../domain/catalog';
-import { exactNumber, METER_SLUG } from '../domain/usage';
+import { exactNumber, formatUnits, METER_SLUG, termSteps } from '../domain/usage';
 import { usageTermsOf } from './catalog/plan-pricing';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
@@ -80,7 +80,7 @@ export interface UsageEntry {
   rollover?: 'none' | 'all' | { upTo: number };
   /** Price of one unit per currency (major units; fractions of the minor unit allowed). */
   unitPrices?: Record<string, number>;
-  /** Tiers per currency instead of unit prices; `upTo` a whole number of units or `inf`. */
+  /** Tiers per currency instead of unit prices; `upTo` a number of units (decimals on a decimal meter) or `inf`. */
   tiers?: Record<string, { upTo: number | 'inf'; unitAmount: number; flatAmount?: number | null }[]>;
   tiersMode?: 'graduated' | 'volume';
 }
@@ -489,8 +489,8 @@ export class CatalogFileImport {
         invalid(`${at}.meter`, 'must match ^[a-z0-9_]+$');
       if (out.some((li) => li.meter?.slug === u.meter)) invalid(`${at}.meter`, 'is named twice');
       const found = await r.usage.findMeter(tenant, u.meter);
-      // Plans price and cap whole units (docs/decisions.md, decimal meters).
-      if (found?.scale) invalid(`${at}.meter`, `counts in decimals (scale ${found.scale}); usage plans bill whole-unit meters only`);
+      // A meter with decimal places (made through POST /api/meters) takes its terms and tier bounds in them.
+      const scale = found?.scale ?? 0;
       let meter: Meter | undefined = found;
       if (!meter) {
         const id = this.deps.ids.newId();
@@ -518,7 +518,7 @@ export class CatalogFileImport {
         minUsage: u.minUsage,
         rollover: u.rollover,
       };
-      const terms = usageTermsOf(draftTerms, undefined, at) ?? {
+      const terms = usageTermsOf(draftTerms, undefined, at, scale) ?? {
         allowance: 0n,
         maxUsage: null,
         minUsage: 0n,
@@ -550,7 +550,7 @@ export class CatalogFileImport {
         isActive: true,
         allowChangingQuantity: false,
         unitLabel: u.unitLabel ?? null,
-        meter: { id: meterId, slug, name: meterName, paymentMeterId, createdAt, updatedAt },
+        meter: { id: meterId, slug, name: meterName, paymentMeterId, ...(scale ? { scale } : {}), createdAt, updatedAt },
         usage: terms,
         prices: [
           {
@@ -569,12 +569,16 @@ export class CatalogFileImport {
                 unitAmount: tiered ? null : minor(u.unitPrices?.[n] as number, n, `${at}.unitPrices.${n}`),
                 isDefault: k === 0,
                 tiers: tiers.map((t, j) => {
+                  const field = `${at}.tiers.${n}[${j}].upTo`;
                   const upTo =
                     t.upTo === 'inf'
                       ? 'inf'
-                      : Number.isSafeInteger(t.upTo) && t.upTo > 0
-                        ? String(t.upTo)
-                        : invalid(`${at}.tiers.${n}[${j}].upTo`, 'must be a whole number of units or inf');
+                      : !scale
+                        ? Number.isSafeInteger(t.upTo) && t.upTo > 0
+                          ? String(t.upTo)
+                          : invalid(field, 'must be a whole number of units or inf')
+                        : // A decimal meter's bound, in its units: kept as the exact decimal text.
+                          formatUnits(termSteps(t.upTo, field, scale) || invalid(field, `must be greater than 0`), scale);
                   return {
                     id: was?.tiers[j]?.id ?? this.deps.ids.newId(),
                     upTo,
@@ -676,6 +680,7 @@ export class CatalogFileImport {
 /** A metered line item with terms as the catalog file's usage entry (what import reads back). */
 function usageEntryOf(li: LineItem, plan: Plan): UsageEntry {
   const t = li.usage as NonNullable<LineItem['usage']>;
+  const scale = li.meter?.scale ?? 0;
   const options = li.prices[0]?.currencyOptions ?? [];
   const major = (minor: number | null, currency: string) => Math.round(((minor ?? 0) / 10 ** currencyExponent(currency)) * 1e8) / 1e8;
   void plan;
@@ -683,10 +688,11 @@ function usageEntryOf(li: LineItem, plan: Plan): UsageEntry {
     meter: li.meter?.slug ?? li.slug,
     name: li.name,
     unitLabel: li.unitLabel,
-    allowance: exactNumber(t.allowance),
-    maxUsage: t.maxUsage === null ? null : exactNumber(t.maxUsage),
-    minUsage: exactNumber(t.minUsage),
-    rollover: t.rollover.kind === 'upTo' ? { upTo: exactNumber(t.rollover.units) } : t.rollover.kind,
+    // In the meter's units (a decimal meter's terms are kept in its smallest step).
+    allowance: exactNumber(t.allowance, scale),
+    maxUsage: t.maxUsage === null ? null : exactNumber(t.maxUsage, scale),
+    minUsage: exactNumber(t.minUsage, scale),
+    rollover: t.rollover.kind === 'upTo' ? { upTo: exactNumber(t.rollover.units, scale) } : t.rollover.kind,
     ...(li.billingScheme === 'tiered'
       ? {
           tiersMode: li.tiersMode ?? 'graduated',

@@ -1,4 +1,4 @@
-import { invalid } from '../errors';
+import { DomainError, ErrorCodes, invalid } from '../errors';
 import type { Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { exactNumber } from '../domain/usage';
@@ -24,8 +24,17 @@ export interface GranteeUsageRecord {
 export class GranteeUsage {
   constructor(private readonly deps: { uow: UnitOfWork; usage: Pick<UsageService, 'recordForLicense' | 'licenseUsage' | 'records'> }) {}
 
+  /**
+   * Counts `increment` units: a decimal in the meter's scale on a meter with decimal places (read
+   * exactly, as v1 and the catalog read it), a whole number on a whole-unit meter.
+   */
   async record(tenant: Tenant, input: { granteeId: string; planId: Id; increment: unknown }, key?: string): Promise<number> {
-    const { license, variableName } = await this.target(tenant, input.granteeId, input.planId);
+    const { license, variableName, scale } = await this.target(tenant, input.granteeId, input.planId);
+    // A fraction on a whole-unit meter keeps the answer v2/v3 gave it when `increment` was an integer by schema.
+    if (!scale && typeof input.increment === 'number' && !Number.isInteger(input.increment))
+      throw new DomainError(ErrorCodes.VALIDATION_FAILED, 'countOptions.increment must be integer', [
+        { property: 'countOptions.increment', error: 'must be integer' },
+      ]);
     const a = await this.deps.usage.recordForLicense(
       tenant,
       { licenseId: license.id, featureVariableName: variableName, increment: input.increment },
@@ -74,7 +83,11 @@ export class GranteeUsage {
     return out.slice(start, start + q.take);
   }
 
-  private async target(tenant: Tenant, granteeId: string, planId: Id): Promise<{ license: License; variableName: string; featureId: Id }> {
+  private async target(
+    tenant: Tenant,
+    granteeId: string,
+    planId: Id,
+  ): Promise<{ license: License; variableName: string; featureId: Id; scale: number }> {
     return this.deps.uow.read(async (r) => {
       const plan = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       const product = assertAccessible(await r.products.get(plan.productId), tenant, 'product');
@@ -85,7 +98,9 @@ export class GranteeUsage {
       const features = planFeatures(plan, product);
       const feature = (features.find((v) => v.value.isUsage) ?? features.find((v) => v.feature.valueType === 'numerical'))?.feature;
       if (!feature) return invalid('planUuid', 'the plan has no usage (or numerical) feature to count');
-      return { license, variableName: feature.variableName, featureId: feature.id };
+      // The feature's meter (none yet: v1's first use makes a whole-unit one).
+      const meter = await r.usage.findMeter(tenant, feature.variableName.toLowerCase());
+      return { license, variableName: feature.variableName, featureId: feature.id, scale: meter?.scale ?? 0 };
     });
   }
 }

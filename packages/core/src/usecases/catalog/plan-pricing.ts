@@ -1,5 +1,5 @@
 import { invalid } from '../../errors';
-import { MAX_QUANTITY } from '../../domain/usage';
+import { MAX_QUANTITY, termSteps } from '../../domain/usage';
 import type { CurrencyOption, Id, LineItem, Price, Tier, UsageTerms } from '../../model';
 import type { CurrencyOptionDraft, LineItemDraft, PriceDraft } from './inputs';
 
@@ -9,6 +9,9 @@ const slugify = (s: string) =>
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '') || 'item';
+
+/** The meter slug a line item draft counts on: given, else what it had, else from its name. */
+const meterSlugOf = (d: LineItemDraft, before: LineItem | undefined): string => d.meterSlug ?? before?.meter?.slug ?? slugify(d.name);
 
 /** A date-time of a draft: absent keeps `fallback`, null clears it. */
 export const dateOf = (property: string, raw: string | null | undefined, fallback: Date | null): Date | null => {
@@ -20,8 +23,12 @@ export const dateOf = (property: string, raw: string | null | undefined, fallbac
 
 const USAGE_FIELDS = ['allowance', 'maxUsage', 'minUsage', 'rollover'] as const;
 
-/** Whole units 0..MAX_QUANTITY from a JSON number or decimal string, or a 400 naming the field. */
-function unitsOf(value: unknown, field: string): bigint {
+/**
+ * A term in units as the meter's steps, or a 400 naming the field: on a whole-unit meter whole units
+ * 0..MAX_QUANTITY (a JSON number or digits), on a decimal meter a decimal of at most its scale of places.
+ */
+function unitsOf(value: unknown, field: string, scale: number): bigint {
+  if (scale) return termSteps(value, field, scale);
   let q: bigint | undefined;
   if (typeof value === 'number' && Number.isSafeInteger(value)) q = BigInt(value);
   else if (typeof value === 'string' && /^[0-9]{1,16}$/.test(value)) q = BigInt(value);
@@ -31,27 +38,30 @@ function unitsOf(value: unknown, field: string): bigint {
 
 /**
  * The usage terms of a line item: given fields over what it had (or the defaults: no allowance,
- * no cap, no minimum, no rollover). Only a metered line item has terms.
+ * no cap, no minimum, no rollover). Only a metered line item has terms. They are kept in steps of
+ * its meter (`scale` decimal places; 0: whole units), as its balances count.
  */
 export function usageTermsOf(
   d: Pick<LineItemDraft, 'priceType' | 'allowance' | 'maxUsage' | 'minUsage' | 'rollover'>,
   before: LineItem | undefined,
   at: string,
+  scale = 0,
 ): UsageTerms | null {
   const given = USAGE_FIELDS.filter((f) => d[f] !== undefined);
   if (d.priceType !== 'metered') {
     if (given.length) invalid(`${at}.${given[0]}`, 'usage terms belong to a metered line item');
     return null;
   }
-  if (given.length === 0) return before?.usage ?? null;
-  const old = before?.usage;
-  const allowance = d.allowance === undefined ? (old?.allowance ?? 0n) : unitsOf(d.allowance, `${at}.allowance`);
-  const cap = d.maxUsage === undefined ? (old?.maxUsage ?? null) : d.maxUsage === null ? null : unitsOf(d.maxUsage, `${at}.maxUsage`);
-  const minUsage = d.minUsage === undefined ? (old?.minUsage ?? 0n) : unitsOf(d.minUsage, `${at}.minUsage`);
+  const old = before?.usage && rescaled(before.usage, before.meter?.scale ?? 0, scale, at, given);
+  if (given.length === 0) return old ?? null;
+  const allowance = d.allowance === undefined ? (old?.allowance ?? 0n) : unitsOf(d.allowance, `${at}.allowance`, scale);
+  const cap =
+    d.maxUsage === undefined ? (old?.maxUsage ?? null) : d.maxUsage === null ? null : unitsOf(d.maxUsage, `${at}.maxUsage`, scale);
+  const minUsage = d.minUsage === undefined ? (old?.minUsage ?? 0n) : unitsOf(d.minUsage, `${at}.minUsage`, scale);
   let rollover: UsageTerms['rollover'] = old?.rollover ?? { kind: 'none' };
   if (d.rollover === 'none' || d.rollover === 'all') rollover = { kind: d.rollover };
   else if (d.rollover !== undefined) {
-    const units = unitsOf(d.rollover.upTo, `${at}.rollover.upTo`);
+    const units = unitsOf(d.rollover.upTo, `${at}.rollover.upTo`, scale);
     rollover = units === 0n ? { kind: 'none' } : { kind: 'upTo', units };
   }
   // The contract's reading: a maxUsage of 0 is no cap.
@@ -61,18 +71,66 @@ export function usageTermsOf(
 }
 
 /**
+ * Terms a line item keeps, in steps of the meter it now counts on: moved to a meter of another
+ * scale, they keep their units (exactly, or a 400 naming the term that has more places than the new
+ * meter's scale, to be given again).
+ */
+function rescaled(t: UsageTerms, from: number, to: number, at: string, given: readonly string[]): UsageTerms {
+  if (from === to) return t;
+  const step = 10n ** BigInt(Math.abs(to - from));
+  const move = (q: bigint, field: string): bigint => {
+    // A term given anew replaces the kept one: it is not moved.
+    if (given.includes(field.split('.')[0])) return q;
+    const out =
+      to > from
+        ? q * step
+        : q % step === 0n
+          ? q / step
+          : invalid(`${at}.${field}`, `has more decimal places than the meter's scale (${to}): give it again`);
+    return out > MAX_QUANTITY ? invalid(`${at}.${field}`, `must be at most ${MAX_QUANTITY} steps of the meter: give it again`) : out;
+  };
+  return {
+    allowance: move(t.allowance, 'allowance'),
+    maxUsage: t.maxUsage === null ? null : move(t.maxUsage, 'maxUsage'),
+    minUsage: move(t.minUsage, 'minUsage'),
+    rollover: t.rollover.kind === 'upTo' ? { kind: 'upTo', units: move(t.rollover.units, 'rollover.upTo') } : t.rollover,
+  };
+}
+
+/**
  * A plan's pricing as a save gives it (line items, prices, currency options, tiers), merged with what
  * the plan holds: ids are kept where the draft names them, new ones drawn for the rest.
  */
 export class PlanPricing {
   constructor(private readonly id: () => Id) {}
 
+  /** The meter slugs the metered line items of a save count on (what their terms' scales depend on). */
+  meterSlugs(drafts: LineItemDraft[], current: LineItem[]): string[] {
+    return drafts.flatMap((d) =>
+      d.priceType === 'metered' && d.meterSlug !== null
+        ? [
+            meterSlugOf(
+              d,
+              current.find((li) => li.id === d.id),
+            ),
+          ]
+        : [],
+    );
+  }
+
   /**
    * The line items of a save, merged with the plan's current ones: a given id updates that item in
    * place (its prices and currency options likewise), an item without id is new, and an item left
-   * out is archived when a subscription references it (deleted otherwise).
+   * out is archived when a subscription references it (deleted otherwise). `scales` gives the
+   * decimal places of the meters with a scale (by slug), in which their terms and tier bounds are read.
    */
-  lineItems(drafts: LineItemDraft[], current: LineItem[], referenced: Set<Id>, now: Date): LineItem[] {
+  lineItems(
+    drafts: LineItemDraft[],
+    current: LineItem[],
+    referenced: Set<Id>,
+    now: Date,
+    scales: ReadonlyMap<string, number> = new Map(),
+  ): LineItem[] {
     const byId = new Map(current.map((li) => [li.id, li]));
     const kept = new Set<Id>();
     const saved = drafts.map((d, i) => {
@@ -81,7 +139,7 @@ export class PlanPricing {
         if (kept.has(before.id)) invalid(`lineItems[${i}].id`, 'is given twice');
         kept.add(before.id);
       }
-      return this.lineItem(d, before, !!before && referenced.has(before.id), `lineItems[${i}]`, now);
+      return this.lineItem(d, before, !!before && referenced.has(before.id), `lineItems[${i}]`, now, scales);
     });
     const dropped = current
       .filter((li) => !kept.has(li.id) && referenced.has(li.id))
@@ -89,7 +147,14 @@ export class PlanPricing {
     return [...saved, ...dropped];
   }
 
-  private lineItem(d: LineItemDraft, before: LineItem | undefined, isReferenced: boolean, at: string, now: Date): LineItem {
+  private lineItem(
+    d: LineItemDraft,
+    before: LineItem | undefined,
+    isReferenced: boolean,
+    at: string,
+    now: Date,
+    scales: ReadonlyMap<string, number>,
+  ): LineItem {
     const min = d.minQuantity ?? before?.minQuantity ?? 1;
     const max = d.maxQuantity ?? before?.maxQuantity ?? 1;
     if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < min)
@@ -100,13 +165,15 @@ export class PlanPricing {
       billingScheme === 'tiered' ? (d.tiersMode ?? invalid(`${at}.tiersMode`, 'is required when billingScheme is tiered')) : null;
     const id = before?.id ?? this.id();
     const slug = d.slug ?? before?.slug ?? slugify(d.name);
-    const meterSlug = d.meterSlug ?? before?.meter?.slug ?? slugify(d.name);
+    const meterSlug = meterSlugOf(d, before);
+    const metered = d.priceType === 'metered' && d.meterSlug !== null;
+    const scale = metered ? (scales.get(meterSlug) ?? 0) : 0;
     const prices = new Map((before?.prices ?? []).map((p) => [p.id, p]));
     const keptPrices = new Set<Id>();
     const saved = (d.prices ?? []).map((p, i) => {
       const old = p.id ? (prices.get(p.id) ?? invalid(`${at}.prices[${i}].id`, 'is not a price of this line item')) : undefined;
       if (old) keptPrices.add(old.id);
-      return this.price(p, old, tiersMode !== null, `${at}.prices[${i}]`, now);
+      return this.price(p, old, tiersMode !== null, `${at}.prices[${i}]`, now, scale);
     });
     // Prices left out stay, archived, while a subscription references the line item; else they go.
     const droppedPrices = [...prices.values()]
@@ -127,18 +194,17 @@ export class PlanPricing {
       isActive: d.isActive ?? before?.isActive ?? true,
       allowChangingQuantity: d.allowChangingQuantity ?? before?.allowChangingQuantity ?? false,
       unitLabel: d.unitLabel === undefined ? (before?.unitLabel ?? null) : d.unitLabel,
-      meter:
-        d.priceType === 'metered' && d.meterSlug !== null
-          ? {
-              id: before?.meter?.id ?? this.id(),
-              slug: meterSlug,
-              name: d.name,
-              paymentMeterId: before?.meter?.paymentMeterId ?? `mtr_${id.slice(0, 8)}`,
-              createdAt: before?.meter?.createdAt ?? now,
-              updatedAt: now,
-            }
-          : null,
-      usage: usageTermsOf(d, before, at),
+      meter: metered
+        ? {
+            id: before?.meter?.id ?? this.id(),
+            slug: meterSlug,
+            name: d.name,
+            paymentMeterId: before?.meter?.paymentMeterId ?? `mtr_${id.slice(0, 8)}`,
+            createdAt: before?.meter?.createdAt ?? now,
+            updatedAt: now,
+          }
+        : null,
+      usage: usageTermsOf(d, before, at, scale),
       prices: [...saved, ...(isReferenced ? droppedPrices : [])],
       archivedAt: dateOf(`${at}.archivedAt`, d.archivedAt, before?.archivedAt ?? null),
       createdAt: before?.createdAt ?? now,
@@ -146,7 +212,7 @@ export class PlanPricing {
     };
   }
 
-  private price(d: PriceDraft, before: Price | undefined, tiered: boolean, at: string, now: Date): Price {
+  private price(d: PriceDraft, before: Price | undefined, tiered: boolean, at: string, now: Date, scale: number): Price {
     if (d.currencyOptions.length === 0) invalid(`${at}.currencyOptions`, 'at least one currency option is required');
     const currencies = d.currencyOptions.map((o) => o.currency.toLowerCase());
     if (new Set(currencies).size !== currencies.length) invalid(`${at}.currencyOptions`, 'names a currency twice');
@@ -170,7 +236,7 @@ export class PlanPricing {
         const old = o.id
           ? (oldOptions.find((x) => x.id === o.id) ?? invalid(`${at}.currencyOptions[${i}].id`, 'is not a currency option of this price'))
           : oldOptions.find((x) => x.currency === o.currency.toLowerCase());
-        return this.currencyOption(o, old, i === defaultIndex, tiered, `${at}.currencyOptions[${i}]`, now);
+        return this.currencyOption(o, old, i === defaultIndex, tiered, `${at}.currencyOptions[${i}]`, now, scale);
       }),
       archivedAt: dateOf(`${at}.archivedAt`, d.archivedAt, before?.archivedAt ?? null),
       createdAt: before?.createdAt ?? now,
@@ -185,6 +251,7 @@ export class PlanPricing {
     tiered: boolean,
     at: string,
     now: Date,
+    scale: number,
   ): CurrencyOption {
     if (!/^[A-Za-z]{3}$/.test(d.currency)) invalid(`${at}.currency`, 'must be a three-letter currency code');
     if (tiered && !(d.tiers && d.tiers.length)) invalid(`${at}.tiers`, 'a tiered price needs tiers');
@@ -197,6 +264,13 @@ export class PlanPricing {
       // Tiers mean something only for a tiered price.
       tiers: (tiered ? (d.tiers ?? []) : []).map((t, i): Tier => {
         const old = t.id ? (oldTiers.get(t.id) ?? invalid(`${at}.tiers[${i}].id`, 'is not a tier of this currency option')) : undefined;
+        // A bound is in units: a decimal meter's may have its scale of places, any other's is whole.
+        const places = /\.([0-9]*)$/.exec(t.upTo)?.[1].length ?? 0;
+        if (places > scale)
+          invalid(
+            `${at}.tiers[${i}].upTo`,
+            scale ? `must have at most ${scale} decimal places (the meter's scale)` : 'must be a whole number of units or inf',
+          );
         return {
           id: old?.id ?? this.id(),
           upTo: t.upTo,

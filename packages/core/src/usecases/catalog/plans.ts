@@ -97,9 +97,20 @@ export class PlanAdmin {
    * Creates or replaces a plan with its entitlements (capabilities of the product, created by name
    * when new) and its line items, prices, currency options and tiers, in one transaction.
    */
+  /** The decimal places of the tenant's meters with a scale among `slugs` (their terms and tier bounds are read in them). */
+  private async meterScales(r: Repositories, tenant: Tenant, slugs: string[]): Promise<Map<string, number>> {
+    const scales = new Map<string, number>();
+    for (const slug of new Set(slugs)) {
+      const scale = (await r.usage.findMeter(tenant, slug))?.scale;
+      if (scale) scales.set(slug, scale);
+    }
+    return scales;
+  }
+
   /**
    * A metered line item counts on the tenant's usage meter of its slug (the one `/api/meters`,
-   * `/api/usage/*` and balances name), created with the line item's name when there is none.
+   * `/api/usage/*` and balances name), created with the line item's name when there is none. A
+   * meter with decimal places keeps its scale on the line item: its terms and tiers are in it.
    */
   private async usageMeters(r: Repositories, tenant: Tenant, items: LineItem[]): Promise<LineItem[]> {
     const out: LineItem[] = [];
@@ -109,16 +120,10 @@ export class PlanAdmin {
         continue;
       }
       const found = await r.usage.findMeter(tenant, li.meter.slug);
-      // Plans price and cap whole units: a meter with decimal places is metered and granted through
-      // the usage routes only (docs/decisions.md, decimal meters).
-      if (found?.scale)
-        invalid(
-          'lineItems',
-          `the meter "${found.slug}" counts in decimals (scale ${found.scale}); usage plans bill whole-unit meters only`,
-        );
       if (found) {
         const { id, slug, name, paymentMeterId, createdAt, updatedAt } = found;
-        out.push({ ...li, meter: { id, slug, name, paymentMeterId, createdAt, updatedAt } });
+        const scale = found.scale ? { scale: found.scale } : {};
+        out.push({ ...li, meter: { id, slug, name, paymentMeterId, ...scale, createdAt, updatedAt } });
         continue;
       }
       await r.usage.saveMeter({ ...li.meter, ...tenant, unitLabel: li.unitLabel });
@@ -168,7 +173,17 @@ export class PlanAdmin {
         archivedAt: dateOf('archivedAt', draft.archivedAt, base.archivedAt),
         capabilityIds: draft.entitlements ? capabilityIds : base.capabilityIds,
         lineItems: draft.lineItems
-          ? await this.usageMeters(r, tenant, this.pricing.lineItems(draft.lineItems, base.lineItems, referenced, now))
+          ? await this.usageMeters(
+              r,
+              tenant,
+              this.pricing.lineItems(
+                draft.lineItems,
+                base.lineItems,
+                referenced,
+                now,
+                await this.meterScales(r, tenant, this.pricing.meterSlugs(draft.lineItems, base.lineItems)),
+              ),
+            )
           : base.lineItems,
         updatedAt: now,
       };

@@ -1,4 +1,4 @@
-import { exactNumber, METER_SLUG } from '../../domain/usage';
+import { exactNumber, METER_SLUG, stepsDown } from '../../domain/usage';
 import { currencyExponent } from '../../domain/catalog';
 import { closePeriod as closeRule, decide, DEFAULT_GRANT_PRIORITY, expireDue, sortGrants, type BalanceState } from '../../domain/usage';
 import { billedUnits, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
@@ -24,17 +24,21 @@ import type { IdGenerator, Repositories, UsageInvoiceLine } from '../../ports';
 /** A metered line item without terms meters only: nothing granted, no cap, no minimum, nothing carried. */
 export const NO_USAGE_TERMS: UsageTerms = { allowance: 0n, maxUsage: null, minUsage: 0n, rollover: { kind: 'none' } };
 
-/** One metered line item of a plan with its meter and terms. */
+/** One metered line item of a plan with its meter and terms (in steps of the meter: units x 10^scale). */
 export interface UsageLine {
   lineItem: LineItem;
   meter: Meter;
   terms: UsageTerms;
+  /** The meter's decimal places (0: whole units). */
+  scale: number;
 }
 
 /** The plan's live metered line items (each counts on its meter). */
 export const usageLinesOf = (plan: Plan): UsageLine[] =>
   plan.lineItems.flatMap((li) =>
-    li.priceType === 'metered' && li.meter && !li.archivedAt ? [{ lineItem: li, meter: li.meter, terms: li.usage ?? NO_USAGE_TERMS }] : [],
+    li.priceType === 'metered' && li.meter && !li.archivedAt
+      ? [{ lineItem: li, meter: li.meter, terms: li.usage ?? NO_USAGE_TERMS, scale: li.meter.scale ?? 0 }]
+      : [],
   );
 
 /**
@@ -44,7 +48,8 @@ export const usageLinesOf = (plan: Plan): UsageLine[] =>
  * the tenant's meter of its variable name (made when new, as v1 `PUT /usage` does); `maxUsage` is
  * the period's cap (0: none), `minUsage` the least billed, no allowance and no rollover, priced per
  * unit at `pricePerUnit` (major units of the subscription's currency). A metered line item on the
- * same meter wins; a decimal meter is not billed by a plan.
+ * same meter wins. On a meter with decimal places the feature's `maxUsage` and `minUsage` are units
+ * of it (places past its scale dropped).
  */
 export async function usageLinesIn(
   r: Repositories,
@@ -78,14 +83,14 @@ export async function usageLinesIn(
       };
       await r.usage.saveMeter(meter);
     }
-    if (meter.scale) continue;
+    const scale = meter.scale ?? 0;
     const terms: UsageTerms = {
       allowance: 0n,
-      maxUsage: v.maxUsage > 0 ? BigInt(Math.floor(v.maxUsage)) : null,
-      minUsage: v.minUsage > 0 ? BigInt(Math.floor(v.minUsage)) : 0n,
+      maxUsage: v.maxUsage > 0 ? stepsDown(v.maxUsage, scale) : null,
+      minUsage: v.minUsage > 0 ? stepsDown(v.minUsage, scale) : 0n,
       rollover: { kind: 'none' },
     };
-    lines.push({ lineItem: featureLineItem(feature, v, meter, terms, currency, now), meter, terms });
+    lines.push({ lineItem: featureLineItem(feature, v, meter, terms, currency, now), meter, terms, scale });
   }
   return lines;
 }
@@ -289,6 +294,8 @@ export async function closeOpenPeriod(
 export interface BilledPeriod {
   close: UsageClose;
   meterSlug: string;
+  /** The meter's decimal places: the lines' quantities count its smallest step. */
+  scale: number;
   lines: UsageChargeLine[];
 }
 
@@ -328,7 +335,7 @@ export async function closeSubscriptionPeriod(
       now: a.now,
     });
     const units = billedUnits(closed.finalUsage, closed.granted, line.terms);
-    const charge = usageCharge(line.lineItem, usagePriceOption(line.lineItem, s.currency), units);
+    const charge = usageCharge(line.lineItem, usagePriceOption(line.lineItem, s.currency), units, line.scale);
     const close: UsageClose = {
       id: ids.newId(),
       ...tenant,
@@ -345,7 +352,7 @@ export async function closeSubscriptionPeriod(
       createdAt: a.now,
     };
     await r.usage.saveClose(close);
-    out.push({ close, meterSlug: line.meter.slug, lines: charge.lines });
+    out.push({ close, meterSlug: line.meter.slug, scale: line.scale, lines: charge.lines });
     if (a.next && a.next.plan.id === a.plan.id && a.next.subscription.id === s.id)
       await openPeriod(r, ids, {
         tenant,
@@ -377,12 +384,12 @@ export async function startSubscriptionUsage(r: Repositories, ids: IdGenerator, 
     });
 }
 
-/** The invoice lines of billed periods (what the payment port bills), amounts as exact JSON numbers. */
+/** The invoice lines of billed periods (what the payment port bills), quantities in the meter's units and amounts as exact JSON numbers. */
 export const usageInvoiceLines = (billed: BilledPeriod[]): UsageInvoiceLine[] =>
   billed.flatMap((b) =>
     b.lines.map((l) => ({
       description: l.description,
-      quantity: exactNumber(l.quantity),
+      quantity: exactNumber(l.quantity, b.scale),
       unitAmount: l.unitAmount,
       amount: exactNumber(l.amount),
       periodStart: b.close.periodStart,
