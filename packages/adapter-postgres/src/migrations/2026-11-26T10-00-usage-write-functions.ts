@@ -13,6 +13,8 @@ import { sql, type Kysely } from 'kysely';
  * plan), an array parameter is estimated at a few rows, so the balances are updated through their
  * primary key. (JSON rows, `json_to_recordset`, are estimated at 100 whatever they hold, and the
  * generic plan of the update scanned every balance.) Quantities are numeric (exact), sent as text.
+ * The events' payloads, JSON themselves, travel as one JSON array (`json_array_elements`, zipped
+ * with the other columns by `rows from`), not as text elements of an array escaped one by one.
  *
  * `outbox_append` appends events in the given order and returns the enabled webhook endpoints of
  * their tenants, in creation order. `usage_write_batch` updates the batch's balances (locked
@@ -23,14 +25,14 @@ import { sql, type Kysely } from 'kysely';
  * nothing to its table.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`create function outbox_append(p_id uuid[], p_org uuid[], p_test boolean[], p_type text[], p_key uuid[], p_payload text[],
+  await sql`create function outbox_append(p_id uuid[], p_org uuid[], p_test boolean[], p_type text[], p_key uuid[], p_payloads json,
       p_created_at timestamptz[])
     returns setof webhook_endpoints language plpgsql volatile as $$
     begin
       insert into outbox_events (id, organisation_id, is_test, type, ordering_key, payload, created_at)
       select v.id, v.o, v.t, v.type, v.k, v.payload::jsonb, v.c
-      from unnest(p_id, p_org, p_test, p_type, p_key, p_payload, p_created_at) with ordinality
-        as v (id, o, t, type, k, payload, c, n)
+      from rows from (unnest(p_id), unnest(p_org), unnest(p_test), unnest(p_type), unnest(p_key), json_array_elements(p_payloads),
+        unnest(p_created_at)) with ordinality as v (id, o, t, type, k, payload, c, n)
       order by v.n;
       return query
         select w.* from webhook_endpoints w
@@ -49,7 +51,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       e_id uuid[], e_org uuid[], e_test boolean[], e_balance uuid[], e_owner text[], e_meter uuid[], e_kind text[],
       e_quantity numeric[], e_granted numeric[], e_used numeric[], e_reserved numeric[], e_hold uuid[], e_grant uuid[],
       e_key text[], e_created_at timestamptz[],
-      o_id uuid[], o_org uuid[], o_test boolean[], o_type text[], o_key uuid[], o_payload text[], o_created_at timestamptz[])
+      o_id uuid[], o_org uuid[], o_test boolean[], o_type text[], o_key uuid[], o_payloads json, o_created_at timestamptz[])
     returns setof webhook_endpoints language plpgsql volatile as $$
     begin
       update usage_balances as b set granted = v.granted, used = v.used, reserved = v.reserved, cap = v.cap,
@@ -79,7 +81,7 @@ export async function up(db: Kysely<any>): Promise<void> {
           e_hold, e_grant, e_key, e_created_at);
       end if;
       if cardinality(o_id) > 0 then
-        return query select * from outbox_append(o_id, o_org, o_test, o_type, o_key, o_payload, o_created_at);
+        return query select * from outbox_append(o_id, o_org, o_test, o_type, o_key, o_payloads, o_created_at);
       end if;
     end $$`.execute(db);
 }
@@ -89,8 +91,8 @@ export async function down(db: Kysely<any>): Promise<void> {
     timestamptz[], timestamptz[], uuid[], boolean[], text[], text[], text[], timestamptz[], uuid[], uuid[], numeric[], numeric[],
     numeric[], integer[], timestamptz[], text[], timestamptz[], uuid[], uuid[], uuid[], boolean[], numeric[], text[], numeric[],
     timestamptz[], timestamptz[], timestamptz[], uuid[], uuid[], boolean[], uuid[], text[], uuid[], text[], numeric[], numeric[],
-    numeric[], numeric[], uuid[], uuid[], text[], timestamptz[], uuid[], uuid[], boolean[], text[], uuid[], text[], timestamptz[])`.execute(
+    numeric[], numeric[], uuid[], uuid[], text[], timestamptz[], uuid[], uuid[], boolean[], text[], uuid[], json, timestamptz[])`.execute(
     db,
   );
-  await sql`drop function if exists outbox_append(uuid[], uuid[], boolean[], text[], uuid[], text[], timestamptz[])`.execute(db);
+  await sql`drop function if exists outbox_append(uuid[], uuid[], boolean[], text[], uuid[], json, timestamptz[])`.execute(db);
 }

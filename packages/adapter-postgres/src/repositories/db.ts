@@ -18,6 +18,32 @@ const untyped = (db: Db) => db as unknown as Untyped;
 /** JSON for a jsonb parameter (pg would send a JS array as a PostgreSQL array). */
 export const json = (v: unknown): string => JSON.stringify(v);
 
+/**
+ * PostgreSQL array literals for array parameters, written here rather than by pg (whose generic
+ * encoder escapes every element and formats every Date by hand: a fifth of the server's CPU in the
+ * group commit's write). `plainArray` is for elements whose text needs no quoting (uuids, numbers,
+ * booleans, decimal text); `textArray` quotes each element; `timeArray` writes instants as ISO
+ * 8601 (UTC). A null element is NULL.
+ */
+export const plainArray = (xs: readonly (string | number | boolean | bigint | null)[]): string => {
+  let out = '{';
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i];
+    out += (i ? ',' : '') + (x === null ? 'NULL' : String(x));
+  }
+  return out + '}';
+};
+const QUOTED = /["\\]/g;
+export const textArray = (xs: readonly (string | null)[]): string => {
+  let out = '{';
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i];
+    out += (i ? ',' : '') + (x === null ? 'NULL' : `"${x.replace(QUOTED, '\\$&')}"`);
+  }
+  return out + '}';
+};
+export const timeArray = (xs: readonly (Date | null)[]): string => plainArray(xs.map((d) => (d === null ? null : d.toISOString())));
+
 /** The tenant filter of an owned row: organisation and mode. */
 export const tenantOf = (t: Tenant) => ({ organisation_id: t.organisationId, is_test: t.isTest });
 

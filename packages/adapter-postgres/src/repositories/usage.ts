@@ -21,7 +21,7 @@ import {
 } from '@tollgate/core';
 import type { CreditGrants, Meters, UsageBalances, UsageCloses, UsageHolds, UsageLedger, WebhookEndpoints } from '../schema';
 import { toEndpoint } from './webhooks';
-import { chunks, json, keysetPage, type Db } from './db';
+import { chunks, json, keysetPage, plainArray, textArray, timeArray, type Db } from './db';
 
 /** The meter-event relay's position: `<transaction id>:<entry id>` (no entry id: nothing of that transaction done yet). */
 const relayPosition = (tx: string, entryId: string | null) => `${tx}:${entryId ?? ''}`;
@@ -211,75 +211,74 @@ export function usageRepository(db: Db): UsageRepository {
     const grants = ws.flatMap((x) => x.grants);
     const holds = ws.flatMap((x) => x.holds);
     const entries = ws.flatMap((x) => x.entries);
-    const nullable = (v: bigint | null) => (v === null ? null : text(v));
     const columns = [
       ...[
-        balances.map((b) => b.id),
-        balances.map((b) => text(b.granted)),
-        balances.map((b) => text(b.used)),
-        balances.map((b) => text(b.reserved)),
-        balances.map((b) => nullable(b.cap)),
-        balances.map((b) => b.limited),
-        balances.map((b) => b.closedAt),
-        balances.map((b) => b.periodEnd),
-        balances.map((b) => b.updatedAt),
+        plainArray(balances.map((b) => b.id)),
+        plainArray(balances.map((b) => b.granted)),
+        plainArray(balances.map((b) => b.used)),
+        plainArray(balances.map((b) => b.reserved)),
+        plainArray(balances.map((b) => b.cap)),
+        plainArray(balances.map((b) => b.limited)),
+        timeArray(balances.map((b) => b.closedAt)),
+        timeArray(balances.map((b) => b.periodEnd)),
+        timeArray(balances.map((b) => b.updatedAt)),
       ],
       ...[
-        keys.map((k) => k.organisationId),
-        keys.map((k) => k.isTest),
-        keys.map((k) => k.key),
-        keys.map((k) => k.fingerprint),
-        keys.map((k) => JSON.stringify(k.answer)),
-        keys.map((k) => k.createdAt),
+        plainArray(keys.map((k) => k.organisationId)),
+        plainArray(keys.map((k) => k.isTest)),
+        textArray(keys.map((k) => k.key)),
+        textArray(keys.map((k) => k.fingerprint)),
+        textArray(keys.map((k) => JSON.stringify(k.answer))),
+        timeArray(keys.map((k) => k.createdAt)),
       ],
       ...[
-        grants.map((g) => g.id),
-        grants.map((g) => g.balanceId),
-        grants.map((g) => text(g.amount)),
-        grants.map((g) => text(g.drawn)),
-        grants.map((g) => text(g.expired)),
-        grants.map((g) => g.priority),
-        grants.map((g) => g.expiresAt),
-        grants.map((g) => g.source),
-        grants.map((g) => g.createdAt),
+        plainArray(grants.map((g) => g.id)),
+        plainArray(grants.map((g) => g.balanceId)),
+        plainArray(grants.map((g) => g.amount)),
+        plainArray(grants.map((g) => g.drawn)),
+        plainArray(grants.map((g) => g.expired)),
+        plainArray(grants.map((g) => g.priority)),
+        timeArray(grants.map((g) => g.expiresAt)),
+        textArray(grants.map((g) => g.source)),
+        timeArray(grants.map((g) => g.createdAt)),
       ],
       ...[
-        holds.map((h) => h.id),
-        holds.map((h) => h.balanceId),
-        holds.map((h) => h.organisationId),
-        holds.map((h) => h.isTest),
-        holds.map((h) => text(h.quantity)),
-        holds.map((h) => h.status),
-        holds.map((h) => nullable(h.committed)),
-        holds.map((h) => h.expiresAt),
-        holds.map((h) => h.createdAt),
-        holds.map((h) => h.settledAt),
+        plainArray(holds.map((h) => h.id)),
+        plainArray(holds.map((h) => h.balanceId)),
+        plainArray(holds.map((h) => h.organisationId)),
+        plainArray(holds.map((h) => h.isTest)),
+        plainArray(holds.map((h) => h.quantity)),
+        textArray(holds.map((h) => h.status)),
+        plainArray(holds.map((h) => h.committed)),
+        timeArray(holds.map((h) => h.expiresAt)),
+        timeArray(holds.map((h) => h.createdAt)),
+        timeArray(holds.map((h) => h.settledAt)),
       ],
       ...[
-        entries.map((e) => e.id),
-        entries.map((e) => e.organisationId),
-        entries.map((e) => e.isTest),
-        entries.map((e) => e.balanceId),
-        entries.map((e) => e.owner),
-        entries.map((e) => e.meterId),
-        entries.map((e) => e.kind),
-        entries.map((e) => text(e.quantity)),
-        entries.map((e) => text(e.grantedDelta)),
-        entries.map((e) => text(e.usedDelta)),
-        entries.map((e) => text(e.reservedDelta)),
-        entries.map((e) => e.holdId),
-        entries.map((e) => e.grantId),
-        entries.map((e) => e.idempotencyKey),
-        entries.map((e) => e.createdAt),
+        plainArray(entries.map((e) => e.id)),
+        plainArray(entries.map((e) => e.organisationId)),
+        plainArray(entries.map((e) => e.isTest)),
+        plainArray(entries.map((e) => e.balanceId)),
+        textArray(entries.map((e) => e.owner)),
+        plainArray(entries.map((e) => e.meterId)),
+        textArray(entries.map((e) => e.kind)),
+        plainArray(entries.map((e) => e.quantity)),
+        plainArray(entries.map((e) => e.grantedDelta)),
+        plainArray(entries.map((e) => e.usedDelta)),
+        plainArray(entries.map((e) => e.reservedDelta)),
+        plainArray(entries.map((e) => e.holdId)),
+        plainArray(entries.map((e) => e.grantId)),
+        textArray(entries.map((e) => e.idempotencyKey)),
+        timeArray(entries.map((e) => e.createdAt)),
       ],
       ...[
-        events.map((e) => e.id),
-        events.map((e) => e.organisationId),
-        events.map((e) => e.isTest),
-        events.map((e) => e.type),
-        events.map((e) => e.orderingKey),
-        events.map((e) => json(e.payload)),
-        events.map((e) => e.createdAt),
+        plainArray(events.map((e) => e.id)),
+        plainArray(events.map((e) => e.organisationId)),
+        plainArray(events.map((e) => e.isTest)),
+        textArray(events.map((e) => e.type)),
+        plainArray(events.map((e) => e.orderingKey)),
+        json(events.map((e) => e.payload)),
+        timeArray(events.map((e) => e.createdAt)),
       ],
     ];
     // The parameters take their types from the function's signature.
@@ -367,8 +366,8 @@ export function usageRepository(db: Db): UsageRepository {
       const lockAll = async (fs: Balance[]) =>
         (
           await sql<LockedRow>`
-            select * from usage_lock_balances(${fs.map((f) => f.organisationId)}::uuid[], ${fs.map((f) => f.isTest)}::boolean[],
-              ${fs.map((f) => f.owner)}::text[], ${fs.map((f) => f.meterId)}::uuid[])`.execute(db)
+            select * from usage_lock_balances(${plainArray(fs.map((f) => f.organisationId))}::uuid[], ${plainArray(fs.map((f) => f.isTest))}::boolean[],
+              ${textArray(fs.map((f) => f.owner))}::text[], ${plainArray(fs.map((f) => f.meterId))}::uuid[])`.execute(db)
         ).rows;
       const found = new Map<string, LockedRow>();
       for (const r of await lockAll(items.map((i) => i.fresh))) found.set(rowKey(r), r);

@@ -10,7 +10,7 @@ import type {
   WebhookRepository,
 } from '@tollgate/core';
 import type { DB } from '../schema';
-import { chunks, json, keysetPage, tenantOf, upsert, type Db } from './db';
+import { chunks, json, keysetPage, plainArray, tenantOf, textArray, timeArray, upsert, type Db } from './db';
 
 /** A webhook endpoint row as the domain's endpoint. */
 export const toEndpoint = (r: Selectable<DB['webhook_endpoints']>): WebhookEndpoint => ({
@@ -114,9 +114,9 @@ export function outboxRepository(db: Db): OutboxRepository {
       // (outbox_append, migration 2026-11-26T10-00: its plans kept by the session, each column one
       // array): one round trip where append and a look-up per tenant took two or more.
       const rows = await sql<Selectable<DB['webhook_endpoints']>>`
-        select * from outbox_append(${events.map((e) => e.id)}, ${events.map((e) => e.organisationId)}, ${events.map((e) => e.isTest)},
-          ${events.map((e) => e.type)}, ${events.map((e) => e.orderingKey)}, ${events.map((e) => json(e.payload))},
-          ${events.map((e) => e.createdAt)})`.execute(db);
+        select * from outbox_append(${plainArray(events.map((e) => e.id))}, ${plainArray(events.map((e) => e.organisationId))},
+          ${plainArray(events.map((e) => e.isTest))}, ${textArray(events.map((e) => e.type))}, ${plainArray(events.map((e) => e.orderingKey))},
+          ${json(events.map((e) => e.payload))}, ${timeArray(events.map((e) => e.createdAt))})`.execute(db);
       return rows.rows.map(toEndpoint);
     },
     purge: async (before, limit) => {

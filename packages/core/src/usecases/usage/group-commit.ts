@@ -296,7 +296,13 @@ export class GroupCommit {
     const ledger = (es: ReturnType<typeof expireDue>, key: string | null) =>
       es.forEach((e, i) =>
         entries.push({
-          ...e,
+          kind: e.kind,
+          quantity: e.quantity,
+          grantedDelta: e.grantedDelta,
+          usedDelta: e.usedDelta,
+          reservedDelta: e.reservedDelta,
+          holdId: e.holdId,
+          grantId: e.grantId,
           id: this.deps.ids.newId(),
           organisationId: tenant.organisationId,
           isTest: tenant.isTest,
