@@ -142,12 +142,13 @@ describe('group commit, transactions at once', () => {
   it('runs one transaction while less than a whole batch waits, and another as soon as a whole batch (64 balances) waits', async () => {
     let started = 0;
     let open!: () => void;
-    let gate: Promise<void> | undefined;
+    /** Holds each batch once its locks are taken, while set. */
+    const held: { gate?: Promise<void> } = {};
     const tapped = new TappedUnitOfWork(
       new InMemoryUnitOfWork(),
       () => undefined,
       () => undefined,
-      () => gate ?? Promise.resolve(),
+      () => held.gate ?? Promise.resolve(),
     );
     // Counts the transactions begun (the in-memory unit of work runs them one after another).
     const uow: UnitOfWork = {
@@ -165,7 +166,7 @@ describe('group commit, transactions at once', () => {
     const settle = async () => {
       for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
     };
-    gate = new Promise<void>((resolve) => (open = resolve));
+    held.gate = new Promise<void>((resolve) => (open = resolve));
     started = 0;
     // A batch holds its locks: 63 more balances queue behind it, less than a whole batch.
     const first = record('owner-0');
