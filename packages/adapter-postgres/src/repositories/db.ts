@@ -42,7 +42,21 @@ export const textArray = (xs: readonly (string | null)[]): string => {
   }
   return out + '}';
 };
-export const timeArray = (xs: readonly (Date | null)[]): string => plainArray(xs.map((d) => (d === null ? null : d.toISOString())));
+export const timeArray = (xs: readonly (Date | null)[]): string => {
+  // A batch's rows mostly share one instant: each distinct one is formatted once.
+  let last = NaN;
+  let text = '';
+  return plainArray(
+    xs.map((d) => {
+      if (d === null) return null;
+      if (d.getTime() !== last) {
+        last = d.getTime();
+        text = d.toISOString();
+      }
+      return text;
+    }),
+  );
+};
 
 /** The tenant filter of an owned row: organisation and mode. */
 export const tenantOf = (t: Tenant) => ({ organisation_id: t.organisationId, is_test: t.isTest });

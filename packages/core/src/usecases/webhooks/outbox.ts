@@ -319,9 +319,19 @@ async function eventsOf(r: Repositories, changes: Change[]): Promise<Pending[]> 
  * owner being any string of the vendor's (the key of an event is a UUID).
  */
 export function usageOrderingKey(o: Tenant, owner: string): Id {
-  const h = createHash('sha256').update(`${o.organisationId}:${o.isTest}:${owner}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  const name = `${o.organisationId}:${o.isTest}:${owner}`;
+  let key = orderingKeys.get(name);
+  if (key === undefined) {
+    const h = createHash('sha256').update(name).digest('hex');
+    key = `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+    // The owners seen lately (a busy instance writes an event per balance and batch): a bounded memo.
+    if (orderingKeys.size >= ORDERING_KEYS_KEPT) orderingKeys.clear();
+    orderingKeys.set(name, key);
+  }
+  return key;
 }
+const ORDERING_KEYS_KEPT = 50_000;
+const orderingKeys = new Map<string, Id>();
 
 /** Shares of what a period allows at which `usage.threshold` is sent, each once as usage crosses it. */
 export const USAGE_THRESHOLDS = [80, 90, 100] as const;
