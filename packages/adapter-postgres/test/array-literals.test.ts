@@ -31,11 +31,18 @@ describe('array literals', () => {
     expect(await back<(string | null)[]>(plainArray(big), 'numeric[]', 'text[]')).toEqual(['123456789012345678901', '0', '-5', null]);
     expect(await back<boolean[]>(plainArray([true, false, null]), 'boolean[]')).toEqual([true, false, null]);
     expect(await back<number[]>(plainArray([1, -2, 30]), 'integer[]')).toEqual([1, -2, 30]);
+    // Text that would need quoting, or would read as NULL, is refused, never sent as it is.
+    for (const bad of ['a,b', '{x}', 'NULL', 'null', '', 'a b', 'a"b'])
+      expect(() => plainArray(['0193a0c4-7f1e-7a3b-8c2d-1e2f3a4b5c6d', bad])).toThrow(RangeError);
   });
 
-  it('time: instants to the millisecond, whatever the time zone; null is NULL', async () => {
+  it('time: instants to the millisecond up to the year 9999, in UTC; null is NULL', async () => {
     const xs = [new Date('2026-11-24T06:35:31.123Z'), new Date(0), null];
     const read = await back<(string | null)[]>(timeArray(xs), 'timestamptz[]');
     expect(read.map((v) => (v === null ? null : new Date(v)))).toEqual(xs);
+    const last = new Date('9999-12-31T23:59:59.999Z');
+    expect((await back<string[]>(timeArray([last]), 'timestamptz[]')).map((v) => new Date(v))).toEqual([last]);
+    // ISO 8601's expanded years are not PostgreSQL's: refused before anything is sent.
+    expect(() => timeArray([new Date(last.getTime() + 1)])).toThrow(RangeError);
   });
 });

@@ -139,49 +139,79 @@ describe('group commit', () => {
 });
 
 describe('group commit, transactions at once', () => {
-  it('runs one transaction while less than a whole batch waits, and another as soon as a whole batch (64 balances) waits', async () => {
-    let started = 0;
-    let open!: () => void;
-    /** Holds each batch once its locks are taken, while set. */
+  /**
+   * A group commit over a unit of work counting the transactions begun. Once gated, batches wait at
+   * the gate once their locks are taken (`atLocks`), or only the first one does, before it begins
+   * (the in-memory database runs its transactions one after another, so a batch stuck inside one
+   * would hold up the others there, whatever the group commit did).
+   */
+  async function gated(stallMs: number, where: 'atLocks' | 'firstBeforeBegin') {
     const held: { gate?: Promise<void> } = {};
+    const count = { started: 0 };
     const tapped = new TappedUnitOfWork(
       new InMemoryUnitOfWork(),
       () => undefined,
       () => undefined,
-      () => held.gate ?? Promise.resolve(),
+      () => (where === 'atLocks' && held.gate) || Promise.resolve(),
     );
-    // Counts the transactions begun (the in-memory unit of work runs them one after another).
     const uow: UnitOfWork = {
-      run: (work) => {
-        started++;
+      run: async (work) => {
+        if (++count.started === 1 && where === 'firstBeforeBegin' && held.gate) await held.gate;
         return tapped.run(work);
       },
       read: (work) => tapped.read(work),
     };
     const w = await usageWorld(uow);
     await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    const meter = await w.usage.meter(w.tenant, 'calls');
+    const group = new GroupCommit({ uow, clock: w.clock, ids: new RandomIds() }, true, undefined, stallMs);
+    const record = (owner: string) => group.submit({ tenant: w.tenant, owner, meter }, { kind: 'record', quantity: 1n }, undefined, '');
     const owners = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `owner-${from + i}`);
-    const record = (owner: string) => w.usage.record(w.tenant, { owner, meterSlug: 'calls', quantity: 1 });
     await Promise.all(owners(200).map(record));
-    const settle = async () => {
-      for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
-    };
+    let open!: () => void;
     held.gate = new Promise<void>((resolve) => (open = resolve));
-    started = 0;
+    count.started = 0;
+    return { w, record, owners, count, open };
+  }
+  const settle = async () => {
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it('runs one transaction while less than a whole batch waits, and another as soon as a whole batch (64 balances) waits', async () => {
+    const { w, record, owners, count, open } = await gated(60_000, 'atLocks');
     // A batch holds its locks: 63 more balances queue behind it, less than a whole batch.
     const first = record('owner-0');
     await settle();
     const waiting = owners(63, 1).map(record);
     await settle();
-    expect(started).toBe(1);
+    expect(count.started).toBe(1);
     // The 64th waiting balance makes a whole batch: a second transaction starts at once.
     const more = [record('owner-64'), ...owners(10, 65).map(record)];
     await settle();
-    expect(started).toBe(2);
+    expect(count.started).toBe(2);
     open();
     await Promise.all([first, ...waiting, ...more]);
     const [b] = await w.usage.balances(w.tenant, 'owner-64', 'calls');
     expect(b.balance.used).toBe(2n);
+    expect(await w.usage.verify()).toEqual([]);
+  });
+
+  it('a stuck transaction does not hold up other balances: what waited STALL_MS behind it gets a transaction of its own', async () => {
+    const { w, record, count, open } = await gated(30, 'firstBeforeBegin');
+    // The first batch never finishes (its balance locked elsewhere, say) until the end of the test.
+    let firstDone = false;
+    const first = record('owner-0').then(() => (firstDone = true));
+    await settle();
+    const started = performance.now();
+    // Another balance, a few operations: answered while the first batch is still stuck.
+    await Promise.all([record('owner-1'), record('owner-2'), record('owner-1')]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(25);
+    expect(firstDone).toBe(false);
+    expect(count.started).toBe(2);
+    open();
+    await first;
+    const [b] = await w.usage.balances(w.tenant, 'owner-1', 'calls');
+    expect(b.balance.used).toBe(3n);
     expect(await w.usage.verify()).toEqual([]);
   });
 });

@@ -183,6 +183,9 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       expect((await errorOf(w.usage.reserve(w.tenant, { ...t, quantity: 1, ttlSeconds: 86_401 }))).details[0].property).toBe('ttlSeconds');
       expect((await errorOf(w.usage.grant(w.tenant, { ...t, amount: 1, priority: 101 }))).details[0].property).toBe('priority');
       expect((await errorOf(w.usage.grant(w.tenant, { ...t, amount: 1, expiresAt: new Date(0) }))).details[0].property).toBe('expiresAt');
+      // Past ISO 8601's four-digit years (9999-12-31T23:59:59-01:00 is 10000-01-01 UTC).
+      const late = new Date('9999-12-31T23:59:59-01:00');
+      expect((await errorOf(w.usage.grant(w.tenant, { ...t, amount: 1, expiresAt: late }))).details[0].property).toBe('expiresAt');
       // A counter may not pass 10^15.
       await Promise.all(Array.from({ length: 1000 }, () => w.usage.record(w.tenant, { ...t, owner: 'big', quantity: 10 ** 12 })));
       expect((await errorOf(w.usage.record(w.tenant, { ...t, owner: 'big', quantity: 1 }))).details[0].property).toBe('quantity');
@@ -314,14 +317,20 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
     });
 
     it('a key taken on one balance and reused on another by a racing writer is refused, never counted twice', async () => {
-      const key = randomUUID();
-      const results = await Promise.allSettled([
-        w.usage.record(w.tenant, { owner: 'a', meterSlug: 'tokens', quantity: 1 }, key),
-        w.usage.record(w.tenant, { owner: 'b', meterSlug: 'tokens', quantity: 1 }, key),
-      ]);
-      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      // Two services stand for two instances: their transactions run at once, so on a database
+      // server the second insert of the key meets the first at the unique index (a conflict,
+      // retried, then a replay or a refusal). One service would run them one after the other.
+      const other = new UsageService({ uow: w.uow, clock: w.clock, ids: new RandomIds() });
       const used = async (o: string) => ((await w.usage.balances(w.tenant, o))[0]?.balance.used ?? 0n) as bigint;
-      expect((await used('a')) + (await used('b'))).toBe(1n);
+      for (let n = 0; n < 10; n++) {
+        const key = randomUUID();
+        const results = await Promise.allSettled([
+          w.usage.record(w.tenant, { owner: `a${n}`, meterSlug: 'tokens', quantity: 1 }, key),
+          other.record(w.tenant, { owner: `b${n}`, meterSlug: 'tokens', quantity: 1 }, key),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect((await used(`a${n}`)) + (await used(`b${n}`))).toBe(1n);
+      }
     });
   });
 }

@@ -19,6 +19,13 @@ export const MAX_BALANCES = 64;
  * an operation on the server and PostgreSQL than one at a time.
  */
 const MAX_RUNNING = 4;
+/**
+ * How long operations may wait while a transaction runs before a further one is started for them
+ * anyway (up to MAX_RUNNING): a slow or stuck transaction (one waiting for a row lock another
+ * instance or the renewal sweep holds, say) must not hold up every other balance of the instance.
+ * A healthy batch takes a few milliseconds, so this rarely fires.
+ */
+export const STALL_MS = 25;
 /** Times a batch is tried again when a concurrent writer on another balance took one of its keys. */
 const CONFLICT_RETRIES = 3;
 
@@ -46,6 +53,8 @@ interface Queue {
   target: BalanceTarget;
   pending: Pending[];
   busy: boolean;
+  /** When it last became ready (milliseconds, performance.now()): how long its oldest operation has waited for a transaction. */
+  readySince: number;
 }
 
 /** A balance's share of one transaction. */
@@ -84,6 +93,8 @@ export class GroupCommit {
   /** Balances with operations waiting and none in a running transaction, oldest first. */
   private readonly ready = new Set<string>();
   private running = 0;
+  /** Armed while operations wait behind running transactions: starts one more if they wait too long. */
+  private stallTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly deps: { uow: UnitOfWork; clock: Clock; ids: IdGenerator },
@@ -91,7 +102,16 @@ export class GroupCommit {
     private readonly grouped = true,
     /** Told of each committed write's ledger entries (after the commit; never awaited by the callers). */
     private readonly committed?: (target: BalanceTarget, entries: LedgerEntry[]) => void,
+    /** How long operations may wait behind running transactions before another is started (STALL_MS). */
+    private readonly stallMs = STALL_MS,
   ) {}
+
+  /** Marks the balance's queue ready (waiting for a transaction), keeping when it first became so. */
+  private markReady(id: string, queue: Queue): void {
+    if (this.ready.has(id)) return;
+    queue.readySince = performance.now();
+    this.ready.add(id);
+  }
 
   /** Queues an operation on the balance; resolves with its answer once committed. */
   submit(target: BalanceTarget, op: UsageOp | null, key: string | undefined, fingerprint: string): Promise<UsageAnswer> {
@@ -101,11 +121,11 @@ export class GroupCommit {
     return new Promise<UsageAnswer>((resolve, reject) => {
       let queue = this.queues.get(id);
       if (!queue) {
-        queue = { target, pending: [], busy: false };
+        queue = { target, pending: [], busy: false, readySince: 0 };
         this.queues.set(id, queue);
       }
       queue.pending.push({ op, key, fingerprint, resolve, reject });
-      if (!queue.busy) this.ready.add(id);
+      if (!queue.busy) this.markReady(id, queue);
       this.pump();
     });
   }
@@ -125,9 +145,21 @@ export class GroupCommit {
     return false;
   }
 
-  /** Starts a transaction when none runs and operations wait, and more (up to MAX_RUNNING) while whole batches wait. */
+  /** How long the longest-waiting ready balance has waited, in milliseconds (0: none waits). */
+  private oldestWait(): number {
+    for (const id of this.ready) return performance.now() - (this.queues.get(id) as Queue).readySince;
+    return 0;
+  }
+
+  /**
+   * Starts a transaction when none runs and operations wait, and more (up to MAX_RUNNING) while
+   * whole batches wait or operations have waited STALL_MS behind the running ones.
+   */
   private pump(): void {
-    while (this.ready.size > 0 && (this.running === 0 || (this.running < MAX_RUNNING && this.wholeBatchWaits()))) {
+    while (
+      this.ready.size > 0 &&
+      (this.running === 0 || (this.running < MAX_RUNNING && (this.wholeBatchWaits() || this.oldestWait() >= this.stallMs)))
+    ) {
       const groups: Group[] = [];
       let ops = 0;
       for (const id of this.ready) {
@@ -147,12 +179,23 @@ export class GroupCommit {
             for (const g of groups) {
               const queue = this.queues.get(g.id) as Queue;
               queue.busy = false;
-              if (queue.pending.length > 0) this.ready.add(g.id);
+              if (queue.pending.length > 0) this.markReady(g.id, queue);
               else this.queues.delete(g.id);
             }
             this.pump();
           }),
       );
+    }
+    if (this.ready.size > 0 && this.running < MAX_RUNNING && this.stallTimer === undefined) {
+      // Operations wait behind running transactions: look again once the oldest has waited STALL_MS.
+      this.stallTimer = setTimeout(
+        () => {
+          this.stallTimer = undefined;
+          this.pump();
+        },
+        Math.max(1, Math.ceil(this.stallMs - this.oldestWait())),
+      );
+      this.stallTimer.unref?.();
     }
   }
 

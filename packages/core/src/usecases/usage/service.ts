@@ -79,6 +79,8 @@ export interface BalanceView {
 }
 
 const OWNER_MAX = 255;
+/** The latest instant a usage record keeps (ISO 8601's four-digit years). */
+const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 /** Months of ledger partitions made ahead of the current one. */
 export const LEDGER_MONTHS_AHEAD = 2;
 
@@ -273,6 +275,9 @@ export class UsageService {
     if (!GRANT_SOURCES.includes(source)) invalid('source', `must be one of ${GRANT_SOURCES.join(', ')}`);
     const now = this.deps.clock.now();
     if (input.expiresAt && input.expiresAt <= now) invalid('expiresAt', 'must be in the future');
+    // PostgreSQL keeps instants up to the year 294276, but ISO 8601 text (how instants travel to
+    // it and back) has four-digit years: a later expiry is refused, not stored unreadably.
+    if (input.expiresAt && input.expiresAt.getTime() > LATEST_INSTANT) invalid('expiresAt', 'must be at most 9999-12-31T23:59:59.999Z');
     const id = this.deps.ids.newId();
     return this.submit(
       tenant,

@@ -104,9 +104,10 @@ class ChangeRecorder {
           this.usage.push({ kind: 'usage', write: w });
         },
         writeMany: async (ws) => {
-          if (r.usage.writeManyAppending) {
-            // The group commit's batch: its events go with its write, one round trip less (the
-            // batch's transaction changes nothing else, so they are all its events).
+          if (r.usage.writeManyAppending && this.order.length === 0 && this.usage.length === 0) {
+            // The group commit's batch: its events go with its write, one round trip less. Only
+            // when nothing else changed before it in the transaction (a group-commit batch changes
+            // nothing else), so no event of an earlier change would be created after these.
             const pending: Pending[] = [];
             for (const w of ws) usageEvents(w, pendingAdder(pending));
             const events = outboxEvents(pending, deps, this.appended.events.length);
@@ -324,13 +325,13 @@ export function usageOrderingKey(o: Tenant, owner: string): Id {
   if (key === undefined) {
     const h = createHash('sha256').update(name).digest('hex');
     key = `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-    // The owners seen lately (a busy instance writes an event per balance and batch): a bounded memo.
+    // The owners of recent batches (a busy instance writes an event per balance and batch): a small memo.
     if (orderingKeys.size >= ORDERING_KEYS_KEPT) orderingKeys.clear();
     orderingKeys.set(name, key);
   }
   return key;
 }
-const ORDERING_KEYS_KEPT = 50_000;
+const ORDERING_KEYS_KEPT = 4_096;
 const orderingKeys = new Map<string, Id>();
 
 /** Shares of what a period allows at which `usage.threshold` is sent, each once as usage crosses it. */
