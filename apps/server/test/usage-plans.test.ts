@@ -53,6 +53,15 @@ const receive = ((): Receive => {
   return new Function('require', `${code}\nreturn verifyWebhook;`)(require) as Receive;
 })();
 
+/** The subscription's renewal invoice (v1's invoices of the subscription, `billing_reason` `subscription_cycle`). */
+async function renewalInvoice(subscriptionId: string) {
+  const invoices = (await v1.get(`/subscriptions/${subscriptionId}/invoices`).expect(200)).body.data as {
+    billing_reason: string;
+    lines: { data: { description: string; quantity: number; amount: number }[] };
+  }[];
+  return invoices.find((i) => i.billing_reason === 'subscription_cycle');
+}
+
 describe('a usage plan bought through the sandbox, over two periods', () => {
   it('bills the period’s usage as invoice lines by tiers, sends signed usage webhooks, and starts the next from allowance plus rollover', async () => {
     // The vendor adds a usage plan to its catalog file: 1000 calls included a month, then tiered.
@@ -110,11 +119,7 @@ describe('a usage plan bought through the sandbox, over two periods', () => {
     world.clock.set(new Date(sub.currentPeriodEnd.getTime() + 60_000));
     expect(await world.core.sweeps.renewals()).toBe(1);
     expect(await world.core.sweeps.renewals()).toBe(0);
-    const invoices = (await v1.get(`/subscriptions/${sub.id}/invoices`).expect(200)).body.data as {
-      billing_reason: string;
-      lines: { data: { description: string; quantity: number; amount: number }[] };
-    }[];
-    const cycle = invoices.find((i) => i.billing_reason === 'subscription_cycle');
+    const cycle = await renewalInvoice(sub.id);
     // 1800 used, 1000 included: 800 billed; 500 at 1 cent, then 300 at half a cent.
     expect(cycle?.lines.data.map((l) => [l.quantity, l.amount])).toEqual([
       [1, 2000],
@@ -183,11 +188,7 @@ describe('a usage plan bought through the sandbox, over two periods', () => {
     world.clock.set(new Date(sub.currentPeriodEnd.getTime() + 60_000));
     // (the other tests' subscriptions may renew in the same sweep)
     expect(await world.core.sweeps.renewals()).toBeGreaterThanOrEqual(1);
-    const invoices = (await v1.get(`/subscriptions/${sub.id}/invoices`).expect(200)).body.data as {
-      billing_reason: string;
-      lines: { data: { description: string; quantity: number; amount: number }[] };
-    }[];
-    const cycle = invoices.find((i) => i.billing_reason === 'subscription_cycle');
+    const cycle = await renewalInvoice(sub.id);
     // The plan's price, then 1.75 hours x 40 cents = 70 cents.
     expect(cycle?.lines.data.map((l) => [l.quantity, l.amount])).toEqual([
       [1, 1000],
