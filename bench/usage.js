@@ -1,9 +1,11 @@
 // The usage rows of `npm run bench` (acceptance 4 of #19): consume through HTTP on two instances of
 // one PostgreSQL, each answer sent after its commit, beside the same run's warm capability check
-// and the one-transaction-per-operation consume (USAGE_GROUP_COMMIT=off). `node bench/run.js
-// --only usage` runs these rows alone.
+// and the one-transaction-per-operation consume (USAGE_GROUP_COMMIT=off), plus the spread consume
+// with an idempotency key on every request (how a careful vendor meters; not a goal row).
+// `node bench/run.js --only usage` runs these rows alone.
 const { createRuntime, loadConfig } = require('@tollgate/runtime');
 const { purchase, seedOrganisation } = require('@tollgate/runtime/testing');
+const { randomUUID } = require('node:crypto');
 const { Client } = require('pg');
 
 const OWNERS = 10_000;
@@ -66,16 +68,26 @@ async function both(loadOne, servers, options) {
   };
 }
 
-/** POST load for `seconds`: `bodyOf(i)` gives the i-th request's JSON body. */
+/** POST load for `seconds`: `bodyOf(i)` gives the i-th request's JSON body; `keyed`: each with an idempotency key of its own. */
 function postLoad(autocannon) {
-  return async (base, { path, headers, bodyOf, seconds, connections }) => {
+  return async (base, { path, headers, bodyOf, seconds, connections, keyed = false }) => {
     let i = 0;
     const result = await autocannon({
       url: base,
       connections,
       duration: seconds,
       headers: { ...headers, 'content-type': 'application/json' },
-      requests: [{ method: 'POST', path, setupRequest: (req) => ({ ...req, body: JSON.stringify(bodyOf(i++)) }) }],
+      requests: [
+        {
+          method: 'POST',
+          path,
+          setupRequest: (req) => ({
+            ...req,
+            ...(keyed && { headers: { ...req.headers, 'idempotency-key': randomUUID() } }),
+            body: JSON.stringify(bodyOf(i++)),
+          }),
+        },
+      ],
     });
     return {
       requestsPerSecond: Math.round(result.requests.average),
@@ -121,6 +133,15 @@ async function usageRows({ url, secret, seconds, connections, startTollgate, loa
     log(`  usage: consume, ${OWNERS} balances spread, group commit`);
     // Owners at random, as independent customers arrive (the instances do not walk the same order).
     out.spread = await both(post, grouped, { ...consume(() => `owner-${Math.floor(Math.random() * OWNERS)}`), seconds, connections });
+    // As a careful vendor meters: every consume with an idempotency key of its own (stored with its
+    // answer in the same transaction). Not one of #19's goal rows: the cost of keys, measured.
+    log(`  usage: consume, ${OWNERS} balances spread, each with an idempotency key, group commit`);
+    out.spreadKeyed = await both(post, grouped, {
+      ...consume(() => `owner-${Math.floor(Math.random() * OWNERS)}`),
+      keyed: true,
+      seconds,
+      connections,
+    });
   } finally {
     await Promise.all(grouped.map((s) => s.stop()));
   }
@@ -140,6 +161,7 @@ async function usageRows({ url, secret, seconds, connections, startTollgate, loa
     hotVsWarmCheck: r(out.hot.requestsPerSecond, out.warmCheck.requestsPerSecond),
     hotVsOneTransaction: r(out.hot.requestsPerSecond, out.hotOneTransaction.requestsPerSecond),
     spreadVsWarmCheck: r(out.spread.requestsPerSecond, out.warmCheck.requestsPerSecond),
+    spreadKeyedVsWarmCheck: r(out.spreadKeyed.requestsPerSecond, out.warmCheck.requestsPerSecond),
   };
   out.goals = {
     'hot >= 0.3x warm check': out.ratios.hotVsWarmCheck >= 0.3,
@@ -160,9 +182,12 @@ function usageTable(u) {
     row('warm capability check (same run)', u.warmCheck),
     row('consume, one hot balance (group commit)', u.hot),
     row(`consume, ${u.settings.owners} balances spread (group commit)`, u.spread),
+    ...(u.spreadKeyed
+      ? [row(`consume, ${u.settings.owners} balances spread, each with an idempotency key (not a goal row)`, u.spreadKeyed)]
+      : []),
     row('consume, one hot balance, one transaction per operation', u.hotOneTransaction),
     '',
-    `Ratios: hot / warm check ${u.ratios.hotVsWarmCheck}, hot / one transaction ${u.ratios.hotVsOneTransaction}, spread / warm check ${u.ratios.spreadVsWarmCheck}.`,
+    `Ratios: hot / warm check ${u.ratios.hotVsWarmCheck}, hot / one transaction ${u.ratios.hotVsOneTransaction}, spread / warm check ${u.ratios.spreadVsWarmCheck}${u.ratios.spreadKeyedVsWarmCheck === undefined ? '' : `, spread with keys / warm check ${u.ratios.spreadKeyedVsWarmCheck}`}.`,
     `Goals: ${Object.entries(u.goals)
       .map(([k, v]) => `${k}: ${v ? 'met' : 'NOT met'}`)
       .join('; ')}.`,
