@@ -481,12 +481,13 @@ export function usageRepository(db: Db): UsageRepository {
     },
     async findKeys(t, keys) {
       if (keys.length === 0) return [];
+      // The keys as one array parameter: one statement text whatever the batch's number of keys.
       const rows = await db
         .selectFrom('usage_keys')
         .selectAll()
         .where('organisation_id', '=', t.organisationId)
         .where('is_test', '=', t.isTest)
-        .where('key', 'in', keys)
+        .where('key', '=', sql<string>`any(${textArray(keys)}::text[])`)
         .execute();
       return rows.map((k) => ({
         organisationId: k.organisation_id,
