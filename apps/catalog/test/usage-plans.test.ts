@@ -177,6 +177,22 @@ describe('usage plans through POST /api/plans/save', () => {
     const { subscription: moverSub } = await purchase(world, res.body.data.id, 'gpu-mover');
     const moverBalance = (await api().get(`/api/balances?owner=${moverSub.id}`).expect(200)).body.data;
     expect(moverBalance).toEqual([expect.objectContaining({ meterSlug: 'gpu_hours', granted: 1, remaining: 1 })]);
+    // Moved to a slug no meter has yet: a new whole-unit meter; the decimal one stays as it was (not renamed).
+    const fresh = await moved('fresh_hours', { allowance: 3, maxUsage: 100, minUsage: 2, rollover: 'all' }).expect(200);
+    expect(fresh.body.data.lineItems[0].usage).toEqual({ allowance: 3, maxUsage: 100, minUsage: 2, rollover: 'all' });
+    const meters = (await api().get('/api/meters').expect(200)).body.data as { slug: string; scale?: number }[];
+    expect(
+      meters
+        .filter((m) => ['gpu_hours', 'fresh_hours'].includes(m.slug))
+        .map((m) => [m.slug, m.scale ?? 0])
+        .sort(),
+    ).toEqual([
+      ['fresh_hours', 0],
+      ['gpu_hours', 2],
+    ]);
+    const { subscription: freshSub } = await purchase(world, res.body.data.id, 'gpu-fresh');
+    const freshBalance = (await api().get(`/api/balances?owner=${freshSub.id}`).expect(200)).body.data;
+    expect(freshBalance).toEqual([expect.objectContaining({ meterSlug: 'fresh_hours', granted: 3, remaining: 3 })]);
   });
 
   it('accepts every body the published SavePlanRequestSchema allows: members it does not name, no prices, string ids', async () => {

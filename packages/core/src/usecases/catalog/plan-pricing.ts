@@ -168,6 +168,8 @@ export class PlanPricing {
     const meterSlug = meterSlugOf(d, before);
     const metered = d.priceType === 'metered' && d.meterSlug !== null;
     const scale = metered ? (scales.get(meterSlug) ?? 0) : 0;
+    const sameMeter = before?.meter?.slug === meterSlug ? before.meter : undefined;
+    const meterId = sameMeter?.id ?? this.id();
     const prices = new Map((before?.prices ?? []).map((p) => [p.id, p]));
     const keptPrices = new Set<Id>();
     const saved = (d.prices ?? []).map((p, i) => {
@@ -196,11 +198,15 @@ export class PlanPricing {
       unitLabel: d.unitLabel === undefined ? (before?.unitLabel ?? null) : d.unitLabel,
       meter: metered
         ? {
-            id: before?.meter?.id ?? this.id(),
+            // The meter it had only while it counts on the same slug: a line item moved to another
+            // slug counts on that slug's meter (or a new one), never renames the old one (whose
+            // balances, scale and other line items stay where they are).
+            id: meterId,
             slug: meterSlug,
             name: d.name,
-            paymentMeterId: before?.meter?.paymentMeterId ?? `mtr_${id.slice(0, 8)}`,
-            createdAt: before?.meter?.createdAt ?? now,
+            paymentMeterId:
+              sameMeter?.paymentMeterId ?? (before?.meter ? `mtr_${meterId.replace(/-/g, '').slice(0, 16)}` : `mtr_${id.slice(0, 8)}`),
+            createdAt: sameMeter?.createdAt ?? now,
             updatedAt: now,
           }
         : null,
