@@ -392,6 +392,22 @@ describe('usage charges', () => {
     expect(usageCharge(volume, option(null, tiers), 10_001n, 3).lines[0]).toMatchObject({ unitAmount: 1 });
   });
 
+  it('bills every unit when the last tier has a bound instead of inf: the last tier is open-ended', () => {
+    // The published catalog API takes such tiers; units past the last bound are not free, and a volume
+    // total past it does not fail the period close (a review found both).
+    const tiers = [
+      { upTo: '2', unitAmount: 10, flatAmount: null },
+      { upTo: '5', unitAmount: 4, flatAmount: null },
+    ];
+    const graduated = usageCharge(item({ billingScheme: 'tiered', tiersMode: 'graduated' }), option(null, tiers), 8n);
+    expect(graduated.lines.map((l) => [l.quantity, l.amount])).toEqual([
+      [2n, 20n],
+      [6n, 24n],
+    ]);
+    const volume = usageCharge(item({ billingScheme: 'tiered', tiersMode: 'volume' }), option(null, tiers), 8n);
+    expect(volume.lines.map((l) => [l.quantity, l.unitAmount, l.amount])).toEqual([[8n, 4, 32n]]);
+  });
+
   it('prices per unit, graduated and volume tiers exactly', () => {
     expect(usageCharge(item({}), option(0.2), 12_345n).amountMinor).toBe(2469n);
     const tiers = [

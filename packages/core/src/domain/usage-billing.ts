@@ -46,13 +46,22 @@ export function usagePriceOption(li: LineItem, currency: string | null): Currenc
   );
 }
 
-/** A tier's upper bound (decimal text in units) in steps of a meter of `scale`; null: the last tier. */
-const upToOf = (t: Tier, scale: number): Quantity | null => {
-  if (t.upTo === 'inf') return null;
+/** A bound (decimal text in units, or inf) in steps of a meter of `scale`; null: inf. */
+const boundOf = (upTo: string, scale: number): Quantity | null => {
+  if (upTo === 'inf') return null;
   // Bounds are checked against the meter's scale when saved; places past it could only be dropped.
-  const [whole, fraction = ''] = t.upTo.split('.');
+  const [whole, fraction = ''] = upTo.split('.');
   return BigInt(whole + fraction.slice(0, scale).padEnd(scale, '0'));
 };
+
+/**
+ * A tier's upper bound in steps; null: open-ended. The last tier is open-ended whatever its bound
+ * says (Stripe requires `inf` there; the published catalog API takes any bound, and so do saves
+ * here): every unit is billed, none free past the last bound, and no period close fails for want of
+ * a tier.
+ */
+const upToOf = (tiers: readonly Tier[], i: number, scale: number): Quantity | null =>
+  i === tiers.length - 1 ? null : boundOf(tiers[i].upTo, scale);
 
 /**
  * Prices `units` of a metered line item: per unit (units x unit amount), or by its tiers,
@@ -76,8 +85,8 @@ export function usageCharge(li: LineItem, option: CurrencyOption | undefined, un
         amount: linePrice(units, unit, 0, one),
       });
     } else if (li.tiersMode === 'volume') {
-      const tier = tiers.find((t) => {
-        const upTo = upToOf(t, scale);
+      const tier = tiers.find((_, i) => {
+        const upTo = upToOf(tiers, i, scale);
         return upTo === null || units <= upTo;
       }) as Tier;
       lines.push({
@@ -88,9 +97,9 @@ export function usageCharge(li: LineItem, option: CurrencyOption | undefined, un
       });
     } else {
       let from = 0n;
-      for (const tier of tiers) {
+      for (const [i, tier] of tiers.entries()) {
         if (from >= units) break;
-        const upTo = upToOf(tier, scale);
+        const upTo = upToOf(tiers, i, scale);
         const to = upTo === null || upTo > units ? units : upTo;
         const inTier = to - from;
         if (inTier <= 0n) continue;
