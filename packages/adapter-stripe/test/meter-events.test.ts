@@ -183,6 +183,48 @@ describe('Stripe meter events (the relay, aggregated)', () => {
     expect(nock.isDone()).toBe(true);
   });
 
+  it('at most a batch of planned sends a pass, earliest usage first; the rest go on the next pass', async () => {
+    const w = await world();
+    await w.usage.createMeter(w.tenant, { slug: 'storage', name: 'Storage' });
+    const relay = new MeterEventRelay({
+      uow: w.uow,
+      clock: w.clock,
+      ids: new RandomIds(),
+      payments: provider,
+      limits: { usageMeterWindowMs: 0 },
+      batch: 3,
+    });
+    const order: [string, string][] = [
+      [w.billed.id, 'api_calls'],
+      [w.billedToo.id, 'api_calls'],
+      [w.billed.id, 'storage'],
+      [w.billedToo.id, 'storage'],
+    ];
+    for (const [owner, meterSlug] of order) {
+      await w.usage.record(w.tenant, { owner, meterSlug, quantity: 2 });
+      w.clock.set(new Date(w.clock.now().getTime() + 1000));
+    }
+    const meter = stripeMeter();
+    nock(API)
+      .post('/v1/billing/meter_events', (b: Record<string, string>) => (meter.take(b), true))
+      .times(4)
+      .reply(200, { object: 'billing.meter_event' });
+    expect(await relay.pass()).toMatchObject({ planned: 4 });
+    expect(await relay.pass()).toMatchObject({ sent: 3, more: true });
+    // The one left is the latest usage: recorded 1 s before the clock's last move, 4 s after the first.
+    expect(relay.stats().lagSeconds).toBe(1);
+    expect((await w.planned()).map((s) => [s.customerId, s.meterSlug])).toEqual([['cus_other', 'storage']]);
+    expect(await relay.pass()).toMatchObject({ sent: 1, more: true });
+    expect(await relay.pass()).toMatchObject({ sent: 0, planned: 0, more: false });
+    expect(meter.requests.map((b) => [b['payload[stripe_customer_id]'], b.event_name])).toEqual([
+      ['cus_meter', 'api_calls'],
+      ['cus_other', 'api_calls'],
+      ['cus_meter', 'storage'],
+      ['cus_other', 'storage'],
+    ]);
+    expect(nock.isDone()).toBe(true);
+  });
+
   it('a window not yet reached plans nothing and sends nothing; once reached, one pass plans and the next sends', async () => {
     const w = await world(60_000);
     const relay = w.relay();
