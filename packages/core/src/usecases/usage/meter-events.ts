@@ -272,7 +272,11 @@ export class MeterEventRelay {
     const position = full ? events[events.length - 1].position : end;
     if (position !== cursor.position) await r.usage.saveMeterRelay({ ...cursor, position, updatedAt: now });
     out.more = sends.length > 0 || full;
-    const oldest = sends.length ? Math.min(...sends.map((s) => s.firstEntryAt.getTime())) : undefined;
+    // A loop, not Math.min(...): a read may make 20 000 sends.
+    const oldest = sends.reduce<number | undefined>(
+      (m, s) => (m === undefined ? s.firstEntryAt.getTime() : Math.min(m, s.firstEntryAt.getTime())),
+      undefined,
+    );
     this.counts.lagSeconds =
       oldest === undefined ? (full ? this.ageOf(events[events.length - 1].createdAt.getTime(), now) : 0) : this.ageOf(oldest, now);
     return out;
