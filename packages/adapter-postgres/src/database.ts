@@ -30,6 +30,7 @@ import * as meterRelay from './migrations/2026-11-25T30-00-meter-relay';
 import * as meterScale from './migrations/2026-11-25T30-01-meter-scale';
 import * as subscriptionPlanItems from './migrations/2026-11-25T50-00-subscription-plan-items';
 import * as usageWriteFunctions from './migrations/2026-11-26T10-00-usage-write-functions';
+import * as meterSends from './migrations/2026-11-26T60-00-meter-sends';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T30-01-meter-scale': meterScale,
   '2026-11-25T50-00-subscription-plan-items': subscriptionPlanItems,
   '2026-11-26T10-00-usage-write-functions': usageWriteFunctions,
+  '2026-11-26T60-00-meter-sends': meterSends,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -616,15 +616,16 @@ export interface UsageLedger {
 
 export interface UsageMeterEventFailures {
   customer_id: string;
-  entry_created_at: Date;
-  entry_id: string;
+  entries: Generated<number>;
   error: string;
+  event_at: Date;
   failed_at: Date;
   is_test: boolean;
   meter_slug: string;
   organisation_id: string;
   owner: string;
   provider: string;
+  send_id: string;
   value: Numeric;
 }
 
@@ -636,6 +637,21 @@ export interface UsageMeterRelay {
   next_attempt_at: Date | null;
   tx: number;
   updated_at: Date | null;
+}
+
+export interface UsageMeterSends {
+  created_at: Date;
+  customer_id: string;
+  entries: number;
+  event_at: Date;
+  first_entry_at: Date;
+  id: string;
+  is_test: boolean;
+  meter_slug: string;
+  organisation_id: string;
+  owner: string;
+  provider: string;
+  value: Numeric;
 }
 
 export interface WebhookAttempts {
@@ -738,6 +754,7 @@ export interface DB {
   usage_ledger: UsageLedger;
   usage_meter_event_failures: UsageMeterEventFailures;
   usage_meter_relay: UsageMeterRelay;
+  usage_meter_sends: UsageMeterSends;
   webhook_attempts: WebhookAttempts;
   webhook_deliveries: WebhookDeliveries;
   webhook_endpoints: WebhookEndpoints;

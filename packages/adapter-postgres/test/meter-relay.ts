@@ -40,15 +40,22 @@ const dying = (uow: UnitOfWork): UnitOfWork => ({
 });
 
 export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
-  // The meter-event relay over the ledger on PGlite and a server: every entry of a Stripe-billed
-  // subscription sent once (by identifier), none skipped, a crash before the cursor's commit
-  // resends the same identifiers, two relays never send at once, retention keeps what is unsent.
+  // The meter-event relay over the ledger on PGlite and a server: the used entries of each balance
+  // of a Stripe-billed subscription summed into one planned send, every unit sent once (by the
+  // send's identifier), none skipped, a crash before the commit that deletes a send resends the
+  // same identifier and value, two relays never plan or send the same thing, retention keeps what
+  // is unplanned.
   let db: TestDatabase;
   const clock = new FixedClock(new Date('2026-01-15T12:00:00.000Z'));
+  const ids = new RandomIds();
   let usage: UsageService;
   let tenant: ReturnType<typeof aTenant>;
   let billed: ReturnType<typeof aSubscription>;
+  let billedToo: ReturnType<typeof aSubscription>;
   let sandboxed: ReturnType<typeof aSubscription>;
+  /** A relay with no window (what is visible is planned on the next pass). */
+  const relayOf = (uow: UnitOfWork, payments: FakeMeter, over: { read?: number; concurrency?: number } = {}) =>
+    new MeterEventRelay({ uow, clock, ids, payments, limits: { usageMeterWindowMs: 0 }, ...over });
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
@@ -57,14 +64,18 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
     const product = aProduct(tenant);
     const plan = aPlan(product);
     const customer = aCustomer(tenant, { paymentCustomerId: 'cus_relay' });
+    const other = aCustomer(tenant, { paymentCustomerId: 'cus_relay_too' });
     billed = aSubscription(plan, customer, { paymentProvider: 'stripe', paymentSubscriptionId: 'sub_relay' });
+    billedToo = aSubscription(plan, other, { paymentProvider: 'stripe', paymentSubscriptionId: 'sub_relay_too' });
     sandboxed = aSubscription(plan, customer, { paymentProvider: 'sandbox' });
     await db.uow.run(async (r) => {
       await r.organisations.save(org);
       await r.customers.save(customer);
+      await r.customers.save(other);
       await r.products.save(product);
       await r.plans.save(plan);
       await r.subscriptions.save(billed);
+      await r.subscriptions.save(billedToo);
       await r.subscriptions.save(sandboxed);
     });
     usage = new UsageService({ uow: db.uow, clock, ids: new RandomIds() });
@@ -101,50 +112,78 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
     }
     expect(done()).toBe(true);
   };
-  const billedEntries = async () => {
-    const page = await db.uow.read((r) => r.usage.pageRecords(tenant, { limit: 1000, owner: billed.id }));
-    return page.items;
-  };
+  const planned = () => db.uow.read((r) => r.usage.plannedMeterSends('stripe', 1000));
 
   describe(`${kind}: usage meter-event relay`, () => {
-    it('sends each used entry of a Stripe-billed subscription once, in batches, and passes over other owners', async () => {
+    it('sums the used entries of one balance into one send: 100 entries, one event of 100; other owners passed over', async () => {
       const meter = new FakeMeter();
-      const relay = new MeterEventRelay({ uow: db.uow, clock, payments: meter, batch: 4 });
-      for (let i = 1; i <= 10; i++) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: i });
+      const relay = relayOf(db.uow, meter);
+      await drain(relay);
+      for (let i = 0; i < 60; i++) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 1 });
       await usage.record(tenant, { owner: sandboxed.id, meterSlug: 'tokens', quantity: 100 });
       await usage.record(tenant, { owner: 'someone-else', meterSlug: 'tokens', quantity: 100 });
       await usage.grant(tenant, { owner: billed.id, meterSlug: 'tokens', amount: 1000 });
-      await usage.consume(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 45 });
-      const entries = await billedEntries();
-      await until(relay, () => meter.taken.size >= entries.length);
-      expect([...meter.taken.keys()].sort()).toEqual(entries.map((e) => e.id).sort());
-      expect(meter.requests).toHaveLength(entries.length);
-      expect(meter.units()).toBe(55 + 45);
-      expect(meter.requests.every((e) => e.customerId === 'cus_relay' && e.eventName === 'tokens')).toBe(true);
-      expect((await relay.pass()).sent).toBe(0);
+      for (let i = 0; i < 40; i++) await usage.consume(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 1 });
+      await visible(100);
+      expect(await relay.pass()).toMatchObject({ ran: true, planned: 100, passed: 2, sent: 0, more: true });
+      const plan = await planned();
+      expect(plan).toEqual([expect.objectContaining({ value: '100', entries: 100, customerId: 'cus_relay', meterSlug: 'tokens' })]);
+      expect(meter.requests).toHaveLength(0);
+      expect(await relay.pass()).toMatchObject({ ran: true, sent: 1 });
+      expect(meter.requests).toEqual([
+        expect.objectContaining({ identifier: plan[0].id, value: '100', customerId: 'cus_relay', eventName: 'tokens' }),
+      ]);
+      expect(await planned()).toEqual([]);
+      await drain(relay);
+      expect(meter.requests).toHaveLength(1);
     });
 
-    it('a crash after the sends and before the cursor commit resends the same identifiers; Stripe counts them once', async () => {
+    it('reads in parts (a small read limit): every unit still goes once, per customer, never across periods', async () => {
       const meter = new FakeMeter();
+      const relay = relayOf(db.uow, meter, { read: 4 });
+      await drain(relay);
+      for (let i = 1; i <= 10; i++) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: i });
+      for (let i = 1; i <= 3; i++) await usage.record(tenant, { owner: billedToo.id, meterSlug: 'tokens', quantity: 100 });
+      await usage.closePeriod(tenant, { owner: billedToo.id, meterSlug: 'tokens' }, { periodEnd: null });
+      await usage.record(tenant, { owner: billedToo.id, meterSlug: 'tokens', quantity: 7 });
+      await visible(14);
+      await until(relay, () => meter.units() === 55 + 307);
+      const byCustomer = (c: string) =>
+        [...meter.taken.values()].filter((e) => e.customerId === c).reduce((n, e) => n + Number(e.value), 0);
+      expect(byCustomer('cus_relay')).toBe(55);
+      expect(byCustomer('cus_relay_too')).toBe(307);
+      // The 7 of the new period is never summed with the 300 of the closed one.
+      expect([...meter.taken.values()].some((e) => e.customerId === 'cus_relay_too' && Number(e.value) > 300)).toBe(false);
+      expect(meter.requests).toHaveLength(meter.taken.size);
+      expect(await planned()).toEqual([]);
+    });
+
+    it('a crash after the sends and before their commit resends the same identifiers and values; Stripe counts them once', async () => {
+      const meter = new FakeMeter();
+      await drain(relayOf(db.uow, meter));
       for (const quantity of [7, 8, 9]) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity });
-      await visible(3);
-      await expect(new MeterEventRelay({ uow: dying(db.uow), clock, payments: meter }).pass()).rejects.toThrow('killed before commit');
-      const first = meter.requests.map((e) => e.identifier).sort();
-      expect(first).toHaveLength(3);
-      await until(new MeterEventRelay({ uow: db.uow, clock, payments: meter }), () => meter.requests.length >= 6);
+      await usage.record(tenant, { owner: billedToo.id, meterSlug: 'tokens', quantity: 5 });
+      await visible(4);
+      expect(await relayOf(db.uow, meter).pass()).toMatchObject({ planned: 4 });
+      await expect(relayOf(dying(db.uow), meter).pass()).rejects.toThrow('killed before commit');
+      const first = meter.requests.map((e) => `${e.identifier}=${e.value}`).sort();
+      expect(first).toHaveLength(2);
+      expect(await planned()).toHaveLength(2);
+      await until(relayOf(db.uow, meter), () => meter.requests.length >= 4);
       expect(
         meter.requests
-          .slice(3)
-          .map((e) => e.identifier)
+          .slice(2)
+          .map((e) => `${e.identifier}=${e.value}`)
           .sort(),
       ).toEqual(first);
-      expect(meter.units()).toBe(24);
+      expect(meter.units()).toBe(29);
+      expect(await planned()).toEqual([]);
     });
 
     if (kind === 'postgres') {
-      it('never skips an entry whose transaction commits after a later one was relayed', async () => {
+      it('never skips an entry whose transaction commits after a later one was planned', async () => {
         const meter = new FakeMeter();
-        const relay = new MeterEventRelay({ uow: db.uow, clock, payments: meter });
+        const relay = relayOf(db.uow, meter);
         await drain(relay);
         const [balance] = await usage.balances(tenant, billed.id, 'tokens');
         // A writer that began first (smaller transaction id, older created_at) and commits last.
@@ -164,24 +203,27 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
         await began;
         await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 11 });
         // The later entry committed, but the cursor may not pass the unfinished writer: it waits too
-        // (a cursor at the committed entry would skip the slow one when it commits).
+        // (a cursor past the committed entry would skip the slow one when it commits).
         await drain(relay);
         expect(meter.requests).toHaveLength(0);
+        expect(await planned()).toEqual([]);
         release();
         await slow;
-        await until(relay, () => meter.taken.has(slowId) && meter.units() === 14);
+        await until(relay, () => meter.units() === 14);
         expect(meter.units()).toBe(14);
         await sql`delete from usage_ledger where id = ${slowId}`.execute(db.db);
       });
 
-      it('kill -9 of the relay process after the sends and before its commit: the restarted relay sends the same identifiers', async () => {
+      it('kill -9 of the relay process after the sends and before its commit: the restarted relay sends the same identifiers and values', async () => {
         const meter = new FakeMeter();
-        await drain(new MeterEventRelay({ uow: db.uow, clock, payments: meter }));
+        await drain(relayOf(db.uow, meter));
         for (const quantity of [4, 6]) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity });
-        await visible(2);
+        for (const quantity of [1, 2, 3]) await usage.record(tenant, { owner: billedToo.id, meterSlug: 'tokens', quantity });
+        await visible(5);
         const built = path.join(__dirname, '..', 'dist', 'index.js');
         if (!fs.existsSync(built)) throw new Error('packages/adapter-postgres is not built: run npm run build first');
-        // Another process claims the cursor and hands the events to "Stripe", which takes them; then it is killed.
+        // Another process plans (and commits), then claims the cursor and hands the sends to
+        // "Stripe", which takes them; then it is killed before it commits their deletion.
         const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'relay-child.js')], {
           env: { PATH: process.env.PATH, DATABASE_URL: db.url },
           cwd: path.join(__dirname, '..'),
@@ -193,58 +235,71 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
           out
             .split('\n')
             .filter((l) => l.startsWith('{'))
-            .map((l) => JSON.parse(l) as { identifier: string; value: string });
+            .map((l) => JSON.parse(l) as { identifier: string; value: string; customerId: string });
         for (let i = 0; i < 1000 && sent().length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+        // Each send carries its customer's sum of the period: 4 + 6 and 1 + 2 + 3.
         expect(
           sent()
-            .map((e) => e.value)
+            .map((e) => `${e.customerId}=${e.value}`)
             .sort(),
-        ).toEqual(['4', '6']);
-        // While it holds the cursor, this instance's relay skips it (never waits, never sends the same batch).
-        expect(await new MeterEventRelay({ uow: db.uow, clock, payments: meter }).pass()).toMatchObject({ ran: false });
+        ).toEqual(['cus_relay=10', 'cus_relay_too=6']);
+        // While it holds the cursor, this instance's relay skips it (never waits, never sends the same plan).
+        expect(await relayOf(db.uow, meter).pass()).toMatchObject({ ran: false });
+        expect(meter.requests).toHaveLength(0);
         child.kill('SIGKILL');
         await exited;
-        // Restarted: the cursor never moved; the same entries go again with the same identifiers.
+        // Restarted: the sends are still planned; the same identifiers go again with the same values.
         const after = new FakeMeter();
-        let pass = await new MeterEventRelay({ uow: db.uow, clock, payments: after }).pass();
+        let pass = await relayOf(db.uow, after).pass();
         // The server ends the killed backend's transaction when it sees the socket close: a moment at most.
         for (let i = 0; i < 100 && !pass.ran; i++) {
           await new Promise((r) => setTimeout(r, 50));
-          pass = await new MeterEventRelay({ uow: db.uow, clock, payments: after }).pass();
+          pass = await relayOf(db.uow, after).pass();
         }
         expect(pass).toMatchObject({ ran: true, sent: 2 });
-        expect([...after.taken.keys()].sort()).toEqual(
-          sent()
-            .map((e) => e.identifier)
-            .sort(),
-        );
-        expect(after.units()).toBe(10);
+        const asked = (events: { identifier: string; value: string }[]) => events.map((e) => `${e.identifier}=${e.value}`).sort();
+        expect(asked(after.requests)).toEqual(asked(sent()));
+        // Per identifier, what Stripe was asked to count equals the ledger's sum: nothing double, nothing lost.
+        expect(after.units()).toBe(16);
+        expect(await planned()).toEqual([]);
+        await drain(relayOf(db.uow, after));
+        expect(after.requests).toHaveLength(2);
       });
 
-      it('two relays at once: one sends, the other skips the claimed cursor; nothing is sent twice', async () => {
+      it('two relays at once: one plans, one sends; the other skips the claimed cursor; nothing is planned or sent twice', async () => {
         const meter = new FakeMeter();
         meter.delayMs = 20;
-        for (let i = 0; i < 12; i++) await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 2 });
+        await drain(relayOf(db.uow, meter));
+        meter.requests.length = 0;
+        meter.taken.clear();
+        for (let i = 0; i < 12; i++)
+          await usage.record(tenant, { owner: i % 2 ? billed.id : billedToo.id, meterSlug: 'tokens', quantity: 2 });
         await visible(12);
-        const a = new MeterEventRelay({ uow: db.uow, clock, payments: meter, concurrency: 4 });
-        const b = new MeterEventRelay({ uow: db.uow, clock, payments: meter, concurrency: 4 });
+        const a = relayOf(db.uow, meter, { concurrency: 4 });
+        const b = relayOf(db.uow, meter, { concurrency: 4 });
         const [pa, pb] = await Promise.all([a.pass(), b.pass()]);
         expect([pa.ran, pb.ran].sort()).toEqual([false, true]);
-        expect(meter.requests).toHaveLength(12);
-        expect(meter.taken.size).toBe(12);
+        expect(pa.planned + pb.planned).toBe(12);
+        expect(await planned()).toHaveLength(2);
+        const [sa, sb] = await Promise.all([a.pass(), b.pass()]);
+        expect([sa.ran, sb.ran].sort()).toEqual([false, true]);
+        expect(sa.sent + sb.sent).toBe(2);
+        expect(meter.requests).toHaveLength(2);
+        expect(meter.taken.size).toBe(2);
+        expect(meter.units()).toBe(24);
         expect(meter.maxInFlight).toBeLessThanOrEqual(4);
       });
     }
 
     it('retention keeps a month holding entries not yet relayed, and drops it once they are', async () => {
       const meter = new FakeMeter();
-      const relay = new MeterEventRelay({ uow: db.uow, clock, payments: meter });
+      const relay = relayOf(db.uow, meter);
       await drain(relay);
       await usage.maintainLedger(null);
       await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 5 });
       await usage.record(tenant, { owner: 'someone-else', meterSlug: 'tokens', quantity: 5 });
       // Every balance closed: only the unsent entry can keep January.
-      for (const owner of [billed.id, sandboxed.id, 'someone-else'])
+      for (const owner of [billed.id, billedToo.id, sandboxed.id, 'someone-else'])
         await usage.closePeriod(tenant, { owner, meterSlug: 'tokens' }, { periodEnd: null });
       clock.set(new Date('2026-06-10T00:00:00.000Z'));
       expect((await usage.maintainLedger(2)).dropped).not.toContain('usage_ledger_y2026m01');

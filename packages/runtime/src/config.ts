@@ -43,6 +43,8 @@ export interface Config {
   usageLedgerRetentionMonths: number;
   /** Group commit of usage operations (`USAGE_GROUP_COMMIT`, on; off only to benchmark the one-transaction path). */
   usageGroupCommit: boolean;
+  /** How old usage waits before the Stripe meter-event relay sums it into events (`USAGE_METER_WINDOW_SECONDS`, 60; 0: no waiting). */
+  usageMeterWindowSeconds: number;
   logRequests: boolean;
   /** pino's level (`LOG_LEVEL`): fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
@@ -162,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookEventRetentionDays: whole('WEBHOOK_EVENT_RETENTION_DAYS', 30, 1, 3650),
     usageLedgerRetentionMonths: whole('USAGE_LEDGER_RETENTION_MONTHS', 0, 0, 1200),
     usageGroupCommit: choice('USAGE_GROUP_COMMIT', ['on', 'off'] as const, 'on') === 'on',
+    usageMeterWindowSeconds: whole('USAGE_METER_WINDOW_SECONDS', 60, 0, 3600),
     webhookConcurrency: whole('WEBHOOK_CONCURRENCY', 16, 1, 256),
     logRequests: flag('LOG_REQUESTS', true),
     logLevel,

@@ -216,6 +216,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           webhookEventRetentionMs: config.webhookEventRetentionDays * 86_400_000,
           usageLedgerRetentionMonths: config.usageLedgerRetentionMonths,
           usageGroupCommit: config.usageGroupCommit,
+          usageMeterWindowMs: config.usageMeterWindowSeconds * 1000,
           webhookConcurrency: config.webhookConcurrency,
         },
       };

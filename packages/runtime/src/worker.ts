@@ -3,7 +3,7 @@ import type { WakeSignal } from './services';
 
 const PURGE_EVERY_MS = 60_000;
 const LEDGER_EVERY_MS = 3_600_000;
-/** Batches of meter events one pass of the relay's lane sends at most (more wait for the next tick). */
+/** Relay passes (one plan, or one batch of planned sends, each) one tick of the relay's lane runs at most (more wait for the next tick). */
 const RELAY_BATCHES_PER_PASS = 20;
 
 /** One job run again and again: never twice at once; a wake during a pass makes one more pass. */

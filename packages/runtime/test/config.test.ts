@@ -29,6 +29,9 @@ describe('configuration', () => {
     expect(loadConfig({ DATA_DIR: tmp() }).usageLedgerRetentionMonths).toBe(0);
     expect(loadConfig({ DATA_DIR: tmp(), USAGE_LEDGER_RETENTION_MONTHS: '13' }).usageLedgerRetentionMonths).toBe(13);
     expect(() => loadConfig({ DATA_DIR: tmp(), USAGE_LEDGER_RETENTION_MONTHS: '-1' })).toThrow(/USAGE_LEDGER_RETENTION_MONTHS/);
+    expect(loadConfig({ DATA_DIR: tmp() }).usageMeterWindowSeconds).toBe(60);
+    expect(loadConfig({ DATA_DIR: tmp(), USAGE_METER_WINDOW_SECONDS: '0' }).usageMeterWindowSeconds).toBe(0);
+    expect(() => loadConfig({ DATA_DIR: tmp(), USAGE_METER_WINDOW_SECONDS: 'soon' })).toThrow(/USAGE_METER_WINDOW_SECONDS/);
     expect(() => loadConfig({ DATA_DIR: tmp(), TOLLGATE_SECRET: 'short' })).toThrow(/16 characters/);
     expect(loadConfig({ DATA_DIR: tmp(), PUBLIC_URL: 'https://billing.example.com/', SIGNER: 'HMAC' })).toMatchObject({
       publicUrl: 'https://billing.example.com',

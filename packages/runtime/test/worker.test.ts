@@ -63,7 +63,7 @@ it('runs the usage meter-event relay in a lane of its own, batch after batch whi
   const passes: boolean[] = [true, true, false];
   let calls = 0;
   const meterRelay = {
-    pass: async () => ({ ran: true, sent: 1, passed: 0, refused: 0, failed: false, more: passes[calls++] ?? false }),
+    pass: async () => ({ ran: true, sent: 1, passed: 0, refused: 0, planned: 0, failed: false, more: passes[calls++] ?? false }),
   };
   const background = new BackgroundWork(
     world.core.worker,

@@ -674,7 +674,8 @@ export function usageRepository(db: Db): UsageRepository {
             await sql`select 1 from ${table} l join usage_balances b on b.id = l.balance_id where b.closed_at is null limit 1`.execute(db);
           if (open.rows.length) continue;
           // A month holding an entry the meter-event relay has not passed yet (of a subscription a
-          // relayed provider bills) stays too: retention never drops usage before it was sent.
+          // relayed provider bills) stays too: retention never drops usage before it was planned
+          // (a planned send keeps its own sum in usage_meter_sends until the provider takes it).
           const unsent = await sql`select 1 from ${table} l
             join usage_meter_relay r on (l.tx, l.id) > (r.tx, coalesce(r.entry_id, ${NIL_UUID}::uuid))
             join subscriptions s on s.id = (case when l.owner ~* ${UUID_TEXT} then l.owner::uuid end)
@@ -730,13 +731,14 @@ export function usageRepository(db: Db): UsageRepository {
           organisation_id: string;
           is_test: boolean;
           owner: string;
+          balance_id: string;
           meter_slug: string;
           scale: number;
           value: string;
           created_at: Date;
           customer_id: string | null;
         }>`
-          select l.id, l.tx::text as tx, l.organisation_id, l.is_test, l.owner, m.slug as meter_slug, m.scale,
+          select l.id, l.tx::text as tx, l.organisation_id, l.is_test, l.owner, l.balance_id, m.slug as meter_slug, m.scale,
                  l.used_delta::text as value, l.created_at, c.payment_customer_id as customer_id
           from usage_ledger l
           join meters m on m.id = l.meter_id
@@ -756,6 +758,7 @@ export function usageRepository(db: Db): UsageRepository {
           organisationId: r.organisation_id,
           isTest: r.is_test,
           owner: r.owner,
+          balanceId: r.balance_id,
           meterSlug: r.meter_slug,
           value: formatUnits(BigInt(r.value), Number(r.scale)),
           createdAt: r.created_at,
@@ -771,11 +774,57 @@ export function usageRepository(db: Db): UsageRepository {
       await sql`update usage_meter_relay set tx = ${tx}::bigint, entry_id = ${entryId}, attempts = ${c.attempts},
         next_attempt_at = ${c.nextAttemptAt}, last_error = ${c.lastError}, updated_at = ${c.updatedAt} where name = ${c.name}`.execute(db);
     },
+    async planMeterSends(sends) {
+      const rows = sends.map((m) => ({
+        id: m.id,
+        provider: m.provider,
+        organisation_id: m.organisationId,
+        is_test: m.isTest,
+        owner: m.owner,
+        meter_slug: m.meterSlug,
+        customer_id: m.customerId,
+        value: m.value,
+        event_at: m.timestamp,
+        first_entry_at: m.firstEntryAt,
+        entries: m.entries,
+        created_at: m.createdAt,
+      }));
+      if (!rows.length) return;
+      for (const chunk of chunks(rows, Object.keys(rows[0]).length)) await db.insertInto('usage_meter_sends').values(chunk).execute();
+    },
+    async plannedMeterSends(provider, limit) {
+      const rows = await db
+        .selectFrom('usage_meter_sends')
+        .selectAll()
+        .where('provider', '=', provider)
+        .orderBy('first_entry_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map((m) => ({
+        id: m.id,
+        provider: m.provider,
+        organisationId: m.organisation_id,
+        isTest: m.is_test,
+        owner: m.owner,
+        meterSlug: m.meter_slug,
+        customerId: m.customer_id,
+        value: String(m.value),
+        timestamp: m.event_at,
+        firstEntryAt: m.first_entry_at,
+        entries: Number(m.entries),
+        createdAt: m.created_at,
+      }));
+    },
+    async deleteMeterSends(provider, ids) {
+      for (const chunk of chunks(ids, 1))
+        await db.deleteFrom('usage_meter_sends').where('provider', '=', provider).where('id', 'in', chunk).execute();
+    },
     async saveMeterEventFailure(f) {
       await db
         .insertInto('usage_meter_event_failures')
         .values({
-          entry_id: f.entryId,
+          send_id: f.sendId,
           provider: f.provider,
           organisation_id: f.organisationId,
           is_test: f.isTest,
@@ -783,17 +832,18 @@ export function usageRepository(db: Db): UsageRepository {
           meter_slug: f.meterSlug,
           customer_id: f.customerId,
           value: f.value,
-          entry_created_at: f.entryCreatedAt,
+          event_at: f.timestamp,
+          entries: f.entries,
           error: f.error,
           failed_at: f.failedAt,
         })
-        .onConflict((o) => o.columns(['provider', 'entry_id']).doNothing())
+        .onConflict((o) => o.columns(['provider', 'send_id']).doNothing())
         .execute();
     },
     async meterEventFailures(limit) {
       const rows = await db.selectFrom('usage_meter_event_failures').selectAll().orderBy('failed_at', 'desc').limit(limit).execute();
       return rows.map((f) => ({
-        entryId: f.entry_id,
+        sendId: f.send_id,
         provider: f.provider,
         organisationId: f.organisation_id,
         isTest: f.is_test,
@@ -801,7 +851,8 @@ export function usageRepository(db: Db): UsageRepository {
         meterSlug: f.meter_slug,
         customerId: f.customer_id,
         value: String(f.value),
-        entryCreatedAt: f.entry_created_at,
+        timestamp: f.event_at,
+        entries: Number(f.entries),
         error: f.error,
         failedAt: f.failed_at,
       }));

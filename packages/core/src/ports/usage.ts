@@ -48,7 +48,8 @@ export interface UsageRecordQuery {
 
 /**
  * Where the meter-event relay stands in the ledger: every entry that used units and comes before
- * `position` was sent to the provider (or passed over: not a subscription it bills). The position
+ * `position` was planned into a send (`MeterSend`) or passed over (not a subscription the provider
+ * bills). The position
  * is the adapter's own (PostgreSQL: the writing transaction's id and the entry's id); the relay only
  * hands it back.
  */
@@ -56,7 +57,7 @@ export interface MeterRelayCursor {
   /** The payment provider the relay sends to (one cursor each). */
   name: string;
   position: string;
-  /** Sends that failed in a row (retryable), and when the next pass may try again. */
+  /** Passes whose sends failed in a row (retryable), and when the next pass may try again. */
   attempts: number;
   nextAttemptAt: Date | null;
   lastError: string | null;
@@ -69,6 +70,8 @@ export interface PendingMeterEvent {
   organisationId: Id;
   isTest: boolean;
   owner: string;
+  /** The balance (holder, meter, period) the entry changed: sends never sum across two of them. */
+  balanceId: Id;
   meterSlug: string;
   /** Units the entry used, in the meter's units (decimal text: exact). */
   value: string;
@@ -79,9 +82,35 @@ export interface PendingMeterEvent {
   position: string;
 }
 
-/** An entry the provider refused for good (kept with what was sent, beyond the ledger's retention). */
+/**
+ * One planned meter event: the sum of the used entries of one balance (customer, meter, period)
+ * the relay read in one pass. Its id is the event's `identifier`, so a resend after a crash counts
+ * once; it is deleted in the transaction after the provider took it.
+ */
+export interface MeterSend {
+  /** The event's identifier at the provider. */
+  id: Id;
+  provider: string;
+  organisationId: Id;
+  isTest: boolean;
+  owner: string;
+  meterSlug: string;
+  customerId: string;
+  /** The entries' summed units, in the meter's units (decimal text: exact). */
+  value: string;
+  /** The event's timestamp: the latest summed entry's creation. */
+  timestamp: Date;
+  /** The earliest summed entry's creation (how far behind the relay is). */
+  firstEntryAt: Date;
+  /** How many ledger entries the value sums. */
+  entries: number;
+  createdAt: Date;
+}
+
+/** A send the provider refused for good (kept with what was sent, beyond the ledger's retention). */
 export interface MeterEventFailure {
-  entryId: Id;
+  /** The refused event's identifier (the planned send's id). */
+  sendId: Id;
   provider: string;
   organisationId: Id;
   isTest: boolean;
@@ -89,7 +118,10 @@ export interface MeterEventFailure {
   meterSlug: string;
   customerId: string;
   value: string;
-  entryCreatedAt: Date;
+  /** The refused event's timestamp. */
+  timestamp: Date;
+  /** How many ledger entries its value summed. */
+  entries: number;
   error: string;
   failedAt: Date;
 }
@@ -173,9 +205,15 @@ export interface UsageRepository {
   pendingMeterEvents(cursor: MeterRelayCursor, limit: number): Promise<{ events: PendingMeterEvent[]; end: string }>;
   /** Stores the cursor (its position, attempts and retry time). */
   saveMeterRelay(cursor: MeterRelayCursor): Promise<void>;
-  /** Keeps an entry the provider refused for good (once per entry and provider). */
+  /** Stores planned sends (with the cursor's move past their entries, in the same unit of work). */
+  planMeterSends(sends: MeterSend[]): Promise<void>;
+  /** The provider's planned sends not yet taken, earliest entries first, at most `limit`. */
+  plannedMeterSends(provider: string, limit: number): Promise<MeterSend[]>;
+  /** Forgets planned sends the provider took (or refused for good). */
+  deleteMeterSends(provider: string, ids: Id[]): Promise<void>;
+  /** Keeps a send the provider refused for good (once per send and provider). */
   saveMeterEventFailure(failure: MeterEventFailure): Promise<void>;
-  /** Entries refused for good, newest first (operations, tests). */
+  /** Sends refused for good, newest first (operations, tests). */
   meterEventFailures(limit: number): Promise<MeterEventFailure[]>;
   /** Forgets idempotency keys created before `before`; returns how many. */
   purgeKeys(before: Date): Promise<number>;

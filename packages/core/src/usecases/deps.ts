@@ -81,6 +81,11 @@ export interface CoreLimits {
    * transaction, waiting on the balance's row lock (the baseline the benchmark compares with).
    */
   usageGroupCommit: boolean;
+  /**
+   * How old the first ledger entry after the meter-event relay's cursor must be before the relay
+   * sums what waits into meter events (`USAGE_METER_WINDOW_SECONDS`); 0: no waiting.
+   */
+  usageMeterWindowMs: number;
   /** Deliveries one endpoint may have in flight at once, across instances (a slow receiver holds no more). */
   webhookPerEndpoint: number;
   /** Deliveries one organisation may have in flight at once, across instances (a crowded tenant leaves slots to others). */
@@ -100,6 +105,7 @@ export const DEFAULT_LIMITS: CoreLimits = {
   webhookConcurrency: 16,
   usageLedgerRetentionMonths: 0,
   usageGroupCommit: true,
+  usageMeterWindowMs: 60_000,
   webhookPerEndpoint: 4,
   webhookPerOrganisation: 8,
 };

@@ -24,6 +24,8 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   webhookEventRetentionDays: 30,
   usageLedgerRetentionMonths: 0,
   usageGroupCommit: true,
+  // No waiting: a test's usage goes to the (nock'd) provider on the next passes.
+  usageMeterWindowSeconds: 0,
   webhookConcurrency: 16,
   logRequests: false,
   logLevel: 'silent',

@@ -3,7 +3,7 @@
    commit and the repository are proven together. Run on the in-memory database, PGlite and a
    PostgreSQL server. After every scenario the counters equal the ledger's sums. */
 import { randomUUID } from 'node:crypto';
-import type { Tenant, UnitOfWork, UsageAnswer } from '../..';
+import type { MeterSend, Tenant, UnitOfWork, UsageAnswer } from '../..';
 import { UsageService } from '../../usecases/usage';
 import { OutboxUnitOfWork } from '../../usecases/webhooks/outbox';
 import { FixedClock, RandomIds } from '../fakes';
@@ -314,6 +314,64 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       }
       const deliveries = (await w.uow.read((r) => r.webhooks.pageDeliveries(w.tenant, { limit: 50 }))).items;
       expect(deliveries.map((d) => [d.endpointId, d.eventId]).sort()).toEqual(events.map((e) => [takes.id, e.id]).sort());
+    });
+
+    it("keeps the meter-event relay's planned sends per provider, earliest usage first, exact; deletes only what it is told; refusals once", async () => {
+      const provider = `p-${randomUUID()}`;
+      const other = `q-${randomUUID()}`;
+      const at = (s: number) => new Date(Date.parse('2026-11-24T00:00:00.000Z') + s * 1000);
+      const send = (over: Partial<MeterSend>): MeterSend => ({
+        id: randomUUID(),
+        provider,
+        organisationId: w.tenant.organisationId,
+        isTest: w.tenant.isTest,
+        owner: 'sub-owner',
+        meterSlug: 'tokens',
+        customerId: 'cus_1',
+        value: '7',
+        timestamp: at(50),
+        firstEntryAt: at(10),
+        entries: 1,
+        createdAt: at(60),
+        ...over,
+      });
+      const late = send({ value: '0.3', entries: 3, firstEntryAt: at(20) });
+      const early = send({ value: '123456789012.345678', entries: 20_000, customerId: 'cus_2', firstEntryAt: at(5) });
+      const elsewhere = send({ provider: other });
+      // A unit of work that fails stores nothing.
+      await expect(
+        w.uow.run(async (r) => {
+          await r.usage.planMeterSends([late]);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect(await w.uow.read((r) => r.usage.plannedMeterSends(provider, 10))).toEqual([]);
+      await w.uow.run((r) => r.usage.planMeterSends([late, early, elsewhere]));
+      expect(await w.uow.read((r) => r.usage.plannedMeterSends(provider, 10))).toEqual([early, late]);
+      expect(await w.uow.read((r) => r.usage.plannedMeterSends(provider, 1))).toEqual([early]);
+      await w.uow.run((r) => r.usage.deleteMeterSends(provider, [early.id, elsewhere.id]));
+      expect(await w.uow.read((r) => r.usage.plannedMeterSends(provider, 10))).toEqual([late]);
+      expect(await w.uow.read((r) => r.usage.plannedMeterSends(other, 10))).toEqual([elsewhere]);
+      await w.uow.run((r) => r.usage.deleteMeterSends(other, [elsewhere.id]));
+
+      const failure = {
+        sendId: late.id,
+        provider,
+        organisationId: late.organisationId,
+        isTest: late.isTest,
+        owner: late.owner,
+        meterSlug: late.meterSlug,
+        customerId: late.customerId,
+        value: late.value,
+        timestamp: late.timestamp,
+        entries: late.entries,
+        error: 'Stripe meter event failed (400): No such customer',
+        failedAt: at(70),
+      };
+      await w.uow.run((r) => r.usage.saveMeterEventFailure(failure));
+      await w.uow.run((r) => r.usage.saveMeterEventFailure({ ...failure, error: 'again', failedAt: at(80) }));
+      const kept = (await w.uow.read((r) => r.usage.meterEventFailures(1000))).filter((f) => f.provider === provider);
+      expect(kept).toEqual([failure]);
     });
 
     it('a key taken on one balance and reused on another by a racing writer is refused, never counted twice', async () => {

@@ -15,7 +15,7 @@ import type {
   UsageKey,
   UsageMeter,
 } from '../../model';
-import type { LockedBalance, MeterEventFailure, MeterRelayCursor, PendingMeterEvent, UsageRepository } from '../../ports';
+import type { LockedBalance, MeterEventFailure, MeterRelayCursor, MeterSend, PendingMeterEvent, UsageRepository } from '../../ports';
 
 /** The in-memory tables of usage (part of the in-memory database's tables). */
 export interface UsageTables {
@@ -28,6 +28,8 @@ export interface UsageTables {
   usageCloses: Map<Id, UsageClose>;
   /** The meter-event relay's cursors by provider; a position is how many ledger entries (in commit order) are done. */
   meterRelays: Map<string, MeterRelayCursor>;
+  /** Planned meter events not yet taken, by `provider:id`. */
+  meterSends: Map<string, MeterSend>;
   meterEventFailures: Map<string, MeterEventFailure>;
 }
 
@@ -40,6 +42,7 @@ export const emptyUsageTables = (): UsageTables => ({
   usageKeys: new Map(),
   usageCloses: new Map(),
   meterRelays: new Map(),
+  meterSends: new Map(),
   meterEventFailures: new Map(),
 });
 
@@ -194,6 +197,7 @@ export function memoryUsageRepository(
           organisationId: e.organisationId,
           isTest: e.isTest,
           owner: e.owner,
+          balanceId: e.balanceId,
           meterSlug: db.usageMeters.get(e.meterId)?.slug ?? '',
           value: formatUnits(e.usedDelta, db.usageMeters.get(e.meterId)?.scale),
           createdAt: new Date(e.createdAt),
@@ -204,8 +208,19 @@ export function memoryUsageRepository(
       return { events, end: String(entries.length) };
     },
     saveMeterRelay: async (cursor) => void db.meterRelays.set(cursor.name, copy(cursor)),
+    planMeterSends: async (sends) => {
+      for (const s of sends) db.meterSends.set(`${s.provider}:${s.id}`, copy(s));
+    },
+    plannedMeterSends: async (provider, limit) =>
+      all(db.meterSends)
+        .filter((s) => s.provider === provider)
+        .sort((a, b) => a.firstEntryAt.getTime() - b.firstEntryAt.getTime() || (a.id < b.id ? -1 : 1))
+        .slice(0, limit),
+    deleteMeterSends: async (provider, ids) => {
+      for (const id of ids) db.meterSends.delete(`${provider}:${id}`);
+    },
     saveMeterEventFailure: async (f) => {
-      const id = `${f.provider}:${f.entryId}`;
+      const id = `${f.provider}:${f.sendId}`;
       if (!db.meterEventFailures.has(id)) db.meterEventFailures.set(id, copy(f));
     },
     meterEventFailures: async (limit) =>
