@@ -333,7 +333,20 @@ describe('usage plans', () => {
         tiers: { USD: [expect.objectContaining({ upTo: 2.5 }), expect.objectContaining({ upTo: 'inf' })] },
       }),
     ]);
+    // The export names the meter's scale, so a copy elsewhere (live mode, another organisation) makes the same meter.
+    expect(exported?.usage?.[0].scale).toBe(3);
     expect((await core.importer.apply(file)).updated).toBe(0);
+    const plan = file.products![0].plans!.find((p) => p.key === 'gpu')!;
+    plan.usage = [{ ...exported!.usage![0], meter: 'gpu_minutes' }];
+    const moved = (await core.importer.apply(file)).keys['plans.notes.gpu'];
+    expect(await core.usage.meter(tenant(), 'gpu_minutes')).toMatchObject({ scale: 3 });
+    const { subscription: m } = await buyPlan(core, moved, 1, 'bob', 'fake');
+    expect((await core.usage.balances(tenant(), m.id, 'gpu_minutes'))[0]?.balance).toMatchObject({ granted: 500n, cap: 100_250n });
+    // An existing meter's scale never changes: a file naming another is refused, naming the member.
+    plan.usage = [{ ...exported!.usage![0], scale: 2 }];
+    await expect(core.importer.apply(file)).rejects.toMatchObject({
+      details: [expect.objectContaining({ property: 'plans.gpu.usage[0].scale' })],
+    });
   });
 });
 

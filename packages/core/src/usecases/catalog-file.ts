@@ -20,7 +20,7 @@ import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
 import { currencyExponent, toMajor, toMinor } from '../domain/catalog';
-import { exactNumber, formatUnits, METER_SLUG, termSteps } from '../domain/usage';
+import { exactNumber, formatUnits, MAX_SCALE, METER_SLUG, termSteps } from '../domain/usage';
 import { usageTermsOf } from './catalog/plan-pricing';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
@@ -72,6 +72,13 @@ export interface PlanEntry {
 export interface UsageEntry {
   /** The meter's slug (`^[a-z0-9_]+$`): the tenant's meter, created when new. */
   meter: string;
+  /**
+   * The meter's decimal places (0 to 6; 0, whole units, when absent): what a new meter is made
+   * with. An existing meter keeps its own, and a file naming another is refused (a meter's scale
+   * never changes). Written by export when the meter has decimals, so a copy to live mode or to
+   * another organisation makes the same meter.
+   */
+  scale?: number;
   name?: string;
   unitLabel?: string | null;
   allowance?: number;
@@ -489,8 +496,12 @@ export class CatalogFileImport {
         invalid(`${at}.meter`, 'must match ^[a-z0-9_]+$');
       if (out.some((li) => li.meter?.slug === u.meter)) invalid(`${at}.meter`, 'is named twice');
       const found = await r.usage.findMeter(tenant, u.meter);
-      // A meter with decimal places (made through POST /api/meters) takes its terms and tier bounds in them.
-      const scale = found?.scale ?? 0;
+      if (u.scale !== undefined && (!Number.isInteger(u.scale) || u.scale < 0 || u.scale > MAX_SCALE))
+        invalid(`${at}.scale`, `must be a whole number from 0 to ${MAX_SCALE}`);
+      if (found && u.scale !== undefined && u.scale !== (found.scale ?? 0))
+        invalid(`${at}.scale`, `the meter ${u.meter} counts with ${found.scale ?? 0} decimal places; a meter's scale never changes`);
+      // A meter with decimal places takes its terms and tier bounds in them.
+      const scale = found?.scale ?? u.scale ?? 0;
       let meter: Meter | undefined = found;
       if (!meter) {
         const id = this.deps.ids.newId();
@@ -500,6 +511,7 @@ export class CatalogFileImport {
           slug: u.meter,
           name: u.name ?? u.meter,
           unitLabel: u.unitLabel ?? null,
+          ...(scale ? { scale } : {}),
           paymentMeterId: `mtr_${id.replace(/-/g, '').slice(0, 16)}`,
           createdAt: now,
           updatedAt: now,
@@ -686,6 +698,7 @@ function usageEntryOf(li: LineItem, plan: Plan): UsageEntry {
   void plan;
   return {
     meter: li.meter?.slug ?? li.slug,
+    ...(scale ? { scale } : {}),
     name: li.name,
     unitLabel: li.unitLabel,
     // In the meter's units (a decimal meter's terms are kept in its smallest step).
