@@ -53,6 +53,26 @@ const receive = ((): Receive => {
   return new Function('require', `${code}\nreturn verifyWebhook;`)(require) as Receive;
 })();
 
+/**
+ * The grantee buys the plan through the sandbox's hosted checkout (v1's checkout link, then its pay
+ * page); with the subscription come its balances of the meter and a usage record call (204; a key
+ * makes a retry count once).
+ */
+async function buyThroughSandbox(planId: string, grantee: string, meterSlug: string) {
+  const q = `successUrl=https://vendor.example.com/ok&cancelUrl=https://vendor.example.com/no&granteeId=${grantee}&member=${grantee}@example.com`;
+  const link = (await v1.get(`/plans/${planId}/checkoutlink?${q}`).expect(200)).body;
+  await request(app)
+    .post(`${new URL(link.checkoutUrl).pathname}/pay`)
+    .type('form')
+    .send({})
+    .expect(303);
+  const sub = (await world.db.uow.read((r) => r.subscriptions.listByPlan(planId)))[0];
+  const balances = async () => (await api.get(`/api/balances?owner=${sub.id}&meterSlug=${meterSlug}`).expect(200)).body.data;
+  const record = (increment: number, key: string) =>
+    api.post('/api/usage/record', { owner: sub.id, meterSlug, increment }, key).expect(204);
+  return { sub, balances, record };
+}
+
 /** The subscription's renewal invoice (v1's invoices of the subscription, `billing_reason` `subscription_cycle`). */
 async function renewalInvoice(subscriptionId: string) {
   const invoices = (await v1.get(`/subscriptions/${subscriptionId}/invoices`).expect(200)).body.data as {
@@ -94,21 +114,11 @@ describe('a usage plan bought through the sandbox, over two periods', () => {
     ).body.data;
 
     // The customer buys it through the sandbox's hosted checkout.
-    const q = `successUrl=https://vendor.example.com/ok&cancelUrl=https://vendor.example.com/no&granteeId=umi&member=umi@example.com`;
-    const link = (await v1.get(`/plans/${planId}/checkoutlink?${q}`).expect(200)).body;
-    await request(app)
-      .post(`${new URL(link.checkoutUrl).pathname}/pay`)
-      .type('form')
-      .send({})
-      .expect(303);
-    const sub = (await world.db.uow.read((r) => r.subscriptions.listByPlan(planId)))[0];
+    const { sub, balances, record } = await buyThroughSandbox(planId, 'umi', 'api_calls');
     expect(sub).toBeDefined();
-    const balances = async () => (await api.get(`/api/balances?owner=${sub.id}&meterSlug=api_calls`).expect(200)).body.data;
     expect(await balances()).toEqual([expect.objectContaining({ granted: 1000, used: 0, remaining: 1000 })]);
 
     // Usage over the period, with a retried request (same key) that counts once.
-    const record = (increment: number, key: string) =>
-      api.post('/api/usage/record', { owner: sub.id, meterSlug: 'api_calls', increment }, key).expect(204);
     await record(700, 'u-1');
     await record(700, 'u-1');
     await record(200, 'u-2');
@@ -166,20 +176,10 @@ describe('a usage plan bought through the sandbox, over two periods', () => {
       usage: [{ meter: 'gpu_hours', unitLabel: 'hour', maxUsage: 50.5, unitPrices: { USD: 0.4 } }],
     });
     const planId = (await api.post('/api/products/import', file).expect(201)).body.data.keys['plans.notes.gpu'];
-    const q = `successUrl=https://vendor.example.com/ok&cancelUrl=https://vendor.example.com/no&granteeId=gus&member=gus@example.com`;
-    const link = (await v1.get(`/plans/${planId}/checkoutlink?${q}`).expect(200)).body;
-    await request(app)
-      .post(`${new URL(link.checkoutUrl).pathname}/pay`)
-      .type('form')
-      .send({})
-      .expect(303);
-    const sub = (await world.db.uow.read((r) => r.subscriptions.listByPlan(planId)))[0];
-    const balances = async () => (await api.get(`/api/balances?owner=${sub.id}&meterSlug=gpu_hours`).expect(200)).body.data;
+    const { sub, balances, record } = await buyThroughSandbox(planId, 'gus', 'gpu_hours');
     expect(await balances()).toEqual([expect.objectContaining({ granted: 0, used: 0, remaining: 50.5 })]);
 
     // 1.25 + 0.5 hours; a retry of the first counts once.
-    const record = (increment: number, key: string) =>
-      api.post('/api/usage/record', { owner: sub.id, meterSlug: 'gpu_hours', increment }, key).expect(204);
     await record(1.25, 'g-1');
     await record(1.25, 'g-1');
     await record(0.5, 'g-2');
