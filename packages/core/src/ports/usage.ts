@@ -107,21 +107,10 @@ export interface MeterSend {
   createdAt: Date;
 }
 
-/** A send the provider refused for good (kept with what was sent, beyond the ledger's retention). */
-export interface MeterEventFailure {
+/** A send the provider refused for good (kept with what was sent, beyond the ledger's retention): the send's event, and why. */
+export interface MeterEventFailure extends Omit<MeterSend, 'id' | 'firstEntryAt' | 'createdAt'> {
   /** The refused event's identifier (the planned send's id). */
   sendId: Id;
-  provider: string;
-  organisationId: Id;
-  isTest: boolean;
-  owner: string;
-  meterSlug: string;
-  customerId: string;
-  value: string;
-  /** The refused event's timestamp. */
-  timestamp: Date;
-  /** How many ledger entries its value summed. */
-  entries: number;
   error: string;
   failedAt: Date;
 }
