@@ -1,6 +1,7 @@
 import {
   billedUnits,
   closeSubscriptionPeriod,
+  RENEWAL_RETRY_MS,
   usageCharge,
   usageOrderingKey,
   type CatalogFile,
@@ -77,6 +78,29 @@ describe('usage plans', () => {
   });
 
   const balance = async (owner: string) => (await core.usage.balances(tenant(), owner, 'api_calls'))[0]?.balance;
+
+  it('a subscription whose renewal fails is passed over for a while, and the others still renew', async () => {
+    const { subscription: bad } = await buyPlan(core, keys['plans.notes.api'], 1, 'bad', 'fake');
+    const { subscription: good } = await buyPlan(core, keys['plans.notes.api'], 1, 'good', 'fake');
+    (core.payments as PaymentProvider).renewedBySweep = (s) => {
+      if (s.id === bad.id) throw new Error('a broken subscription');
+      return {};
+    };
+    const ended = Math.max(bad.currentPeriodEnd.getTime(), good.currentPeriodEnd.getTime());
+    core.clock.set(new Date(ended + 1000));
+    const periodEnd = async (id: string) => (await core.uow.read((r) => r.subscriptions.get(id)))?.currentPeriodEnd.getTime();
+    // The broken one (due first) fails alone, its transaction rolled back; the other renews.
+    expect(await core.sweeps.renewals()).toBe(1);
+    expect(await periodEnd(good.id)).toBeGreaterThan(ended);
+    expect(await periodEnd(bad.id)).toBe(bad.currentPeriodEnd.getTime());
+    // It is passed over on the next passes (no error, no retry on every pass) ...
+    expect(await core.sweeps.renewals()).toBe(0);
+    // ... and tried again once RENEWAL_RETRY_MS has passed.
+    (core.payments as PaymentProvider).renewedBySweep = () => ({});
+    core.clock.set(new Date(ended + 1000 + RENEWAL_RETRY_MS));
+    expect(await core.sweeps.renewals()).toBe(1);
+    expect(await periodEnd(bad.id)).toBeGreaterThan(ended);
+  });
 
   it('buying gives the period its allowance and cap; the renewal closes, bills the tiers, resets and rolls over, once', async () => {
     const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');

@@ -1,16 +1,31 @@
 import { periodEndReached, renew } from '../../domain/subscription';
 import { unitAmount } from '../../domain/catalog';
 import { addInterval } from '../../domain/time';
+import { ErrorCodes, isDomainError } from '../../errors';
 import { limitsOf, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { loadPlan, saveOutcome } from './shared';
 import type { UsageService } from '../usage';
 import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
 
+/** How long a subscription whose renewal failed (not for an outage) is passed over by this process's sweeps. */
+export const RENEWAL_RETRY_MS = 10 * 60_000;
+/** Subscriptions one process passes over at most (the oldest failure is forgotten first). */
+const PASSED_OVER_MAX = 1_000;
+
+const outage = (e: unknown) => isDomainError(e) && (e.code === ErrorCodes.DATABASE_UNAVAILABLE || e.code === ErrorCodes.BUSY);
+
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
+  /**
+   * Subscriptions whose renewal failed for something else than an outage, and until when they are
+   * passed over: one broken subscription (bad data, a bug) must not stop every renewal behind it,
+   * nor be tried again on every pass.
+   */
+  private readonly passedOver = new Map<string, number>();
+
   constructor(
-    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout' | 'ids' | 'limits'>,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout' | 'ids' | 'limits' | 'logger'>,
     private readonly usage?: Pick<UsageService, 'sweep' | 'maintainLedger'>,
   ) {}
 
@@ -38,52 +53,72 @@ export class Sweeps {
       .filter((p) => p?.renewedBySweep)
       .map((p) => (p as { name: string }).name);
     if (providers.length === 0) return 0;
-    const due = await this.deps.uow.run((r) => r.subscriptions.listDueForRenewal(now, providers, limit));
+    for (const [id, until] of this.passedOver) if (until <= now.getTime()) this.passedOver.delete(id);
+    const due = (await this.deps.uow.run((r) => r.subscriptions.listDueForRenewal(now, providers, limit + this.passedOver.size)))
+      .filter((id) => !this.passedOver.has(id))
+      .slice(0, limit);
     let done = 0;
     for (const id of due) {
-      await this.deps.uow.run(async (r) => {
-        const s = await r.subscriptions.getForUpdate(id);
-        if (!s || s.status === 'CANCELED' || s.cancelAtPeriodEnd || now < s.currentPeriodEnd) return;
-        const plan = await loadPlan(r, s.planId);
-        let start = s.currentPeriodEnd;
-        let end = addInterval(start, plan.interval, plan.length);
-        while (end <= now) {
-          start = end;
-          end = addInterval(start, plan.interval, plan.length);
-        }
-        const change = renew(s, await r.licenses.listBySubscription(s.id), start, end, now);
-        await r.subscriptions.save(change.subscription);
-        await r.licenses.saveMany(change.licenses);
-        // The ended period's usage becomes final and billed; the next starts from the allowance
-        // plus what rolls over. Under the subscription's lock, and once per period by its key.
-        const usage = await closeSubscriptionPeriod(r, this.deps.ids, {
-          subscription: s,
-          plan,
-          periodEnd: s.currentPeriodEnd,
-          next: { start, end, plan, subscription: change.subscription },
-          now,
+      try {
+        if (await this.renewOne(id, now)) done++;
+      } catch (e) {
+        // An outage stops the sweep (the next pass tries again); anything else is this subscription's own.
+        if (outage(e)) throw e;
+        this.passedOver.set(id, now.getTime() + RENEWAL_RETRY_MS);
+        if (this.passedOver.size > PASSED_OVER_MAX) this.passedOver.delete(this.passedOver.keys().next().value as string);
+        this.deps.logger?.error('subscription renewal failed; passed over for now, the others go on', {
+          subscription: id,
+          retryAfterMinutes: RENEWAL_RETRY_MS / 60_000,
+          error: e instanceof Error ? e.message : String(e),
         });
-        // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
-        const provider = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === s.paymentProvider);
-        const currencies = await loadCurrencies(r);
-        // Every plan the subscription holds is billed for the new period.
-        const added = [];
-        for (const a of s.addedPlans) {
-          const p = await loadPlan(r, a.planId);
-          added.push({ plan: p, quantity: a.quantity, unitAmount: unitAmount(p, s.currency, currencies) });
-        }
-        const outcome = provider?.renewedBySweep?.(
-          change.subscription,
-          plan,
-          unitAmount(plan, s.currency, currencies),
-          usageInvoiceLines(usage),
-          added,
-        );
-        if (outcome) await saveOutcome(r, outcome);
-        done++;
-      });
+      }
     }
     return done;
+  }
+
+  /** Renews one subscription whose period ended (under its row lock); false when there was nothing to do. */
+  private renewOne(id: string, now: Date): Promise<boolean> {
+    return this.deps.uow.run(async (r) => {
+      const s = await r.subscriptions.getForUpdate(id);
+      if (!s || s.status === 'CANCELED' || s.cancelAtPeriodEnd || now < s.currentPeriodEnd) return false;
+      const plan = await loadPlan(r, s.planId);
+      let start = s.currentPeriodEnd;
+      let end = addInterval(start, plan.interval, plan.length);
+      while (end <= now) {
+        start = end;
+        end = addInterval(start, plan.interval, plan.length);
+      }
+      const change = renew(s, await r.licenses.listBySubscription(s.id), start, end, now);
+      await r.subscriptions.save(change.subscription);
+      await r.licenses.saveMany(change.licenses);
+      // The ended period's usage becomes final and billed; the next starts from the allowance
+      // plus what rolls over. Under the subscription's lock, and once per period by its key.
+      const usage = await closeSubscriptionPeriod(r, this.deps.ids, {
+        subscription: s,
+        plan,
+        periodEnd: s.currentPeriodEnd,
+        next: { start, end, plan, subscription: change.subscription },
+        now,
+      });
+      // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
+      const provider = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === s.paymentProvider);
+      const currencies = await loadCurrencies(r);
+      // Every plan the subscription holds is billed for the new period.
+      const added = [];
+      for (const a of s.addedPlans) {
+        const p = await loadPlan(r, a.planId);
+        added.push({ plan: p, quantity: a.quantity, unitAmount: unitAmount(p, s.currency, currencies) });
+      }
+      const outcome = provider?.renewedBySweep?.(
+        change.subscription,
+        plan,
+        unitAmount(plan, s.currency, currencies),
+        usageInvoiceLines(usage),
+        added,
+      );
+      if (outcome) await saveOutcome(r, outcome);
+      return true;
+    });
   }
 
   /** Cancels subscriptions whose scheduled cancellation is due. Returns how many. */
