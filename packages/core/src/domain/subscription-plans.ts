@@ -140,21 +140,29 @@ export function subscriptionPlanIdOf(s: Subscription, planId: Id): Id {
   return planId === s.planId ? s.id : (s.addedPlans.find((a) => a.planId === planId)?.id ?? s.id);
 }
 
-/**
- * The seats of a plan added to the subscription set to `quantity`: per seat only, not below the
- * plan's minimum; more seats are added unassigned, fewer remove unassigned ones (newest first),
- * never one a grantee holds (400 `SEATS_EXCEED_UNASSIGNED`).
- */
-export function setAddedPlanSeats(input: {
+/** An added plan's seats brought to `quantity` (set by the vendor, or synced from the provider). */
+export interface AddedPlanSeats {
   subscription: Subscription;
   plan: Plan;
-  /** The plan's seats (licenses). */
+  /** The plan's open seats (licenses). */
   licenses: License[];
   quantity: number;
   now: Date;
   newId: () => Id;
   maxSeats?: number;
-}): { subscription: Subscription; delta: number; added: NewSeats | null; removed: License[] } {
+}
+
+/**
+ * The seats of a plan added to the subscription set to `quantity`: per seat only, not below the
+ * plan's minimum; more seats are added unassigned, fewer remove unassigned ones (newest first),
+ * never one a grantee holds (400 `SEATS_EXCEED_UNASSIGNED`).
+ */
+export function setAddedPlanSeats(input: AddedPlanSeats): {
+  subscription: Subscription;
+  delta: number;
+  added: NewSeats | null;
+  removed: License[];
+} {
   const { subscription: s, plan, quantity, now } = input;
   const held = s.addedPlans.find((a) => a.planId === plan.id);
   if (!held) return invalid('id', 'is not a plan added to this subscription');
@@ -245,16 +253,7 @@ export function matchProviderItems(
  * (`syncWithProvider`): unassigned seats added, or unassigned ones removed newest first; an
  * assigned seat is never removed, so the seats may stay above a lowered quantity until unassigned.
  */
-export function syncAddedPlanSeats(input: {
-  subscription: Subscription;
-  plan: Plan;
-  /** The plan's open seats. */
-  licenses: License[];
-  quantity: number;
-  now: Date;
-  newId: () => Id;
-  maxSeats?: number;
-}): { subscription: Subscription; added: NewSeats | null; removed: License[] } {
+export function syncAddedPlanSeats(input: AddedPlanSeats): { subscription: Subscription; added: NewSeats | null; removed: License[] } {
   const { subscription: s, plan, quantity, now } = input;
   const subscription = {
     ...s,
