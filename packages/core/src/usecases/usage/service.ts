@@ -439,11 +439,18 @@ export class UsageService {
 
   /**
    * Returns holds that expired (their balances' queues take the expiry in order with everything
-   * else) and forgets idempotency keys past their 24 hours. Returns how many balances it touched.
+   * else), reports usage that waited its window (`usage.recorded`) and forgets idempotency keys past
+   * their 24 hours. Returns how many balances it touched.
    */
   async sweep(limit = 100): Promise<number> {
     const now = this.deps.clock.now();
-    const due = await this.deps.uow.read((r) => r.usage.balancesWithDueHolds(now, limit));
+    // Balances with holds due, and balances whose waiting usage is due to be reported (`usage.recorded`)
+    // and that no write reported since: each goes through its queue like any operation.
+    const due = await this.deps.uow.read(async (r) => {
+      const found = new Map((await r.usage.balancesWithDueHolds(now, limit)).map((b) => [b.id, b]));
+      for (const b of await r.usage.balancesWithDueReports(now, limit)) found.set(b.id, b);
+      return [...found.values()];
+    });
     for (const b of due) {
       const meter = (await this.deps.uow.read((r) => r.usage.getMeters([b.meterId])))[0];
       if (meter) await this.group.submit({ tenant: b, owner: b.owner, meter }, null, undefined, '');
