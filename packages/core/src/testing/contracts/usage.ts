@@ -373,6 +373,26 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       await expectLedgerMatches(w, owner);
     });
 
+    it('one sweep reports the waiting usage of many balances (more than a batch), each once', async () => {
+      const ids = new RandomIds();
+      const outboxed = new OutboxUnitOfWork(w.uow, { clock: w.clock, ids, events: { wake: () => undefined }, usageEventWindowMs: 60_000 });
+      const usage = new UsageService({ uow: outboxed, clock: w.clock, ids });
+      const t0 = w.clock.now().getTime();
+      const run = randomUUID().slice(0, 8);
+      const owners = Array.from({ length: 70 }, (_, n) => `sweep-${run}-${n}`);
+      const consumeAll = (quantity: number) =>
+        Promise.all(owners.map((owner) => usage.record(w.tenant, { owner, meterSlug: 'tokens', quantity })));
+      await consumeAll(2); // told at once
+      w.clock.set(new Date(t0 + 30_000));
+      await consumeAll(3); // waits
+      w.clock.set(new Date(t0 + 61_000));
+      await usage.sweep();
+      const told = (await w.uow.read((r) => r.outbox.page(w.tenant, { limit: 500, types: ['usage.recorded'] }))).items
+        .map((e) => (e.payload as { data: { owner: string; quantity: number } }).data)
+        .filter((d) => d.owner.startsWith(`sweep-${run}-`));
+      for (const owner of owners) expect(told.filter((d) => d.owner === owner).map((d) => d.quantity)).toEqual([2, 3]);
+    });
+
     it("keeps the meter-event relay's planned sends per provider, earliest usage first, exact; deletes only what it is told; refusals once", async () => {
       const provider = `p-${randomUUID()}`;
       const other = `q-${randomUUID()}`;

@@ -442,22 +442,25 @@ export class UsageService {
    * else), reports usage that waited its window (`usage.recorded`) and forgets idempotency keys past
    * their 24 hours. Returns how many balances it touched.
    */
-  async sweep(limit = 100): Promise<number> {
+  async sweep(limit = 500): Promise<number> {
     const now = this.deps.clock.now();
     // Balances with holds due, and balances whose waiting usage is due to be reported (`usage.recorded`)
-    // and that no write reported since: each goes through its queue like any operation.
+    // and that no write reported since: each goes through its queue like any operation, all at once,
+    // so that the group commit writes them a batch per transaction.
     const due = await this.deps.uow.read(async (r) => {
       const found = new Map((await r.usage.balancesWithDueHolds(now, limit)).map((b) => [b.id, b]));
       for (const b of await r.usage.balancesWithDueReports(now, limit)) found.set(b.id, b);
-      return [...found.values()];
+      const meters = new Map((await r.usage.getMeters([...new Set([...found.values()].map((b) => b.meterId))])).map((m) => [m.id, m]));
+      return [...found.values()].flatMap((b) => {
+        const meter = meters.get(b.meterId);
+        return meter ? [{ b, meter }] : [];
+      });
     });
-    for (const b of due) {
-      const meter = (await this.deps.uow.read((r) => r.usage.getMeters([b.meterId])))[0];
-      if (meter) await this.group.submit({ tenant: b, owner: b.owner, meter }, null, undefined, '');
-    }
+    await Promise.all(due.map(({ b, meter }) => this.group.submit({ tenant: b, owner: b.owner, meter }, null, undefined, '')));
     await this.deps.uow.run((r) => r.usage.purgeKeys(new Date(now.getTime() - IDEMPOTENCY_TTL_MS)));
     return due.length;
   }
+
 
   /**
    * v1 `PUT /usage`: usage of a license's usage feature. The holder is the license's subscription
