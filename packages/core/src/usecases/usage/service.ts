@@ -461,7 +461,6 @@ export class UsageService {
     return due.length;
   }
 
-
   /**
    * v1 `PUT /usage`: usage of a license's usage feature. The holder is the license's subscription
    * (or the ad hoc license itself); the meter is the tenant's meter whose slug is the feature's
