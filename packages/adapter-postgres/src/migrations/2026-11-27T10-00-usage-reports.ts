@@ -16,8 +16,15 @@ import { up as writeFunctionsUp } from './2026-11-26T10-00-usage-write-functions
  *   finds due balances by `usage_balances_report_due`; only a write that starts or ends a wait
  *   changes that column, so the writes between stay HOT updates (no index entry).
  *
- * `usage_lock_balances` returns the new columns and `usage_write_batch` writes them (both replaced:
- * a function's result type and arguments cannot be altered in place).
+ * `usage_lock_balances` returns the new columns (replaced: a function's result type cannot be altered
+ * in place; the previous version reads it with `select *` and ignores them). `usage_write_batch`
+ * gains four balance arguments as a new overload: the previous one stays, so instances of the
+ * previous version keep writing during a rolling upgrade (docs/deploy.md). They write events per
+ * batch as before and leave the new columns alone, so no unit is told twice. A later migration
+ * drops the old overload.
+ *
+ * The partial index is built without CONCURRENTLY (migrations run in a transaction): it holds up
+ * writes to usage_balances while it reads the table once, and holds no entries yet.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table usage_balances add column unreported numeric(20, 0) not null default 0,
@@ -58,7 +65,6 @@ export async function up(db: Kysely<any>): Promise<void> {
         from usage_balances b where b.id = any(locked);
     end $$`.execute(db);
 
-  await dropWriteBatch(db);
   await sql`create function usage_write_batch(
       b_id uuid[], b_granted numeric[], b_used numeric[], b_reserved numeric[], b_cap numeric[], b_limited boolean[],
       b_closed_at timestamptz[], b_period_end timestamptz[], b_updated_at timestamptz[], b_unreported numeric[],
@@ -109,7 +115,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     end $$`.execute(db);
 }
 
-/** usage_write_batch of migration 2026-11-26T10-00 (its argument types name it). */
+/** usage_write_batch of migration 2026-11-26T10-00, or (`reports`) of this one: its argument types name it. */
 async function dropWriteBatch(db: Kysely<any>, reports = false): Promise<void> {
   const balance = reports
     ? 'uuid[], numeric[], numeric[], numeric[], numeric[], boolean[], timestamptz[], timestamptz[], timestamptz[], numeric[], integer[], timestamptz[], timestamptz[]'
@@ -127,6 +133,7 @@ async function dropWriteBatch(db: Kysely<any>, reports = false): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   // Back to the functions of 2026-11-25T10-00 and 2026-11-26T10-00, then the columns go.
   await dropWriteBatch(db, true);
+  await dropWriteBatch(db);
   await sql`drop function if exists usage_lock_balances(uuid[], boolean[], text[], uuid[])`.execute(db);
   await lockFunctionUp(db);
   await sql`drop function if exists outbox_append(uuid[], uuid[], boolean[], text[], uuid[], json, timestamptz[])`.execute(db);

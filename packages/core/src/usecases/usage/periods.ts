@@ -245,7 +245,7 @@ export async function openPeriod(
   }
   if (a.limited) s.balance.limited = true;
   if (entries.length || a.limited)
-    await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, grants, holds: [], entries, keys: [] });
+    await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, meterScale: a.meter.scale, grants, holds: [], entries, keys: [] });
   return s.balance;
 }
 
