@@ -210,7 +210,7 @@ export async function openPeriod(
   a: {
     tenant: Tenant;
     owner: string;
-    meter: Pick<Meter, 'id' | 'slug'>;
+    meter: Pick<Meter, 'id' | 'slug' | 'scale'>;
     start: Date;
     end: Date | null;
     cap: bigint | null;
