@@ -173,6 +173,60 @@ it('kill -9 during a stream of consumes: every acknowledged operation is in the 
   await expectCountersEqualLedger();
 }, 120_000);
 
+it('kill -9 while usage waits for its usage.recorded window: after a restart every unit is told by exactly one usage.recorded', async () => {
+  const owner = 'crash-window';
+  // A window of 1 s on both: what the victim used within it waits on the balance row when it dies.
+  const window = { USAGE_EVENT_WINDOW_SECONDS: '1' };
+  const victim = await startInstance(db.url, window);
+  const sent: string[] = [];
+  let stop = false;
+  const writer = async () => {
+    while (!stop) {
+      const key = randomUUID();
+      sent.push(key);
+      try {
+        await post(victim.url, '/api/usage/record', { owner, meterSlug: 'tokens', increment: 2 }, key);
+      } catch {
+        // The connection died with the process.
+      }
+    }
+  };
+  const writers = Array.from({ length: 8 }, writer);
+  await new Promise((r) => setTimeout(r, 1500));
+  await victim.kill();
+  stop = true;
+  await Promise.all(writers);
+  const told = async () =>
+    Number(
+      (
+        await sql<{ n: string | null }>(
+          db.url,
+          `select sum((payload->'data'->>'quantity')::numeric)::text as n from outbox_events
+            where type = 'usage.recorded' and payload->'data'->>'owner' = '${owner}'`,
+        )
+      )[0].n ?? 0,
+    );
+  // Every sent key once more on a new instance (replays, or first counts), then its sweep tells what waits.
+  const next = await startInstance(db.url, window);
+  try {
+    await pooled(
+      sent.map((k) => () => postRetrying(next.url, '/api/usage/record', { owner, meterSlug: 'tokens', increment: 2 }, k)),
+      16,
+    );
+    const used = (await balance(owner)).used;
+    expect(used).toBe(2 * sent.length);
+    await eventually(async () => (await told()) >= used, 20_000, 'every unit told');
+    expect(await told()).toBe(used);
+    const [row] = await sql<{ unreported: string; ops: number }>(
+      db.url,
+      `select unreported::text, unreported_ops as ops from usage_balances where owner = '${owner}' and closed_at is null`,
+    );
+    expect(row).toEqual({ unreported: '0', ops: 0 });
+  } finally {
+    await next.stop();
+  }
+}, 120_000);
+
 it('usage plans, records, meters and the entitlement check stay within their organisation and mode', async () => {
   const other = await seedOrg(db.url, 'usage-other');
   const get = (key: string, path: string) => call(b.url, 'GET', path, { bearer: key });

@@ -31,6 +31,7 @@ import * as meterScale from './migrations/2026-11-25T30-01-meter-scale';
 import * as subscriptionPlanItems from './migrations/2026-11-25T50-00-subscription-plan-items';
 import * as usageWriteFunctions from './migrations/2026-11-26T10-00-usage-write-functions';
 import * as meterSends from './migrations/2026-11-26T60-00-meter-sends';
+import * as usageReports from './migrations/2026-11-27T10-00-usage-reports';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T50-00-subscription-plan-items': subscriptionPlanItems,
   '2026-11-26T10-00-usage-write-functions': usageWriteFunctions,
   '2026-11-26T60-00-meter-sends': meterSends,
+  '2026-11-27T10-00-usage-reports': usageReports,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

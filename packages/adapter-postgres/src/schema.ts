@@ -551,7 +551,11 @@ export interface UsageBalances {
   owner: string;
   period_end: Date | null;
   period_start: Date;
+  report_due_at: Date | null;
+  reported_at: Date | null;
   reserved: Numeric;
+  unreported: Generated<Numeric>;
+  unreported_ops: Generated<number>;
   updated_at: Date;
   used: Numeric;
 }

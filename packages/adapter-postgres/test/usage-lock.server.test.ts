@@ -36,6 +36,10 @@ it('a batch that waited for the row lock reads the grants its predecessor commit
     cap: null,
     limited: false,
     closedAt: null,
+    unreported: 0n,
+    unreportedOps: 0,
+    reportedAt: null,
+    reportDueAt: null,
     createdAt: now,
     updatedAt: now,
   });

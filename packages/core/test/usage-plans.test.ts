@@ -166,7 +166,7 @@ describe('usage plans', () => {
     expect(closes.items.map((c) => [c.finalUsage, c.billedUnits, c.amountMinor, c.subscriptionId])).toEqual([[1200n, 200n, 200n, s.id]]);
   });
 
-  it('writes usage.recorded per batch, usage.threshold once at 80, 90 and 100 % of the allowance, usage.finalised at close', async () => {
+  it('writes usage.recorded at most once a window per balance (what waits is told at close), usage.threshold once at 80, 90 and 100 % of the allowance, usage.finalised at close', async () => {
     const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
     const t = { owner: s.id, meterSlug: 'api_calls' };
     // Each event a millisecond after the last, so that the list's order is the order of writing.
@@ -187,13 +187,20 @@ describe('usage plans', () => {
     await core.usage.record(tenant(), { ...t, quantity: 850 }); // the new period crosses 80 % again
     const events = (await core.uow.read((r) => r.outbox.page(tenant(), { limit: 100 }))).items.filter((e) => e.type.startsWith('usage.'));
     const data = (type: string) => events.filter((e) => e.type === type).map((e) => (e.payload as { data: Record<string, unknown> }).data);
-    expect(data('usage.recorded').map((d) => [d.quantity, d.used, d.meterSlug])).toEqual([
-      [700, 700, 'api_calls'],
-      [150, 850, 'api_calls'],
-      [10, 860, 'api_calls'],
-      [300, 1160, 'api_calls'],
-      [1, 1161, 'api_calls'],
-      [850, 850, 'api_calls'],
+    // The first use reports at once; the four after it, within the window (60 s), wait on the balance
+    // and are told by the period's close, before its usage.finalised; the new period reports at once.
+    expect(data('usage.recorded').map((d) => [d.quantity, d.operations, d.used, d.meterSlug])).toEqual([
+      [700, 1, 700, 'api_calls'],
+      [461, 4, 1161, 'api_calls'],
+      [850, 1, 850, 'api_calls'],
+    ]);
+    expect(events.map((e) => e.type).slice(0, 6)).toEqual([
+      'usage.recorded',
+      'usage.threshold',
+      'usage.threshold',
+      'usage.threshold',
+      'usage.recorded',
+      'usage.finalised',
     ]);
     expect(data('usage.threshold').map((d) => [d.threshold, d.used, d.allowance])).toEqual([
       [80, 850, 1000],

@@ -45,6 +45,8 @@ export interface Config {
   usageGroupCommit: boolean;
   /** How old usage waits before the Stripe meter-event relay sums it into events (`USAGE_METER_WINDOW_SECONDS`, 60; 0: no waiting). */
   usageMeterWindowSeconds: number;
+  /** How often a usage balance may tell its usage by a `usage.recorded` event (`USAGE_EVENT_WINDOW_SECONDS`, 60; 0: every write). */
+  usageEventWindowSeconds: number;
   logRequests: boolean;
   /** pino's level (`LOG_LEVEL`): fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
@@ -165,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     usageLedgerRetentionMonths: whole('USAGE_LEDGER_RETENTION_MONTHS', 0, 0, 1200),
     usageGroupCommit: choice('USAGE_GROUP_COMMIT', ['on', 'off'] as const, 'on') === 'on',
     usageMeterWindowSeconds: whole('USAGE_METER_WINDOW_SECONDS', 60, 0, 3600),
+    usageEventWindowSeconds: whole('USAGE_EVENT_WINDOW_SECONDS', 60, 0, 3600),
     webhookConcurrency: whole('WEBHOOK_CONCURRENCY', 16, 1, 256),
     logRequests: flag('LOG_REQUESTS', true),
     logLevel,

@@ -217,6 +217,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           usageLedgerRetentionMonths: config.usageLedgerRetentionMonths,
           usageGroupCommit: config.usageGroupCommit,
           usageMeterWindowMs: config.usageMeterWindowSeconds * 1000,
+          usageEventWindowMs: config.usageEventWindowSeconds * 1000,
           webhookConcurrency: config.webhookConcurrency,
         },
       };

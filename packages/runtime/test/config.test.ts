@@ -32,6 +32,9 @@ describe('configuration', () => {
     expect(loadConfig({ DATA_DIR: tmp() }).usageMeterWindowSeconds).toBe(60);
     expect(loadConfig({ DATA_DIR: tmp(), USAGE_METER_WINDOW_SECONDS: '0' }).usageMeterWindowSeconds).toBe(0);
     expect(() => loadConfig({ DATA_DIR: tmp(), USAGE_METER_WINDOW_SECONDS: 'soon' })).toThrow(/USAGE_METER_WINDOW_SECONDS/);
+    expect(loadConfig({ DATA_DIR: tmp() }).usageEventWindowSeconds).toBe(60);
+    expect(loadConfig({ DATA_DIR: tmp(), USAGE_EVENT_WINDOW_SECONDS: '0' }).usageEventWindowSeconds).toBe(0);
+    expect(() => loadConfig({ DATA_DIR: tmp(), USAGE_EVENT_WINDOW_SECONDS: '3601' })).toThrow(/USAGE_EVENT_WINDOW_SECONDS/);
     expect(() => loadConfig({ DATA_DIR: tmp(), TOLLGATE_SECRET: 'short' })).toThrow(/16 characters/);
     expect(loadConfig({ DATA_DIR: tmp(), PUBLIC_URL: 'https://billing.example.com/', SIGNER: 'HMAC' })).toMatchObject({
       publicUrl: 'https://billing.example.com',

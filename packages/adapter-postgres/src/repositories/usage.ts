@@ -82,6 +82,10 @@ const balanceOf = (b: Selectable<UsageBalances>): Balance => ({
   cap: bigOrNull(b.cap),
   limited: b.limited,
   closedAt: b.closed_at,
+  unreported: big(b.unreported),
+  unreportedOps: Number(b.unreported_ops),
+  reportedAt: b.reported_at,
+  reportDueAt: b.report_due_at,
   createdAt: b.created_at,
   updatedAt: b.updated_at,
 });
@@ -100,6 +104,10 @@ const balanceRow = (b: Balance) => ({
   cap: b.cap === null ? null : text(b.cap),
   limited: b.limited,
   closed_at: b.closedAt,
+  unreported: text(b.unreported),
+  unreported_ops: b.unreportedOps,
+  reported_at: b.reportedAt,
+  report_due_at: b.reportDueAt,
   created_at: b.createdAt,
   updated_at: b.updatedAt,
 });
@@ -198,7 +206,7 @@ export function usageRepository(db: Db): UsageRepository {
       .where('owner', '=', owner)
       .where('closed_at', 'is', null);
   /**
-   * One call writes a whole batch (usage_write_batch, migration 2026-11-26T10-00) and appends its
+   * One call writes a whole batch (usage_write_batch, migrations 2026-11-26T10-00 and 2026-11-27T10-00) and appends its
    * events: the session keeps the function's plans, so a batch is not parsed and planned again, and
    * one round trip holds the balances' row locks no longer than needed. Each column travels as one
    * array parameter (quantities as decimal text: exact); an empty array writes nothing to its
@@ -222,6 +230,10 @@ export function usageRepository(db: Db): UsageRepository {
         timeArray(balances.map((b) => b.closedAt)),
         timeArray(balances.map((b) => b.periodEnd)),
         timeArray(balances.map((b) => b.updatedAt)),
+        plainArray(balances.map((b) => b.unreported)),
+        plainArray(balances.map((b) => b.unreportedOps)),
+        timeArray(balances.map((b) => b.reportedAt)),
+        timeArray(balances.map((b) => b.reportDueAt)),
       ],
       ...[
         plainArray(keys.map((k) => k.organisationId)),
@@ -514,6 +526,17 @@ export function usageRepository(db: Db): UsageRepository {
         .where('id', 'in', (eb) =>
           eb.selectFrom('usage_holds').select('balance_id').where('status', '=', 'held').where('expires_at', '<=', now).limit(limit),
         )
+        .execute();
+      return rows.map(balanceOf);
+    },
+    async balancesWithDueReports(now, limit) {
+      const rows = await db
+        .selectFrom('usage_balances')
+        .selectAll()
+        .where('report_due_at', '<=', now)
+        .where('closed_at', 'is', null)
+        .orderBy('report_due_at')
+        .limit(limit)
         .execute();
       return rows.map(balanceOf);
     },

@@ -1,5 +1,5 @@
 import { ErrorCodes, fail, invalid } from '../errors';
-import type { Balance, CreditGrant, Hold, Id, LedgerEntry, LedgerKind, Quantity, Rollover, UsageAnswer } from '../model';
+import type { Balance, CreditGrant, Hold, Id, LedgerEntry, LedgerKind, Quantity, Rollover, UsageAnswer, UsageReport } from '../model';
 
 /** The largest quantity one operation may carry. */
 export const MAX_QUANTITY = 10n ** 12n;
@@ -194,6 +194,40 @@ export function answerOf(b: Balance, meterSlug: string, allowed: boolean): Usage
     periodEnd: b.periodEnd ? b.periodEnd.toISOString() : null,
   };
 }
+
+/**
+ * Whether a write of the balance that used `quantity` units in `operations` operations reports its
+ * usage now (a `usage.recorded` event), and the balance's reporting state after it (mutated).
+ *
+ * A balance reports at most once per `windowMs`: usage of a balance that reported less than a window
+ * ago waits in `unreported` until the window has passed, and is reported by the first write after
+ * that, or by the usage sweep (`reportDueAt`) if none comes. So a balance used now and then reports
+ * each use at once, a busy one about once a window, and every unit is told by exactly one event.
+ * A closed balance reports what waits at once (before its `usage.finalised`). `windowMs` 0: every
+ * write that used units reports.
+ */
+export function reportUsage(b: Balance, quantity: Quantity, operations: number, now: Date, windowMs: number): UsageReport | null {
+  const waiting = { quantity: b.unreported + quantity, operations: b.unreportedOps + operations };
+  if (waiting.operations === 0) return null;
+  const due =
+    windowMs <= 0 ||
+    b.closedAt !== null ||
+    (b.reportDueAt === null ? b.reportedAt === null || now.getTime() - b.reportedAt.getTime() >= windowMs : now >= b.reportDueAt);
+  if (due) {
+    b.unreported = 0n;
+    b.unreportedOps = 0;
+    b.reportDueAt = null;
+    b.reportedAt = now;
+    return waiting;
+  }
+  b.unreported = waiting.quantity;
+  b.unreportedOps = waiting.operations;
+  b.reportDueAt ??= new Date((b.reportedAt as Date).getTime() + windowMs);
+  return null;
+}
+
+/** Whether usage waiting on the balance is due to be reported (the usage sweep writes such balances). */
+export const reportDue = (b: Balance, now: Date): boolean => b.reportDueAt !== null && now >= b.reportDueAt;
 
 const counterGuard = (value: bigint, field: string) => {
   if (value > MAX_COUNTER)

@@ -77,8 +77,24 @@ export interface Balance extends Owned {
   limited: boolean;
   /** Set when the period was closed: the balance is then history. */
   closedAt: Date | null;
+  /**
+   * Usage not yet told by a `usage.recorded` event (`reportUsage`): its units and operations. A
+   * balance reports at most once per `USAGE_EVENT_WINDOW_SECONDS`; what it uses meanwhile waits here.
+   */
+  unreported: Quantity;
+  unreportedOps: number;
+  /** When the balance's last `usage.recorded` was written; null: never. */
+  reportedAt: Date | null;
+  /** When the usage waiting in `unreported` is to be reported at the latest; null: none waits. */
+  reportDueAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** Usage a `usage.recorded` event tells: units and operations since the balance's previous one. */
+export interface UsageReport {
+  quantity: Quantity;
+  operations: number;
 }
 
 export type HoldStatus = 'held' | 'committed' | 'released' | 'expired';

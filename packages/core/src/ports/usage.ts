@@ -10,6 +10,7 @@ import type {
   Page,
   Tenant,
   UsageKey,
+  UsageReport,
   OutboxEvent,
   WebhookEndpoint,
 } from '../model';
@@ -27,6 +28,13 @@ export interface UsageWrite {
   holds: Hold[];
   entries: LedgerEntry[];
   keys: UsageKey[];
+  /**
+   * Set as the write is made (the outbox, `reportUsage`): the usage its `usage.recorded` tells, or
+   * null when what it used waits on the balance for its window.
+   */
+  report?: UsageReport | null;
+  /** A period's close: the balance as the period ended (before the close returned its counters to zero), which its events show. */
+  ended?: Balance;
 }
 
 /** What one balance holds for a batch: locked, with its live grants and the holds asked for. */
@@ -159,6 +167,8 @@ export interface UsageRepository {
   writeManyAppending?(batches: UsageWrite[], events: OutboxEvent[]): Promise<WebhookEndpoint[]>;
   /** Balances with open holds due at `now` (the sweep), at most `limit`. */
   balancesWithDueHolds(now: Date, limit: number): Promise<Balance[]>;
+  /** Open balances whose waiting usage is due to be reported at `now` (`reportDueAt`; the sweep), at most `limit`. */
+  balancesWithDueReports(now: Date, limit: number): Promise<Balance[]>;
   /** One page of the tenant's usage records (record, consume and commit entries), oldest first. */
   pageRecords(tenant: Tenant, query: UsageRecordQuery): Promise<Page<LedgerEntry>>;
   /** Every entry of the balance, oldest first (tests and audits). */

@@ -114,7 +114,9 @@ export interface Core {
 export function createCore(given: CoreDeps): Core {
   // Every transaction writes the events of what it changed (the outbox) before it commits; a use
   // case called inside another's transaction (an idempotent request's) joins it.
-  const joined = new JoinedUnitOfWork(new OutboxUnitOfWork(given.uow, given));
+  const joined = new JoinedUnitOfWork(
+    new OutboxUnitOfWork(given.uow, { ...given, usageEventWindowMs: limitsOf(given).usageEventWindowMs }),
+  );
   const deps: CoreDeps = { ...given, uow: joined };
   const signing = new SigningKeys(deps);
   const limits = limitsOf(deps);

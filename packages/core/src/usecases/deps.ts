@@ -86,6 +86,12 @@ export interface CoreLimits {
    * sums what waits into meter events (`USAGE_METER_WINDOW_SECONDS`); 0: no waiting.
    */
   usageMeterWindowMs: number;
+  /**
+   * How often a usage balance may tell its usage by a `usage.recorded` event
+   * (`USAGE_EVENT_WINDOW_SECONDS`): usage of a balance that told less than this long ago waits for
+   * the window to pass (`reportUsage`); 0: every write that used units tells it.
+   */
+  usageEventWindowMs: number;
   /** Deliveries one endpoint may have in flight at once, across instances (a slow receiver holds no more). */
   webhookPerEndpoint: number;
   /** Deliveries one organisation may have in flight at once, across instances (a crowded tenant leaves slots to others). */
@@ -106,6 +112,7 @@ export const DEFAULT_LIMITS: CoreLimits = {
   usageLedgerRetentionMonths: 0,
   usageGroupCommit: true,
   usageMeterWindowMs: 60_000,
+  usageEventWindowMs: 60_000,
   webhookPerEndpoint: 4,
   webhookPerOrganisation: 8,
 };

@@ -26,6 +26,7 @@ export const testConfig = (over: Partial<Config> = {}): Config => ({
   usageGroupCommit: true,
   // No waiting: a test's usage goes to the (nock'd) provider on the next passes.
   usageMeterWindowSeconds: 0,
+  usageEventWindowSeconds: 0,
   webhookConcurrency: 16,
   logRequests: false,
   logLevel: 'silent',

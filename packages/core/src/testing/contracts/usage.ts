@@ -316,6 +316,83 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       expect(deliveries.map((d) => [d.endpointId, d.eventId]).sort()).toEqual(events.map((e) => [takes.id, e.id]).sort());
     });
 
+    it('a balance tells its usage (usage.recorded) at most once a window: what waits is told by the first write after it, or by the sweep', async () => {
+      const ids = new RandomIds();
+      const outboxed = new OutboxUnitOfWork(w.uow, { clock: w.clock, ids, events: { wake: () => undefined }, usageEventWindowMs: 60_000 });
+      const usage = new UsageService({ uow: outboxed, clock: w.clock, ids });
+      const t0 = w.clock.now().getTime();
+      const at = (seconds: number) => w.clock.set(new Date(t0 + seconds * 1000));
+      const owner = `window-${randomUUID()}`;
+      const consume = (quantity: number) => usage.consume(w.tenant, { owner, meterSlug: 'tokens', quantity });
+      const told = async () =>
+        (await w.uow.read((r) => r.outbox.page(w.tenant, { limit: 50, types: ['usage.recorded'] }))).items
+          .map((e) => (e.payload as { data: { owner: string; quantity: number; operations: number; used: number } }).data)
+          .filter((d) => d.owner === owner)
+          .map((d) => [d.quantity, d.operations, d.used]);
+      const balance = async () => (await w.uow.read((r) => r.usage.openBalances(w.tenant, owner)))[0];
+      await usage.grant(w.tenant, { owner, meterSlug: 'tokens', amount: 100 });
+      await consume(5); // the balance's first use: told at once
+      at(10);
+      await consume(3);
+      at(20);
+      await consume(2);
+      expect(await told()).toEqual([[5, 1, 5]]);
+      expect(await balance()).toMatchObject({
+        unreported: 5n,
+        unreportedOps: 2,
+        reportedAt: new Date(t0),
+        reportDueAt: new Date(t0 + 60_000),
+      });
+      at(61);
+      await consume(1); // the window has passed: this write tells what waited with its own
+      expect(await told()).toEqual([
+        [5, 1, 5],
+        [6, 3, 11],
+      ]);
+      at(70);
+      await consume(4); // waits until 121 s
+      const due = async (seconds: number) =>
+        (await w.uow.read((r) => r.usage.balancesWithDueReports(new Date(t0 + seconds * 1000), 100))).filter((b) => b.owner === owner);
+      expect(await due(120)).toEqual([]);
+      at(122);
+      expect((await due(122)).map((b) => b.owner)).toEqual([owner]);
+      await usage.sweep(); // no write came: the sweep tells it
+      expect(await told()).toEqual([
+        [5, 1, 5],
+        [6, 3, 11],
+        [4, 1, 15],
+      ]);
+      expect(await balance()).toMatchObject({
+        used: 15n,
+        unreported: 0n,
+        unreportedOps: 0,
+        reportDueAt: null,
+        reportedAt: new Date(t0 + 122_000),
+      });
+      expect(await due(1_000)).toEqual([]);
+      await expectLedgerMatches(w, owner);
+    });
+
+    it('one sweep reports the waiting usage of many balances (more than a batch), each once', async () => {
+      const ids = new RandomIds();
+      const outboxed = new OutboxUnitOfWork(w.uow, { clock: w.clock, ids, events: { wake: () => undefined }, usageEventWindowMs: 60_000 });
+      const usage = new UsageService({ uow: outboxed, clock: w.clock, ids });
+      const t0 = w.clock.now().getTime();
+      const run = randomUUID().slice(0, 8);
+      const owners = Array.from({ length: 70 }, (_, n) => `sweep-${run}-${n}`);
+      const consumeAll = (quantity: number) =>
+        Promise.all(owners.map((owner) => usage.record(w.tenant, { owner, meterSlug: 'tokens', quantity })));
+      await consumeAll(2); // told at once
+      w.clock.set(new Date(t0 + 30_000));
+      await consumeAll(3); // waits
+      w.clock.set(new Date(t0 + 61_000));
+      await usage.sweep();
+      const told = (await w.uow.read((r) => r.outbox.page(w.tenant, { limit: 500, types: ['usage.recorded'] }))).items
+        .map((e) => (e.payload as { data: { owner: string; quantity: number } }).data)
+        .filter((d) => d.owner.startsWith(`sweep-${run}-`));
+      for (const owner of owners) expect(told.filter((d) => d.owner === owner).map((d) => d.quantity)).toEqual([2, 3]);
+    });
+
     it("keeps the meter-event relay's planned sends per provider, earliest usage first, exact; deletes only what it is told; refusals once", async () => {
       const provider = `p-${randomUUID()}`;
       const other = `q-${randomUUID()}`;

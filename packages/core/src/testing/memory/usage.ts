@@ -134,6 +134,11 @@ export function memoryUsageRepository(
       const ids = new Set(all(db.holds).flatMap((h) => (h.status === 'held' && h.expiresAt <= now ? [h.balanceId] : [])));
       return [...ids].slice(0, limit).flatMap((id) => (db.balances.has(id) ? [copy(db.balances.get(id)!)] : []));
     },
+    balancesWithDueReports: async (now, limit) =>
+      all(db.balances)
+        .filter((b) => b.closedAt === null && b.reportDueAt !== null && b.reportDueAt <= now)
+        .sort((a, b) => (a.reportDueAt as Date).getTime() - (b.reportDueAt as Date).getTime())
+        .slice(0, limit),
     pageRecords: async (t, q) =>
       pageOf(
         all(db.ledger).filter(

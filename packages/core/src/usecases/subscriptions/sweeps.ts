@@ -38,8 +38,11 @@ export class Sweeps {
     return this.usage ? this.usage.maintainLedger(months > 0 ? months : null) : { created: [], dropped: [] };
   }
 
-  /** Usage holds whose time ran out return to their balances; expired idempotency keys go. Returns how many balances. */
-  async usageHolds(limit = 100): Promise<number> {
+  /**
+   * Usage holds whose time ran out return to their balances, usage that waited its window is
+   * reported (`usage.recorded`), expired idempotency keys go. Returns how many balances.
+   */
+  async usageHolds(limit = 500): Promise<number> {
     return this.usage ? this.usage.sweep(limit) : 0;
   }
 

@@ -1,8 +1,9 @@
 import { AsyncResource } from 'node:async_hooks';
 import { DomainError, ErrorCodes, isDomainError } from '../../errors';
-import { decide, expireDue, sortGrants, type BalanceState, type UsageOp } from '../../domain/usage';
+import { decide, expireDue, reportDue, sortGrants, type BalanceState, type UsageOp } from '../../domain/usage';
 import type { Balance, CreditGrant, Hold, LedgerEntry, UsageMeter, Tenant, UsageAnswer, UsageKey } from '../../model';
 import type { Clock, IdGenerator, LockedBalance, UnitOfWork, UsageWrite } from '../../ports';
+import { freshBalance } from './periods';
 
 /** Most operations one transaction decides (a longer queue is written in several). */
 export const MAX_BATCH = 500;
@@ -297,24 +298,8 @@ export class GroupCommit {
   }
 
   private freshBalance(target: BalanceTarget, now: Date): Balance {
-    const { tenant, owner, meter } = target;
-    return {
-      id: this.deps.ids.newId(),
-      organisationId: tenant.organisationId,
-      isTest: tenant.isTest,
-      owner,
-      meterId: meter.id,
-      periodStart: target.periodStart ?? now,
-      periodEnd: target.periodEnd ?? null,
-      granted: 0n,
-      used: 0n,
-      reserved: 0n,
-      cap: target.cap ?? null,
-      limited: false,
-      closedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const period = { start: target.periodStart ?? now, end: target.periodEnd ?? null };
+    return freshBalance(this.deps.ids, target.tenant, target.owner, target.meter.id, period, target.cap ?? null, now);
   }
 
   /** Decides one balance's operations in arrival order (pure core rule); adds its write to `writes`. */
@@ -392,7 +377,8 @@ export class GroupCommit {
       const before = loadedHolds.get(h.id);
       return !before || before.status !== h.status;
     });
-    if (entries.length || newKeys.length || changedHolds.length)
+    // A balance whose waiting usage is due is written even when nothing else changed: the write reports it.
+    if (entries.length || newKeys.length || changedHolds.length || reportDue(state.balance, now))
       writes.push({
         balance: state.balance,
         meterSlug: meter.slug,

@@ -168,7 +168,8 @@ const ledgerEntry = (ids: IdGenerator, b: Balance, e: Entry, now: Date): LedgerE
   createdAt: now,
 });
 
-const freshBalance = (
+/** A balance not yet used: nothing granted, used, reserved or waiting to be reported. */
+export const freshBalance = (
   ids: IdGenerator,
   tenant: Tenant,
   owner: string,
@@ -190,6 +191,10 @@ const freshBalance = (
   cap,
   limited: false,
   closedAt: null,
+  unreported: 0n,
+  unreportedOps: 0,
+  reportedAt: null,
+  reportDueAt: null,
   createdAt: now,
   updatedAt: now,
 });
@@ -205,7 +210,7 @@ export async function openPeriod(
   a: {
     tenant: Tenant;
     owner: string;
-    meter: Pick<Meter, 'id' | 'slug'>;
+    meter: Pick<Meter, 'id' | 'slug' | 'scale'>;
     start: Date;
     end: Date | null;
     cap: bigint | null;
@@ -240,7 +245,7 @@ export async function openPeriod(
   }
   if (a.limited) s.balance.limited = true;
   if (entries.length || a.limited)
-    await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, grants, holds: [], entries, keys: [] });
+    await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, meterScale: a.meter.scale, grants, holds: [], entries, keys: [] });
   return s.balance;
 }
 
@@ -280,8 +285,11 @@ export async function closeOpenPeriod(
   const expired = expireDue(state, a.now);
   const before = { ...state.balance };
   const closed = closeRule(state, a.rollover, a.now);
+  // Usage still waiting for its window is told now (`usage.recorded`, before the close's usage.finalised), with the period's counters.
+  const meter = before.unreportedOps > 0 ? (await r.usage.getMeters([a.meterId]))[0] : undefined;
   await r.usage.write({
     balance: state.balance,
+    ...(meter && { meterSlug: meter.slug, meterScale: meter.scale, ended: before }),
     grants: touched,
     holds: [...state.holds.values()],
     entries: [...expired, ...closed.entries].map((e) => ledgerEntry(ids, state.balance, e, a.now)),

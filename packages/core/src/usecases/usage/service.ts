@@ -33,7 +33,7 @@ import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_TTL_MS } from '../idempotency';
 import { billedUnits } from '../../domain/usage-billing';
 import type { LicenseUsage } from '../licenses';
 import type { CoreLimits } from '../deps';
-import { GroupCommit, type BalanceTarget } from './group-commit';
+import { GroupCommit, MAX_BALANCES, type BalanceTarget } from './group-commit';
 import { closeOpenPeriod, openPeriod } from './periods';
 import { pageUsageRecords } from './records';
 import { pageInOrder } from '../../support/pagination';
@@ -439,14 +439,34 @@ export class UsageService {
 
   /**
    * Returns holds that expired (their balances' queues take the expiry in order with everything
-   * else) and forgets idempotency keys past their 24 hours. Returns how many balances it touched.
+   * else), reports usage that waited its window (`usage.recorded`) and forgets idempotency keys past
+   * their 24 hours. Returns how many balances it touched.
    */
-  async sweep(limit = 100): Promise<number> {
+  async sweep(limit = 500): Promise<number> {
     const now = this.deps.clock.now();
-    const due = await this.deps.uow.read((r) => r.usage.balancesWithDueHolds(now, limit));
-    for (const b of due) {
-      const meter = (await this.deps.uow.read((r) => r.usage.getMeters([b.meterId])))[0];
-      if (meter) await this.group.submit({ tenant: b, owner: b.owner, meter }, null, undefined, '');
+    // Balances with holds due, then balances whose waiting usage is due to be reported
+    // (`usage.recorded`) and that no write reported since: at most `limit` in all. Each goes through
+    // its queue like any operation, a batch of them at a time (one group-commit transaction, and
+    // room left for live operations); with group commit off, one at a time.
+    const due = await this.deps.uow.read(async (r) => {
+      const found = new Map((await r.usage.balancesWithDueHolds(now, limit)).map((b) => [b.id, b]));
+      if (found.size < limit) for (const b of await r.usage.balancesWithDueReports(now, limit - found.size)) found.set(b.id, b);
+      const meters = new Map((await r.usage.getMeters([...new Set([...found.values()].map((b) => b.meterId))])).map((m) => [m.id, m]));
+      return [...found.values()].flatMap((b) => {
+        const meter = meters.get(b.meterId);
+        return meter ? [{ b, meter }] : [];
+      });
+    });
+    const width = (this.deps.limits?.usageGroupCommit ?? true) ? MAX_BALANCES : 1;
+    for (let n = 0; n < due.length; n += width) {
+      const settled = await Promise.allSettled(
+        due.slice(n, n + width).map(({ b, meter }) => this.group.submit({ tenant: b, owner: b.owner, meter }, null, undefined, '')),
+      );
+      for (const [i, s] of settled.entries()) {
+        if (s.status === 'fulfilled') continue;
+        // One balance that fails (its next pass tries again) holds up neither the others nor the keys' purge.
+        this.deps.logger?.error('usage sweep: a balance failed', { balanceId: due[n + i].b.id, error: String(s.reason) });
+      }
     }
     await this.deps.uow.run((r) => r.usage.purgeKeys(new Date(now.getTime() - IDEMPOTENCY_TTL_MS)));
     return due.length;

@@ -14,7 +14,7 @@ import type {
 } from '../../model';
 import type { Clock, EventQueue, IdGenerator, Repositories, UnitOfWork, UsageWrite } from '../../ports';
 import { createHash } from 'node:crypto';
-import { available, exactNumber } from '../../domain/usage';
+import { available, exactNumber, reportUsage } from '../../domain/usage';
 import { catalogPlan, catalogProduct, iso, licenseView, subscriptionView } from '../../views';
 import { capabilitiesByPlan } from '../licenses';
 
@@ -28,7 +28,7 @@ import { capabilitiesByPlan } from '../licenses';
 export class OutboxUnitOfWork implements UnitOfWork {
   constructor(
     private readonly inner: UnitOfWork,
-    private readonly deps: { clock: Clock; ids: IdGenerator; events: EventQueue },
+    private readonly deps: OutboxDeps,
   ) {}
 
   async run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
@@ -46,6 +46,18 @@ export class OutboxUnitOfWork implements UnitOfWork {
   read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     return this.inner.read(work);
   }
+}
+
+/**
+ * What the outbox needs: the clock and ids of its events, the queue it wakes, and how often a usage
+ * balance may report its usage (`usage.recorded`, at most once per `usageEventWindowMs`; absent or 0:
+ * every write that used units reports; `reportUsage`).
+ */
+export interface OutboxDeps {
+  clock: Clock;
+  ids: IdGenerator;
+  events: EventQueue;
+  usageEventWindowMs?: number;
 }
 
 type Change =
@@ -70,7 +82,7 @@ class ChangeRecorder {
   readonly appended: Appended = { events: [], endpoints: [] };
   readonly repos: Repositories;
 
-  constructor(r: Repositories, deps: { clock: Clock; ids: IdGenerator }) {
+  constructor(r: Repositories, deps: OutboxDeps) {
     const note = <T extends Record_>(kind: Kind, x: T | undefined): T | undefined => {
       if (x && !this.seen.has(`${kind}:${x.id}`)) this.seen.set(`${kind}:${x.id}`, structuredClone(x));
       return x;
@@ -95,15 +107,32 @@ class ChangeRecorder {
     const c = single('checkout', r.checkoutSessions);
     const pl = single('plan', r.plans);
     const l = r.licenses;
+    // Each usage write decides, before it is written, whether it reports its usage (`usage.recorded`)
+    // or leaves it waiting on the balance (whose row the write carries).
+    const reporting = (ws: UsageWrite[]) => {
+      const now = deps.clock.now();
+      for (const w of ws) {
+        let quantity = 0n;
+        let operations = 0;
+        for (const e of w.entries)
+          if (USED_KINDS.has(e.kind)) {
+            quantity += e.usedDelta;
+            operations++;
+          }
+        w.report = reportUsage(w.balance, quantity, operations, now, deps.usageEventWindowMs ?? 0);
+      }
+    };
     this.repos = {
       ...r,
       usage: {
         ...r.usage,
         write: async (w) => {
+          reporting([w]);
           await r.usage.write(w);
           this.usage.push({ kind: 'usage', write: w });
         },
         writeMany: async (ws) => {
+          reporting(ws);
           if (r.usage.writeManyAppending && this.order.length === 0 && this.usage.length === 0) {
             // The group commit's batch: its events go with its write, one round trip less. Only
             // when nothing else changed before it in the transaction (a group-commit batch changes
@@ -339,40 +368,46 @@ export const USAGE_THRESHOLDS = [80, 90, 100] as const;
 const USED_KINDS = new Set(['record', 'consume', 'commit']);
 
 /**
- * The events of one usage write (one group-commit batch of a balance): `usage.recorded` with the
- * units the batch used (one event per batch, not per operation: a hot balance writes thousands a
- * second), and `usage.threshold` for each of 80, 90 and 100 % of what the period allows (its
- * grants, else its cap) that the batch's usage crossed. Usage only grows within a period, and batches
- * of a balance are serialised by its row lock, so each threshold is crossed once per period.
+ * The events of one usage write (one group-commit batch of a balance): `usage.recorded` when the
+ * write reports (`w.report`, decided as it was written: the units and operations since the
+ * balance's previous `usage.recorded`, at most one a window per balance, so a busy balance does not
+ * write an event per batch), and `usage.threshold` for each of 80, 90 and 100 % of what the period
+ * allows (its grants, else its cap) that the batch's usage crossed. Usage only grows within a
+ * period, and batches of a balance are serialised by its row lock, so each threshold is crossed
+ * once per period. A closed balance's write tells only what waited (its thresholds were told).
  */
 function usageEvents(w: UsageWrite, add: (o: Tenant, type: WebhookEventType, key: Id, data: unknown) => void): void {
   const b = w.balance;
-  if (b.closedAt) return;
-  const used = w.entries.filter((e) => USED_KINDS.has(e.kind));
-  if (used.length === 0) return;
-  const quantity = used.reduce((n, e) => n + e.usedDelta, 0n);
-  const before = b.used - w.entries.reduce((n, e) => n + e.usedDelta, 0n);
-  const left = available(b);
+  const report = w.report;
+  const used = b.closedAt ? 0n : w.entries.reduce((n, e) => n + (USED_KINDS.has(e.kind) ? e.usedDelta : 0n), 0n);
+  // What the period allows: its grants (allowance, rollover, credits) when they limit it, else its cap.
+  const allowed = b.limited ? b.granted : b.cap;
+  const crossed: number[] = [];
+  if (used !== 0n && allowed !== null && allowed > 0n) {
+    const before = b.used - w.entries.reduce((n, e) => n + e.usedDelta, 0n);
+    for (const t of USAGE_THRESHOLDS) {
+      const at = BigInt(t) * allowed;
+      if (before * 100n < at && b.used * 100n >= at) crossed.push(t);
+    }
+  }
+  // Most writes of a busy balance tell nothing (their usage waits for the window): no view is built.
+  if (!report && crossed.length === 0) return;
+  const shown = w.ended ?? b;
+  const left = available(shown);
   const scale = w.meterScale ?? 0;
   const view = {
     owner: b.owner,
     meterSlug: w.meterSlug ?? null,
-    granted: exactNumber(b.granted, scale),
-    used: exactNumber(b.used, scale),
-    reserved: exactNumber(b.reserved, scale),
+    granted: exactNumber(shown.granted, scale),
+    used: exactNumber(shown.used, scale),
+    reserved: exactNumber(shown.reserved, scale),
     remaining: left === null ? null : exactNumber(left, scale),
-    periodStart: iso(b.periodStart),
-    periodEnd: iso(b.periodEnd),
+    periodStart: iso(shown.periodStart),
+    periodEnd: iso(shown.periodEnd),
   };
-  add(b, 'usage.recorded', usageOrderingKey(b, b.owner), { ...view, quantity: exactNumber(quantity, scale), operations: used.length });
-  // What the period allows: its grants (allowance, rollover, credits) when they limit it, else its cap.
-  const allowed = b.limited ? b.granted : b.cap;
-  if (allowed === null || allowed <= 0n) return;
-  for (const t of USAGE_THRESHOLDS) {
-    const at = BigInt(t) * allowed;
-    if (before * 100n < at && b.used * 100n >= at)
-      add(b, 'usage.threshold', usageOrderingKey(b, b.owner), { ...view, threshold: t, allowance: exactNumber(allowed, scale) });
-  }
+  const key = usageOrderingKey(b, b.owner);
+  if (report) add(b, 'usage.recorded', key, { ...view, quantity: exactNumber(report.quantity, scale), operations: report.operations });
+  for (const t of crossed) add(b, 'usage.threshold', key, { ...view, threshold: t, allowance: exactNumber(allowed as bigint, scale) });
 }
 
 /**
