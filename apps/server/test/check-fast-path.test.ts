@@ -150,6 +150,28 @@ describe('the check fast path', () => {
     await world.core.subscriptions.cancel(org.tenant, subscription.id, 'now');
     expect((await get(fastBase, path, { 'x-api-key': org.liveKey })).status).toBe(204);
   });
+
+  it('renders a changed answer anew: a kept, rendered answer is not served after a license of the grantee changes', async () => {
+    await purchase(world, org.keys['plans.notes.team'], 'growing', 2);
+    const path = `/licenses/check?productUuid=${product()}&granteeIds=growing`;
+    const ask = async () => {
+      const [a, b] = [await get(fastBase, path, { 'x-api-key': org.liveKey }), await get(routerBase, path, { 'x-api-key': org.liveKey })];
+      expect(compared(a)).toEqual(compared(b));
+      expect(a.status).toBe(200);
+      return JSON.parse(a.body) as { capabilities: string[]; capsHashed: string; signature: string };
+    };
+    // Asked three times: kept by core, its body rendered once and served again.
+    const before = await ask();
+    expect(await ask()).toEqual(before);
+    expect(await ask()).toEqual(before);
+    // A second plan for the grantee: the very next answer has its capabilities, signed anew.
+    await purchase(world, org.keys['plans.notes.business'], 'growing');
+    const after = await ask();
+    expect(after.capabilities.length).toBeGreaterThan(before.capabilities.length);
+    expect(after.capabilities).toEqual(expect.arrayContaining(before.capabilities));
+    expect(after.capsHashed).toBe(after.capabilities.join(','));
+    expect(after.signature).not.toBe(before.signature);
+  });
 });
 
 describe('the check fast path with rate limits on', () => {

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, rateLimit } from 'express-rate-limit';
-import { DomainError, ErrorCodes } from '@tollgate/core';
+import { DomainError, ErrorCodes, hashApiKey, type ApiKeyHash } from '@tollgate/core';
 import type { AuthContext } from './auth';
 import { clientAddress } from './client-address';
 
@@ -53,10 +52,13 @@ export interface RateLimits {
   writes: RequestHandler;
   /** The same for metering writes (routes of the `usage` scope), against their own budget. */
   usageWrites: RequestHandler;
-  /** What `authFailures` would answer now (for handlers outside express: the check's fast path). */
-  authRefusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null;
-  /** A key authenticated (the fast path tells what express would have seen). */
-  authSucceeded(presented: string): void;
+  /**
+   * What `authFailures` would answer now (for handlers outside express: the check's fast path),
+   * for the presented key's digest (`hashApiKey`, computed once per request; undefined: no key).
+   */
+  authRefusal(req: IncomingMessage, presented: ApiKeyHash | undefined): AuthRefusal | null;
+  /** A key authenticated, by its digest (the fast path tells what express would have seen). */
+  authSucceeded(presented: ApiKeyHash): void;
   /**
    * For writes answered outside express (the usage fast path): takes one write of the key's
    * budget and answers true, or, over the budget, takes nothing and answers false (the request is
@@ -71,9 +73,6 @@ const WINDOW_MS = 60_000;
 /** How many counters and known-good keys one process keeps at most (the oldest go first). */
 const MAX_ENTRIES = 100_000;
 const pass: RequestHandler = (_req, _res, next) => next();
-
-/** A key as the limiter remembers it: a digest, never the key. */
-const digest = (presented: string) => createHash('sha256').update(presented).digest('base64url');
 
 /** The key a request presents, in either generation's header. */
 function presentedKey(req: IncomingMessage): string | undefined {
@@ -133,10 +132,10 @@ class AuthFailureBudget {
     private readonly trustProxy = 0,
   ) {}
 
-  refusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null {
+  /** `key`: the presented key as the limiter remembers it, its digest (never the key). */
+  refusal(req: IncomingMessage, key: ApiKeyHash | undefined): AuthRefusal | null {
     const now = Date.now();
     const seconds = (resetAt: number) => Math.max(1, Math.ceil((resetAt - now) / 1000));
-    const key = presented === undefined ? undefined : digest(presented);
     if (key !== undefined) {
       const own = this.failures.count(`k:${key}`, now);
       if (own.count >= this.budget)
@@ -149,19 +148,21 @@ class AuthFailureBudget {
     return null;
   }
 
-  failed(req: IncomingMessage, presented: string | undefined): void {
+  failed(req: IncomingMessage, key: ApiKeyHash | undefined): void {
     const now = Date.now();
     this.failures.add(`a:${ipKeyGenerator(clientAddress(req, this.trustProxy))}`, now);
-    if (presented !== undefined) this.failures.add(`k:${digest(presented)}`, now);
+    if (key !== undefined) this.failures.add(`k:${key}`, now);
   }
 
-  succeeded(presented: string): void {
-    this.good.add(digest(presented), Date.now());
+  succeeded(key: ApiKeyHash): void {
+    this.good.add(key, Date.now());
   }
 
   middleware(): RequestHandler {
     return (req, res, next) => {
-      const presented = presentedKey(req);
+      // Digested once for the request; the key itself is not kept.
+      const raw = presentedKey(req);
+      const presented = raw === undefined ? undefined : hashApiKey(raw);
       const refusal = this.refusal(req, presented);
       if (refusal) {
         res.setHeader('Retry-After', String(refusal.retryAfterSeconds));

@@ -7,7 +7,17 @@ import { SCOPE_RESOURCES } from '../model';
 import { Lru } from '../support/lru';
 import type { Clock, IdGenerator, Randomness, UnitOfWork } from '../ports';
 
-export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+declare const digested: unique symbol;
+
+/**
+ * A presented API key's SHA-256 (hex): what is stored and looked up, and what the rate limiters
+ * count by. A request computes it once (`hashApiKey`) and hands it to every step that needs the
+ * key, so the key itself is read once and kept nowhere; the brand keeps a raw key from being
+ * passed where a digest is expected.
+ */
+export type ApiKeyHash = string & { readonly [digested]: true };
+
+export const hashApiKey = (key: string): ApiKeyHash => createHash('sha256').update(key, 'utf8').digest('hex') as ApiKeyHash;
 
 const SCOPE_RE = new RegExp(`^(\\*|(${SCOPE_RESOURCES.join('|')}):(read|write))$`);
 
@@ -216,7 +226,14 @@ export class ApiKeyService {
   /** The live key presented, or UNAUTHENTICATED for a missing, unknown or revoked key. */
   async authenticate(plaintext: string | undefined): Promise<ApiKey> {
     if (!plaintext) return fail(ErrorCodes.UNAUTHENTICATED, 'an API key is required');
-    const hash = hashApiKey(plaintext);
+    return this.authenticateHash(hashApiKey(plaintext));
+  }
+
+  /**
+   * `authenticate` for a key already digested by `hashApiKey` (a handler that also rate-limits by
+   * the digest computes it once per request).
+   */
+  async authenticateHash(hash: ApiKeyHash): Promise<ApiKey> {
     const cached = this.live ? this.cache.get(hash) : undefined;
     if (cached) return cached;
     const mark = this.epoch;
