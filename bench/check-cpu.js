@@ -9,7 +9,9 @@
 // rows draw them, and prints req/s, latency, and the CPU the server process used per answer (utime +
 // stime from /proc, in microseconds). Req/s swings with whatever else runs on this 2-core machine;
 // CPU per answer much less, so compare that. PROFILE=1 writes the server's .cpuprofile into
-// bench/results/profiles.
+// bench/results/profiles. To compare with other code: COMPARE_ROOT=<another checkout, built (its
+// node_modules may link to this one's, but @tollgate/* must be its own)> ROUNDS=<n> measures both
+// alternately (A B, then B A, ...) and prints each run and the medians.
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
@@ -71,17 +73,15 @@ async function seeded(url) {
   return out;
 }
 
-async function main() {
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${DB}`;
-  const s = await seeded(url.toString());
+/** One server built in `root`, started on the seeded database, driven for warm-up then SECONDS: its figures. */
+async function measure(root, url, s) {
   const port = await freePort();
   const args = process.env.PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(__dirname, 'results', 'profiles')}`] : [];
-  const env = { ...process.env, PORT: String(port), DATABASE_URL: url.toString(), TOLLGATE_SECRET: SECRET, NODE_OPTIONS };
+  const env = { ...process.env, PORT: String(port), DATABASE_URL: url, TOLLGATE_SECRET: SECRET, NODE_OPTIONS };
   // The default configuration: request logs and rate limits as the server defaults them.
   delete env.LOG_REQUESTS;
   delete env.RATE_LIMIT;
-  const child = spawn(process.execPath, [...args, 'apps/server/dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...args, 'apps/server/dist/main.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     await new Promise((resolve, reject) => {
       let out = '';
@@ -110,24 +110,56 @@ async function main() {
     const before = cpuOf(child.pid);
     const r = await run(SECONDS);
     const cpu = cpuOf(child.pid) - before;
-    console.log(
-      JSON.stringify({
-        mode: MODE,
-        licenses: s.licenses,
-        grantees: s.grantees,
-        reqPerSec: Math.round(r.requests.average),
-        p50ms: r.latency.p50,
-        p99ms: r.latency.p99,
-        non2xx: r.non2xx,
-        errors: r.errors + r.timeouts,
-        answers: r.requests.total,
-        serverCpuSeconds: cpu,
-        serverCpuMicrosecondsPerAnswer: Math.round((cpu / Math.max(1, r.requests.total)) * 1e6),
-      }),
-    );
+    return {
+      root,
+      mode: MODE,
+      licenses: s.licenses,
+      grantees: s.grantees,
+      reqPerSec: Math.round(r.requests.average),
+      p50ms: r.latency.p50,
+      p99ms: r.latency.p99,
+      non2xx: r.non2xx,
+      errors: r.errors + r.timeouts,
+      answers: r.requests.total,
+      serverCpuSeconds: Math.round(cpu * 100) / 100,
+      serverCpuMicrosecondsPerAnswer: Math.round((cpu / Math.max(1, r.requests.total)) * 1e6),
+    };
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+async function main() {
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${DB}`;
+  const s = await seeded(url.toString());
+  // COMPARE_ROOT: another checkout, built, measured alternately with this one (A B B A ...), ROUNDS rounds.
+  const roots = [ROOT, ...(process.env.COMPARE_ROOT ? [path.resolve(process.env.COMPARE_ROOT)] : [])];
+  const rounds = Number(process.env.ROUNDS ?? 1);
+  const results = new Map(roots.map((r) => [r, []]));
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const root of round % 2 === 0 ? roots : [...roots].reverse()) {
+        const r = await measure(root, url.toString(), s);
+        results.get(root).push(r);
+        console.log(JSON.stringify(r));
+      }
+    }
+    if (rounds > 1 || roots.length > 1) {
+      const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+      for (const [root, rs] of results)
+        console.log(
+          JSON.stringify({
+            root,
+            runs: rs.length,
+            medianCpuMicrosecondsPerAnswer: median(rs.map((r) => r.serverCpuMicrosecondsPerAnswer)),
+            cpuMicrosecondsPerAnswer: rs.map((r) => r.serverCpuMicrosecondsPerAnswer),
+            medianReqPerSec: median(rs.map((r) => r.reqPerSec)),
+          }),
+        );
+    }
+  } finally {
     if (process.env.KEEP_DB !== '1') {
       await admin(`drop database if exists ${DB} with (force)`);
       fs.rmSync(SEEDED_FILE, { force: true });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CatalogFileExport, ErrorCodes, hasScope, type DomainError, type PlanEntry, type Tenant } from '../src';
+import { CatalogFileExport, ErrorCodes, hashApiKey, hasScope, type DomainError, type PlanEntry, type Tenant } from '../src';
 import {
   buyPlan,
   createTestCore,
@@ -47,6 +47,17 @@ describe('API keys', () => {
     await core.apiKeys.revoke(record.id);
     await expectCode(core.apiKeys.authenticate(plaintext), 'UNAUTHENTICATED');
     await expectCode(other.apiKeys.authenticate(plaintext), 'UNAUTHENTICATED');
+  });
+
+  it('authenticates by a digest made once (hashApiKey) exactly as by the key itself', async () => {
+    const core = createTestCore();
+    await core.apiKeys.ensureOrganisation('acme');
+    const { plaintext, record } = await core.apiKeys.create({ organisation: 'acme', scopes: ['*'], isTest: false });
+    expect(hashApiKey(plaintext)).toBe(record.keyHash);
+    expect((await core.apiKeys.authenticateHash(hashApiKey(plaintext))).id).toBe(record.id);
+    await expectCode(core.apiKeys.authenticateHash(hashApiKey(`${plaintext}x`)), 'UNAUTHENTICATED');
+    await core.apiKeys.revoke(record.id);
+    await expectCode(core.apiKeys.authenticateHash(hashApiKey(plaintext)), 'UNAUTHENTICATED');
   });
 
   it('checks scopes: write implies read, * allows all', () => {
@@ -373,6 +384,26 @@ describe('licenses', () => {
     expect(await check(['nobody'])).toBeNull();
     await expectCode(check(['alice'], -1), 'CHECK_GRACE_INVALID');
     await expectCode(check([]), 'VALIDATION_FAILED');
+  });
+
+  it('signs without waiting only with the key held while the change feed is heard: the signature sign gives, then the rotated key', async () => {
+    const core = createTestCore();
+    const { tenant } = await seedSample(core, 'acme');
+    const org = tenant.organisationId;
+    // Not hearing the feed: nothing is held, so nothing is signed without the database.
+    await core.signing.sign(org, 'edit,export');
+    expect(core.signing.signHeld(org, 'edit,export')).toBeUndefined();
+    await core.listen();
+    const signed = await core.signing.sign(org, 'edit,export', { encoding: 'p1363' });
+    expect(core.signing.signHeld(org, 'edit,export', 'p1363')).toEqual(signed);
+    expect(core.signing.signHeld(org, 'edit')).toEqual(await core.signing.sign(org, 'edit'));
+    // A rotation drops the held key: the next signature is the new key's, once `sign` has loaded it.
+    const rotated = await core.signing.rotate(org);
+    expect(core.signing.signHeld(org, 'edit,export', 'p1363')).toBeUndefined();
+    const resigned = await core.signing.sign(org, 'edit,export', { encoding: 'p1363' });
+    expect(resigned.publicHash).not.toBe(signed.publicHash);
+    expect((await core.signing.current(org)).id).toBe(rotated.id);
+    expect(core.signing.signHeld(org, 'edit,export', 'p1363')).toEqual(resigned);
   });
 });
 

@@ -136,7 +136,8 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     if (!presented) return pass();
     let request: CheckRequest;
     try {
-      const query = { ...parseQueryString(url.slice('/licenses/check?'.length)) };
+      // Validated as parsed (an object without a prototype; a copy cost more than the parse).
+      const query = parseQueryString(url.slice('/licenses/check?'.length));
       assertCleanText(query, 'query');
       request = checkRequestOf(validCheckQuery(query));
     } catch {
