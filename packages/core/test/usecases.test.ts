@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { CatalogFileExport, ErrorCodes, hashApiKey, hasScope, type DomainError, type PlanEntry, type Tenant } from '../src';
 import {
   buyPlan,
@@ -58,6 +59,16 @@ describe('API keys', () => {
     await expectCode(core.apiKeys.authenticateHash(hashApiKey(`${plaintext}x`)), 'UNAUTHENTICATED');
     await core.apiKeys.revoke(record.id);
     await expectCode(core.apiKeys.authenticateHash(hashApiKey(plaintext)), 'UNAUTHENTICATED');
+  });
+
+  it('digests a key as it was always stored: the SHA-256 (hex) of its UTF-8 bytes, for any text presented', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (key) => {
+        expect(hashApiKey(key)).toBe(createHash('sha256').update(key, 'utf8').digest('hex'));
+      }),
+      { numRuns: 500 },
+    );
+    expect(hashApiKey('\ud800')).toBe(createHash('sha256').update('\ud800', 'utf8').digest('hex'));
   });
 
   it('checks scopes: write implies read, * allows all', () => {
