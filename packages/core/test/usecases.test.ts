@@ -61,6 +61,25 @@ describe('API keys', () => {
     await expectCode(core.apiKeys.authenticateHash(hashApiKey(plaintext)), 'UNAUTHENTICATED');
   });
 
+  it('holds an authenticated key for lookups without waiting only while the feed is heard, and never once revoked elsewhere', async () => {
+    const uow = new InMemoryUnitOfWork();
+    const core = createTestCore({ uow });
+    const other = createTestCore({ uow });
+    await core.apiKeys.ensureOrganisation('acme');
+    const { plaintext, record } = await core.apiKeys.create({ organisation: 'acme', scopes: ['*'], isTest: false });
+    const digest = hashApiKey(plaintext);
+    // Not hearing the feed: authenticated, but not held.
+    await other.apiKeys.authenticateHash(digest);
+    expect(other.apiKeys.heldKey(digest)).toBeUndefined();
+    await other.listen();
+    expect(other.apiKeys.heldKey(digest)).toBeUndefined();
+    await other.apiKeys.authenticateHash(digest);
+    expect(other.apiKeys.heldKey(digest)?.id).toBe(record.id);
+    await core.apiKeys.revoke(record.id);
+    expect(other.apiKeys.heldKey(digest)).toBeUndefined();
+    await expectCode(other.apiKeys.authenticateHash(digest), 'UNAUTHENTICATED');
+  });
+
   it('digests a key as it was always stored: the SHA-256 (hex) of its UTF-8 bytes, for any text presented', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (key) => {

@@ -76,7 +76,7 @@ function checkRequestOf(q: CheckQuery): CheckRequest {
 }
 
 export interface CheckFastPathOptions {
-  apiKeys: Pick<ApiKeyService, 'authenticateHash'>;
+  apiKeys: Pick<ApiKeyService, 'authenticateHash' | 'heldKey'>;
   licenses: Pick<CapabilityChecks, 'check'>;
   /** The process's limiters: an address over its failed-authentication budget is left to the router (429). */
   rateLimits?: RateLimits;
@@ -149,7 +149,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     let body: string | undefined;
     let fromMemory = false;
     try {
-      const key = await o.apiKeys.authenticateHash(digest);
+      const key = o.apiKeys.heldKey(digest) ?? (await o.apiKeys.authenticateHash(digest));
       o.rateLimits?.authSucceeded(digest);
       if (!hasScope(key, 'licenses', 'read')) return pass();
       const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request, {
