@@ -7,7 +7,8 @@
 // logs on, rate limits on, the Dockerfile's heap ceiling), drives it with autocannon (100
 // connections, 2 s of warm-up, then BENCH_SECONDS, default 8) with grantees drawn as the traffic
 // rows draw them, and prints req/s, latency, and the CPU the server process used per answer (utime +
-// stime from /proc, in microseconds). Req/s swings with whatever else runs on this 2-core machine;
+// stime from /proc, in microseconds), and the request log lines it wrote against the requests sent
+// (none may be missing). Req/s swings with whatever else runs on this 2-core machine;
 // CPU per answer much less, so compare that. PROFILE=1 writes the server's .cpuprofile into
 // bench/results/profiles. To compare with other code: COMPARE_ROOT=<another checkout, built (its
 // node_modules may link to this one's, but @tollgate/* must be its own)> ROUNDS=<n> measures both
@@ -83,11 +84,14 @@ async function measure(root, url, s) {
   delete env.RATE_LIMIT;
   const child = spawn(process.execPath, [...args, 'apps/server/dist/main.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
+    // Log lines after the listening line (the request log is a line per answer): counted, then dropped.
+    let logLines = 0;
     await new Promise((resolve, reject) => {
       let out = '';
       child.stdout.on('data', (d) => {
-        // Read and dropped (the request log is a line per answer).
-        if (out !== undefined && /listening/.test((out += d))) {
+        if (out === undefined) {
+          for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) logLines++;
+        } else if (/listening/.test((out += d))) {
           out = undefined;
           resolve();
         }
@@ -106,10 +110,12 @@ async function measure(root, url, s) {
         requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: check(draws[i++ % draws.length]) }) }],
       });
     };
-    await run(2);
+    const warm = await run(2);
     const before = cpuOf(child.pid);
     const r = await run(SECONDS);
     const cpu = cpuOf(child.pid) - before;
+    // The log is flushed within a second: every answer's line must have come (none dropped).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     return {
       root,
       mode: MODE,
@@ -122,6 +128,8 @@ async function measure(root, url, s) {
       errors: r.errors + r.timeouts,
       answers: r.requests.total,
       serverCpuSeconds: Math.round(cpu * 100) / 100,
+      requestLogLines: logLines,
+      requestsSent: warm.requests.total + r.requests.total,
       serverCpuMicrosecondsPerAnswer: Math.round((cpu / Math.max(1, r.requests.total)) * 1e6),
     };
   } finally {
