@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   assertCleanText,
   ErrorCodes,
+  hashApiKey,
   hasScope,
   type ApiKey,
   type ApiKeyService,
@@ -35,7 +36,7 @@ export const USAGE_FAST_PATHS = ['/api/usage/consume', '/api/usage/record'] as c
 const MAX_FAST_BODY = 4096;
 
 export interface UsageFastPathOptions {
-  apiKeys: Pick<ApiKeyService, 'authenticate'>;
+  apiKeys: Pick<ApiKeyService, 'authenticateHash'>;
   usage: Pick<UsageService, 'consume' | 'record'>;
   rateLimits?: RateLimits;
   logger: Logger;
@@ -198,14 +199,16 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
     const m = /^Bearer\s+(.+)$/i.exec(h['authorization'] ?? '');
     const presented = m?.[1].trim();
     if (!presented) return pass();
-    if (o.rateLimits?.authRefusal(req, presented)) return pass();
+    // One digest of the key for the limiter and the lookup.
+    const digest = hashApiKey(presented);
+    if (o.rateLimits?.authRefusal(req, digest)) return pass();
     let key: ApiKey;
     try {
-      key = await o.apiKeys.authenticate(presented);
+      key = await o.apiKeys.authenticateHash(digest);
     } catch {
       return pass();
     }
-    o.rateLimits?.authSucceeded(presented);
+    o.rateLimits?.authSucceeded(digest);
     if (!hasScope(key, 'usage', 'write')) return pass();
     if (o.rateLimits && !(await o.rateLimits.claimWrite(key.id, 'usage'))) return pass();
     // From here the request is this path's: its body is read off the socket.

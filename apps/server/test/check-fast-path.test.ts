@@ -10,6 +10,8 @@ import { createServerApp, createServerHttp, type ServerApp } from '../src';
 interface Raw {
   status: number;
   headers: IncomingHttpHeaders;
+  /** The header lines as sent (names as spelt, in order), without `Date`. */
+  lines: string[];
   body: string;
 }
 
@@ -36,7 +38,10 @@ function get(base: string, path: string, headers: Record<string, string>, body?:
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      const lines: string[] = [];
+      for (let i = 0; i < res.rawHeaders.length; i += 2)
+        if (res.rawHeaders[i] !== 'Date') lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, lines, body: text }));
     });
     req.on('error', reject);
     req.end(body);
@@ -45,6 +50,8 @@ function get(base: string, path: string, headers: Record<string, string>, body?:
 
 const compared = (r: Raw) => ({
   status: r.status,
+  // Every header line but Date, as spelt and in order: the fast path writes the router's bytes.
+  lines: r.lines,
   body: r.body,
   'content-type': r.headers['content-type'],
   'content-length': r.headers['content-length'],
@@ -149,6 +156,28 @@ describe('the check fast path', () => {
     expect((await get(fastBase, path, { 'x-api-key': org.liveKey })).status).toBe(200);
     await world.core.subscriptions.cancel(org.tenant, subscription.id, 'now');
     expect((await get(fastBase, path, { 'x-api-key': org.liveKey })).status).toBe(204);
+  });
+
+  it('renders a changed answer anew: a kept, rendered answer is not served after a license of the grantee changes', async () => {
+    await purchase(world, org.keys['plans.notes.team'], 'growing', 2);
+    const path = `/licenses/check?productUuid=${product()}&granteeIds=growing`;
+    const ask = async () => {
+      const [a, b] = [await get(fastBase, path, { 'x-api-key': org.liveKey }), await get(routerBase, path, { 'x-api-key': org.liveKey })];
+      expect(compared(a)).toEqual(compared(b));
+      expect(a.status).toBe(200);
+      return JSON.parse(a.body) as { capabilities: string[]; capsHashed: string; signature: string };
+    };
+    // Asked three times: kept by core, its body rendered once and served again.
+    const before = await ask();
+    expect(await ask()).toEqual(before);
+    expect(await ask()).toEqual(before);
+    // A second plan for the grantee: the very next answer has its capabilities, signed anew.
+    await purchase(world, org.keys['plans.notes.business'], 'growing');
+    const after = await ask();
+    expect(after.capabilities.length).toBeGreaterThan(before.capabilities.length);
+    expect(after.capabilities).toEqual(expect.arrayContaining(before.capabilities));
+    expect(after.capsHashed).toBe(after.capabilities.join(','));
+    expect(after.signature).not.toBe(before.signature);
   });
 });
 

@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { CatalogFileExport, ErrorCodes, hasScope, type DomainError, type PlanEntry, type Tenant } from '../src';
+import { createHash, randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { CatalogFileExport, ErrorCodes, hashApiKey, hasScope, type DomainError, type PlanEntry, type Tenant } from '../src';
 import {
   buyPlan,
   createTestCore,
@@ -47,6 +48,46 @@ describe('API keys', () => {
     await core.apiKeys.revoke(record.id);
     await expectCode(core.apiKeys.authenticate(plaintext), 'UNAUTHENTICATED');
     await expectCode(other.apiKeys.authenticate(plaintext), 'UNAUTHENTICATED');
+  });
+
+  it('authenticates by a digest made once (hashApiKey) exactly as by the key itself', async () => {
+    const core = createTestCore();
+    await core.apiKeys.ensureOrganisation('acme');
+    const { plaintext, record } = await core.apiKeys.create({ organisation: 'acme', scopes: ['*'], isTest: false });
+    expect(hashApiKey(plaintext)).toBe(record.keyHash);
+    expect((await core.apiKeys.authenticateHash(hashApiKey(plaintext))).id).toBe(record.id);
+    await expectCode(core.apiKeys.authenticateHash(hashApiKey(`${plaintext}x`)), 'UNAUTHENTICATED');
+    await core.apiKeys.revoke(record.id);
+    await expectCode(core.apiKeys.authenticateHash(hashApiKey(plaintext)), 'UNAUTHENTICATED');
+  });
+
+  it('holds an authenticated key for lookups without waiting only while the feed is heard, and never once revoked elsewhere', async () => {
+    const uow = new InMemoryUnitOfWork();
+    const core = createTestCore({ uow });
+    const other = createTestCore({ uow });
+    await core.apiKeys.ensureOrganisation('acme');
+    const { plaintext, record } = await core.apiKeys.create({ organisation: 'acme', scopes: ['*'], isTest: false });
+    const digest = hashApiKey(plaintext);
+    // Not hearing the feed: authenticated, but not held.
+    await other.apiKeys.authenticateHash(digest);
+    expect(other.apiKeys.heldKey(digest)).toBeUndefined();
+    await other.listen();
+    expect(other.apiKeys.heldKey(digest)).toBeUndefined();
+    await other.apiKeys.authenticateHash(digest);
+    expect(other.apiKeys.heldKey(digest)?.id).toBe(record.id);
+    await core.apiKeys.revoke(record.id);
+    expect(other.apiKeys.heldKey(digest)).toBeUndefined();
+    await expectCode(other.apiKeys.authenticateHash(digest), 'UNAUTHENTICATED');
+  });
+
+  it('digests a key as it was always stored: the SHA-256 (hex) of its UTF-8 bytes, for any text presented', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (key) => {
+        expect(hashApiKey(key)).toBe(createHash('sha256').update(key, 'utf8').digest('hex'));
+      }),
+      { numRuns: 500 },
+    );
+    expect(hashApiKey('\ud800')).toBe(createHash('sha256').update('\ud800', 'utf8').digest('hex'));
   });
 
   it('checks scopes: write implies read, * allows all', () => {
@@ -373,6 +414,26 @@ describe('licenses', () => {
     expect(await check(['nobody'])).toBeNull();
     await expectCode(check(['alice'], -1), 'CHECK_GRACE_INVALID');
     await expectCode(check([]), 'VALIDATION_FAILED');
+  });
+
+  it('signs without waiting only with the key held while the change feed is heard: the signature sign gives, then the rotated key', async () => {
+    const core = createTestCore();
+    const { tenant } = await seedSample(core, 'acme');
+    const org = tenant.organisationId;
+    // Not hearing the feed: nothing is held, so nothing is signed without the database.
+    await core.signing.sign(org, 'edit,export');
+    expect(core.signing.signHeld(org, 'edit,export')).toBeUndefined();
+    await core.listen();
+    const signed = await core.signing.sign(org, 'edit,export', { encoding: 'p1363' });
+    expect(core.signing.signHeld(org, 'edit,export', 'p1363')).toEqual(signed);
+    expect(core.signing.signHeld(org, 'edit')).toEqual(await core.signing.sign(org, 'edit'));
+    // A rotation drops the held key: the next signature is the new key's, once `sign` has loaded it.
+    const rotated = await core.signing.rotate(org);
+    expect(core.signing.signHeld(org, 'edit,export', 'p1363')).toBeUndefined();
+    const resigned = await core.signing.sign(org, 'edit,export', { encoding: 'p1363' });
+    expect(resigned.publicHash).not.toBe(signed.publicHash);
+    expect((await core.signing.current(org)).id).toBe(rotated.id);
+    expect(core.signing.signHeld(org, 'edit,export', 'p1363')).toEqual(resigned);
   });
 });
 

@@ -9,9 +9,14 @@ const invalid = (property: string, error: string, code: keyof typeof ErrorCodes 
   throw new DomainError(ErrorCodes[code], `${property} ${error}`, [{ property, error }]);
 };
 
+/** A first or last character the list syntax strips (a bracket or a quote). */
+const EDGE_QUOTE_OR_BRACKET = /^["'[]|["'\]]$/;
+
 /** `a,b`, `[a,b]`, `["a","b"]` -> the distinct, trimmed grantee ids (at least one). */
 export function parseGranteeIds(raw: unknown): string[] {
   if (typeof raw !== 'string' || raw.trim() === '') return invalid('granteeIds', 'is required');
+  // One plain id (the check's usual question): nothing to split, trim or unquote.
+  if (!raw.includes(',') && raw === raw.trim() && !EDGE_QUOTE_OR_BRACKET.test(raw)) return [raw];
   let text = raw.trim();
   if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
   const ids = text

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, rateLimit } from 'express-rate-limit';
-import { DomainError, ErrorCodes } from '@tollgate/core';
+import { DomainError, ErrorCodes, hashApiKey, type ApiKeyHash } from '@tollgate/core';
 import type { AuthContext } from './auth';
 import { clientAddress } from './client-address';
 
@@ -53,10 +52,13 @@ export interface RateLimits {
   writes: RequestHandler;
   /** The same for metering writes (routes of the `usage` scope), against their own budget. */
   usageWrites: RequestHandler;
-  /** What `authFailures` would answer now (for handlers outside express: the check's fast path). */
-  authRefusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null;
-  /** A key authenticated (the fast path tells what express would have seen). */
-  authSucceeded(presented: string): void;
+  /**
+   * What `authFailures` would answer now (for handlers outside express: the check's fast path),
+   * for the presented key's digest (`hashApiKey`, computed once per request; undefined: no key).
+   */
+  authRefusal(req: IncomingMessage, presented: ApiKeyHash | undefined): AuthRefusal | null;
+  /** A key authenticated, by its digest (the fast path tells what express would have seen). */
+  authSucceeded(presented: ApiKeyHash): void;
   /**
    * For writes answered outside express (the usage fast path): takes one write of the key's
    * budget and answers true, or, over the budget, takes nothing and answers false (the request is
@@ -68,12 +70,9 @@ export interface RateLimits {
 }
 
 const WINDOW_MS = 60_000;
-/** How many counters and known-good keys one process keeps at most (the oldest go first). */
+/** How many counters (per map: addresses, keys) and known-good keys one process keeps at most (the oldest go first). */
 const MAX_ENTRIES = 100_000;
 const pass: RequestHandler = (_req, _res, next) => next();
-
-/** A key as the limiter remembers it: a digest, never the key. */
-const digest = (presented: string) => createHash('sha256').update(presented).digest('base64url');
 
 /** The key a request presents, in either generation's header. */
 function presentedKey(req: IncomingMessage): string | undefined {
@@ -83,13 +82,21 @@ function presentedKey(req: IncomingMessage): string | undefined {
   return m?.[1].trim() || undefined;
 }
 
+/** Whole seconds (at least 1) from `now` to `resetAt`. */
+const secondsUntil = (resetAt: number, now: number) => Math.max(1, Math.ceil((resetAt - now) / 1000));
+
 /** Fixed one-minute windows of counts, bounded in size. */
 class Windows {
   private readonly entries = new Map<string, { count: number; resetAt: number }>();
 
-  count(key: string, now: number): { count: number; resetAt: number } {
+  /** The key's window while its minute lasts, else undefined. */
+  current(key: string, now: number): { count: number; resetAt: number } | undefined {
     const e = this.entries.get(key);
-    return e && e.resetAt > now ? e : { count: 0, resetAt: now + WINDOW_MS };
+    return e && e.resetAt > now ? e : undefined;
+  }
+
+  count(key: string, now: number): { count: number; resetAt: number } {
+    return this.current(key, now) ?? { count: 0, resetAt: now + WINDOW_MS };
   }
 
   add(key: string, now: number): void {
@@ -105,6 +112,10 @@ class KnownGood {
   private readonly until = new Map<string, number>();
 
   add(key: string, now: number): void {
+    const until = this.until.get(key);
+    // Seen within the last half window: refreshed in place (a key re-inserted on every request of
+    // a busy client churns the map's table); older: moved to the young end, so the oldest go first.
+    if (until !== undefined && until - now > WINDOW_MS / 2) return void this.until.set(key, now + WINDOW_MS);
     this.until.delete(key);
     this.until.set(key, now + WINDOW_MS);
     if (this.until.size > MAX_ENTRIES) this.until.delete(this.until.keys().next().value as string);
@@ -124,7 +135,9 @@ class KnownGood {
  * such an address learns nothing: it is refused before it is looked up.
  */
 class AuthFailureBudget {
-  private readonly failures = new Windows();
+  /** Failures per client address and per presented key (its digest), in maps of their own (no prefixed key to build per request). */
+  private readonly addressFailures = new Windows();
+  private readonly keyFailures = new Windows();
   private readonly good = new KnownGood();
 
   constructor(
@@ -133,35 +146,36 @@ class AuthFailureBudget {
     private readonly trustProxy = 0,
   ) {}
 
-  refusal(req: IncomingMessage, presented: string | undefined): AuthRefusal | null {
+  /** `key`: the presented key as the limiter remembers it, its digest (never the key). */
+  refusal(req: IncomingMessage, key: ApiKeyHash | undefined): AuthRefusal | null {
     const now = Date.now();
-    const seconds = (resetAt: number) => Math.max(1, Math.ceil((resetAt - now) / 1000));
-    const key = presented === undefined ? undefined : digest(presented);
     if (key !== undefined) {
-      const own = this.failures.count(`k:${key}`, now);
-      if (own.count >= this.budget)
-        return { reason: 'too many failed authentications with this API key', retryAfterSeconds: seconds(own.resetAt) };
+      const own = this.keyFailures.current(key, now);
+      if (own && own.count >= this.budget)
+        return { reason: 'too many failed authentications with this API key', retryAfterSeconds: secondsUntil(own.resetAt, now) };
       if (this.good.has(key, now)) return null;
     }
-    const address = this.failures.count(`a:${ipKeyGenerator(clientAddress(req, this.trustProxy))}`, now);
-    if (address.count >= this.budget)
-      return { reason: 'too many failed authentications from this address', retryAfterSeconds: seconds(address.resetAt) };
+    const address = this.addressFailures.current(ipKeyGenerator(clientAddress(req, this.trustProxy)), now);
+    if (address && address.count >= this.budget)
+      return { reason: 'too many failed authentications from this address', retryAfterSeconds: secondsUntil(address.resetAt, now) };
     return null;
   }
 
-  failed(req: IncomingMessage, presented: string | undefined): void {
+  failed(req: IncomingMessage, key: ApiKeyHash | undefined): void {
     const now = Date.now();
-    this.failures.add(`a:${ipKeyGenerator(clientAddress(req, this.trustProxy))}`, now);
-    if (presented !== undefined) this.failures.add(`k:${digest(presented)}`, now);
+    this.addressFailures.add(ipKeyGenerator(clientAddress(req, this.trustProxy)), now);
+    if (key !== undefined) this.keyFailures.add(key, now);
   }
 
-  succeeded(presented: string): void {
-    this.good.add(digest(presented), Date.now());
+  succeeded(key: ApiKeyHash): void {
+    this.good.add(key, Date.now());
   }
 
   middleware(): RequestHandler {
     return (req, res, next) => {
-      const presented = presentedKey(req);
+      // Digested once for the request; the key itself is not kept.
+      const raw = presentedKey(req);
+      const presented = raw === undefined ? undefined : hashApiKey(raw);
       const refusal = this.refusal(req, presented);
       if (refusal) {
         res.setHeader('Retry-After', String(refusal.retryAfterSeconds));

@@ -1,9 +1,44 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { resolveCheckoutOptions } from '@tollgate/core';
 import { aPlan, aProduct, errorCodeOf as codeOf } from '@tollgate/core/testing';
 import { checkoutOptionsInput, parseGrace, parseGranteeIds, parseLicenseStatusFilter } from '../src';
 
+/** The grantee list parser as it was before its one-id shortcut: the reference for every input. */
+function referenceGranteeIds(raw: string): string[] {
+  let text = raw.trim();
+  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+  const ids = text
+    .split(',')
+    .map((s) =>
+      s
+        .trim()
+        .replace(/^["']|["']$/g, '')
+        .trim(),
+    )
+    .filter((s) => s.length > 0);
+  return ids.length === 0 ? [] : [...new Set(ids)];
+}
+
 describe('edge syntax of legacy and v1', () => {
+  it('parses any grantee list as the general syntax does (the one-id shortcut included)', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', 'b', ' ', ',', '[', ']', '"', "'", '\t', '\u00a0', '\n', 'é'), maxLength: 12 });
+    fc.assert(
+      fc.property(text, (raw) => {
+        const want = raw.trim() === '' ? 'is required' : referenceGranteeIds(raw);
+        let got: string[] | string;
+        try {
+          got = parseGranteeIds(raw);
+        } catch (e) {
+          got = codeOf(() => parseGranteeIds(raw)) === 'VALIDATION_FAILED' ? (raw.trim() === '' ? 'is required' : []) : String(e);
+        }
+        expect(got).toEqual(want);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(parseGranteeIds('user-12345')).toEqual(['user-12345']);
+  });
+
   it('parses grantee ids as a,b or [a,b] and grace as a whole number above 0', () => {
     expect(parseGranteeIds('a,b')).toEqual(['a', 'b']);
     expect(parseGranteeIds('[a, b,a]')).toEqual(['a', 'b']);

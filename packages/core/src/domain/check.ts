@@ -1,6 +1,6 @@
 import type { Id, License } from '../model';
 import { LICENSE_STATUSES } from './status';
-import { addDays } from './time';
+import { DAY_MS } from './time';
 
 /** How a license that does not end shows in `capabilitiesEndDates`. */
 export const NO_END = new Date('9999-12-31T23:59:59.999Z');
@@ -29,27 +29,49 @@ export interface CheckInput {
 
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+const NO_END_MS = NO_END.getTime();
+/** The largest time a Date holds (ECMAScript TimeClip): beyond it `addDays` gives an invalid date. */
+const MAX_TIME = 8.64e15;
+
 /**
  * What the grantees may do in a product: capabilities of every license of any grantee for the
  * product that grants access and whose end (plus grace days) is in the future.
+ *
+ * Runs for every check answered fresh, so it works on times (numbers) and makes the Dates only for
+ * the answer: the same result as comparing `addDays(endTime, graceDays)` dates
+ * (an end past the Date range is NaN, as that date would be invalid).
  */
 export function capabilityCheck({ licenses, productId, granteeIds, capabilitiesByPlan, graceDays, now }: CheckInput): CapabilityCheck {
-  const grantees = new Set(granteeIds);
-  const ends = new Map<string, Date>();
+  const only = granteeIds.length === 1 ? granteeIds[0] : undefined;
+  const grantees = only === undefined ? new Set(granteeIds) : undefined;
+  const nowMs = now.getTime();
+  const graceMs = graceDays * DAY_MS;
+  const ends = new Map<string, number>();
   for (const l of licenses) {
-    if (l.productId !== productId || l.granteeId === null || !grantees.has(l.granteeId)) continue;
+    if (l.productId !== productId || l.granteeId === null) continue;
+    if (grantees === undefined ? l.granteeId !== only : !grantees.has(l.granteeId)) continue;
     if (!LICENSE_STATUSES[l.status].grantsAccess) continue;
-    const end = l.endTime === null ? NO_END : addDays(l.endTime, graceDays);
-    if (end <= now) continue;
-    for (const cap of capabilitiesByPlan.get(l.planId) ?? []) {
+    let end = NO_END_MS;
+    if (l.endTime !== null) {
+      end = l.endTime.getTime() + graceMs;
+      if (!(Math.abs(end) <= MAX_TIME)) end = NaN;
+    }
+    if (end <= nowMs) continue;
+    const caps = capabilitiesByPlan.get(l.planId);
+    if (caps === undefined) continue;
+    for (const cap of caps) {
       const prev = ends.get(cap);
-      if (!prev || end > prev) ends.set(cap, end);
+      if (prev === undefined || end > prev) ends.set(cap, end);
     }
   }
   const capabilities = [...ends.keys()].sort(byCodePoint);
+  // A Date per end (NO_END itself for licenses that do not end; one for a run of the same end).
+  let lastMs = NO_END_MS;
+  let last = NO_END;
+  const dateOf = (ms: number): Date => (ms === lastMs ? last : ((lastMs = ms), (last = ms === NO_END_MS ? NO_END : new Date(ms))));
   return {
     capabilities,
-    capabilitiesEndDates: Object.fromEntries(capabilities.map((c) => [c, ends.get(c) as Date])),
+    capabilitiesEndDates: Object.fromEntries(capabilities.map((c) => [c, dateOf(ends.get(c) as number)])),
     capsHashed: capabilities.join(','),
   };
 }

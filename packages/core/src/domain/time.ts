@@ -1,6 +1,6 @@
 import type { Interval } from '../model';
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 export const addDays = (date: Date, days: number): Date => new Date(date.getTime() + days * DAY_MS);
 

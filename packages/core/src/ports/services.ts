@@ -48,6 +48,11 @@ export interface Signer {
    * compared by identity: a signature made under it is still current while the same object comes back.
    */
   heldKey?(organisationId: Id): object | undefined;
+  /**
+   * `sign` without waiting: with the organisation's current key as this instance holds it while the
+   * change feed is heard (the key `sign` would use), or undefined when none is held (then `sign`).
+   */
+  signHeld?(organisationId: Id, message: string, encoding?: 'der' | 'p1363'): SignedMessage | undefined;
 }
 
 export interface EventQueue {

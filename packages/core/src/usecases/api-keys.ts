@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCodes, fail, isDomainError } from '../errors';
 import type { ApiKey, Id, Organisation, Page, Scope, ScopeResource, Tenant } from '../model';
@@ -7,7 +8,21 @@ import { SCOPE_RESOURCES } from '../model';
 import { Lru } from '../support/lru';
 import type { Clock, IdGenerator, Randomness, UnitOfWork } from '../ports';
 
-export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+declare const digested: unique symbol;
+
+/**
+ * A presented API key's SHA-256 (hex): what is stored and looked up, and what the rate limiters
+ * count by. A request computes it once (`hashApiKey`) and hands it to every step that needs the
+ * key, so the key itself is read once and kept nowhere; the brand keeps a raw key from being
+ * passed where a digest is expected.
+ */
+export type ApiKeyHash = string & { readonly [digested]: true };
+
+/** Node's one-shot digest (20.12 and later): about a third of the time of a Hash object, on every request. */
+const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
+
+export const hashApiKey = (key: string): ApiKeyHash =>
+  (oneShot ? oneShot('sha256', key, 'hex') : createHash('sha256').update(key, 'utf8').digest('hex')) as ApiKeyHash;
 
 const SCOPE_RE = new RegExp(`^(\\*|(${SCOPE_RESOURCES.join('|')}):(read|write))$`);
 
@@ -216,8 +231,24 @@ export class ApiKeyService {
   /** The live key presented, or UNAUTHENTICATED for a missing, unknown or revoked key. */
   async authenticate(plaintext: string | undefined): Promise<ApiKey> {
     if (!plaintext) return fail(ErrorCodes.UNAUTHENTICATED, 'an API key is required');
-    const hash = hashApiKey(plaintext);
-    const cached = this.live ? this.cache.get(hash) : undefined;
+    return this.authenticateHash(hashApiKey(plaintext));
+  }
+
+  /**
+   * The key `authenticateHash` would answer without asking the database: one authenticated here
+   * while the change feed is heard (so not revoked anywhere since), else undefined. Lets a handler
+   * answer from memory without waiting a turn.
+   */
+  heldKey(hash: ApiKeyHash): ApiKey | undefined {
+    return this.live ? this.cache.get(hash) : undefined;
+  }
+
+  /**
+   * `authenticate` for a key already digested by `hashApiKey` (a handler that also rate-limits by
+   * the digest computes it once per request).
+   */
+  async authenticateHash(hash: ApiKeyHash): Promise<ApiKey> {
+    const cached = this.heldKey(hash);
     if (cached) return cached;
     const mark = this.epoch;
     let key: ApiKey | undefined;

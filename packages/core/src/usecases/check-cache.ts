@@ -114,7 +114,8 @@ export class EntitlementCache {
     let s: readonly CheckLicense[] | undefined;
     if (grantees !== undefined) {
       // While untrusted (a database outage), only what the index holds answers: an absence is not held.
-      if (!this.unknown.has(`${productId}|${granteeId}`)) s = grantees.get(granteeId) ?? (this.live ? NONE : undefined);
+      if (this.unknown.size === 0 || !this.unknown.has(`${productId}|${granteeId}`))
+        s = grantees.get(granteeId) ?? (this.live ? NONE : undefined);
     } else s = this.snapshots.get(`${productId}|${granteeId}`);
     if (s) this.hits++;
     else this.misses++;

@@ -5,6 +5,8 @@ import type { Clock, IdGenerator, KeyCipher, SignatureEncoding, SignatureScheme,
 interface LiveKey {
   record: SigningKey;
   key: unknown;
+  /** The scheme's `publicHash` of the record, made once (HMAC's is a SHA-256). */
+  publicHash: string;
 }
 
 export interface SigningDeps {
@@ -42,14 +44,22 @@ export class SigningKeys implements Signer {
   ): Promise<SignedMessage> {
     const held = options.fromMemory ? this.cache.peek(organisationId) : undefined;
     const current = held ?? (await this.loadCurrent(organisationId));
-    const encoding = options.encoding ?? 'der';
+    return this.signWith(current, message, options.encoding ?? 'der');
+  }
+
+  signHeld(organisationId: Id, message: string, encoding: SignatureEncoding = 'der'): SignedMessage | undefined {
+    const current = this.live ? this.cache.get(organisationId) : undefined;
+    return current && this.signWith(current, message, encoding);
+  }
+
+  private signWith(current: LiveKey, message: string, encoding: SignatureEncoding): SignedMessage {
     const memo = `${current.record.id}|${encoding}|${message}`;
     let signature = this.signatures.get(memo);
     if (signature === undefined) {
       signature = this.deps.scheme.sign(current.key, message, encoding);
       this.signatures.set(memo, signature);
     }
-    return { signature, publicHash: this.deps.scheme.publicHash(current.record) };
+    return { signature, publicHash: current.publicHash };
   }
 
   /** The organisation's current key (created when it has none). */
@@ -118,7 +128,7 @@ export class SigningKeys implements Signer {
       const [newest] = await r.signingKeys.listActive(organisationId, this.deps.scheme.algorithm);
       return newest ?? this.create(organisationId, (k) => r.signingKeys.save(k));
     });
-    const current = { record, key: this.deps.scheme.load(this.reveal(record)) };
+    const current = { record, key: this.deps.scheme.load(this.reveal(record)), publicHash: this.deps.scheme.publicHash(record) };
     if (this.live) this.cache.set(organisationId, current);
     return current;
   }
