@@ -6,6 +6,32 @@ import { createTestDatabase, type TestDatabase } from '../src';
 // The group commit's lock (usage_lock_balances) on a PostgreSQL server (collected only with
 // TEST_DATABASE_URL): locking and reading the grants in one round trip must still read them after
 // the lock was granted, so a writer that waited sees what the previous holder committed.
+/** A balance of `waiter` not yet used (what the group commit asks to lock). */
+const freshOf = (organisationId: string, meterId: string, now: Date): Balance => ({
+  id: randomUUID(),
+  organisationId,
+  isTest: false,
+  owner: 'waiter',
+  meterId,
+  periodStart: now,
+  periodEnd: null,
+  granted: 0n,
+  used: 0n,
+  reserved: 0n,
+  cap: null,
+  limited: false,
+  closedAt: null,
+  unreported: 0n,
+  unreportedOps: 0,
+  reportedAt: null,
+  reportDueAt: null,
+  createdAt: now,
+  updatedAt: now,
+});
+const lockedOf = <T>(x: T | null): T => {
+  if (x === null) throw new Error('expected a locked balance');
+  return x;
+};
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase('postgres', { poolSize: 4 });
@@ -22,34 +48,14 @@ it('a batch that waited for the row lock reads the grants its predecessor commit
   await core.usage.grant(tenant, { owner: 'waiter', meterSlug: 'tokens', amount: 10 });
   const meter = await core.usage.meter(tenant, 'tokens');
   const now = new Date();
-  const fresh = (): Balance => ({
-    id: randomUUID(),
-    organisationId: org.id,
-    isTest: false,
-    owner: 'waiter',
-    meterId: meter.id,
-    periodStart: now,
-    periodEnd: null,
-    granted: 0n,
-    used: 0n,
-    reserved: 0n,
-    cap: null,
-    limited: false,
-    closedAt: null,
-    unreported: 0n,
-    unreportedOps: 0,
-    reportedAt: null,
-    reportDueAt: null,
-    createdAt: now,
-    updatedAt: now,
-  });
+  const fresh = (): Balance => freshOf(org.id, meter.id, now);
 
   let locked!: () => void;
   const isLocked = new Promise<void>((resolve) => (locked = resolve));
   let release!: () => void;
   const holding = new Promise<void>((resolve) => (release = resolve));
   const first = db.uow.run(async (r) => {
-    const [l] = await r.usage.lockBalances([{ fresh: fresh(), holdIds: [] }], now);
+    const l = lockedOf((await r.usage.lockBalances([{ fresh: fresh(), holdIds: [] }], now))[0]);
     expect(l.grants.map((g) => [g.amount, g.drawn])).toEqual([[10n, 0n]]);
     locked();
     await holding;
@@ -83,7 +89,26 @@ it('a batch that waited for the row lock reads the grants its predecessor commit
   expect(waited).toBe(true);
   release();
   await first;
-  const [seen] = await second;
+  const seen = lockedOf((await second)[0]);
   expect({ granted: seen.balance.granted, used: seen.balance.used }).toEqual({ granted: 15n, used: 10n });
   expect(seen.grants.map((g) => [g.amount, g.drawn, g.priority])).toEqual([[5n, 0n, 10]]);
+});
+
+it("an item that may not create (the usage sweep's) gets null where no balance is open, and nothing is created", async () => {
+  const core = createTestCore({ uow: db.uow });
+  const org = await core.apiKeys.ensureOrganisation('usage-lock-nocreate');
+  const tenant = { organisationId: org.id, isTest: false };
+  await core.usage.createMeter(tenant, { slug: 'tokens', name: 'Tokens' });
+  await core.usage.grant(tenant, { owner: 'open', meterSlug: 'tokens', amount: 3 });
+  const meter = await core.usage.meter(tenant, 'tokens');
+  const now = new Date();
+  const item = (owner: string) => ({
+    fresh: { ...freshOf(org.id, meter.id, now), owner },
+    holdIds: [],
+    create: false,
+  });
+  const [absent, open] = await db.uow.run((r) => r.usage.lockBalances([item('gone'), item('open')], now));
+  expect(absent).toBeNull();
+  expect(open?.balance).toMatchObject({ owner: 'open', granted: 3n });
+  expect(await db.uow.read((r) => r.usage.openBalances(tenant, 'gone'))).toEqual([]);
 });

@@ -130,3 +130,38 @@ it('the sweep tells what waited on every balance but a broken one, logs that one
     used: '9',
   });
 });
+
+it('the sweep does not open again a due balance whose period closed after it was found (it settles only what exists)', async () => {
+  const memory = new InMemoryUnitOfWork();
+  const org = anOrganisation();
+  await memory.run((r) => r.organisations.save(org));
+  const tenant = aTenant(org);
+  const clock = new FixedClock(T);
+  const ids = new RandomIds();
+  const usage = new UsageService({
+    uow: new OutboxUnitOfWork(memory, { clock, ids, events: { wake: () => undefined }, usageEventWindowMs: 60_000 }),
+    clock,
+    ids,
+  });
+  await usage.createMeter(tenant, { slug: 'tokens', name: 'Tokens' });
+  await usage.record(tenant, { owner: 'leaving', meterSlug: 'tokens', quantity: 1 });
+  clock.set(at(30));
+  await usage.record(tenant, { owner: 'leaving', meterSlug: 'tokens', quantity: 1 }); // waits
+  clock.set(at(61));
+  const found = await memory.read((r) => r.usage.balancesWithDueReports(clock.now(), 10));
+  expect(found.map((b) => b.owner)).toEqual(['leaving']);
+  // Its period closes with no next one (a cancellation) between the sweep's read and its lock.
+  const [open] = await memory.read((r) => r.usage.openBalances(tenant, 'leaving'));
+  await memory.run((r) => r.usage.write({ balance: { ...open, closedAt: clock.now() }, grants: [], holds: [], entries: [], keys: [] }));
+  const stale: UnitOfWork = {
+    run: (work) => memory.run(work),
+    read: (work) => memory.read((r) => work({ ...r, usage: { ...r.usage, balancesWithDueReports: async () => found } })),
+  };
+  const sweeping = new UsageService({
+    uow: new OutboxUnitOfWork(stale, { clock, ids, events: { wake: () => undefined }, usageEventWindowMs: 60_000 }),
+    clock,
+    ids,
+  });
+  await sweeping.sweep();
+  expect(await memory.read((r) => r.usage.openBalances(tenant, 'leaving'))).toEqual([]);
+});

@@ -384,7 +384,8 @@ export function usageRepository(db: Db): UsageRepository {
       const found = new Map<string, LockedRow>();
       for (const r of await lockAll(items.map((i) => i.fresh))) found.set(rowKey(r), r);
       for (let attempt = 0; ; attempt++) {
-        const missing = items.filter((i) => !found.has(keyOf(i.fresh))).map((i) => i.fresh);
+        // Missing balances are created, except where the caller only settles an existing one (`create: false`).
+        const missing = items.filter((i) => !found.has(keyOf(i.fresh)) && i.create !== false).map((i) => i.fresh);
         if (missing.length === 0) break;
         if (attempt === 5) throw new DomainError(ErrorCodes.CONFLICT, 'the balance changed period repeatedly meanwhile; retry');
         // Missing balances (new, or their period closed while this waited): created, then locked.
@@ -397,9 +398,9 @@ export function usageRepository(db: Db): UsageRepository {
             .execute();
         for (const r of await lockAll(missing)) found.set(rowKey(r), r);
       }
-      const rows = items.map((i) => found.get(keyOf(i.fresh)) as LockedRow);
+      const rows = items.map((i) => found.get(keyOf(i.fresh)) ?? null);
       // Open holds only where something is reserved or named.
-      const due = rows.filter((r, n) => big(r.reserved) !== 0n || items[n].holdIds.length > 0).map((r) => r.id);
+      const due = rows.flatMap((r, n) => (r && (big(r.reserved) !== 0n || items[n].holdIds.length > 0) ? [r.id] : []));
       const named = [...new Set(items.flatMap((i) => i.holdIds))];
       const holds = due.length
         ? await db
@@ -413,18 +414,22 @@ export function usageRepository(db: Db): UsageRepository {
             )
             .execute()
         : [];
-      return rows.map((row, n) => ({
-        balance: balanceOf(row),
-        grants: (row.grants ?? []).map(lockedGrantOf),
-        holds: holds
-          .filter(
-            (h) =>
-              (h.balance_id === row.id && h.status === 'held' && h.expires_at <= now) ||
-              (items[n].holdIds.includes(h.id) && h.organisation_id === row.organisation_id && h.is_test === row.is_test),
-          )
-          .filter((h) => h.status !== 'held' || h.balance_id === row.id)
-          .map(holdOf),
-      }));
+      return rows.map((row, n) =>
+        row === null
+          ? null
+          : {
+              balance: balanceOf(row),
+              grants: (row.grants ?? []).map(lockedGrantOf),
+              holds: holds
+                .filter(
+                  (h) =>
+                    (h.balance_id === row.id && h.status === 'held' && h.expires_at <= now) ||
+                    (items[n].holdIds.includes(h.id) && h.organisation_id === row.organisation_id && h.is_test === row.is_test),
+                )
+                .filter((h) => h.status !== 'held' || h.balance_id === row.id)
+                .map(holdOf),
+            },
+      );
     },
     async lockBalance(fresh, holdIds, now) {
       // Insert-if-missing, then lock: two instances creating the same balance meet at the unique index.

@@ -142,9 +142,11 @@ export interface UsageRepository {
   /**
    * lockBalance for several balances of one group-commit batch at once (answers in the order
    * asked): every balance is locked in one statement, in the order of the balances' ids, so two
-   * writers locking overlapping sets never deadlock on the existing rows.
+   * writers locking overlapping sets never deadlock on the existing rows. An item with `create:
+   * false` (the usage sweep's, which only settles what a balance has) is not created when it has no
+   * open balance: its answer is null.
    */
-  lockBalances(items: { fresh: Balance; holdIds: Id[] }[], now: Date): Promise<LockedBalance[]>;
+  lockBalances(items: { fresh: Balance; holdIds: Id[]; create?: boolean }[], now: Date): Promise<(LockedBalance | null)[]>;
   /** The open balance of (owner, meter), if any, without a lock. */
   openBalance(tenant: Tenant, owner: string, meterId: Id): Promise<Balance | undefined>;
   /** The tenant's open balances of the owner (of one meter when given), oldest first. */

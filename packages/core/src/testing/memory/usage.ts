@@ -75,8 +75,11 @@ export function memoryUsageRepository(
         q,
       ),
     lockBalances: async (items, now) => {
-      const out: LockedBalance[] = [];
-      for (const i of items) out.push(await repo.lockBalance(i.fresh, i.holdIds, now));
+      const out: (LockedBalance | null)[] = [];
+      for (const i of items)
+        out.push(
+          i.create === false && !open(i.fresh, i.fresh.owner, i.fresh.meterId)[0] ? null : await repo.lockBalance(i.fresh, i.holdIds, now),
+        );
       return out;
     },
     lockBalance: async (fresh, holdIds, now) => {

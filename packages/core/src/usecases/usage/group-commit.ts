@@ -240,13 +240,15 @@ export class GroupCommit {
     const items = groups.map(({ target, batch }) => ({
       fresh: this.freshBalance(target, now),
       holdIds: batch.flatMap((p) => (p.op && (p.op.kind === 'commit' || p.op.kind === 'release') ? [p.op.holdId] : [])),
+      // Only the sweep's settling (no operation) waits here: a balance it names that closed meanwhile is not opened again.
+      create: batch.some((p) => p.op !== null),
     }));
     return this.deps.uow
       .run(async (r) => {
         const locked = await r.usage.lockBalances(items, now);
         // What queued on these balances while the locks were awaited joins the batch (a hot balance
         // that two instances take turns on would otherwise wait a whole turn more).
-        this.takeLate(groups);
+        this.takeLate(groups, locked);
         // The stored idempotency keys of the batch, one look-up per organisation and mode.
         const tenants = new Map<string, { tenant: Tenant; keys: Set<string> }>();
         for (const { target, batch } of groups)
@@ -261,7 +263,11 @@ export class GroupCommit {
         for (const [t, { tenant, keys }] of tenants)
           for (const k of await r.usage.findKeys(tenant, [...keys])) known.set(`${t}:${k.key}`, k);
         const writes: UsageWrite[] = [];
-        const out = groups.map((g, n) => this.decideGroup(g, locked[n], known, now, writes));
+        const out = groups.map((g, n) => {
+          const l = locked[n];
+          // Not opened for the sweep (it closed meanwhile): nothing to settle, nothing written.
+          return l ? this.decideGroup(g, l, known, now, writes) : { results: g.batch.map(() => settled(g.target)), entries: [] };
+        });
         if (writes.length) await r.usage.writeMany(writes);
         return out;
       })
@@ -280,10 +286,12 @@ export class GroupCommit {
    * (its hold was not loaded; it waits for the next batch, and so does everything queued behind it,
    * keeping each balance's order).
    */
-  private takeLate(groups: Group[]): void {
+  private takeLate(groups: Group[], locked: (LockedBalance | null)[]): void {
     if (!this.grouped) return;
     let ops = groups.reduce((n, g) => n + g.batch.length, 0);
-    for (const g of groups) {
+    for (const [i, g] of groups.entries()) {
+      // A balance not opened for the sweep takes nothing late: its operations open it in the next batch.
+      if (!locked[i]) continue;
       const pending = this.queues.get(g.id)?.pending;
       if (!pending) continue;
       let n = 0;
@@ -349,8 +357,7 @@ export class GroupCommit {
           return new DomainError(ErrorCodes.IDEMPOTENCY_KEY_REUSED, 'this idempotency-key was used for a different request');
         if (first) return first.answer;
       }
-      if (!p.op)
-        return { allowed: true, owner, meterSlug: meter.slug, granted: '', used: '', reserved: '', remaining: null, periodEnd: null };
+      if (!p.op) return settled(target);
       try {
         const d = decide(state, p.op, meter.slug, now);
         if (p.op.kind === 'grant') touchedGrants.add(p.op.grant);
@@ -391,3 +398,15 @@ export class GroupCommit {
     return { results, entries };
   }
 }
+
+/** The answer of the sweep's settling of a balance (no operation): nobody reads it. */
+const settled = ({ owner, meter }: BalanceTarget): UsageAnswer => ({
+  allowed: true,
+  owner,
+  meterSlug: meter.slug,
+  granted: '',
+  used: '',
+  reserved: '',
+  remaining: null,
+  periodEnd: null,
+});
