@@ -37,6 +37,10 @@ describe('GET /metrics', () => {
     expect(sample(text, 'tollgate_http_requests_total{method="GET",route="/products/:productUuid",status="200"}')).toBe(1);
     expect(sample(text, 'tollgate_http_requests_total{method="GET",route="/products",status="401"}')).toBe(1);
     expect(sample(text, 'tollgate_http_request_duration_seconds_count{method="GET",route="/licenses/check"}')).toBe(3);
+    // In seconds: three answers in process take well under a second in all, and some time.
+    const seconds = sample(text, 'tollgate_http_request_duration_seconds_sum{method="GET",route="/licenses/check"}');
+    expect(seconds).toBeGreaterThan(0);
+    expect(seconds).toBeLessThan(1);
     expect(sample(text, 'tollgate_check_fast_path{outcome="served"}')).toBe(3);
     // The first check loaded the snapshot (a miss), the next two were answered from memory.
     expect(sample(text, 'tollgate_check_cache_hits')).toBeGreaterThanOrEqual(2);

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, rateLimit } from 'express-rate-limit';
 import { DomainError, ErrorCodes, hashApiKey, type ApiKeyHash } from '@tollgate/core';
-import type { AuthContext } from './auth';
+import type { AuthContext, KeySource } from './auth';
 import { clientAddress } from './client-address';
 
 export interface RateLimitConfig {
@@ -45,9 +45,11 @@ export interface RateLimits {
   /**
    * Before authentication: refuses a presented key over its own failure budget, and any key not
    * known good from an address over its budget; counts the request's failure once its answer is
-   * known (a 401), never while it is in flight.
+   * known (a 401), never while it is in flight. `source`: the header the routes behind it
+   * authenticate with, the only one it reads (a request with the sender's own key in the other
+   * header and a guess in this one is still the guess's).
    */
-  authFailures: RequestHandler;
+  authFailures(source: KeySource): RequestHandler;
   /** After authentication, on writes: an API key over its write budget is refused. */
   writes: RequestHandler;
   /** The same for metering writes (routes of the `usage` scope), against their own budget. */
@@ -74,10 +76,12 @@ const WINDOW_MS = 60_000;
 const MAX_ENTRIES = 100_000;
 const pass: RequestHandler = (_req, _res, next) => next();
 
-/** The key a request presents, in either generation's header. */
-function presentedKey(req: IncomingMessage): string | undefined {
-  const x = req.headers['x-api-key'];
-  if (typeof x === 'string' && x.trim()) return x.trim();
+/** The key a request presents in the header its routes authenticate with (`auth.ts` reads the same). */
+function presentedKey(req: IncomingMessage, source: KeySource): string | undefined {
+  if (source === 'x-api-key') {
+    const x = req.headers['x-api-key'];
+    return typeof x === 'string' ? x.trim() || undefined : undefined;
+  }
   const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
   return m?.[1].trim() || undefined;
 }
@@ -112,10 +116,8 @@ class KnownGood {
   private readonly until = new Map<string, number>();
 
   add(key: string, now: number): void {
-    const until = this.until.get(key);
-    // Seen within the last half window: refreshed in place (a key re-inserted on every request of
-    // a busy client churns the map's table); older: moved to the young end, so the oldest go first.
-    if (until !== undefined && until - now > WINDOW_MS / 2) return void this.until.set(key, now + WINDOW_MS);
+    // Moved to the young end on every success, so the map's oldest (the first to go when it is
+    // full) are the keys least recently seen, never a busy one.
     this.until.delete(key);
     this.until.set(key, now + WINDOW_MS);
     if (this.until.size > MAX_ENTRIES) this.until.delete(this.until.keys().next().value as string);
@@ -171,10 +173,10 @@ class AuthFailureBudget {
     this.good.add(key, Date.now());
   }
 
-  middleware(): RequestHandler {
+  middleware(source: KeySource): RequestHandler {
     return (req, res, next) => {
       // Digested once for the request; the key itself is not kept.
-      const raw = presentedKey(req);
+      const raw = presentedKey(req, source);
       const presented = raw === undefined ? undefined : hashApiKey(raw);
       const refusal = this.refusal(req, presented);
       if (refusal) {
@@ -206,7 +208,7 @@ const refuse = (what: string) => (req: Request, res: Response, next: (e: unknown
 export function createRateLimits(config: RateLimitConfig): RateLimits {
   if (!config.enabled)
     return {
-      authFailures: pass,
+      authFailures: () => pass,
       writes: pass,
       usageWrites: pass,
       authRefusal: () => null,
@@ -243,7 +245,7 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
       return false;
     },
     releaseWrite: (keyId, which = 'writes') => budgets[which].store.decrement(keyId),
-    authFailures: budget.middleware(),
+    authFailures: (source) => budget.middleware(source),
     authRefusal: (req, presented) => budget.refusal(req, presented),
     authSucceeded: (presented) => budget.succeeded(presented),
     writes: limiter(budgets.writes),

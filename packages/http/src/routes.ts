@@ -345,7 +345,7 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
     const limits = options.rateLimits;
     const chain: RequestHandler[] = def.scope
       ? [
-          ...(limits ? [limits.authFailures] : []),
+          ...(limits ? [limits.authFailures(options.keySource)] : []),
           auth,
           requireScope(def.scope[0], def.scope[1]),
           // Metering (the usage scope) has its own budget: a vendor meters as often as its users act.

@@ -3,11 +3,16 @@ import { hashApiKey } from '@tollgate/core';
 import { createRateLimits } from '../src';
 
 // The failed-authentication budget without a server: addresses and keys as the limiter sees them.
-const from = (address: string, key?: string) =>
-  ({ headers: key ? { 'x-api-key': key } : {}, socket: { remoteAddress: address } }) as unknown as IncomingMessage;
+const from = (address: string, key?: string, headers: Record<string, string> = {}) =>
+  ({ headers: { ...headers, ...(key ? { 'x-api-key': key } : {}) }, socket: { remoteAddress: address } }) as unknown as IncomingMessage;
 
 /** Runs the middleware for one request that ends with `status` (and authenticated when 200). */
-async function answer(limits: ReturnType<typeof createRateLimits>, req: IncomingMessage, status: number): Promise<unknown> {
+async function answer(
+  limits: ReturnType<typeof createRateLimits>,
+  req: IncomingMessage,
+  status: number,
+  source: 'x-api-key' | 'bearer' = 'x-api-key',
+): Promise<unknown> {
   const listeners: (() => void)[] = [];
   const res = {
     statusCode: status,
@@ -17,7 +22,7 @@ async function answer(limits: ReturnType<typeof createRateLimits>, req: Incoming
   };
   let refused: unknown;
   await new Promise<void>((done) =>
-    limits.authFailures(req as never, res as never, (e?: unknown) => {
+    limits.authFailures(source)(req as never, res as never, (e?: unknown) => {
       refused = e;
       done();
     }),
@@ -63,4 +68,31 @@ it('limits a presented key by its own failures, from any address', async () => {
 it('has an off switch', () => {
   const limits = createRateLimits({ ...budget, enabled: false });
   expect(limits.authRefusal(from('192.0.2.1', 'x'), hashApiKey('x'))).toBeNull();
+});
+
+it("reads only the header its routes authenticate with: the sender's own key in the other one does not cover a guess", async () => {
+  const limits = createRateLimits(budget);
+  const address = '198.51.100.20';
+  // A valid key of the sender's in x-api-key (known good), guesses as Bearer on catalog routes.
+  expect(await answer(limits, from(address, 'live_mine'), 200)).toBeUndefined();
+  const guess = (n: number) => from(address, 'live_mine', { authorization: `Bearer live_guess${n}` });
+  for (let i = 0; i < 5; i++) expect(await answer(limits, guess(i), 401, 'bearer')).toBeUndefined();
+  expect(await answer(limits, guess(99), 401, 'bearer')).toMatchObject({ message: expect.stringContaining('from this address') });
+  // The v1 routes (x-api-key) still take the sender's own known-good key.
+  expect(await answer(limits, from(address, 'live_mine'), 200)).toBeUndefined();
+});
+
+it('a busy key stays known good when the map is full: the least recently seen go first', async () => {
+  const limits = createRateLimits(budget);
+  const address = '198.51.100.30';
+  expect(await answer(limits, from(address, 'live_busy'), 200)).toBeUndefined();
+  // 100 000 other keys authenticate once each (the map's bound), the busy key now and then among them.
+  for (let i = 0; i < 100_000; i++) {
+    limits.authSucceeded(hashApiKey(`live_other${i}`));
+    if (i % 10_000 === 0) limits.authSucceeded(hashApiKey('live_busy'));
+  }
+  for (let i = 0; i < 5; i++) await answer(limits, from(address, `live_bad${i}`), 401);
+  // Its address is over its budget, but the busy key (seen a moment ago) is still known good.
+  expect(limits.authRefusal(from(address, 'live_busy'), hashApiKey('live_busy'))).toBeNull();
+  expect(limits.authRefusal(from(address, 'live_other0'), hashApiKey('live_other0'))).not.toBeNull();
 });
