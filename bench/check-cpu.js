@@ -14,7 +14,6 @@
 // node_modules may link to this one's, but @tollgate/* must be its own)> ROUNDS=<n> measures both
 // alternately (A B, then B A, ...) and prints each run and the medians.
 const fs = require('node:fs');
-const net = require('node:net');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
@@ -33,21 +32,7 @@ const DB = 'bench_check_cpu';
 const SEEDED_FILE = path.join(require('node:os').tmpdir(), `${DB}.json`);
 const NODE_OPTIONS = /^ENV NODE_OPTIONS=(.+)$/m.exec(fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))?.[1] ?? '';
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-/** utime + stime of a process, in seconds (Linux /proc). */
-function cpuOf(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
+const { freePort, cpuOf } = require('./process-cpu');
 
 async function admin(sql) {
   const c = new Client({ connectionString: SERVER_URL });

@@ -7,7 +7,6 @@
 // whatever else runs; CPU per operation much less, so compare those. PROFILE=1 writes a
 // .cpuprofile of the first instance into bench/results/profiles.
 const fs = require('node:fs');
-const net = require('node:net');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
@@ -23,21 +22,7 @@ const CONNECTIONS = 50;
 const SECRET = 'benchmark master secret, not for production';
 const DB = 'bench_usage_cpu';
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-/** utime + stime of a process, in seconds (Linux /proc). */
-function cpuOf(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
+const { freePort, cpuOf } = require('./process-cpu');
 
 /** CPU seconds of every PostgreSQL process on this machine. */
 function postgresCpu() {

@@ -132,29 +132,50 @@ it('a hold blocks what it holds on the other instance, commit returns the rest, 
   await expectCountersEqualLedger();
 });
 
-it('kill -9 during a stream of consumes: every acknowledged operation is in the ledger once, counters equal the ledger', async () => {
-  await post(a.url, '/api/credits/grants', { owner: 'crash', meterSlug: 'tokens', amount: 1_000_000 });
-  const victim = await startInstance(db.url);
-  const acknowledged: string[] = [];
+/**
+ * Keyed writes of `body` to `path` on `victim` from `width` writers for 1.5 s, then kill -9 of the
+ * victim: every key sent, and those whose answer `accepted` (a connection that died with the
+ * process is not acknowledged).
+ */
+async function writeUntilKilled(
+  victim: Instance,
+  path: string,
+  body: unknown,
+  width: number,
+  accepted: (r: Awaited<ReturnType<typeof post>>) => boolean,
+): Promise<{ sent: string[]; acknowledged: string[] }> {
   const sent: string[] = [];
+  const acknowledged: string[] = [];
   let stop = false;
   const writer = async () => {
     while (!stop) {
       const key = randomUUID();
       sent.push(key);
       try {
-        const r = await post(victim.url, '/api/usage/consume', { owner: 'crash', meterSlug: 'tokens', quantity: 3 }, key);
-        if (r.status === 200 && (r.body as { data: { allowed: boolean } }).data.allowed) acknowledged.push(key);
+        if (accepted(await post(victim.url, path, body, key))) acknowledged.push(key);
       } catch {
         // The connection died with the process: not acknowledged.
       }
     }
   };
-  const writers = Array.from({ length: 16 }, writer);
+  const writers = Array.from({ length: width }, writer);
   await new Promise((r) => setTimeout(r, 1500));
   await victim.kill();
   stop = true;
   await Promise.all(writers);
+  return { sent, acknowledged };
+}
+
+it('kill -9 during a stream of consumes: every acknowledged operation is in the ledger once, counters equal the ledger', async () => {
+  await post(a.url, '/api/credits/grants', { owner: 'crash', meterSlug: 'tokens', amount: 1_000_000 });
+  const victim = await startInstance(db.url);
+  const { sent, acknowledged } = await writeUntilKilled(
+    victim,
+    '/api/usage/consume',
+    { owner: 'crash', meterSlug: 'tokens', quantity: 3 },
+    16,
+    (r) => r.status === 200 && (r.body as { data: { allowed: boolean } }).data.allowed,
+  );
   expect(acknowledged.length).toBeGreaterThan(20);
   const rows = await sql<{ key: string; n: number }>(
     db.url,
@@ -178,24 +199,7 @@ it('kill -9 while usage waits for its usage.recorded window: after a restart eve
   // A window of 1 s on both: what the victim used within it waits on the balance row when it dies.
   const window = { USAGE_EVENT_WINDOW_SECONDS: '1' };
   const victim = await startInstance(db.url, window);
-  const sent: string[] = [];
-  let stop = false;
-  const writer = async () => {
-    while (!stop) {
-      const key = randomUUID();
-      sent.push(key);
-      try {
-        await post(victim.url, '/api/usage/record', { owner, meterSlug: 'tokens', increment: 2 }, key);
-      } catch {
-        // The connection died with the process.
-      }
-    }
-  };
-  const writers = Array.from({ length: 8 }, writer);
-  await new Promise((r) => setTimeout(r, 1500));
-  await victim.kill();
-  stop = true;
-  await Promise.all(writers);
+  const { sent } = await writeUntilKilled(victim, '/api/usage/record', { owner, meterSlug: 'tokens', increment: 2 }, 8, () => true);
   const told = async () =>
     Number(
       (

@@ -1,33 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Balance, CreditGrant } from '@tollgate/core';
-import { createTestCore } from '@tollgate/core/testing';
+import { aBalance, createTestCore } from '@tollgate/core/testing';
 import { createTestDatabase, type TestDatabase } from '../src';
 
 // The group commit's lock (usage_lock_balances) on a PostgreSQL server (collected only with
 // TEST_DATABASE_URL): locking and reading the grants in one round trip must still read them after
 // the lock was granted, so a writer that waited sees what the previous holder committed.
 /** A balance of `waiter` not yet used (what the group commit asks to lock). */
-const freshOf = (organisationId: string, meterId: string, now: Date): Balance => ({
-  id: randomUUID(),
-  organisationId,
-  isTest: false,
-  owner: 'waiter',
-  meterId,
-  periodStart: now,
-  periodEnd: null,
-  granted: 0n,
-  used: 0n,
-  reserved: 0n,
-  cap: null,
-  limited: false,
-  closedAt: null,
-  unreported: 0n,
-  unreportedOps: 0,
-  reportedAt: null,
-  reportDueAt: null,
-  createdAt: now,
-  updatedAt: now,
-});
+const freshOf = (organisationId: string, meterId: string, now: Date): Balance =>
+  aBalance({ organisationId, owner: 'waiter', meterId, periodStart: now, createdAt: now, updatedAt: now });
 const lockedOf = <T>(x: T | null): T => {
   if (x === null) throw new Error('expected a locked balance');
   return x;

@@ -1,33 +1,12 @@
 /* `usage.recorded` at most once a window per balance (docs/usage.md#webhooks): the domain rule, and
    the usage sweep that tells what waited when no write comes. */
 import { reportUsage, UsageService, type Balance, type Repositories, type UnitOfWork } from '../src';
-import { anOrganisation, aTenant, FixedClock, InMemoryUnitOfWork, RandomIds } from '../src/testing';
+import { aBalance as balanceFixture, anOrganisation, aTenant, FixedClock, InMemoryUnitOfWork, RandomIds } from '../src/testing';
 import { OutboxUnitOfWork } from '../src/usecases/webhooks/outbox';
 
 const T = new Date('2026-03-01T00:00:00.000Z');
 const at = (seconds: number) => new Date(T.getTime() + seconds * 1000);
-const aBalance = (over: Partial<Balance> = {}): Balance => ({
-  id: 'b',
-  organisationId: 'o',
-  isTest: false,
-  owner: 'acme',
-  meterId: 'm',
-  periodStart: T,
-  periodEnd: null,
-  granted: 0n,
-  used: 0n,
-  reserved: 0n,
-  cap: null,
-  limited: false,
-  closedAt: null,
-  unreported: 0n,
-  unreportedOps: 0,
-  reportedAt: null,
-  reportDueAt: null,
-  createdAt: T,
-  updatedAt: T,
-  ...over,
-});
+const aBalance = (over: Partial<Balance> = {}): Balance => balanceFixture({ periodStart: T, createdAt: T, updatedAt: T, ...over });
 
 describe('reportUsage', () => {
   it('reports a balance that never reported at once, and one whose last report is a window old', () => {
@@ -92,11 +71,11 @@ class BrokenFor implements UnitOfWork {
   }
 }
 
-it('the sweep tells what waited on every balance but a broken one, logs that one, and still forgets old keys', async () => {
+/** A memory database with one organisation and its meter `tokens`, and usage services over it (a window of 60 s). */
+async function sweepWorld() {
   const memory = new InMemoryUnitOfWork();
   const org = anOrganisation();
   await memory.run((r) => r.organisations.save(org));
-  const tenant = aTenant(org);
   const clock = new FixedClock(T);
   const ids = new RandomIds();
   const logged: unknown[] = [];
@@ -104,6 +83,7 @@ it('the sweep tells what waited on every balance but a broken one, logs that one
     error: (message: string, fields?: Record<string, unknown>) => logged.push({ message, ...fields }),
     info: () => undefined,
   };
+  /** A usage service over `uow` (the memory database, or a wrapper of it). */
   const serviceOn = (uow: UnitOfWork) =>
     new UsageService({
       uow: new OutboxUnitOfWork(uow, { clock, ids, events: { wake: () => undefined }, usageEventWindowMs: 60_000 }),
@@ -112,7 +92,13 @@ it('the sweep tells what waited on every balance but a broken one, logs that one
       logger,
     });
   const usage = serviceOn(memory);
+  const tenant = aTenant(org);
   await usage.createMeter(tenant, { slug: 'tokens', name: 'Tokens' });
+  return { memory, tenant, clock, logged, serviceOn, usage };
+}
+
+it('the sweep tells what waited on every balance but a broken one, logs that one, and still forgets old keys', async () => {
+  const { memory, tenant, clock, logged, serviceOn, usage } = await sweepWorld();
   const owners = ['good-1', 'broken', 'good-2'];
   for (const owner of owners) await usage.record(tenant, { owner, meterSlug: 'tokens', quantity: 1 }); // told at once
   await usage.record(tenant, { owner: 'good-1', meterSlug: 'tokens', quantity: 1 }, 'old-key');
@@ -132,18 +118,7 @@ it('the sweep tells what waited on every balance but a broken one, logs that one
 });
 
 it('the sweep does not open again a due balance whose period closed after it was found (it settles only what exists)', async () => {
-  const memory = new InMemoryUnitOfWork();
-  const org = anOrganisation();
-  await memory.run((r) => r.organisations.save(org));
-  const tenant = aTenant(org);
-  const clock = new FixedClock(T);
-  const ids = new RandomIds();
-  const usage = new UsageService({
-    uow: new OutboxUnitOfWork(memory, { clock, ids, events: { wake: () => undefined }, usageEventWindowMs: 60_000 }),
-    clock,
-    ids,
-  });
-  await usage.createMeter(tenant, { slug: 'tokens', name: 'Tokens' });
+  const { memory, tenant, clock, serviceOn, usage } = await sweepWorld();
   await usage.record(tenant, { owner: 'leaving', meterSlug: 'tokens', quantity: 1 });
   clock.set(at(30));
   await usage.record(tenant, { owner: 'leaving', meterSlug: 'tokens', quantity: 1 }); // waits
@@ -157,11 +132,7 @@ it('the sweep does not open again a due balance whose period closed after it was
     run: (work) => memory.run(work),
     read: (work) => memory.read((r) => work({ ...r, usage: { ...r.usage, balancesWithDueReports: async () => found } })),
   };
-  const sweeping = new UsageService({
-    uow: new OutboxUnitOfWork(stale, { clock, ids, events: { wake: () => undefined }, usageEventWindowMs: 60_000 }),
-    clock,
-    ids,
-  });
+  const sweeping = serviceOn(stale);
   await sweeping.sweep();
   expect(await memory.read((r) => r.usage.openBalances(tenant, 'leaving'))).toEqual([]);
 });

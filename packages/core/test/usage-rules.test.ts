@@ -9,30 +9,11 @@ import {
   type BalanceState,
   type CreditGrant,
 } from '../src';
+import { aBalance as balanceFixture } from '../src/testing';
 
 const T = new Date('2026-03-01T00:00:00.000Z');
-const aBalance = (over: Partial<Balance> = {}): Balance => ({
-  id: 'b',
-  organisationId: 'o',
-  isTest: false,
-  owner: 'acme',
-  meterId: 'm',
-  periodStart: T,
-  periodEnd: null,
-  granted: 0n,
-  used: 0n,
-  reserved: 0n,
-  cap: null,
-  limited: false,
-  closedAt: null,
-  unreported: 0n,
-  unreportedOps: 0,
-  reportedAt: null,
-  reportDueAt: null,
-  createdAt: T,
-  updatedAt: T,
-  ...over,
-});
+const aBalance = (over: Partial<Balance> = {}): Balance =>
+  balanceFixture({ id: 'b', organisationId: 'o', meterId: 'm', periodStart: T, createdAt: T, updatedAt: T, ...over });
 const aGrant = (amount: bigint, over: Partial<CreditGrant> = {}): CreditGrant => ({
   id: `g${amount}`,
   balanceId: 'b',

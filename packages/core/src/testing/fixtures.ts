@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Customer, DomainEvent, License, Organisation, Plan, Product, Subscription, Tenant } from '../model';
+import type { Balance, Customer, DomainEvent, License, Organisation, Plan, Product, Subscription, Tenant } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 
 /** Builders of valid records for tests; every id is fresh, so suites can share one database. */
@@ -148,6 +148,30 @@ export function anEvent(tenant: Tenant, subscriptionId: string, over: Partial<Do
 }
 
 /** The domain error code `fn` throws, or undefined when it does not throw one. */
+/** A usage balance not yet used (no grant, nothing used, reserved or waiting to be reported), open. */
+export const aBalance = (over: Partial<Balance> = {}): Balance => ({
+  id: randomUUID(),
+  organisationId: randomUUID(),
+  isTest: false,
+  owner: 'acme',
+  meterId: randomUUID(),
+  periodStart: T0,
+  periodEnd: null,
+  granted: 0n,
+  used: 0n,
+  reserved: 0n,
+  cap: null,
+  limited: false,
+  closedAt: null,
+  unreported: 0n,
+  unreportedOps: 0,
+  reportedAt: null,
+  reportDueAt: null,
+  createdAt: T0,
+  updatedAt: T0,
+  ...over,
+});
+
 export function errorCodeOf(fn: () => unknown): string | undefined {
   try {
     fn();
