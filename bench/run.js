@@ -64,29 +64,56 @@ async function withServerDb(name, fn) {
   }
 }
 
-/** A child process that prints a line once it listens; resolves with it and a peak-RSS sampler. */
+/**
+ * A child process that prints a line once it listens; resolves with it and a peak-RSS sampler.
+ * Its stdout goes to a file, as a deployment's log collector takes it (docker's default driver
+ * writes the container's output to a file from a process of its own): a pipe read by this
+ * process, which is busy driving the load, falls behind the servers' request logs and the lines
+ * wait in the servers' memory (bounded there, then dropped: docs/decisions.md).
+ */
+let processes = 0;
+/** Children still running: killed if this process ends first (a failed row must not leave servers behind). */
+const running = new Set();
+process.on('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
 async function startProcess(args, env, ready) {
   // An `undefined` in `env` removes the variable (the server's default applies).
   const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([, v]) => v !== undefined));
   const spawned = performance.now();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  // Output is kept until the process is ready, then read and dropped (request logs are many lines).
+  const logFile = path.join(os.tmpdir(), `tollgate-bench-${process.pid}-${processes++}.log`);
+  const fd = fs.openSync(logFile, 'w');
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: merged, stdio: ['ignore', fd, 'pipe'] });
+  fs.closeSync(fd);
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let errors = '';
+  // Stderr is kept until the process is ready (what a failed start said), then dropped.
   let keep = true;
-  child.stderr.on('data', (d) => keep && (out += d));
+  child.stderr.on('data', (d) => keep && (errors += d));
   const line = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${out}`)), 120_000);
-    child.stdout.on('data', (d) => {
-      if (!keep) return;
-      out += d;
-      const m = ready.exec(out);
+    const timer = setTimeout(() => {
+      clearInterval(poll);
+      reject(new Error(`${args.join(' ')} did not start:\n${errors}`));
+    }, 120_000);
+    // The ready line is among the first lines of the file.
+    const poll = setInterval(() => {
+      const head = Buffer.alloc(65536);
+      const f = fs.openSync(logFile, 'r');
+      const n = fs.readSync(f, head, 0, head.length, 0);
+      fs.closeSync(f);
+      const m = ready.exec(head.subarray(0, n).toString());
       if (m) {
         clearTimeout(timer);
+        clearInterval(poll);
         keep = false;
         resolve(m);
       }
+    }, 25);
+    child.on('exit', (code) => {
+      clearInterval(poll);
+      reject(new Error(`${args.join(' ')} exited with ${code}:\n${errors}`));
     });
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${out}`)));
   });
   const readyMs = performance.now() - spawned;
   let peak = 0;
@@ -109,7 +136,10 @@ async function startProcess(args, env, ready) {
     stop: () =>
       new Promise((resolve) => {
         clearInterval(sampler);
-        child.once('exit', resolve);
+        child.once('exit', () => {
+          fs.rmSync(logFile, { force: true });
+          resolve();
+        });
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
       }),

@@ -48,6 +48,7 @@ describe('GET /metrics', () => {
     expect(sample(text, 'tollgate_check_cache_live')).toBe(1);
     expect(sample(text, 'tollgate_check_cache_entries')).toBeGreaterThanOrEqual(1);
     expect(text).toContain('process_resident_memory_bytes');
+    expect(sample(text, 'tollgate_log_lines_dropped_total')).toBe(0);
     expect(sample(text, 'tollgate_events_open{status="queued"}')).toBe(1);
     expect(sample(text, 'tollgate_events_open{status="pending"}')).toBe(0);
     expect(sample(text, 'tollgate_webhook_deliveries_pending')).toBe(3);

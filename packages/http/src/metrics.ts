@@ -16,6 +16,8 @@ export interface MetricSources {
   pool?(): { total: number; idle: number; waiting: number };
   /** The usage meter-event relay of this process (absent: the payment provider takes no meter events). */
   meterRelay?(): MeterRelayStats;
+  /** Log lines this process dropped because stdout's reader fell behind (absent: a logger that never drops). */
+  logLinesDropped?(): number;
 }
 
 /**
@@ -109,6 +111,18 @@ export class ServerMetrics {
         registers,
         async collect() {
           this.set(await queue());
+        },
+      });
+    }
+    if (sources.logLinesDropped) {
+      const droppedLines = sources.logLinesDropped;
+      new Counter({
+        name: 'tollgate_log_lines_dropped_total',
+        help: "Log lines dropped because stdout's reader fell more than 8 MiB behind (alert above 0: the log pipeline is too slow)",
+        registers,
+        collect() {
+          this.reset();
+          this.inc(droppedLines());
         },
       });
     }

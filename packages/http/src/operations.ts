@@ -20,6 +20,8 @@ export interface OperationsServices {
   database?: { kind?: string; poolStats?(): { total: number; idle: number; waiting: number } };
   /** Routers adapters serve: the sandbox's hosted pages, and provider webhooks by provider (raw bodies). */
   pages: { sandbox: RequestHandler; webhooks: Record<string, RequestHandler> };
+  /** Log lines dropped because stdout's reader fell behind (the process's logger; absent: none dropped). */
+  logLinesDropped?(): number;
 }
 
 /** Compares secrets in constant time (by their digests, so lengths do not show). */
@@ -35,6 +37,7 @@ export function createMetrics(s: OperationsServices, fastPath?: MetricSources['f
     webhookQueue: () => s.core.webhookEvents.depth(),
     pool: s.database?.poolStats?.bind(s.database),
     meterRelay: s.core.meterRelay && (() => (s.core.meterRelay as NonNullable<Core['meterRelay']>).stats()),
+    logLinesDropped: s.logLinesDropped,
   });
 }
 

@@ -35,7 +35,7 @@ import { HttpWebhookSender, StandardWebhookSigner } from '@tollgate/adapter-webh
 import type { Config } from './config';
 import { lockDataDir } from './data-lock';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
-import { createLogger, type ProcessLogger } from './logger';
+import { createLogger, droppedLogLines, type ProcessLogger } from './logger';
 
 /** Bytes one row of the check's index takes (measured: docs/decisions.md, issue #22). */
 const INDEX_ROW_BYTES = 230;
@@ -105,6 +105,8 @@ export interface Runtime {
   database: DatabaseHandle;
   /** Applies pending database migrations; the names applied now. */
   migrate(): Promise<string[]>;
+  /** Log lines the process's stdout logger dropped because its reader fell behind. */
+  logLinesDropped(): number;
   /** Whether this instance can serve: the database answers, its migrations are current, the change feed is heard. */
   readiness(): Promise<Readiness>;
   /** Closes what the runtime opened. */
@@ -259,6 +261,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     },
     database,
     migrate: () => migrateToLatest(database.db),
+    logLinesDropped: droppedLogLines,
     readiness: async () => {
       const database_: ReadinessCheck = await pingDatabase(database.db).then(
         () => ({ ok: true }),

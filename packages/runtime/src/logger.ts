@@ -44,15 +44,31 @@ export function redactionFree(fields: Record<string, unknown>): boolean {
 export type ProcessLogger = Logger & { flush(): Promise<void> };
 
 /** Bytes buffered before a write to stdout (and at most a second's wait: a quiet process's lines still show). */
-const STDOUT_MIN_LENGTH = 2048;
+const STDOUT_MIN_LENGTH = 4096;
 /**
- * Bytes one write takes at most. sonic-boom measures the byte length of its last pending chunk on
- * every line it is given while a write is in flight, so the chunk's bound sets the cost of a line:
- * with its default (16 KiB) a request line cost about 2.5 us of CPU, with 4 KiB about 1.4 us
- * (docs/decisions.md, "Less CPU per fresh check answer").
+ * Bytes one write takes at most: sonic-boom's default, 16 KiB. sonic-boom writes one such chunk at
+ * a time, so this bounds how fast the log drains: a chunk per completed write, and a busy event loop
+ * completes a write only now and then. With 4 KiB chunks (cheaper per line, since sonic-boom measures
+ * the last pending chunk on every line: about 1.4 us a line against 2.5) the log of a check
+ * answering 40 000 a second fell behind without bound, even into a file, and the lines piled up in
+ * the heap (docs/decisions.md, "The request log keeps up").
  */
-const STDOUT_MAX_WRITE = 4096;
+const STDOUT_MAX_WRITE = 16 * 1024;
 const STDOUT_FLUSH_MS = 1000;
+/**
+ * Bytes of lines waiting for stdout at most. A reader slower than the service (a stalled log
+ * pipeline, a busy process reading the pipe) would otherwise let them pile up in the heap without
+ * bound until the process hits its heap ceiling; past this, lines are dropped and counted
+ * (`droppedLogLines`, the metric `tollgate_log_lines_dropped_total`), and stderr says so once a minute.
+ */
+const STDOUT_MAX_BACKLOG = 8 * 1024 * 1024;
+const DROP_NOTICE_MS = 60_000;
+let dropped = 0;
+let droppedNoticed = 0;
+let lastDropNotice = 0;
+
+/** Lines dropped since the start because stdout's reader fell more than STDOUT_MAX_BACKLOG behind. */
+export const droppedLogLines = (): number => dropped;
 
 type Boom = DestinationStream & { flush(cb?: (e?: Error) => void): void; flushSync(): void };
 let stdout: Boom | undefined;
@@ -65,7 +81,27 @@ let stdout: Boom | undefined;
  */
 function stdoutDestination(): Boom {
   if (stdout) return stdout;
-  const dest = pino.destination({ dest: 1, sync: false, minLength: STDOUT_MIN_LENGTH, maxWrite: STDOUT_MAX_WRITE }) as unknown as Boom;
+  const dest = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: STDOUT_MIN_LENGTH,
+    maxWrite: STDOUT_MAX_WRITE,
+    maxLength: STDOUT_MAX_BACKLOG,
+  }) as unknown as Boom;
+  (dest as unknown as NodeJS.EventEmitter).on('drop', (data: string | Buffer) => {
+    let lines = 0;
+    for (let i = data.indexOf('\n'); i !== -1; i = data.indexOf('\n', i + 1)) lines++;
+    dropped += Math.max(1, lines);
+    const now = Date.now();
+    if (now - lastDropNotice >= DROP_NOTICE_MS) {
+      lastDropNotice = now;
+      // Straight to stderr: stdout is what is behind.
+      process.stderr.write(
+        `${JSON.stringify({ level: 'warn', time: now, msg: 'log lines dropped: stdout is read slower than they are written', dropped: dropped - droppedNoticed })}\n`,
+      );
+      droppedNoticed = dropped;
+    }
+  });
   const timer = setInterval(() => dest.flush(), STDOUT_FLUSH_MS);
   timer.unref();
   stdout = dest;

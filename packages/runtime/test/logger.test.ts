@@ -129,4 +129,23 @@ describe('the buffered stdout', () => {
       .map((l) => JSON.parse(l).requestId);
     expect(ids).toEqual(Array.from({ length: 5003 }, (_, i) => `r-${i}`));
   });
+
+  it('drops and counts lines past 8 MiB waiting for stdout, and says so on stderr, instead of holding them all', () => {
+    // 150 000 lines (about 16 MiB) logged without a turn of the event loop: no write completes meanwhile.
+    const script = `
+      const { createLogger, droppedLogLines } = require(${JSON.stringify(RUNTIME)});
+      const log = createLogger('info');
+      for (let i = 0; i < 150000; i++) log.info('request', { requestId: 'r-' + i, method: 'GET', path: '/licenses/check', status: 200, ms: 0.1 });
+      process.stderr.write('dropped ' + droppedLogLines() + '\\n');
+      process.exit(0);`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+    expect(r.status).toBe(0);
+    const written = r.stdout.split('\n').filter(Boolean);
+    const dropped = Number(/dropped (\d+)/.exec(r.stderr)?.[1]);
+    expect(dropped).toBeGreaterThan(0);
+    // What was kept is whole, in order, and with what was dropped makes every line logged.
+    expect(written.length + dropped).toBe(150_000);
+    expect(written.map((l) => JSON.parse(l).requestId).slice(0, 3)).toEqual(['r-0', 'r-1', 'r-2']);
+    expect(r.stderr).toContain('log lines dropped: stdout is read slower than they are written');
+  });
 });
