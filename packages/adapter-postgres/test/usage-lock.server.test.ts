@@ -21,15 +21,20 @@ afterAll(async () => {
   await db?.drop();
 });
 
-it('a batch that waited for the row lock reads the grants its predecessor committed (draws and new grants)', async () => {
+/** A fresh organisation with the meter `tokens` and `amount` granted to `owner`; `fresh(owner)` is an unused balance of it. */
+async function grantedTo(name: string, owner: string, amount: number) {
   const core = createTestCore({ uow: db.uow });
-  const org = await core.apiKeys.ensureOrganisation('usage-lock');
+  const org = await core.apiKeys.ensureOrganisation(name);
   const tenant = { organisationId: org.id, isTest: false };
   await core.usage.createMeter(tenant, { slug: 'tokens', name: 'Tokens' });
-  await core.usage.grant(tenant, { owner: 'waiter', meterSlug: 'tokens', amount: 10 });
+  await core.usage.grant(tenant, { owner, meterSlug: 'tokens', amount });
   const meter = await core.usage.meter(tenant, 'tokens');
   const now = new Date();
-  const fresh = (): Balance => freshOf(org.id, meter.id, now);
+  return { tenant, now, fresh: (who = owner): Balance => ({ ...freshOf(org.id, meter.id, now), owner: who }) };
+}
+
+it('a batch that waited for the row lock reads the grants its predecessor committed (draws and new grants)', async () => {
+  const { now, fresh } = await grantedTo('usage-lock', 'waiter', 10);
 
   let locked!: () => void;
   const isLocked = new Promise<void>((resolve) => (locked = resolve));
@@ -76,18 +81,8 @@ it('a batch that waited for the row lock reads the grants its predecessor commit
 });
 
 it("an item that may not create (the usage sweep's) gets null where no balance is open, and nothing is created", async () => {
-  const core = createTestCore({ uow: db.uow });
-  const org = await core.apiKeys.ensureOrganisation('usage-lock-nocreate');
-  const tenant = { organisationId: org.id, isTest: false };
-  await core.usage.createMeter(tenant, { slug: 'tokens', name: 'Tokens' });
-  await core.usage.grant(tenant, { owner: 'open', meterSlug: 'tokens', amount: 3 });
-  const meter = await core.usage.meter(tenant, 'tokens');
-  const now = new Date();
-  const item = (owner: string) => ({
-    fresh: { ...freshOf(org.id, meter.id, now), owner },
-    holdIds: [],
-    create: false,
-  });
+  const { tenant, now, fresh } = await grantedTo('usage-lock-nocreate', 'open', 3);
+  const item = (owner: string) => ({ fresh: fresh(owner), holdIds: [], create: false });
   const [absent, open] = await db.uow.run((r) => r.usage.lockBalances([item('gone'), item('open')], now));
   expect(absent).toBeNull();
   expect(open?.balance).toMatchObject({ owner: 'open', granted: 3n });
