@@ -1,5 +1,5 @@
 import { createHash, createHmac, createPrivateKey, verify, webcrypto } from 'node:crypto';
-import { SigningKeys } from '@tollgate/core';
+import { SigningKeys, type UnitOfWork } from '@tollgate/core';
 import { describeSignatureSchemeContract, FixedClock, InMemoryUnitOfWork, FakeCipher, RandomIds, FakeScheme } from '@tollgate/core/testing';
 import { EcdsaP256Scheme, HmacSha256Scheme, publicKeyFromUncompressedHex, SecretBox } from '../src';
 
@@ -50,6 +50,21 @@ const keys = (scheme: EcdsaP256Scheme | HmacSha256Scheme, uow = new InMemoryUnit
   clock,
 });
 const org = 'b8f3c1de-0000-4000-8000-000000000001';
+
+/** `uow` whose transactions finish their work, then wait until `release()`: a read in flight while the test acts. */
+function gated(uow: InMemoryUnitOfWork) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slow: UnitOfWork = {
+    read: (work) => uow.read(work),
+    run: async (work) => {
+      const result = await uow.run(work);
+      await gate;
+      return result;
+    },
+  };
+  return { slow, release };
+}
 
 describe('ECDSA P-256 signing keys', () => {
   it('signs capsHashed so that the public key alone verifies it (DER, node crypto)', async () => {
@@ -117,6 +132,51 @@ describe('HMAC-SHA256 signing keys', () => {
     expect(signature).toBe(createHmac('sha256', secret).update('edit').digest('hex'));
     expect(createHmac('sha256', secret).update('edjt').digest('hex')).not.toBe(signature);
     expect(publicHash).toBe(createHash('sha256').update(record.id).digest('hex'));
+  });
+
+  /** The HMAC scheme's public hash of a key record (the SHA-256 of its id). */
+  const hashOf = (record: { id: string }) => createHash('sha256').update(record.id).digest('hex');
+
+  it('reads the key again when a rotation was heard during its read, and keeps the new one', async () => {
+    const uow = new InMemoryUnitOfWork();
+    const other = keys(new HmacSha256Scheme(), uow).keys;
+    await other.sign(org, 'x');
+    const { slow, release } = gated(uow);
+    const signer = keys(new HmacSha256Scheme(), slow as InMemoryUnitOfWork).keys;
+    signer.setLive(true);
+    const loading = signer.sign(org, 'y'); // reads the first key, then waits
+    const rotated = await other.rotate(org);
+    signer.forget(org); // the change feed tells this instance of the rotation
+    release();
+    // Kept, the first read would sign answers from memory with the replaced key.
+    expect((await loading).publicHash).toBe(hashOf(rotated));
+    expect(signer.signHeld(org, 'z')?.publicHash).toBe(hashOf(rotated));
+  });
+
+  it('reads the key again across a lost and regained change feed (a rotation may have gone unheard)', async () => {
+    const uow = new InMemoryUnitOfWork();
+    const other = keys(new HmacSha256Scheme(), uow).keys;
+    await other.sign(org, 'x');
+    const { slow, release } = gated(uow);
+    const signer = keys(new HmacSha256Scheme(), slow as InMemoryUnitOfWork).keys;
+    signer.setLive(true);
+    const loading = signer.sign(org, 'y'); // reads the first key, then waits
+    signer.setLive(false); // the feed dropped
+    const rotated = await other.rotate(org); // unheard
+    signer.setLive(true); // heard again
+    release();
+    expect((await loading).publicHash).toBe(hashOf(rotated));
+    expect(signer.signHeld(org, 'z')?.publicHash).toBe(hashOf(rotated));
+  });
+
+  it("keeps an organisation's first key although its own creation is reported while it reads", async () => {
+    const uow = new InMemoryUnitOfWork();
+    const signer = keys(new HmacSha256Scheme(), uow).keys;
+    signer.setLive(true);
+    const first = signer.sign(org, 'x');
+    signer.forget(org); // as the change feed reports the key this very read creates
+    const { publicHash } = await first;
+    expect(signer.signHeld(org, 'y')?.publicHash).toBe(publicHash);
   });
 
   it('refuses a short master secret', () => {

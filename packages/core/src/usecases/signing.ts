@@ -34,6 +34,12 @@ export class SigningKeys implements Signer {
   /** Signatures already made: the same capability string under the same key is signed once. */
   private readonly signatures = new Lru<string, string>(50_000);
   private live = false;
+  /**
+   * Counts forgets and trust changes. A load that raced one (a rotation heard while it read the
+   * database) may carry the key that rotation replaced, so it is read again, and a read that raced
+   * one is never kept: as the entitlement and API-key caches do.
+   */
+  private epoch = 0;
 
   constructor(private readonly deps: SigningDeps) {}
 
@@ -109,6 +115,7 @@ export class SigningKeys implements Signer {
 
   /** Drops the cached key of an organisation (its keys changed). */
   forget(organisationId: Id): void {
+    this.epoch++;
     this.cache.delete(organisationId);
   }
 
@@ -118,19 +125,34 @@ export class SigningKeys implements Signer {
    */
   setLive(live: boolean): void {
     if (live) this.cache.clear();
+    this.epoch++;
     this.live = live;
   }
 
   private async loadCurrent(organisationId: Id): Promise<LiveKey> {
     const cached = this.live ? this.cache.get(organisationId) : undefined;
     if (cached) return cached;
+    let mark = this.epoch;
+    let current = await this.readCurrent(organisationId);
+    if (mark !== this.epoch) {
+      // The read raced a forget or a trust change, so it may hold the key a rotation replaced: read
+      // once more. (An organisation's first use races its own key's creation, which the change
+      // feed reports back: the second read finds that key and keeps it.)
+      mark = this.epoch;
+      current = await this.readCurrent(organisationId);
+    }
+    // Kept only when nothing raced the read that gave it; otherwise used once.
+    if (this.live && mark === this.epoch) this.cache.set(organisationId, current);
+    return current;
+  }
+
+  /** The organisation's newest active key from the database (created when it has none), decrypted. */
+  private async readCurrent(organisationId: Id): Promise<LiveKey> {
     const record = await this.deps.uow.run(async (r) => {
       const [newest] = await r.signingKeys.listActive(organisationId, this.deps.scheme.algorithm);
       return newest ?? this.create(organisationId, (k) => r.signingKeys.save(k));
     });
-    const current = { record, key: this.deps.scheme.load(this.reveal(record)), publicHash: this.deps.scheme.publicHash(record) };
-    if (this.live) this.cache.set(organisationId, current);
-    return current;
+    return { record, key: this.deps.scheme.load(this.reveal(record)), publicHash: this.deps.scheme.publicHash(record) };
   }
 
   private async create(organisationId: Id, save: (k: SigningKey) => Promise<void>, notBefore?: Date): Promise<SigningKey> {
