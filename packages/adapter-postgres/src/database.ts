@@ -32,6 +32,8 @@ import * as subscriptionPlanItems from './migrations/2026-11-25T50-00-subscripti
 import * as usageWriteFunctions from './migrations/2026-11-26T10-00-usage-write-functions';
 import * as meterSends from './migrations/2026-11-26T60-00-meter-sends';
 import * as usageReports from './migrations/2026-11-27T10-00-usage-reports';
+import * as creditGrantsHot from './migrations/2026-11-28T10-00-credit-grants-hot';
+import * as usageGenericPlans from './migrations/2026-11-28T10-01-usage-generic-plans';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -62,6 +64,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-26T10-00-usage-write-functions': usageWriteFunctions,
   '2026-11-26T60-00-meter-sends': meterSends,
   '2026-11-27T10-00-usage-reports': usageReports,
+  '2026-11-28T10-00-credit-grants-hot': creditGrantsHot,
+  '2026-11-28T10-01-usage-generic-plans': usageGenericPlans,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

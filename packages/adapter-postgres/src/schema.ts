@@ -111,6 +111,7 @@ export interface CreditGrants {
   expired: Numeric;
   expires_at: Date | null;
   id: string;
+  live: Generated<boolean | null>;
   priority: number;
   source: string;
 }

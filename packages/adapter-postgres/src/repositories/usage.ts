@@ -455,7 +455,8 @@ export function usageRepository(db: Db): UsageRepository {
               .selectFrom('credit_grants')
               .selectAll()
               .where('balance_id', '=', row.id)
-              .where(sql<boolean>`drawn + expired < amount`)
+              // `live` (drawn + expired < amount, stored) is the partial index's predicate.
+              .where('live', '=', true)
               .execute()
           : [],
         big(row.reserved) === 0n && holdIds.length === 0
