@@ -17,12 +17,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
-const { Client } = require('pg');
 const { seedCheck } = require('./seed');
 const { zipf, uniform } = require('./traffic');
 
 const ROOT = path.join(__dirname, '..');
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const LICENSES = Number(process.env.BENCH_LICENSES ?? 1_000_000);
 const MODE = process.argv[2] ?? 'uniform';
@@ -32,17 +30,7 @@ const DB = 'bench_check_cpu';
 const SEEDED_FILE = path.join(require('node:os').tmpdir(), `${DB}.json`);
 const NODE_OPTIONS = /^ENV NODE_OPTIONS=(.+)$/m.exec(fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))?.[1] ?? '';
 
-const { freePort, cpuOf } = require('./process-cpu');
-
-async function admin(sql) {
-  const c = new Client({ connectionString: SERVER_URL });
-  await c.connect();
-  try {
-    return await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const { freePort, cpuOf, admin, SERVER_URL } = require('./process-cpu');
 
 async function seeded(url) {
   const exists = (await admin(`select 1 from pg_database where datname = '${DB}'`)).rowCount > 0;

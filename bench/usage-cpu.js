@@ -6,15 +6,12 @@
 // them on this machine: run it alone) and autocannon used, per operation. Req/s swings with
 // whatever else runs; CPU per operation much less, so compare those. PROFILE=1 writes a
 // .cpuprofile of the first instance into bench/results/profiles.
-const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
-const { Client } = require('pg');
 const { seedUsage } = require('./usage');
 
 const ROOT = path.join(__dirname, '..');
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const MODE = process.argv[2] ?? 'hot';
 const INSTANCES = Number(process.argv[3] ?? 1);
@@ -22,41 +19,14 @@ const CONNECTIONS = 50;
 const SECRET = 'benchmark master secret, not for production';
 const DB = 'bench_usage_cpu';
 
-const { freePort, cpuOf } = require('./process-cpu');
-
-/** CPU seconds of every PostgreSQL process on this machine. */
-function postgresCpu() {
-  let total = 0;
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('postgres')) total += cpuOf(pid);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
-
-async function admin(sql, on = SERVER_URL) {
-  const c = new Client({ connectionString: on });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const { freePort, cpuOf, postgresCpu, admin, freshDatabase } = require('./process-cpu');
 
 async function main() {
-  await admin(`drop database if exists ${DB} with (force)`);
-  await admin(`create database ${DB}`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${DB}`;
+  const db = await freshDatabase(DB);
   const servers = [];
   try {
-    const seeded = await seedUsage({ DATABASE_URL: url.toString(), TOLLGATE_SECRET: SECRET }, console.error);
-    await admin(`analyze`, url.toString());
+    const seeded = await seedUsage({ DATABASE_URL: db.url, TOLLGATE_SECRET: SECRET }, console.error);
+    await admin(`analyze`, db.url);
     for (let n = 0; n < INSTANCES; n++) {
       const port = await freePort();
       const args =
@@ -66,7 +36,7 @@ async function main() {
         env: {
           ...process.env,
           PORT: String(port),
-          DATABASE_URL: url.toString(),
+          DATABASE_URL: db.url,
           TOLLGATE_SECRET: SECRET,
           RATE_LIMIT: 'off',
           LOG_REQUESTS: 'false',
@@ -142,7 +112,7 @@ async function main() {
       s.child.kill('SIGTERM');
       await new Promise((resolve) => s.child.once('exit', resolve));
     }
-    await admin(`drop database if exists ${DB} with (force)`);
+    await db.drop();
   }
 }
 
