@@ -8,11 +8,18 @@ export interface FaultProxyFaults {
   dropNotifications: number;
   /** Milliseconds each notification is held back from its arrival before it is forwarded (what follows keeps its order). */
   delayNotificationsMs: number;
+  /**
+   * Cut the connection at the first statement (a simple Query or a Parse message) whose text
+   * matches `query`: `before` it reaches the server (it never runs), or `after` the server has
+   * finished it (ReadyForQuery), none of its answer reaching the client (a COMMIT that landed but
+   * was never acknowledged). Applies once, then clears.
+   */
+  cutAt?: { query: RegExp; when: 'before' | 'after' };
 }
 
 /**
  * A TCP proxy in front of PostgreSQL for fault tests (never used by the service itself): it can
- * stall connections, drop or delay notifications, and cut everything, for the connections whose
+ * stall connections, drop or delay notifications, cut one connection at a statement, and cut everything, for the connections whose
  * startup message names an `application_name` matching `appliesTo` (all when absent), so a test can
  * hurt an instance's change feed while its pool works. Server-to-client bytes are read as protocol
  * messages (one type byte, a 4-byte length): no SSL is negotiated through it.
@@ -74,6 +81,7 @@ export class FaultProxy {
     upstream.on('error', end).on('close', end);
     let applies: boolean | undefined = this.appliesTo ? undefined : true;
     let first = true;
+    let cutOnAnswer = false;
     client.on('data', (chunk: Buffer) => {
       if (first) {
         first = false;
@@ -83,6 +91,18 @@ export class FaultProxy {
         applies = !this.appliesTo || (at >= 0 && this.appliesTo.test(pairs[at + 1] ?? ''));
       }
       if (applies && this.faults.stalled) return;
+      const cut = this.faults.cutAt;
+      // 'Q' (Query) or 'P' (Parse): a statement's text; never the startup or password messages.
+      if (
+        applies &&
+        cut &&
+        (chunk[0] === 0x51 || chunk[0] === 0x50) &&
+        ((cut.query.lastIndex = 0), cut.query.test(chunk.toString('latin1')))
+      ) {
+        this.faults.cutAt = undefined;
+        if (cut.when === 'before') return end();
+        cutOnAnswer = true;
+      }
       upstream.write(chunk);
     });
     let pending = Buffer.alloc(0);
@@ -100,6 +120,11 @@ export class FaultProxy {
         if (pending.length < length) break;
         const message = pending.subarray(0, length);
         pending = pending.subarray(length);
+        if (cutOnAnswer) {
+          // Nothing of the cut statement's answer reaches the client; its end cuts the connection.
+          if (message[0] === 0x5a /* 'Z': ReadyForQuery */) return end();
+          continue;
+        }
         if (message[0] === 0x41 /* 'A': NotificationResponse */) {
           if (Math.random() < this.faults.dropNotifications) {
             this.dropped++;

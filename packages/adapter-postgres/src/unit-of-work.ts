@@ -9,12 +9,15 @@ import { repositories } from './repositories';
  * taken meanwhile, a serialization failure, or text PostgreSQL cannot store. The database's own
  * message never reaches a client (it names tables and values); it goes to the log with the 500 of
  * anything else.
+ *
+ * An outage's message says "nothing was changed" only where that is known: a transaction that
+ * failed before its COMMIT was sent (`writing`). A read cannot know what the request it serves
+ * committed before it (a write's answer read afterwards), so it claims nothing.
  */
-export function domainErrorOf(e: unknown): DomainError | undefined {
-  if (isPoolExhausted(e))
-    return new DomainError(ErrorCodes.BUSY, 'every database connection stayed in use; nothing was changed, retry shortly');
-  if (isUnavailable(e))
-    return new DomainError(ErrorCodes.DATABASE_UNAVAILABLE, 'the database is unavailable; nothing was changed, retry later');
+export function domainErrorOf(e: unknown, writing = true): DomainError | undefined {
+  const changed = writing ? 'nothing was changed, ' : '';
+  if (isPoolExhausted(e)) return new DomainError(ErrorCodes.BUSY, `every database connection stayed in use; ${changed}retry shortly`);
+  if (isUnavailable(e)) return new DomainError(ErrorCodes.DATABASE_UNAVAILABLE, `the database is unavailable; ${changed}retry later`);
   const code = (e as { code?: unknown })?.code;
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
   switch (code) {
@@ -46,14 +49,14 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'
  * failover), as opposed to refusing this statement: sockets that fail, pg's own "terminated" and
  * "timeout" errors, and PostgreSQL's connection-exception (08) and shutdown (57P0x) classes. Such
  * a request changed nothing it can see committed (a transaction whose COMMIT was never answered is
- * the one exception, and idempotency keys exist for it).
+ * the one exception: `PostgresUnitOfWork.run` answers it as `commitInDoubt`).
  */
 export function isUnavailable(e: unknown): boolean {
   const err = e as { code?: unknown; message?: unknown } | undefined;
   const code = typeof err?.code === 'string' ? err.code : '';
   if (SOCKET_CODES.has(code) || code.startsWith('08') || /^57P0[1-3]$/.test(code)) return true;
   const message = typeof err?.message === 'string' ? err.message : '';
-  return /^(Connection terminated|Client has encountered a connection error|Connection ended)/.test(message);
+  return /^(Connection terminated|Client has encountered a connection error|Client was closed|Connection ended)/.test(message);
 }
 
 /**
@@ -67,11 +70,29 @@ export function isPoolExhausted(e: unknown): boolean {
   return typeof message === 'string' && message.startsWith('timeout exceeded when trying to connect');
 }
 
-const translated = async <T>(work: () => Promise<T>): Promise<T> => {
+/**
+ * A transaction whose COMMIT was sent but never answered (the connection broke, the server went
+ * away): PostgreSQL may have made it durable before it could say so. The outage's usual "nothing
+ * was changed" would be a lie that invites a duplicate, so the client is told the truth: it may
+ * have been applied, and how to find out. (A transaction that only read has nothing to apply; the
+ * message holds for it too.)
+ */
+export const commitInDoubt = () =>
+  new DomainError(
+    ErrorCodes.DATABASE_UNAVAILABLE,
+    'the database became unreachable while this change was being committed, so it may have been applied: ' +
+      'read it back before writing it again (or retry with the same idempotency-key, on the catalog API)',
+  );
+
+/** pg refused to send on a connection that had already failed or closed: the statement never left. */
+const neverSent = (e: unknown) =>
+  /^Client (has encountered a connection error|was closed) and is not queryable/.test((e as Error)?.message ?? '');
+
+const translated = async <T>(work: () => Promise<T>, writing: boolean): Promise<T> => {
   try {
     return await work();
   } catch (e) {
-    throw domainErrorOf(e) ?? e;
+    throw domainErrorOf(e, writing) ?? e;
   }
 };
 
@@ -79,11 +100,35 @@ const translated = async <T>(work: () => Promise<T>): Promise<T> => {
 export class PostgresUnitOfWork implements UnitOfWork {
   constructor(private readonly db: Kysely<DB>) {}
 
-  run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
-    return translated(() => this.db.transaction().execute((trx) => work(repositories(trx))));
+  async run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    const trx = await translated(() => this.db.startTransaction().execute(), true);
+    let result: T;
+    try {
+      result = await work(repositories(trx));
+    } catch (e) {
+      // Rolled back (or the connection is gone, which rolls it back): nothing of it was committed.
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
+      throw domainErrorOf(e) ?? e;
+    }
+    try {
+      await trx.commit().execute();
+      return result;
+    } catch (e) {
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
+      // A COMMIT PostgreSQL refused (a deferred constraint) was rolled back and says why; one on a
+      // connection already dead was never sent. A connection lost while COMMIT was on its way or
+      // being answered leaves it in doubt.
+      throw (isUnavailable(e) && !neverSent(e) ? commitInDoubt() : domainErrorOf(e)) ?? e;
+    }
   }
 
   read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
-    return translated(() => work(repositories(this.db)));
+    return translated(() => work(repositories(this.db)), false);
   }
 }

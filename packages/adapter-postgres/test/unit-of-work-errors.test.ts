@@ -16,4 +16,11 @@ describe('database errors as domain errors', () => {
     ])
       expect(domainErrorOf(e)?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
   });
+
+  it('says nothing was changed only for a transaction that failed before its COMMIT, never for a read (which cannot know what its request committed before it)', () => {
+    const cut = new Error('Connection terminated unexpectedly');
+    expect(domainErrorOf(cut)?.message).toMatch(/nothing was changed/);
+    expect(domainErrorOf(cut, false)?.message).toBe('the database is unavailable; retry later');
+    expect(domainErrorOf(new Error('timeout exceeded when trying to connect'), false)?.message).not.toMatch(/nothing was changed/);
+  });
 });
