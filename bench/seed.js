@@ -42,7 +42,9 @@ async function seedCheck(env, { licenses, products = 0 }) {
     const { core } = runtime;
     const db = runtime.database.db;
     const org = await seedOrganisation(runtime, 'bench');
-    const [template] = await core.licenses.createAdHoc(org.tenant, [
+    const {
+      licenses: [template],
+    } = await core.licenses.createAdHoc(org.tenant, [
       { planUuid: org.keys['plans.notes.team'], member: 'bench@example.com', granteeId: 'template' },
     ]);
     // A subscription to add 1 000 seats to.

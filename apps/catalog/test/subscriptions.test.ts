@@ -380,6 +380,30 @@ describe('catalog subscriptions', () => {
 });
 
 describe('catalog subscriptions without payment', () => {
+  it('answers one it created without reading the database after the commit (an outage then cannot turn a made change into a 503)', async () => {
+    const gone = async () => {
+      throw Object.assign(new Error('the database is unavailable'), { code: 'DATABASE_UNAVAILABLE' });
+    };
+    const directory = Object.assign(Object.create(world.core.subscriptionDirectory), { get: gone, list: gone });
+    const afterCommitGone = createCatalogApp({ ...world, core: { ...world.core, subscriptionDirectory: directory } });
+    const created = await catalogApi(afterCommitGone, org.liveKey)
+      .post('/api/subscriptions', {
+        plans: [{ planId: org.keys['plans.notes.free'] }],
+        owner: 'after-commit-owner',
+        grantee: 'after-commit',
+        interval: 'month',
+        intervalCount: 1,
+      })
+      .expect(201);
+    expect(created.body.data).toMatchObject({
+      status: 'active',
+      isServiceOnly: true,
+      interval: 'month',
+      intervalCount: 1,
+      ownerId: expect.any(String),
+    });
+  });
+
   it('creates one (201) for an owner and a grantee, with the seats asked; refuses what it cannot honour', async () => {
     const team = org.keys['plans.notes.team'];
     const body = {

@@ -42,3 +42,16 @@ it('answers an unexpected fault with a generic 500 that leaks nothing', async ()
   expect(JSON.stringify(res.body)).not.toMatch(/hunter2|stack|at /);
   expect(JSON.stringify(errors)).toContain('hunter2');
 });
+
+it('answers a license it created without reading the database after the commit (an outage then cannot turn a made change into a 503)', async () => {
+  const gone = async () => {
+    throw Object.assign(new Error('the database is unavailable'), { code: 'DATABASE_UNAVAILABLE' });
+  };
+  const licenses = Object.assign(Object.create(world.core.licenses), { capabilitiesOf: gone, get: gone });
+  const res = await request(createLegacyApp({ ...world, core: { ...world.core, licenses } }))
+    .post('/licenses')
+    .set('x-api-key', org.liveKey)
+    .send({ planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: 'after-commit' })
+    .expect(201);
+  expect(res.body).toMatchObject({ granteeId: 'after-commit', capabilities: [expect.objectContaining({ name: 'edit' })] });
+});

@@ -36,6 +36,33 @@ const expectSchema = (schema: object, body: unknown) => {
 };
 
 describe('v2 and v3 alone (createV2App)', () => {
+  it('answers a subscription it created or passed on without reading the database after the commit', async () => {
+    const gone = async () => {
+      throw Object.assign(new Error('the database is unavailable'), { code: 'DATABASE_UNAVAILABLE' });
+    };
+    const subscriptions = Object.assign(Object.create(world.core.subscriptions), { get: gone });
+    const afterCommitGone = createV2App({ ...world, core: { ...world.core, subscriptions } });
+    const send = (method: 'post' | 'put', path: string, body: object) =>
+      request(afterCommitGone)[method](path).set('x-api-key', org.liveKey).set('version', 'v2').send(body);
+    const created = await send('post', '/subscriptions', {
+      planUuid: org.keys['plans.notes.free'],
+      granteeId: 'ac',
+      owner: 'ac-owner',
+    }).expect(200);
+    expect(created.body).toMatchObject({ owner: 'ac-owner', planUuid: org.keys['plans.notes.free'] });
+    const moved = await send('put', `/subscriptions/${created.body.uuid}`, { owner: 'ac-next' }).expect(200);
+    expect(moved.body).toMatchObject({ uuid: created.body.uuid, owner: 'ac-next' });
+    // v3's change of plan answers the subscription it moved, also from its own transaction.
+    const bought = (await purchase(world, org.keys['plans.notes.team'], 'ac-team', 2)).subscription.id;
+    const changed = await request(afterCommitGone)
+      .put(`/subscriptions/${bought}/change-plan`)
+      .set('x-api-key', org.liveKey)
+      .set('version', 'v3')
+      .send({ planUuid: org.keys['plans.notes.business'] })
+      .expect(200);
+    expect(changed.body).toMatchObject({ uuid: bought, planUuid: org.keys['plans.notes.business'] });
+  });
+
   it('is a complete service: health and readiness without a key; the version header picks v2 or v3; any other is 400 naming both', async () => {
     await request(app).get('/healthz').expect(200);
     await request(app).get('/readyz').expect(200);

@@ -1,4 +1,4 @@
-import type { Capability, License, Plan, Product, Subscription } from './model';
+import type { Capability, Id, License, Plan, Product, Subscription } from './model';
 
 /**
  * The record views that leave Tollgate in more than one way: over HTTP (v1 License and Subscription,
@@ -39,6 +39,10 @@ export const licenseView = (l: License, capabilities: Capability[]) => ({
   updatedAt: iso(l.updatedAt),
   isTest: l.isTest,
 });
+
+/** Licenses as views, each with its plan's capabilities (by plan id, as a write or a page of licenses carries them). */
+export const licenseViews = (w: { licenses: License[]; capabilities: ReadonlyMap<Id, Capability[]> }) =>
+  w.licenses.map((l) => licenseView(l, w.capabilities.get(l.planId) ?? []));
 
 /** The v1 Subscription without expansions. */
 export const subscriptionView = (s: Subscription) => ({

@@ -1,6 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { CatalogFileExport, ErrorCodes, hashApiKey, hasScope, type DomainError, type PlanEntry, type Tenant } from '../src';
+import {
+  CatalogFileExport,
+  ErrorCodes,
+  hashApiKey,
+  hasScope,
+  type DomainError,
+  type PlanEntry,
+  type Tenant,
+  type UnitOfWork,
+} from '../src';
 import {
   buyPlan,
   createTestCore,
@@ -375,7 +384,12 @@ describe('licenses', () => {
       { planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'alice' },
       { planUuid: keys['plans.notes.team'], member: 'm@example.com', granteeId: null },
     ]);
-    expect(created.map((l) => l.status)).toEqual(['ACTIVE', 'EVALUATION']);
+    expect(created.licenses.map((l) => l.status)).toEqual(['ACTIVE', 'EVALUATION']);
+    // The capabilities of their plans come with them (the views need no read after the commit).
+    expect(created.licenses.map((l) => (created.capabilities.get(l.planId) ?? []).map((c) => c.name).sort())).toEqual([
+      ['edit'],
+      ['edit', 'export'],
+    ]);
     await expectCode(
       core.licenses.createAdHoc(tenant, [
         { planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'x' },
@@ -389,7 +403,9 @@ describe('licenses', () => {
   it('batch-updates grantees; an unknown license fails the batch and changes nothing', async () => {
     const core = createTestCore();
     const { tenant, keys } = await seedSample(core, 'acme');
-    const [l] = await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm', granteeId: null }]);
+    const {
+      licenses: [l],
+    } = await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm', granteeId: null }]);
     await expectCode(
       core.licenses.batchUpdate(tenant, [
         { uuid: l.id, granteeId: 'bob' },
@@ -398,8 +414,32 @@ describe('licenses', () => {
       'NOT_FOUND',
     );
     expect((await core.licenses.list(tenant, {}))[0].granteeId).toBeNull();
-    const [updated] = await core.licenses.batchUpdate(tenant, [{ uuid: l.id, granteeId: 'bob' }]);
-    expect(updated.granteeId).toBe('bob');
+    const updated = await core.licenses.batchUpdate(tenant, [{ uuid: l.id, granteeId: 'bob' }]);
+    expect(updated.licenses[0].granteeId).toBe('bob');
+    expect(updated.capabilities.get(l.planId)?.length).toBeGreaterThan(0);
+  });
+
+  it('writes licenses and reads the capabilities their answer shows in one transaction, nothing after it', async () => {
+    const inner = new InMemoryUnitOfWork();
+    const calls: string[] = [];
+    const counting: UnitOfWork = {
+      run: (work) => (calls.push('run'), inner.run(work)),
+      read: (work) => (calls.push('read'), inner.read(work)),
+    };
+    const core = createTestCore({ uow: counting });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    calls.length = 0;
+    const created = await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'ann' }]);
+    const id = created.licenses[0].id;
+    await core.licenses.batchUpdate(tenant, [{ uuid: id, granteeId: 'bob' }]);
+    const changed = await core.licenses.update(tenant, id, { granteeId: 'cat' });
+    expect(calls).toEqual(['run', 'run', 'run']);
+    expect(
+      changed.capabilities
+        .get(changed.licenses[0].planId)
+        ?.map((c) => c.name)
+        .sort(),
+    ).toEqual(['edit']);
   });
 
   it('checks capabilities with a signature, and answers null when there are none', async () => {

@@ -135,4 +135,4 @@ export function checkBody(c: SignedCheck): string {
   return `${s}},"publicHash":${JSON.stringify(publicHash)},"signature":${JSON.stringify(signature)},"capsHashed":${JSON.stringify(capsHashed)}}`;
 }
 
-export { capabilityView, licenseView } from '@tollgate/core';
+export { capabilityView, licenseView, licenseViews } from '@tollgate/core';

@@ -133,13 +133,13 @@ export function subscriptionRoutes({
       handle: async ({ tenant, body }) => {
         const expiryDate = body.expiryDate === undefined ? undefined : new Date(body.expiryDate);
         // An expiry is when the subscription stops: its period ends there, and it does not renew unless `cancelAtPeriodEnd: false` says so.
-        const s = await directory.createServiceOnly(tenant, {
+        // Built from the write's own transaction: nothing is read after the commit.
+        const { subscription, customer, plan } = await directory.createServiceOnly(tenant, {
           ...body,
           expiryDate,
           cancelAtPeriodEnd: body.cancelAtPeriodEnd ?? expiryDate !== undefined,
         });
-        const { customer, plan } = await directory.get(tenant, s.id);
-        return { status: 201, body: objectEnvelope(subscriptionView(s, customer, plan)) };
+        return { status: 201, body: objectEnvelope(subscriptionView(subscription, customer, plan)) };
       },
     }),
     route({

@@ -3,7 +3,7 @@ import {
   arrayOf,
   checkRoute,
   licenseSchema,
-  licenseView,
+  licenseViews,
   int,
   object,
   noContent,
@@ -78,7 +78,7 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
       scope: ['licenses', 'write'],
       body: createLicensesBody,
       response: { status: 200, schema: licenses$ },
-      handle: async ({ tenant, body }) => ok(await viewsOf(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]))),
+      handle: async ({ tenant, body }) => ok(licenseViews(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]))),
     }),
     route({
       method: 'put',
@@ -89,7 +89,7 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
       scope: ['licenses', 'write'],
       body: batchUpdateBody,
       response: { status: 200, schema: licenses$ },
-      handle: async ({ tenant, body }) => ok(await viewsOf(await licenses.batchUpdate(tenant, body))),
+      handle: async ({ tenant, body }) => ok(licenseViews(await licenses.batchUpdate(tenant, body))),
     }),
     route({
       method: 'get',
@@ -109,7 +109,7 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
         const items: unknown[] = [];
         let next: string | null = null;
         for await (const p of licenses.pages(tenant, filter, { after: query.cursor, take, batch: take })) {
-          items.push(...p.licenses.map((l) => licenseView(l, p.capabilities.get(l.planId) ?? [])));
+          items.push(...licenseViews(p));
           next = p.nextCursor;
         }
         return { status: 200, body: items, headers: next ? { 'x-next-cursor': next } : undefined };
@@ -200,7 +200,7 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
       body: licenseUpdateBody,
       response: { status: 200, schema: licenseSchema },
       handle: async ({ tenant, params, body }) =>
-        ok((await viewsOf(await licenses.batchUpdate(tenant, [{ uuid: params.licenseUuid, granteeId: body.granteeId }])))[0]),
+        ok(licenseViews(await licenses.batchUpdate(tenant, [{ uuid: params.licenseUuid, granteeId: body.granteeId }]))[0]),
     }),
     route({
       method: 'delete',

@@ -1,5 +1,5 @@
 import type { CheckoutLinkRequest, Clock, Core, License, LicensePage, Plan, ProductCatalog, SignedLinks, Tenant } from '@tollgate/core';
-import { licenseView } from '@tollgate/http';
+import { licenseViews } from '@tollgate/http';
 import { deferredCheckoutLinks, type PlanLinkOptions } from '../links';
 
 /** What the v1 generation needs: use cases, the link signer and clock (deferred checkout links), its public address. */
@@ -29,13 +29,12 @@ export const deferredLinksOf =
   (tenant: Tenant, plans: Plan[], catalog: ProductCatalog, req: CheckoutLinkRequest, perPlan?: Map<string, PlanLinkOptions>) =>
     deferredCheckoutLinks({ checkout: core.checkout, links, clock, config }, tenant, plans, catalog, req, perPlan);
 
-/** Licenses as v1 views, with the capabilities of their plans. */
+/** Licenses read (not written: a write's answer carries its capabilities) as v1 views, with the capabilities of their plans. */
 export async function licenseViewsOf(licenses: Pick<Core['licenses'], 'capabilitiesOf'>, ls: License[]) {
-  const caps = await licenses.capabilitiesOf(ls);
-  return ls.map((l) => licenseView(l, caps.get(l.planId) ?? []));
+  return licenseViews({ licenses: ls, capabilities: await licenses.capabilitiesOf(ls) });
 }
 
 /** Licenses as v1 views, page by page (constant memory whatever their number). */
 export async function* licenseViewPages(pages: AsyncIterable<LicensePage>): AsyncGenerator<unknown[]> {
-  for await (const p of pages) yield p.licenses.map((l) => licenseView(l, p.capabilities.get(l.planId) ?? []));
+  for await (const p of pages) yield licenseViews(p);
 }

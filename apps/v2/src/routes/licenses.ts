@@ -5,6 +5,7 @@ import {
   bodySchema,
   licenseSchema,
   licenseView,
+  licenseViews,
   ok,
   parseLicenseStatusFilter,
   querySchema,
@@ -63,7 +64,7 @@ export const licenseRoutes: RouteModule = (s, version) => {
         }),
         response: { status: 200, schema: { anyOf: [licenseSchema, arrayOf(licenseSchema)] } },
         async handle({ tenant, body }) {
-          const created = await viewsOf(s, tenant, await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]), undefined);
+          const created = licenseViews(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]));
           return ok(Array.isArray(body) ? created : created[0]);
         },
       }),
@@ -87,8 +88,7 @@ export const licenseRoutes: RouteModule = (s, version) => {
             productId: query.productUuid,
           };
           const items = [];
-          for await (const p of licenses.pages(tenant, filter, { after, take: takeOf(query) }))
-            items.push(...p.licenses.map((l) => licenseView(l, p.capabilities.get(l.planId) ?? [])));
+          for await (const p of licenses.pages(tenant, filter, { after, take: takeOf(query) })) items.push(...licenseViews(p));
           return ok(paged(items));
         },
       }),
@@ -149,11 +149,11 @@ export const licenseRoutes: RouteModule = (s, version) => {
         }),
         response: { status: 200, schema: licenseSchema },
         async handle({ tenant, params, body }) {
-          const l = await licenses.update(tenant, params.licenseUuid, {
+          const written = await licenses.update(tenant, params.licenseUuid, {
             granteeId: body.granteeId,
             endTime: body.endTime === undefined ? undefined : new Date(body.endTime),
           });
-          return ok((await viewsOf(s, tenant, [l], undefined))[0]);
+          return ok(licenseViews(written)[0]);
         },
       }),
     ]),

@@ -70,7 +70,8 @@ export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscri
       body: createSubscriptionBody,
       response: { status: 200, schema: subscriptionSchema(version) },
       async handle({ tenant, body }) {
-        const s = await subscriptionAdmin.create(tenant, {
+        // Its view comes from the write's own transaction: nothing is read after the commit.
+        const created = await subscriptionAdmin.create(tenant, {
           planId: body.planUuid,
           granteeId: body.granteeId,
           owner: body.owner,
@@ -79,7 +80,7 @@ export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscri
           quantity: body.quantity,
           status: body.status,
         });
-        return ok(await view(tenant, s.id));
+        return ok(subscriptionWithPlan(version, created, new Expand([])));
       },
     }),
     route({
@@ -144,8 +145,10 @@ export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscri
       body: updateSubscriptionBody,
       response: { status: 200, schema: subscriptionSchema(version) },
       async handle({ tenant, params, body }) {
-        if (body.owner !== undefined) await subscriptionAdmin.updateOwner(tenant, params.subscriptionUuid, body.owner);
-        return ok(await view(tenant, params.subscriptionUuid));
+        if (body.owner === undefined) return ok(await view(tenant, params.subscriptionUuid));
+        return ok(
+          subscriptionWithPlan(version, await subscriptionAdmin.updateOwner(tenant, params.subscriptionUuid, body.owner), new Expand([])),
+        );
       },
     }),
     route({
@@ -168,7 +171,7 @@ export const subscriptionRoutes: RouteModule = ({ core: { subscriptions, subscri
           (body.proration ?? 'create_prorations') as Proration,
         );
         if (version === 'v2') return noContent;
-        return ok(await view(tenant, change.kind === 'moved' ? change.subscription.id : change.created.id));
+        return ok(subscriptionWithPlan(version, change.view, new Expand([])));
       },
     }),
     cancelSubscriptionRoute(subscriptions, 'seats'),

@@ -20,6 +20,13 @@ export interface LicensePage {
   nextCursor: string | null;
 }
 
+/**
+ * Licenses a write just made or changed, with the capabilities of their plans read in the same
+ * transaction: the answer's views need nothing from the database after the commit (a read then
+ * could fail in an outage and answer 503 for a change that was made).
+ */
+export type WrittenLicenses = Pick<LicensePage, 'licenses' | 'capabilities'>;
+
 /** Units of one feature used under a license (the real v1 API's usage record). */
 export interface LicenseUsage {
   licenseId: Id;
@@ -33,7 +40,7 @@ export class LicenseService {
   constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>) {}
 
   /** Ad hoc licenses (free or evaluation), all or none. */
-  async createAdHoc(tenant: Tenant, requests: AdHocLicenseRequest[]): Promise<License[]> {
+  async createAdHoc(tenant: Tenant, requests: AdHocLicenseRequest[]): Promise<WrittenLicenses> {
     const max = limitsOf(this.deps).maxLicensesPerRequest;
     if (requests.length > max) invalid('licenses', `at most ${max} licenses can be created in one request`);
     const now = this.deps.clock.now();
@@ -45,7 +52,7 @@ export class LicenseService {
         created.push(createAdHocLicense({ plan, product, member: req.member, granteeId: req.granteeId, now, id: this.deps.ids.newId() }));
       }
       await r.licenses.saveMany(created);
-      return created;
+      return written(r, created);
     });
   }
 
@@ -82,7 +89,7 @@ export class LicenseService {
   }
 
   /** Sets the grantee of each license; an unknown license fails the whole batch. */
-  async batchUpdate(tenant: Tenant, updates: { uuid: Id; granteeId: string | null }[]): Promise<License[]> {
+  async batchUpdate(tenant: Tenant, updates: { uuid: Id; granteeId: string | null }[]): Promise<WrittenLicenses> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const found = new Map((await r.licenses.getManyForUpdate(updates.map((u) => u.uuid))).map((l) => [l.id, l]));
@@ -92,19 +99,22 @@ export class LicenseService {
         updated.set(u.uuid, assignGrantee(current, u.granteeId, now));
       }
       await r.licenses.saveMany([...updated.values()]);
-      return updates.map((u) => updated.get(u.uuid) as License);
+      return written(
+        r,
+        updates.map((u) => updated.get(u.uuid) as License),
+      );
     });
   }
 
   /** One license's grantee and, for an ad hoc license, its end, in one transaction. */
-  async update(tenant: Tenant, id: Id, change: { granteeId: string | null; endTime?: Date }): Promise<License> {
+  async update(tenant: Tenant, id: Id, change: { granteeId: string | null; endTime?: Date }): Promise<WrittenLicenses> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const [found] = await r.licenses.getManyForUpdate([id]);
       let license = assignGrantee(assertAccessible(found, tenant, 'license'), change.granteeId, now);
       if (change.endTime !== undefined) license = setLicenseEnd(license, change.endTime, now);
       await r.licenses.saveMany([license]);
-      return license;
+      return written(r, [license]);
     });
   }
 
@@ -155,6 +165,15 @@ export class LicenseService {
     );
   }
 }
+
+/** The licenses with their plans' capabilities, read in the transaction `r` that wrote them. */
+const written = async (r: Repositories, licenses: License[]): Promise<WrittenLicenses> => ({
+  licenses,
+  capabilities: await capabilitiesByPlan(
+    r,
+    licenses.map((l) => l.planId),
+  ),
+});
 
 /** The capabilities each plan grants (by plan id), as license views show them. */
 export async function capabilitiesByPlan(r: Repositories, planIds: Id[]): Promise<Map<Id, Capability[]>> {

@@ -8,6 +8,7 @@ import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import type { CheckoutService } from '../checkout';
 import { loadOwned } from './shared';
+import { subscriptionViewIn, type SubscriptionView } from './lifecycle';
 
 /** A subscription list request: filters, and a page from the subscription `cursor` names (exclusive). */
 export interface SubscriptionPageRequest {
@@ -118,7 +119,7 @@ export class SubscriptionAdmin {
    * `expiryDate` ends its first period there; `cancelAtPeriodEnd` schedules its end. The one rule
    * for every generation (v2/v3 `POST /subscriptions`, catalog `POST /api/subscriptions`).
    */
-  async create(tenant: Tenant, req: DirectSubscriptionRequest): Promise<Subscription> {
+  async create(tenant: Tenant, req: DirectSubscriptionRequest): Promise<SubscriptionView> {
     const now = this.deps.clock.now();
     if (req.owner.trim() === '' || req.owner.length > 320) invalid('owner', 'must be 1 to 320 characters');
     return this.deps.uow.run(async (r) => {
@@ -148,20 +149,19 @@ export class SubscriptionAdmin {
         await r.subscriptions.save(subscription);
         await r.licenses.saveMany(change.licenses);
       }
-      return subscription;
+      return subscriptionViewIn(r, subscription, now);
     });
   }
 
   /** Passes the subscription to another paying customer (created on first use). */
-  async updateOwner(tenant: Tenant, id: Id, owner: string): Promise<Subscription> {
-    // The view the caller shows next reads the owner back through `SubscriptionLifecycle.get`.
+  async updateOwner(tenant: Tenant, id: Id, owner: string): Promise<SubscriptionView> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const s = await loadOwned(r, tenant, id, true);
       const change = changeOwner(s, await r.licenses.listBySubscription(s.id), await this.customer(r, tenant, owner, now), now);
       await r.subscriptions.save(change.subscription);
       await r.licenses.saveMany(change.licenses);
-      return { ...change.subscription, status: effectiveStatus(change.subscription, now) };
+      return subscriptionViewIn(r, change.subscription, now);
     });
   }
 

@@ -6,7 +6,7 @@ import { assertAccessible } from '../../domain/tenancy';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import type { SubscriptionAdmin } from './admin';
-import type { SubscriptionLifecycle } from './lifecycle';
+import type { SubscriptionLifecycle, SubscriptionView } from './lifecycle';
 import { loadOwned } from './shared';
 import { pageInOrder } from '../../support/pagination';
 
@@ -100,7 +100,7 @@ export class SubscriptionDirectory {
    * one subscription holding each (the first first; "Subscriptions of several plans"); each plan's
    * interval must be the one asked. The rule itself is `SubscriptionAdmin.create`'s.
    */
-  async createServiceOnly(tenant: Tenant, input: ServiceOnlyInput): Promise<Subscription> {
+  async createServiceOnly(tenant: Tenant, input: ServiceOnlyInput): Promise<SubscriptionView> {
     if (input.plans.length === 0) invalid('plans', 'must hold at least one plan');
     const plans = await this.deps.uow.read(async (r) => {
       const out: Plan[] = [];

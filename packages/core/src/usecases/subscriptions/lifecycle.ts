@@ -39,6 +39,23 @@ export interface SubscriptionView {
 }
 
 /**
+ * The subscription as every generation shows it, read in the transaction `r`: a write that answers
+ * with it builds it in its own transaction, so nothing is read after the commit (a read then could
+ * fail in an outage and answer 503 for a change that was made).
+ */
+export async function subscriptionViewIn(r: Repositories, s: Subscription, now: Date): Promise<SubscriptionView> {
+  const [plan, product, customer, currencies] = await Promise.all([
+    loadPlan(r, s.planId),
+    r.products.get(s.productId),
+    r.customers.get(s.customerId),
+    loadCurrencies(r),
+  ]);
+  if (!product) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+  const integration = product.paymentIntegrationId ? await r.paymentIntegrations.get(product.paymentIntegrationId) : undefined;
+  return { subscription: { ...s, status: effectiveStatus(s, now) }, plan, product, customer, currencies, integration };
+}
+
+/**
  * A subscription's life as its owner drives it: read, change plan, cancel, reactivate, links.
  *
  * Changes follow "decide, call the provider, commit": the change is decided from a plain read (no
@@ -52,22 +69,11 @@ export class SubscriptionLifecycle {
 
   async get(tenant: Tenant, id: Id): Promise<SubscriptionView> {
     const now = this.deps.clock.now();
-    return this.deps.uow.run(async (r) => {
-      const s = await loadOwned(r, tenant, id, false);
-      const [plan, product, customer, currencies] = await Promise.all([
-        loadPlan(r, s.planId),
-        r.products.get(s.productId),
-        r.customers.get(s.customerId),
-        loadCurrencies(r),
-      ]);
-      if (!product) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      const integration = product.paymentIntegrationId ? await r.paymentIntegrations.get(product.paymentIntegrationId) : undefined;
-      return { subscription: { ...s, status: effectiveStatus(s, now) }, plan, product, customer, currencies, integration };
-    });
+    return this.deps.uow.run(async (r) => subscriptionViewIn(r, await loadOwned(r, tenant, id, false), now));
   }
 
   /** Moves to another plan of the same product (usage-based: cancels and starts a new subscription). */
-  async changePlan(tenant: Tenant, id: Id, planId: Id, proration: Proration): Promise<PlanChange> {
+  async changePlan(tenant: Tenant, id: Id, planId: Id, proration: Proration): Promise<PlanChange & { view: SubscriptionView }> {
     const now = this.deps.clock.now();
     const decide = async (r: Repositories, forUpdate: boolean) => {
       const s = await loadOwned(r, tenant, id, forUpdate);
@@ -128,7 +134,8 @@ export class SubscriptionLifecycle {
         if (lines.length) await saveOutcome(r, this.deps.payments.usageBilled?.(change.canceled, first.currentPlan, lines) || undefined);
         await startSubscriptionUsage(r, this.deps.ids, change.created, first.target, now);
       }
-      return change;
+      // The moved (or the new) subscription as the answer shows it, from this transaction.
+      return { ...change, view: await subscriptionViewIn(r, change.kind === 'moved' ? change.subscription : change.created, now) };
     });
   }
 
