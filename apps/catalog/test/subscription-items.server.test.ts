@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { FakePaymentProvider } from '@tollgate/core/testing';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
@@ -9,9 +10,10 @@ import { catalogApi } from './helpers';
 let world: TestWorld;
 let org: SeededOrg;
 let app: ReturnType<typeof createCatalogApp>;
+const payments = new FakePaymentProvider();
 
 beforeAll(async () => {
-  world = await createTestWorld({ kind: 'postgres', payments: new FakePaymentProvider() });
+  world = await createTestWorld({ kind: 'postgres', payments });
   org = await seedOrganisation(world, 'items-concurrency');
   app = createCatalogApp(world);
 });
@@ -57,4 +59,41 @@ it('keeps both of two concurrent plan additions, and then both of two concurrent
   expect(twice.map((r) => r.status).sort()).toEqual([204, 400]);
   expect(await held()).toEqual([org.keys['plans.notes.team'], business]);
   expect(await running(business)).toHaveLength(1);
+
+  // The added plan's seats set by two identical requests at once (a retry while the first runs):
+  // the provider is slow, so both decide on the same read and both tell it; the seats move once
+  // and one of its charges is kept (the sandbox bills each change it is told as an invoice).
+  const added = payments.addPlan.bind(payments);
+  payments.addPlan = async (request) => {
+    const outcome = await added(request);
+    await new Promise((r) => setTimeout(r, 150));
+    const body = { seats: request.quantity };
+    return {
+      ...outcome,
+      documents: [
+        {
+          id: randomUUID(),
+          organisationId: org.tenant.organisationId,
+          subscriptionId: subscription.id,
+          kind: 'invoice' as const,
+          body,
+          createdAt: new Date(),
+        },
+      ],
+    };
+  };
+  const plan = (
+    (await api.get(`/api/subscriptions/${subscription.id}?expand=subscriptionPlans`).expect(200)).body.data.subscriptionPlans.data as {
+      id: string;
+      planId: string;
+    }[]
+  ).find((p) => p.planId === business)!;
+  const invoices = () => world.db.uow.run((r) => r.billingDocuments.list(subscription.id, 'invoice'));
+  for (const seats of [3, 5]) {
+    const before = (await invoices()).length;
+    const set = await Promise.all([1, 2].map(() => api.put(`/api/subscription-plans/${plan.id}/seats`, { quantity: seats })));
+    expect(set.map((r) => r.status)).toEqual([204, 204]);
+    expect(await running(business)).toHaveLength(seats);
+    expect((await invoices()).length - before).toBe(1);
+  }
 });

@@ -1,6 +1,6 @@
 import { FakePaymentProvider } from '@tollgate/core/testing';
 import { ajv } from '@tollgate/http';
-import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { coreDownAfter, createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
 import {
   batchResultSchema,
@@ -10,6 +10,7 @@ import {
   subscriptionSchema,
 } from '../src/people-schemas';
 import { ownerItemSchema } from '../src/routes/owners';
+import { itemStepsOf } from '../src/routes/subscriptions';
 import { listOf, objectOf } from '../src/response-schemas';
 import { catalogApi } from './helpers';
 
@@ -183,6 +184,11 @@ describe('catalog subscriptions', () => {
       status: 'active',
     });
     await api().put(`/api/subscriptions/${s.id}/auto-renew?status=enable`).expect(204);
+    // A setting already so is no change: the same PUT again answers as the first did.
+    await api().put(`/api/subscriptions/${s.id}/auto-renew?status=enable`).expect(204);
+    await api().put(`/api/subscriptions/${s.id}/auto-renew?status=disable`).expect(204);
+    await api().put(`/api/subscriptions/${s.id}/auto-renew?status=disable`).expect(204);
+    await api().put(`/api/subscriptions/${s.id}/auto-renew?status=enable`).expect(204);
     expect((await api().get(`/api/subscriptions/${s.id}`).expect(200)).body.data.cancelAtPeriodEnd).toBe(false);
     expect((await api().put(`/api/subscriptions/${s.id}/auto-renew?status=sometimes`).expect(400)).body.errors[0].property).toBe('status');
     await api(org.readOnlyKey).post(`/api/subscriptions/${s.id}/cancel`).expect(403);
@@ -282,6 +288,12 @@ describe('catalog subscriptions', () => {
         ]).expect(400)
       ).body.errors[0].property,
     ).toBe('items');
+    // The first plan's replace (a plan change) comes alone: with another replace, 400 naming it.
+    const mixed = await items([
+      { planId: business, action: 'replace', newPlanId: org.keys['plans.notes.free'] },
+      { planId: team, action: 'replace', newPlanId: org.keys['plans.notes.free'] },
+    ]).expect(400);
+    expect(mixed.body.errors[0]).toMatchObject({ property: 'items[1]', message: expect.stringContaining('in a request of its own') });
     await items([{ planId: '6a1f1d8e-0000-4000-8000-000000000000', action: 'add' }]).expect(404);
     await items([{ planId: other.keys['plans.notes.business'], action: 'add' }]).expect(403);
     expect(await plansNow()).toHaveLength(2);
@@ -381,11 +393,9 @@ describe('catalog subscriptions', () => {
 
 describe('catalog subscriptions without payment', () => {
   it('answers one it created without reading the database after the commit (an outage then cannot turn a made change into a 503)', async () => {
-    const gone = async () => {
-      throw Object.assign(new Error('the database is unavailable'), { code: 'DATABASE_UNAVAILABLE' });
-    };
-    const directory = Object.assign(Object.create(world.core.subscriptionDirectory), { get: gone, list: gone });
-    const afterCommitGone = createCatalogApp({ ...world, core: { ...world.core, subscriptionDirectory: directory } });
+    // Every call of the core after the write resolved fails as an outage would.
+    const core = coreDownAfter(world.core, 'subscriptionDirectory.createServiceOnly');
+    const afterCommitGone = createCatalogApp({ ...world, core });
     const created = await catalogApi(afterCommitGone, org.liveKey)
       .post('/api/subscriptions', {
         plans: [{ planId: org.keys['plans.notes.free'] }],
@@ -402,6 +412,10 @@ describe('catalog subscriptions without payment', () => {
       intervalCount: 1,
       ownerId: expect.any(String),
     });
+    expect(core.wrote()).toBe(true);
+    const read = (await catalogApi(createCatalogApp(world), org.liveKey).get(`/api/subscriptions/${created.body.data.id}`).expect(200))
+      .body;
+    expect(created.body).toEqual(read);
   });
 
   it('creates one (201) for an owner and a grantee, with the seats asked; refuses what it cannot honour', async () => {
@@ -525,6 +539,8 @@ describe('catalog subscription plans', () => {
 
   it('sets the seats (204), applied by the worker; below the unassigned seats is 400', async () => {
     const s = await buy('team', 'seater', 's1', 2);
+    // The same number asked twice before the worker runs (a retry, two clients): 4 seats, not 6.
+    await api().put(`/api/subscription-plans/${s.id}/seats`, { quantity: 4 }).expect(204);
     await api().put(`/api/subscription-plans/${s.id}/seats`, { quantity: 4 }).expect(204);
     await world.core.worker.drain();
     expect((await api().get(`/api/subscription-plans/${s.id}`).expect(200)).body.data.seats).toBe(4);
@@ -644,5 +660,48 @@ describe('catalog owners', () => {
     await api(org.testKey).del(`/api/subscriptions/${t.id}`).expect(204);
     await api(org.testKey).del(`/api/owners/${t.customerId}`).expect(204);
     await api(org.testKey).get(`/api/owners/${t.customerId}`).expect(404);
+  });
+});
+
+describe('an items body as steps (itemStepsOf)', () => {
+  const held = { planIds: ['first', 'a', 'b'], first: 'first' };
+  it('makes the replaces of added plans one change (each: the new plan added, the old one removed), so they apply together', () => {
+    expect(
+      itemStepsOf(
+        [
+          { planId: 'A', action: 'replace', newPlanId: 'x' },
+          { planId: 'b', action: 'replace', newPlanId: 'y' },
+        ],
+        held,
+      ),
+    ).toEqual({
+      replaces: [],
+      steps: [
+        { kind: 'add', planId: 'x', at: 'items[0]' },
+        { kind: 'remove', planId: 'a', at: 'items[0]' },
+        { kind: 'add', planId: 'y', at: 'items[1]' },
+        { kind: 'remove', planId: 'b', at: 'items[1]' },
+      ],
+    });
+  });
+  it("keeps the first plan's replace a plan change of its own, and refuses it beside others naming it", () => {
+    expect(itemStepsOf([{ planId: 'first', action: 'replace', newPlanId: 'x' }], held)).toEqual({
+      steps: [],
+      replaces: [{ at: 'items[0]', planId: 'first', to: 'x', first: true }],
+    });
+    const refused = (() => {
+      try {
+        itemStepsOf(
+          [
+            { planId: 'a', action: 'replace', newPlanId: 'x' },
+            { planId: 'first', action: 'replace', newPlanId: 'y' },
+          ],
+          held,
+        );
+      } catch (e) {
+        return e as { code: string; details: { property: string }[] };
+      }
+    })();
+    expect([refused?.code, refused?.details[0].property]).toEqual(['VALIDATION_FAILED', 'items[1]']);
   });
 });

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
-import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { coreDownAfter, createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createLegacyApp } from '../src';
 
 let world: TestWorld;
@@ -44,14 +44,13 @@ it('answers an unexpected fault with a generic 500 that leaks nothing', async ()
 });
 
 it('answers a license it created without reading the database after the commit (an outage then cannot turn a made change into a 503)', async () => {
-  const gone = async () => {
-    throw Object.assign(new Error('the database is unavailable'), { code: 'DATABASE_UNAVAILABLE' });
-  };
-  const licenses = Object.assign(Object.create(world.core.licenses), { capabilitiesOf: gone, get: gone });
-  const res = await request(createLegacyApp({ ...world, core: { ...world.core, licenses } }))
+  // Every call of the core after the write resolved fails as an outage would.
+  const core = coreDownAfter(world.core, 'licenses.createAdHoc');
+  const res = await request(createLegacyApp({ ...world, core }))
     .post('/licenses')
     .set('x-api-key', org.liveKey)
     .send({ planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: 'after-commit' })
     .expect(201);
+  expect(core.wrote()).toBe(true);
   expect(res.body).toMatchObject({ granteeId: 'after-commit', capabilities: [expect.objectContaining({ name: 'edit' })] });
 });

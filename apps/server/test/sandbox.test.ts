@@ -85,6 +85,17 @@ describe('sandbox purchase end to end over HTTP', () => {
     const portal = await request(app).get(pathOf(portalUrl)).expect(200);
     expect(portal.text).toContain('Cancel at period end');
     expect(portal.text).toContain('<th scope="col">Number</th>');
+    // The seats form sent twice (a double click, a resubmitted page) asks for one number: no second change.
+    const seatsForm = (/action="([^"]+\/seats\?token=[^"]+)"/.exec(portal.text)?.[1] as string).replace(/&amp;/g, '&');
+    const seatsBefore = (await v1('get', `/subscriptions/${subscriptionId}`)).body.quantity as number;
+    for (let i = 0; i < 2; i++)
+      await request(app)
+        .post(seatsForm)
+        .type('form')
+        .send({ quantity: seatsBefore + 2 })
+        .expect(303);
+    await world.core.worker.drain();
+    expect((await v1('get', `/subscriptions/${subscriptionId}`)).body.quantity).toBe(seatsBefore + 2);
     const cancelForm = /action="([^"]+\/cancel\?token=[^"]+)"/.exec(portal.text)?.[1] as string;
     await request(app).post(cancelForm.replace(/&amp;/g, '&')).type('form').send({}).expect(303);
     expect((await v1('get', `/subscriptions/${subscriptionId}`)).body.cancelAtPeriodEnd).toBe(true);

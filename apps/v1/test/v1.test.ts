@@ -16,7 +16,7 @@ import {
   v1ProductSchema,
   v1SubscriptionSchema,
 } from '../src';
-import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { coreDownAfter, createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createV1App, EXPANDABLE } from '../src';
 import request from 'supertest';
 import { arrayOf, expectSchema, v1 } from './helpers';
@@ -393,6 +393,27 @@ describe('v1 subscriptions', () => {
 });
 
 describe('v1 licenses', () => {
+  it('answers the licenses it wrote without reading the database after the commit', async () => {
+    // Each request runs on a core that fails every call made after its write resolved, as an outage would.
+    const after = async (write: string, method: 'post' | 'put', path: string, body: object) => {
+      const core = coreDownAfter(world.core, write);
+      const res = await v1(createV1App({ ...world, core }), org.liveKey)[method](path, body);
+      expect([res.status, core.wrote()]).toEqual([200, true]);
+      return res.body;
+    };
+    const [created] = await after('licenses.createAdHoc', 'post', '/licenses', {
+      planUuid: org.keys['plans.notes.free'],
+      member: 'm@example.com',
+      granteeId: 'v1-after',
+    });
+    expect(created).toMatchObject({ granteeId: 'v1-after', capabilities: [expect.objectContaining({ name: 'edit' })] });
+    const batch = await after('licenses.batchUpdate', 'put', '/licenses', [{ uuid: created.uuid, granteeId: 'v1-next' }]);
+    expect(batch).toMatchObject([{ uuid: created.uuid, granteeId: 'v1-next', capabilities: created.capabilities }]);
+    const one = await after('licenses.batchUpdate', 'put', `/licenses/${created.uuid}`, { granteeId: 'v1-last' });
+    expect(one).toEqual({ ...(await api.get(`/licenses/${created.uuid}`).expect(200)).body });
+    expect(one.granteeId).toBe('v1-last');
+  });
+
   it('creates licenses (200, array), batch-updates grantees, lists by status and counts', async () => {
     const created = await api
       .post('/licenses', { planUuid: org.keys['plans.notes.free'], member: 'm@example.com', granteeId: null })

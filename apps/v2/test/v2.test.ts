@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { ajv } from '@tollgate/http';
-import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { coreDownAfter, createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createV2App, versionRoutes, type Version } from '../src';
 
 let world: TestWorld;
@@ -36,31 +36,43 @@ const expectSchema = (schema: object, body: unknown) => {
 };
 
 describe('v2 and v3 alone (createV2App)', () => {
-  it('answers a subscription it created or passed on without reading the database after the commit', async () => {
-    const gone = async () => {
-      throw Object.assign(new Error('the database is unavailable'), { code: 'DATABASE_UNAVAILABLE' });
+  it('answers what it wrote without reading the database after the commit (licenses, subscriptions, change of plan)', async () => {
+    // Each request runs on a core that fails every call made after its write resolved, as an outage would.
+    const after = async (write: string, version: 'v2' | 'v3', method: 'post' | 'put', path: string, body: object) => {
+      const core = coreDownAfter(world.core, write);
+      const res = await request(createV2App({ ...world, core }))
+        [method](path)
+        .set('x-api-key', org.liveKey)
+        .set('version', version)
+        .send(body);
+      expect([res.status, core.wrote()]).toEqual([200, true]);
+      return res.body;
     };
-    const subscriptions = Object.assign(Object.create(world.core.subscriptions), { get: gone });
-    const afterCommitGone = createV2App({ ...world, core: { ...world.core, subscriptions } });
-    const send = (method: 'post' | 'put', path: string, body: object) =>
-      request(afterCommitGone)[method](path).set('x-api-key', org.liveKey).set('version', 'v2').send(body);
-    const created = await send('post', '/subscriptions', {
+    const created = await after('subscriptionAdmin.create', 'v2', 'post', '/subscriptions', {
       planUuid: org.keys['plans.notes.free'],
       granteeId: 'ac',
       owner: 'ac-owner',
-    }).expect(200);
-    expect(created.body).toMatchObject({ owner: 'ac-owner', planUuid: org.keys['plans.notes.free'] });
-    const moved = await send('put', `/subscriptions/${created.body.uuid}`, { owner: 'ac-next' }).expect(200);
-    expect(moved.body).toMatchObject({ uuid: created.body.uuid, owner: 'ac-next' });
+    });
+    expect(created).toMatchObject({ owner: 'ac-owner', planUuid: org.keys['plans.notes.free'] });
+    const moved = await after('subscriptionAdmin.updateOwner', 'v2', 'put', `/subscriptions/${created.uuid}`, { owner: 'ac-next' });
+    expect(moved).toMatchObject({ uuid: created.uuid, owner: 'ac-next' });
     // v3's change of plan answers the subscription it moved, also from its own transaction.
     const bought = (await purchase(world, org.keys['plans.notes.team'], 'ac-team', 2)).subscription.id;
-    const changed = await request(afterCommitGone)
-      .put(`/subscriptions/${bought}/change-plan`)
-      .set('x-api-key', org.liveKey)
-      .set('version', 'v3')
-      .send({ planUuid: org.keys['plans.notes.business'] })
-      .expect(200);
-    expect(changed.body).toMatchObject({ uuid: bought, planUuid: org.keys['plans.notes.business'] });
+    const changed = await after('subscriptions.changePlan', 'v3', 'put', `/subscriptions/${bought}/change-plan`, {
+      planUuid: org.keys['plans.notes.business'],
+    });
+    expect(changed).toMatchObject({ uuid: bought, planUuid: org.keys['plans.notes.business'] });
+    // Licenses: the ad hoc license with its capabilities, and a grantee and end moved.
+    const license = await after('licenses.createAdHoc', 'v2', 'post', '/licenses', {
+      planUuid: org.keys['plans.notes.free'],
+      member: 'm',
+      granteeId: 'ac-license',
+    });
+    expect(license).toMatchObject({ granteeId: 'ac-license', capabilities: [expect.objectContaining({ name: 'edit' })] });
+    const later = new Date(world.clock.now().getTime() + 86400_000).toISOString();
+    const updated = await after('licenses.update', 'v2', 'put', `/licenses/${license.uuid}`, { granteeId: 'ac-other', endTime: later });
+    expect(updated).toMatchObject({ uuid: license.uuid, granteeId: 'ac-other', endTime: later });
+    expect((await api('v2').get(`/licenses/${license.uuid}`).expect(200)).body).toEqual(updated);
   });
 
   it('is a complete service: health and readiness without a key; the version header picks v2 or v3; any other is 400 naming both', async () => {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { DomainError, ErrorCodes, type Repositories, type UnitOfWork } from '@tollgate/core';
+import { DomainError, ErrorCodes, MAY_HAVE_BEEN_APPLIED, type Repositories, type UnitOfWork } from '@tollgate/core';
 import type { DB } from './schema';
 import { repositories } from './repositories';
 
@@ -80,7 +80,7 @@ export function isPoolExhausted(e: unknown): boolean {
 export const commitInDoubt = () =>
   new DomainError(
     ErrorCodes.DATABASE_UNAVAILABLE,
-    'the database became unreachable while this change was being committed, so it may have been applied: ' +
+    `the database became unreachable while this change was being committed, so it ${MAY_HAVE_BEEN_APPLIED}: ` +
       'read it back before writing it again (or retry with the same idempotency-key, on the catalog API)',
   );
 

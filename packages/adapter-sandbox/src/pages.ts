@@ -21,7 +21,7 @@ export interface SandboxPagesDeps {
   checkout: CheckoutService;
   subscriptions: SubscriptionLifecycle;
   /** Seat changes from the portal (applied by the event worker, as the API's are). */
-  seats?: Pick<SeatService, 'request'>;
+  seats?: Pick<SeatService, 'requestQuantity'>;
   provider: SandboxPaymentProvider;
   logger: Logger;
 }
@@ -294,16 +294,10 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     const a = await authorised(req, 'portal');
     if (!a) return forbidden(res);
     const wanted = Number(req.body?.quantity);
-    const view = await deps.subscriptions.get(a.tenant, a.id);
-    const have = view.subscription.quantity;
     if (!Number.isInteger(wanted) || wanted < 1)
       throw new DomainError(ErrorCodes.VALIDATION_FAILED, 'the seat count must be a whole number of at least 1');
-    if (deps.seats && wanted !== have)
-      await deps.seats.request(a.tenant, a.id, {
-        type: wanted > have ? 'seats.increment' : 'seats.decrement',
-        count: Math.abs(wanted - have),
-        proration: 'create_prorations',
-      });
+    // The number asked for (a form sent twice is no second change).
+    if (deps.seats) await deps.seats.requestQuantity(a.tenant, a.id, wanted, 'create_prorations');
     redirect(res, deps.provider.links.page('portal', a.id));
   });
 

@@ -47,7 +47,7 @@ export const ErrorCodes = {
   CHECKOUT_CANCELED: 'CHECKOUT_CANCELED',
   PAYMENT_NOT_AVAILABLE: 'PAYMENT_NOT_AVAILABLE',
   PAYMENT_PROVIDER_FAILED: 'PAYMENT_PROVIDER_FAILED',
-  /** The database does not answer (an outage): nothing was written; retry after `Retry-After`. */
+  /** The database does not answer (an outage); the message says what may have been written; retry after `Retry-After`. */
   DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
   METER_EXISTS: 'METER_EXISTS',
   HOLD_NOT_FOUND: 'HOLD_NOT_FOUND',
@@ -57,6 +57,12 @@ export const ErrorCodes = {
   /** The database answers, but every connection of this instance stayed in use for too long: retry shortly. */
   BUSY: 'BUSY',
 } as const;
+
+/**
+ * What an outage's message says of a change whose COMMIT got no answer (the PostgreSQL unit of
+ * work's "commit in doubt"): a later step must keep that claim, not replace it.
+ */
+export const MAY_HAVE_BEEN_APPLIED = 'may have been applied';
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
@@ -86,3 +92,20 @@ export const fail = (code: ErrorCode, message: string, details?: ErrorDetail[]):
 /** A request that does not validate; `details` name each offending property. */
 export const invalid = (property: string, error: string): never =>
   fail(ErrorCodes.VALIDATION_FAILED, `${property}: ${error}`, [{ property, error }]);
+
+/**
+ * An outage (or a full pool) met after an earlier step of the same change was done (`done`): the
+ * same code, saying what was done and what to do (`then`) instead of the unit of work's "nothing
+ * was changed"; a COMMIT in doubt keeps its own claim after `done`. Anything else (or an answer that
+ * says so already) is returned as it is.
+ */
+export function outageAfter(e: unknown, done: string, then: string): unknown {
+  if (!isDomainError(e) || (e.code !== ErrorCodes.DATABASE_UNAVAILABLE && e.code !== ErrorCodes.BUSY) || e.message.startsWith(done))
+    return e;
+  if (e.message.includes(MAY_HAVE_BEEN_APPLIED)) return new DomainError(e.code, `${done}; then ${e.message}`, e.details);
+  const why =
+    e.code === ErrorCodes.BUSY
+      ? 'every database connection stayed in use before the rest was written'
+      : 'the database became unavailable before the rest was written';
+  return new DomainError(e.code, `${done}, but ${why}: ${then}`, e.details);
+}

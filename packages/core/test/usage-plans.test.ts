@@ -157,6 +157,12 @@ describe('usage plans', () => {
     const change = await core.subscriptions.changePlan(tenant(), s.id, keys['plans.notes.api_plus'], 'none');
     expect(change.kind).toBe('replaced');
     const created = change.kind === 'replaced' ? change.created : undefined;
+    // The answer shows the new subscription on the target plan, read in the change's own transaction.
+    expect([change.view.subscription.id, change.view.plan.id, change.view.subscription.status]).toEqual([
+      created!.id,
+      keys['plans.notes.api_plus'],
+      'ACTIVE',
+    ]);
     expect(await balance(s.id)).toBeUndefined();
     expect(await balance(created!.id)).toMatchObject({ granted: 10000n, used: 0n, cap: null });
     await expect(core.subscriptions.changePlan(tenant(), s.id, keys['plans.notes.api_plus'], 'none')).rejects.toMatchObject({

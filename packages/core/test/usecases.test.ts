@@ -339,6 +339,27 @@ describe('subscriptions', () => {
     expect(await core.licenses.count(tenant, { subscriptionId: subscription.id })).toEqual({ count: 4, assigned: 1, unassigned: 3 });
   });
 
+  it('applies a number of seats asked for as the difference when applied: a repeated request is no second change', async () => {
+    const { core, tenant, subscription } = await world('team', 3);
+    const calls = core.payments.calls.length;
+    // Two clients (or a retry) ask for 5 seats before the worker runs: 5 seats, not 7.
+    const first = await core.seats.requestQuantity(tenant, subscription.id, 5, 'none');
+    const again = await core.seats.requestQuantity(tenant, subscription.id, 5, 'none');
+    expect([first?.type, again?.type]).toEqual(['seats.increment', 'seats.increment']);
+    expect(await core.worker.drain()).toBe(2);
+    expect((await core.worker.get(tenant, again!.id)).status).toBe('success');
+    expect((await core.subscriptions.get(tenant, subscription.id)).subscription.quantity).toBe(5);
+    expect(await core.licenses.count(tenant, { subscriptionId: subscription.id })).toMatchObject({ count: 5 });
+    // The provider heard the number once; the repeat found it so.
+    expect(core.payments.calls.slice(calls)).toMatchObject([{ op: 'changeSeats', quantity: 5 }]);
+    // Already so: nothing queued. Fewer: the difference at apply time.
+    expect(await core.seats.requestQuantity(tenant, subscription.id, 5, 'none')).toBeNull();
+    await core.seats.requestQuantity(tenant, subscription.id, 4, 'none');
+    await core.seats.requestQuantity(tenant, subscription.id, 4, 'none');
+    await core.worker.drain();
+    expect((await core.subscriptions.get(tenant, subscription.id)).subscription.quantity).toBe(4);
+  });
+
   it('refuses impossible decrements at request time, queuing nothing', async () => {
     const { core, tenant, subscription } = await world('team', 2);
     await expectCode(

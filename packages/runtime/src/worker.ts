@@ -129,9 +129,14 @@ export class BackgroundWork {
     await Promise.all(this.lanes.map((l) => l.run()));
   }
 
+  /** Whether a lane is in a pass. */
+  busy(): boolean {
+    return this.lanes.some((l) => l.busy());
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    while (this.lanes.some((l) => l.busy())) await new Promise((r) => setTimeout(r, 10));
+    while (this.busy()) await new Promise((r) => setTimeout(r, 10));
   }
 }

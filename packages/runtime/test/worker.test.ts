@@ -40,6 +40,33 @@ it('applies queued seat changes in the background when woken, and stops cleanly'
   expect(errors).toEqual([]);
 });
 
+it("applies a seat change queued inside an idempotent request in the worker's own transaction, after the request commits", async () => {
+  const org = await seedOrganisation(world, 'worker-joined-org');
+  const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'wj', 2);
+  const worker = world.core.worker;
+  const background = new BackgroundWork(worker, world.core.sweeps, world.wake, { info: () => undefined, error: () => undefined }, 60_000);
+  background.start();
+  try {
+    // The worker's first pass over: the wake below finds it idle.
+    await eventually(async () => !background.busy());
+    let seenInside: string | undefined;
+    let eventId = '';
+    await world.core.idempotency.perform({ ...org.tenant, key: 'joined-wake', route: 'PUT /test' }, 'fp', async () => {
+      // The request wakes the worker from inside its transaction; the worker must not join it.
+      const event = await world.core.seats.request(org.tenant, subscription.id, { type: 'seats.increment', count: 1, proration: 'none' });
+      eventId = event.id;
+      await new Promise((r) => setTimeout(r, 300));
+      seenInside = (await worker.get(org.tenant, event.id)).status;
+      return { status: 204 };
+    });
+    expect(seenInside).toBe('queued');
+    await eventually(async () => (await worker.get(org.tenant, eventId)).status === 'success');
+    expect((await world.core.subscriptions.get(org.tenant, subscription.id)).subscription.quantity).toBe(3);
+  } finally {
+    await background.stop();
+  }
+});
+
 it('cancels subscriptions whose scheduled cancellation is due on its next pass', async () => {
   const org = await seedOrganisation(world, 'sweep-org');
   const { subscription } = await purchase(world, org.keys['plans.notes.business'], 's');

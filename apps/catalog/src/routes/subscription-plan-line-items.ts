@@ -59,13 +59,8 @@ export function subscriptionLineItemRoutes({
             await items.setAddedSeats(tenant, record.subscription.id, part.planId, body.quantity, body.proration ?? 'create_prorations');
             return noContent;
           }
-          const delta = body.quantity - record.subscription.quantity;
-          if (delta !== 0)
-            await seats.request(tenant, record.subscription.id, {
-              type: delta > 0 ? 'seats.increment' : 'seats.decrement',
-              count: Math.abs(delta),
-              proration: body.proration ?? 'create_prorations',
-            });
+          // The number asked for, applied as the difference when the worker applies it (a repeat is no second change).
+          await seats.requestQuantity(tenant, record.subscription.id, body.quantity, body.proration ?? 'create_prorations');
           return noContent;
         },
       }),

@@ -1,4 +1,4 @@
-import { invalid, type Core, type SubscriptionStatus } from '@tollgate/core';
+import type { Core, SubscriptionStatus } from '@tollgate/core';
 import { noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
 import { subscriptionPlanItemSchema } from '../people-schemas';
 import { subscriptionPlanRecordView } from '../people-views';
@@ -102,14 +102,8 @@ export function subscriptionPlanRoutes({
           await items.setAddedSeats(tenant, subscription.id, part.planId, body.quantity, 'create_prorations');
           return noContent;
         }
-        const delta = body.quantity - subscription.quantity;
-        if (delta === 0) return noContent;
-        if (!Number.isSafeInteger(delta)) invalid('quantity', 'is out of range');
-        await seats.request(tenant, subscription.id, {
-          type: delta > 0 ? 'seats.increment' : 'seats.decrement',
-          count: Math.abs(delta),
-          proration: 'create_prorations',
-        });
+        // The number asked for, applied as the difference when the worker applies it (a repeat is no second change).
+        await seats.requestQuantity(tenant, subscription.id, body.quantity, 'create_prorations');
         return noContent;
       },
     }),

@@ -53,6 +53,9 @@ type ItemChange =
  * and `remove` items as one change of the subscription's plans (all or none), or `replace` items,
  * each of a plan the subscription holds (its first plan: a plan change, prorated; an added one:
  * that plan removed and the new one added). `replace` mixed with `add`/`remove` is 400 `items`.
+ * The replaces of added plans are one change (all or none); the first plan's replace, a plan
+ * change with the provider of its own, comes alone (with others: 400 `items`), so that no request
+ * is half applied.
  */
 export function itemStepsOf(
   items: ItemChange[],
@@ -62,15 +65,28 @@ export function itemStepsOf(
   const replaces = items.flatMap((x, i) => (x.action === 'replace' ? [{ x, i }] : []));
   if (replaces.length && replaces.length !== items.length)
     invalid('items', 'replace a plan in a request of its own; add and remove plans together in another');
-  if (replaces.length)
+  if (replaces.length) {
+    const moves = replaces.map(({ x, i }) => {
+      if (!held.planIds.includes(lower(x.planId))) invalid(`items[${i}].planId`, 'is not a plan of this subscription');
+      const to = (x as { newPlanId?: string }).newPlanId ?? invalid(`items[${i}].newPlanId`, 'is required to replace the plan');
+      return { at: `items[${i}]`, planId: lower(x.planId), to, first: lower(x.planId) === held.first };
+    });
+    const first = moves.find((m) => m.first);
+    if (first && moves.length > 1)
+      invalid(
+        first.at,
+        "replace the subscription's first plan (a plan change) in a request of its own; replace its added plans together in another",
+      );
+    if (first) return { steps: [], replaces: [first] };
+    // Each added plan's replace is that plan removed and the new one added: all of them one change.
     return {
-      steps: [],
-      replaces: replaces.map(({ x, i }) => {
-        if (!held.planIds.includes(lower(x.planId))) invalid(`items[${i}].planId`, 'is not a plan of this subscription');
-        const to = (x as { newPlanId?: string }).newPlanId ?? invalid(`items[${i}].newPlanId`, 'is required to replace the plan');
-        return { at: `items[${i}]`, planId: lower(x.planId), to, first: lower(x.planId) === held.first };
-      }),
+      replaces: [],
+      steps: moves.flatMap((m): PlanItemStep[] => [
+        { kind: 'add', planId: m.to, at: m.at },
+        { kind: 'remove', planId: m.planId, at: m.at },
+      ]),
     };
+  }
   return {
     replaces: [],
     steps: items.map((x, i): PlanItemStep => {
@@ -203,7 +219,7 @@ export function subscriptionRoutes({
       operationId: 'updateSubscriptionItems',
       summary: "Add, remove or replace a subscription's plans",
       description:
-        "`add` gives the subscription another plan (same billing interval and currency; its seats go to the subscription group's members, or to `grantee`; per-seat quantity from `metadata`), `remove` ends one of its plans (not the only one: 400, cancel the subscription instead); the adds and removes of a request apply together or not at all, prorated as `proration` says. `replace` moves one of its plans to `newPlanId` (its first plan: a plan change).",
+        "`add` gives the subscription another plan (same billing interval and currency; its seats go to the subscription group's members, or to `grantee`; per-seat quantity from `metadata`), `remove` ends one of its plans (not the only one: 400, cancel the subscription instead); the adds and removes of a request apply together or not at all, prorated as `proration` says. `replace` moves one of its plans to `newPlanId`: the replaces of added plans apply together or not at all; the first plan's replace is a plan change and comes in a request of its own (with other items: 400).",
       scope: ['subscriptions', 'write'],
       body: itemsBody,
       response: { status: 204 },
@@ -212,18 +228,8 @@ export function subscriptionRoutes({
         const proration = body.proration ?? 'create_prorations';
         const { replaces, steps } = itemStepsOf(body.items, { planIds: heldPlanIds(subscription), first: subscription.planId });
         if (steps.length) await items.change(tenant, params.id, steps, proration);
-        for (const r of replaces)
-          if (r.first) await lifecycle.changePlan(tenant, params.id, r.to, proration);
-          else
-            await items.change(
-              tenant,
-              params.id,
-              [
-                { kind: 'add', planId: r.to, at: r.at },
-                { kind: 'remove', planId: r.planId, at: r.at },
-              ],
-              proration,
-            );
+        // At most one: the first plan's change (itemStepsOf).
+        for (const r of replaces) await lifecycle.changePlan(tenant, params.id, r.to, proration);
         return noContent;
       },
     }),

@@ -7,6 +7,12 @@ export interface SeatChange {
   type: 'seats.increment' | 'seats.decrement';
   count: number;
   proration: Proration;
+  /**
+   * The seats asked for (the catalog API sets a number of seats): applied as the difference from
+   * the quantity when the change is applied, so a repeated request is not counted twice. Absent:
+   * `count` seats more or fewer (v1's increments and decrements).
+   */
+  quantity?: number;
 }
 
 export type EventPayload = SeatChange & { subscriptionId: Id };

@@ -512,4 +512,11 @@ export interface UnitOfWork {
   run<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
   /** Runs read-only work without a transaction (hot paths): each query sees the latest committed data. */
   read<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /**
+   * Tells a transaction the caller's work has joined (an idempotent request's) that something
+   * outside it was done (`done`: the payment provider was told): should that transaction fail, its
+   * outage answer says so and what to do (`then`), and `undo` (best effort) takes back what can be.
+   * Outside such a transaction: nothing (the caller answers for its own steps).
+   */
+  noteDone?(done: string, then: string, undo?: () => Promise<void>): void;
 }

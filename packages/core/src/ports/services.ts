@@ -56,7 +56,10 @@ export interface Signer {
 }
 
 export interface EventQueue {
-  /** Tells the worker that events were queued, so it need not wait for its next poll. */
+  /**
+   * Tells the worker that events were queued, so it need not wait for its next poll. The worker
+   * must not run in the caller's async context (an idempotent request's joined transaction).
+   */
   wake(): void;
 }
 

@@ -1,4 +1,4 @@
-import { isDomainError } from '../errors';
+import { ErrorCodes, isDomainError } from '../errors';
 import type { DomainEvent, EventType, Id, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
@@ -74,12 +74,15 @@ export class EventWorker {
   }
 
   /**
-   * A domain refusal is final; anything else is retried with backoff until MAX_EVENT_ATTEMPTS. The
-   * event keeps a stable code and a safe message; what went wrong inside goes to the log only.
+   * A domain refusal is final; anything else is retried with backoff until MAX_EVENT_ATTEMPTS, an
+   * outage of the database (or a full pool) too: the change was not written, and the provider, if
+   * told, is told the same target again. The event keeps a stable code and a safe message; what
+   * went wrong inside goes to the log only.
    */
   private async recordFailure(event: DomainEvent, error: unknown): Promise<void> {
     const attempts = event.attempts + 1;
-    const final = isDomainError(error) || attempts >= MAX_EVENT_ATTEMPTS;
+    const outage = isDomainError(error) && (error.code === ErrorCodes.DATABASE_UNAVAILABLE || error.code === ErrorCodes.BUSY);
+    const final = (isDomainError(error) && !outage) || attempts >= MAX_EVENT_ATTEMPTS;
     const now = this.deps.clock.now();
     const { code, message } = isDomainError(error)
       ? { code: error.code, message: `${error.code}: ${error.message}` }

@@ -98,5 +98,6 @@ export async function seedOrganisation({ core }: { core: Core }, name: string): 
 export async function purchase({ core }: { core: Core }, planId: string, granteeId: string, quantity = 1) {
   return buyPlan(core, planId, quantity, granteeId, 'sandbox');
 }
+export * from './down-after';
 export * from './receiver';
 export * from './processes';

@@ -1,4 +1,4 @@
-import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
+import { ErrorCodes, fail, invalid, isDomainError, outageAfter } from '../../errors';
 import { assertPlanSellable, isPerSeat, minimumSeats } from '../../domain/catalog';
 import type { Customer, Id, LineItem, Page, Plan, Subscription, SubscriptionLineItem, SubscriptionStatus, Tenant } from '../../model';
 import { effectiveStatus, heldPlanIds } from '../../domain/subscription';
@@ -248,9 +248,15 @@ export class SubscriptionDirectory {
     return this.deps.uow.read(async (r) => (await this.records(r, [await loadOwned(r, tenant, id, false)]))[0]);
   }
 
-  /** Auto-renew off schedules the cancellation at the period's end; on removes a scheduled one. */
+  /**
+   * Auto-renew off schedules the cancellation at the period's end; on removes a scheduled one. A
+   * setting already so is no change (a repeated PUT answers as the first did), as the batch skips it.
+   */
   async setAutoRenew(tenant: Tenant, id: Id, enabled: boolean): Promise<Subscription> {
-    return enabled ? this.lifecycle.reactivate(tenant, id) : this.lifecycle.cancel(tenant, id, 'end');
+    if (!enabled) return this.lifecycle.cancel(tenant, id, 'end');
+    const s = await this.deps.uow.read((r) => loadOwned(r, tenant, id, false));
+    if (effectiveStatus(s, this.deps.clock.now()) !== 'CANCELED' && !s.cancelAtPeriodEnd) return s;
+    return this.lifecycle.reactivate(tenant, id);
   }
 
   /** Removes a test-mode subscription for good (a running one is canceled with the provider first). */
@@ -261,10 +267,17 @@ export class SubscriptionDirectory {
       fail(ErrorCodes.VALIDATION_FAILED, 'subscriptions can be deleted in test mode only (use a test key)', [
         { property: 'id', error: 'names a live subscription: only test-mode subscriptions can be deleted' },
       ]);
-    if (effectiveStatus(s, this.deps.clock.now()) !== 'CANCELED') await this.lifecycle.cancel(tenant, id, 'now');
-    await this.deps.uow.run(async (r) => {
-      await loadOwned(r, tenant, id, true);
-      await r.subscriptions.delete(id);
+    const remove = () =>
+      this.deps.uow.run(async (r) => {
+        await loadOwned(r, tenant, id, true);
+        await r.subscriptions.delete(id);
+      });
+    if (effectiveStatus(s, this.deps.clock.now()) === 'CANCELED') return remove();
+    // Canceled first (the provider told, committed here); a delete the outage then refuses says so.
+    await this.lifecycle.cancel(tenant, id, 'now');
+    // Not a step outside the transaction: inside an idempotent request's, the cancel rolls back with the delete.
+    await remove().catch((e: unknown) => {
+      throw outageAfter(e, 'the subscription was canceled', 'retry the delete to remove it');
     });
   }
 

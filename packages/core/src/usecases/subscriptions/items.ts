@@ -12,7 +12,7 @@ import type { PaymentProvider, ProviderOutcome, Repositories } from '../../ports
 import type { CoreDeps } from '../deps';
 import { limitsOf } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
-import { loadOwned, loadPlan, saveOutcome, saveSeats } from './shared';
+import { afterProvider, billedByProvider, loadOwned, loadPlan, saveOutcome, saveSeats } from './shared';
 
 /** One change of a subscription's plans, as the catalog API's items body asks it (`at`: where, for errors). */
 export type PlanItemStep =
@@ -48,6 +48,38 @@ export class SubscriptionItems {
         'items',
         `subscriptions paid through ${provider.name} hold one plan: replace it (action replace), or sell the plan as another subscription (POST /api/checkout)`,
       );
+    // The provider refused a later plan of the request, or took the change but it could not be
+    // written here (decided again on the locked row: a concurrent change made it invalid, or the
+    // database failed; or, in an idempotent request, its transaction failed later): the items made
+    // at the provider for the plans added are deleted again (unprorated, best effort, logged when
+    // that fails, once), so the provider does not bill a plan Tollgate does not hold. A removal the
+    // provider made stays made: the next re-sync ends the plan here (its recorded item is gone).
+    let undone = false;
+    const undoAdded = async () => {
+      if (undone || !provider?.removePlan) return;
+      undone = true;
+      for (const o of outcomes.filter((x) => x.outcome.paymentItemId)) {
+        const c = first.charges.find((x) => x.kind === 'add' && x.plan.id === o.planId);
+        if (!c) continue;
+        await provider
+          .removePlan({
+            subscription: first.before,
+            plan: c.plan,
+            quantity: c.quantity,
+            unitAmount: c.unitAmount,
+            proration: 'none',
+            paymentItemId: o.outcome.paymentItemId,
+          })
+          .catch((err: unknown) =>
+            this.deps.logger?.error('a plan added at the payment provider could not be removed again after the local write failed', {
+              subscriptionId: id,
+              planId: o.planId,
+              paymentItemId: o.outcome.paymentItemId,
+              error: (err as Error).message,
+            }),
+          );
+      }
+    };
     try {
       if (provider?.addPlan && provider.removePlan) {
         // The provider is told first (a refusal changes nothing here), in the request's order.
@@ -68,36 +100,11 @@ export class SubscriptionItems {
           });
         }
       }
-      return await this.write(tenant, id, steps, now, outcomes);
+      // Once the provider was told, an outage says so (the change may be partly applied there).
+      const write = () => this.write(tenant, id, steps, now, outcomes);
+      return await afterProvider(this.deps.uow, outcomes.length > 0, write, undoAdded);
     } catch (e) {
-      // The provider refused a later plan of the request, or took the change but it could not be
-      // written here (decided again on the locked row: a concurrent change made it invalid, or the
-      // database failed): the items made at the provider for the plans added are deleted again
-      // (unprorated, best effort, logged when that fails), so the provider does not bill a plan
-      // Tollgate does not hold. A removal the provider made stays made: the next re-sync ends the
-      // plan here (its recorded item is gone).
-      if (provider?.removePlan)
-        for (const o of outcomes.filter((x) => x.outcome.paymentItemId)) {
-          const c = first.charges.find((x) => x.kind === 'add' && x.plan.id === o.planId);
-          if (!c) continue;
-          await provider
-            .removePlan({
-              subscription: first.before,
-              plan: c.plan,
-              quantity: c.quantity,
-              unitAmount: c.unitAmount,
-              proration: 'none',
-              paymentItemId: o.outcome.paymentItemId,
-            })
-            .catch((err: unknown) =>
-              this.deps.logger?.error('a plan added at the payment provider could not be removed again after the local write failed', {
-                subscriptionId: id,
-                planId: o.planId,
-                paymentItemId: o.outcome.paymentItemId,
-                error: (err as Error).message,
-              }),
-            );
-        }
+      await undoAdded();
       throw e;
     }
   }
@@ -129,8 +136,7 @@ export class SubscriptionItems {
 
   /** The provider that bills the subscription: none for one started without payment, or through the free checkout. */
   private providerOf(s: Subscription): Pick<PaymentProvider, 'name' | 'addPlan' | 'removePlan' | 'setPlanSeats' | 'syncPrice'> | undefined {
-    if (s.paymentProvider === 'none' || s.paymentProvider === this.deps.freeCheckout?.name) return undefined;
-    return this.deps.payments;
+    return billedByProvider(s, this.deps.freeCheckout) ? this.deps.payments : undefined;
   }
 
   private async decide(r: Repositories, tenant: Tenant, id: Id, steps: PlanItemStep[], now: Date, forUpdate: boolean): Promise<Decision> {
@@ -213,31 +219,45 @@ export class SubscriptionItems {
     const first = await this.deps.uow.run((r) => decide(r, false));
     if (first.change.delta === 0) return;
     const provider = this.providerOf(first.s);
-    let outcome: ProviderOutcome | undefined;
-    if (provider) {
+    if (provider && !provider.setPlanSeats && (!provider.addPlan || !provider.removePlan))
+      return invalid('quantity', `subscriptions paid through ${provider.name} hold one plan`);
+    /** Tells the provider the decided change: the number (setPlanSeats, Stripe), else the difference (the sandbox). */
+    const tell = async (d: typeof first): Promise<ProviderOutcome | undefined> => {
+      if (!provider) return undefined;
       const base = {
-        subscription: first.s,
-        plan: first.plan,
-        unitAmount: first.price,
+        subscription: d.s,
+        plan: d.plan,
+        unitAmount: d.price,
         proration,
         requestId: this.deps.ids.newId(),
-        paymentItemId: first.s.addedPlans.find((a) => a.planId === planId)?.paymentItemId ?? null,
+        paymentItemId: d.s.addedPlans.find((a) => a.planId === planId)?.paymentItemId ?? null,
       };
-      if (provider.setPlanSeats) outcome = await provider.setPlanSeats({ ...base, quantity });
-      else if (!provider.addPlan || !provider.removePlan)
-        return invalid('quantity', `subscriptions paid through ${provider.name} hold one plan`);
-      else {
-        const request = { ...base, quantity: Math.abs(first.change.delta) };
-        outcome = await (first.change.delta > 0 ? provider.addPlan(request) : provider.removePlan(request));
-      }
+      if (provider.setPlanSeats) return provider.setPlanSeats({ ...base, quantity });
+      const request = { ...base, quantity: Math.abs(d.change.delta) };
+      return (d.change.delta > 0 ? provider.addPlan : provider.removePlan)!.call(provider, request);
+    };
+    const outcome = await tell(first);
+    const write = () =>
+      this.deps.uow.run(async (r) => {
+        const locked = await decide(r, true);
+        // What the provider billed is kept only if it is the change made: an identical request that
+        // ran meanwhile (a retry, two clients) leaves nothing to change, and its charge is not kept twice.
+        if (outcome && locked.change.delta === first.change.delta) await saveOutcome(r, outcome);
+        if (locked.change.delta === 0) return locked;
+        await r.subscriptions.save(locked.change.subscription);
+        await saveSeats(r, locked.change.added);
+        if (locked.change.removed.length) await r.licenses.deleteMany(locked.change.removed.map((l) => l.id));
+        return locked;
+      });
+    const committed = await afterProvider(this.deps.uow, provider !== undefined, write);
+    if (provider && committed.change.delta !== 0 && committed.change.delta !== first.change.delta) {
+      // The seats moved between the two decisions: the provider is told the change committed, and what it bills is kept.
+      await tell(committed)
+        .then((o) => this.deps.uow.run((r) => saveOutcome(r, o)))
+        .catch((e: unknown) =>
+          this.deps.logger?.error('added plan seats re-sync with the provider failed', { subscriptionId: id, planId, error: String(e) }),
+        );
     }
-    await this.deps.uow.run(async (r) => {
-      const { change } = await decide(r, true);
-      if (outcome) await saveOutcome(r, outcome);
-      await r.subscriptions.save(change.subscription);
-      await saveSeats(r, change.added);
-      if (change.removed.length) await r.licenses.deleteMany(change.removed.map((l) => l.id));
-    });
   }
 
   /**
@@ -259,6 +279,6 @@ export class SubscriptionItems {
       return invalid('id', `on ${provider.name} only the first plan's line item is synced: this line item is of a plan added to it`);
     if (effectiveStatus(s, this.deps.clock.now()) === 'CANCELED') return invalid('id', 'the subscription is canceled');
     const outcome = await provider.syncPrice(s, plan, price);
-    await this.deps.uow.run((r) => saveOutcome(r, outcome));
+    await afterProvider(this.deps.uow, true, () => this.deps.uow.run((r) => saveOutcome(r, outcome)));
   }
 }

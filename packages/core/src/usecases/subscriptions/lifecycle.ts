@@ -26,7 +26,7 @@ import { assertAccessible } from '../../domain/tenancy';
 import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
-import { loadCustomer, loadOwned, loadPlan, saveNewSubscription, saveOutcome } from './shared';
+import { afterProvider, billedByProvider, loadCustomer, loadOwned, loadPlan, saveNewSubscription, saveOutcome } from './shared';
 
 export interface SubscriptionView {
   /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
@@ -65,7 +65,7 @@ export async function subscriptionViewIn(r: Repositories, s: Subscription, now: 
  * state of its own (sandbox). See docs/decisions.md, "No provider call under a row lock".
  */
 export class SubscriptionLifecycle {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout'>) {}
 
   async get(tenant: Tenant, id: Id): Promise<SubscriptionView> {
     const now = this.deps.clock.now();
@@ -111,32 +111,35 @@ export class SubscriptionLifecycle {
     } else {
       await this.deps.payments.cancel(first.s, 'now');
     }
-    return this.deps.uow.run(async (r) => {
-      const { change } = await decide(r, true);
-      if (change.kind === 'moved') {
-        await saveOutcome(r, outcome);
-        await r.subscriptions.save(change.subscription);
-        await r.licenses.saveMany(change.licenses);
-      } else {
-        await r.subscriptions.save(change.canceled);
-        await saveNewSubscription(r, change.created);
-        await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
-        // The old subscription's usage closes here, once (its final record's key), and is billed;
-        // the new one starts its own period on the target plan's meters.
-        const billed = await closeSubscriptionPeriod(r, this.deps.ids, {
-          subscription: change.canceled,
-          plan: first.currentPlan,
-          periodEnd: now,
-          next: null,
-          now,
-        });
-        const lines = usageInvoiceLines(billed);
-        if (lines.length) await saveOutcome(r, this.deps.payments.usageBilled?.(change.canceled, first.currentPlan, lines) || undefined);
-        await startSubscriptionUsage(r, this.deps.ids, change.created, first.target, now);
-      }
-      // The moved (or the new) subscription as the answer shows it, from this transaction.
-      return { ...change, view: await subscriptionViewIn(r, change.kind === 'moved' ? change.subscription : change.created, now) };
-    });
+    // The provider has been told: an outage from here on says so (the change may be partly applied).
+    return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), () =>
+      this.deps.uow.run(async (r) => {
+        const { change } = await decide(r, true);
+        if (change.kind === 'moved') {
+          await saveOutcome(r, outcome);
+          await r.subscriptions.save(change.subscription);
+          await r.licenses.saveMany(change.licenses);
+        } else {
+          await r.subscriptions.save(change.canceled);
+          await saveNewSubscription(r, change.created);
+          await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
+          // The old subscription's usage closes here, once (its final record's key), and is billed;
+          // the new one starts its own period on the target plan's meters.
+          const billed = await closeSubscriptionPeriod(r, this.deps.ids, {
+            subscription: change.canceled,
+            plan: first.currentPlan,
+            periodEnd: now,
+            next: null,
+            now,
+          });
+          const lines = usageInvoiceLines(billed);
+          if (lines.length) await saveOutcome(r, this.deps.payments.usageBilled?.(change.canceled, first.currentPlan, lines) || undefined);
+          await startSubscriptionUsage(r, this.deps.ids, change.created, first.target, now);
+        }
+        // The moved (or the new) subscription as the answer shows it, from this transaction.
+        return { ...change, view: await subscriptionViewIn(r, change.kind === 'moved' ? change.subscription : change.created, now) };
+      }),
+    );
   }
 
   async cancel(tenant: Tenant, id: Id, when: 'now' | 'end'): Promise<Subscription> {
@@ -168,15 +171,19 @@ export class SubscriptionLifecycle {
       const s = await loadOwned(r, tenant, id, false);
       return { s, change: decide(s, await r.licenses.listBySubscription(s.id), now) };
     });
-    if (first.change.subscription !== first.s) await tellProvider(first.s);
-    return this.deps.uow.run(async (r) => {
-      const s = await loadOwned(r, tenant, id, true);
-      const change = decide(s, await r.licenses.listBySubscription(s.id), now);
-      if (change.subscription === s) return s;
-      await r.subscriptions.save(change.subscription);
-      await r.licenses.saveMany(change.licenses);
-      return change.subscription;
-    });
+    const write = () =>
+      this.deps.uow.run(async (r) => {
+        const s = await loadOwned(r, tenant, id, true);
+        const change = decide(s, await r.licenses.listBySubscription(s.id), now);
+        if (change.subscription === s) return s;
+        await r.subscriptions.save(change.subscription);
+        await r.licenses.saveMany(change.licenses);
+        return change.subscription;
+      });
+    if (first.change.subscription === first.s) return write();
+    await tellProvider(first.s);
+    // The provider has been told: an outage from here on says so (the change may be partly applied).
+    return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), write);
   }
 
   /** Plans of the same product the subscription can switch to: active, not archived, not the current one. */

@@ -1,12 +1,12 @@
-import { ErrorCodes, fail } from '../../errors';
-import type { DomainEvent, Id, Plan, SeatChange, Subscription, Tenant } from '../../model';
+import { ErrorCodes, fail, invalid } from '../../errors';
+import type { DomainEvent, Id, Plan, Proration, SeatChange, Subscription, Tenant } from '../../model';
 import { addSeats, removeSeats, validateSeatChange, type NewSeats } from '../../domain/seats';
 import { seatsOfPlan } from '../../domain/subscription-plans';
 import { unitAmount } from '../../domain/catalog';
 import type { ProviderOutcome, Repositories } from '../../ports';
 import { limitsOf, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
-import { loadCustomer, loadOwned, loadPlan, saveOutcome, saveSeats } from './shared';
+import { afterProvider, billedByProvider, loadCustomer, loadOwned, loadPlan, saveOutcome, saveSeats } from './shared';
 
 /** A seat change decided on one state of the subscription. */
 interface SeatDecision {
@@ -26,13 +26,37 @@ interface SeatDecision {
  * provider was told (the state moved meanwhile), the provider is told the committed quantity.
  */
 export class SeatService {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'events' | 'logger' | 'limits'>) {}
+  constructor(
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout' | 'events' | 'logger' | 'limits'>,
+  ) {}
 
   /** Checks a seat change now and queues it as an event; returns the queued event. */
   async request(tenant: Tenant, subscriptionId: Id, change: SeatChange): Promise<DomainEvent> {
+    return (await this.queue(tenant, subscriptionId, () => change)) as DomainEvent;
+  }
+
+  /**
+   * Asks for the subscription's first plan to hold `quantity` seats (the catalog API's seat PUTs,
+   * the sandbox portal): queued as the change from its quantity now (read in the transaction that
+   * checks and queues it), applied as the difference from its quantity then. Nothing to change
+   * (already so): nothing is queued (null).
+   */
+  requestQuantity(tenant: Tenant, subscriptionId: Id, quantity: number, proration: Proration): Promise<DomainEvent | null> {
+    return this.queue(tenant, subscriptionId, (s) => {
+      const delta = quantity - s.quantity;
+      if (delta === 0) return null;
+      if (!Number.isSafeInteger(delta)) invalid('quantity', 'is out of range');
+      return { type: delta > 0 ? 'seats.increment' : 'seats.decrement', count: Math.abs(delta), proration, quantity };
+    });
+  }
+
+  /** Checks the change `ask` makes of the subscription and queues it (none: nothing queued). */
+  private async queue(tenant: Tenant, subscriptionId: Id, ask: (s: Subscription) => SeatChange | null): Promise<DomainEvent | null> {
     const now = this.deps.clock.now();
     const event = await this.deps.uow.run(async (r) => {
       const s = await loadOwned(r, tenant, subscriptionId, false);
+      const change = ask(s);
+      if (!change) return null;
       // The first plan's seats (an added plan's are set through the catalog API's subscription plan).
       const [plan, licenses] = await Promise.all([
         loadPlan(r, s.planId),
@@ -58,7 +82,7 @@ export class SeatService {
       await r.events.save(e);
       return e;
     });
-    this.deps.events.wake();
+    if (event) this.deps.events.wake();
     return event;
   }
 
@@ -68,16 +92,24 @@ export class SeatService {
    */
   async apply(subscriptionId: Id, change: SeatChange, finish?: (r: Repositories) => Promise<void>): Promise<Subscription> {
     const first = await this.deps.uow.run((r) => this.decide(r, subscriptionId, change, false));
+    if (first.subscription === first.before) {
+      // A quantity already held: nothing to tell anyone; the event is done.
+      await this.deps.uow.run(async (r) => finish?.(r));
+      return first.before;
+    }
     const outcome = await this.tellProvider(first, change);
-    const committed = await this.deps.uow.run(async (r) => {
-      const d = await this.decide(r, subscriptionId, change, true);
-      if (d.subscription.quantity === first.subscription.quantity) await saveOutcome(r, outcome);
-      await r.subscriptions.save(d.subscription);
-      await r.licenses.deleteMany(d.removed);
-      await saveSeats(r, d.added);
-      await finish?.(r);
-      return d;
-    });
+    // The provider has been told: an outage from here on says so (the change may be partly applied).
+    const committed = await afterProvider(this.deps.uow, billedByProvider(first.before, this.deps.freeCheckout), () =>
+      this.deps.uow.run(async (r) => {
+        const d = await this.decide(r, subscriptionId, change, true);
+        if (d.subscription.quantity === first.subscription.quantity) await saveOutcome(r, outcome);
+        await r.subscriptions.save(d.subscription);
+        await r.licenses.deleteMany(d.removed);
+        await saveSeats(r, d.added);
+        await finish?.(r);
+        return d;
+      }),
+    );
     if (committed.subscription.quantity !== first.subscription.quantity) {
       // The state moved between the two decisions: the provider learns the quantity we committed.
       await this.tellProvider(committed, change).catch((e) =>
@@ -94,11 +126,15 @@ export class SeatService {
       fail(ErrorCodes.SUBSCRIPTION_NOT_FOUND, 'subscription not found');
     const [plan, customer, currencies] = await Promise.all([loadPlan(r, s.planId), loadCustomer(r, s), loadCurrencies(r)]);
     const price = unitAmount(plan, s.currency, currencies);
-    if (change.type === 'seats.increment') {
-      const added = addSeats(s, plan, customer.value, change.count, now, () => this.deps.ids.newId(), limitsOf(this.deps).maxSeats);
+    // A quantity asked for is the difference from the quantity now; a count is taken as it is.
+    const delta =
+      change.quantity === undefined ? (change.type === 'seats.increment' ? change.count : -change.count) : change.quantity - s.quantity;
+    if (delta === 0) return { before: s, subscription: s, plan, added: null, removed: [], price };
+    if (delta > 0) {
+      const added = addSeats(s, plan, customer.value, delta, now, () => this.deps.ids.newId(), limitsOf(this.deps).maxSeats);
       return { before: s, subscription: added.subscription, plan, added: added.created, removed: [], price };
     }
-    const removed = removeSeats(s, plan, seatsOfPlan(await r.licenses.listBySubscription(s.id), s.planId), change.count, now);
+    const removed = removeSeats(s, plan, seatsOfPlan(await r.licenses.listBySubscription(s.id), s.planId), -delta, now);
     return { before: s, subscription: removed.subscription, plan, added: null, removed: removed.removed.map((l) => l.id), price };
   }
 

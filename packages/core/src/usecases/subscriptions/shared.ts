@@ -1,9 +1,9 @@
-import { ErrorCodes, fail } from '../../errors';
+import { ErrorCodes, fail, outageAfter } from '../../errors';
 import type { Customer, Id, Plan, Subscription, Tenant } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
 import type { NewSeats } from '../../domain/seats';
 import { subscriptionGroup } from '../../domain/people';
-import type { ProviderOutcome, Repositories } from '../../ports';
+import type { ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
 
 /** The tenant's subscription (locked for the unit of work with `forUpdate`). */
 export async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpdate: boolean): Promise<Subscription> {
@@ -41,3 +41,49 @@ export interface WebhookDelivery {
   provider: string;
   eventId: string;
 }
+
+/**
+ * The last step of a change whose earlier step is already done (a transaction committed, or the
+ * payment provider told): an outage there must not answer "nothing was changed", which the unit
+ * of work says of its own transaction. The 503 keeps its code and says what was done (`done`) and
+ * what to do (`then`) (`outageAfter`). Inside an idempotent request's transaction the step joins
+ * it, so the transaction is told (`noteDone`) and answers the same should it fail, running `undo`.
+ * See docs/decisions.md, "Changes of more than one step".
+ */
+export async function afterDone<T>(
+  uow: UnitOfWork,
+  step: { done: string; then: string; undo?: () => Promise<void> },
+  work: () => Promise<T>,
+): Promise<T> {
+  uow.noteDone?.(step.done, step.then, step.undo);
+  try {
+    return await work();
+  } catch (e) {
+    throw outageAfter(e, step.done, step.then);
+  }
+}
+
+/**
+ * Whether a subscription's changes are told to a payment provider that keeps state of its own
+ * (not one started without payment, nor through the free checkout).
+ */
+export const billedByProvider = (s: Subscription, freeCheckout: { name: string } | undefined): boolean =>
+  s.paymentProvider !== 'none' && s.paymentProvider !== freeCheckout?.name;
+
+/**
+ * The write after a change was told to the payment provider (`told`: it keeps state of its own):
+ * an outage then says the change may be partly applied. Otherwise the unit of work's answer stands.
+ * `undo` takes back at the provider what can be, should an idempotent request's transaction fail.
+ */
+export const afterProvider = <T>(uow: UnitOfWork, told: boolean, work: () => Promise<T>, undo?: () => Promise<void>): Promise<T> =>
+  told
+    ? afterDone(
+        uow,
+        {
+          done: 'the payment provider was told of this change',
+          then: 'it may be partly applied, so read the subscription back before retrying',
+          undo,
+        },
+        work,
+      )
+    : work();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ErrorCodes, fail, invalid } from '../../errors';
+import { ErrorCodes, fail, invalid, outageAfter } from '../../errors';
 import { assertAccessible } from '../../domain/tenancy';
 import {
   checkQuantityShape,
@@ -491,11 +491,15 @@ export class UsageService {
     });
     const slug = feature.variableName.toLowerCase();
     if (!METER_SLUG.test(slug)) invalid('featureVariableName', 'a metered feature needs a variable name of a-z, 0-9 and _');
+    let created = false;
     const meter = await this.meter(tenant, slug).catch(() =>
-      this.createMeter(tenant, { slug, name: feature.displayName || feature.name }).catch(() => this.meter(tenant, slug)),
+      this.createMeter(tenant, { slug, name: feature.displayName || feature.name })
+        .then((m) => ((created = true), m))
+        .catch(() => this.meter(tenant, slug)),
     );
     const target = { owner: license.subscriptionId ?? license.id, meterSlug: meter.slug };
-    return this.submit(
+    // The meter made for this feature is committed: an outage of the record says so (a retry uses it).
+    const recorded = this.submit(
       tenant,
       target,
       'record',
@@ -505,6 +509,11 @@ export class UsageService {
       },
       key,
     );
+    return created
+      ? recorded.catch((e: unknown) => {
+          throw outageAfter(e, `the meter ${slug} was made for this feature`, 'retry the usage (with the same unique-key)');
+        })
+      : recorded;
   }
 
   /** v1 `GET /licenses/:uuid/usage`: units used per usage feature by the license's holder this period. */
