@@ -42,3 +42,14 @@ export function idempotent(
       : sendJson(res, outcome.status, outcome.body);
   };
 }
+
+/**
+ * The `unique-key` header of the v1 and v2 usage routes. The real clients copy an optional key
+ * into their headers, so a client without one sends the literal `undefined` (fetch stringifies it):
+ * that, like no header and an empty one, is no key. Read as a key, every keyless call after the
+ * first would replay the first one's answer and its units would be lost.
+ */
+export function uniqueKeyOf(req: Request): string | undefined {
+  const key = req.get('unique-key');
+  return key === undefined || key === '' || key === 'undefined' ? undefined : key;
+}

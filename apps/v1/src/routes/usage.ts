@@ -1,5 +1,5 @@
 import { exactNumber, type Core } from '@tollgate/core';
-import { arrayOf, num, object, resource, route, typed, uuid, type Route } from '@tollgate/http';
+import { arrayOf, num, object, resource, route, typed, uniqueKeyOf, uuid, type Route } from '@tollgate/http';
 
 /** Units of one usage feature used under a license (the real v1 API's usage record). */
 export const licenseUsageSchema = object({ licenseUuid: uuid, featureUuid: uuid, planUuid: uuid, unitCount: num });
@@ -34,7 +34,7 @@ export const v1UsageRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
       operationId: 'updateUsage',
       summary: "Record usage of a license's usage feature; `unique-key` makes a retry count once",
       description:
-        "Adds `countOptions.increment` units to the feature's usage by the license's holder (its subscription, or the ad hoc license).",
+        "Adds `countOptions.increment` units to the feature's usage by the license's holder (its subscription, or the ad hoc license). A `unique-key` header makes a retry count once (a client without a key may send the literal `undefined`: that is read as no key).",
       scope: ['usage', 'write'],
       body: usageBody,
       meta: { parameters: [{ name: 'unique-key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }] },
@@ -43,7 +43,7 @@ export const v1UsageRoutes = ({ usage }: Pick<Core, 'usage'>): Route[] =>
         const a = await usage.recordForLicense(
           tenant,
           { licenseId: body.licenseUuid, featureVariableName: body.featureVariableName, increment: body.countOptions.increment },
-          req.get('unique-key') ?? undefined,
+          uniqueKeyOf(req),
         );
         return {
           status: 200,

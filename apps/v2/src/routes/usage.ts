@@ -1,5 +1,5 @@
 import { iso } from '@tollgate/core';
-import { date, nstr, num, object, ok, querySchema, resource, route, typed, uuid } from '@tollgate/http';
+import { date, nstr, num, object, ok, querySchema, resource, route, typed, uniqueKeyOf, uuid } from '@tollgate/http';
 import { paged, pageProps, pageSchema, takeOf, type RouteModule } from './support';
 
 export const usageRecordSchema = object({
@@ -48,11 +48,10 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
       meta: { parameters: [{ name: 'unique-key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }] },
       response: { status: 200 },
       async handle({ req, tenant, body }) {
-        const key = req.get('unique-key');
         await granteeUsage.record(
           tenant,
           { granteeId: body.granteeId, planId: body.planUuid, increment: body.countOptions.increment },
-          key === undefined || key === 'undefined' ? undefined : key,
+          uniqueKeyOf(req),
         );
         return { status: 200 };
       },
