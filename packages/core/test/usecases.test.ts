@@ -477,6 +477,25 @@ describe('licenses', () => {
     await expectCode(check([]), 'VALIDATION_FAILED');
   });
 
+  it("keeps nothing a check read inside an idempotent request's transaction: a rolled-back license never answers", async () => {
+    const core = createTestCore();
+    await core.listen(); // the entitlement cache live, as on a server
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const check = (granteeIds: string[]) =>
+      core.checks.check(tenant, { productId: keys['products.notes'], granteeIds, graceDays: 0, encoding: 'der' });
+    const scope = { ...tenant, key: 'k-ghost', route: 'POST /api/x' };
+    await expect(
+      core.idempotency.perform(scope, 'fp', async () => {
+        await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.team'], member: 'm', granteeId: 'ghost' }]);
+        // A check asked inside the request reads through its transaction (its own write shows)
+        // and keeps nothing for other requests.
+        expect(await check(['ghost'])).toMatchObject({ capabilities: ['edit', 'export'] });
+        throw new Error('the request failed after its write');
+      }),
+    ).rejects.toThrow('the request failed');
+    expect(await check(['ghost'])).toBeNull();
+  });
+
   it('signs without waiting only with the key held while the change feed is heard: the signature sign gives, then the rotated key', async () => {
     const core = createTestCore();
     const { tenant } = await seedSample(core, 'acme');

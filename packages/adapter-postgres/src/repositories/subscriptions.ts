@@ -457,6 +457,15 @@ export function eventRepository(db: Db): EventRepository {
       const n = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
       return { queued: n('queued'), pending: n('pending') };
     },
+    hasOpen: async (subscriptionId) =>
+      // events_open_by_subscription
+      (await db
+        .selectFrom('events')
+        .select('id')
+        .where('subscription_id', '=', subscriptionId)
+        .where('status', 'in', ['queued', 'pending'])
+        .limit(1)
+        .executeTakeFirst()) !== undefined,
     claimNext: async (now, leaseUntil) => {
       const r = await db
         .selectFrom('events as e')

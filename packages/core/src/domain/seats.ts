@@ -20,6 +20,11 @@ export function assertSeatTotal(total: number, maxSeats: number): void {
 
 function assertSeatChange(s: Subscription, plan: Plan, count: number, now: Date): void {
   if (!Number.isInteger(count) || count < 1) fail(ErrorCodes.SEATS_INVALID_COUNT, 'the seat count must be a whole number of at least 1');
+  assertSeatsChangeable(s, plan, now);
+}
+
+/** Refuses any seat change of a plan that is not per seat, or of a canceled subscription. */
+function assertSeatsChangeable(s: Subscription, plan: Plan, now: Date): void {
   if (!isPerSeat(plan)) fail(ErrorCodes.SUBSCRIPTION_NOT_PER_SEAT, 'seats can change only on a per-seat plan');
   if (effectiveStatus(s, now) === 'CANCELED') fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
 }
@@ -96,10 +101,12 @@ export function validateSeatChange(
   s: Subscription,
   plan: Plan,
   licenses: License[],
-  change: Pick<SeatChange, 'type' | 'count'>,
+  change: Pick<SeatChange, 'type' | 'count' | 'quantity'>,
   now: Date,
   maxSeats = DEFAULT_MAX_SEATS,
 ): void {
+  // A number of seats already held (queued behind other changes, see SeatService.requestQuantity).
+  if (change.count === 0 && change.quantity !== undefined) return assertSeatsChangeable(s, plan, now);
   if (change.type === 'seats.increment') {
     assertSeatChange(s, plan, change.count, now);
     assertSeatTotal(s.quantity + change.count, maxSeats);

@@ -82,6 +82,15 @@ export function reactivate(s: Subscription, licenses: License[], now: Date): Sub
   };
 }
 
+/**
+ * Auto-renew on (the catalog API): a subscription that renews already is left as it is (the very
+ * object: nothing to write, nothing to tell), a scheduled cancellation is taken back as `reactivate`.
+ */
+export function enableRenewal(s: Subscription, licenses: License[], now: Date): SubscriptionChange {
+  if (effectiveStatus(s, now) !== 'CANCELED' && !s.cancelAtPeriodEnd) return { subscription: s, licenses: [] };
+  return reactivate(s, licenses, now);
+}
+
 /** A payment for the next period arrived: the period and the licenses move on. */
 export function renew(s: Subscription, licenses: License[], periodStart: Date, periodEnd: Date, now: Date): SubscriptionChange {
   assertRunning(s, now);

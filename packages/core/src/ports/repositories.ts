@@ -292,6 +292,8 @@ export interface EventRepository {
   claimNext(now: Date, leaseUntil: Date): Promise<DomainEvent | undefined>;
   /** Unfinished events of every organisation by status (the queue's depth, for metrics). */
   countOpen(): Promise<{ queued: number; pending: number }>;
+  /** Whether the subscription has an unfinished event (queued or pending, leased or not). */
+  hasOpen(subscriptionId: Id): Promise<boolean>;
 }
 
 export interface OutboxRepository {
@@ -519,4 +521,10 @@ export interface UnitOfWork {
    * Outside such a transaction: nothing (the caller answers for its own steps).
    */
   noteDone?(done: string, then: string, undo?: () => Promise<void>): void;
+  /**
+   * Whether the caller's `run` and `read` join a transaction already open (an idempotent
+   * request's): what they read may be that transaction's own uncommitted writes, so it must not be
+   * shared with other callers (the capability check's cache). Absent: never.
+   */
+  joined?(): boolean;
 }

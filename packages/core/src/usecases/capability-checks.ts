@@ -121,10 +121,22 @@ export class CapabilityChecks {
    * share it), kept in the cache unless something changed while they were read.
    */
   private async loadSnapshots(tenant: Tenant, productId: Id, grantees: readonly string[]): Promise<Map<string, CheckLicense[]>> {
+    if (this.deps.uow.joined?.()) {
+      // Inside an idempotent request's transaction: read through it (its own writes included) and
+      // keep nothing. Batched with other requests' loads or cached, what it has not committed (and
+      // may roll back) would answer everyone's checks.
+      const own = await this.deps.uow.read((r) => r.licenses.findForCheck(tenant, productId, [...grantees]));
+      return this.byGrantee(grantees, own);
+    }
     const { mark, licenses } = await this.batchedLoad(tenant, productId, grantees);
+    const byGrantee = this.byGrantee(grantees, licenses);
+    this.cache.storeSnapshots(mark, productId, byGrantee);
+    return byGrantee;
+  }
+
+  private byGrantee(grantees: readonly string[], licenses: readonly CheckLicense[]): Map<string, CheckLicense[]> {
     const byGrantee = new Map<string, CheckLicense[]>(grantees.map((g) => [g, []]));
     for (const l of licenses) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
-    this.cache.storeSnapshots(mark, productId, byGrantee);
     return byGrantee;
   }
 

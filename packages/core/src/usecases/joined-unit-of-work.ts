@@ -37,6 +37,10 @@ export class JoinedUnitOfWork implements UnitOfWork {
     return joined?.open ? work(joined.repos) : this.inner.read(work);
   }
 
+  joined(): boolean {
+    return this.current.getStore()?.open === true;
+  }
+
   /**
    * Something outside the joined transaction was done (the payment provider told): if the
    * transaction then fails, its answer says so, and `undo` runs (see `runShared`).

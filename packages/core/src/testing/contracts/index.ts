@@ -783,9 +783,13 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       const future = anEvent(t, other.id, { runAt: at(1e12), createdAt: at(-2) });
       const due = anEvent(t, s.id, { createdAt: at(-1), runAt: at(-1) });
       const before = await tx(uow(), (r) => r.events.countOpen());
+      await tx(uow(), (r) => r.events.save(done));
+      // A subscription whose events are all done has none open.
+      expect(await tx(uow(), (r) => r.events.hasOpen(s.id))).toBe(false);
       await tx(uow(), async (r) => {
-        for (const e of [done, future, due]) await r.events.save(e);
+        for (const e of [future, due]) await r.events.save(e);
       });
+      expect(await tx(uow(), async (r) => [await r.events.hasOpen(s.id), await r.events.hasOpen(other.id)])).toEqual([true, true]);
       // Two more queued (the done one is not counted); other suites may share the database.
       const after = await tx(uow(), (r) => r.events.countOpen());
       expect(after.queued - before.queued).toBeGreaterThanOrEqual(2);

@@ -167,6 +167,8 @@ export function eventRepository(db: Tables): EventRepository {
       const all = [...db.events.values()];
       return { queued: all.filter((e) => e.status === 'queued').length, pending: all.filter((e) => e.status === 'pending').length };
     },
+    hasOpen: async (subscriptionId) =>
+      [...db.events.values()].some((e) => e.subscriptionId === subscriptionId && (e.status === 'queued' || e.status === 'pending')),
     // First queued first: the map keeps insertion order, like the SQL adapter's sequence.
     claimNext: async (now, leaseUntil) => {
       const open = [...db.events.values()].filter((e) => e.status === 'queued' || e.status === 'pending');

@@ -253,10 +253,7 @@ export class SubscriptionDirectory {
    * setting already so is no change (a repeated PUT answers as the first did), as the batch skips it.
    */
   async setAutoRenew(tenant: Tenant, id: Id, enabled: boolean): Promise<Subscription> {
-    if (!enabled) return this.lifecycle.cancel(tenant, id, 'end');
-    const s = await this.deps.uow.read((r) => loadOwned(r, tenant, id, false));
-    if (effectiveStatus(s, this.deps.clock.now()) !== 'CANCELED' && !s.cancelAtPeriodEnd) return s;
-    return this.lifecycle.reactivate(tenant, id);
+    return enabled ? this.lifecycle.enableRenewal(tenant, id) : this.lifecycle.cancel(tenant, id, 'end');
   }
 
   /** Removes a test-mode subscription for good (a running one is canceled with the provider first). */

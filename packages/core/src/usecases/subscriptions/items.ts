@@ -1,4 +1,4 @@
-import { ErrorCodes, fail, invalid } from '../../errors';
+import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
 import { isUuid } from '../../support/text';
 import type { Id, License, LineItemQuantities, Plan, Proration, Subscription, Tenant } from '../../model';
 import { unitAmount } from '../../domain/catalog';
@@ -70,6 +70,15 @@ export class SubscriptionItems {
             proration: 'none',
             paymentItemId: o.outcome.paymentItemId,
           })
+          .then(() =>
+            // Logged for reconciliation: had the write's COMMIT landed after all (an answer in
+            // doubt), the plan is held here without its item until the provider's re-sync ends it.
+            this.deps.logger?.info('a plan added at the payment provider was removed there again: the local write failed', {
+              subscriptionId: id,
+              planId: o.planId,
+              paymentItemId: o.outcome.paymentItemId,
+            }),
+          )
           .catch((err: unknown) =>
             this.deps.logger?.error('a plan added at the payment provider could not be removed again after the local write failed', {
               subscriptionId: id,
@@ -221,19 +230,20 @@ export class SubscriptionItems {
     const provider = this.providerOf(first.s);
     if (provider && !provider.setPlanSeats && (!provider.addPlan || !provider.removePlan))
       return invalid('quantity', `subscriptions paid through ${provider.name} hold one plan`);
+    /** What the provider is told of the plan on the decided state. */
+    const base = (d: typeof first) => ({
+      subscription: d.s,
+      plan: d.plan,
+      unitAmount: d.price,
+      proration,
+      requestId: this.deps.ids.newId(),
+      paymentItemId: d.s.addedPlans.find((a) => a.planId === planId)?.paymentItemId ?? null,
+    });
     /** Tells the provider the decided change: the number (setPlanSeats, Stripe), else the difference (the sandbox). */
     const tell = async (d: typeof first): Promise<ProviderOutcome | undefined> => {
       if (!provider) return undefined;
-      const base = {
-        subscription: d.s,
-        plan: d.plan,
-        unitAmount: d.price,
-        proration,
-        requestId: this.deps.ids.newId(),
-        paymentItemId: d.s.addedPlans.find((a) => a.planId === planId)?.paymentItemId ?? null,
-      };
-      if (provider.setPlanSeats) return provider.setPlanSeats({ ...base, quantity });
-      const request = { ...base, quantity: Math.abs(d.change.delta) };
+      if (provider.setPlanSeats) return provider.setPlanSeats({ ...base(d), quantity });
+      const request = { ...base(d), quantity: Math.abs(d.change.delta) };
       return (d.change.delta > 0 ? provider.addPlan : provider.removePlan)!.call(provider, request);
     };
     const outcome = await tell(first);
@@ -249,7 +259,30 @@ export class SubscriptionItems {
         if (locked.change.removed.length) await r.licenses.deleteMany(locked.change.removed.map((l) => l.id));
         return locked;
       });
-    const committed = await afterProvider(this.deps.uow, provider !== undefined, write);
+    const committed = await afterProvider(this.deps.uow, provider !== undefined, write).catch(async (e: unknown) => {
+      // Refused on the locked row (a seat assigned meanwhile, the subscription canceled): nothing was
+      // written, so a provider that keeps the number (Stripe) is told the number held again (the
+      // sandbox keeps nothing). An outage says the change may be partly applied instead.
+      const setPlanSeats = provider?.setPlanSeats;
+      if (setPlanSeats && isDomainError(e) && e.code !== ErrorCodes.DATABASE_UNAVAILABLE && e.code !== ErrorCodes.BUSY) {
+        await this.deps.uow
+          .run((r) => loadOwned(r, tenant, id, false))
+          .then((s) => {
+            const held = s.addedPlans.find((a) => a.planId === planId);
+            if (!held) return;
+            const paymentItemId = held.paymentItemId ?? null;
+            return setPlanSeats.call(provider, { ...base(first), subscription: s, paymentItemId, quantity: held.quantity });
+          })
+          .catch((err: unknown) =>
+            this.deps.logger?.error('added plan seats refused after the payment provider took them could not be taken back there', {
+              subscriptionId: id,
+              planId,
+              error: String(err),
+            }),
+          );
+      }
+      throw e;
+    });
     if (provider && committed.change.delta !== 0 && committed.change.delta !== first.change.delta) {
       // The seats moved between the two decisions: the provider is told the change committed, and what it bills is kept.
       await tell(committed)

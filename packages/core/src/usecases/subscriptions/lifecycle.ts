@@ -18,6 +18,7 @@ import {
   changePlan,
   effectiveStatus,
   reactivate,
+  enableRenewal,
   type PlanChange,
   type SubscriptionChange,
 } from '../../domain/subscription';
@@ -153,6 +154,15 @@ export class SubscriptionLifecycle {
 
   async reactivate(tenant: Tenant, id: Id): Promise<Subscription> {
     return this.changeWithProvider(tenant, id, reactivate, (s) => this.deps.payments.reactivate(s));
+  }
+
+  /**
+   * Auto-renew on: a scheduled cancellation taken back (as `reactivate`); a subscription that renews
+   * already is left as it is, also when that is so only on the locked row (two identical requests
+   * at once: the second finds the first's change made, and answers as a repeat does).
+   */
+  async enableRenewal(tenant: Tenant, id: Id): Promise<Subscription> {
+    return this.changeWithProvider(tenant, id, enableRenewal, (s) => this.deps.payments.reactivate(s));
   }
 
   /** Decide on a plain read, tell the provider (only when something changes), decide again on the locked row and write. */

@@ -1,4 +1,4 @@
-import { ErrorCodes, fail, invalid } from '../../errors';
+import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
 import type { DomainEvent, Id, Plan, Proration, SeatChange, Subscription, Tenant } from '../../model';
 import { addSeats, removeSeats, validateSeatChange, type NewSeats } from '../../domain/seats';
 import { seatsOfPlan } from '../../domain/subscription-plans';
@@ -32,37 +32,46 @@ export class SeatService {
 
   /** Checks a seat change now and queues it as an event; returns the queued event. */
   async request(tenant: Tenant, subscriptionId: Id, change: SeatChange): Promise<DomainEvent> {
-    return (await this.queue(tenant, subscriptionId, () => change)) as DomainEvent;
+    return (await this.queue(tenant, subscriptionId, async () => change)) as DomainEvent;
   }
 
   /**
    * Asks for the subscription's first plan to hold `quantity` seats (the catalog API's seat PUTs,
    * the sandbox portal): queued as the change from its quantity now (read in the transaction that
-   * checks and queues it), applied as the difference from its quantity then. Nothing to change
-   * (already so): nothing is queued (null).
+   * checks and queues it), applied as the difference from its quantity then. The number held
+   * already: nothing is queued (null), unless other changes of the subscription still wait (the
+   * number is queued behind them, so it is what the subscription holds once they are applied).
    */
   requestQuantity(tenant: Tenant, subscriptionId: Id, quantity: number, proration: Proration): Promise<DomainEvent | null> {
-    return this.queue(tenant, subscriptionId, (s) => {
+    return this.queue(tenant, subscriptionId, async (s, r) => {
       const delta = quantity - s.quantity;
-      if (delta === 0) return null;
       if (!Number.isSafeInteger(delta)) invalid('quantity', 'is out of range');
-      return { type: delta > 0 ? 'seats.increment' : 'seats.decrement', count: Math.abs(delta), proration, quantity };
+      const change: SeatChange = { type: delta < 0 ? 'seats.decrement' : 'seats.increment', count: Math.abs(delta), proration, quantity };
+      return delta !== 0 || (await r.events.hasOpen(s.id)) ? change : { check: change };
     });
   }
 
-  /** Checks the change `ask` makes of the subscription and queues it (none: nothing queued). */
-  private async queue(tenant: Tenant, subscriptionId: Id, ask: (s: Subscription) => SeatChange | null): Promise<DomainEvent | null> {
+  /**
+   * Checks the change `ask` makes of the subscription and queues it; `{ check }`: checked (a
+   * canceled subscription, a plan not per seat are refused) but nothing queued.
+   */
+  private async queue(
+    tenant: Tenant,
+    subscriptionId: Id,
+    ask: (s: Subscription, r: Repositories) => Promise<SeatChange | { check: SeatChange }>,
+  ): Promise<DomainEvent | null> {
     const now = this.deps.clock.now();
     const event = await this.deps.uow.run(async (r) => {
       const s = await loadOwned(r, tenant, subscriptionId, false);
-      const change = ask(s);
-      if (!change) return null;
+      const asked = await ask(s, r);
+      const change = 'check' in asked ? asked.check : asked;
       // The first plan's seats (an added plan's are set through the catalog API's subscription plan).
       const [plan, licenses] = await Promise.all([
         loadPlan(r, s.planId),
         r.licenses.listBySubscription(s.id).then((ls) => seatsOfPlan(ls, s.planId)),
       ]);
       validateSeatChange(s, plan, licenses, change, now, limitsOf(this.deps).maxSeats);
+      if ('check' in asked) return null;
       const e: DomainEvent = {
         id: this.deps.ids.newId(),
         organisationId: s.organisationId,
@@ -98,23 +107,48 @@ export class SeatService {
       return first.before;
     }
     const outcome = await this.tellProvider(first, change);
+    // The change told is the change made only if it was decided on the same state (a quantity asked
+    // for ends at the same number from any start, but what the provider billed is the difference).
+    const same = (d: SeatDecision) =>
+      d.before.quantity === first.before.quantity &&
+      d.before.planId === first.before.planId &&
+      d.subscription.quantity === first.subscription.quantity;
     // The provider has been told: an outage from here on says so (the change may be partly applied).
     const committed = await afterProvider(this.deps.uow, billedByProvider(first.before, this.deps.freeCheckout), () =>
       this.deps.uow.run(async (r) => {
         const d = await this.decide(r, subscriptionId, change, true);
-        if (d.subscription.quantity === first.subscription.quantity) await saveOutcome(r, outcome);
+        if (same(d)) await saveOutcome(r, outcome);
         await r.subscriptions.save(d.subscription);
         await r.licenses.deleteMany(d.removed);
         await saveSeats(r, d.added);
         await finish?.(r);
         return d;
       }),
-    );
-    if (committed.subscription.quantity !== first.subscription.quantity) {
-      // The state moved between the two decisions: the provider learns the quantity we committed.
-      await this.tellProvider(committed, change).catch((e) =>
-        this.deps.logger?.error('seat quantity re-sync with the provider failed', { subscriptionId, error: String(e) }),
-      );
+    ).catch(async (e: unknown) => {
+      // Refused on the locked row (the state moved: a seat assigned meanwhile, the subscription
+      // canceled): nothing was written, so the provider is told the quantity held again. An outage
+      // is retried by the worker instead, deciding again on the same row.
+      if (isDomainError(e) && e.code !== ErrorCodes.DATABASE_UNAVAILABLE && e.code !== ErrorCodes.BUSY) {
+        await this.deps.uow
+          .run((r) => this.decide(r, subscriptionId, { ...change, type: 'seats.increment', count: 0, quantity: undefined }, false))
+          .then((held) => this.tellProvider(held, change))
+          .catch((err: unknown) =>
+            this.deps.logger?.error('a seat change refused after the payment provider took it could not be taken back there', {
+              subscriptionId,
+              error: String(err),
+            }),
+          );
+      }
+      throw e;
+    });
+    if (!same(committed)) {
+      // The state moved between the two decisions: the provider learns the quantity we committed,
+      // and what it bills for the change made is kept (the first answer was not).
+      await this.tellProvider(committed, change)
+        .then(async (o) => {
+          if (committed.subscription !== committed.before) await this.deps.uow.run((r) => saveOutcome(r, o));
+        })
+        .catch((e) => this.deps.logger?.error('seat quantity re-sync with the provider failed', { subscriptionId, error: String(e) }));
     }
     return committed.subscription;
   }

@@ -1,0 +1,146 @@
+/* Seat changes when the state moves under them: a number asked for behind queued changes, a change
+   decided again on another state, a change refused on the locked row after the payment provider
+   took it, and two identical auto-renew requests at once. */
+import { randomUUID } from 'node:crypto';
+import { ErrorCodes, type Plan, type ProviderOutcome, type Subscription } from '../src';
+import { buyPlan, createTestCore, seedSample } from '../src/testing';
+
+async function world() {
+  const core = createTestCore();
+  const { tenant, keys } = await seedSample(core, `org-${randomUUID()}`);
+  const { subscription } = await buyPlan(core, keys['plans.notes.team'], 2, 'alice');
+  const quantity = async () => (await core.subscriptions.get(tenant, subscription.id)).subscription.quantity;
+  const drain = async () => {
+    while (await core.worker.processNext());
+  };
+  return { core, tenant, keys, s: subscription, quantity, drain };
+}
+
+type ChangeSeats = (s: Subscription, plan: Plan, quantity: number, ...rest: unknown[]) => Promise<ProviderOutcome>;
+
+describe('a number of seats asked for', () => {
+  it('is queued behind the changes still waiting, even when it is the number held now', async () => {
+    const { core, tenant, s, quantity, drain } = await world();
+    expect(await core.seats.requestQuantity(tenant, s.id, 4, 'none')).not.toBeNull();
+    // Still 2 until the worker applies the first: asking for 2 again must undo it, not be dropped.
+    expect(await quantity()).toBe(2);
+    expect(await core.seats.requestQuantity(tenant, s.id, 2, 'none')).not.toBeNull();
+    await drain();
+    expect(await quantity()).toBe(2);
+    // Nothing waits now: the number held is no change at all.
+    expect(await core.seats.requestQuantity(tenant, s.id, 2, 'none')).toBeNull();
+  });
+
+  it('is refused on a canceled subscription even when it is the number held', async () => {
+    const { core, tenant, s } = await world();
+    await core.subscriptions.cancel(tenant, s.id, 'now');
+    await expect(core.seats.requestQuantity(tenant, s.id, 2, 'none')).rejects.toMatchObject({ code: ErrorCodes.SUBSCRIPTION_CANCELED });
+  });
+
+  it('decided again on another state keeps what the provider billed for the change made, not the one first told', async () => {
+    const { core, tenant, s, quantity } = await world();
+    // The provider bills each change it is told as a document naming it.
+    const provider = core.payments as unknown as { changeSeats: ChangeSeats };
+    const told = provider.changeSeats.bind(provider);
+    let moveOnce = true;
+    provider.changeSeats = async (before, plan, q, ...rest) => {
+      await told(before, plan, q, ...rest);
+      // While the provider takes the first change, another seat is added and committed.
+      if (moveOnce) {
+        moveOnce = false;
+        await core.seats.apply(s.id, { type: 'seats.increment', count: 1, proration: 'none' });
+      }
+      return {
+        documents: [
+          {
+            id: randomUUID(),
+            organisationId: tenant.organisationId,
+            subscriptionId: s.id,
+            kind: 'invoice',
+            body: { from: before.quantity, to: q },
+            createdAt: new Date(),
+          },
+        ],
+      };
+    };
+    await core.seats.apply(s.id, { type: 'seats.increment', count: 3, proration: 'none', quantity: 5 });
+    expect(await quantity()).toBe(5);
+    const bodies = (await core.uow.read((r) => r.billingDocuments.list(s.id, 'invoice'))).map((d) => d.body);
+    // The seat added meanwhile (2 -> 3), then the change made (3 -> 5); never 2 -> 5 as well.
+    expect(bodies).toEqual(
+      expect.arrayContaining([
+        { from: 2, to: 3 },
+        { from: 3, to: 5 },
+      ]),
+    );
+    expect(bodies).toHaveLength(2);
+  });
+});
+
+describe('a seat change refused on the locked row after the provider took it', () => {
+  it('tells the provider the quantity held again (the first plan)', async () => {
+    const { core, tenant, s, quantity } = await world();
+    await core.seats.apply(s.id, { type: 'seats.increment', count: 2, proration: 'none' });
+    const free = (await core.licenses.list(tenant, { subscriptionId: s.id })).filter((l) => l.granteeId === null);
+    expect(free.length).toBeGreaterThan(0);
+    const provider = core.payments as unknown as { changeSeats: ChangeSeats };
+    const told = provider.changeSeats.bind(provider);
+    let assignOnce = true;
+    provider.changeSeats = async (...args) => {
+      const out = await told(...args);
+      // While the provider takes the removal, every free seat is assigned: none is left to remove.
+      if (assignOnce) {
+        assignOnce = false;
+        for (const [i, l] of free.entries()) await core.licenses.update(tenant, l.id, { granteeId: `late-${i}` });
+      }
+      return out;
+    };
+    const calls = core.payments.calls.length;
+    await expect(core.seats.apply(s.id, { type: 'seats.decrement', count: 1, proration: 'none' })).rejects.toMatchObject({
+      code: ErrorCodes.SEATS_EXCEED_UNASSIGNED,
+    });
+    expect(await quantity()).toBe(4);
+    expect(core.payments.calls.slice(calls)).toMatchObject([
+      { op: 'changeSeats', quantity: 3 },
+      { op: 'changeSeats', quantity: 4 },
+    ]);
+  });
+
+  it("tells a provider that keeps an added plan's number the number held again", async () => {
+    const { core, tenant, keys, s } = await world();
+    const business = keys['plans.notes.business'];
+    await core.subscriptionItems.change(tenant, s.id, [{ kind: 'add', planId: business, at: 'items[0]' }], 'none');
+    await core.subscriptionItems.setAddedSeats(tenant, s.id, business, 3, 'none');
+    const free = (await core.licenses.list(tenant, { subscriptionId: s.id })).filter((l) => l.planId === business && l.granteeId === null);
+    expect(free.length).toBeGreaterThan(0);
+    // A provider that keeps the number of an added plan's seats (as Stripe's subscription item).
+    const set: number[] = [];
+    let assignOnce = true;
+    (core.payments as unknown as { setPlanSeats: (r: { quantity: number }) => Promise<ProviderOutcome> }).setPlanSeats = async (r) => {
+      set.push(r.quantity);
+      if (assignOnce) {
+        assignOnce = false;
+        for (const [i, l] of free.entries()) await core.licenses.update(tenant, l.id, { granteeId: `late-${i}` });
+      }
+      return {};
+    };
+    await expect(core.subscriptionItems.setAddedSeats(tenant, s.id, business, 2, 'none')).rejects.toMatchObject({
+      code: ErrorCodes.SEATS_EXCEED_UNASSIGNED,
+    });
+    const held = (await core.subscriptions.get(tenant, s.id)).subscription.addedPlans.find((a) => a.planId === business);
+    expect(held?.quantity).toBe(3);
+    expect(set).toEqual([2, 3]);
+  });
+});
+
+it('auto-renew turned on by two identical requests at once: both answer as a repeat does', async () => {
+  const { core, tenant, s } = await world();
+  await core.subscriptions.cancel(tenant, s.id, 'end');
+  const both = await Promise.allSettled([1, 2].map(() => core.subscriptionDirectory.setAutoRenew(tenant, s.id, true)));
+  expect(both.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+  expect((await core.subscriptions.get(tenant, s.id)).subscription.cancelAtPeriodEnd).toBe(false);
+  // And once more, with nothing scheduled: nothing told.
+  const calls = core.payments.calls.length;
+  await core.subscriptionDirectory.setAutoRenew(tenant, s.id, true);
+  expect(core.payments.calls.length).toBe(calls);
+});
