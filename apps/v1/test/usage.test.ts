@@ -34,16 +34,16 @@ describe('v1 usage (the real SDK call shape)', () => {
     expect((await api.put('/usage', { ...body, countOptions: { increment: 2 } })).body.unitCount).toBe(6);
     // Without a version header too, as the real v1 clients send it.
     expect((await v1(app, org.liveKey, null).put('/usage', { ...body, countOptions: { increment: 1 } })).body.unitCount).toBe(7);
-    // A client without a key sends the literal `undefined` (or an empty header): each is no key, so
-    // every such call counts, even with another body.
+    // A client without a key sends the literal `undefined`: no key, so every such call counts, even
+    // with another body. An empty key is refused.
     expect((await api.put('/usage', { ...body, countOptions: { increment: 1 } }).set('unique-key', 'undefined')).body.unitCount).toBe(8);
     expect((await api.put('/usage', { ...body, countOptions: { increment: 2 } }).set('unique-key', 'undefined')).body.unitCount).toBe(10);
-    expect((await api.put('/usage', { ...body, countOptions: { increment: 1 } }).set('unique-key', '')).body.unitCount).toBe(11);
+    expect((await api.put('/usage', { ...body, countOptions: { increment: 1 } }).set('unique-key', '')).status).toBe(400);
 
     const usage = await api.get(`/licenses/${license}/usage`);
     expect(usage.status).toBe(200);
     expectSchema(schemaOf('get', '/licenses/:licenseUuid/usage'), usage.body);
-    expect(usage.body).toEqual([expect.objectContaining({ licenseUuid: license, planUuid: org.keys['plans.notes.team'], unitCount: 11 })]);
+    expect(usage.body).toEqual([expect.objectContaining({ licenseUuid: license, planUuid: org.keys['plans.notes.team'], unitCount: 10 })]);
 
     expect((await api.put('/usage', { ...body, featureVariableName: 'nope' })).status).toBe(400);
     expect((await api.put('/usage', { ...body, countOptions: { increment: 0 } })).status).toBe(400);

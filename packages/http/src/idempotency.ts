@@ -46,10 +46,10 @@ export function idempotent(
 /**
  * The `unique-key` header of the v1 and v2 usage routes. The real clients copy an optional key
  * into their headers, so a client without one sends the literal `undefined` (fetch stringifies it):
- * that, like no header and an empty one, is no key. Read as a key, every keyless call after the
- * first would replay the first one's answer and its units would be lost.
+ * that, like no header, is no key. Read as a key, every keyless call after the first would replay
+ * the first one's answer and its units would be lost. An empty key stays an error (400).
  */
 export function uniqueKeyOf(req: Request): string | undefined {
   const key = req.get('unique-key');
-  return key === undefined || key === '' || key === 'undefined' ? undefined : key;
+  return key === undefined || key === 'undefined' ? undefined : key;
 }

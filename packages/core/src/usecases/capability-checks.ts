@@ -121,13 +121,6 @@ export class CapabilityChecks {
    * share it), kept in the cache unless something changed while they were read.
    */
   private async loadSnapshots(tenant: Tenant, productId: Id, grantees: readonly string[]): Promise<Map<string, CheckLicense[]>> {
-    if (this.deps.uow.joined?.()) {
-      // Inside an idempotent request's transaction: read through it (its own writes included) and
-      // keep nothing. Batched with other requests' loads or cached, what it has not committed (and
-      // may roll back) would answer everyone's checks.
-      const own = await this.deps.uow.read((r) => r.licenses.findForCheck(tenant, productId, [...grantees]));
-      return this.byGrantee(grantees, own);
-    }
     const { mark, licenses } = await this.batchedLoad(tenant, productId, grantees);
     const byGrantee = this.byGrantee(grantees, licenses);
     this.cache.storeSnapshots(mark, productId, byGrantee);
@@ -248,6 +241,12 @@ export class CapabilityChecks {
    * from the read replica when there is one); the check is the pure function over the snapshots.
    */
   async check(tenant: Tenant, req: CheckRequest, answered: { fromMemory?: () => void } = {}): Promise<SignedCheck | null> {
+    // Never inside an idempotent request's transaction (JoinedUnitOfWork): its reads would join it,
+    // and what they found (licenses, owners, capability names, a signing key made on first use) is
+    // cached and batched for every other request, uncommitted and perhaps rolled back. Reading
+    // outside it instead would wait forever for the one connection of the embedded database.
+    if (this.deps.uow.joined?.())
+      throw new Error("a capability check cannot run inside an idempotent request's transaction: check before or after it");
     try {
       const answer = await this.answer(tenant, req, false);
       this.cache.databaseAnswered();

@@ -190,7 +190,10 @@ export class SubscriptionLifecycle {
         await r.licenses.saveMany(change.licenses);
         return change.subscription;
       });
-    if (first.change.subscription === first.s) return write();
+    // Nothing to change on what was read (already so): answered as read. Deciding again on the locked
+    // row could find a change made meanwhile to take back (a cancellation scheduled by a concurrent
+    // request) and write it without the provider being told; a change is only ever written after it.
+    if (first.change.subscription === first.s) return first.s;
     await tellProvider(first.s);
     // The provider has been told: an outage from here on says so (the change may be partly applied).
     return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), write);

@@ -32,7 +32,10 @@ export class SeatService {
 
   /** Checks a seat change now and queues it as an event; returns the queued event. */
   async request(tenant: Tenant, subscriptionId: Id, change: SeatChange): Promise<DomainEvent> {
-    return (await this.queue(tenant, subscriptionId, async () => change)) as DomainEvent;
+    return (await this.queue(async (r) => ({
+      s: await loadOwned(r, tenant, subscriptionId, false),
+      asked: change,
+    }))) as DomainEvent;
   }
 
   /**
@@ -43,27 +46,29 @@ export class SeatService {
    * number is queued behind them, so it is what the subscription holds once they are applied).
    */
   requestQuantity(tenant: Tenant, subscriptionId: Id, quantity: number, proration: Proration): Promise<DomainEvent | null> {
-    return this.queue(tenant, subscriptionId, async (s, r) => {
+    return this.queue(async (r) => {
+      // Whether a change waits is read before the quantity (each statement sees what was committed
+      // when it began): a change the worker commits between the two (its quantity and its event done
+      // together) is then in the quantity read, never "held, and nothing waits" decided across it.
+      const waiting = await r.events.hasOpen(subscriptionId);
+      const s = await loadOwned(r, tenant, subscriptionId, false);
       const delta = quantity - s.quantity;
       if (!Number.isSafeInteger(delta)) invalid('quantity', 'is out of range');
       const change: SeatChange = { type: delta < 0 ? 'seats.decrement' : 'seats.increment', count: Math.abs(delta), proration, quantity };
-      return delta !== 0 || (await r.events.hasOpen(s.id)) ? change : { check: change };
+      return { s, asked: delta !== 0 || waiting ? change : { check: change } };
     });
   }
 
   /**
-   * Checks the change `ask` makes of the subscription and queues it; `{ check }`: checked (a
-   * canceled subscription, a plan not per seat are refused) but nothing queued.
+   * Checks the change `ask` makes of the subscription it reads and queues it; `{ check }`: checked
+   * (a canceled subscription, a plan not per seat are refused) but nothing queued.
    */
   private async queue(
-    tenant: Tenant,
-    subscriptionId: Id,
-    ask: (s: Subscription, r: Repositories) => Promise<SeatChange | { check: SeatChange }>,
+    ask: (r: Repositories) => Promise<{ s: Subscription; asked: SeatChange | { check: SeatChange } }>,
   ): Promise<DomainEvent | null> {
     const now = this.deps.clock.now();
     const event = await this.deps.uow.run(async (r) => {
-      const s = await loadOwned(r, tenant, subscriptionId, false);
-      const asked = await ask(s, r);
+      const { s, asked } = await ask(r);
       const change = 'check' in asked ? asked.check : asked;
       // The first plan's seats (an added plan's are set through the catalog API's subscription plan).
       const [plan, licenses] = await Promise.all([

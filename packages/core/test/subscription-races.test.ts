@@ -1,19 +1,40 @@
-/* Seat changes when the state moves under them: a number asked for behind queued changes, a change
-   decided again on another state, a change refused on the locked row after the payment provider
-   took it, and two identical auto-renew requests at once. */
+/* Changes when the state moves under them: a number of seats asked for behind queued changes, a
+   seat change decided again on another state, a change refused on the locked row after the payment
+   provider took it, two identical auto-renew requests at once, and auto-renew asked while a
+   cancellation is scheduled. */
 import { randomUUID } from 'node:crypto';
-import { ErrorCodes, type Plan, type ProviderOutcome, type Subscription } from '../src';
-import { buyPlan, createTestCore, seedSample } from '../src/testing';
+import { ErrorCodes, type Plan, type ProviderOutcome, type Repositories, type Subscription, type UnitOfWork } from '../src';
+import { buyPlan, createTestCore, InMemoryUnitOfWork, seedSample } from '../src/testing';
+
+/** The in-memory unit of work; `afterRun` runs (once) when the next transaction has ended. */
+class AfterRun implements UnitOfWork {
+  afterRun: (() => Promise<void>) | undefined;
+  private readonly inner = new InMemoryUnitOfWork();
+  read<T>(work: (r: Repositories) => Promise<T>): Promise<T> {
+    return this.inner.read(work);
+  }
+  async run<T>(work: (r: Repositories) => Promise<T>): Promise<T> {
+    const out = await this.inner.run(work);
+    const after = this.afterRun;
+    this.afterRun = undefined;
+    await after?.();
+    return out;
+  }
+  changeFeed() {
+    return this.inner.changeFeed();
+  }
+}
 
 async function world() {
-  const core = createTestCore();
+  const uow = new AfterRun();
+  const core = createTestCore({ uow });
   const { tenant, keys } = await seedSample(core, `org-${randomUUID()}`);
   const { subscription } = await buyPlan(core, keys['plans.notes.team'], 2, 'alice');
   const quantity = async () => (await core.subscriptions.get(tenant, subscription.id)).subscription.quantity;
   const drain = async () => {
     while (await core.worker.processNext());
   };
-  return { core, tenant, keys, s: subscription, quantity, drain };
+  return { uow, core, tenant, keys, s: subscription, quantity, drain };
 }
 
 type ChangeSeats = (s: Subscription, plan: Plan, quantity: number, ...rest: unknown[]) => Promise<ProviderOutcome>;
@@ -143,4 +164,18 @@ it('auto-renew turned on by two identical requests at once: both answer as a rep
   const calls = core.payments.calls.length;
   await core.subscriptionDirectory.setAutoRenew(tenant, s.id, true);
   expect(core.payments.calls.length).toBe(calls);
+});
+
+it('auto-renew asked while a cancellation is being scheduled never writes a change the provider was not told', async () => {
+  const { uow, core, tenant, s } = await world();
+  // Auto-renew is on (nothing to do) when read; then, before it is answered, a cancellation at the
+  // period's end is scheduled (told to the provider and committed).
+  uow.afterRun = async () => {
+    await core.subscriptions.cancel(tenant, s.id, 'end');
+  };
+  const calls = core.payments.calls.length;
+  await core.subscriptionDirectory.setAutoRenew(tenant, s.id, true);
+  // What the provider was told last is what is held: the cancellation stays scheduled.
+  expect(core.payments.calls.slice(calls)).toMatchObject([{ op: 'cancel', when: 'end' }]);
+  expect((await core.subscriptions.get(tenant, s.id)).subscription.cancelAtPeriodEnd).toBe(true);
 });
