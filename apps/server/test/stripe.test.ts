@@ -1,6 +1,7 @@
 import nock from 'nock';
 import request from 'supertest';
 import Stripe from 'stripe';
+import { DomainError, ErrorCodes } from '@tollgate/core';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
 
@@ -123,7 +124,9 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
     expect(created.every((l) => l.paymentService === 'stripe' && l.endTime?.getTime() === (now + 30 * DAY) * 1000)).toBe(true);
     expect((await check('alice').expect(200)).body.capabilities).toEqual(['edit', 'export']);
 
+    // A replay (Stripe retrying after a sync that failed once the checkout had committed) syncs again.
     nock(API).get('/v1/checkout/sessions/cs_1').query({ 'expand[0]': 'line_items' }).reply(200, sessionReply());
+    nock(API).get('/v1/subscriptions/sub_1').reply(200, stripeSubscription());
     expect((await webhook(e).expect(200)).body.result).toBe('duplicate');
     expect(await licenses()).toHaveLength(3);
   });
@@ -246,6 +249,26 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
       'completed',
     );
     expect((await check('bea').expect(200)).body.capabilities).toEqual(['admin', 'edit', 'export']);
+  });
+
+  it('an event met by a database outage answers 503, so Stripe sends it again, and applies when it does', async () => {
+    const sync = world.core.providerSync.sync;
+    world.core.providerSync.sync = () =>
+      Promise.reject(new DomainError(ErrorCodes.DATABASE_UNAVAILABLE, 'the database is unavailable; nothing was changed, retry later'));
+    const e = event('evt_outage', 'customer.subscription.updated', { id: 'sub_2' });
+    try {
+      nock(API)
+        .get('/v1/subscriptions/sub_2')
+        .reply(200, stripeSubscription({ id: 'sub_2', status: 'trialing' }, { quantity: 1 }));
+      const res = await webhook(e).expect(503);
+      expect(res.body.code).toBe('DATABASE_UNAVAILABLE');
+    } finally {
+      world.core.providerSync.sync = sync;
+    }
+    nock(API)
+      .get('/v1/subscriptions/sub_2')
+      .reply(200, stripeSubscription({ id: 'sub_2', status: 'trialing' }, { quantity: 1 }));
+    expect((await webhook(e).expect(200)).body.result).toBe('applied');
   });
 
   it('customer.subscription.created for a subscription already recorded: syncs it', async () => {

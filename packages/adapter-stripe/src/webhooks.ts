@@ -1,6 +1,13 @@
 import express, { type Request, type Response } from 'express';
 import type Stripe from 'stripe';
-import { isDomainError, type CheckoutService, type ProviderSnapshot, type ProviderSync, type WebhookDelivery } from '@tollgate/core';
+import {
+  ErrorCodes,
+  isDomainError,
+  type CheckoutService,
+  type ProviderSnapshot,
+  type ProviderSync,
+  type WebhookDelivery,
+} from '@tollgate/core';
 import { domainStatus } from './status';
 import type { StripeSubscriptionView } from './provider';
 
@@ -41,6 +48,9 @@ export function snapshotOf(sub: StripeSubscriptionView): ProviderSnapshot {
  * stale), then treats the event as a nudge: re-fetches the object it names from Stripe and applies
  * that. Each event id is applied once. Events we do not handle answer 200 and change nothing.
  */
+/** Refusals that are the database's state, not the event's: Stripe is asked to send the event again. */
+const RETRIED = new Set<string>([ErrorCodes.DATABASE_UNAVAILABLE, ErrorCodes.BUSY, ErrorCodes.CONFLICT]);
+
 export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Router {
   const r = express.Router();
   r.post('/', express.raw({ type: () => true, limit: '1mb' }), async (req: Request, res: Response) => {
@@ -62,6 +72,17 @@ export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Rout
       deps.logger?.info('stripe webhook', { eventId: event.id, type: event.type, result });
       res.status(200).json({ received: true, result });
     } catch (e) {
+      if (isDomainError(e) && RETRIED.has(e.code)) {
+        // The database did not take it (an outage, a full pool, a collision): nothing was applied, and
+        // the event is Stripe's to send again (it retries a non-2xx answer for days). Acknowledged, the
+        // re-sync that repairs a change the provider took but our write lost would never come.
+        deps.logger?.error('stripe webhook not applied; Stripe will send it again', { eventId: event.id, type: event.type, code: e.code });
+        res
+          .status(503)
+          .setHeader('retry-after', '5')
+          .json({ error: 'the event could not be applied now; it will be retried', code: e.code });
+        return;
+      }
       if (isDomainError(e)) {
         // Not ours to apply (a session of another app on the same account, say): acknowledge, so Stripe stops retrying.
         deps.logger?.info('stripe webhook ignored', { eventId: event.id, type: event.type, code: e.code, message: e.message });
@@ -91,8 +112,9 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
         quantity: session.line_items?.data[0]?.quantity ?? undefined,
         delivery,
       });
-      if (done.status === 'completed' && subscriptionId) {
-        // Stripe's period and trial are the truth for the subscription just created.
+      if (subscriptionId) {
+        // Stripe's period and trial are the truth for the subscription just created; again on a
+        // replay (a sync that failed after the checkout committed answered 500, and Stripe retried).
         const sub = (await deps.stripe.subscriptions.retrieve(subscriptionId)) as unknown as StripeSubscriptionView;
         await deps.providerSync.sync(subscriptionId, snapshotOf(sub));
       }
