@@ -234,6 +234,70 @@ describe('usage plans', () => {
     expect(closes.items.map((c) => [c.finalUsage, c.billedUnits])).toEqual([[900n, 0n]]);
   });
 
+  it("a provider's renewal seen first as the subscription's update (Stripe: updated before invoice.paid) closes the period once", async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_updated_first' }));
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 900 });
+    const next = new Date(s.currentPeriodEnd.getTime() + 30 * DAY);
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    const snapshot = {
+      status: 'ACTIVE' as const,
+      currentPeriodStart: s.currentPeriodEnd,
+      currentPeriodEnd: next,
+      cancelAtPeriodEnd: false,
+      canceledAt: null,
+      quantity: 1,
+    };
+    expect(await core.providerSync.sync('sub_updated_first', snapshot)).toBe('applied');
+    // The paid invoice then finds the period moved: nothing more; the update again: nothing more.
+    expect(await core.providerSync.renew('sub_updated_first', s.currentPeriodEnd, next)).toBe('applied');
+    expect(await core.providerSync.sync('sub_updated_first', snapshot)).toBe('applied');
+    expect(await balance(s.id)).toMatchObject({ granted: 1100n, used: 0n, periodEnd: next });
+    const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
+    expect(closes.items.map((c) => [c.finalUsage, c.billedUnits])).toEqual([[900n, 0n]]);
+  });
+
+  describe('a subscription that ends closes its usage and bills it, once', () => {
+    let billed: UsageInvoiceLine[][];
+    beforeEach(() => {
+      billed = [];
+      (core.payments as PaymentProvider).usageBilled = (_s, _p, lines) => (billed.push(lines), {});
+    });
+    const closes = async (owner: string) =>
+      (await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner }))).items.map((c) => [c.finalUsage, c.billedUnits]);
+
+    it('canceled now', async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1200 });
+      await core.subscriptions.cancel(tenant(), s.id, 'now');
+      expect(await closes(s.id)).toEqual([[1200n, 200n]]);
+      expect(billed.map((lines) => lines.map((l) => l.quantity))).toEqual([[200]]);
+    });
+
+    it('canceled at the end of its period, by the sweep', async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1300 });
+      await core.subscriptions.cancel(tenant(), s.id, 'end');
+      expect(await closes(s.id)).toEqual([]);
+      core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+      expect(await core.sweeps.cancellations()).toBe(1);
+      expect(await core.sweeps.cancellations()).toBe(0);
+      expect(await closes(s.id)).toEqual([[1300n, 300n]]);
+      expect(billed).toHaveLength(1);
+    });
+
+    it('ended at the provider (Stripe: customer.subscription.deleted), billed there from its meter events', async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+      await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_deleted' }));
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1100 });
+      const ended = { ...s, status: 'CANCELED' as const, canceledAt: new Date(), cancelAtPeriodEnd: false, quantity: 1 };
+      expect(await core.providerSync.sync('sub_deleted', ended)).toBe('applied');
+      expect(await core.providerSync.sync('sub_deleted', ended)).toBe('applied');
+      expect(await closes(s.id)).toEqual([[1100n, 100n]]);
+      expect(billed).toEqual([]);
+    });
+  });
+
   it("a v1 usage feature on a meter with decimal places caps and bills in the meter's decimals", async () => {
     // `projects` counts hundredths; the plan's usage feature: 0.50 a unit, at least 1.5 billed, at most 10.255 (10.25: places past the scale dropped).
     await core.usage.createMeter(tenant(), { slug: 'projects', name: 'Projects', scale: 2 });

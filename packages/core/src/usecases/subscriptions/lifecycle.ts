@@ -1,4 +1,4 @@
-import { closeSubscriptionPeriod, startSubscriptionUsage, usageInvoiceLines } from '../usage/periods';
+import { startSubscriptionUsage } from '../usage/periods';
 import { ErrorCodes, fail } from '../../errors';
 import type {
   BillingDocument,
@@ -27,7 +27,16 @@ import { assertAccessible } from '../../domain/tenancy';
 import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
-import { afterProvider, billedByProvider, loadCustomer, loadOwned, loadPlan, saveNewSubscription, saveOutcome } from './shared';
+import {
+  afterProvider,
+  billedByProvider,
+  loadCustomer,
+  loadOwned,
+  loadPlan,
+  saveNewSubscription,
+  saveOutcome,
+  endSubscriptionUsage,
+} from './shared';
 
 export interface SubscriptionView {
   /** As a reader must see it now (a due scheduled cancellation shows as CANCELED). */
@@ -126,15 +135,12 @@ export class SubscriptionLifecycle {
           await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
           // The old subscription's usage closes here, once (its final record's key), and is billed;
           // the new one starts its own period on the target plan's meters.
-          const billed = await closeSubscriptionPeriod(r, this.deps.ids, {
+          await endSubscriptionUsage(r, this.deps.ids, this.deps.payments, {
             subscription: change.canceled,
             plan: first.currentPlan,
             periodEnd: now,
-            next: null,
             now,
           });
-          const lines = usageInvoiceLines(billed);
-          if (lines.length) await saveOutcome(r, this.deps.payments.usageBilled?.(change.canceled, first.currentPlan, lines) || undefined);
           await startSubscriptionUsage(r, this.deps.ids, change.created, first.target, now);
         }
         // The moved (or the new) subscription as the answer shows it, from this transaction.
@@ -149,6 +155,16 @@ export class SubscriptionLifecycle {
       id,
       (s, licenses, now) => (when === 'now' ? cancelNow(s, licenses, now) : cancelAtPeriodEnd(s, licenses, now)),
       (s) => this.deps.payments.cancel(s, when),
+      // Canceled now: the period's usage so far is final and billed (at its end: by the sweep).
+      when === 'now'
+        ? async (r, s, now) =>
+            endSubscriptionUsage(r, this.deps.ids, this.deps.payments, {
+              subscription: s,
+              plan: await loadPlan(r, s.planId),
+              periodEnd: now,
+              now,
+            })
+        : undefined,
     );
   }
 
@@ -175,6 +191,8 @@ export class SubscriptionLifecycle {
       now: Date,
     ) => SubscriptionChange,
     tellProvider: (s: Subscription) => Promise<void>,
+    /** What else a change written does, in its transaction (given the subscription before it). */
+    written?: (r: Repositories, before: Subscription, now: Date) => Promise<void>,
   ): Promise<Subscription> {
     const now = this.deps.clock.now();
     const first = await this.deps.uow.run(async (r) => {
@@ -188,6 +206,7 @@ export class SubscriptionLifecycle {
         if (change.subscription === s) return s;
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
+        await written?.(r, s, now);
         return change.subscription;
       });
     // Nothing to change on what was read (already so): answered as read. Deciding again on the locked

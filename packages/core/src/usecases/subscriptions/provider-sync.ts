@@ -4,7 +4,7 @@ import { matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain
 import { renew, syncWithProvider, type ProviderSnapshot } from '../../domain/subscription';
 import type { Repositories } from '../../ports';
 import { limitsOf, type CoreDeps } from '../deps';
-import { loadCustomer, loadPlan, saveSeats, type WebhookDelivery } from './shared';
+import { endSubscriptionUsage, loadCustomer, loadPlan, saveSeats, type WebhookDelivery } from './shared';
 import { closeSubscriptionPeriod } from '../usage/periods';
 
 export type SyncResult = 'applied' | 'duplicate' | 'unknown';
@@ -81,6 +81,20 @@ export class ProviderSync {
       await r.licenses.deleteMany(removed.map((l) => l.id));
       await r.licenses.saveMany(saved);
       for (const a of added) await saveSeats(r, a);
+      // The provider moved the period on or ended the subscription: the ended period's usage closes
+      // here, once (its key), whichever of its events comes first (Stripe sends the subscription's
+      // update at a renewal before the paid invoice, which then finds the period moved). The provider
+      // bills it from the meter events it was sent.
+      if (s.status !== 'CANCELED' && sub.status === 'CANCELED')
+        await endSubscriptionUsage(r, this.deps.ids, undefined, { subscription: sub, plan, periodEnd: s.currentPeriodEnd, now });
+      else if (sub.status !== 'CANCELED' && sub.currentPeriodEnd > s.currentPeriodEnd)
+        await closeSubscriptionPeriod(r, this.deps.ids, {
+          subscription: s,
+          plan,
+          periodEnd: s.currentPeriodEnd,
+          next: { start: sub.currentPeriodStart, end: sub.currentPeriodEnd, plan, subscription: sub },
+          now,
+        });
     });
   }
 

@@ -3,7 +3,8 @@ import type { Customer, Id, Plan, Subscription, Tenant } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
 import type { NewSeats } from '../../domain/seats';
 import { subscriptionGroup } from '../../domain/people';
-import type { ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
+import type { IdGenerator, PaymentProvider, ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
+import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
 
 /** The tenant's subscription (locked for the unit of work with `forUpdate`). */
 export async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpdate: boolean): Promise<Subscription> {
@@ -22,6 +23,24 @@ export async function loadCustomer(r: Repositories, s: Subscription): Promise<Cu
 /** Keeps what the provider asked us to keep, inside the caller's transaction. */
 export async function saveOutcome(r: Repositories, outcome: ProviderOutcome | void): Promise<void> {
   for (const d of outcome?.documents ?? []) await r.billingDocuments.save(d);
+}
+
+/**
+ * A subscription ended (canceled now or at its period's end, here or at the provider, or moved to
+ * another plan as a new subscription): the usage of its period closes, once (the final record's
+ * key: owner, meter and `periodEnd`), and what it owes is billed through `provider` (the sandbox's
+ * invoice lines; a provider that bills from the meter events it was sent has no `usageBilled`).
+ * Runs in the caller's transaction, which holds the subscription's row lock.
+ */
+export async function endSubscriptionUsage(
+  r: Repositories,
+  ids: IdGenerator,
+  provider: Pick<PaymentProvider, 'usageBilled'> | undefined,
+  a: { subscription: Subscription; plan: Plan; periodEnd: Date; now: Date },
+): Promise<void> {
+  const billed = await closeSubscriptionPeriod(r, ids, { ...a, next: null });
+  const lines = usageInvoiceLines(billed);
+  if (lines.length) await saveOutcome(r, provider?.usageBilled?.(a.subscription, a.plan, lines) || undefined);
 }
 
 /** Writes new seat licenses batch by batch (one multi-row insert each), inside the caller's transaction. */
