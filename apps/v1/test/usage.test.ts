@@ -51,6 +51,18 @@ describe('v1 usage (the real SDK call shape)', () => {
     expect((await v1(app, other.liveKey).get(`/licenses/${license}/usage`)).status).toBe(403);
   });
 
+  it("PUT /usage on a canceled subscription's license is refused (the subscription has ended), and counts nothing", async () => {
+    const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'ended-grantee', 2);
+    const api = v1(app, org.liveKey);
+    const license = (await api.get(`/licenses?subscriptionUuid=${subscription.id}`)).body[0].uuid as string;
+    const body = { licenseUuid: license, featureVariableName: 'projects', countOptions: { increment: 3 } };
+    expect((await api.put('/usage', body)).body.unitCount).toBe(3);
+    await world.core.subscriptions.cancel(org.tenant, subscription.id, 'now');
+    const refused = await api.put('/usage', body);
+    expect([refused.status, refused.body.code ?? refused.body.error]).toEqual([400, expect.stringMatching(/LICENSE_CANCELED|canceled/)]);
+    expect(await world.core.usage.balances(org.tenant, subscription.id, 'projects')).toMatchObject([{ balance: { used: 3n } }]);
+  });
+
   it('PUT /usage takes a fractional increment on a meter with decimal places, exactly; a whole-unit meter refuses it', async () => {
     const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'decimal-grantee', 2);
     const api = v1(app, org.liveKey);

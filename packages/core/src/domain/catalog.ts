@@ -1,5 +1,5 @@
 import { ErrorCodes, fail } from '../errors';
-import type { Plan, Product } from '../model';
+import type { LineItem, Plan, Product } from '../model';
 
 export const isArchived = (r: { archivedAt: Date | null }): boolean => r.archivedAt !== null;
 
@@ -24,6 +24,9 @@ export function assertPlanSellable(plan: Plan, product: Product): void {
  * A plan priced by its line items alone (saved through the catalog API's `plans/save`, without the
  * legacy plan currencies a catalog file gives): its seats, currencies and amounts are its line items'.
  */
+/** A line item that meters usage now: metered, on a meter, not archived (what makes a plan usage-based). */
+export const isLiveMeteredLine = (li: LineItem): boolean => li.priceType === 'metered' && !!li.meter && !li.archivedAt;
+
 export const pricedByLineItems = (plan: Plan): boolean => plan.currencies.length === 0 && plan.lineItems.length > 0;
 
 /** The active per-seat line item of a plan priced by its line items, if any. */

@@ -1,5 +1,5 @@
 import { exactNumber, METER_SLUG, stepsDown } from '../../domain/usage';
-import { currencyExponent } from '../../domain/catalog';
+import { currencyExponent, isLiveMeteredLine } from '../../domain/catalog';
 import { closePeriod as closeRule, decide, DEFAULT_GRANT_PRIORITY, expireDue, sortGrants, type BalanceState } from '../../domain/usage';
 import { billedUnits, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
 import type {
@@ -36,7 +36,7 @@ export interface UsageLine {
 /** The plan's live metered line items (each counts on its meter). */
 export const usageLinesOf = (plan: Plan): UsageLine[] =>
   plan.lineItems.flatMap((li) =>
-    li.priceType === 'metered' && li.meter && !li.archivedAt
+    isLiveMeteredLine(li) && li.meter
       ? [{ lineItem: li, meter: li.meter, terms: li.usage ?? NO_USAGE_TERMS, scale: li.meter.scale ?? 0 }]
       : [],
   );

@@ -485,6 +485,9 @@ export class UsageService {
     checkQuantityShape(input.increment, 'countOptions.increment');
     const { license, feature } = await this.deps.uow.read(async (r) => {
       const license = assertAccessible(await r.licenses.get(input.licenseId), tenant, 'license');
+      // A canceled license's holder has ended (its usage closed and billed): usage recorded on it
+      // would open a balance no period closes (after a usage-based plan change, the new licenses hold it).
+      if (license.status === 'CANCELED') fail(ErrorCodes.LICENSE_CANCELED, 'the license is canceled: usage is recorded on a live license');
       const product = await r.products.get(license.productId);
       const feature = product?.features.find((f) => f.variableName === input.featureVariableName || f.name === input.featureVariableName);
       return { license, feature: feature ?? invalid('featureVariableName', "names no feature of the license's product") };
