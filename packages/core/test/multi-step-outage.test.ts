@@ -199,6 +199,33 @@ describe('a change whose earlier step is done answers an outage of its last step
     expect(core.payments.calls.filter((c) => c.op === 'changeSeats')).toMatchObject([{ quantity: 3 }, { quantity: 3 }]);
   });
 
+  it("a seat count whose write met an outage after the provider took it is not added again when the provider's re-sync wrote it first", async () => {
+    const { core, tenant, s, trap } = await world();
+    await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_resynced' }));
+    const event = await core.seats.request(tenant, s.id, { type: 'seats.increment', count: 2, proration: 'none' });
+    trap.armed = true;
+    await core.worker.processNext();
+    trap.armed = false;
+    expect(await core.worker.get(tenant, event.id)).toMatchObject({ status: 'pending', errorCode: 'DATABASE_UNAVAILABLE' });
+    // The provider's update arrives first and re-syncs the quantity it took (2 + 2).
+    const held = (await core.subscriptions.get(tenant, s.id)).subscription;
+    const snapshot = {
+      status: held.status,
+      currentPeriodStart: held.currentPeriodStart,
+      currentPeriodEnd: held.currentPeriodEnd,
+      cancelAtPeriodEnd: false,
+      canceledAt: null,
+      quantity: 4,
+    };
+    expect(await core.providerSync.sync('sub_resynced', snapshot)).toBe('applied');
+    core.clock.advanceDays(1);
+    await core.worker.processNext();
+    expect((await core.worker.get(tenant, event.id)).status).toBe('success');
+    // 4, as the provider bills: the retry aimed at the number the first try decided, not 2 more.
+    expect((await core.subscriptions.get(tenant, s.id)).subscription.quantity).toBe(4);
+    expect(core.payments.calls.filter((c) => c.op === 'changeSeats')).toMatchObject([{ quantity: 4 }]);
+  });
+
   it('a test-mode delete canceled but not deleted says the subscription was canceled, and its retry completes it', async () => {
     const { uow, core, tenant, s } = await world(true);
     // Transactions of the delete: the cancel's decision, the cancel's write, then the delete.

@@ -159,7 +159,10 @@ export function createCore(given: CoreDeps): Core {
   const subscriptionAdmin = new SubscriptionAdmin(deps, checkout);
   const importer = new CatalogFileImport(deps);
   const exporter = new CatalogFileExport(deps);
-  const applySeats: EventHandler = (e, finish) => seats.apply(e.payload.subscriptionId, e.payload, finish).then(() => undefined);
+  const applySeats: EventHandler = (e, finish, pin) =>
+    seats
+      .apply(e.payload.subscriptionId, e.payload, finish, (change) => pin({ ...change, subscriptionId: e.payload.subscriptionId }))
+      .then(() => undefined);
   return {
     apiKeys,
     queries: new CatalogQueries(deps),

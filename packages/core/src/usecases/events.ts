@@ -1,5 +1,5 @@
 import { ErrorCodes, isDomainError } from '../errors';
-import type { DomainEvent, EventType, Id, Tenant } from '../model';
+import type { DomainEvent, EventPayload, EventType, Id, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
@@ -11,9 +11,15 @@ export const retryDelayMs = (attempt: number): number => Math.min(300_000, 1000 
 
 /**
  * Applies one kind of event. `finish` must run inside the transaction that commits the event's
- * effect: it marks the event done there, so the effect and "done" commit together.
+ * effect: it marks the event done there, so the effect and "done" commit together. `pin` keeps
+ * what the event asks for as its first try decided it (committed at once), so that a retry
+ * decides on that and not again on a state that may already hold the effect.
  */
-export type EventHandler = (event: DomainEvent, finish: (r: Repositories) => Promise<void>) => Promise<void>;
+export type EventHandler = (
+  event: DomainEvent,
+  finish: (r: Repositories) => Promise<void>,
+  pin: (payload: EventPayload) => Promise<void>,
+) => Promise<void>;
 export type EventHandlers = Record<EventType, EventHandler>;
 
 /** Thrown inside `finish` when another worker finished the event first (its lease ran out on us). */
@@ -45,7 +51,11 @@ export class EventWorker {
     const event = await this.deps.uow.run((r) => r.events.claimNext(now, new Date(now.getTime() + limitsOf(this.deps).eventLeaseMs)));
     if (!event) return false;
     try {
-      await this.handlers[event.payload.type](event, (r) => this.finish(r, event));
+      await this.handlers[event.payload.type](
+        event,
+        (r) => this.finish(r, event),
+        (payload) => this.pin(event, payload),
+      );
     } catch (error) {
       if (!(error instanceof AlreadyDone)) await this.recordFailure(event, error);
     }
@@ -57,6 +67,14 @@ export class EventWorker {
     let n = 0;
     while (n < max && (await this.processNext())) n++;
     return n;
+  }
+
+  private async pin(event: DomainEvent, payload: EventPayload): Promise<void> {
+    await this.deps.uow.run(async (r) => {
+      const current = await r.events.getForUpdate(event.id);
+      if (!current || current.status === 'success' || current.status === 'failed') throw new AlreadyDone();
+      await r.events.save({ ...current, payload, updatedAt: this.deps.clock.now() });
+    });
   }
 
   private async finish(r: Repositories, event: DomainEvent): Promise<void> {

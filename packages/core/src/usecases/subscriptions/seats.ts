@@ -104,12 +104,25 @@ export class SeatService {
    * Applies a change now: decide, tell the provider, commit. `finish` runs inside the committing
    * transaction (the worker marks its event done there, so the change and its event commit together).
    */
-  async apply(subscriptionId: Id, change: SeatChange, finish?: (r: Repositories) => Promise<void>): Promise<Subscription> {
+  async apply(
+    subscriptionId: Id,
+    asked: SeatChange,
+    finish?: (r: Repositories) => Promise<void>,
+    pin?: (change: SeatChange) => Promise<void>,
+  ): Promise<Subscription> {
+    let change = asked;
     const first = await this.deps.uow.run((r) => this.decide(r, subscriptionId, change, false));
     if (first.subscription === first.before) {
       // A quantity already held: nothing to tell anyone; the event is done.
       await this.deps.uow.run(async (r) => finish?.(r));
       return first.before;
+    }
+    if (change.quantity === undefined && pin) {
+      // A count of seats more or fewer becomes the number it makes, kept on the event before the
+      // provider is told: should the write after it be lost, the retry aims at that number, and a
+      // provider re-sync that wrote it meanwhile (Stripe's update) leaves nothing to add again.
+      change = { ...change, quantity: first.subscription.quantity };
+      await pin(change);
     }
     const outcome = await this.tellProvider(first, change);
     // The change told is the change made only if it was decided on the same state (a quantity asked
