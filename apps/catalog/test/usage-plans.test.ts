@@ -75,33 +75,6 @@ describe('usage plans through POST /api/plans/save', () => {
     expect(again.body.data.lineItems[0].usage).toEqual({ allowance: 100, maxUsage: 1000, minUsage: 10, rollover: 'all' });
   });
 
-  it('a plan saved with a metered line item is usage-based (closed and billed at a plan change, sold on its own), as a catalog file makes it', async () => {
-    const productId = org.keys['products.notes'];
-    const saved = await api()
-      .post('/api/plans/save', { productId, name: 'Metered', entitlements: ['edit'], lineItems: [meteredItem({ slug: 'metered_calls' })] })
-      .expect(201);
-    const usageBased = async (id: string) => (await world.db.uow.read((r) => r.plans.get(id)))?.usageBased;
-    expect(await usageBased(saved.body.data.id)).toBe(true);
-    // Not addable beside another plan.
-    const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'metered-adder', 2);
-    const refused = await api()
-      .put(`/api/subscriptions/${subscription.id}/items`, { items: [{ action: 'add', planId: saved.body.data.id }], proration: 'none' })
-      .expect(400);
-    expect(JSON.stringify(refused.body)).toMatch(/usage-based/);
-    // Its metered line archived: no longer usage-based.
-    const [item] = saved.body.data.lineItems;
-    await api()
-      .post('/api/plans/save', {
-        id: saved.body.data.id,
-        productId,
-        name: 'Metered',
-        entitlements: ['edit'],
-        lineItems: [{ ...meteredItem({ slug: 'metered_calls' }), id: item.id, archivedAt: new Date().toISOString() }],
-      })
-      .expect(200);
-    expect(await usageBased(saved.body.data.id)).toBe(false);
-  });
-
   it('on a meter with decimal places takes terms and tier bounds in its decimals (numbers or strings), exactly; more places are a 400', async () => {
     const productId = org.keys['products.notes'];
     await api().post('/api/meters', { slug: 'gpu_hours', name: 'GPU hours', unitLabel: 'hour', scale: 2 }).expect(201);

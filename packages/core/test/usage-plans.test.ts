@@ -172,6 +172,46 @@ describe('usage plans', () => {
     expect(closes.items.map((c) => [c.finalUsage, c.billedUnits, c.amountMinor, c.subscriptionId])).toEqual([[1200n, 200n, 200n, s.id]]);
   });
 
+  it('a usage-based plan change on a provider that bills renewals itself (Stripe) is refused, with nothing told or changed', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    // The fake provider as Stripe: it renews its subscriptions itself (no sweep bookkeeping).
+    delete (core.payments as PaymentProvider).renewedBySweep;
+    const calls = core.payments.calls.length;
+    await expect(core.subscriptions.changePlan(tenant(), s.id, keys['plans.notes.api_plus'], 'none')).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ property: 'planId', error: expect.stringContaining('cancel this subscription and check out the new plan') }],
+    });
+    expect(core.payments.calls.length).toBe(calls);
+    expect((await core.subscriptions.get(tenant(), s.id)).subscription.status).toBe('ACTIVE');
+  });
+
+  it("the provider's re-sync: a period end moved within its period (a trial extended) closes nothing; a revived subscription starts its usage again", async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_moves' }));
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 300 });
+    const later = new Date(s.currentPeriodEnd.getTime() + 7 * DAY);
+    const snapshot = {
+      status: 'ACTIVE' as const,
+      currentPeriodStart: s.currentPeriodStart,
+      currentPeriodEnd: later,
+      cancelAtPeriodEnd: false,
+      canceledAt: null,
+      quantity: 1,
+    };
+    expect(await core.providerSync.sync('sub_moves', snapshot)).toBe('applied');
+    const closes = async () => (await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }))).items;
+    expect(await closes()).toEqual([]);
+    expect(await balance(s.id)).toMatchObject({ used: 300n });
+    // Canceled here at its end (the reactivation's event late), then revived by the provider for a new period.
+    await core.subscriptions.cancel(tenant(), s.id, 'end');
+    core.clock.set(new Date(later.getTime() + 1000));
+    expect(await core.sweeps.cancellations()).toBe(1);
+    expect(await closes()).toHaveLength(1);
+    const next = new Date(later.getTime() + 30 * DAY);
+    expect(await core.providerSync.sync('sub_moves', { ...snapshot, currentPeriodStart: later, currentPeriodEnd: next })).toBe('applied');
+    expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 0n, cap: 5000n, periodEnd: next });
+  });
+
   it('writes usage.recorded at most once a window per balance (what waits is told at close), usage.threshold once at 80, 90 and 100 % of the allowance, usage.finalised at close', async () => {
     const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
     const t = { owner: s.id, meterSlug: 'api_calls' };

@@ -6,6 +6,7 @@ import {
   hashApiKey,
   hasScope,
   type DomainError,
+  type PaymentProvider,
   type PlanEntry,
   type Tenant,
   type UnitOfWork,
@@ -276,6 +277,8 @@ describe('subscriptions', () => {
 
   it('replaces a usage-based subscription on plan change', async () => {
     const { core, tenant, keys, subscription } = await world('metered', 1);
+    // A provider whose renewals Tollgate's sweep makes (the sandbox): it bills a subscription started here.
+    (core.payments as PaymentProvider).renewedBySweep = () => ({});
     const out = await core.subscriptions.changePlan(tenant, subscription.id, keys['plans.notes.metered-pro'], 'create_prorations');
     if (out.kind !== 'replaced') throw new Error('expected replacement');
     expect((await core.subscriptions.get(tenant, subscription.id)).subscription.status).toBe('CANCELED');

@@ -1,6 +1,6 @@
 import { ErrorCodes, fail, invalid } from '../../errors';
 import type { Capability, Customer, Id, LineItem, Page, Plan, Tenant } from '../../model';
-import { archivePlan, isLiveMeteredLine } from '../../domain/catalog';
+import { archivePlan } from '../../domain/catalog';
 import { newPlan } from '../../domain/builders';
 import { assertAccessible } from '../../domain/tenancy';
 import { heldLineItemIds } from '../../domain/subscription';
@@ -187,9 +187,6 @@ export class PlanAdmin {
           : base.lineItems,
         updatedAt: now,
       };
-      // A plan with a live metered line item is usage-based, as the catalog file's plans with usage
-      // entries are: its period closes and is billed at a plan change, and it is sold on its own.
-      if (draft.lineItems) plan.usageBased = plan.lineItems.some(isLiveMeteredLine);
       await r.plans.save(plan);
       return { plan, created: !existing };
     });

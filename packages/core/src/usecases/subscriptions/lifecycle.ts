@@ -1,5 +1,5 @@
 import { startSubscriptionUsage } from '../usage/periods';
-import { ErrorCodes, fail } from '../../errors';
+import { ErrorCodes, fail, invalid } from '../../errors';
 import type {
   BillingDocument,
   Currency,
@@ -36,6 +36,7 @@ import {
   saveNewSubscription,
   saveOutcome,
   endSubscriptionUsage,
+  billingProviderOf,
 } from './shared';
 
 export interface SubscriptionView {
@@ -108,6 +109,14 @@ export class SubscriptionLifecycle {
       return { s, change, currentPlan, target, currencies };
     };
     const first = await this.deps.uow.run((r) => decide(r, false));
+    const billing = billingProviderOf(this.deps.payments, first.s);
+    if (first.change.kind === 'replaced' && billing && !billing.renewedBySweep)
+      // The change starts a new subscription here, and only a provider Tollgate renews (the sandbox)
+      // bills one started that way: on Stripe the old one would be canceled and the new one never billed.
+      invalid(
+        'planId',
+        `a usage-based plan change starts a new subscription, which ${billing.name} would not bill: cancel this subscription and check out the new plan`,
+      );
     let outcome: ProviderOutcome | void;
     if (first.change.kind === 'moved') {
       outcome = await this.deps.payments.changePlan({
@@ -135,7 +144,7 @@ export class SubscriptionLifecycle {
           await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
           // The old subscription's usage closes here, once (its final record's key), and is billed;
           // the new one starts its own period on the target plan's meters.
-          await endSubscriptionUsage(r, this.deps.ids, this.deps.payments, {
+          await endSubscriptionUsage(r, this.deps.ids, billing, {
             subscription: change.canceled,
             plan: first.currentPlan,
             periodEnd: now,
@@ -158,7 +167,7 @@ export class SubscriptionLifecycle {
       // Canceled now: the period's usage so far is final and billed (at its end: by the sweep).
       when === 'now'
         ? async (r, s, now) =>
-            endSubscriptionUsage(r, this.deps.ids, this.deps.payments, {
+            endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps.payments, s), {
               subscription: s,
               plan: await loadPlan(r, s.planId),
               periodEnd: now,

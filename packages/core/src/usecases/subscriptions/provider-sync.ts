@@ -5,7 +5,7 @@ import { renew, syncWithProvider, type ProviderSnapshot } from '../../domain/sub
 import type { Repositories } from '../../ports';
 import { limitsOf, type CoreDeps } from '../deps';
 import { endSubscriptionUsage, loadCustomer, loadPlan, saveSeats, type WebhookDelivery } from './shared';
-import { closeSubscriptionPeriod } from '../usage/periods';
+import { closeSubscriptionPeriod, startSubscriptionUsage } from '../usage/periods';
 
 export type SyncResult = 'applied' | 'duplicate' | 'unknown';
 
@@ -85,9 +85,13 @@ export class ProviderSync {
       // here, once (its key), whichever of its events comes first (Stripe sends the subscription's
       // update at a renewal before the paid invoice, which then finds the period moved). The provider
       // bills it from the meter events it was sent.
+      // Only a period that starts where the old one ended (or later) is a renewal: a period end moved
+      // within its period (a trial extended) is not. A subscription canceled here that the provider
+      // revived (a reactivation whose event came late) starts its usage again.
       if (s.status !== 'CANCELED' && sub.status === 'CANCELED')
         await endSubscriptionUsage(r, this.deps.ids, undefined, { subscription: sub, plan, periodEnd: s.currentPeriodEnd, now });
-      else if (sub.status !== 'CANCELED' && sub.currentPeriodEnd > s.currentPeriodEnd)
+      else if (s.status === 'CANCELED' && sub.status !== 'CANCELED') await startSubscriptionUsage(r, this.deps.ids, sub, plan, now);
+      else if (sub.status !== 'CANCELED' && sub.currentPeriodStart >= s.currentPeriodEnd)
         await closeSubscriptionPeriod(r, this.deps.ids, {
           subscription: s,
           plan,

@@ -25,6 +25,10 @@ export async function saveOutcome(r: Repositories, outcome: ProviderOutcome | vo
   for (const d of outcome?.documents ?? []) await r.billingDocuments.save(d);
 }
 
+/** The payment provider that bills the subscription, if it is this instance's (none, the free checkout: undefined). */
+export const billingProviderOf = (payments: PaymentProvider | undefined, s: Subscription): PaymentProvider | undefined =>
+  payments?.name === s.paymentProvider ? payments : undefined;
+
 /**
  * A subscription ended (canceled now or at its period's end, here or at the provider, or moved to
  * another plan as a new subscription): the usage of its period closes, once (the final record's

@@ -4,7 +4,7 @@ import { addInterval } from '../../domain/time';
 import { ErrorCodes, isDomainError } from '../../errors';
 import { limitsOf, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
-import { endSubscriptionUsage, loadPlan, saveOutcome } from './shared';
+import { billingProviderOf, endSubscriptionUsage, loadPlan, saveOutcome } from './shared';
 import type { UsageService } from '../usage';
 import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
 
@@ -137,8 +137,7 @@ export class Sweeps {
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
         // The last period's usage is final and billed (local bookkeeping of the sandbox, no network call under the lock).
-        const provider = this.deps.payments?.name === s.paymentProvider ? this.deps.payments : undefined;
-        await endSubscriptionUsage(r, this.deps.ids, provider, {
+        await endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps.payments, s), {
           subscription: change.subscription,
           plan: await loadPlan(r, s.planId),
           periodEnd: s.currentPeriodEnd,
