@@ -367,7 +367,9 @@ export class StripePaymentProvider implements PaymentProvider {
   async cancel(s: Subscription, when: 'now' | 'end'): Promise<void> {
     if (s.paymentProvider !== 'stripe' || !s.paymentSubscriptionId) return;
     const id = s.paymentSubscriptionId;
-    if (when === 'now') await call('subscription cancel', () => this.stripe.subscriptions.cancel(id));
+    // Canceled now, with a final invoice of what is not invoiced yet: the period's metered usage
+    // (Tollgate closes it as billed here; without `invoice_now`, Stripe drops it).
+    if (when === 'now') await call('subscription cancel', () => this.stripe.subscriptions.cancel(id, { invoice_now: true }));
     else await call('subscription update', () => this.stripe.subscriptions.update(id, { cancel_at_period_end: true }));
   }
 

@@ -29,6 +29,7 @@ function stubStripe() {
     .post('/v1/subscriptions/sub_123')
     .reply(200, subscriptionObject)
     .delete('/v1/subscriptions/sub_123')
+    .query({ invoice_now: 'true' })
     .reply(200, { ...subscriptionObject, status: 'canceled' })
     .get('/v1/invoices')
     .query(true)

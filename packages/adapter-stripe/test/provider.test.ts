@@ -199,9 +199,10 @@ describe('Stripe payment provider (nock, no network)', () => {
     expect(update.body).toEqual({ quantity: '4', proration_behavior: 'none' });
   });
 
-  it('cancels now, at period end, and reactivates', async () => {
-    capture('delete', '/v1/subscriptions/sub_123', { ...stripeSub, status: 'canceled' });
+  it('cancels now (invoicing what is not invoiced yet: the metered usage), at period end, and reactivates', async () => {
+    const now = capture('delete', '/v1/subscriptions/sub_123', { ...stripeSub, status: 'canceled' }, true);
     await provider.cancel(subscription, 'now');
+    expect(`${now.path} ${JSON.stringify(now.body ?? {})}`).toMatch(/invoice_now(=|":")true/);
     const end = capture('post', '/v1/subscriptions/sub_123', stripeSub);
     await provider.cancel(subscription, 'end');
     expect(end.body).toEqual({ cancel_at_period_end: 'true' });

@@ -185,6 +185,27 @@ describe('usage plans', () => {
     expect((await core.subscriptions.get(tenant(), s.id)).subscription.status).toBe('ACTIVE');
   });
 
+  it("the provider's re-sync: a period restarted now (a trial ended early, a plan of another interval) closes the one it cut short", async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_restarted' }));
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 400 });
+    const restart = new Date(s.currentPeriodStart.getTime() + 10 * DAY);
+    core.clock.set(restart);
+    const snapshot = {
+      status: 'ACTIVE' as const,
+      currentPeriodStart: restart,
+      currentPeriodEnd: new Date(restart.getTime() + 30 * DAY),
+      cancelAtPeriodEnd: false,
+      canceledAt: null,
+      quantity: 1,
+    };
+    expect(await core.providerSync.sync('sub_restarted', snapshot)).toBe('applied');
+    expect(await core.providerSync.sync('sub_restarted', snapshot)).toBe('applied');
+    const closes = (await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }))).items;
+    expect(closes.map((c) => c.finalUsage)).toEqual([400n]);
+    expect(await balance(s.id)).toMatchObject({ used: 0n, periodEnd: snapshot.currentPeriodEnd });
+  });
+
   it("the provider's re-sync: a period end moved within its period (a trial extended) closes nothing; a revived subscription starts its usage again", async () => {
     const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
     await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_moves' }));

@@ -122,14 +122,9 @@ export class CapabilityChecks {
    */
   private async loadSnapshots(tenant: Tenant, productId: Id, grantees: readonly string[]): Promise<Map<string, CheckLicense[]>> {
     const { mark, licenses } = await this.batchedLoad(tenant, productId, grantees);
-    const byGrantee = this.byGrantee(grantees, licenses);
-    this.cache.storeSnapshots(mark, productId, byGrantee);
-    return byGrantee;
-  }
-
-  private byGrantee(grantees: readonly string[], licenses: readonly CheckLicense[]): Map<string, CheckLicense[]> {
     const byGrantee = new Map<string, CheckLicense[]>(grantees.map((g) => [g, []]));
     for (const l of licenses) if (l.granteeId !== null) byGrantee.get(l.granteeId)?.push(l);
+    this.cache.storeSnapshots(mark, productId, byGrantee);
     return byGrantee;
   }
 

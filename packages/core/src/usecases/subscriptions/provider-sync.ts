@@ -81,17 +81,18 @@ export class ProviderSync {
       await r.licenses.deleteMany(removed.map((l) => l.id));
       await r.licenses.saveMany(saved);
       for (const a of added) await saveSeats(r, a);
-      // The provider moved the period on or ended the subscription: the ended period's usage closes
-      // here, once (its key), whichever of its events comes first (Stripe sends the subscription's
-      // update at a renewal before the paid invoice, which then finds the period moved). The provider
-      // bills it from the meter events it was sent.
-      // Only a period that starts where the old one ended (or later) is a renewal: a period end moved
-      // within its period (a trial extended) is not. A subscription canceled here that the provider
-      // revived (a reactivation whose event came late) starts its usage again.
+      // The provider ended the subscription or renewed it: the ended period's usage closes here, once
+      // (its key), whichever of its events comes first (Stripe sends the subscription's update at a
+      // renewal before the paid invoice, which then finds the period moved); the provider bills it
+      // from the meter events it was sent. A renewal is a period that starts later (at the old end,
+      // or now: a trial ended early, a plan of another interval); a period end moved within its
+      // period (a trial extended) is not. A subscription
+      // canceled here that the provider revived (a reactivation whose event came late) starts its
+      // usage again.
       if (s.status !== 'CANCELED' && sub.status === 'CANCELED')
         await endSubscriptionUsage(r, this.deps.ids, undefined, { subscription: sub, plan, periodEnd: s.currentPeriodEnd, now });
       else if (s.status === 'CANCELED' && sub.status !== 'CANCELED') await startSubscriptionUsage(r, this.deps.ids, sub, plan, now);
-      else if (sub.status !== 'CANCELED' && sub.currentPeriodStart >= s.currentPeriodEnd)
+      else if (sub.status !== 'CANCELED' && sub.currentPeriodStart > s.currentPeriodStart)
         await closeSubscriptionPeriod(r, this.deps.ids, {
           subscription: s,
           plan,
