@@ -110,14 +110,13 @@ export class SubscriptionLifecycle {
     };
     const first = await this.deps.uow.run((r) => decide(r, false));
     const billing = billingProviderOf(this.deps.payments, first.s);
-    const renewedHere = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === first.s.paymentProvider)?.renewedBySweep;
-    if (first.change.kind === 'replaced' && !renewedHere)
+    if (first.change.kind === 'replaced' && billing && !billing.renewedBySweep)
       // The change starts a new subscription here, and only a provider whose renewals Tollgate makes
       // (the sandbox, the free checkout) bills one started that way: on Stripe the old one would be
       // canceled and the new one never billed.
       invalid(
         'planId',
-        `a usage-based plan change starts a new subscription, which ${first.s.paymentProvider} would not bill: cancel this subscription and check out the new plan`,
+        `a usage-based plan change starts a new subscription, which ${billing.name} would not bill: cancel this subscription and check out the new plan`,
       );
     let outcome: ProviderOutcome | void;
     if (first.change.kind === 'moved') {
