@@ -179,3 +179,17 @@ it('auto-renew asked while a cancellation is being scheduled never writes a chan
   expect(core.payments.calls.slice(calls)).toMatchObject([{ op: 'cancel', when: 'end' }]);
   expect((await core.subscriptions.get(tenant, s.id)).subscription.cancelAtPeriodEnd).toBe(true);
 });
+
+it('a plan change whose kind the state changed under it (moved onto a usage-based plan meanwhile) is refused, nothing written', async () => {
+  const { uow, core, tenant, keys, s } = await world();
+  // Decided a move (team -> business) on the plain read; then, before its write, the subscription
+  // is moved onto the usage-based plan, where a change is a new subscription instead.
+  uow.afterRun = async () => {
+    await core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.metered'], 'none');
+  };
+  await expect(core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.business'], 'none')).rejects.toMatchObject({
+    code: ErrorCodes.CONFLICT,
+  });
+  const now = (await core.subscriptions.get(tenant, s.id)).subscription;
+  expect([now.status, now.planId]).toEqual(['ACTIVE', keys['plans.notes.metered']]);
+});

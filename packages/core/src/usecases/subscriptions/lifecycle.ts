@@ -135,6 +135,14 @@ export class SubscriptionLifecycle {
     return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), () =>
       this.deps.uow.run(async (r) => {
         const { change } = await decide(r, true);
+        // The provider was told the kind of change decided first (a move, or the old subscription
+        // canceled): a concurrent change that made the other kind right (the subscription moved onto
+        // or off a usage-based plan meanwhile) is not written as that kind behind its back.
+        if (change.kind !== first.change.kind)
+          fail(
+            ErrorCodes.CONFLICT,
+            `the subscription changed while its plan change was made, and the payment provider was told it as a ${first.change.kind === 'moved' ? 'move' : 'cancellation'}: read the subscription back before retrying`,
+          );
         if (change.kind === 'moved') {
           await saveOutcome(r, outcome);
           await r.subscriptions.save(change.subscription);
