@@ -93,6 +93,10 @@ export const fail = (code: ErrorCode, message: string, details?: ErrorDetail[]):
 export const invalid = (property: string, error: string): never =>
   fail(ErrorCodes.VALIDATION_FAILED, `${property}: ${error}`, [{ property, error }]);
 
+/** The database unreachable, or every connection in use: the change was not made (or is in doubt), and may be tried again. */
+export const isOutage = (e: unknown): e is DomainError =>
+  isDomainError(e) && (e.code === ErrorCodes.DATABASE_UNAVAILABLE || e.code === ErrorCodes.BUSY);
+
 /**
  * An outage (or a full pool) met after an earlier step of the same change was done (`done`): the
  * same code, saying what was done and what to do (`then`) instead of the unit of work's "nothing
@@ -100,8 +104,7 @@ export const invalid = (property: string, error: string): never =>
  * says so already) is returned as it is.
  */
 export function outageAfter(e: unknown, done: string, then: string): unknown {
-  if (!isDomainError(e) || (e.code !== ErrorCodes.DATABASE_UNAVAILABLE && e.code !== ErrorCodes.BUSY) || e.message.startsWith(done))
-    return e;
+  if (!isOutage(e) || e.message.startsWith(done)) return e;
   if (e.message.includes(MAY_HAVE_BEEN_APPLIED)) return new DomainError(e.code, `${done}; then ${e.message}`, e.details);
   const why =
     e.code === ErrorCodes.BUSY

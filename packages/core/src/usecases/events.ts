@@ -1,4 +1,4 @@
-import { ErrorCodes, isDomainError } from '../errors';
+import { isDomainError, isOutage } from '../errors';
 import type { DomainEvent, EventPayload, EventType, Id, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import type { Repositories } from '../ports';
@@ -99,7 +99,7 @@ export class EventWorker {
    */
   private async recordFailure(event: DomainEvent, error: unknown): Promise<void> {
     const attempts = event.attempts + 1;
-    const outage = isDomainError(error) && (error.code === ErrorCodes.DATABASE_UNAVAILABLE || error.code === ErrorCodes.BUSY);
+    const outage = isOutage(error);
     const final = (isDomainError(error) && !outage) || attempts >= MAX_EVENT_ATTEMPTS;
     const now = this.deps.clock.now();
     const { code, message } = isDomainError(error)

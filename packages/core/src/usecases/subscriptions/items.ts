@@ -1,4 +1,4 @@
-import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
+import { ErrorCodes, fail, invalid, isDomainError, isOutage } from '../../errors';
 import { isUuid } from '../../support/text';
 import type { Id, License, LineItemQuantities, Plan, Proration, Subscription, Tenant } from '../../model';
 import { unitAmount } from '../../domain/catalog';
@@ -264,7 +264,7 @@ export class SubscriptionItems {
       // written, so a provider that keeps the number (Stripe) is told the number held again (the
       // sandbox keeps nothing). An outage says the change may be partly applied instead.
       const setPlanSeats = provider?.setPlanSeats;
-      if (setPlanSeats && isDomainError(e) && e.code !== ErrorCodes.DATABASE_UNAVAILABLE && e.code !== ErrorCodes.BUSY) {
+      if (setPlanSeats && isDomainError(e) && !isOutage(e)) {
         await this.deps.uow
           .run((r) => loadOwned(r, tenant, id, false))
           .then((s) => {

@@ -86,9 +86,8 @@ export class ProviderSync {
       // renewal before the paid invoice, which then finds the period moved); the provider bills it
       // from the meter events it was sent. A renewal is a period that starts later (at the old end,
       // or now: a trial ended early, a plan of another interval); a period end moved within its
-      // period (a trial extended) is not. A subscription
-      // canceled here that the provider revived (a reactivation whose event came late) starts its
-      // usage again.
+      // period (a trial extended) is not. A subscription canceled here that the provider revived (a
+      // reactivation whose event came late) starts its usage again.
       if (s.status !== 'CANCELED' && sub.status === 'CANCELED')
         await endSubscriptionUsage(r, this.deps.ids, undefined, { subscription: sub, plan, periodEnd: s.currentPeriodEnd, now });
       else if (s.status === 'CANCELED' && sub.status !== 'CANCELED') await startSubscriptionUsage(r, this.deps.ids, sub, plan, now);

@@ -1,4 +1,4 @@
-import { ErrorCodes, fail, invalid, isDomainError } from '../../errors';
+import { ErrorCodes, fail, invalid, isDomainError, isOutage } from '../../errors';
 import type { DomainEvent, Id, Plan, Proration, SeatChange, Subscription, Tenant } from '../../model';
 import { addSeats, removeSeats, validateSeatChange, type NewSeats } from '../../domain/seats';
 import { seatsOfPlan } from '../../domain/subscription-plans';
@@ -146,7 +146,7 @@ export class SeatService {
       // Refused on the locked row (the state moved: a seat assigned meanwhile, the subscription
       // canceled): nothing was written, so the provider is told the quantity held again. An outage
       // is retried by the worker instead, deciding again on the same row.
-      if (isDomainError(e) && e.code !== ErrorCodes.DATABASE_UNAVAILABLE && e.code !== ErrorCodes.BUSY) {
+      if (isDomainError(e) && !isOutage(e)) {
         await this.deps.uow
           .run((r) => this.decide(r, subscriptionId, { ...change, type: 'seats.increment', count: 0, quantity: undefined }, false))
           .then((held) => this.tellProvider(held, change))

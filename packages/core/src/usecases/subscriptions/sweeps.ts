@@ -1,7 +1,7 @@
 import { periodEndReached, renew } from '../../domain/subscription';
 import { unitAmount } from '../../domain/catalog';
 import { addInterval } from '../../domain/time';
-import { ErrorCodes, isDomainError } from '../../errors';
+import { isOutage } from '../../errors';
 import { limitsOf, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { billingProviderOf, endSubscriptionUsage, loadPlan, saveOutcome } from './shared';
@@ -12,8 +12,6 @@ import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
 export const RENEWAL_RETRY_MS = 10 * 60_000;
 /** Subscriptions one process passes over at most (the oldest failure is forgotten first). */
 const PASSED_OVER_MAX = 1_000;
-
-const outage = (e: unknown) => isDomainError(e) && (e.code === ErrorCodes.DATABASE_UNAVAILABLE || e.code === ErrorCodes.BUSY);
 
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
@@ -66,7 +64,7 @@ export class Sweeps {
         if (await this.renewOne(id, now)) done++;
       } catch (e) {
         // An outage stops the sweep (the next pass tries again); anything else is this subscription's own.
-        if (outage(e)) throw e;
+        if (isOutage(e)) throw e;
         this.passedOver.set(id, now.getTime() + RENEWAL_RETRY_MS);
         if (this.passedOver.size > PASSED_OVER_MAX) this.passedOver.delete(this.passedOver.keys().next().value as string);
         this.deps.logger?.error('subscription renewal failed; passed over for now, the others go on', {

@@ -1,5 +1,5 @@
 import { AsyncResource } from 'node:async_hooks';
-import { DomainError, ErrorCodes, isDomainError } from '../../errors';
+import { DomainError, ErrorCodes, isDomainError, isOutage } from '../../errors';
 import { decide, expireDue, reportDue, sortGrants, type BalanceState, type UsageOp } from '../../domain/usage';
 import type { Balance, CreditGrant, Hold, LedgerEntry, UsageMeter, Tenant, UsageAnswer, UsageKey } from '../../model';
 import type { Clock, IdGenerator, LockedBalance, UnitOfWork, UsageWrite } from '../../ports';
@@ -46,8 +46,6 @@ interface Pending {
   resolve(a: UsageAnswer): void;
   reject(e: unknown): void;
 }
-
-const unreachable = (e: unknown) => isDomainError(e) && (e.code === ErrorCodes.DATABASE_UNAVAILABLE || e.code === ErrorCodes.BUSY);
 
 /** The queue of one balance: operations in arrival order, and whether a transaction has some of them. */
 interface Queue {
@@ -206,7 +204,7 @@ export class GroupCommit {
       groups.forEach((g, n) => settle(g.batch, results[n]));
     } catch (e) {
       const ops = groups.flatMap((g) => g.batch.map((p) => ({ ...g, batch: [p] })));
-      if (ops.length === 1 || unreachable(e)) {
+      if (ops.length === 1 || isOutage(e)) {
         // The database is away (or busy): a transaction alone would fail alike, and a COMMIT never
         // answered may have landed, so keyless operations must not be tried again behind it.
         for (const o of ops) o.batch[0].reject(e);
