@@ -150,6 +150,43 @@ describe('usage plans', () => {
     expect(await core.usage.verify()).toEqual([]);
   });
 
+  it("a renewal keeps the customer's purchased credits until their own expiry and hands an open hold to the next period", async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    const t = { owner: s.id, meterSlug: 'api_calls' };
+    const end = s.currentPeriodEnd.getTime();
+    await core.usage.grant(tenant(), { ...t, amount: 2000, source: 'purchase', expiresAt: new Date(end + 90 * DAY) });
+    // 1500 used: the allowance's 1000 (it expires first), then 500 of the purchase. An hour before
+    // the period ends a completion holds 200 for a day.
+    await core.usage.consume(tenant(), { ...t, quantity: 1500 });
+    core.clock.set(new Date(end - 3_600_000));
+    const hold = await core.usage.reserve(tenant(), { ...t, quantity: 200, ttlSeconds: 86_400 });
+    core.clock.set(new Date(end + 1000));
+    expect(await core.sweeps.renewals()).toBe(1);
+    // Nothing billed (the grants covered it), nothing of the allowance rolls over, the purchase's 1500 stay.
+    expect(renewals).toEqual([[]]);
+    expect(await balance(s.id)).toMatchObject({ granted: 2500n, used: 0n, reserved: 200n, cap: 5000n });
+    // The completion ends after the renewal: its commit is counted in the new period.
+    expect(await core.usage.commit(tenant(), hold.holdId as string, { quantity: 150 })).toMatchObject({
+      allowed: true,
+      used: '150',
+      reserved: '0',
+    });
+    expect(await core.usage.verify()).toEqual([]);
+  });
+
+  it("a usage-based plan change hands the customer's purchased credits to the new subscription", async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    await core.usage.grant(tenant(), { owner: s.id, meterSlug: 'api_calls', amount: 700, source: 'purchase' });
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1200 });
+    const change = await core.subscriptions.changePlan(tenant(), s.id, keys['plans.notes.api_plus'], 'none');
+    const created = change.kind === 'replaced' ? change.created : undefined;
+    // 1200 used of the allowance's 1000 and the purchase's 700: nothing billed, 500 of the purchase go on.
+    const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
+    expect(closes.items.map((c) => [c.finalUsage, c.billedUnits])).toEqual([[1200n, 0n]]);
+    expect(await balance(created!.id)).toMatchObject({ granted: 10500n, used: 0n });
+    expect(await core.usage.verify()).toEqual([]);
+  });
+
   it("a usage-based plan change closes the old subscription's usage exactly once and starts the new plan's allowance", async () => {
     const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
     await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1200 });

@@ -95,4 +95,33 @@ describe('usage rules', () => {
     expect(none.balance).toMatchObject({ granted: 0n, used: 0n, reserved: 0n, closedAt: T });
     expect(none.holds.get('h')?.status).toBe('released');
   });
+
+  it("a close carrying on keeps what the period did not need of grants that are not the plan's, and the open holds", () => {
+    const later = new Date(T.getTime() + 30 * 86_400_000);
+    const grants = [
+      aGrant(100n, { expiresAt: T }),
+      aGrant(500n, { source: 'purchase', expiresAt: later }),
+      aGrant(40n, { source: 'promotion', expiresAt: T }),
+    ];
+    const s = state(aBalance({ limited: true, granted: 640n }), grants);
+    decide(s, { kind: 'consume', quantity: 50n }, 'tokens', T);
+    decide(s, { kind: 'reserve', quantity: 20n, holdId: 'h', expiresAt: later }, 'tokens', T);
+    const carry = { grants: true, holds: true };
+    // 50 used, drawn from the plan's 100. The promotion expires now: it is not kept, and counts with
+    // the plan's rest for the rollover (90). The purchase is kept whole, with its own terms.
+    const plain = closePeriod(structuredClone(s), { kind: 'all' }, T, carry);
+    expect(plain).toMatchObject({ finalUsage: 50n, carried: 90n });
+    expect(plain.kept.map((g) => [g.amount, g.source, g.priority, g.expiresAt?.getTime()])).toEqual([
+      [500n, 'purchase', 50, later.getTime()],
+    ]);
+    expect(plain.holds.map((h) => [h.id, h.status])).toEqual([['h', 'held']]);
+    // A minimum of 300: the 50 used, the plan's rest and the promotion (90) count for 140 of it; the
+    // other 160 come from the purchase, as billing counts it (max(50, 300) - 640 granted: 0 billed).
+    expect(closePeriod(structuredClone(s), { kind: 'none' }, T, carry, 300n).kept.map((g) => g.amount)).toEqual([340n]);
+    // A minimum above everything granted takes the purchase whole (and billing bills the rest).
+    expect(closePeriod(structuredClone(s), { kind: 'none' }, T, carry, 700n).kept).toEqual([]);
+    // Without carrying (a subscription that ends), everything lapses and the hold is released.
+    const ended = closePeriod(structuredClone(s), { kind: 'none' }, T);
+    expect(ended).toMatchObject({ kept: [], holds: [] });
+  });
 });

@@ -497,6 +497,9 @@ export function usageRepository(db: Db): UsageRepository {
       const row = await db.selectFrom('usage_holds').selectAll().where('id', '=', id).executeTakeFirst();
       return row && holdOf(row);
     },
+    async moveHolds(ids, balanceId) {
+      if (ids.length) await db.updateTable('usage_holds').set({ balance_id: balanceId }).where('id', 'in', ids).execute();
+    },
     async findKeys(t, keys) {
       if (keys.length === 0) return [];
       // The keys as one array parameter: one statement text whatever the batch's number of keys.

@@ -267,9 +267,10 @@ export function expireDue(s: BalanceState, now: Date): Decision['entries'] {
   }
   for (const g of s.grants) {
     if (!g.expiresAt || g.expiresAt > now || undrawn(g) === 0n) continue;
-    // A grant that ends with the period (its allowance, what rolled in) is the period's own: until
-    // the period close settles it (rollover or lapse), it stays usable, as the period does.
-    if (s.balance.periodEnd && g.expiresAt >= s.balance.periodEnd) continue;
+    // A plan grant that ends with the period (its allowance, what rolled in) is the period's own:
+    // until the period close settles it (rollover or lapse), it stays usable, as the period does.
+    // Any other grant lapses at its own expiry (a close hands on what outlives the period).
+    if (g.source === 'plan' && s.balance.periodEnd && g.expiresAt >= s.balance.periodEnd) continue;
     // What open holds keep stays: a hold is a promise. Only what is free lapses.
     const free = max(0n, s.balance.granted - s.balance.used - s.balance.reserved);
     const lapse = min(undrawn(g), free);
@@ -387,24 +388,60 @@ function settleable(s: BalanceState, holdId: Id): Hold {
   return h;
 }
 
+/** A grant's undrawn units that outlive a closed period: carried into the next as a grant of their own. */
+export type KeptGrant = Pick<CreditGrant, 'amount' | 'priority' | 'expiresAt' | 'source'>;
+
+/** What the next period takes over from a closed one (DESIGN section 14; docs/usage.md, "Period close"). */
+export interface PeriodCarry {
+  /** Keep grants that are not the plan's and have not expired (purchased, promotion, adjustment) with their own terms. */
+  grants: boolean;
+  /** Keep open holds (same holder only: a commit of one then lands in the next period). */
+  holds: boolean;
+}
+
 /**
- * Closes a period: the final usage is what was used; open holds are released; undrawn units of
- * grants roll over by the rule (plan allowance and purchased grants alike), the rest lapses. The
- * closed balance's counters return to zero through the ledger, so the sums still match.
+ * Closes a period: the final usage is what was used. Plan grants (the allowance and what rolled
+ * in, source `plan`) and grants that expired roll over by the rule, the rest lapses. Grants of
+ * another source that have not expired lapse too unless `carry.grants`: then what the period did
+ * not need of them is kept, each with its own priority, expiry and source. What the period needed
+ * is what it used, or its `minUsage` when more, beyond the units already drawn and the plan
+ * grants' rest (as billing counts it: `max(used, minUsage) - granted` stays what it was). Open
+ * holds are released unless `carry.holds`: then they stay held and are returned, for the next
+ * period to reserve. The closed balance's counters return to zero through the ledger, so the sums
+ * still match.
  */
 export function closePeriod(
   s: BalanceState,
   rollover: Rollover,
   now: Date,
-): { entries: Decision['entries']; finalUsage: Quantity; carried: Quantity } {
+  carry: PeriodCarry = { grants: false, holds: false },
+  minUsage = 0n,
+): { entries: Decision['entries']; finalUsage: Quantity; carried: Quantity; kept: KeptGrant[]; holds: Hold[] } {
   const b = s.balance;
   const out: Decision['entries'] = [];
+  const holds: Hold[] = [];
   for (const h of s.holds.values()) {
     if (h.status !== 'held') continue;
+    if (carry.holds) {
+      holds.push(h);
+      continue;
+    }
     h.status = 'released';
     h.settledAt = now;
   }
-  const unused = max(0n, b.granted - b.used);
+  const outlives = (g: CreditGrant) => carry.grants && g.source !== 'plan' && (g.expiresAt === null || g.expiresAt > now);
+  const keptGrants = s.grants.filter((g) => outlives(g) && undrawn(g) > 0n);
+  const keptUndrawn = keptGrants.reduce((n, g) => n + undrawn(g), 0n);
+  // What the period still needs beyond everything else granted is taken from the kept grants, in draw order.
+  let needed = min(keptUndrawn, max(0n, max(b.used, minUsage) - (b.granted - keptUndrawn)));
+  const kept: KeptGrant[] = [];
+  for (const g of keptGrants) {
+    const take = min(undrawn(g), needed);
+    needed -= take;
+    const left = undrawn(g) - take;
+    if (left > 0n) kept.push({ amount: left, priority: g.priority, expiresAt: g.expiresAt, source: g.source });
+  }
+  const unused = max(0n, b.granted - keptUndrawn - b.used);
   const carried = rollover.kind === 'none' ? 0n : rollover.kind === 'all' ? unused : min(unused, rollover.units);
   for (const g of s.grants) g.expired += undrawn(g);
   s.grants = [];
@@ -415,5 +452,5 @@ export function closePeriod(
   b.reserved = 0n;
   b.closedAt = now;
   b.updatedAt = now;
-  return { entries: out, finalUsage, carried };
+  return { entries: out, finalUsage, carried, kept, holds };
 }

@@ -155,6 +155,8 @@ export interface UsageRepository {
   getBalance(id: Id): Promise<Balance | undefined>;
   /** The hold, if any. */
   getHold(id: Id): Promise<Hold | undefined>;
+  /** Moves open holds to another balance of their holder (a period close hands them to the next period). `write` never moves a hold. */
+  moveHolds(ids: Id[], balanceId: Id): Promise<void>;
   /** The tenant's stored keys among these, with their first answers. */
   findKeys(tenant: Tenant, keys: string[]): Promise<UsageKey[]>;
   /** Writes one batch: the balance's counters, grants, holds, ledger entries and keys. */

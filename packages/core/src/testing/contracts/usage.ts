@@ -215,7 +215,8 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
     });
 
     it('period close racing consumption puts every unit in exactly one period; rollover and allowance start the next', async () => {
-      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 1000 });
+      // A plan grant (the period's allowance) rolls over by the rule; the open hold goes to the next period.
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 1000, source: 'plan' });
       await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 5, ttlSeconds: 600 });
       const t = { owner: 'acme', meterSlug: 'tokens' };
       const consumes = Array.from({ length: 60 }, () => w.usage.consume(w.tenant, { ...t, quantity: 3 }));
@@ -231,7 +232,7 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       // Units before the close are its final usage; units after it are the new period's: none lost, none in both.
       expect(closed.finalUsage + open.balance.used).toBe(BigInt(allowed * 3));
       expect(closed.carried).toBe(50n);
-      expect(open.balance).toMatchObject({ granted: 150n, reserved: 0n });
+      expect(open.balance).toMatchObject({ granted: 150n, reserved: 5n });
       expect(open.balance.id).toBe(closed.balanceId);
       const closedEntries = await w.uow.read((r) => r.usage.ledgerOf(closed.closedBalanceId));
       expect(closedEntries.filter((e) => e.kind === 'close')).toHaveLength(1);
@@ -241,6 +242,45 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       expect(closedEntries.reduce((n, e) => n + e.usedDelta, 0n)).toBe(0n);
       await expectLedgerMatches(w, 'acme');
       expect((await w.usage.verify(10_000)).filter((m) => m.balanceId === closed.closedBalanceId)).toEqual([]);
+    });
+
+    it("a close keeps what the period did not need of credits that are not the plan's, until their own expiry, and hands open holds to the next period", async () => {
+      const t = { owner: 'buyer', meterSlug: 'tokens' };
+      const day = 86_400_000;
+      const now = w.clock.now().getTime();
+      await w.usage.grant(w.tenant, { ...t, amount: 100, source: 'plan', expiresAt: new Date(now + day) });
+      await w.usage.grant(w.tenant, { ...t, amount: 500, source: 'purchase', expiresAt: new Date(now + 40 * day) });
+      await w.usage.grant(w.tenant, { ...t, amount: 30, source: 'promotion', priority: 90 });
+      // 160 used: the plan's 100 first (sooner expiry), then 60 of the purchase; 25 held over the close.
+      await w.usage.consume(w.tenant, { ...t, quantity: 160 });
+      const hold = await w.usage.reserve(w.tenant, { ...t, quantity: 25, ttlSeconds: 86_400 });
+      w.clock.set(new Date(now + day / 2));
+      const closed = await w.usage.closePeriod(w.tenant, t, { periodEnd: new Date(now + 61 * day), allowance: 100n });
+      expect(closed).toMatchObject({ finalUsage: 160n, carried: 0n });
+      // The allowance, the purchase's 440 left and the promotion's 30; the hold reserved here now.
+      let [open] = await w.usage.balances(w.tenant, 'buyer');
+      expect(open.balance).toMatchObject({ id: closed.balanceId, granted: 570n, used: 0n, reserved: 25n });
+      // Its commit lands in the new period (drawn from the purchase: it expires before the allowance); the rest of the hold returns.
+      expect(await w.usage.commit(w.tenant, hold.holdId as string, { quantity: 20 })).toMatchObject({
+        allowed: true,
+        used: '20',
+        reserved: '0',
+      });
+      expect((await errorOf(w.usage.release(w.tenant, hold.holdId as string))).code).toBe('HOLD_SETTLED');
+      const grants = await w.uow.run(async (r) => (await r.usage.lockBalance(open.balance, [], w.clock.now())).grants);
+      expect(grants.map((g) => [g.source, g.amount, g.expiresAt?.getTime() ?? null, g.priority]).sort()).toEqual(
+        [
+          ['plan', 100n, now + 61 * day, 50],
+          ['promotion', 30n, null, 90],
+          ['purchase', 440n, now + 40 * day, 50],
+        ].sort(),
+      );
+      // The purchase's 420 left lapse at its own expiry, in the next period (what was drawn of it stays used).
+      w.clock.set(new Date(now + 40 * day + 1000));
+      await w.usage.consume(w.tenant, { ...t, quantity: 1 });
+      [open] = await w.usage.balances(w.tenant, 'buyer');
+      expect(open.balance).toMatchObject({ granted: 150n, used: 21n });
+      await expectLedgerMatches(w, 'buyer');
     });
 
     it('two instances batching many balances in opposite orders neither deadlock nor lose a unit', async () => {

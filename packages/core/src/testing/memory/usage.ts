@@ -111,6 +111,12 @@ export function memoryUsageRepository(
     openBalances: async (t, owner, meterId) => open(t, owner, meterId).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
     getBalance: async (id) => copy(db.balances.get(id)),
     getHold: async (id) => copy(db.holds.get(id)),
+    moveHolds: async (ids, balanceId) => {
+      for (const id of ids) {
+        const h = db.holds.get(id);
+        if (h) h.balanceId = balanceId;
+      }
+    },
     findKeys: async (t, keys) => keys.flatMap((k) => (db.usageKeys.has(keyId(t, k)) ? [copy(db.usageKeys.get(keyId(t, k))!)] : [])),
     write: async (w) => {
       for (const k of w.keys) {
@@ -119,7 +125,8 @@ export function memoryUsageRepository(
       }
       db.balances.set(w.balance.id, copy(w.balance));
       for (const g of w.grants) db.grants.set(g.id, copy(g));
-      for (const h of w.holds) db.holds.set(h.id, copy(h));
+      // As on PostgreSQL: a hold written again keeps its balance (moveHolds moves it).
+      for (const h of w.holds) db.holds.set(h.id, { ...copy(h), balanceId: db.holds.get(h.id)?.balanceId ?? h.balanceId });
       for (const e of w.entries) db.ledger.set(e.id, copy(e));
       for (const k of w.keys) db.usageKeys.set(keyId(k, k.key), copy(k));
     },

@@ -153,13 +153,15 @@ export class SubscriptionLifecycle {
           await r.licenses.saveMany([...change.canceledLicenses, ...change.createdLicenses]);
           // The old subscription's usage closes here, once (its final record's key), and is billed;
           // the new one starts its own period on the target plan's meters.
-          await endSubscriptionUsage(r, this.deps.ids, billing, {
+          // Credits of the customer's own (purchased, promotion, adjustment) go with it until they expire.
+          const closed = await endSubscriptionUsage(r, this.deps.ids, billing, {
             subscription: change.canceled,
             plan: first.currentPlan,
             periodEnd: now,
+            keepGrants: true,
             now,
           });
-          await startSubscriptionUsage(r, this.deps.ids, change.created, first.target, now);
+          await startSubscriptionUsage(r, this.deps.ids, change.created, first.target, now, closed);
         }
         // The moved (or the new) subscription as the answer shows it, from this transaction.
         return { ...change, view: await subscriptionViewIn(r, change.kind === 'moved' ? change.subscription : change.created, now) };
@@ -175,13 +177,14 @@ export class SubscriptionLifecycle {
       (s) => this.deps.payments.cancel(s, when),
       // Canceled now: the period's usage so far is final and billed (at its end: by the sweep).
       when === 'now'
-        ? async (r, s, now) =>
-            endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps.payments, s), {
+        ? async (r, s, now) => {
+            await endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps.payments, s), {
               subscription: s,
               plan: await loadPlan(r, s.planId),
               periodEnd: now,
               now,
-            })
+            });
+          }
         : undefined,
     );
   }

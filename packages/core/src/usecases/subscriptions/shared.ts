@@ -4,7 +4,7 @@ import { assertAccessible } from '../../domain/tenancy';
 import type { NewSeats } from '../../domain/seats';
 import { subscriptionGroup } from '../../domain/people';
 import type { IdGenerator, PaymentProvider, ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
-import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
+import { closeSubscriptionPeriod, usageInvoiceLines, type BilledPeriod } from '../usage/periods';
 
 /** The tenant's subscription (locked for the unit of work with `forUpdate`). */
 export async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpdate: boolean): Promise<Subscription> {
@@ -34,17 +34,20 @@ export const billingProviderOf = (payments: PaymentProvider | undefined, s: Subs
  * another plan as a new subscription): the usage of its period closes, once (the final record's
  * key: owner, meter and `periodEnd`), and what it owes is billed through `provider` (the sandbox's
  * invoice lines; a provider that bills from the meter events it was sent has no `usageBilled`).
+ * `keepGrants` (a plan change): what grants that are not the plan's were not needed is returned
+ * with the billed periods, for the new subscription (startSubscriptionUsage), instead of lapsing.
  * Runs in the caller's transaction, which holds the subscription's row lock.
  */
 export async function endSubscriptionUsage(
   r: Repositories,
   ids: IdGenerator,
   provider: Pick<PaymentProvider, 'usageBilled'> | undefined,
-  a: { subscription: Subscription; plan: Plan; periodEnd: Date; now: Date },
-): Promise<void> {
+  a: { subscription: Subscription; plan: Plan; periodEnd: Date; keepGrants?: boolean; now: Date },
+): Promise<BilledPeriod[]> {
   const billed = await closeSubscriptionPeriod(r, ids, { ...a, next: null });
   const lines = usageInvoiceLines(billed);
   if (lines.length) await saveOutcome(r, provider?.usageBilled?.(a.subscription, a.plan, lines) || undefined);
+  return billed;
 }
 
 /** Writes new seat licenses batch by batch (one multi-row insert each), inside the caller's transaction. */

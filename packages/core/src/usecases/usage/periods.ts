@@ -1,6 +1,15 @@
 import { exactNumber, METER_SLUG, stepsDown } from '../../domain/usage';
 import { currencyExponent, isLiveMeteredLine } from '../../domain/catalog';
-import { closePeriod as closeRule, decide, DEFAULT_GRANT_PRIORITY, expireDue, sortGrants, type BalanceState } from '../../domain/usage';
+import {
+  closePeriod as closeRule,
+  decide,
+  DEFAULT_GRANT_PRIORITY,
+  expireDue,
+  sortGrants,
+  type BalanceState,
+  type KeptGrant,
+  type PeriodCarry,
+} from '../../domain/usage';
 import { billedUnits, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
 import type {
   Balance,
@@ -202,7 +211,9 @@ export const freshBalance = (
 /**
  * Starts (owner, meter)'s period in the caller's transaction: its balance (created with the period
  * and cap when there is none open, else the open one) gets each amount as a plan grant expiring at
- * the period's end. Every change is in the ledger like any other.
+ * the period's end, each kept grant of the period before as a grant of its own (its priority,
+ * expiry and source), and each carried hold reserved (the hold moves to this balance, so its commit
+ * lands here). Every change is in the ledger like any other.
  */
 export async function openPeriod(
   r: Repositories,
@@ -215,6 +226,8 @@ export async function openPeriod(
     end: Date | null;
     cap: bigint | null;
     grants: bigint[];
+    kept?: KeptGrant[];
+    holds?: Hold[];
     limited?: boolean;
     now: Date;
   },
@@ -227,25 +240,36 @@ export async function openPeriod(
   const s: BalanceState = { balance: locked.balance, grants: sortGrants([...locked.grants]), holds: new Map() };
   const entries: LedgerEntry[] = [];
   const grants: CreditGrant[] = [];
-  for (const amount of a.grants) {
-    if (amount <= 0n) continue;
-    const grant: CreditGrant = {
-      id: ids.newId(),
-      balanceId: '',
-      amount,
-      drawn: 0n,
-      expired: 0n,
-      priority: DEFAULT_GRANT_PRIORITY,
-      expiresAt: a.end,
-      source: 'plan',
-      createdAt: a.now,
-    };
+  const plan = a.grants.map((amount): KeptGrant => ({ amount, priority: DEFAULT_GRANT_PRIORITY, expiresAt: a.end, source: 'plan' }));
+  for (const g of [...plan, ...(a.kept ?? [])]) {
+    if (g.amount <= 0n) continue;
+    const grant: CreditGrant = { ...g, id: ids.newId(), balanceId: '', drawn: 0n, expired: 0n, createdAt: a.now };
     grants.push(grant);
     entries.push(...decide(s, { kind: 'grant', grant }, a.meter.slug, a.now).entries.map((e) => ledgerEntry(ids, s.balance, e, a.now)));
   }
+  const holds = a.holds ?? [];
+  for (const h of holds) {
+    // Reserved again here, by a `reserve` entry of its own (the close returned it on the old balance).
+    s.balance.reserved += h.quantity;
+    s.balance.updatedAt = a.now;
+    h.balanceId = s.balance.id;
+    entries.push(
+      ledgerEntry(
+        ids,
+        s.balance,
+        { kind: 'reserve', quantity: h.quantity, grantedDelta: 0n, usedDelta: 0n, reservedDelta: h.quantity, holdId: h.id, grantId: null },
+        a.now,
+      ),
+    );
+  }
   if (a.limited) s.balance.limited = true;
   if (entries.length || a.limited)
-    await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, meterScale: a.meter.scale, grants, holds: [], entries, keys: [] });
+    await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, meterScale: a.meter.scale, grants, holds, entries, keys: [] });
+  if (holds.length)
+    await r.usage.moveHolds(
+      holds.map((h) => h.id),
+      s.balance.id,
+    );
   return s.balance;
 }
 
@@ -256,17 +280,23 @@ export interface ClosedPeriod {
   /** What the period's grants gave (and not lapsed) when it closed. */
   granted: bigint;
   carried: bigint;
+  /** What of grants that are not the plan's the next period keeps (`carry.grants`). */
+  kept: KeptGrant[];
+  /** Open holds the next period takes over (`carry.holds`). */
+  holds: Hold[];
 }
 
 /**
  * Ends (owner, meter)'s open period under its row lock in the caller's transaction: expired holds
- * return, open holds are released, the usage becomes final (a `close` ledger entry returns the
- * counters to zero, so the sums still match) and unused units carry by the rule.
+ * return, open holds are released (or, with `carry.holds`, handed to the next period), the usage
+ * becomes final (a `close` ledger entry returns the counters to zero, so the sums still match),
+ * unused plan units carry by the rule and, with `carry.grants`, what the period did not need of
+ * other grants that have not expired is handed on (`minUsage`: what the period needs at least).
  */
 export async function closeOpenPeriod(
   r: Repositories,
   ids: IdGenerator,
-  a: { tenant: Tenant; owner: string; meterId: Id; rollover: Rollover; now: Date },
+  a: { tenant: Tenant; owner: string; meterId: Id; rollover: Rollover; carry?: PeriodCarry; minUsage?: bigint; now: Date },
 ): Promise<ClosedPeriod> {
   const locked = await r.usage.lockBalance(
     freshBalance(ids, a.tenant, a.owner, a.meterId, { start: a.now, end: null }, null, a.now),
@@ -284,7 +314,7 @@ export async function closeOpenPeriod(
   // Grants that end with the period roll over or lapse by the close's rule (expireDue leaves them).
   const expired = expireDue(state, a.now);
   const before = { ...state.balance };
-  const closed = closeRule(state, a.rollover, a.now);
+  const closed = closeRule(state, a.rollover, a.now, a.carry, a.minUsage);
   // Usage still waiting for its window is told now (`usage.recorded`, before the close's usage.finalised), with the period's counters.
   const meter = before.unreportedOps > 0 ? (await r.usage.getMeters([a.meterId]))[0] : undefined;
   await r.usage.write({
@@ -295,7 +325,14 @@ export async function closeOpenPeriod(
     entries: [...expired, ...closed.entries].map((e) => ledgerEntry(ids, state.balance, e, a.now)),
     keys: [],
   });
-  return { balance: before, finalUsage: closed.finalUsage, granted: before.granted, carried: closed.carried };
+  return {
+    balance: before,
+    finalUsage: closed.finalUsage,
+    granted: before.granted,
+    carried: closed.carried,
+    kept: closed.kept,
+    holds: closed.holds,
+  };
 }
 
 /** A closed period of one metered line item, billed: its final record and invoice lines. */
@@ -305,13 +342,19 @@ export interface BilledPeriod {
   /** The meter's decimal places: the lines' quantities count its smallest step. */
   scale: number;
   lines: UsageChargeLine[];
+  meter: Meter;
+  /** What of grants that are not the plan's outlives the period, for the next holder (`keepGrants`); empty otherwise. */
+  kept: KeptGrant[];
 }
 
 /**
  * Period close of a subscription (the renewal sweep, a usage-based plan change): for each metered
  * line item of its plan, unless that period was closed already (the final record's key), the
  * usage is closed and billed (units no grant covered, at least `minUsage`, by unit price or tiers)
- * and, when `next` is given, the next period starts with the allowance plus what rolls over.
+ * and, when `next` is given, the next period starts with the allowance plus what rolls over, the
+ * grants that are not the plan's (what the period did not need of them, until their own expiry)
+ * and the open holds. Without `next`, holds are released, and grants that are not the plan's
+ * lapse unless `keepGrants` (a plan change: the caller hands them to the new subscription).
  * Runs in the caller's transaction, which holds the subscription's row lock.
  */
 export async function closeSubscriptionPeriod(
@@ -322,6 +365,7 @@ export async function closeSubscriptionPeriod(
     plan: Plan;
     periodEnd: Date;
     next: { start: Date; end: Date; plan: Plan; subscription: Subscription } | null;
+    keepGrants?: boolean;
     now: Date;
   },
 ): Promise<BilledPeriod[]> {
@@ -329,6 +373,7 @@ export async function closeSubscriptionPeriod(
   const tenant = { organisationId: s.organisationId, isTest: s.isTest };
   const owner = subscriptionOwner(s);
   const out: BilledPeriod[] = [];
+  const renews = !!a.next && a.next.plan.id === a.plan.id && a.next.subscription.id === s.id;
   // Balances are locked in the group commit's order (by meter, for one owner), so neither waits on the other in a cycle.
   const lines = (await usageLinesIn(r, ids, a.plan, s.currency, a.now)).sort((x, y) =>
     x.meter.id < y.meter.id ? -1 : x.meter.id > y.meter.id ? 1 : 0,
@@ -340,6 +385,8 @@ export async function closeSubscriptionPeriod(
       owner,
       meterId: line.meter.id,
       rollover: a.next ? line.terms.rollover : { kind: 'none' },
+      carry: { grants: renews || !!a.keepGrants, holds: renews },
+      minUsage: line.terms.minUsage,
       now: a.now,
     });
     const units = billedUnits(closed.finalUsage, closed.granted, line.terms);
@@ -360,8 +407,15 @@ export async function closeSubscriptionPeriod(
       createdAt: a.now,
     };
     await r.usage.saveClose(close);
-    out.push({ close, meterSlug: line.meter.slug, scale: line.scale, lines: charge.lines });
-    if (a.next && a.next.plan.id === a.plan.id && a.next.subscription.id === s.id)
+    out.push({
+      close,
+      meterSlug: line.meter.slug,
+      scale: line.scale,
+      lines: charge.lines,
+      meter: line.meter,
+      kept: renews ? [] : closed.kept,
+    });
+    if (a.next && renews)
       await openPeriod(r, ids, {
         tenant,
         owner,
@@ -370,6 +424,8 @@ export async function closeSubscriptionPeriod(
         end: a.next.end,
         cap: line.terms.maxUsage,
         grants: [line.terms.allowance, closed.carried],
+        kept: closed.kept,
+        holds: closed.holds,
         limited: closed.balance.limited,
         now: a.now,
       });
@@ -377,19 +433,40 @@ export async function closeSubscriptionPeriod(
   return out;
 }
 
-/** Gives a subscription its first period of each metered line item of its plan (a purchase, a plan change's new subscription). */
-export async function startSubscriptionUsage(r: Repositories, ids: IdGenerator, s: Subscription, plan: Plan, now: Date): Promise<void> {
-  for (const line of await usageLinesIn(r, ids, plan, s.currency, now))
+/**
+ * Gives a subscription its first period of each metered line item of its plan (a purchase, a plan
+ * change's new subscription). `handedOver`: what the subscription before it (a plan change) kept of
+ * grants that are not the plan's, by meter, given to this one's balance of that meter (opened
+ * without a cap where its plan does not meter it).
+ */
+export async function startSubscriptionUsage(
+  r: Repositories,
+  ids: IdGenerator,
+  s: Subscription,
+  plan: Plan,
+  now: Date,
+  handedOver: BilledPeriod[] = [],
+): Promise<void> {
+  const lines = await usageLinesIn(r, ids, plan, s.currency, now);
+  const period = {
+    tenant: { organisationId: s.organisationId, isTest: s.isTest },
+    owner: subscriptionOwner(s),
+    start: s.currentPeriodStart,
+    end: s.currentPeriodEnd,
+    now,
+  };
+  const keptOn = (meterId: Id) => handedOver.flatMap((b) => (b.meter.id === meterId ? b.kept : []));
+  for (const line of lines)
     await openPeriod(r, ids, {
-      tenant: { organisationId: s.organisationId, isTest: s.isTest },
-      owner: subscriptionOwner(s),
+      ...period,
       meter: line.meter,
-      start: s.currentPeriodStart,
-      end: s.currentPeriodEnd,
       cap: line.terms.maxUsage,
       grants: [line.terms.allowance],
-      now,
+      kept: keptOn(line.meter.id),
     });
+  for (const b of handedOver)
+    if (b.kept.length && !lines.some((l) => l.meter.id === b.meter.id))
+      await openPeriod(r, ids, { ...period, meter: b.meter, cap: null, grants: [], kept: b.kept });
 }
 
 /** The invoice lines of billed periods (what the payment port bills), quantities in the meter's units and amounts as exact JSON numbers. */

@@ -312,8 +312,9 @@ export class UsageService {
 
   /**
    * Ends the owner's period of the meter: the period's usage becomes final (its `close` ledger
-   * entry), open holds are released, and a new balance starts until `periodEnd` with the allowance
-   * and what rolls over (as plan grants). Runs under the balance's row lock like every operation, so
+   * entry), and a new balance starts until `periodEnd` with the allowance and what rolls over (as
+   * plan grants), what the period did not need of other grants that have not expired (each with its
+   * own terms), and the open holds. Runs under the balance's row lock like every operation, so
    * each unit consumed meanwhile lands in exactly one period. Returns the final usage and the carry.
    */
   async closePeriod(
@@ -329,6 +330,7 @@ export class UsageService {
         owner: target.owner,
         meterId: target.meter.id,
         rollover: next.rollover ?? { kind: 'none' },
+        carry: { grants: true, holds: true },
         now,
       });
       // Its final usage record (status final): what a period closed by hand used; nothing is priced.
@@ -357,6 +359,8 @@ export class UsageService {
         end: next.periodEnd,
         cap: closed.balance.cap,
         grants: [next.allowance ?? 0n, closed.carried],
+        kept: closed.kept,
+        holds: closed.holds,
         limited: closed.balance.limited,
         now,
       });
