@@ -298,10 +298,11 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
       await usage.maintainLedger(null);
       await usage.record(tenant, { owner: billed.id, meterSlug: 'tokens', quantity: 5 });
       await usage.record(tenant, { owner: 'someone-else', meterSlug: 'tokens', quantity: 5 });
-      // Every balance closed: only the unsent entry can keep January.
+      // Every balance closed in June (what a close hands on, a grant without expiry, starts the next
+      // period there): only the unsent entry can keep January.
+      clock.set(new Date('2026-06-10T00:00:00.000Z'));
       for (const owner of [billed.id, billedToo.id, sandboxed.id, 'someone-else'])
         await usage.closePeriod(tenant, { owner, meterSlug: 'tokens' }, { periodEnd: null });
-      clock.set(new Date('2026-06-10T00:00:00.000Z'));
       expect((await usage.maintainLedger(2)).dropped).not.toContain('usage_ledger_y2026m01');
       await until(relay, () => meter.units() === 5);
       expect((await usage.maintainLedger(2)).dropped).toContain('usage_ledger_y2026m01');
