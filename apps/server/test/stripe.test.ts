@@ -194,6 +194,35 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
     expect(await licenses()).toHaveLength(5);
   });
 
+  it('two events of one subscription at once: a snapshot fetched before the other sync committed is fetched again, never written over it', async () => {
+    // Stripe sends webhooks concurrently. The first event's fetch answers late with the state before
+    // the second's (2 seats), the second's at once with the newer one (6 seats, no cancellation).
+    nock(API)
+      .get('/v1/subscriptions/sub_1')
+      .delay(400)
+      .reply(200, stripeSubscription({ cancel_at_period_end: true }, { quantity: 2 }));
+    nock(API)
+      .get('/v1/subscriptions/sub_1')
+      .reply(200, stripeSubscription({}, { quantity: 6 }));
+    // The first one's fetch again, after the second applied: Stripe's state now.
+    nock(API)
+      .get('/v1/subscriptions/sub_1')
+      .reply(200, stripeSubscription({}, { quantity: 6 }));
+    const first = webhook(event('evt_race_1', 'customer.subscription.updated', { id: 'sub_1' })).then((r) => r);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = await webhook(event('evt_race_2', 'customer.subscription.updated', { id: 'sub_1' })).expect(200);
+    expect(second.body.result).toBe('applied');
+    expect((await first).status).toBe(200);
+    const ls = (await licenses()).filter((l) => l.status !== 'CANCELED');
+    expect(ls).toHaveLength(6);
+    expect(ls.some((l) => l.cancelAtPeriodEnd)).toBe(false);
+    // Back to the state the next tests start from.
+    nock(API)
+      .get('/v1/subscriptions/sub_1')
+      .reply(200, stripeSubscription({ cancel_at_period_end: true }, { quantity: 5 }));
+    expect((await webhook(event('evt_race_3', 'customer.subscription.updated', { id: 'sub_1' })).expect(200)).body.result).toBe('applied');
+  });
+
   it('invoice.paid: extends the licenses to the paid period', async () => {
     nock(API)
       .get('/v1/invoices/in_1')

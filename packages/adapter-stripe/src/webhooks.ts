@@ -96,6 +96,11 @@ export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Rout
   return r;
 }
 
+/** The subscription as Stripe holds it now. */
+async function fetchSnapshot(deps: StripeWebhookDeps, subscriptionId: string): Promise<ProviderSnapshot> {
+  return snapshotOf((await deps.stripe.subscriptions.retrieve(subscriptionId)) as unknown as StripeSubscriptionView);
+}
+
 async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: WebhookDelivery): Promise<string> {
   const objectId = idOf(event.data.object);
   switch (event.type) {
@@ -115,16 +120,15 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
       if (subscriptionId) {
         // Stripe's period and trial are the truth for the subscription just created; again on a
         // replay (a sync that failed after the checkout committed answered 500, and Stripe retried).
-        const sub = (await deps.stripe.subscriptions.retrieve(subscriptionId)) as unknown as StripeSubscriptionView;
-        await deps.providerSync.sync(subscriptionId, snapshotOf(sub));
+        await deps.providerSync.syncFetched(subscriptionId, () => fetchSnapshot(deps, subscriptionId));
       }
       return done.status;
     }
     case 'customer.subscription.created':
     case 'customer.subscription.updated':
     case 'customer.subscription.deleted': {
-      const sub = (await deps.stripe.subscriptions.retrieve(objectId as string)) as unknown as StripeSubscriptionView;
-      return deps.providerSync.sync(sub.id, snapshotOf(sub), delivery);
+      // Fetched again if another event's sync lands meanwhile: an older snapshot never overwrites a newer one.
+      return deps.providerSync.syncFetched(objectId as string, () => fetchSnapshot(deps, objectId as string), delivery);
     }
     case 'invoice.paid': {
       const invoice = (await deps.stripe.invoices.retrieve(objectId as string)) as unknown as {

@@ -3,7 +3,7 @@
    provider took it, two identical auto-renew requests at once, and auto-renew asked while a
    cancellation is scheduled. */
 import { randomUUID } from 'node:crypto';
-import { ErrorCodes, type Plan, type ProviderOutcome, type Repositories, type Subscription, type UnitOfWork } from '../src';
+import { ErrorCodes, SYNC_ATTEMPTS, type Plan, type ProviderOutcome, type Repositories, type Subscription, type UnitOfWork } from '../src';
 import { buyPlan, createTestCore, InMemoryUnitOfWork, seedSample } from '../src/testing';
 
 /** The in-memory unit of work; `afterRun` runs (once) when the next transaction has ended. */
@@ -192,4 +192,49 @@ it('a plan change whose kind the state changed under it (moved onto a usage-base
   });
   const now = (await core.subscriptions.get(tenant, s.id)).subscription;
   expect([now.status, now.planId]).toEqual(['ACTIVE', keys['plans.notes.metered']]);
+});
+
+describe("the provider's re-sync fetched while another sync lands", () => {
+  const snapshotOf = (s: Subscription, quantity: number, cancelAtPeriodEnd = false) => ({
+    status: 'ACTIVE' as const,
+    currentPeriodStart: s.currentPeriodStart,
+    currentPeriodEnd: s.currentPeriodEnd,
+    cancelAtPeriodEnd,
+    canceledAt: null,
+    quantity,
+  });
+
+  it('a snapshot fetched before another sync committed is fetched again, never written over the newer one', async () => {
+    const { core, tenant, s, quantity } = await world();
+    await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_race' }));
+    // The provider's state: 4 seats when the first fetch reads it, 6 by the time the second does.
+    let fetches = 0;
+    const first = core.providerSync.syncFetched('sub_race', async () => {
+      fetches++;
+      if (fetches > 1) return snapshotOf(s, 6);
+      // The second event's sync (the newer state) commits while this fetch is on the wire.
+      expect(await core.providerSync.syncFetched('sub_race', async () => snapshotOf(s, 6, true))).toBe('applied');
+      return snapshotOf(s, 4);
+    });
+    expect(await first).toBe('applied');
+    expect(fetches).toBe(2);
+    expect(await quantity()).toBe(6);
+    expect((await core.subscriptions.get(tenant, s.id)).subscription.cancelAtPeriodEnd).toBe(false);
+  });
+
+  it('a subscription that keeps changing while it is fetched is a 409 CONFLICT after a few fetches, nothing written', async () => {
+    const { core, s, quantity } = await world();
+    await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_busy' }));
+    let fetches = 0;
+    await expect(
+      core.providerSync.syncFetched('sub_busy', async () => {
+        fetches++;
+        // Another write of the subscription lands during every fetch.
+        await core.uow.run(async (r) => r.subscriptions.save((await r.subscriptions.get(s.id)) as Subscription));
+        return snapshotOf(s, 9);
+      }),
+    ).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
+    expect(fetches).toBe(SYNC_ATTEMPTS);
+    expect(await quantity()).toBe(2);
+  });
 });

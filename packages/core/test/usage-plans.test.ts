@@ -1,6 +1,7 @@
 import {
   billedUnits,
   closeSubscriptionPeriod,
+  startSubscriptionUsage,
   RENEWAL_RETRY_MS,
   usageCharge,
   usageOrderingKey,
@@ -185,6 +186,25 @@ describe('usage plans', () => {
     expect(closes.items.map((c) => [c.finalUsage, c.billedUnits])).toEqual([[1200n, 0n]]);
     expect(await balance(created!.id)).toMatchObject({ granted: 10500n, used: 0n });
     expect(await core.usage.verify()).toEqual([]);
+  });
+
+  it('credits handed to a plan that does not meter them lapse (no balance outlives the subscription); a meter of two line items takes them once', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    await core.usage.grant(tenant(), { owner: s.id, meterSlug: 'api_calls', amount: 700, source: 'purchase' });
+    const change = await core.subscriptions.changePlan(tenant(), s.id, keys['plans.notes.metered'], 'none');
+    const created = change.kind === 'replaced' ? change.created : undefined;
+    expect(await core.usage.balances(tenant(), created!.id)).toEqual([]);
+    // A plan whose two line items count on one meter (the plan API allows it): the credits land once.
+    const api = (await core.uow.read((r) => r.plans.get(keys['plans.notes.api'])))!;
+    const line = api.lineItems.find((l) => l.meter?.slug === 'api_calls')!;
+    const twice = { ...api, lineItems: [...api.lineItems, { ...line, id: 'second-line' }] };
+    const { subscription: other } = await buyPlan(core, keys['plans.notes.api'], 1, 'bob', 'fake');
+    const handedOver = [{ meter: line.meter!, kept: [{ amount: 500n, priority: 50, expiresAt: null, source: 'purchase' as const }] }];
+    await core.uow.run((r) =>
+      startSubscriptionUsage(r, core.deps.ids, { ...other, id: 'next-subscription' }, twice, core.clock.now(), handedOver as never),
+    );
+    // Each line's allowance (1000 twice) and the credits once.
+    expect(await balance('next-subscription')).toMatchObject({ granted: 2500n });
   });
 
   it("a usage-based plan change closes the old subscription's usage exactly once and starts the new plan's allowance", async () => {

@@ -107,6 +107,15 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
       const r = await db.selectFrom('subscriptions').selectAll().where('payment_subscription_id', '=', pid).executeTakeFirst();
       return r && (await withPlans([r]))[0];
     },
+    // The row version's writing transaction: every update (even of unchanged values) makes a new one.
+    revision: async (id) =>
+      (
+        await db
+          .selectFrom('subscriptions')
+          .select(sql<string>`xmin::text`.as('revision'))
+          .where('id', '=', id)
+          .executeTakeFirst()
+      )?.revision,
     listByPlan: async (planId) =>
       withPlans(
         await db

@@ -205,6 +205,11 @@ export interface SubscriptionRepository {
   getForUpdate(id: Id): Promise<Subscription | undefined>;
   /** The subscription the payment provider knows by this id, if any. */
   findByPaymentId(paymentSubscriptionId: string): Promise<Subscription | undefined>;
+  /**
+   * An opaque mark of the subscription row's last write: a transaction that saves it leaves another,
+   * even when it changed nothing or came within the same millisecond (undefined: no such subscription).
+   */
+  revision(id: Id): Promise<string | undefined>;
   /** Subscriptions on this plan, oldest first. */
   listByPlan(planId: Id): Promise<Subscription[]>;
   /** How many subscriptions reference the plan, the product or the customer. */

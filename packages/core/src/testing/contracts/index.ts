@@ -668,6 +668,19 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.subscriptions.get(s.id))).toEqual(s);
       expect(await tx(uow(), (r) => r.subscriptions.getForUpdate(s.id))).toEqual(s);
       expect(await tx(uow(), (r) => r.subscriptions.findByPaymentId(s.paymentSubscriptionId as string))).toEqual(s);
+      // Its revision changes with every transaction that saves it, even with the same values; a lock does not change it.
+      const revision = await tx(uow(), (r) => r.subscriptions.revision(s.id));
+      expect(revision).toEqual(expect.any(String));
+      expect(await tx(uow(), async (r) => (await r.subscriptions.getForUpdate(s.id), r.subscriptions.revision(s.id)))).toBe(revision);
+      const [again, twice] = await tx(uow(), async (r) => {
+        await r.subscriptions.save(s);
+        const one = await r.subscriptions.revision(s.id);
+        await r.subscriptions.save(s);
+        return [one, await r.subscriptions.revision(s.id)];
+      });
+      expect(again).not.toBe(revision);
+      expect(await tx(uow(), (r) => r.subscriptions.revision(s.id))).toBe(twice);
+      expect(await tx(uow(), (r) => r.subscriptions.revision(randomUUID()))).toBeUndefined();
       expect((await tx(uow(), (r) => r.subscriptions.listByPlan(plan.id))).map((x) => x.id).sort()).toEqual(
         [s.id, due.id, canceled.id].sort(),
       );

@@ -10,6 +10,7 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
     get: async (id) => copy(db.subscriptions.get(id)),
     getForUpdate: async (id) => copy(db.subscriptions.get(id)),
     findByPaymentId: async (pid) => values(db.subscriptions).find((s) => s.paymentSubscriptionId === pid),
+    revision: async (id) => db.subscriptionRevisions.get(id)?.toString(),
     listByPlan: async (planId) =>
       values(db.subscriptions)
         .filter((s) => holdsPlan(s, planId))
@@ -55,6 +56,7 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
         .map((s) => s.id),
     save: async (s) => {
       db.subscriptions.set(s.id, copy(s));
+      db.subscriptionRevisions.set(s.id, (db.subscriptionRevisions.get(s.id) ?? 0) + 1);
       const held = heldLineItemIds(s);
       const kept = new Set<string>();
       for (const [key, row] of db.subscriptionLineItems)

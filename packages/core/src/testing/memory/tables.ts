@@ -42,6 +42,8 @@ export interface Tables extends UsageTables, CartTables {
   pricingTables: Map<Id, PricingTable>;
   customers: Map<Id, Customer>;
   subscriptions: Map<Id, Subscription>;
+  /** How many times each subscription was saved (its `revision`). */
+  subscriptionRevisions: Map<Id, number>;
   licenses: Map<Id, License>;
   events: Map<Id, DomainEvent>;
   signingKeys: Map<Id, SigningKey>;
@@ -76,6 +78,7 @@ export const emptyTables = (): Tables => ({
   pricingTables: new Map(),
   customers: new Map(),
   subscriptions: new Map(),
+  subscriptionRevisions: new Map(),
   licenses: new Map(),
   events: new Map(),
   signingKeys: new Map(),

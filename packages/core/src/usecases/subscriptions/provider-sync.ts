@@ -3,11 +3,18 @@ import { NewSeats, seatLicense } from '../../domain/seats';
 import { matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
 import { renew, syncWithProvider, type ProviderSnapshot } from '../../domain/subscription';
 import type { Repositories } from '../../ports';
+import { ErrorCodes, fail } from '../../errors';
 import { limitsOf, type CoreDeps } from '../deps';
 import { endSubscriptionUsage, loadCustomer, loadPlan, saveSeats, type WebhookDelivery } from './shared';
 import { closeSubscriptionPeriod, startSubscriptionUsage } from '../usage/periods';
 
 export type SyncResult = 'applied' | 'duplicate' | 'unknown';
+
+/** How many times a fetch of the provider's subscription is made again when another change landed meanwhile. */
+export const SYNC_ATTEMPTS = 4;
+
+/** Thrown inside the sync's transaction (rolled back) when the subscription changed since the fetch began. */
+class ChangedSinceFetch extends Error {}
 
 /** The payment provider's truth (re-fetched after its webhook) applied to our copy, once per delivery. */
 export class ProviderSync {
@@ -20,8 +27,14 @@ export class ProviderSync {
    * added plan whose item the provider removed ends with its seats; an item no plan claims is
    * logged and left.
    */
-  async sync(paymentSubscriptionId: string, snapshot: ProviderSnapshot, delivery?: WebhookDelivery): Promise<SyncResult> {
+  async sync(
+    paymentSubscriptionId: string,
+    snapshot: ProviderSnapshot,
+    delivery?: WebhookDelivery,
+    fetchedAfter?: { revision: string | null },
+  ): Promise<SyncResult> {
     return this.fromProvider(paymentSubscriptionId, delivery, async (r, s, now) => {
+      if (fetchedAfter && fetchedAfter.revision !== ((await r.subscriptions.revision(s.id)) ?? null)) throw new ChangedSinceFetch();
       const [plan, customer, licenses] = await Promise.all([
         loadPlan(r, s.planId),
         loadCustomer(r, s),
@@ -100,6 +113,36 @@ export class ProviderSync {
           now,
         });
     });
+  }
+
+  /**
+   * Fetches the provider's subscription (`fetch`) and applies it (sync), never over a newer one.
+   * Two webhooks of one subscription run at once (Stripe sends them concurrently, in any order): a
+   * snapshot fetched before another sync committed may be older than the one that sync applied,
+   * and written after it would put the older state back. So the subscription row's revision is
+   * read before the fetch, and the snapshot is applied only if nothing changed it since (checked under
+   * its row lock); otherwise it is fetched again (SYNC_ATTEMPTS in all, then a 409 CONFLICT, which
+   * the provider's webhook retries). Applied snapshots are thus fetched in the order they commit.
+   */
+  async syncFetched(
+    paymentSubscriptionId: string,
+    fetch: () => Promise<ProviderSnapshot>,
+    delivery?: WebhookDelivery,
+  ): Promise<SyncResult> {
+    for (let attempt = 1; ; attempt++) {
+      const revision = await this.deps.uow.read(async (r) => {
+        const found = await r.subscriptions.findByPaymentId(paymentSubscriptionId);
+        return (found && (await r.subscriptions.revision(found.id))) ?? null;
+      });
+      const snapshot = await fetch();
+      try {
+        return await this.sync(paymentSubscriptionId, snapshot, delivery, { revision });
+      } catch (e) {
+        if (!(e instanceof ChangedSinceFetch)) throw e;
+        if (attempt === SYNC_ATTEMPTS)
+          fail(ErrorCodes.CONFLICT, 'the subscription kept changing while it was read from the payment provider; retry');
+      }
+    }
   }
 
   /** A paid invoice for a new period: the subscription and its licenses run to `periodEnd`. */

@@ -436,8 +436,9 @@ export async function closeSubscriptionPeriod(
 /**
  * Gives a subscription its first period of each metered line item of its plan (a purchase, a plan
  * change's new subscription). `handedOver`: what the subscription before it (a plan change) kept of
- * grants that are not the plan's, by meter, given to this one's balance of that meter (opened
- * without a cap where its plan does not meter it).
+ * grants that are not the plan's, by meter, given to this one's balance of that meter, once per
+ * meter. Where its plan does not meter it, they lapse: nothing would ever close such a balance
+ * (a period close closes the plan's meters).
  */
 export async function startSubscriptionUsage(
   r: Repositories,
@@ -455,18 +456,13 @@ export async function startSubscriptionUsage(
     end: s.currentPeriodEnd,
     now,
   };
-  const keptOn = (meterId: Id) => handedOver.flatMap((b) => (b.meter.id === meterId ? b.kept : []));
-  for (const line of lines)
-    await openPeriod(r, ids, {
-      ...period,
-      meter: line.meter,
-      cap: line.terms.maxUsage,
-      grants: [line.terms.allowance],
-      kept: keptOn(line.meter.id),
-    });
-  for (const b of handedOver)
-    if (b.kept.length && !lines.some((l) => l.meter.id === b.meter.id))
-      await openPeriod(r, ids, { ...period, meter: b.meter, cap: null, grants: [], kept: b.kept });
+  // Two line items of the plan may count on one meter: its balance takes the credits once.
+  const handed = new Set<Id>();
+  for (const line of lines) {
+    const kept = handed.has(line.meter.id) ? [] : handedOver.flatMap((b) => (b.meter.id === line.meter.id ? b.kept : []));
+    handed.add(line.meter.id);
+    await openPeriod(r, ids, { ...period, meter: line.meter, cap: line.terms.maxUsage, grants: [line.terms.allowance], kept });
+  }
 }
 
 /** The invoice lines of billed periods (what the payment port bills), quantities in the meter's units and amounts as exact JSON numbers. */
