@@ -1,5 +1,6 @@
 import type { PaymentProvider } from '@tollgate/core';
 import { buyPlan, createTestCore, sampleCatalog, type TestCore } from '@tollgate/core/testing';
+import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from '../src';
 
 // Period close racing consumption on a PostgreSQL server (collected only with TEST_DATABASE_URL):
@@ -50,4 +51,56 @@ it('the renewal sweep racing consumers on two instances closes once; every unit 
   // All the old period left unused rolled over.
   expect(open.balance.granted).toBe(100000n + (100000n - closes.items[0].finalUsage));
   expect(await a.usage.verify()).toEqual([]);
+});
+
+it("a renewal locks a subscription's balances in the group commit's order (by balance id): a batch holding two of its meters does not deadlock with it", async () => {
+  const core: TestCore = createTestCore({ uow: db.uow });
+  (core.payments as PaymentProvider).renewedBySweep = () => ({});
+  const org = await core.apiKeys.ensureOrganisation('two-meters');
+  const file = sampleCatalog('two-meters');
+  file.products?.[0].plans?.push({
+    key: 'llm',
+    pricingType: 'paid',
+    prices: { USD: 10 },
+    usage: [
+      { meter: 'input_tokens', allowance: 1000, unitPrices: { USD: 0.01 } },
+      { meter: 'output_tokens', allowance: 1000, unitPrices: { USD: 0.02 } },
+    ],
+  });
+  const keys = (await core.importer.apply(file)).keys;
+  const tenant = { organisationId: org.id, isTest: false };
+  // A subscription whose balance ids run the other way from its meter ids (ids are random: buy until one does).
+  let s;
+  let low = '';
+  let high = '';
+  let bought = 0;
+  for (let i = 0; i < 40 && !high; i++, bought++) {
+    ({ subscription: s } = await buyPlan(core, keys['plans.notes.llm'], 1, `buyer-${i}`, 'fake'));
+    const [x, y] = (await core.usage.balances(tenant, s.id)).sort((p, q) => (p.meter.id < q.meter.id ? -1 : 1));
+    if (x.balance.id > y.balance.id) [low, high] = [y.balance.id, x.balance.id];
+  }
+  expect(high).not.toBe('');
+  // A group-commit batch of this owner's two meters has locked the lower id and goes on to the higher.
+  const batch = new Client({ connectionString: db.url });
+  await batch.connect();
+  try {
+    await batch.query('begin');
+    await batch.query('select id from usage_balances where id = $1 for update', [low]);
+    core.clock.set(new Date(s!.currentPeriodEnd.getTime() + 1000));
+    const renewal = core.sweeps.renewals();
+    // The renewal is waiting now (on the lower id: it locks in the same order, holding none of the two).
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const next = await batch.query('select id from usage_balances where id = $1 for update', [high]).then(
+      () => 'locked',
+      (e: { code?: string }) => e.code,
+    );
+    await batch.query('commit');
+    expect(next).toBe('locked');
+    // Every subscription bought renews. Locking by meter, the renewal held the higher id and waited
+    // on the lower: PostgreSQL found the cycle and aborted it (that subscription passed over).
+    expect(await renewal).toBe(bought);
+  } finally {
+    await batch.end();
+  }
+  expect(await core.usage.verify()).toEqual([]);
 });

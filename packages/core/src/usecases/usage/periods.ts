@@ -374,9 +374,13 @@ export async function closeSubscriptionPeriod(
   const owner = subscriptionOwner(s);
   const out: BilledPeriod[] = [];
   const renews = !!a.next && a.next.plan.id === a.plan.id && a.next.subscription.id === s.id;
-  // Balances are locked in the group commit's order (by meter, for one owner), so neither waits on the other in a cycle.
+  // Balances are locked in the group commit's order, by balance id (usage_lock_balances), so a
+  // batch holding two meters of this owner and this close never wait on each other in a cycle.
+  // Lines without an open balance come last, by meter (the batch creates the missing after its locks).
+  const open = new Map((await r.usage.openBalances(tenant, owner)).map((b) => [b.meterId, b.id]));
+  const order = (l: UsageLine) => open.get(l.meter.id) ?? `~${l.meter.id}`;
   const lines = (await usageLinesIn(r, ids, a.plan, s.currency, a.now)).sort((x, y) =>
-    x.meter.id < y.meter.id ? -1 : x.meter.id > y.meter.id ? 1 : 0,
+    order(x) < order(y) ? -1 : order(x) > order(y) ? 1 : 0,
   );
   for (const line of lines) {
     if (await r.usage.findClose(tenant, owner, line.meter.id, a.periodEnd)) continue;
