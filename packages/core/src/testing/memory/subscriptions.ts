@@ -39,6 +39,7 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
       for (const [key, group] of db.groups) if (group.subscriptionId === id) db.groups.delete(key);
       for (const [key, row] of db.subscriptionLineItems) if (row.subscriptionId === id) db.subscriptionLineItems.delete(key);
       db.subscriptions.delete(id);
+      db.subscriptionRevisions.delete(id);
     },
     listDueForCancellation: async (now, limit) =>
       values(db.subscriptions)

@@ -2,6 +2,7 @@ import type { Id, License, Plan, Subscription } from '../../model';
 import { NewSeats, seatLicense } from '../../domain/seats';
 import { matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
 import { renew, syncWithProvider, type ProviderSnapshot } from '../../domain/subscription';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Repositories } from '../../ports';
 import { ErrorCodes, fail } from '../../errors';
 import { limitsOf, type CoreDeps } from '../deps';
@@ -121,8 +122,8 @@ export class ProviderSync {
    * snapshot fetched before another sync committed may be older than the one that sync applied,
    * and written after it would put the older state back. So the subscription row's revision is
    * read before the fetch, and the snapshot is applied only if nothing changed it since (checked under
-   * its row lock); otherwise it is fetched again (SYNC_ATTEMPTS in all, then a 409 CONFLICT, which
-   * the provider's webhook retries). Applied snapshots are thus fetched in the order they commit.
+   * its row lock); otherwise it is fetched again after a short random pause (SYNC_ATTEMPTS in all,
+   * then a 409 CONFLICT, which the provider's webhook retries). Applied snapshots are thus fetched in the order they commit.
    */
   async syncFetched(
     paymentSubscriptionId: string,
@@ -141,6 +142,8 @@ export class ProviderSync {
         if (!(e instanceof ChangedSinceFetch)) throw e;
         if (attempt === SYNC_ATTEMPTS)
           fail(ErrorCodes.CONFLICT, 'the subscription kept changing while it was read from the payment provider; retry');
+        // Deliveries that landed together take turns: a short, random pause spreads their next fetches.
+        await sleep(Math.floor(Math.random() * 50 * attempt));
       }
     }
   }
