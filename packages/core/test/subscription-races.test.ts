@@ -238,3 +238,46 @@ describe("the provider's re-sync fetched while another sync lands", () => {
     expect(await quantity()).toBe(2);
   });
 });
+
+describe("a plan changed at the provider (Stripe's dashboard or customer portal)", () => {
+  const withPrice = async (core: Awaited<ReturnType<typeof world>>['core'], planId: string, price: string) =>
+    core.uow.run(async (r) => r.plans.save({ ...((await r.plans.get(planId)) as Plan), providerPlanId: price }));
+  const snapshot = (s: Subscription, priceId: string, quantity = 2) => ({
+    status: 'ACTIVE' as const,
+    currentPeriodStart: s.currentPeriodStart,
+    currentPeriodEnd: s.currentPeriodEnd,
+    cancelAtPeriodEnd: false,
+    canceledAt: null,
+    quantity,
+    items: [{ id: 'si_first', priceId, quantity }],
+  });
+
+  it("is followed: the first plan's item at another plan's price moves the subscription and its seats to that plan", async () => {
+    const { core, tenant, keys, s } = await world();
+    await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_portal' }));
+    await withPrice(core, keys['plans.notes.team'], 'price_team');
+    await withPrice(core, keys['plans.notes.business'], 'price_business');
+    // Its own price: nothing moves.
+    expect(await core.providerSync.sync('sub_portal', snapshot(s, 'price_team'))).toBe('applied');
+    expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.team']);
+    // The customer switched to Business in the provider's portal, with a third seat.
+    expect(await core.providerSync.sync('sub_portal', snapshot(s, 'price_business', 3))).toBe('applied');
+    const view = await core.subscriptions.get(tenant, s.id);
+    expect(view.subscription).toMatchObject({ planId: keys['plans.notes.business'], quantity: 3 });
+    const seats = (await core.licenses.list(tenant, { subscriptionId: s.id })).filter((l) => l.status !== 'CANCELED');
+    expect(seats).toHaveLength(3);
+    expect(new Set(seats.map((l) => l.planId))).toEqual(new Set([keys['plans.notes.business']]));
+    // Told again (a replay, another event): nothing more moves.
+    expect(await core.providerSync.sync('sub_portal', snapshot(s, 'price_business', 3))).toBe('applied');
+    expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.business']);
+  });
+
+  it('is not followed onto a usage-based plan (a change there starts a new subscription), nor to a price of no plan', async () => {
+    const { core, tenant, keys, s } = await world();
+    await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_portal_2' }));
+    await withPrice(core, keys['plans.notes.metered'], 'price_metered');
+    for (const price of ['price_metered', 'price_of_nothing'])
+      expect(await core.providerSync.sync('sub_portal_2', snapshot(s, price))).toBe('applied');
+    expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.team']);
+  });
+});

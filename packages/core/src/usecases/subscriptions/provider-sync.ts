@@ -1,10 +1,10 @@
 import type { Id, License, Plan, Subscription } from '../../model';
 import { NewSeats, seatLicense } from '../../domain/seats';
 import { matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
-import { renew, syncWithProvider, type ProviderSnapshot } from '../../domain/subscription';
+import { changePlan, renew, syncWithProvider, type ProviderSnapshot } from '../../domain/subscription';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Repositories } from '../../ports';
-import { ErrorCodes, fail } from '../../errors';
+import { ErrorCodes, fail, isDomainError } from '../../errors';
 import { limitsOf, type CoreDeps } from '../deps';
 import { endSubscriptionUsage, loadCustomer, loadPlan, saveSeats, type WebhookDelivery } from './shared';
 import { closeSubscriptionPeriod, startSubscriptionUsage } from '../usage/periods';
@@ -36,15 +36,19 @@ export class ProviderSync {
   ): Promise<SyncResult> {
     return this.fromProvider(paymentSubscriptionId, delivery, async (r, s, now) => {
       if (fetchedAfter && fetchedAfter.revision !== ((await r.subscriptions.revision(s.id)) ?? null)) throw new ChangedSinceFetch();
-      const [plan, customer, licenses] = await Promise.all([
+      const [held, customer, heldLicenses] = await Promise.all([
         loadPlan(r, s.planId),
         loadCustomer(r, s),
         r.licenses.listBySubscription(s.id),
       ]);
       const maxSeats = limitsOf(this.deps).maxSeats;
-      const plans = new Map<Id, Plan>([[plan.id, plan]]);
+      const plans = new Map<Id, Plan>([[held.id, held]]);
       if (snapshot.items) for (const a of s.addedPlans) plans.set(a.planId, await loadPlan(r, a.planId));
       const match = snapshot.items ? matchProviderItems(s, plans, snapshot.items, snapshot.itemsComplete !== false) : undefined;
+      // The first plan's item at another plan's price: the plan was changed at the provider.
+      const moved = await this.followPlanChange(r, s, held, heldLicenses, snapshot, match?.first?.priceId ?? null, now);
+      const { plan, licenses } = moved;
+      s = moved.subscription;
       // The first plan's quantity: its own item's (no item left for it: its seats stay as they are).
       const quantity = match ? (match.first?.quantity ?? s.quantity) : snapshot.quantity;
       const newSeats = (sub: Subscription, count: number) =>
@@ -145,6 +149,62 @@ export class ProviderSync {
         // Deliveries that landed together take turns: a short, random pause spreads their next fetches.
         await sleep(Math.floor(Math.random() * 50 * attempt));
       }
+    }
+  }
+
+  /**
+   * A plan changed at the provider (Stripe's dashboard, or its customer portal where a customer
+   * switches prices): the first plan's item bills the provider price (`providerPlanId`) of another
+   * plan of the subscription's product, so the subscription moves to that plan here too, as a plan
+   * change through the API moves it (its first plan's seats follow; nothing prorated here, the
+   * provider billed it). Followed only between plans that are not usage-based (a usage-based
+   * change starts a new subscription, which the provider did not) and when the move is allowed
+   * (the target sellable, the subscription running); otherwise logged and left.
+   */
+  private async followPlanChange(
+    r: Repositories,
+    s: Subscription,
+    plan: Plan,
+    licenses: License[],
+    snapshot: ProviderSnapshot,
+    priceId: string | null,
+    now: Date,
+  ): Promise<{ subscription: Subscription; plan: Plan; licenses: License[] }> {
+    const unchanged = { subscription: s, plan, licenses };
+    if (!priceId || priceId === plan.providerPlanId || s.status === 'CANCELED' || snapshot.status === 'CANCELED') return unchanged;
+    const target = (await r.plans.listByProduct(s.productId)).find(
+      (p) => p.providerPlanId === priceId && p.id !== plan.id && !s.addedPlans.some((a) => a.planId === p.id),
+    );
+    if (!target) return unchanged;
+    const leave = (reason: string) => {
+      this.deps.logger?.info('plan changed at the payment provider, not followed', {
+        subscriptionId: s.id,
+        planId: plan.id,
+        providerPlanId: priceId,
+        targetPlanId: target.id,
+        reason,
+      });
+      return unchanged;
+    };
+    if (plan.usageBased || target.usageBased) return leave('a usage-based plan change starts a new subscription here');
+    const product = await r.products.get(s.productId);
+    if (!product) return unchanged;
+    try {
+      const change = changePlan({
+        subscription: s,
+        licenses,
+        currentPlan: plan,
+        target,
+        targetProduct: product,
+        proration: 'none',
+        now,
+        newId: () => this.deps.ids.newId(),
+      });
+      if (change.kind !== 'moved') return leave('not a move');
+      return { subscription: change.subscription, plan: target, licenses: change.licenses };
+    } catch (e) {
+      if (isDomainError(e)) return leave(e.message);
+      throw e;
     }
   }
 
