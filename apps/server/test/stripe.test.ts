@@ -316,15 +316,23 @@ describe('Stripe through the server: checkout links and verified webhooks', () =
       const team = (await r.plans.get(org.keys['plans.notes.team']))!;
       await r.plans.save({ ...team, providerPlanId: 'price_team' });
     });
-    nock(API)
-      .get('/v1/subscriptions/sub_2')
-      .reply(200, stripeSubscription({ id: 'sub_2', status: 'trialing' }, { quantity: 1, price: { id: 'price_team', product: 'prod_1' } }));
-    expect((await webhook(event('evt_portal', 'customer.subscription.updated', { id: 'sub_2' })).expect(200)).body.result).toBe('applied');
-    expect((await check('bea').expect(200)).body.capabilities).toEqual(['edit', 'export']);
-    const bea = (await licenses()).find((l) => l.granteeId === 'bea');
-    expect(bea?.planId).toBe(org.keys['plans.notes.team']);
-    // Team is sold at an inline price again (as the next tests expect).
-    await world.db.uow.run(async (r) => r.plans.save({ ...(await r.plans.get(org.keys['plans.notes.team']))!, providerPlanId: null }));
+    try {
+      nock(API)
+        .get('/v1/subscriptions/sub_2')
+        .reply(
+          200,
+          stripeSubscription({ id: 'sub_2', status: 'trialing' }, { quantity: 1, price: { id: 'price_team', product: 'prod_1' } }),
+        );
+      expect((await webhook(event('evt_portal', 'customer.subscription.updated', { id: 'sub_2' })).expect(200)).body.result).toBe(
+        'applied',
+      );
+      expect((await check('bea').expect(200)).body.capabilities).toEqual(['edit', 'export']);
+      const bea = (await licenses()).find((l) => l.granteeId === 'bea');
+      expect(bea?.planId).toBe(org.keys['plans.notes.team']);
+    } finally {
+      // Team is sold at an inline price again (as the next tests expect).
+      await world.db.uow.run(async (r) => r.plans.save({ ...(await r.plans.get(org.keys['plans.notes.team']))!, providerPlanId: null }));
+    }
   });
 
   it('acknowledges events it does not handle, and ones about objects that are not ours', async () => {

@@ -272,6 +272,20 @@ describe("a plan changed at the provider (Stripe's dashboard or customer portal)
     expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.business']);
   });
 
+  it('a plan change through the API whose own webhook moved the subscription first is done, not refused', async () => {
+    const { uow, core, tenant, keys, s } = await world();
+    await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_api_race' }));
+    await withPrice(core, keys['plans.notes.business'], 'price_business');
+    // Decided on the plain read; then, while the provider is told, the provider's webhook for this
+    // very change is applied (the re-sync follows the switch).
+    uow.afterRun = async () => {
+      expect(await core.providerSync.sync('sub_api_race', snapshot(s, 'price_business'))).toBe('applied');
+    };
+    const change = await core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.business'], 'none');
+    expect([change.kind, change.view.subscription.planId]).toEqual(['moved', keys['plans.notes.business']]);
+    expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.business']);
+  });
+
   it('is not followed onto a usage-based plan (a change there starts a new subscription), nor to a price of no plan', async () => {
     const { core, tenant, keys, s } = await world();
     await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_portal_2' }));
@@ -280,4 +294,45 @@ describe("a plan changed at the provider (Stripe's dashboard or customer portal)
       expect(await core.providerSync.sync('sub_portal_2', snapshot(s, price))).toBe('applied');
     expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.team']);
   });
+});
+
+it("a switch at the provider that comes with the renewal closes the ended period on the plan it was used on, and starts the new plan's", async () => {
+  const { core, tenant, keys, s } = await world();
+  await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_switch_renew' }));
+  // Both plans meter `projects` as a v1 usage feature: Team at 1 a unit, capped at 100; Business at 2, capped at 500.
+  const product = (await core.uow.read((r) => r.products.get(s.productId)))!;
+  const projects = product.features.find((f) => f.variableName === 'projects')!;
+  await core.usage.createMeter(tenant, { slug: 'projects', name: 'Projects' });
+  for (const [key, price, cap, providerPlanId] of [
+    ['plans.notes.team', 1, 100, 'price_team'],
+    ['plans.notes.business', 2, 500, 'price_business'],
+  ] as const)
+    await core.uow.run(async (r) => {
+      const p = (await r.plans.get(keys[key]))!;
+      const usage = { isUsage: true, pricePerUnit: price, maxUsage: cap, minUsage: 0 };
+      const others = p.features.filter((f) => f.featureId !== projects.id);
+      const value = { featureId: projects.id, value: '', enumOptionId: null, isUnlimited: false, updatedAt: p.updatedAt, ...usage };
+      const features = [...others, value];
+      await r.plans.save({ ...p, features, providerPlanId });
+    });
+  await core.usage.record(tenant, { owner: s.id, meterSlug: 'projects', quantity: 30 });
+  const end = s.currentPeriodEnd.getTime();
+  // Stripe's update at the renewal: the next period, on Business's price (a downgrade or upgrade scheduled for the period's end).
+  expect(
+    await core.providerSync.sync('sub_switch_renew', {
+      status: 'ACTIVE',
+      currentPeriodStart: s.currentPeriodEnd,
+      currentPeriodEnd: new Date(end + 30 * 86_400_000),
+      cancelAtPeriodEnd: false,
+      canceledAt: null,
+      quantity: 2,
+      items: [{ id: 'si_first', priceId: 'price_business', quantity: 2 }],
+    }),
+  ).toBe('applied');
+  expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.business']);
+  // The ended period closed as Team's: 30 units at 1 (in cents, as the close prices it).
+  const closes = (await core.uow.read((r) => r.usage.pageCloses(tenant, { limit: 10, owner: s.id }))).items;
+  expect(closes.map((c) => [c.finalUsage, c.amountMinor])).toEqual([[30n, 3000n]]);
+  // The new period is Business's: its cap.
+  expect((await core.usage.balances(tenant, s.id, 'projects'))[0].balance).toMatchObject({ used: 0n, cap: 500n });
 });

@@ -134,6 +134,16 @@ export class SubscriptionLifecycle {
     // The provider has been told: an outage from here on says so (the change may be partly applied).
     return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), () =>
       this.deps.uow.run(async (r) => {
+        if (first.change.kind === 'moved') {
+          // The provider's webhook for this very move may have been applied first (its re-sync follows
+          // a plan switched at the provider): the subscription is on the target already, which is done.
+          const locked = await loadOwned(r, tenant, id, true);
+          if (locked.planId === planId) {
+            await saveOutcome(r, outcome);
+            const licenses = await r.licenses.listBySubscription(locked.id);
+            return { kind: 'moved' as const, subscription: locked, licenses, proration, view: await subscriptionViewIn(r, locked, now) };
+          }
+        }
         const { change } = await decide(r, true);
         // The provider was told the kind of change decided first (a move, or the old subscription
         // canceled): a concurrent change that made the other kind right (the subscription moved onto

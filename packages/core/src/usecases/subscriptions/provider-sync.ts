@@ -45,15 +45,18 @@ export class ProviderSync {
       const plans = new Map<Id, Plan>([[held.id, held]]);
       if (snapshot.items) for (const a of s.addedPlans) plans.set(a.planId, await loadPlan(r, a.planId));
       const match = snapshot.items ? matchProviderItems(s, plans, snapshot.items, snapshot.itemsComplete !== false) : undefined;
-      // The first plan's item at another plan's price: the plan was changed at the provider.
-      const moved = await this.followPlanChange(r, s, held, heldLicenses, snapshot, match?.first?.priceId ?? null, now);
+      // The first plan's item at another plan's price: the plan was changed at the provider (every
+      // item given, so that the first plan's is not a guess).
+      const moved =
+        match && snapshot.itemsComplete !== false && match.first?.priceId
+          ? await this.followPlanChange(r, s, held, heldLicenses, snapshot, match.first.priceId, now)
+          : { subscription: s, plan: held, licenses: heldLicenses };
       const { plan, licenses } = moved;
-      s = moved.subscription;
       // The first plan's quantity: its own item's (no item left for it: its seats stay as they are).
       const quantity = match ? (match.first?.quantity ?? s.quantity) : snapshot.quantity;
       const newSeats = (sub: Subscription, count: number) =>
         new NewSeats(seatLicense(sub, plan, customer.value, '', now), count, () => this.deps.ids.newId());
-      const out = syncWithProvider(s, licenses, { ...snapshot, quantity }, now, newSeats, maxSeats);
+      const out = syncWithProvider(moved.subscription, licenses, { ...snapshot, quantity }, now, newSeats, maxSeats);
       let sub = out.subscription;
       let saved = out.saved;
       const removed = [...out.removed];
@@ -109,14 +112,20 @@ export class ProviderSync {
       if (s.status !== 'CANCELED' && sub.status === 'CANCELED')
         await endSubscriptionUsage(r, this.deps.ids, undefined, { subscription: sub, plan, periodEnd: s.currentPeriodEnd, now });
       else if (s.status === 'CANCELED' && sub.status !== 'CANCELED') await startSubscriptionUsage(r, this.deps.ids, sub, plan, now);
-      else if (sub.status !== 'CANCELED' && sub.currentPeriodStart > s.currentPeriodStart)
-        await closeSubscriptionPeriod(r, this.deps.ids, {
+      else if (sub.status !== 'CANCELED' && sub.currentPeriodStart > s.currentPeriodStart) {
+        // The ended period was the plan held before a switch at the provider that came with the
+        // renewal (a change scheduled for the period's end): its meters close, what the customer
+        // keeps goes to the new plan's, which start their period.
+        const closed = await closeSubscriptionPeriod(r, this.deps.ids, {
           subscription: s,
-          plan,
+          plan: held,
           periodEnd: s.currentPeriodEnd,
           next: { start: sub.currentPeriodStart, end: sub.currentPeriodEnd, plan, subscription: sub },
+          keepGrants: plan.id !== held.id,
           now,
         });
+        if (plan.id !== held.id) await startSubscriptionUsage(r, this.deps.ids, sub, plan, now, closed);
+      }
     });
   }
 
@@ -172,20 +181,24 @@ export class ProviderSync {
   ): Promise<{ subscription: Subscription; plan: Plan; licenses: License[] }> {
     const unchanged = { subscription: s, plan, licenses };
     if (!priceId || priceId === plan.providerPlanId || s.status === 'CANCELED' || snapshot.status === 'CANCELED') return unchanged;
-    const target = (await r.plans.listByProduct(s.productId)).find(
+    const found = (await r.plans.listByProduct(s.productId)).find(
       (p) => p.providerPlanId === priceId && p.id !== plan.id && !s.addedPlans.some((a) => a.planId === p.id),
     );
-    if (!target) return unchanged;
+    // Whole, as a plan change loads it (its features and line items: the usage it meters).
+    const target = found && (await loadPlan(r, found.id));
     const leave = (reason: string) => {
       this.deps.logger?.info('plan changed at the payment provider, not followed', {
         subscriptionId: s.id,
         planId: plan.id,
         providerPlanId: priceId,
-        targetPlanId: target.id,
+        targetPlanId: target?.id ?? null,
         reason,
       });
       return unchanged;
     };
+    // A plan sold at an inline price (made per checkout) shows another price every time: only a plan
+    // with a provider price of its own tells a switch, to a price of no plan of the product here.
+    if (!target) return plan.providerPlanId ? leave('the price is no plan of the product (another product, or none here)') : unchanged;
     if (plan.usageBased || target.usageBased) return leave('a usage-based plan change starts a new subscription here');
     const product = await r.products.get(s.productId);
     if (!product) return unchanged;
