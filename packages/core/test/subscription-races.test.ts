@@ -286,6 +286,19 @@ describe("a plan changed at the provider (Stripe's dashboard or customer portal)
     expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.business']);
   });
 
+  it('a plan change through the API whose own webhook moved the subscription, which was then canceled, is refused', async () => {
+    const { uow, core, tenant, keys, s } = await world();
+    await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_api_race_2' }));
+    await withPrice(core, keys['plans.notes.business'], 'price_business');
+    uow.afterRun = async () => {
+      await core.providerSync.sync('sub_api_race_2', snapshot(s, 'price_business'));
+      await core.subscriptions.cancel(tenant, s.id, 'now');
+    };
+    await expect(core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.business'], 'none')).rejects.toMatchObject({
+      code: ErrorCodes.SUBSCRIPTION_CANCELED,
+    });
+  });
+
   it('is not followed onto a usage-based plan (a change there starts a new subscription), nor to a price of no plan', async () => {
     const { core, tenant, keys, s } = await world();
     await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_portal_2' }));

@@ -24,7 +24,7 @@ export function effectiveStatus(s: Subscription, now: Date): SubscriptionStatus 
   return s.status;
 }
 
-function assertRunning(s: Subscription, now: Date): void {
+export function assertRunning(s: Subscription, now: Date): void {
   if (effectiveStatus(s, now) === 'CANCELED') fail(ErrorCodes.SUBSCRIPTION_CANCELED, 'the subscription is canceled');
 }
 

@@ -13,6 +13,7 @@ import type {
   Tenant,
 } from '../../model';
 import {
+  assertRunning,
   cancelAtPeriodEnd,
   cancelNow,
   changePlan,
@@ -139,6 +140,8 @@ export class SubscriptionLifecycle {
           // a plan switched at the provider): the subscription is on the target already, which is done.
           const locked = await loadOwned(r, tenant, id, true);
           if (locked.planId === planId) {
+            // Canceled meanwhile, it is refused as the plain change would be.
+            assertRunning(locked, now);
             await saveOutcome(r, outcome);
             const licenses = await r.licenses.listBySubscription(locked.id);
             return { kind: 'moved' as const, subscription: locked, licenses, proration, view: await subscriptionViewIn(r, locked, now) };
