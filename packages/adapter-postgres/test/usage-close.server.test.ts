@@ -104,3 +104,40 @@ it("a renewal locks a subscription's balances in the group commit's order (by ba
   }
   expect(await core.usage.verify()).toEqual([]);
 });
+
+it('holds committed on two instances while the renewal hands them to the next period: each commit lands once, in one period', async () => {
+  const a: TestCore = createTestCore({ uow: db.uow });
+  const b: TestCore = createTestCore({ uow: db.uow });
+  for (const core of [a, b]) (core.payments as PaymentProvider).renewedBySweep = () => ({});
+  const org = await a.apiKeys.ensureOrganisation('holds-close');
+  const file = sampleCatalog('holds-close');
+  file.products?.[0].plans?.push({
+    key: 'api',
+    pricingType: 'paid',
+    prices: { USD: 10 },
+    usage: [{ meter: 'calls', allowance: 100000, unitPrices: { USD: 0.01 } }],
+  });
+  const keys = (await a.importer.apply(file)).keys;
+  const tenant = { organisationId: org.id, isTest: false };
+  const { subscription: s } = await buyPlan(a, keys['plans.notes.api'], 1, 'holder', 'fake');
+  const t = { owner: s.id, meterSlug: 'calls' };
+  // 120 completions hold 5 each, reserved an hour before the period ends.
+  a.clock.set(new Date(s.currentPeriodEnd.getTime() - 3_600_000));
+  const holds = await Promise.all(Array.from({ length: 120 }, () => a.usage.reserve(tenant, { ...t, quantity: 5, ttlSeconds: 86_400 })));
+  const after = new Date(s.currentPeriodEnd.getTime() + 1000);
+  a.clock.set(after);
+  b.clock.set(after);
+  // Each commits 3 of its 5 on either instance while both run the renewal.
+  const commits = holds.map((h, i) => (i % 2 ? a : b).usage.commit(tenant, h.holdId as string, { quantity: 3 }));
+  const sweeps = [a.sweeps.renewals(), b.sweeps.renewals()];
+  const answers = await Promise.all(commits);
+  expect((await Promise.all(sweeps)).reduce((n, x) => n + x, 0)).toBe(1);
+  expect(answers.every((x) => x.allowed)).toBe(true);
+  const closes = await db.uow.read((r) => r.usage.pageCloses(tenant, { limit: 10, owner: s.id }));
+  expect(closes.items).toHaveLength(1);
+  const [open] = await a.usage.balances(tenant, s.id, 'calls');
+  // 360 units committed: before the close in its final usage, after it in the new period; nothing still held.
+  expect(closes.items[0].finalUsage + open.balance.used).toBe(360n);
+  expect(open.balance.reserved).toBe(0n);
+  expect(await a.usage.verify()).toEqual([]);
+});
