@@ -13,6 +13,8 @@ export type SyncResult = 'applied' | 'duplicate' | 'unknown';
 
 /** How many times a fetch of the provider's subscription is made again when another change landed meanwhile. */
 export const SYNC_ATTEMPTS = 4;
+/** The pause before the n-th fetch again: n times this. */
+const SYNC_PAUSE_MS = 10;
 
 /** Thrown inside the sync's transaction (rolled back) when the subscription changed since the fetch began. */
 class ChangedSinceFetch extends Error {}
@@ -135,7 +137,7 @@ export class ProviderSync {
    * snapshot fetched before another sync committed may be older than the one that sync applied,
    * and written after it would put the older state back. So the subscription row's revision is
    * read before the fetch, and the snapshot is applied only if nothing changed it since (checked under
-   * its row lock); otherwise it is fetched again after a short random pause (SYNC_ATTEMPTS in all,
+   * its row lock); otherwise it is fetched again after a short pause (SYNC_ATTEMPTS in all,
    * then a 409 CONFLICT, which the provider's webhook retries). Applied snapshots are thus fetched in the order they commit.
    */
   async syncFetched(
@@ -155,8 +157,8 @@ export class ProviderSync {
         if (!(e instanceof ChangedSinceFetch)) throw e;
         if (attempt === SYNC_ATTEMPTS)
           fail(ErrorCodes.CONFLICT, 'the subscription kept changing while it was read from the payment provider; retry');
-        // Deliveries that landed together take turns: a short, random pause spreads their next fetches.
-        await sleep(Math.floor(Math.random() * 50 * attempt));
+        // Deliveries that landed together take turns (each round one applies): a short pause between them.
+        await sleep(SYNC_PAUSE_MS * attempt);
       }
     }
   }
