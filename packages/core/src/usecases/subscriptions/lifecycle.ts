@@ -87,8 +87,8 @@ export class SubscriptionLifecycle {
   /** Moves to another plan of the same product (usage-based: cancels and starts a new subscription). */
   async changePlan(tenant: Tenant, id: Id, planId: Id, proration: Proration): Promise<PlanChange & { view: SubscriptionView }> {
     const now = this.deps.clock.now();
-    const decide = async (r: Repositories, forUpdate: boolean) => {
-      const s = await loadOwned(r, tenant, id, forUpdate);
+    /** The change decided on the subscription as read (plainly, or locked for the write). */
+    const decide = async (r: Repositories, s: Subscription) => {
       const target = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       const [currentPlan, targetProduct, licenses, currencies] = await Promise.all([
         loadPlan(r, s.planId),
@@ -109,7 +109,7 @@ export class SubscriptionLifecycle {
       });
       return { s, change, currentPlan, target, currencies };
     };
-    const first = await this.deps.uow.run((r) => decide(r, false));
+    const first = await this.deps.uow.run(async (r) => decide(r, await loadOwned(r, tenant, id, false)));
     const billing = billingProviderOf(this.deps.payments, first.s);
     if (first.change.kind === 'replaced' && billing && !billing.renewedBySweep)
       // The change starts a new subscription here, and only a provider whose renewals Tollgate makes
@@ -135,19 +135,17 @@ export class SubscriptionLifecycle {
     // The provider has been told: an outage from here on says so (the change may be partly applied).
     return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), () =>
       this.deps.uow.run(async (r) => {
-        if (first.change.kind === 'moved') {
+        const locked = await loadOwned(r, tenant, id, true);
+        if (first.change.kind === 'moved' && locked.planId === planId) {
           // The provider's webhook for this very move may have been applied first (its re-sync follows
           // a plan switched at the provider): the subscription is on the target already, which is done.
-          const locked = await loadOwned(r, tenant, id, true);
-          if (locked.planId === planId) {
-            // Canceled meanwhile, it is refused as the plain change would be.
-            assertRunning(locked, now);
-            await saveOutcome(r, outcome);
-            const licenses = await r.licenses.listBySubscription(locked.id);
-            return { kind: 'moved' as const, subscription: locked, licenses, proration, view: await subscriptionViewIn(r, locked, now) };
-          }
+          // Canceled meanwhile, it is refused as the plain change would be.
+          assertRunning(locked, now);
+          await saveOutcome(r, outcome);
+          const licenses = await r.licenses.listBySubscription(locked.id);
+          return { kind: 'moved' as const, subscription: locked, licenses, proration, view: await subscriptionViewIn(r, locked, now) };
         }
-        const { change } = await decide(r, true);
+        const { change } = await decide(r, locked);
         // The provider was told the kind of change decided first (a move, or the old subscription
         // canceled): a concurrent change that made the other kind right (the subscription moved onto
         // or off a usage-based plan meanwhile) is not written as that kind behind its back.
