@@ -231,6 +231,36 @@ describe('usage plans through POST /api/plans/save', () => {
     expect(bad.body.errors).toEqual([expect.objectContaining({ property: 'lineItems[0].id' })]);
   });
 
+  it("a plan saved here moved to another (items' replace) bills its usage at the move and starts the other's allowance", async () => {
+    const productId = org.keys['products.notes'];
+    const save = async (name: string, item: Record<string, unknown>) =>
+      (
+        await api()
+          .post('/api/plans/save', { productId, name, entitlements: ['edit'], lineItems: [meteredItem(item)] })
+          .expect(201)
+      ).body.data.id as string;
+    const small = await save('Calls small', { meterSlug: 'moved_calls', slug: 'moved_small', minUsage: 0 });
+    const large = await save('Calls large', { meterSlug: 'moved_calls', slug: 'moved_large', allowance: 500, minUsage: 0 });
+    const { subscription } = await purchase(world, small, 'mover');
+    const owner = subscription.id;
+    await api().post('/api/usage/record', { owner, meterSlug: 'moved_calls', increment: 130 }).expect(204);
+    const invoices = async () => (await api().get(`/api/subscriptions/${owner}/invoices`).expect(200)).body.data;
+    const before = (await invoices()).length;
+    world.clock.set(new Date(world.clock.now().getTime() + 86_400_000));
+    await api()
+      .put(`/api/subscriptions/${owner}/items`, { items: [{ planId: small, action: 'replace', newPlanId: large }], proration: 'none' })
+      .expect(204);
+    // The 130 used closed at the move, 30 over the 100 included at 2 cents: on an invoice of its own.
+    const final = (await api().get(`/api/usage-records?owner=${owner}&meterSlug=moved_calls&status=final`).expect(200)).body.data;
+    expect(final).toEqual([expect.objectContaining({ status: 'final', count: 130 })]);
+    const after = await invoices();
+    expect(after.length).toBe(before + 1);
+    expect(after.at(-1).lines.data).toEqual([expect.objectContaining({ quantity: 30, amount: 60, description: '30 call × API calls' })]);
+    // The large plan's allowance and cap from the move.
+    const balances = (await api().get(`/api/balances?owner=${owner}`).expect(200)).body.data;
+    expect(balances).toEqual([expect.objectContaining({ meterSlug: 'moved_calls', granted: 500, used: 0 })]);
+  });
+
   it('refuses usage terms on a line item that is not metered, and bad terms, naming the field', async () => {
     const productId = org.keys['products.notes'];
     const flat = await api()

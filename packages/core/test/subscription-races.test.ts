@@ -309,10 +309,8 @@ describe("a plan changed at the provider (Stripe's dashboard or customer portal)
   });
 });
 
-it("a switch at the provider that comes with the renewal closes the ended period on the plan it was used on, and starts the new plan's", async () => {
-  const { core, tenant, keys, s } = await world();
-  await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_switch_renew' }));
-  // Both plans meter `projects` as a v1 usage feature: Team at 1 a unit, capped at 100; Business at 2, capped at 500.
+/** Team and Business meter `projects` as a v1 usage feature: Team at 1 a unit, capped at 100; Business at 2, capped at 500. */
+async function meterProjects({ core, tenant, keys, s }: Awaited<ReturnType<typeof world>>) {
   const product = (await core.uow.read((r) => r.products.get(s.productId)))!;
   const projects = product.features.find((f) => f.variableName === 'projects')!;
   await core.usage.createMeter(tenant, { slug: 'projects', name: 'Projects' });
@@ -328,6 +326,13 @@ it("a switch at the provider that comes with the renewal closes the ended period
       const features = [...others, value];
       await r.plans.save({ ...p, features, providerPlanId });
     });
+}
+
+it("a switch at the provider that comes with the renewal closes the ended period on the plan it was used on, and starts the new plan's", async () => {
+  const w = await world();
+  const { core, tenant, keys, s } = w;
+  await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_switch_renew' }));
+  await meterProjects(w);
   await core.usage.record(tenant, { owner: s.id, meterSlug: 'projects', quantity: 30 });
   const end = s.currentPeriodEnd.getTime();
   // Stripe's update at the renewal: the next period, on Business's price (a downgrade or upgrade scheduled for the period's end).
@@ -348,4 +353,34 @@ it("a switch at the provider that comes with the renewal closes the ended period
   expect(closes.map((c) => [c.finalUsage, c.amountMinor])).toEqual([[30n, 3000n]]);
   // The new period is Business's: its cap.
   expect((await core.usage.balances(tenant, s.id, 'projects'))[0].balance).toMatchObject({ used: 0n, cap: 500n });
+});
+
+it("a switch at the provider within the period closes the meter on the plan it was used on at the switch, and starts the new plan's there", async () => {
+  const w = await world();
+  const { core, tenant, keys, s } = w;
+  await core.uow.run((r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_switch_mid' }));
+  await meterProjects(w);
+  await core.usage.record(tenant, { owner: s.id, meterSlug: 'projects', quantity: 30 });
+  core.clock.set(new Date(core.clock.now().getTime() + 5 * 86_400_000));
+  const at = core.clock.now();
+  // The customer switched to Business in Stripe's portal, within the period.
+  const snapshot = {
+    status: 'ACTIVE' as const,
+    currentPeriodStart: s.currentPeriodStart,
+    currentPeriodEnd: s.currentPeriodEnd,
+    cancelAtPeriodEnd: false,
+    canceledAt: null,
+    quantity: 2,
+    items: [{ id: 'si_first', priceId: 'price_business', quantity: 2 }],
+  };
+  expect(await core.providerSync.sync('sub_switch_mid', snapshot)).toBe('applied');
+  expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.business']);
+  // The 30 units closed at the switch as Team's (1 a unit, in cents); Business's cap from there.
+  const closes = async () => (await core.uow.read((r) => r.usage.pageCloses(tenant, { limit: 10, owner: s.id }))).items;
+  expect((await closes()).map((c) => [c.finalUsage, c.amountMinor, c.periodEnd])).toEqual([[30n, 3000n, at]]);
+  expect((await core.usage.balances(tenant, s.id, 'projects'))[0].balance).toMatchObject({ used: 0n, cap: 500n, periodStart: at });
+  // Told again (a replay, another event): nothing more closes.
+  expect(await core.providerSync.sync('sub_switch_mid', snapshot)).toBe('applied');
+  expect(await closes()).toHaveLength(1);
+  expect(await core.usage.verify()).toEqual([]);
 });

@@ -56,6 +56,26 @@ function usageCatalog(organisation: string): CatalogFile {
       capabilities: ['edit'],
       usage: [{ meter: 'api_calls', allowance: 10000, unitPrices: { USD: 0.002 } }],
     },
+    // Plans that meter without being usage-based (a plan change moves the subscription): a flat fee
+    // with calls included, the same calls at another fee, more calls at another price, no calls.
+    ...(
+      [
+        ['flat_api', 20, { meter: 'api_calls', allowance: 1000, rollover: { upTo: 300 }, unitPrices: { USD: 0.01 } }],
+        ['flat_api_same', 30, { meter: 'api_calls', allowance: 1000, rollover: { upTo: 300 }, unitPrices: { USD: 0.01 } }],
+        ['flat_api_plus', 40, { meter: 'api_calls', allowance: 5000, maxUsage: 8000, unitPrices: { USD: 0.002 } }],
+        ['flat_none', 10, undefined],
+      ] as const
+    ).map(([key, fee, usage]) => ({
+      key,
+      displayName: key,
+      pricingType: 'paid' as const,
+      interval: 'month' as const,
+      length: 1,
+      usageBased: false,
+      prices: { USD: fee },
+      capabilities: ['edit'],
+      ...(usage && { usage: [usage] }),
+    })),
   ];
   return file;
 }
@@ -199,7 +219,9 @@ describe('usage plans', () => {
     const line = api.lineItems.find((l) => l.meter?.slug === 'api_calls')!;
     const twice = { ...api, lineItems: [...api.lineItems, { ...line, id: 'second-line' }] };
     const { subscription: other } = await buyPlan(core, keys['plans.notes.api'], 1, 'bob', 'fake');
-    const handedOver = [{ meter: line.meter!, kept: [{ amount: 500n, priority: 50, expiresAt: null, source: 'purchase' as const }] }];
+    const handedOver = [
+      { meter: line.meter!, kept: [{ amount: 500n, priority: 50, expiresAt: null, source: 'purchase' as const }], holds: [], carried: 0n },
+    ];
     await core.uow.run((r) =>
       startSubscriptionUsage(r, core.deps.ids, { ...other, id: 'next-subscription' }, twice, core.clock.now(), handedOver as never),
     );
@@ -227,6 +249,148 @@ describe('usage plans', () => {
     });
     const closes = await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }));
     expect(closes.items.map((c) => [c.finalUsage, c.billedUnits, c.amountMinor, c.subscriptionId])).toEqual([[1200n, 200n, 200n, s.id]]);
+  });
+
+  describe('a move between plans that are not usage-based (the subscription keeps its usage)', () => {
+    let billed: UsageInvoiceLine[][];
+    beforeEach(() => {
+      billed = [];
+      (core.payments as PaymentProvider).usageBilled = (_s, _p, lines) => (billed.push(lines), {});
+    });
+    const closesOf = async (owner: string) => (await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner }))).items;
+    const move = async (id: string, plan: string) => {
+      const change = await core.subscriptions.changePlan(tenant(), id, keys[`plans.notes.${plan}`], 'none');
+      expect(change.kind).toBe('moved');
+    };
+
+    it("closes the meter at the move on the old plan's terms, billed once, and starts the new plan's allowance and cap there", async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_api'], 1, 'alice', 'fake');
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1200 });
+      core.clock.set(new Date(core.clock.now().getTime() + 3 * DAY));
+      const at = core.clock.now();
+      await move(s.id, 'flat_api_plus');
+      // 200 calls over the 1000 included, at the old price (1 cent): billed at the move, through the provider.
+      const [closed] = await closesOf(s.id);
+      expect([closed.finalUsage, closed.billedUnits, closed.amountMinor, closed.periodEnd]).toEqual([1200n, 200n, 200n, at]);
+      expect(billed).toEqual([[expect.objectContaining({ quantity: 200, unitAmount: 1, amount: 200, periodEnd: at })]]);
+      // The new plan's terms from the move to the period's end.
+      expect(await balance(s.id)).toMatchObject({ granted: 5000n, used: 0n, cap: 8000n, periodStart: at, periodEnd: s.currentPeriodEnd });
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 5100 });
+      // The renewal closes the rest of the period on the new plan's terms: 100 over at 0.2 cents.
+      core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+      expect(await core.sweeps.renewals()).toBe(1);
+      const closes = await closesOf(s.id);
+      expect(closes.map((c) => [c.periodStart, c.finalUsage, c.billedUnits, c.amountMinor])).toEqual([
+        [s.currentPeriodStart, 1200n, 200n, 200n],
+        [at, 5100n, 100n, 20n],
+      ]);
+      expect(await balance(s.id)).toMatchObject({ granted: 5000n, used: 0n });
+      expect(await core.usage.verify()).toEqual([]);
+    });
+
+    it("hands the customer's credits and an open hold to the new plan's balance of the meter", async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_api'], 1, 'alice', 'fake');
+      const t = { owner: s.id, meterSlug: 'api_calls' };
+      await core.usage.grant(tenant(), { ...t, amount: 700, source: 'purchase' });
+      // 1000 of the allowance and 200 of the purchase used; a completion holds 100 more.
+      await core.usage.consume(tenant(), { ...t, quantity: 1200 });
+      const hold = await core.usage.reserve(tenant(), { ...t, quantity: 100, ttlSeconds: 3600 });
+      await move(s.id, 'flat_api_plus');
+      expect((await closesOf(s.id)).map((c) => [c.finalUsage, c.billedUnits])).toEqual([[1200n, 0n]]);
+      expect(await balance(s.id)).toMatchObject({ granted: 5500n, used: 0n, reserved: 100n });
+      // The completion ends after the move: counted on the new plan's balance.
+      expect(await core.usage.commit(tenant(), hold.holdId as string, { quantity: 80 })).toMatchObject({
+        allowed: true,
+        used: '80',
+        reserved: '0',
+      });
+      expect(await core.usage.verify()).toEqual([]);
+    });
+
+    it('through the items (the first plan removed, the next promoted) as through a plan change', async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_api'], 1, 'alice', 'fake');
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1200 });
+      const at = core.clock.now();
+      const moved = await core.subscriptionItems.change(
+        tenant(),
+        s.id,
+        [
+          { kind: 'add', planId: keys['plans.notes.flat_api_plus'], at: 'items[0]' },
+          { kind: 'remove', planId: keys['plans.notes.flat_api'], at: 'items[1]' },
+        ],
+        'none',
+      );
+      expect(moved.planId).toBe(keys['plans.notes.flat_api_plus']);
+      expect((await closesOf(s.id)).map((c) => [c.finalUsage, c.billedUnits, c.amountMinor])).toEqual([[1200n, 200n, 200n]]);
+      expect(await balance(s.id)).toMatchObject({ granted: 5000n, used: 0n, cap: 8000n, periodStart: at });
+      expect(await core.usage.verify()).toEqual([]);
+    });
+
+    it("switched at the provider with the renewal: the old plan's rollover and an open hold go to the new plan's meter", async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_api'], 1, 'alice', 'fake');
+      await core.uow.run(async (r) => {
+        await r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_switch' });
+        for (const [plan, price] of [
+          ['flat_api', 'price_flat'],
+          ['flat_api_plus', 'price_plus'],
+        ])
+          await r.plans.save({ ...(await r.plans.get(keys[`plans.notes.${plan}`]))!, providerPlanId: price });
+      });
+      const t = { owner: s.id, meterSlug: 'api_calls' };
+      // 600 of the 1000 used: 300 roll over by the old plan's rule. A completion holds 50 over the renewal.
+      await core.usage.record(tenant(), { ...t, quantity: 600 });
+      const end = s.currentPeriodEnd.getTime();
+      core.clock.set(new Date(end - 3_600_000));
+      const hold = await core.usage.reserve(tenant(), { ...t, quantity: 50, ttlSeconds: 86_400 });
+      core.clock.set(new Date(end + 1000));
+      // Stripe's update at the renewal: the next period, on the other plan's price (a change scheduled for the period's end).
+      const snapshot = {
+        status: 'ACTIVE' as const,
+        currentPeriodStart: s.currentPeriodEnd,
+        currentPeriodEnd: new Date(end + 30 * DAY),
+        cancelAtPeriodEnd: false,
+        canceledAt: null,
+        quantity: 1,
+        items: [{ id: 'si_first', priceId: 'price_plus', quantity: 1 }],
+      };
+      expect(await core.providerSync.sync('sub_switch', snapshot)).toBe('applied');
+      expect((await core.subscriptions.get(tenant(), s.id)).subscription.planId).toBe(keys['plans.notes.flat_api_plus']);
+      expect((await closesOf(s.id)).map((c) => [c.finalUsage, c.billedUnits])).toEqual([[600n, 0n]]);
+      expect(await balance(s.id)).toMatchObject({ granted: 5300n, used: 0n, reserved: 50n, cap: 8000n });
+      expect(await core.usage.commit(tenant(), hold.holdId as string, { quantity: 40 })).toMatchObject({ allowed: true, used: '40' });
+      expect(await core.usage.verify()).toEqual([]);
+    });
+
+    it('leaves a meter both plans meter alike as it is (no close, no allowance again)', async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_api'], 1, 'alice', 'fake');
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1200 });
+      const before = await balance(s.id);
+      await move(s.id, 'flat_api_same');
+      expect(await closesOf(s.id)).toEqual([]);
+      expect(billed).toEqual([]);
+      expect(await balance(s.id)).toEqual(before);
+    });
+
+    it("to a plan that does not meter: closed and billed, credits lapse, holds released; back again, the plan's allowance starts at the move", async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_api'], 1, 'alice', 'fake');
+      const t = { owner: s.id, meterSlug: 'api_calls' };
+      await core.usage.grant(tenant(), { ...t, amount: 700, source: 'purchase' });
+      await core.usage.record(tenant(), { ...t, quantity: 1900 });
+      const hold = await core.usage.reserve(tenant(), { ...t, quantity: 100, ttlSeconds: 3600 });
+      await move(s.id, 'flat_none');
+      // 1900 used of 1700 granted: 200 over at 1 cent.
+      expect((await closesOf(s.id)).map((c) => [c.finalUsage, c.billedUnits, c.amountMinor])).toEqual([[1900n, 200n, 200n]]);
+      // No balance outlives the plan that metered it (before, it stayed open and was never billed).
+      expect(await core.usage.balances(tenant(), s.id)).toEqual([]);
+      // Its hold went with the closed period (released there), as at a usage-based plan change.
+      await expect(core.usage.commit(tenant(), hold.holdId as string, { quantity: 50 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      core.clock.set(new Date(core.clock.now().getTime() + DAY));
+      const at = core.clock.now();
+      await move(s.id, 'flat_api');
+      // Before, the meter had no period here: its usage was billed without the plan's allowance.
+      expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 0n, periodStart: at });
+      expect(await core.usage.verify()).toEqual([]);
+    });
   });
 
   it('a usage-based plan change on a provider that bills renewals itself (Stripe) is refused, with nothing told or changed', async () => {

@@ -12,7 +12,16 @@ import type { PaymentProvider, ProviderOutcome, Repositories } from '../../ports
 import type { CoreDeps } from '../deps';
 import { limitsOf } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
-import { afterProvider, billedByProvider, loadOwned, loadPlan, saveOutcome, saveSeats } from './shared';
+import {
+  afterProvider,
+  billedByProvider,
+  billingProviderOf,
+  loadOwned,
+  loadPlan,
+  moveSubscriptionUsage,
+  saveOutcome,
+  saveSeats,
+} from './shared';
 
 /** One change of a subscription's plans, as the catalog API's items body asks it (`at`: where, for errors). */
 export type PlanItemStep =
@@ -139,6 +148,14 @@ export class SubscriptionItems {
       await r.subscriptions.save(subscription);
       for (const s of d.seats) await saveSeats(r, s);
       if (d.ended.length) await r.licenses.saveMany(d.ended);
+      if (subscription.planId !== d.before.planId)
+        // The first plan removed, the next one promoted: the subscription's usage moves to its meters.
+        await moveSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps.payments, d.before), {
+          subscription,
+          from: await loadPlan(r, d.before.planId),
+          to: await loadPlan(r, subscription.planId),
+          now,
+        });
       return subscription;
     });
   }

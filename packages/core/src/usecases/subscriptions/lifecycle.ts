@@ -37,6 +37,7 @@ import {
   saveNewSubscription,
   saveOutcome,
   endSubscriptionUsage,
+  moveSubscriptionUsage,
   billingProviderOf,
 } from './shared';
 
@@ -145,7 +146,7 @@ export class SubscriptionLifecycle {
           const licenses = await r.licenses.listBySubscription(locked.id);
           return { kind: 'moved' as const, subscription: locked, licenses, proration, view: await subscriptionViewIn(r, locked, now) };
         }
-        const { change } = await decide(r, locked);
+        const { change, currentPlan, target } = await decide(r, locked);
         // The provider was told the kind of change decided first (a move, or the old subscription
         // canceled): a concurrent change that made the other kind right (the subscription moved onto
         // or off a usage-based plan meanwhile) is not written as that kind behind its back.
@@ -158,6 +159,9 @@ export class SubscriptionLifecycle {
           await saveOutcome(r, outcome);
           await r.subscriptions.save(change.subscription);
           await r.licenses.saveMany(change.licenses);
+          // The subscription still holds its usage: the meters the two plans meter differently close
+          // here (billed at the old plan's terms) and start again on the target's.
+          await moveSubscriptionUsage(r, this.deps.ids, billing, { subscription: change.subscription, from: currentPlan, to: target, now });
         } else {
           await r.subscriptions.save(change.canceled);
           await saveNewSubscription(r, change.created);

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Repositories } from '../../ports';
 import { ErrorCodes, fail, isDomainError } from '../../errors';
 import { limitsOf, type CoreDeps } from '../deps';
-import { endSubscriptionUsage, loadCustomer, loadPlan, saveSeats, type WebhookDelivery } from './shared';
+import { endSubscriptionUsage, loadCustomer, loadPlan, moveSubscriptionUsage, saveSeats, type WebhookDelivery } from './shared';
 import { closeSubscriptionPeriod, startSubscriptionUsage } from '../usage/periods';
 
 export type SyncResult = 'applied' | 'duplicate' | 'unknown';
@@ -127,7 +127,10 @@ export class ProviderSync {
           now,
         });
         if (plan.id !== held.id) await startSubscriptionUsage(r, this.deps.ids, sub, plan, now, closed);
-      }
+      } else if (sub.status !== 'CANCELED' && plan.id !== held.id)
+        // A switch within the period: the meters the two plans meter differently close now (the
+        // provider bills them from the meter events it was sent) and start again on the new plan.
+        await moveSubscriptionUsage(r, this.deps.ids, undefined, { subscription: sub, from: held, to: plan, now });
     });
   }
 

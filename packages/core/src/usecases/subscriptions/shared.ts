@@ -4,7 +4,7 @@ import { assertAccessible } from '../../domain/tenancy';
 import type { NewSeats } from '../../domain/seats';
 import { subscriptionGroup } from '../../domain/people';
 import type { IdGenerator, PaymentProvider, ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
-import { closeSubscriptionPeriod, usageInvoiceLines, type BilledPeriod } from '../usage/periods';
+import { closeSubscriptionPeriod, metersChanged, startSubscriptionUsage, usageInvoiceLines, type BilledPeriod } from '../usage/periods';
 
 /** The tenant's subscription (locked for the unit of work with `forUpdate`). */
 export async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpdate: boolean): Promise<Subscription> {
@@ -45,9 +45,54 @@ export async function endSubscriptionUsage(
   a: { subscription: Subscription; plan: Plan; periodEnd: Date; keepGrants?: boolean; now: Date },
 ): Promise<BilledPeriod[]> {
   const billed = await closeSubscriptionPeriod(r, ids, { ...a, next: null });
-  const lines = usageInvoiceLines(billed);
-  if (lines.length) await saveOutcome(r, provider?.usageBilled?.(a.subscription, a.plan, lines) || undefined);
+  await billUsage(r, provider, a.subscription, a.plan, billed);
   return billed;
+}
+
+async function billUsage(
+  r: Repositories,
+  provider: Pick<PaymentProvider, 'usageBilled'> | undefined,
+  s: Subscription,
+  plan: Plan,
+  billed: BilledPeriod[],
+): Promise<void> {
+  const lines = usageInvoiceLines(billed);
+  if (lines.length) await saveOutcome(r, provider?.usageBilled?.(s, plan, lines) || undefined);
+}
+
+/**
+ * A subscription moved to another plan within its period (a plan change that is not usage-based,
+ * through the API or at the provider, or its first plan removed and the next one promoted): it
+ * still holds its usage, so each meter the two plans meter differently (`metersChanged`: one only,
+ * or other terms or prices) closes at the move with the old plan's terms and is billed through
+ * `provider` (once: the move's instant is the final record's key), and starts again on the new
+ * plan's terms until the period's end, its allowance and cap. The customer's own credits and open
+ * holds go to the new plan's balance of the meter; where the new plan does not meter it, credits
+ * lapse and holds are released. Nothing rolls over (the period did not end). A meter both plans
+ * meter alike is left as it is. `subscription` is the moved one; runs in the caller's transaction,
+ * which holds its row lock.
+ */
+export async function moveSubscriptionUsage(
+  r: Repositories,
+  ids: IdGenerator,
+  provider: Pick<PaymentProvider, 'usageBilled'> | undefined,
+  a: { subscription: Subscription; from: Plan; to: Plan; now: Date },
+): Promise<void> {
+  const s = a.subscription;
+  const meters = await metersChanged(r, ids, a.from, a.to, s.currency, a.now);
+  if (!meters.size) return;
+  const billed = await closeSubscriptionPeriod(r, ids, {
+    subscription: s,
+    plan: a.from,
+    periodEnd: a.now,
+    next: { start: a.now, end: s.currentPeriodEnd, plan: a.to, subscription: s },
+    keepGrants: true,
+    midPeriod: true,
+    meters,
+    now: a.now,
+  });
+  await billUsage(r, provider, s, a.from, billed);
+  await startSubscriptionUsage(r, ids, s, a.to, a.now, billed, { start: a.now, meters });
 }
 
 /** Writes new seat licenses batch by batch (one multi-row insert each), inside the caller's transaction. */

@@ -345,16 +345,27 @@ export interface BilledPeriod {
   meter: Meter;
   /** What of grants that are not the plan's outlives the period, for the next holder (`keepGrants`); empty otherwise. */
   kept: KeptGrant[];
+  /**
+   * A switch of the subscription to another plan (`next` on another plan): the open holds of this
+   * meter, for the new plan's balance of it (released where the new plan does not meter it).
+   */
+  holds: Hold[];
+  /** A switch at the period's end: what rolled over by the old plan's rule, for the new plan's balance of this meter. */
+  carried: bigint;
 }
 
 /**
- * Period close of a subscription (the renewal sweep, a usage-based plan change): for each metered
- * line item of its plan, unless that period was closed already (the final record's key), the
- * usage is closed and billed (units no grant covered, at least `minUsage`, by unit price or tiers)
- * and, when `next` is given, the next period starts with the allowance plus what rolls over, the
- * grants that are not the plan's (what the period did not need of them, until their own expiry)
- * and the open holds. Without `next`, holds are released, and grants that are not the plan's
- * lapse unless `keepGrants` (a plan change: the caller hands them to the new subscription).
+ * Period close of a subscription (the renewal sweep, a plan change): for each metered line item
+ * of its plan, unless that period was closed already (the final record's key), the usage is
+ * closed and billed (units no grant covered, at least `minUsage`, by unit price or tiers) and,
+ * when `next` is the same subscription on the same plan (a renewal), the next period starts with
+ * the allowance plus what rolls over, the grants that are not the plan's (what the period did not
+ * need of them, until their own expiry) and the open holds. When `next` is the same subscription
+ * on another plan (a switch, at the period's end or within it: `midPeriod`), what rolls over (not
+ * within the period: it did not end) and the open holds of the meters the new plan meters too are
+ * handed back in the result, for `startSubscriptionUsage`; the other holds are released. Without
+ * `next`, holds are released. Grants that are not the plan's lapse unless the next period is
+ * this one's renewal or `keepGrants` (a plan change: the caller hands them to the next plan).
  * Runs in the caller's transaction, which holds the subscription's row lock.
  */
 export async function closeSubscriptionPeriod(
@@ -366,6 +377,10 @@ export async function closeSubscriptionPeriod(
     periodEnd: Date;
     next: { start: Date; end: Date; plan: Plan; subscription: Subscription } | null;
     keepGrants?: boolean;
+    /** The switch is within the period (a plan move), not at its end: nothing rolls over. */
+    midPeriod?: boolean;
+    /** Only these meters close (a plan move: those whose terms change); default: every meter of the plan. */
+    meters?: ReadonlySet<Id>;
     now: Date;
   },
 ): Promise<BilledPeriod[]> {
@@ -374,22 +389,25 @@ export async function closeSubscriptionPeriod(
   const owner = subscriptionOwner(s);
   const out: BilledPeriod[] = [];
   const renews = !!a.next && a.next.plan.id === a.plan.id && a.next.subscription.id === s.id;
+  // The same holder on another plan: its open holds go on where the new plan meters their meter.
+  const switched = !!a.next && !renews && a.next.subscription.id === s.id;
+  const metersNext = new Set(switched && a.next ? (await usageLinesIn(r, ids, a.next.plan, s.currency, a.now)).map((l) => l.meter.id) : []);
   // Balances are locked in the group commit's order, by balance id (usage_lock_balances), so a
   // batch holding two meters of this owner and this close never wait on each other in a cycle.
   // Lines without an open balance come last, by meter (the batch creates the missing after its locks).
   const open = new Map((await r.usage.openBalances(tenant, owner)).map((b) => [b.meterId, b.id]));
   const order = (l: UsageLine) => open.get(l.meter.id) ?? `~${l.meter.id}`;
-  const lines = (await usageLinesIn(r, ids, a.plan, s.currency, a.now)).sort((x, y) =>
-    order(x) < order(y) ? -1 : order(x) > order(y) ? 1 : 0,
-  );
+  const lines = (await usageLinesIn(r, ids, a.plan, s.currency, a.now))
+    .filter((l) => !a.meters || a.meters.has(l.meter.id))
+    .sort((x, y) => (order(x) < order(y) ? -1 : order(x) > order(y) ? 1 : 0));
   for (const line of lines) {
     if (await r.usage.findClose(tenant, owner, line.meter.id, a.periodEnd)) continue;
     const closed = await closeOpenPeriod(r, ids, {
       tenant,
       owner,
       meterId: line.meter.id,
-      rollover: a.next ? line.terms.rollover : { kind: 'none' },
-      carry: { grants: renews || !!a.keepGrants, holds: renews },
+      rollover: a.next && !a.midPeriod ? line.terms.rollover : { kind: 'none' },
+      carry: { grants: renews || !!a.keepGrants, holds: renews || metersNext.has(line.meter.id) },
       minUsage: line.terms.minUsage,
       now: a.now,
     });
@@ -418,6 +436,8 @@ export async function closeSubscriptionPeriod(
       lines: charge.lines,
       meter: line.meter,
       kept: renews ? [] : closed.kept,
+      holds: renews ? [] : closed.holds,
+      carried: switched ? closed.carried : 0n,
     });
     if (a.next && renews)
       await openPeriod(r, ids, {
@@ -439,10 +459,12 @@ export async function closeSubscriptionPeriod(
 
 /**
  * Gives a subscription its first period of each metered line item of its plan (a purchase, a plan
- * change's new subscription). `handedOver`: what the subscription before it (a plan change) kept of
- * grants that are not the plan's, by meter, given to this one's balance of that meter, once per
- * meter. Where its plan does not meter it, they lapse: nothing would ever close such a balance
- * (a period close closes the plan's meters).
+ * change's new subscription, a switch of plan), from `only.start` (default: its period's start) to
+ * its period's end; with `only.meters`, of those meters only. `handedOver`: what the period before it (a plan change) handed on, by meter: the
+ * kept grants that are not the plan's, and for a switch of the same subscription its open holds
+ * and what rolled over; given to this one's balance of that meter, once per meter. Where its plan
+ * does not meter it, credits lapse (nothing would ever close such a balance: a period close closes
+ * the plan's meters; the close released such holds).
  */
 export async function startSubscriptionUsage(
   r: Repositories,
@@ -451,22 +473,72 @@ export async function startSubscriptionUsage(
   plan: Plan,
   now: Date,
   handedOver: BilledPeriod[] = [],
+  only: { start?: Date; meters?: ReadonlySet<Id> } = {},
 ): Promise<void> {
-  const lines = await usageLinesIn(r, ids, plan, s.currency, now);
+  const lines = (await usageLinesIn(r, ids, plan, s.currency, now)).filter((l) => !only.meters || only.meters.has(l.meter.id));
   const period = {
     tenant: { organisationId: s.organisationId, isTest: s.isTest },
     owner: subscriptionOwner(s),
-    start: s.currentPeriodStart,
+    start: only.start ?? s.currentPeriodStart,
     end: s.currentPeriodEnd,
     now,
   };
-  // Two line items of the plan may count on one meter: its balance takes the credits once.
+  // Two line items of the plan may count on one meter: its balance takes what was handed on once.
   const handed = new Set<Id>();
   for (const line of lines) {
-    const kept = handed.has(line.meter.id) ? [] : handedOver.flatMap((b) => (b.meter.id === line.meter.id ? b.kept : []));
+    const from = handed.has(line.meter.id) ? [] : handedOver.filter((b) => b.meter.id === line.meter.id);
     handed.add(line.meter.id);
-    await openPeriod(r, ids, { ...period, meter: line.meter, cap: line.terms.maxUsage, grants: [line.terms.allowance], kept });
+    await openPeriod(r, ids, {
+      ...period,
+      meter: line.meter,
+      cap: line.terms.maxUsage,
+      grants: [line.terms.allowance, ...from.map((b) => b.carried)],
+      kept: from.flatMap((b) => b.kept),
+      holds: from.flatMap((b) => b.holds),
+      now,
+    });
   }
+}
+
+/**
+ * How a plan meters each meter, as a period close reads it (its terms, and the price it bills in
+ * the currency): two plans whose terms for a meter are equal meter it the same way.
+ */
+async function usageTermsByMeter(
+  r: Repositories,
+  ids: IdGenerator,
+  plan: Plan,
+  currency: string | null,
+  now: Date,
+): Promise<Map<Id, string>> {
+  const out = new Map<Id, string[]>();
+  for (const l of await usageLinesIn(r, ids, plan, currency, now)) {
+    const option = usagePriceOption(l.lineItem, currency);
+    const t = l.terms;
+    const rollover = t.rollover.kind === 'upTo' ? `upTo:${t.rollover.units}` : t.rollover.kind;
+    const price = option
+      ? [option.currency, option.unitAmount, option.tiers.map((x) => `${x.upTo}/${x.unitAmount}/${x.flatAmount}`).join(',')].join(' ')
+      : '';
+    const term = [t.allowance, t.maxUsage ?? 'none', t.minUsage, rollover, l.lineItem.billingScheme, l.lineItem.tiersMode, price].join('|');
+    out.set(l.meter.id, [...(out.get(l.meter.id) ?? []), term]);
+  }
+  return new Map([...out].map(([meter, terms]) => [meter, terms.sort().join(';')]));
+}
+
+/**
+ * The meters whose terms differ between two plans (metered by one only, or by both otherwise):
+ * what a move from one to the other closes and starts again.
+ */
+export async function metersChanged(
+  r: Repositories,
+  ids: IdGenerator,
+  from: Plan,
+  to: Plan,
+  currency: string | null,
+  now: Date,
+): Promise<Set<Id>> {
+  const [a, b] = await Promise.all([usageTermsByMeter(r, ids, from, currency, now), usageTermsByMeter(r, ids, to, currency, now)]);
+  return new Set([...a.keys(), ...b.keys()].filter((meter) => a.get(meter) !== b.get(meter)));
 }
 
 /** The invoice lines of billed periods (what the payment port bills), quantities in the meter's units and amounts as exact JSON numbers. */
