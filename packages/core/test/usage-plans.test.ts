@@ -1,5 +1,6 @@
 import {
   billedUnits,
+  minimumFor,
   closeSubscriptionPeriod,
   startSubscriptionUsage,
   RENEWAL_RETRY_MS,
@@ -64,6 +65,8 @@ function usageCatalog(organisation: string): CatalogFile {
         ['flat_api_same', 30, { meter: 'api_calls', allowance: 1000, rollover: { upTo: 300 }, unitPrices: { USD: 0.01 } }],
         ['flat_api_plus', 40, { meter: 'api_calls', allowance: 5000, maxUsage: 8000, unitPrices: { USD: 0.002 } }],
         ['flat_none', 10, undefined],
+        ['least_small', 10, { meter: 'api_calls', minUsage: 3000, unitPrices: { USD: 0.01 } }],
+        ['least_large', 10, { meter: 'api_calls', minUsage: 6000, unitPrices: { USD: 0.01 } }],
       ] as const
     ).map(([key, fee, usage]) => ({
       key,
@@ -359,6 +362,26 @@ describe('usage plans', () => {
       expect(await balance(s.id)).toMatchObject({ granted: 5300n, used: 0n, reserved: 50n, cap: 8000n });
       expect(await core.usage.commit(tenant(), hold.holdId as string, { quantity: 40 })).toMatchObject({ allowed: true, used: '40' });
       expect(await core.usage.verify()).toEqual([]);
+    });
+
+    it("bills each plan's minimum for the part of the period it was held, never two whole minimums", async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.least_small'], 1, 'alice', 'fake');
+      const [start, end] = [s.currentPeriodStart.getTime(), s.currentPeriodEnd.getTime()];
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 100 });
+      core.clock.set(new Date(start + 10 * DAY));
+      await move(s.id, 'least_large');
+      core.clock.set(new Date(end + 1000));
+      expect(await core.sweeps.renewals()).toBe(1);
+      // 3000 a period for the 10 days held, 6000 a period for the rest (rounded down); nothing used on the second.
+      const share = (minimum: bigint, ms: number) => (minimum * BigInt(ms)) / BigInt(end - start);
+      expect((await closesOf(s.id)).map((c) => [c.finalUsage, c.billedUnits])).toEqual([
+        [100n, share(3000n, 10 * DAY)],
+        [0n, share(6000n, end - start - 10 * DAY)],
+      ]);
+      // The next period, held whole, owes the whole minimum.
+      core.clock.set(new Date(end + 1000 + 31 * DAY));
+      expect(await core.sweeps.renewals()).toBe(1);
+      expect((await closesOf(s.id)).at(-1)?.billedUnits).toBe(6000n);
     });
 
     it('leaves a meter both plans meter alike as it is (no close, no allowance again)', async () => {
@@ -738,6 +761,21 @@ describe('usage charges', () => {
     ({ name: 'Calls', unitLabel: 'call', billingScheme: 'per_unit', tiersMode: null, meter: null, prices: [], ...over }) as LineItem;
   const option = (unitAmount: number | null, tiers: { upTo: string; unitAmount: number; flatAmount: number | null }[] = []) =>
     ({ currency: 'usd', unitAmount, isDefault: true, tiers }) as never;
+
+  it("prorates the minimum by the time a balance covered of the plan's interval from the period's start", () => {
+    const month = { interval: 'month' as const, length: 1 };
+    const at = (iso: string) => new Date(`${iso}T00:00:00Z`);
+    const periodStart = at('2026-01-31');
+    // A whole period (31 January to 28 February is one month) owes the whole minimum, and more than one too.
+    expect(minimumFor(3100n, month, { periodStart, from: periodStart, to: at('2026-02-28') })).toBe(3100n);
+    expect(minimumFor(3100n, month, { periodStart, from: at('2026-01-01'), to: at('2026-02-28') })).toBe(3100n);
+    // 7 of its 28 days: a quarter; nothing covered: nothing; no minimum: none.
+    expect(minimumFor(3100n, month, { periodStart, from: at('2026-02-21'), to: at('2026-02-28') })).toBe(775n);
+    expect(minimumFor(3100n, month, { periodStart, from: at('2026-02-28'), to: at('2026-02-28') })).toBe(0n);
+    expect(minimumFor(0n, month, { periodStart, from: at('2026-02-21'), to: at('2026-02-28') })).toBe(0n);
+    // Rounded down, in the meter's steps.
+    expect(minimumFor(10n, { interval: 'day', length: 3 }, { periodStart, from: periodStart, to: at('2026-02-01') })).toBe(3n);
+  });
 
   it('bills what grants did not cover, counting the period as at least minUsage', () => {
     expect(billedUnits(1800n, 1000n, { minUsage: 0n })).toBe(800n);

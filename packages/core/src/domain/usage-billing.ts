@@ -1,5 +1,26 @@
-import type { CurrencyOption, LineItem, Quantity, Tier, UsageTerms } from '../model';
+import type { CurrencyOption, Interval, LineItem, Quantity, Tier, UsageTerms } from '../model';
 import { formatUnits } from './usage';
+import { addInterval } from './time';
+
+/**
+ * The minimum of a period a balance covered in part: `minUsage` in proportion to the time it
+ * covered (`from` to `to`) of one interval of the plan from the subscription's period start,
+ * rounded down; the whole minimum when it covered that much or more. A balance opened at a plan
+ * move, or closed when the subscription was canceled now or moved, owes the minimum of the time it
+ * ran, so a period split between two plans never bills two whole minimums (a peer's minimums
+ * prorate the same way).
+ */
+export function minimumFor(
+  minUsage: Quantity,
+  plan: { interval: Interval; length: number },
+  span: { periodStart: Date; from: Date; to: Date },
+): Quantity {
+  if (minUsage === 0n) return minUsage;
+  const whole = addInterval(span.periodStart, plan.interval, Math.max(1, plan.length)).getTime() - span.periodStart.getTime();
+  const covered = span.to.getTime() - span.from.getTime();
+  if (covered >= whole || whole <= 0) return minUsage;
+  return covered <= 0 ? 0n : (minUsage * BigInt(covered)) / BigInt(whole);
+}
 
 /** One line of a period's usage invoice, in the currency's minor unit. */
 export interface UsageChargeLine {

@@ -10,7 +10,7 @@ import {
   type KeptGrant,
   type PeriodCarry,
 } from '../../domain/usage';
-import { billedUnits, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
+import { billedUnits, minimumFor, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
 import type {
   Balance,
   CreditGrant,
@@ -276,6 +276,8 @@ export async function openPeriod(
 /** What a close ended: the closed balance (before its counters returned to zero) and what rolls over. */
 export interface ClosedPeriod {
   balance: Balance;
+  /** The least the period was billed for (`minUsage` for the time the balance covered). */
+  minUsage: bigint;
   finalUsage: bigint;
   /** What the period's grants gave (and not lapsed) when it closed. */
   granted: bigint;
@@ -296,7 +298,16 @@ export interface ClosedPeriod {
 export async function closeOpenPeriod(
   r: Repositories,
   ids: IdGenerator,
-  a: { tenant: Tenant; owner: string; meterId: Id; rollover: Rollover; carry?: PeriodCarry; minUsage?: bigint; now: Date },
+  a: {
+    tenant: Tenant;
+    owner: string;
+    meterId: Id;
+    rollover: Rollover;
+    carry?: PeriodCarry;
+    /** The least the period needs, given the balance closed (its start); none by default. */
+    minUsage?: (b: Balance) => bigint;
+    now: Date;
+  },
 ): Promise<ClosedPeriod> {
   const locked = await r.usage.lockBalance(
     freshBalance(ids, a.tenant, a.owner, a.meterId, { start: a.now, end: null }, null, a.now),
@@ -314,7 +325,8 @@ export async function closeOpenPeriod(
   // Grants that end with the period roll over or lapse by the close's rule (expireDue leaves them).
   const expired = expireDue(state, a.now);
   const before = { ...state.balance };
-  const closed = closeRule(state, a.rollover, a.now, a.carry, a.minUsage);
+  const minUsage = a.minUsage?.(before) ?? 0n;
+  const closed = closeRule(state, a.rollover, a.now, a.carry, minUsage);
   // Usage still waiting for its window is told now (`usage.recorded`, before the close's usage.finalised), with the period's counters.
   const meter = before.unreportedOps > 0 ? (await r.usage.getMeters([a.meterId]))[0] : undefined;
   await r.usage.write({
@@ -327,6 +339,7 @@ export async function closeOpenPeriod(
   });
   return {
     balance: before,
+    minUsage,
     finalUsage: closed.finalUsage,
     granted: before.granted,
     carried: closed.carried,
@@ -408,10 +421,11 @@ export async function closeSubscriptionPeriod(
       meterId: line.meter.id,
       rollover: a.next && !a.midPeriod ? line.terms.rollover : { kind: 'none' },
       carry: { grants: renews || !!a.keepGrants, holds: renews || metersNext.has(line.meter.id) },
-      minUsage: line.terms.minUsage,
+      // The minimum of the time the balance covered (from its start, a move's say, to the close).
+      minUsage: (b) => minimumFor(line.terms.minUsage, a.plan, { periodStart: s.currentPeriodStart, from: b.periodStart, to: a.periodEnd }),
       now: a.now,
     });
-    const units = billedUnits(closed.finalUsage, closed.granted, line.terms);
+    const units = billedUnits(closed.finalUsage, closed.granted, closed);
     const charge = usageCharge(line.lineItem, usagePriceOption(line.lineItem, s.currency), units, line.scale);
     const close: UsageClose = {
       id: ids.newId(),
