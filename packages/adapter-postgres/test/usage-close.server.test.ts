@@ -141,3 +141,57 @@ it('holds committed on two instances while the renewal hands them to the next pe
   expect(open.balance.reserved).toBe(0n);
   expect(await a.usage.verify()).toEqual([]);
 });
+
+it('a plan move racing consumers and hold commits on two instances: every unit lands once, in the old plan’s close or the new plan’s period', async () => {
+  const a: TestCore = createTestCore({ uow: db.uow });
+  const b: TestCore = createTestCore({ uow: db.uow });
+  const org = await a.apiKeys.ensureOrganisation('move-race');
+  const file = sampleCatalog('move-race');
+  // Two plans that meter `calls` at other prices without being usage-based: a plan change moves the subscription.
+  for (const [key, price] of [
+    ['calls_a', 0.01],
+    ['calls_b', 0.02],
+  ] as const)
+    file.products?.[0].plans?.push({
+      key,
+      pricingType: 'paid',
+      usageBased: false,
+      prices: { USD: 10 },
+      usage: [{ meter: 'calls', allowance: 100000, unitPrices: { USD: price } }],
+    });
+  const keys = (await a.importer.apply(file)).keys;
+  const tenant = { organisationId: org.id, isTest: false };
+  const { subscription: s } = await buyPlan(a, keys['plans.notes.calls_a'], 1, 'mover', 'fake');
+  const t = { owner: s.id, meterSlug: 'calls' };
+  const holds = await Promise.all(Array.from({ length: 60 }, () => a.usage.reserve(tenant, { ...t, quantity: 5, ttlSeconds: 3600 })));
+  // Streams on either instance: 20 of 15 consumes of 3 and 6 of 10 hold commits of 3, one after
+  // the other in each stream; instance a moves the plan once a fifth of them are answered.
+  let answered = 0;
+  const stream = async <T>(ops: (() => Promise<T>)[]) => {
+    const out: T[] = [];
+    for (const op of ops) {
+      out.push(await op());
+      answered += 1;
+    }
+    return out;
+  };
+  const consumes = Array.from({ length: 20 }, (_, i) =>
+    stream(Array.from({ length: 15 }, () => () => (i % 2 ? a : b).usage.consume(tenant, { ...t, quantity: 3 }))),
+  );
+  const commits = Array.from({ length: 6 }, (_, i) =>
+    stream(holds.slice(i * 10, i * 10 + 10).map((h) => () => (i % 2 ? b : a).usage.commit(tenant, h.holdId as string, { quantity: 3 }))),
+  );
+  while (answered < 72) await new Promise((resolve) => setImmediate(resolve));
+  const moved = await a.subscriptions.changePlan(tenant, s.id, keys['plans.notes.calls_b'], 'none');
+  const answers = (await Promise.all([...consumes, ...commits])).flat();
+  expect(moved.kind).toBe('moved');
+  expect(answers).toHaveLength(360);
+  expect(answers.every((x) => x.allowed)).toBe(true);
+  const closes = await db.uow.read((r) => r.usage.pageCloses(tenant, { limit: 10, owner: s.id }));
+  expect(closes.items).toHaveLength(1);
+  const [open] = await a.usage.balances(tenant, s.id, 'calls');
+  // 900 consumed and 180 committed: before the move in the old plan's close, after it on the new plan's balance.
+  expect(closes.items[0].finalUsage + open.balance.used).toBe(1080n);
+  expect(open.balance).toMatchObject({ reserved: 0n, granted: 100000n });
+  expect(await a.usage.verify()).toEqual([]);
+});

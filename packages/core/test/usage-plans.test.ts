@@ -312,7 +312,8 @@ describe('usage plans', () => {
 
     it('through the items (the first plan removed, the next promoted) as through a plan change', async () => {
       const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_api'], 1, 'alice', 'fake');
-      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1200 });
+      // 600 of the 1000 included used: the plan rolls up to 300 over at a period's end, not at a move.
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 600 });
       const at = core.clock.now();
       const moved = await core.subscriptionItems.change(
         tenant(),
@@ -324,7 +325,7 @@ describe('usage plans', () => {
         'none',
       );
       expect(moved.planId).toBe(keys['plans.notes.flat_api_plus']);
-      expect((await closesOf(s.id)).map((c) => [c.finalUsage, c.billedUnits, c.amountMinor])).toEqual([[1200n, 200n, 200n]]);
+      expect((await closesOf(s.id)).map((c) => [c.finalUsage, c.billedUnits, c.amountMinor])).toEqual([[600n, 0n, 0n]]);
       expect(await balance(s.id)).toMatchObject({ granted: 5000n, used: 0n, cap: 8000n, periodStart: at });
       expect(await core.usage.verify()).toEqual([]);
     });
@@ -398,20 +399,39 @@ describe('usage plans', () => {
       const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_api'], 1, 'alice', 'fake');
       const t = { owner: s.id, meterSlug: 'api_calls' };
       await core.usage.grant(tenant(), { ...t, amount: 700, source: 'purchase' });
-      await core.usage.record(tenant(), { ...t, quantity: 1900 });
       const hold = await core.usage.reserve(tenant(), { ...t, quantity: 100, ttlSeconds: 3600 });
+      expect(hold.holdId).toEqual(expect.any(String));
+      // Another completion committed before the move, with an idempotency key.
+      const done = await core.usage.reserve(tenant(), { ...t, quantity: 20, ttlSeconds: 3600 });
+      const committed = await core.usage.commit(tenant(), done.holdId as string, { quantity: 10 }, 'commit-1');
+      await core.usage.record(tenant(), { ...t, quantity: 1890 });
       await move(s.id, 'flat_none');
       // 1900 used of 1700 granted: 200 over at 1 cent.
       expect((await closesOf(s.id)).map((c) => [c.finalUsage, c.billedUnits, c.amountMinor])).toEqual([[1900n, 200n, 200n]]);
       // No balance outlives the plan that metered it (before, it stayed open and was never billed).
       expect(await core.usage.balances(tenant(), s.id)).toEqual([]);
-      // Its hold went with the closed period (released there), as at a usage-based plan change.
-      await expect(core.usage.commit(tenant(), hold.holdId as string, { quantity: 50 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      // Its hold was released there, with its period.
+      expect(await core.uow.read((r) => r.usage.getHold(hold.holdId as string))).toMatchObject({ status: 'released' });
+      await expect(core.usage.commit(tenant(), hold.holdId as string, { quantity: 50 })).rejects.toMatchObject({ code: 'HOLD_SETTLED' });
+      // The commit made before, retried with its key, answers as it did.
+      expect(await core.usage.commit(tenant(), done.holdId as string, { quantity: 10 }, 'commit-1')).toEqual(committed);
+      // Neither opened a balance again (one no period would close).
+      expect(await core.usage.balances(tenant(), s.id)).toEqual([]);
       core.clock.set(new Date(core.clock.now().getTime() + DAY));
       const at = core.clock.now();
       await move(s.id, 'flat_api');
       // Before, the meter had no period here: its usage was billed without the plan's allowance.
       expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 0n, periodStart: at });
+      expect(await core.usage.verify()).toEqual([]);
+    });
+
+    it("a meter used while no plan metered it becomes the target's at a move: its cap and period end", async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.flat_none'], 1, 'alice', 'fake');
+      // Recorded by hand on a meter the plan does not meter: a balance with no cap and no end.
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 40 });
+      expect(await balance(s.id)).toMatchObject({ cap: null, periodEnd: null });
+      await move(s.id, 'flat_api_plus');
+      expect(await balance(s.id)).toMatchObject({ granted: 5000n, used: 40n, cap: 8000n, periodEnd: s.currentPeriodEnd });
       expect(await core.usage.verify()).toEqual([]);
     });
   });
@@ -472,9 +492,12 @@ describe('usage plans', () => {
     core.clock.set(new Date(later.getTime() + 1000));
     expect(await core.sweeps.cancellations()).toBe(1);
     expect(await closes()).toHaveLength(1);
+    // Usage recorded meanwhile through the catalog API (which does not look at the subscription) opens a balance of no period.
+    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 25 });
     const next = new Date(later.getTime() + 30 * DAY);
     expect(await core.providerSync.sync('sub_moves', { ...snapshot, currentPeriodStart: later, currentPeriodEnd: next })).toBe('applied');
-    expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 0n, cap: 5000n, periodEnd: next });
+    // The revived period takes it over: its allowance, its cap and its end (it kept no cap before).
+    expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 25n, cap: 5000n, periodEnd: next });
   });
 
   it('writes usage.recorded at most once a window per balance (what waits is told at close), usage.threshold once at 80, 90 and 100 % of the allowance, usage.finalised at close', async () => {

@@ -384,11 +384,14 @@ export function usageRepository(db: Db): UsageRepository {
       const found = new Map<string, LockedRow>();
       for (const r of await lockAll(items.map((i) => i.fresh))) found.set(rowKey(r), r);
       for (let attempt = 0; ; attempt++) {
-        // Missing balances are created, except where the caller only settles an existing one (`create: false`).
-        const missing = items.filter((i) => !found.has(keyOf(i.fresh)) && i.create !== false).map((i) => i.fresh);
-        if (missing.length === 0) break;
+        // Balances not found: new, or their period closed while this waited (a renewal, a plan move).
+        const absent = items.filter((i) => !found.has(keyOf(i.fresh)));
+        // Missing balances are created, except where the caller only settles an existing one
+        // (`create: false`: a hold's commit or release, the sweep): that one is looked for once
+        // more, since the close that ended its period may have opened the next (and moved its holds there).
+        const missing = absent.filter((i) => i.create !== false).map((i) => i.fresh);
+        if (absent.length === 0 || (missing.length === 0 && attempt > 0)) break;
         if (attempt === 5) throw new DomainError(ErrorCodes.CONFLICT, 'the balance changed period repeatedly meanwhile; retry');
-        // Missing balances (new, or their period closed while this waited): created, then locked.
         missing.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
         for (const part of chunks(missing, 15))
           await db
@@ -396,7 +399,7 @@ export function usageRepository(db: Db): UsageRepository {
             .values(part.map(balanceRow))
             .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'owner', 'meter_id']).where('closed_at', 'is', null).doNothing())
             .execute();
-        for (const r of await lockAll(missing)) found.set(rowKey(r), r);
+        for (const r of await lockAll(absent.map((i) => i.fresh))) found.set(rowKey(r), r);
       }
       const rows = items.map((i) => found.get(keyOf(i.fresh)) ?? null);
       // Open holds only where something is reserved or named.

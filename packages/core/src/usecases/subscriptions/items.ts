@@ -154,7 +154,7 @@ export class SubscriptionItems {
           subscription,
           from: await loadPlan(r, d.before.planId),
           to: await loadPlan(r, subscription.planId),
-          now,
+          now: this.deps.clock.now(),
         });
       return subscription;
     });

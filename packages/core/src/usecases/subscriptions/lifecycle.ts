@@ -161,7 +161,12 @@ export class SubscriptionLifecycle {
           await r.licenses.saveMany(change.licenses);
           // The subscription still holds its usage: the meters the two plans meter differently close
           // here (billed at the old plan's terms) and start again on the target's.
-          await moveSubscriptionUsage(r, this.deps.ids, billing, { subscription: change.subscription, from: currentPlan, to: target, now });
+          await moveSubscriptionUsage(r, this.deps.ids, billing, {
+            subscription: change.subscription,
+            from: currentPlan,
+            to: target,
+            now: this.deps.clock.now(),
+          });
         } else {
           await r.subscriptions.save(change.canceled);
           await saveNewSubscription(r, change.created);

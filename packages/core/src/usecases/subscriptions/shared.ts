@@ -4,7 +4,14 @@ import { assertAccessible } from '../../domain/tenancy';
 import type { NewSeats } from '../../domain/seats';
 import { subscriptionGroup } from '../../domain/people';
 import type { IdGenerator, PaymentProvider, ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
-import { closeSubscriptionPeriod, metersChanged, startSubscriptionUsage, usageInvoiceLines, type BilledPeriod } from '../usage/periods';
+import {
+  closeSubscriptionPeriod,
+  metersChanged,
+  startSubscriptionUsage,
+  usageInvoiceLines,
+  usageLinesIn,
+  type BilledPeriod,
+} from '../usage/periods';
 
 /** The tenant's subscription (locked for the unit of work with `forUpdate`). */
 export async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpdate: boolean): Promise<Subscription> {
@@ -69,8 +76,9 @@ async function billUsage(
  * plan's terms until the period's end, its allowance and cap. The customer's own credits and open
  * holds go to the new plan's balance of the meter; where the new plan does not meter it, credits
  * lapse and holds are released. Nothing rolls over (the period did not end). A meter both plans
- * meter alike is left as it is. `subscription` is the moved one; runs in the caller's transaction,
- * which holds its row lock.
+ * meter alike is left as it is. `subscription` is the moved one and `now` read under its row
+ * lock (a renewal committed while the provider was told has moved its period); runs in the
+ * caller's transaction, which holds that lock.
  */
 export async function moveSubscriptionUsage(
   r: Repositories,
@@ -92,7 +100,12 @@ export async function moveSubscriptionUsage(
     now: a.now,
   });
   await billUsage(r, provider, s, a.from, billed);
-  await startSubscriptionUsage(r, ids, s, a.to, a.now, billed, { start: a.now, meters });
+  // What closed here starts again, and what only the target meters; a meter the old plan meters
+  // that was closed at this very instant already (its key) is not started twice.
+  const fromMeters = new Set((await usageLinesIn(r, ids, a.from, s.currency, a.now)).map((l) => l.meter.id));
+  const closed = new Set(billed.map((b) => b.meter.id));
+  const starts = new Set([...meters].filter((m) => closed.has(m) || !fromMeters.has(m)));
+  await startSubscriptionUsage(r, ids, s, a.to, a.now, billed, { start: a.now, meters: starts });
 }
 
 /** Writes new seat licenses batch by batch (one multi-row insert each), inside the caller's transaction. */

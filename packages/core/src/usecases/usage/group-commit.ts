@@ -238,8 +238,10 @@ export class GroupCommit {
     const items = groups.map(({ target, batch }) => ({
       fresh: this.freshBalance(target, now),
       holdIds: batch.flatMap((p) => (p.op && (p.op.kind === 'commit' || p.op.kind === 'release') ? [p.op.holdId] : [])),
-      // Only the sweep's settling (no operation) waits here: a balance it names that closed meanwhile is not opened again.
-      create: batch.some((p) => p.op !== null),
+      // A balance is opened only for what takes or gives units: a commit or release settles a hold
+      // of an open balance, and the sweep's settling (no operation) one that is open; neither opens
+      // again a balance that closed meanwhile (an empty balance no period would ever close).
+      create: batch.some((p) => p.op !== null && p.op.kind !== 'commit' && p.op.kind !== 'release'),
     }));
     return this.deps.uow
       .run(async (r) => {
@@ -263,8 +265,21 @@ export class GroupCommit {
         const writes: UsageWrite[] = [];
         const out = groups.map((g, n) => {
           const l = locked[n];
-          // Not opened for the sweep (it closed meanwhile): nothing to settle, nothing written.
-          return l ? this.decideGroup(g, l, known, now, writes) : { results: g.batch.map(() => settled(g.target)), entries: [] };
+          // Not opened for the sweep or a hold's settling (it closed meanwhile): nothing to settle,
+          // nothing written; a hold's commit or release finds its period closed (a replay of one
+          // that was made answers as it did).
+          return l
+            ? this.decideGroup(g, l, known, now, writes)
+            : {
+                results: g.batch.map(
+                  (p) =>
+                    this.replay(g.target, p, known) ??
+                    (p.op
+                      ? new DomainError(ErrorCodes.HOLD_SETTLED, 'the reservation was settled when its period closed')
+                      : settled(g.target)),
+                ),
+                entries: [],
+              };
         });
         if (writes.length) await r.usage.writeMany(writes);
         return out;
@@ -308,6 +323,15 @@ export class GroupCommit {
     return freshBalance(this.deps.ids, target.tenant, target.owner, target.meter.id, period, target.cap ?? null, now);
   }
 
+  /** The stored answer of an operation whose idempotency key was used before (another body: 409); undefined when new. */
+  private replay(target: BalanceTarget, p: Pending, known: Map<string, UsageKey>): UsageAnswer | Error | undefined {
+    if (!p.key) return undefined;
+    const first = known.get(`${target.tenant.organisationId}:${target.tenant.isTest}:${p.key}`);
+    if (first && first.fingerprint !== p.fingerprint)
+      return new DomainError(ErrorCodes.IDEMPOTENCY_KEY_REUSED, 'this idempotency-key was used for a different request');
+    return first?.answer;
+  }
+
   /** Decides one balance's operations in arrival order (pure core rule); adds its write to `writes`. */
   private decideGroup(
     { target, batch }: Group,
@@ -349,12 +373,8 @@ export class GroupCommit {
       );
     ledger(expireDue(state, now), null);
     const results: (UsageAnswer | Error)[] = batch.map((p) => {
-      if (p.key) {
-        const first = known.get(keyOf(p.key));
-        if (first && first.fingerprint !== p.fingerprint)
-          return new DomainError(ErrorCodes.IDEMPOTENCY_KEY_REUSED, 'this idempotency-key was used for a different request');
-        if (first) return first.answer;
-      }
+      const replayed = this.replay(target, p, known);
+      if (replayed) return replayed;
       if (!p.op) return settled(target);
       try {
         const d = decide(state, p.op, meter.slug, now);

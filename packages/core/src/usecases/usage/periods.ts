@@ -229,15 +229,20 @@ export async function openPeriod(
     kept?: KeptGrant[];
     holds?: Hold[];
     limited?: boolean;
+    /**
+     * An open balance found (not made here: usage recorded on a meter no plan of the holder metered,
+     * or left open by an older version) becomes this period's: its cap and end are the period's.
+     */
+    adopt?: boolean;
     now: Date;
   },
 ): Promise<Balance> {
-  const locked = await r.usage.lockBalance(
-    freshBalance(ids, a.tenant, a.owner, a.meter.id, { start: a.start, end: a.end }, a.cap, a.now),
-    [],
-    a.now,
-  );
+  const fresh = freshBalance(ids, a.tenant, a.owner, a.meter.id, { start: a.start, end: a.end }, a.cap, a.now);
+  const locked = await r.usage.lockBalance(fresh, [], a.now);
   const s: BalanceState = { balance: locked.balance, grants: sortGrants([...locked.grants]), holds: new Map() };
+  const adopted =
+    !!a.adopt && s.balance.id !== fresh.id && (s.balance.cap !== a.cap || s.balance.periodEnd?.getTime() !== a.end?.getTime());
+  if (adopted) Object.assign(s.balance, { cap: a.cap, periodEnd: a.end, updatedAt: a.now });
   const entries: LedgerEntry[] = [];
   const grants: CreditGrant[] = [];
   const plan = a.grants.map((amount): KeptGrant => ({ amount, priority: DEFAULT_GRANT_PRIORITY, expiresAt: a.end, source: 'plan' }));
@@ -263,7 +268,7 @@ export async function openPeriod(
     );
   }
   if (a.limited) s.balance.limited = true;
-  if (entries.length || a.limited)
+  if (entries.length || a.limited || adopted)
     await r.usage.write({ balance: s.balance, meterSlug: a.meter.slug, meterScale: a.meter.scale, grants, holds, entries, keys: [] });
   if (holds.length)
     await r.usage.moveHolds(
@@ -405,14 +410,14 @@ export async function closeSubscriptionPeriod(
   // The same holder on another plan: its open holds go on where the new plan meters their meter.
   const switched = !!a.next && !renews && a.next.subscription.id === s.id;
   const metersNext = new Set(switched && a.next ? (await usageLinesIn(r, ids, a.next.plan, s.currency, a.now)).map((l) => l.meter.id) : []);
-  // Balances are locked in the group commit's order, by balance id (usage_lock_balances), so a
-  // batch holding two meters of this owner and this close never wait on each other in a cycle.
-  // Lines without an open balance come last, by meter (the batch creates the missing after its locks).
-  const open = new Map((await r.usage.openBalances(tenant, owner)).map((b) => [b.meterId, b.id]));
-  const order = (l: UsageLine) => open.get(l.meter.id) ?? `~${l.meter.id}`;
-  const lines = (await usageLinesIn(r, ids, a.plan, s.currency, a.now))
-    .filter((l) => !a.meters || a.meters.has(l.meter.id))
-    .sort((x, y) => (order(x) < order(y) ? -1 : order(x) > order(y) ? 1 : 0));
+  // Balances are locked in the group commit's order, so a batch holding two meters of this owner
+  // and this close never wait on each other in a cycle.
+  const lines = await inLockOrder(
+    r,
+    tenant,
+    owner,
+    (await usageLinesIn(r, ids, a.plan, s.currency, a.now)).filter((l) => !a.meters || a.meters.has(l.meter.id)),
+  );
   for (const line of lines) {
     if (await r.usage.findClose(tenant, owner, line.meter.id, a.periodEnd)) continue;
     const closed = await closeOpenPeriod(r, ids, {
@@ -489,18 +494,16 @@ export async function startSubscriptionUsage(
   handedOver: BilledPeriod[] = [],
   only: { start?: Date; meters?: ReadonlySet<Id> } = {},
 ): Promise<void> {
+  const tenant = { organisationId: s.organisationId, isTest: s.isTest };
+  const owner = subscriptionOwner(s);
   const lines = (await usageLinesIn(r, ids, plan, s.currency, now)).filter((l) => !only.meters || only.meters.has(l.meter.id));
-  const period = {
-    tenant: { organisationId: s.organisationId, isTest: s.isTest },
-    owner: subscriptionOwner(s),
-    start: only.start ?? s.currentPeriodStart,
-    end: s.currentPeriodEnd,
-    now,
-  };
-  // Two line items of the plan may count on one meter: its balance takes what was handed on once.
+  const period = { tenant, owner, start: only.start ?? s.currentPeriodStart, end: s.currentPeriodEnd, now };
+  // Two line items of the plan may count on one meter: its balance takes what was handed on once,
+  // and the first line's cap and end.
   const handed = new Set<Id>();
-  for (const line of lines) {
-    const from = handed.has(line.meter.id) ? [] : handedOver.filter((b) => b.meter.id === line.meter.id);
+  for (const line of await inLockOrder(r, tenant, owner, lines)) {
+    const first = !handed.has(line.meter.id);
+    const from = first ? handedOver.filter((b) => b.meter.id === line.meter.id) : [];
     handed.add(line.meter.id);
     await openPeriod(r, ids, {
       ...period,
@@ -509,14 +512,40 @@ export async function startSubscriptionUsage(
       grants: [line.terms.allowance, ...from.map((b) => b.carried)],
       kept: from.flatMap((b) => b.kept),
       holds: from.flatMap((b) => b.holds),
-      now,
+      adopt: first,
     });
   }
 }
 
 /**
- * How a plan meters each meter, as a period close reads it (its terms, and the price it bills in
- * the currency): two plans whose terms for a meter are equal meter it the same way.
+ * A holder's usage lines in the group commit's locking order (usage_lock_balances): those with an
+ * open balance by its id, then those without by meter id, as a batch locks what exists by id and
+ * inserts what is missing by key. A period close or start taking them in this order never waits
+ * on a batch of the same holder in a cycle. Lines of one meter keep the plan's order.
+ */
+async function inLockOrder(r: Repositories, tenant: Tenant, owner: string, lines: UsageLine[]): Promise<UsageLine[]> {
+  const open = new Map((await r.usage.openBalances(tenant, owner)).map((b) => [b.meterId, b.id]));
+  const order = (l: UsageLine) => open.get(l.meter.id) ?? `~${l.meter.id}`;
+  return [...lines].sort((x, y) => (order(x) < order(y) ? -1 : order(x) > order(y) ? 1 : 0));
+}
+
+/**
+ * How a line bills, as `usageCharge` reads it: its currency option's tiers (by volume or
+ * graduated; the last tier open-ended whatever its bound) when tiered, else its unit price.
+ */
+function pricing(li: LineItem, currency: string | null): string {
+  const option = usagePriceOption(li, currency);
+  if (!option) return 'free';
+  const tiers = li.billingScheme === 'tiered' ? option.tiers : [];
+  if (!tiers.length) return `${option.currency} per unit ${option.unitAmount ?? 0}`;
+  const bounds = tiers.map((t, i) => `${i === tiers.length - 1 ? 'inf' : t.upTo}/${t.unitAmount}/${t.flatAmount ?? 0}`);
+  return `${option.currency} ${li.tiersMode === 'volume' ? 'volume' : 'graduated'} ${bounds.join(',')}`;
+}
+
+/**
+ * How a plan meters each meter, as a period close reads it: the terms and pricing of its lines on
+ * that meter, in the plan's order (the close bills a meter's first line). Two plans with the same
+ * for a meter meter it the same way.
  */
 async function usageTermsByMeter(
   r: Repositories,
@@ -525,18 +554,14 @@ async function usageTermsByMeter(
   currency: string | null,
   now: Date,
 ): Promise<Map<Id, string>> {
-  const out = new Map<Id, string[]>();
+  const out = new Map<Id, string>();
   for (const l of await usageLinesIn(r, ids, plan, currency, now)) {
-    const option = usagePriceOption(l.lineItem, currency);
     const t = l.terms;
-    const rollover = t.rollover.kind === 'upTo' ? `upTo:${t.rollover.units}` : t.rollover.kind;
-    const price = option
-      ? [option.currency, option.unitAmount, option.tiers.map((x) => `${x.upTo}/${x.unitAmount}/${x.flatAmount}`).join(',')].join(' ')
-      : '';
-    const term = [t.allowance, t.maxUsage ?? 'none', t.minUsage, rollover, l.lineItem.billingScheme, l.lineItem.tiersMode, price].join('|');
-    out.set(l.meter.id, [...(out.get(l.meter.id) ?? []), term]);
+    const rollover = t.rollover.kind === 'upTo' ? `up to ${t.rollover.units}` : t.rollover.kind;
+    const term = [t.allowance, t.maxUsage ?? 'no cap', t.minUsage, rollover, pricing(l.lineItem, currency)].join('|');
+    out.set(l.meter.id, out.has(l.meter.id) ? `${out.get(l.meter.id)};${term}` : term);
   }
-  return new Map([...out].map(([meter, terms]) => [meter, terms.sort().join(';')]));
+  return out;
 }
 
 /**
@@ -551,7 +576,9 @@ export async function metersChanged(
   currency: string | null,
   now: Date,
 ): Promise<Set<Id>> {
-  const [a, b] = await Promise.all([usageTermsByMeter(r, ids, from, currency, now), usageTermsByMeter(r, ids, to, currency, now)]);
+  // One after the other: a usage feature's meter is made on first use, once.
+  const a = await usageTermsByMeter(r, ids, from, currency, now);
+  const b = await usageTermsByMeter(r, ids, to, currency, now);
   return new Set([...a.keys(), ...b.keys()].filter((meter) => a.get(meter) !== b.get(meter)));
 }
 
