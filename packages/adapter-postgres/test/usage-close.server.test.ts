@@ -195,3 +195,66 @@ it('a plan move racing consumers and hold commits on two instances: every unit l
   expect(open.balance).toMatchObject({ reserved: 0n, granted: 100000n });
   expect(await a.usage.verify()).toEqual([]);
 });
+
+it('a move locks every balance it closes or starts on first, in the group commit’s order: a batch holding a balance open on a meter only the target meters does not deadlock with it', async () => {
+  const core: TestCore = createTestCore({ uow: db.uow });
+  const org = await core.apiKeys.ensureOrganisation('move-locks');
+  const file = sampleCatalog('move-locks');
+  file.products?.[0].plans?.push(
+    {
+      key: 'calls_only',
+      pricingType: 'paid',
+      usageBased: false,
+      prices: { USD: 10 },
+      usage: [{ meter: 'calls', unitPrices: { USD: 0.01 } }],
+    },
+    {
+      key: 'calls_extra',
+      pricingType: 'paid',
+      usageBased: false,
+      prices: { USD: 10 },
+      usage: [
+        { meter: 'calls', unitPrices: { USD: 0.02 } },
+        { meter: 'extra', maxUsage: 500, unitPrices: { USD: 0.05 } },
+      ],
+    },
+  );
+  const keys = (await core.importer.apply(file)).keys;
+  const tenant = { organisationId: org.id, isTest: false };
+  // A subscription whose balance on `extra` (recorded by hand: no plan of it meters `extra` yet)
+  // has a lower id than its balance on `calls` (ids are random: buy until one does).
+  let s;
+  let stray = '';
+  let calls = '';
+  for (let i = 0; i < 40 && !stray; i++) {
+    ({ subscription: s } = await buyPlan(core, keys['plans.notes.calls_only'], 1, `mover-${i}`, 'fake'));
+    await core.usage.record(tenant, { owner: s.id, meterSlug: 'extra', quantity: 4 });
+    const byMeter = new Map((await core.usage.balances(tenant, s.id)).map((b) => [b.meter.slug, b.balance.id]));
+    if (byMeter.get('extra')! < byMeter.get('calls')!) [stray, calls] = [byMeter.get('extra')!, byMeter.get('calls')!];
+  }
+  expect(stray).not.toBe('');
+  // A group-commit batch of this owner has locked the stray balance and goes on to the other.
+  const batch = new Client({ connectionString: db.url });
+  await batch.connect();
+  try {
+    await batch.query('begin');
+    await batch.query('select id from usage_balances where id = $1 for update', [stray]);
+    const move = core.subscriptions.changePlan(tenant, s!.id, keys['plans.notes.calls_extra'], 'none');
+    // The move waits now, on the stray (it locks both in id order, holding neither).
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const next = await batch.query('select id from usage_balances where id = $1 for update', [calls]).then(
+      () => 'locked',
+      (e: { code?: string }) => e.code,
+    );
+    await batch.query('commit');
+    // Closing `calls` first and then taking the stray over, the move held `calls` while it waited:
+    // PostgreSQL found the cycle and aborted one of the two.
+    expect(next).toBe('locked');
+    expect((await move).kind).toBe('moved');
+  } finally {
+    await batch.end();
+  }
+  // The stray balance is the target's period now: its cap.
+  expect((await core.usage.balances(tenant, s!.id, 'extra'))[0].balance).toMatchObject({ used: 4n, cap: 500n });
+  expect(await core.usage.verify()).toEqual([]);
+});

@@ -3,7 +3,16 @@
    provider took it, two identical auto-renew requests at once, and auto-renew asked while a
    cancellation is scheduled. */
 import { randomUUID } from 'node:crypto';
-import { ErrorCodes, SYNC_ATTEMPTS, type Plan, type ProviderOutcome, type Repositories, type Subscription, type UnitOfWork } from '../src';
+import {
+  ErrorCodes,
+  SYNC_ATTEMPTS,
+  type PaymentProvider,
+  type Plan,
+  type ProviderOutcome,
+  type Repositories,
+  type Subscription,
+  type UnitOfWork,
+} from '../src';
 import { buyPlan, createTestCore, InMemoryUnitOfWork, seedSample } from '../src/testing';
 
 /** The in-memory unit of work; `afterRun` runs (once) when the next transaction has ended. */
@@ -382,5 +391,33 @@ it("a switch at the provider within the period closes the meter on the plan it w
   // Told again (a replay, another event): nothing more closes.
   expect(await core.providerSync.sync('sub_switch_mid', snapshot)).toBe('applied');
   expect(await closes()).toHaveLength(1);
+  expect(await core.usage.verify()).toEqual([]);
+});
+
+it("a plan move whose subscription renewed while the provider was told closes the new period's usage at the move, not before it began", async () => {
+  const w = await world();
+  const { uow, core, tenant, keys, s } = w;
+  await meterProjects(w);
+  (core.payments as PaymentProvider).renewedBySweep = () => ({});
+  await core.usage.record(tenant, { owner: s.id, meterSlug: 'projects', quantity: 30 });
+  const end = s.currentPeriodEnd.getTime();
+  // Decided on the plain read before the period's end; the renewal commits while the provider is told.
+  uow.afterRun = async () => {
+    core.clock.set(new Date(end + 60_000));
+    expect(await core.sweeps.renewals()).toBe(1);
+  };
+  expect((await core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.business'], 'none')).kind).toBe('moved');
+  const closes = (await core.uow.read((r) => r.usage.pageCloses(tenant, { limit: 10, owner: s.id }))).items.sort(
+    (a, b) => a.periodEnd.getTime() - b.periodEnd.getTime(),
+  );
+  // The ended period as Team's (30 at 1), then the renewed period's first minute, closed at the move.
+  expect(closes.map((c) => [c.finalUsage, c.periodStart.getTime(), c.periodEnd.getTime()])).toEqual([
+    [30n, s.currentPeriodStart.getTime(), end],
+    [0n, end, end + 60_000],
+  ]);
+  expect((await core.usage.balances(tenant, s.id, 'projects'))[0].balance).toMatchObject({
+    cap: 500n,
+    periodStart: new Date(end + 60_000),
+  });
   expect(await core.usage.verify()).toEqual([]);
 });

@@ -430,8 +430,10 @@ describe('usage plans', () => {
       // Recorded by hand on a meter the plan does not meter: a balance with no cap and no end.
       await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 40 });
       expect(await balance(s.id)).toMatchObject({ cap: null, periodEnd: null });
+      core.clock.set(new Date(core.clock.now().getTime() + 2 * DAY));
+      const at = core.clock.now();
       await move(s.id, 'flat_api_plus');
-      expect(await balance(s.id)).toMatchObject({ granted: 5000n, used: 40n, cap: 8000n, periodEnd: s.currentPeriodEnd });
+      expect(await balance(s.id)).toMatchObject({ granted: 5000n, used: 40n, cap: 8000n, periodStart: at, periodEnd: s.currentPeriodEnd });
       expect(await core.usage.verify()).toEqual([]);
     });
   });

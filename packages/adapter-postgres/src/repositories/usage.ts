@@ -381,16 +381,27 @@ export function usageRepository(db: Db): UsageRepository {
             select * from usage_lock_balances(${plainArray(fs.map((f) => f.organisationId))}::uuid[], ${plainArray(fs.map((f) => f.isTest))}::boolean[],
               ${textArray(fs.map((f) => f.owner))}::text[], ${plainArray(fs.map((f) => f.meterId))}::uuid[])`.execute(db)
         ).rows;
+      /** Whether any of these keys has an open balance now (read without a lock). */
+      const anyOpen = async (fs: Balance[]) =>
+        (
+          await sql<{ one: number }>`
+            select 1 as one from unnest(${plainArray(fs.map((f) => f.organisationId))}::uuid[], ${plainArray(fs.map((f) => f.isTest))}::boolean[],
+              ${textArray(fs.map((f) => f.owner))}::text[], ${plainArray(fs.map((f) => f.meterId))}::uuid[]) as k (o, t, w, m)
+            join usage_balances b on b.organisation_id = k.o and b.is_test = k.t and b.owner = k.w and b.meter_id = k.m and b.closed_at is null
+            limit 1`.execute(db)
+        ).rows.length > 0;
       const found = new Map<string, LockedRow>();
       for (const r of await lockAll(items.map((i) => i.fresh))) found.set(rowKey(r), r);
       for (let attempt = 0; ; attempt++) {
         // Balances not found: new, or their period closed while this waited (a renewal, a plan move).
         const absent = items.filter((i) => !found.has(keyOf(i.fresh)));
         // Missing balances are created, except where the caller only settles an existing one
-        // (`create: false`: a hold's commit or release, the sweep): that one is looked for once
-        // more, since the close that ended its period may have opened the next (and moved its holds there).
+        // (`create: false`: a hold's commit or release, the sweep): that one is looked for again
+        // while one is open now, since the close that ended the period it waited on may have
+        // opened the next (and moved its holds there), and another close may have followed.
         const missing = absent.filter((i) => i.create !== false).map((i) => i.fresh);
-        if (absent.length === 0 || (missing.length === 0 && attempt > 0)) break;
+        if (absent.length === 0) break;
+        if (missing.length === 0 && attempt > 0 && !(await anyOpen(absent.map((i) => i.fresh)))) break;
         if (attempt === 5) throw new DomainError(ErrorCodes.CONFLICT, 'the balance changed period repeatedly meanwhile; retry');
         missing.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
         for (const part of chunks(missing, 15))
@@ -502,6 +513,9 @@ export function usageRepository(db: Db): UsageRepository {
     },
     async moveHolds(ids, balanceId) {
       if (ids.length) await db.updateTable('usage_holds').set({ balance_id: balanceId }).where('id', 'in', ids).execute();
+    },
+    async setPeriodStart(id, start) {
+      await db.updateTable('usage_balances').set({ period_start: start }).where('id', '=', id).where('closed_at', 'is', null).execute();
     },
     async findKeys(t, keys) {
       if (keys.length === 0) return [];

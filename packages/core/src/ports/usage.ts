@@ -143,8 +143,9 @@ export interface UsageRepository {
    * lockBalance for several balances of one group-commit batch at once (answers in the order
    * asked): every balance is locked in one statement, in the order of the balances' ids, so two
    * writers locking overlapping sets never deadlock on the existing rows. An item with `create:
-   * false` (the usage sweep's, which only settles what a balance has) is not created when it has no
-   * open balance: its answer is null.
+   * false` (the usage sweep's, a hold's commit or release, which only settle what a balance has;
+   * a period switch locking what it will touch) is not created when it has no open balance: its
+   * answer is null.
    */
   lockBalances(items: { fresh: Balance; holdIds: Id[]; create?: boolean }[], now: Date): Promise<(LockedBalance | null)[]>;
   /** The open balance of (owner, meter), if any, without a lock. */
@@ -157,6 +158,8 @@ export interface UsageRepository {
   getHold(id: Id): Promise<Hold | undefined>;
   /** Moves open holds to another balance of their holder (a period close hands them to the next period). `write` never moves a hold. */
   moveHolds(ids: Id[], balanceId: Id): Promise<void>;
+  /** Sets an open balance's period start (a period that takes over a balance left open starts it). `write` never changes it. */
+  setPeriodStart(balanceId: Id, start: Date): Promise<void>;
   /** The tenant's stored keys among these, with their first answers. */
   findKeys(tenant: Tenant, keys: string[]): Promise<UsageKey[]>;
   /** Writes one batch: the balance's counters, grants, holds, ledger entries and keys. */

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MeterSend, Tenant, UnitOfWork, UsageAnswer } from '../..';
 import { UsageService } from '../../usecases/usage';
+import { openPeriod } from '../../usecases/usage/periods';
 import { OutboxUnitOfWork } from '../../usecases/webhooks/outbox';
 import { FixedClock, RandomIds } from '../fakes';
 import { anOrganisation, aTenant } from '../fixtures';
@@ -281,6 +282,26 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       [open] = await w.usage.balances(w.tenant, 'buyer');
       expect(open.balance).toMatchObject({ granted: 150n, used: 21n });
       await expectLedgerMatches(w, 'buyer');
+    });
+
+    it('a period that takes over a balance left open sets its start, cap and end; later writes keep them', async () => {
+      // Usage recorded with no period (no plan of the holder meters it): a balance of no end and no cap.
+      await w.usage.record(w.tenant, { owner: 'stray', meterSlug: 'tokens', quantity: 5 });
+      const meter = await w.usage.meter(w.tenant, 'tokens');
+      const start = new Date(w.clock.now().getTime() + 60_000);
+      const end = new Date(start.getTime() + 30 * 86_400_000);
+      w.clock.set(start);
+      const ids = new RandomIds();
+      const period = { tenant: w.tenant, owner: 'stray', meter, start, end, cap: 50n, grants: [20n], now: start };
+      await w.uow.run((r) => openPeriod(r, ids, { ...period, adopt: true }));
+      const held = async () => (await w.usage.balances(w.tenant, 'stray'))[0].balance;
+      expect(await held()).toMatchObject({ periodStart: start, periodEnd: end, cap: 50n, granted: 20n, used: 5n });
+      await w.usage.consume(w.tenant, { owner: 'stray', meterSlug: 'tokens', quantity: 3 });
+      expect(await held()).toMatchObject({ periodStart: start, periodEnd: end, cap: 50n, used: 8n });
+      // Without `adopt` (a period starting on a balance it opened itself) the balance is left as it is.
+      await w.uow.run((r) => openPeriod(r, ids, { ...period, start: new Date(0), cap: null, grants: [] }));
+      expect(await held()).toMatchObject({ periodStart: start, cap: 50n });
+      await expectLedgerMatches(w, 'stray');
     });
 
     it('two instances batching many balances in opposite orders neither deadlock nor lose a unit', async () => {

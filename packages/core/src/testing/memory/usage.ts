@@ -117,13 +117,21 @@ export function memoryUsageRepository(
         if (h) h.balanceId = balanceId;
       }
     },
+    setPeriodStart: async (id, start) => {
+      const b = db.balances.get(id);
+      if (b) b.periodStart = new Date(start);
+    },
     findKeys: async (t, keys) => keys.flatMap((k) => (db.usageKeys.has(keyId(t, k)) ? [copy(db.usageKeys.get(keyId(t, k))!)] : [])),
     write: async (w) => {
       for (const k of w.keys) {
         if (db.usageKeys.has(keyId(k, k.key)))
           fail(ErrorCodes.CONFLICT, 'a record with the same identity was written meanwhile; reload and retry');
       }
-      db.balances.set(w.balance.id, copy(w.balance));
+      // As on PostgreSQL: a balance written again keeps its period start (setPeriodStart sets it).
+      db.balances.set(w.balance.id, {
+        ...copy(w.balance),
+        periodStart: db.balances.get(w.balance.id)?.periodStart ?? w.balance.periodStart,
+      });
       for (const g of w.grants) db.grants.set(g.id, copy(g));
       // As on PostgreSQL: a hold written again keeps its balance (moveHolds moves it).
       for (const h of w.holds) db.holds.set(h.id, { ...copy(h), balanceId: db.holds.get(h.id)?.balanceId ?? h.balanceId });

@@ -88,8 +88,8 @@ export class SubscriptionLifecycle {
   /** Moves to another plan of the same product (usage-based: cancels and starts a new subscription). */
   async changePlan(tenant: Tenant, id: Id, planId: Id, proration: Proration): Promise<PlanChange & { view: SubscriptionView }> {
     const now = this.deps.clock.now();
-    /** The change decided on the subscription as read (plainly, or locked for the write). */
-    const decide = async (r: Repositories, s: Subscription) => {
+    /** The change decided on the subscription as read (plainly, or locked for the write) at `now`. */
+    const decide = async (r: Repositories, s: Subscription, now: Date) => {
       const target = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       const [currentPlan, targetProduct, licenses, currencies] = await Promise.all([
         loadPlan(r, s.planId),
@@ -110,7 +110,7 @@ export class SubscriptionLifecycle {
       });
       return { s, change, currentPlan, target, currencies };
     };
-    const first = await this.deps.uow.run(async (r) => decide(r, await loadOwned(r, tenant, id, false)));
+    const first = await this.deps.uow.run(async (r) => decide(r, await loadOwned(r, tenant, id, false), now));
     const billing = billingProviderOf(this.deps.payments, first.s);
     if (first.change.kind === 'replaced' && billing && !billing.renewedBySweep)
       // The change starts a new subscription here, and only a provider whose renewals Tollgate makes
@@ -137,6 +137,9 @@ export class SubscriptionLifecycle {
     return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), () =>
       this.deps.uow.run(async (r) => {
         const locked = await loadOwned(r, tenant, id, true);
+        // The write's instant is read under the lock: a renewal committed while the provider was
+        // told has moved the period, and a close before it would end a period before it began.
+        const now = this.deps.clock.now();
         if (first.change.kind === 'moved' && locked.planId === planId) {
           // The provider's webhook for this very move may have been applied first (its re-sync follows
           // a plan switched at the provider): the subscription is on the target already, which is done.
@@ -146,7 +149,7 @@ export class SubscriptionLifecycle {
           const licenses = await r.licenses.listBySubscription(locked.id);
           return { kind: 'moved' as const, subscription: locked, licenses, proration, view: await subscriptionViewIn(r, locked, now) };
         }
-        const { change, currentPlan, target } = await decide(r, locked);
+        const { change, currentPlan, target } = await decide(r, locked, now);
         // The provider was told the kind of change decided first (a move, or the old subscription
         // canceled): a concurrent change that made the other kind right (the subscription moved onto
         // or off a usage-based plan meanwhile) is not written as that kind behind its back.
@@ -161,12 +164,7 @@ export class SubscriptionLifecycle {
           await r.licenses.saveMany(change.licenses);
           // The subscription still holds its usage: the meters the two plans meter differently close
           // here (billed at the old plan's terms) and start again on the target's.
-          await moveSubscriptionUsage(r, this.deps.ids, billing, {
-            subscription: change.subscription,
-            from: currentPlan,
-            to: target,
-            now: this.deps.clock.now(),
-          });
+          await moveSubscriptionUsage(r, this.deps.ids, billing, { subscription: change.subscription, from: currentPlan, to: target, now });
         } else {
           await r.subscriptions.save(change.canceled);
           await saveNewSubscription(r, change.created);
@@ -243,11 +241,13 @@ export class SubscriptionLifecycle {
     const write = () =>
       this.deps.uow.run(async (r) => {
         const s = await loadOwned(r, tenant, id, true);
-        const change = decide(s, await r.licenses.listBySubscription(s.id), now);
+        // Decided again at an instant read under the lock (a renewal may have committed meanwhile).
+        const at = this.deps.clock.now();
+        const change = decide(s, await r.licenses.listBySubscription(s.id), at);
         if (change.subscription === s) return s;
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
-        await written?.(r, s, now);
+        await written?.(r, s, at);
         return change.subscription;
       });
     // Nothing to change on what was read (already so): answered as read. Deciding again on the locked

@@ -275,7 +275,7 @@ export class GroupCommit {
                   (p) =>
                     this.replay(g.target, p, known) ??
                     (p.op
-                      ? new DomainError(ErrorCodes.HOLD_SETTLED, 'the reservation was settled when its period closed')
+                      ? new DomainError(ErrorCodes.HOLD_SETTLED, 'the reservation is no longer held: its period has closed')
                       : settled(g.target)),
                 ),
                 entries: [],

@@ -231,7 +231,7 @@ export async function openPeriod(
     limited?: boolean;
     /**
      * An open balance found (not made here: usage recorded on a meter no plan of the holder metered,
-     * or left open by an older version) becomes this period's: its cap and end are the period's.
+     * or left open by an older version) becomes this period's: its start, cap and end are the period's.
      */
     adopt?: boolean;
     now: Date;
@@ -240,9 +240,16 @@ export async function openPeriod(
   const fresh = freshBalance(ids, a.tenant, a.owner, a.meter.id, { start: a.start, end: a.end }, a.cap, a.now);
   const locked = await r.usage.lockBalance(fresh, [], a.now);
   const s: BalanceState = { balance: locked.balance, grants: sortGrants([...locked.grants]), holds: new Map() };
+  const b = s.balance;
   const adopted =
-    !!a.adopt && s.balance.id !== fresh.id && (s.balance.cap !== a.cap || s.balance.periodEnd?.getTime() !== a.end?.getTime());
-  if (adopted) Object.assign(s.balance, { cap: a.cap, periodEnd: a.end, updatedAt: a.now });
+    !!a.adopt &&
+    b.id !== fresh.id &&
+    (b.cap !== a.cap || b.periodEnd?.getTime() !== a.end?.getTime() || b.periodStart.getTime() !== a.start.getTime());
+  if (adopted) {
+    // Its usage so far is this period's, billed at its close; the period's minimum counts from its start.
+    Object.assign(b, { periodStart: a.start, cap: a.cap, periodEnd: a.end, updatedAt: a.now });
+    await r.usage.setPeriodStart(b.id, a.start);
+  }
   const entries: LedgerEntry[] = [];
   const grants: CreditGrant[] = [];
   const plan = a.grants.map((amount): KeptGrant => ({ amount, priority: DEFAULT_GRANT_PRIORITY, expiresAt: a.end, source: 'plan' }));
@@ -418,6 +425,21 @@ export async function closeSubscriptionPeriod(
     owner,
     (await usageLinesIn(r, ids, a.plan, s.currency, a.now)).filter((l) => !a.meters || a.meters.has(l.meter.id)),
   );
+  if (switched) {
+    // A switch then starts the next plan's meters: every open balance it closes or starts on is
+    // locked first, in one call (by id, as a batch locks), so a balance open on a meter only the
+    // next plan meters is not locked after the closes (a batch holding it while it waits on one
+    // being closed would wait on this close in a cycle).
+    const touched = new Set([...lines.map((l) => l.meter.id), ...[...metersNext].filter((m) => !a.meters || a.meters.has(m))]);
+    await r.usage.lockBalances(
+      [...touched].map((m) => ({
+        fresh: freshBalance(ids, tenant, owner, m, { start: a.now, end: null }, null, a.now),
+        holdIds: [],
+        create: false,
+      })),
+      a.now,
+    );
+  }
   for (const line of lines) {
     if (await r.usage.findClose(tenant, owner, line.meter.id, a.periodEnd)) continue;
     const closed = await closeOpenPeriod(r, ids, {
