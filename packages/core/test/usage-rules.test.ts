@@ -118,6 +118,10 @@ describe('usage rules', () => {
     // A minimum of 300: the 50 used, the plan's rest and the promotion (90) count for 140 of it; the
     // other 160 come from the purchase, as billing counts it (max(50, 300) - 640 granted: 0 billed).
     expect(closePeriod(structuredClone(s), { kind: 'none' }, T, carry, 300n).kept.map((g) => g.amount)).toEqual([340n]);
+    // The minimum counts as used for the rollover too: 300 leaves nothing of the plan's rest to
+    // roll over, 100 leaves 40 (140 - 100); no unit both makes up the minimum and rolls over.
+    expect(closePeriod(structuredClone(s), { kind: 'all' }, T, carry, 300n).carried).toBe(0n);
+    expect(closePeriod(structuredClone(s), { kind: 'all' }, T, carry, 100n).carried).toBe(40n);
     // A minimum above everything granted takes the purchase whole (and billing bills the rest).
     expect(closePeriod(structuredClone(s), { kind: 'none' }, T, carry, 700n).kept).toEqual([]);
     // Without carrying (a subscription that ends), everything lapses and the hold is released.

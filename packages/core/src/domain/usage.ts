@@ -405,7 +405,8 @@ export interface PeriodCarry {
  * another source that have not expired lapse too unless `carry.grants`: then what the period did
  * not need of them is kept, each with its own priority, expiry and source. What the period needed
  * is what it used, or its `minUsage` when more, beyond the units already drawn and the plan
- * grants' rest (as billing counts it: `max(used, minUsage) - granted` stays what it was). Open
+ * grants' rest (as billing counts it: `max(used, minUsage) - granted` stays what it was); what
+ * rolls over is what is left beyond that count too (`minUsage` counts as used). Open
  * holds are released unless `carry.holds`: then they stay held and are returned, for the next
  * period to reserve. The closed balance's counters return to zero through the ledger, so the sums
  * still match.
@@ -441,7 +442,9 @@ export function closePeriod(
     const left = undrawn(g) - take;
     if (left > 0n) kept.push({ amount: left, priority: g.priority, expiresAt: g.expiresAt, source: g.source });
   }
-  const unused = max(0n, b.granted - keptUndrawn - b.used);
+  // What rolls over is what the period did not count: the minimum counts as used (billing took
+  // it so), so a unit of the plan's grants never both makes up an unreached minimum and rolls over.
+  const unused = max(0n, b.granted - keptUndrawn - max(b.used, minUsage));
   const carried = rollover.kind === 'none' ? 0n : rollover.kind === 'all' ? unused : min(unused, rollover.units);
   for (const g of s.grants) g.expired += undrawn(g);
   s.grants = [];
