@@ -421,3 +421,15 @@ it("a plan move whose subscription renewed while the provider was told closes th
   });
   expect(await core.usage.verify()).toEqual([]);
 });
+
+it('a reactivation decided before the period ended is written after it too: the provider was told it', async () => {
+  const { uow, core, tenant, s } = await world();
+  await core.subscriptions.cancel(tenant, s.id, 'end');
+  // Decided on the plain read just before the period's end; the period ends while the provider is told.
+  core.clock.set(new Date(s.currentPeriodEnd.getTime() - 1000));
+  uow.afterRun = async () => {
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+  };
+  expect(await core.subscriptions.reactivate(tenant, s.id)).toMatchObject({ cancelAtPeriodEnd: false });
+  expect((await core.subscriptions.get(tenant, s.id)).subscription.cancelAtPeriodEnd).toBe(false);
+});

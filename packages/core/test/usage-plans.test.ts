@@ -626,6 +626,30 @@ describe('usage plans', () => {
       expect(await closes(s.id)).toEqual([[1100n, 100n]]);
       expect(billed).toEqual([]);
     });
+
+    it('ended at the provider within the period and revived there in it: the revived usage closes at the renewal', async () => {
+      const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+      await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_revived' }));
+      const t = { owner: s.id, meterSlug: 'api_calls' };
+      await core.usage.record(tenant(), { ...t, quantity: 100 });
+      const end = s.currentPeriodEnd;
+      core.clock.set(new Date(s.currentPeriodStart.getTime() + 5 * DAY));
+      const ended = { ...s, status: 'CANCELED' as const, canceledAt: core.clock.now(), cancelAtPeriodEnd: false, quantity: 1 };
+      expect(await core.providerSync.sync('sub_revived', ended)).toBe('applied');
+      core.clock.set(new Date(s.currentPeriodStart.getTime() + 6 * DAY));
+      expect(await core.providerSync.sync('sub_revived', { ...ended, status: 'ACTIVE', canceledAt: null })).toBe('applied');
+      await core.usage.record(tenant(), { ...t, quantity: 50 });
+      core.clock.set(new Date(end.getTime() + 1000));
+      expect(await core.providerSync.renew('sub_revived', end, new Date(end.getTime() + 30 * DAY))).toBe('applied');
+      // The ended part closed when it ended; the revived part at the period's end, by the renewal, which starts the next.
+      expect(await closes(s.id)).toEqual(
+        expect.arrayContaining([
+          [100n, expect.any(BigInt)],
+          [50n, expect.any(BigInt)],
+        ]),
+      );
+      expect(await balance(s.id)).toMatchObject({ used: 0n, periodStart: end });
+    });
   });
 
   it("a v1 usage feature on a meter with decimal places caps and bills in the meter's decimals", async () => {

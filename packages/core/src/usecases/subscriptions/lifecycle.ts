@@ -137,9 +137,11 @@ export class SubscriptionLifecycle {
     return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), () =>
       this.deps.uow.run(async (r) => {
         const locked = await loadOwned(r, tenant, id, true);
-        // The write's instant is read under the lock: a renewal committed while the provider was
-        // told has moved the period, and a close before it would end a period before it began.
-        const now = this.deps.clock.now();
+        // The change is decided at the instant the provider was told it (decided again later, a
+        // period that ended meanwhile would refuse what the provider already did); its usage closes
+        // at an instant read under the lock: a renewal committed while the provider was told has
+        // moved the period, and a close before it would end a period before it began.
+        const at = this.deps.clock.now();
         if (first.change.kind === 'moved' && locked.planId === planId) {
           // The provider's webhook for this very move may have been applied first (its re-sync follows
           // a plan switched at the provider): the subscription is on the target already, which is done.
@@ -164,7 +166,12 @@ export class SubscriptionLifecycle {
           await r.licenses.saveMany(change.licenses);
           // The subscription still holds its usage: the meters the two plans meter differently close
           // here (billed at the old plan's terms) and start again on the target's.
-          await moveSubscriptionUsage(r, this.deps.ids, billing, { subscription: change.subscription, from: currentPlan, to: target, now });
+          await moveSubscriptionUsage(r, this.deps.ids, billing, {
+            subscription: change.subscription,
+            from: currentPlan,
+            to: target,
+            now: at,
+          });
         } else {
           await r.subscriptions.save(change.canceled);
           await saveNewSubscription(r, change.created);
@@ -175,9 +182,9 @@ export class SubscriptionLifecycle {
           const closed = await endSubscriptionUsage(r, this.deps.ids, billing, {
             subscription: change.canceled,
             plan: first.currentPlan,
-            periodEnd: now,
+            periodEnd: at,
             keepGrants: true,
-            now,
+            now: at,
           });
           await startSubscriptionUsage(r, this.deps.ids, change.created, first.target, now, closed);
         }
@@ -241,13 +248,14 @@ export class SubscriptionLifecycle {
     const write = () =>
       this.deps.uow.run(async (r) => {
         const s = await loadOwned(r, tenant, id, true);
-        // Decided again at an instant read under the lock (a renewal may have committed meanwhile).
-        const at = this.deps.clock.now();
-        const change = decide(s, await r.licenses.listBySubscription(s.id), at);
+        // Decided again at the instant the provider was told (a period that ended meanwhile would
+        // refuse, say, a reactivation the provider already made); what else it does (a cancellation's
+        // usage close) at an instant read under the lock, after a renewal that committed meanwhile.
+        const change = decide(s, await r.licenses.listBySubscription(s.id), now);
         if (change.subscription === s) return s;
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
-        await written?.(r, s, at);
+        await written?.(r, s, this.deps.clock.now());
         return change.subscription;
       });
     // Nothing to change on what was read (already so): answered as read. Deciding again on the locked

@@ -112,8 +112,15 @@ export class ProviderSync {
       // period (a trial extended) is not. A subscription canceled here that the provider revived (a
       // reactivation whose event came late) starts its usage again.
       if (s.status !== 'CANCELED' && sub.status === 'CANCELED')
-        // The period it ended in is the one held before this sync (a snapshot may renew and end it at once).
-        await endSubscriptionUsage(r, this.deps.ids, undefined, { subscription: s, plan, periodEnd: s.currentPeriodEnd, now });
+        // The period it ended in is the one held before this sync (a snapshot may renew and end it at
+        // once), closed at its end or now when that is sooner (ended within it): a subscription the
+        // provider revives in the same period then closes its usage again at the period's end.
+        await endSubscriptionUsage(r, this.deps.ids, undefined, {
+          subscription: s,
+          plan,
+          periodEnd: now < s.currentPeriodEnd ? now : s.currentPeriodEnd,
+          now,
+        });
       else if (s.status === 'CANCELED' && sub.status !== 'CANCELED') await startSubscriptionUsage(r, this.deps.ids, sub, plan, now);
       else if (sub.status !== 'CANCELED' && sub.currentPeriodStart > s.currentPeriodStart) {
         // The ended period was the plan held before a switch at the provider that came with the
