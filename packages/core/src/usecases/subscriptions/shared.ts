@@ -4,14 +4,7 @@ import { assertAccessible } from '../../domain/tenancy';
 import type { NewSeats } from '../../domain/seats';
 import { subscriptionGroup } from '../../domain/people';
 import type { IdGenerator, PaymentProvider, ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
-import {
-  closeSubscriptionPeriod,
-  metersChanged,
-  startSubscriptionUsage,
-  usageInvoiceLines,
-  usageLinesIn,
-  type BilledPeriod,
-} from '../usage/periods';
+import { closeSubscriptionPeriod, metersChanged, startSubscriptionUsage, usageInvoiceLines, type BilledPeriod } from '../usage/periods';
 
 /** The tenant's subscription (locked for the unit of work with `forUpdate`). */
 export async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpdate: boolean): Promise<Subscription> {
@@ -87,7 +80,7 @@ export async function moveSubscriptionUsage(
   a: { subscription: Subscription; from: Plan; to: Plan; now: Date },
 ): Promise<void> {
   const s = a.subscription;
-  const meters = await metersChanged(r, ids, a.from, a.to, s.currency, a.now);
+  const { changed: meters, newOnly } = await metersChanged(r, ids, a.from, a.to, s.currency, a.now);
   if (!meters.size) return;
   const billed = await closeSubscriptionPeriod(r, ids, {
     subscription: s,
@@ -102,9 +95,8 @@ export async function moveSubscriptionUsage(
   await billUsage(r, provider, s, a.from, billed);
   // What closed here starts again, and what only the target meters; a meter the old plan meters
   // that was closed at this very instant already (its key) is not started twice.
-  const fromMeters = new Set((await usageLinesIn(r, ids, a.from, s.currency, a.now)).map((l) => l.meter.id));
   const closed = new Set(billed.map((b) => b.meter.id));
-  const starts = new Set([...meters].filter((m) => closed.has(m) || !fromMeters.has(m)));
+  const starts = new Set([...meters].filter((m) => closed.has(m) || newOnly.has(m)));
   await startSubscriptionUsage(r, ids, s, a.to, a.now, billed, { start: a.now, meters: starts });
 }
 

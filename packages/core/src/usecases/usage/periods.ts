@@ -501,11 +501,12 @@ export async function closeSubscriptionPeriod(
 /**
  * Gives a subscription its first period of each metered line item of its plan (a purchase, a plan
  * change's new subscription, a switch of plan), from `only.start` (default: its period's start) to
- * its period's end; with `only.meters`, of those meters only. `handedOver`: what the period before it (a plan change) handed on, by meter: the
- * kept grants that are not the plan's, and for a switch of the same subscription its open holds
- * and what rolled over; given to this one's balance of that meter, once per meter. Where its plan
- * does not meter it, credits lapse (nothing would ever close such a balance: a period close closes
- * the plan's meters; the close released such holds).
+ * its period's end; with `only.meters`, of those meters only. `handedOver`: what the period before
+ * it (a plan change) handed on, by meter: the kept grants that are not the plan's, and for a
+ * switch of the same subscription its open holds and what rolled over; given to this one's balance
+ * of that meter, once per meter. Where its plan does not meter it, credits lapse (nothing would
+ * ever close such a balance: a period close closes the plan's meters; the close released such
+ * holds).
  */
 export async function startSubscriptionUsage(
   r: Repositories,
@@ -588,7 +589,7 @@ async function usageTermsByMeter(
 
 /**
  * The meters whose terms differ between two plans (metered by one only, or by both otherwise):
- * what a move from one to the other closes and starts again.
+ * what a move from one to the other closes and starts again; `newOnly`: those only `to` meters.
  */
 export async function metersChanged(
   r: Repositories,
@@ -597,11 +598,14 @@ export async function metersChanged(
   to: Plan,
   currency: string | null,
   now: Date,
-): Promise<Set<Id>> {
+): Promise<{ changed: Set<Id>; newOnly: Set<Id> }> {
   // One after the other: a usage feature's meter is made on first use, once.
   const a = await usageTermsByMeter(r, ids, from, currency, now);
   const b = await usageTermsByMeter(r, ids, to, currency, now);
-  return new Set([...a.keys(), ...b.keys()].filter((meter) => a.get(meter) !== b.get(meter)));
+  return {
+    changed: new Set([...a.keys(), ...b.keys()].filter((meter) => a.get(meter) !== b.get(meter))),
+    newOnly: new Set([...b.keys()].filter((meter) => !a.has(meter))),
+  };
 }
 
 /** The invoice lines of billed periods (what the payment port bills), quantities in the meter's units and amounts as exact JSON numbers. */
