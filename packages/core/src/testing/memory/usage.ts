@@ -118,8 +118,9 @@ export function memoryUsageRepository(
       }
     },
     setPeriodStart: async (id, start) => {
+      // As on PostgreSQL: an open balance only.
       const b = db.balances.get(id);
-      if (b) b.periodStart = new Date(start);
+      if (b && !b.closedAt) b.periodStart = new Date(start);
     },
     findKeys: async (t, keys) => keys.flatMap((k) => (db.usageKeys.has(keyId(t, k)) ? [copy(db.usageKeys.get(keyId(t, k))!)] : [])),
     write: async (w) => {
