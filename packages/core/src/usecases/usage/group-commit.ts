@@ -260,8 +260,8 @@ export class GroupCommit {
             tenants.set(t, entry);
           }
         const known = new Map<string, UsageKey>();
-        for (const [t, { tenant, keys }] of tenants)
-          for (const k of await r.usage.findKeys(tenant, [...keys])) known.set(`${t}:${k.key}`, k);
+        for (const { tenant, keys } of tenants.values())
+          for (const k of await r.usage.findKeys(tenant, [...keys])) known.set(knownKey(tenant, k.key), k);
         const writes: UsageWrite[] = [];
         const out = groups.map((g, n) => {
           const l = locked[n];
@@ -326,7 +326,7 @@ export class GroupCommit {
   /** The stored answer of an operation whose idempotency key was used before (another body: 409); undefined when new. */
   private replay(target: BalanceTarget, p: Pending, known: Map<string, UsageKey>): UsageAnswer | Error | undefined {
     if (!p.key) return undefined;
-    const first = known.get(`${target.tenant.organisationId}:${target.tenant.isTest}:${p.key}`);
+    const first = known.get(knownKey(target.tenant, p.key));
     if (first && first.fingerprint !== p.fingerprint)
       return new DomainError(ErrorCodes.IDEMPOTENCY_KEY_REUSED, 'this idempotency-key was used for a different request');
     return first?.answer;
@@ -341,7 +341,6 @@ export class GroupCommit {
     writes: UsageWrite[],
   ): { results: (UsageAnswer | Error)[]; entries: LedgerEntry[] } {
     const { tenant, owner, meter } = target;
-    const keyOf = (key: string) => `${tenant.organisationId}:${tenant.isTest}:${key}`;
     const state: BalanceState = {
       balance: locked.balance,
       grants: sortGrants([...locked.grants]),
@@ -389,7 +388,7 @@ export class GroupCommit {
             answer: d.answer,
             createdAt: now,
           };
-          known.set(keyOf(p.key), k);
+          known.set(knownKey(tenant, p.key), k);
           newKeys.push(k);
         }
         return d.answer;
@@ -416,6 +415,9 @@ export class GroupCommit {
     return { results, entries };
   }
 }
+
+/** An idempotency key of a tenant, as the batch's map of stored keys holds it. */
+const knownKey = (tenant: Tenant, key: string) => `${tenant.organisationId}:${tenant.isTest}:${key}`;
 
 /** The answer of the sweep's settling of a balance (no operation): nobody reads it. */
 const settled = ({ owner, meter }: BalanceTarget): UsageAnswer => ({
