@@ -551,6 +551,25 @@ describe('usage plans', () => {
     expect(usageOrderingKey(tenant(), s.id)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
+  it('credits granted mid-period raise what usage.threshold measures: a share of the new total is told again, naming that total', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    const t = { owner: s.id, meterSlug: 'api_calls' };
+    const tick = () => core.clock.set(new Date(core.clock.now().getTime() + 10));
+    tick();
+    await core.usage.record(tenant(), { ...t, quantity: 850 }); // 85 % of 1 000
+    tick();
+    await core.usage.grant(tenant(), { ...t, amount: 1000 }); // 850 of 2 000: below 80 % again
+    tick();
+    await core.usage.record(tenant(), { ...t, quantity: 50 }); // 900 of 2 000: nothing crossed
+    tick();
+    await core.usage.record(tenant(), { ...t, quantity: 750 }); // 1 650 of 2 000: 80 % of the new total
+    const events = (await core.uow.read((r) => r.outbox.page(tenant(), { limit: 100 }))).items.filter((e) => e.type === 'usage.threshold');
+    expect(events.map((e) => (e.payload as { data: Record<string, unknown> }).data).map((d) => [d.threshold, d.used, d.allowance])).toEqual([
+      [80, 850, 1000],
+      [80, 1650, 2000],
+    ]);
+  });
+
   it('a provider-billed renewal (Stripe invoice.paid) closes the period once and starts the next from allowance plus rollover', async () => {
     const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
     await core.uow.run(async (r) => r.subscriptions.save({ ...s, paymentSubscriptionId: 'sub_provider' }));

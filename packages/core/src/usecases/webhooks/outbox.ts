@@ -374,7 +374,8 @@ const USED_KINDS = new Set(['record', 'consume', 'commit']);
  * write an event per batch), and `usage.threshold` for each of 80, 90 and 100 % of what the period
  * allows (its grants, else its cap) that the batch's usage crossed. Usage only grows within a
  * period, and batches of a balance are serialised by its row lock, so each threshold is crossed
- * once per period. A closed balance's write tells only what waited (its thresholds were told).
+ * once per period, unless a grant raises what the period allows (then a share of the new total is
+ * news, and the event's `allowance` says of what). A closed balance's write tells only what waited (its thresholds were told).
  */
 function usageEvents(w: UsageWrite, add: (o: Tenant, type: WebhookEventType, key: Id, data: unknown) => void): void {
   const b = w.balance;
