@@ -69,4 +69,30 @@ describe('API keys (#4-7)', () => {
     expect([403, 404]).toContain((await api(other.liveKey).del(`/api/api-keys/${client.id}`)).status);
     await request(app).get('/api/products').set('authorization', `Bearer ${client.value}`).expect(200);
   });
+
+  it("a replay under an idempotency-key answers the new key masked (shown once, never kept), and only to the key that sent it", async () => {
+    const restricted = (await api().post('/api/api-keys', { scopes: ['api-keys:write', 'webhooks:write'] }).expect(201)).body.data;
+    const first = await api().post('/api/api-keys', {}, 'admin-creates-a-key').expect(201);
+    const created = first.body.data;
+    expect(created.value).toMatch(/^live_/);
+    const again = await api().post('/api/api-keys', {}, 'admin-creates-a-key').expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.data).toMatchObject({ id: created.id, scopes: ['*'], value: `${created.value.slice(0, 9)}…` });
+    expect(JSON.stringify(again.body)).not.toContain(created.value);
+    // Another key of the organisation (fewer scopes) sending the same key and body gets no answer of the first.
+    const stolen = await api(restricted.value).post('/api/api-keys', {}, 'admin-creates-a-key').expect(409);
+    expect(JSON.stringify(stolen.body)).not.toContain(created.value);
+    // Nothing stored holds the key's value.
+    const stored = await world.db.uow.run((r) =>
+      r.idempotency.find({ ...org.tenant, key: 'admin-creates-a-key', route: 'POST /api/api-keys' }, new Date(0)),
+    );
+    expect(stored?.status).toBe(201);
+    expect(JSON.stringify(stored?.body)).not.toContain(created.value);
+    // A webhook endpoint's secret likewise.
+    const hook = await api(restricted.value).post('/api/webhooks', { url: 'https://example.com/hooks' }, 'hook-once').expect(201);
+    expect(hook.body.data.secret).toEqual(expect.any(String));
+    const hookAgain = await api(restricted.value).post('/api/webhooks', { url: 'https://example.com/hooks' }, 'hook-once').expect(201);
+    expect(hookAgain.body.data).toMatchObject({ id: hook.body.data.id, secret: null });
+    await api().post('/api/webhooks', { url: 'https://example.com/hooks' }, 'hook-once').expect(409);
+  });
 });

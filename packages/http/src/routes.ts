@@ -34,6 +34,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** A text body of another type than JSON (e.g. a YAML export), instead of `body`. */
   text?: { contentType: string; content: string };
+  /** What an idempotent replay answers instead of `body`: the answer without a secret it shows once. */
+  kept?: unknown;
 }
 
 /** One request as a handler sees it: query and body already validated against the route's schemas. */

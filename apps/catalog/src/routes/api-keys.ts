@@ -76,7 +76,7 @@ export const apiKeyRoutes = ({ apiKeys }: Pick<Core, 'apiKeys'>): Route[] =>
       method: 'post',
       path: '/api/api-keys',
       operationId: 'createApiKey',
-      summary: 'Create an API key (shown in this answer only)',
+      summary: 'Create an API key (shown in this answer only; an idempotent replay shows it masked)',
       description:
         "A new key of the caller's organisation and mode, with the scopes given (default: the caller's own); a key cannot grant what it does not hold (403).",
       scope: ['api-keys', 'write'],
@@ -85,7 +85,8 @@ export const apiKeyRoutes = ({ apiKeys }: Pick<Core, 'apiKeys'>): Route[] =>
       async handle({ tenant, body, res }) {
         const creator = (res.locals.auth as AuthContext).key;
         const { plaintext, record } = await apiKeys.createFor(tenant, creator, { name: body?.name, scopes: body?.scopes });
-        return { status: 201, body: objectEnvelope(apiKeyView(record, plaintext)) };
+        // A replay under the idempotency-key answers the key without its value: it is shown once, never stored.
+        return { status: 201, body: objectEnvelope(apiKeyView(record, plaintext)), kept: objectEnvelope(apiKeyView(record)) };
       },
     }),
     route({

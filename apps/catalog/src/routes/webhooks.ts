@@ -135,7 +135,12 @@ export const webhookRoutes = ({ webhooks, webhookDestinations }: Pick<Core, 'web
       response: { status: 201, schema: objectOf(endpointSchema) },
       async handle({ tenant, body }) {
         const { endpoint, secret } = await webhooks.create(tenant, body);
-        return { status: 201, body: objectEnvelope({ ...endpointView(endpoint), secret }) };
+        // A replay under the idempotency-key answers the endpoint without its secret: it is shown once, never stored.
+        return {
+          status: 201,
+          body: objectEnvelope({ ...endpointView(endpoint), secret }),
+          kept: objectEnvelope({ ...endpointView(endpoint), secret: null }),
+        };
       },
     }),
     route({
