@@ -318,7 +318,11 @@ describe('catalog subscriptions', () => {
     expect((await plansNow()).map((x) => [x.id, x.planId])).toEqual([[s.id, business]]);
     expect((await seatsOf(business)).map((l) => l.granteeId)).toEqual(['m1']);
     expect(await seatsOf(team)).toEqual([]);
-    // replace: the first plan's plan change.
+    // replace: the first plan's plan change, with the seats the target needs (Team: at least 2).
+    const below = await items([{ planId: business, action: 'replace', newPlanId: team }]).expect(400);
+    expect(below.body.errors[0]).toMatchObject({ property: 'planId', message: expect.stringContaining('at least 2 seats') });
+    await api().put(`/api/subscription-plans/${s.id}/seats`, { quantity: 2 }).expect(204);
+    await world.core.worker.drain();
     await items([{ planId: business, action: 'replace', newPlanId: team }]).expect(204);
     expect((await plansNow()).map((x) => x.planId)).toEqual([team]);
     await items([{ planId: team, action: 'replace', newPlanId: team }]).expect(400);

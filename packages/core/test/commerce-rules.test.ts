@@ -160,7 +160,12 @@ describe('plans priced by their line items (saved through plans/save)', () => {
     });
     const seats = lineItem({ minQuantity: 3, prices: [price({ currencyOptions: [option('usd', 1500), option('EUR', 1400)] })] });
     const base = lineItem({ slug: 'base', priceType: 'flat_rate', prices: [price({ currencyOptions: [option('USD', 900)] })] });
-    const perSeat = planWith([seats, base], { currencies: [] });
+    const baseBoth = lineItem({
+      slug: 'base',
+      priceType: 'flat_rate',
+      prices: [price({ currencyOptions: [option('USD', 900), option('eur', 800)] })],
+    });
+    const perSeat = planWith([seats, baseBoth], { currencies: [] });
     expect(lineItemCurrencies(perSeat).sort()).toEqual(['EUR', 'USD']);
     expect(isPerSeat(perSeat)).toBe(true);
     expect(minimumSeats(perSeat)).toBe(3);
@@ -179,6 +184,12 @@ describe('plans priced by their line items (saved through plans/save)', () => {
       quantity: 4,
     });
     expect(resolveCheckoutOptions({}, perSeat, noLegacy, new Map()).quantity).toBe(3);
+    // A line item without a price in the currency (its base fee here) makes the plan not sold in it: it would go unbilled.
+    const baseInUsdOnly = planWith([seats, base], { currencies: [] });
+    expect(errorCodeOf(() => resolveCheckoutOptions({ currency: 'EUR' }, baseInUsdOnly, noLegacy, new Map()))).toBe(
+      'CHECKOUT_CURRENCY_NOT_SUPPORTED',
+    );
+    expect(resolveCheckoutOptions({}, baseInUsdOnly, noLegacy, new Map()).currency).toBe('USD');
     expect(errorCodeOf(() => resolveCheckoutOptions({ currency: 'GBP' }, perSeat, noLegacy, new Map()))).toBe(
       'CHECKOUT_CURRENCY_NOT_SUPPORTED',
     );

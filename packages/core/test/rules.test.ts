@@ -5,6 +5,8 @@ import {
   archiveProduct,
   compareKeys,
   currencyExponent,
+  formatMinorMoney,
+  formatMoney,
   decodeCursor,
   encodeCursor,
   isPaidProduct,
@@ -41,6 +43,12 @@ describe('catalog rules', () => {
     expect(toMinor(12.34, 'USD')).toBe(1234);
     expect(toMajor(1234, 'USD')).toBe(12.34);
     expect(toMinor(500, 'JPY')).toBe(500);
+    // Three-decimal currencies count thousandths (ISO 4217, Stripe): 12.345 KWD is 12 345 fils, not 1 235.
+    expect(currencyExponent('kwd')).toBe(3);
+    expect(toMinor(12.345, 'KWD')).toBe(12345);
+    expect(toMajor(12345, 'BHD')).toBe(12.345);
+    expect(formatMinorMoney(12345, 'KWD')).toBe(formatMoney(12.345, 'KWD'));
+    expect(formatMinorMoney(1500, 'JPY')).toBe('¥1,500');
   });
   it('adds calendar months in UTC, clamping to the month end', () => {
     expect(addInterval(new Date('2026-01-31T00:00:00Z'), 'month', 1).toISOString()).toBe('2026-02-28T00:00:00.000Z');
@@ -92,8 +100,12 @@ describe('checkout option set', () => {
       { currencyId: usd.id, isDefault: true },
     ],
   };
-  const seatPlan = aPlan(product, { licenseType: 'perSeat', perSeatAmount: 3 });
-  const userPlan = aPlan(product);
+  const prices = [
+    { currencyId: usd.id, amountMinor: 1000, paymentPlanId: 'p_usd' },
+    { currencyId: eur.id, amountMinor: 900, paymentPlanId: 'p_eur' },
+  ];
+  const seatPlan = aPlan(product, { licenseType: 'perSeat', perSeatAmount: 3, currencies: prices });
+  const userPlan = aPlan(product, { currencies: prices });
 
   it('defaults to the product default currency and the plan minimum seats', () => {
     expect(resolveCheckoutOptions({}, seatPlan, product, currencies)).toMatchObject({
@@ -114,6 +126,15 @@ describe('checkout option set', () => {
     expect(codeOf(() => resolveCheckoutOptions({ currency: 'GBP' }, userPlan, product, currencies))).toBe(
       'CHECKOUT_CURRENCY_NOT_SUPPORTED',
     );
+  });
+  it('never sells a paid plan in a currency it has no price in: refused when asked, another of its prices by default', () => {
+    const usdOnly = aPlan(product, { currencies: [prices[0]] });
+    const eurOnly = aPlan(product, { currencies: [prices[1]] });
+    expect(codeOf(() => resolveCheckoutOptions({ currency: 'EUR' }, usdOnly, product, currencies))).toBe('CHECKOUT_CURRENCY_NOT_SUPPORTED');
+    expect(resolveCheckoutOptions({}, eurOnly, product, currencies).currency).toBe('EUR');
+    expect(codeOf(() => resolveCheckoutOptions({}, aPlan(product), product, currencies))).toBe('CHECKOUT_CURRENCY_NOT_SUPPORTED');
+    // A free plan needs no price.
+    expect(resolveCheckoutOptions({ currency: 'EUR' }, aPlan(product, { pricingType: 'free' }), product, currencies).currency).toBe('EUR');
   });
   it('allows quantity only on per-seat plans and never below the minimum', () => {
     expect(codeOf(() => resolveCheckoutOptions({ quantity: 2 }, userPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');

@@ -289,6 +289,77 @@ describe('subscriptions', () => {
     expect(await core.licenses.count(tenant, { subscriptionId: out.created.id })).toEqual({ count: 1, assigned: 1, unassigned: 0 });
   });
 
+  it('refuses a move the target cannot bill right: no price in the currency, a paid flat plan with seats, a per-seat plan below its minimum', async () => {
+    const core = createTestCore();
+    const org = await core.apiKeys.ensureOrganisation('acme');
+    const tenant = { organisationId: org.id, isTest: false };
+    const catalog = sampleCatalog('acme');
+    const [product] = catalog.products ?? [];
+    const extra: PlanEntry[] = [
+      {
+        key: 'solo',
+        displayName: 'Solo',
+        pricingType: 'paid',
+        licenseType: 'user',
+        interval: 'month',
+        length: 1,
+        prices: { USD: 20 },
+        capabilities: ['edit'],
+      },
+      {
+        key: 'crew',
+        displayName: 'Crew',
+        pricingType: 'paid',
+        licenseType: 'perSeat',
+        perSeatAmount: 5,
+        interval: 'month',
+        length: 1,
+        prices: { USD: 9, EUR: 8 },
+        capabilities: ['edit'],
+      },
+    ];
+    const { keys } = await core.importer.apply({ ...catalog, products: [{ ...product, plans: [...(product.plans ?? []), ...extra] }] });
+    const buyIn = (planKey: string, currency: string, quantity: number) =>
+      core.checkout.completePurchase({
+        planId: keys[`plans.notes.${planKey}`],
+        member: 'buyer@example.com',
+        email: 'buyer@example.com',
+        granteeId: `g-${planKey}-${currency}-${quantity}`,
+        quantity,
+        currency,
+        paymentProvider: 'fake',
+        paymentSubscriptionId: null,
+        paymentCustomerId: null,
+      });
+    const move = (id: string, planKey: string) => core.subscriptions.changePlan(tenant, id, keys[`plans.notes.${planKey}`], 'none');
+    const planOf = async (id: string) => (await core.subscriptions.get(tenant, id)).subscription.planId;
+    // Bought in euros: Solo has no euro price, so it would cost nothing.
+    const { subscription: inEuros } = await buyIn('business', 'EUR', 1);
+    await expect(move(inEuros.id, 'solo')).rejects.toMatchObject({
+      code: 'CHECKOUT_CURRENCY_NOT_SUPPORTED',
+      details: [expect.objectContaining({ property: 'planId' })],
+    });
+    // Three seats to a flat plan would be billed three times its price.
+    const { subscription: team } = await buyIn('team', 'USD', 3);
+    await expect(move(team.id, 'solo')).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [expect.objectContaining({ property: 'planId' })],
+    });
+    // Three seats are below Crew's five.
+    await expect(move(team.id, 'crew')).rejects.toMatchObject({ code: 'SEATS_BELOW_MINIMUM' });
+    expect(await planOf(team.id)).toBe(keys['plans.notes.team']);
+    expect(core.payments.calls.filter((c) => c.op === 'changePlan')).toEqual([]);
+    // What fits moves: one seat to the flat plan, seats to a free plan, six seats to Crew.
+    const { subscription: single } = await buyIn('business', 'USD', 1);
+    await move(single.id, 'solo');
+    expect(await planOf(single.id)).toBe(keys['plans.notes.solo']);
+    await move(team.id, 'free');
+    expect(await planOf(team.id)).toBe(keys['plans.notes.free']);
+    const { subscription: six } = await buyIn('team', 'EUR', 6);
+    await move(six.id, 'crew');
+    expect(await planOf(six.id)).toBe(keys['plans.notes.crew']);
+  });
+
   it('refuses an archived target plan, and leaves everything unchanged when the provider fails', async () => {
     const { core, tenant, keys, subscription } = await world();
     await core.plans.archivePlan(tenant, keys['plans.notes.business']);

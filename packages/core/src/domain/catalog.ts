@@ -1,5 +1,9 @@
 import { ErrorCodes, fail } from '../errors';
 import type { LineItem, Plan, Product } from '../model';
+import { currencyExponent } from '../support/money';
+
+/** Billing's digits of a currency (defined beside the money formatter, which shows the same). */
+export { currencyExponent };
 
 export const isArchived = (r: { archivedAt: Date | null }): boolean => r.archivedAt !== null;
 
@@ -20,13 +24,13 @@ export function assertPlanSellable(plan: Plan, product: Product): void {
   if (plan.productId !== product.id) fail(ErrorCodes.PLAN_NOT_IN_PRODUCT, 'the plan belongs to another product');
 }
 
+/** A line item that meters usage now: metered, on a meter, not archived (what makes a plan usage-based). */
+export const isLiveMeteredLine = (li: LineItem): boolean => li.priceType === 'metered' && !!li.meter && !li.archivedAt;
+
 /**
  * A plan priced by its line items alone (saved through the catalog API's `plans/save`, without the
  * legacy plan currencies a catalog file gives): its seats, currencies and amounts are its line items'.
  */
-/** A line item that meters usage now: metered, on a meter, not archived (what makes a plan usage-based). */
-export const isLiveMeteredLine = (li: LineItem): boolean => li.priceType === 'metered' && !!li.meter && !li.archivedAt;
-
 export const pricedByLineItems = (plan: Plan): boolean => plan.currencies.length === 0 && plan.lineItems.length > 0;
 
 /** The active per-seat line item of a plan priced by its line items, if any. */
@@ -65,30 +69,38 @@ export const isPaidProduct = (plans: Plan[]): boolean => plans.some((p) => p.pri
 /** The legacy/v1 status of a product or plan: CANCELLED iff archived. */
 export const legacyStatus = (r: { archivedAt: Date | null }): 'ACTIVE' | 'CANCELLED' => (r.archivedAt ? 'CANCELLED' : 'ACTIVE');
 
-const ZERO_DECIMAL = new Set([
-  'BIF',
-  'CLP',
-  'DJF',
-  'GNF',
-  'JPY',
-  'KMF',
-  'KRW',
-  'MGA',
-  'PYG',
-  'RWF',
-  'UGX',
-  'VND',
-  'VUV',
-  'XAF',
-  'XOF',
-  'XPF',
-]);
-
-/** Digits after the decimal point of a currency's major unit. */
-export const currencyExponent = (shortName: string): number => (ZERO_DECIMAL.has(shortName.toUpperCase()) ? 0 : 2);
-
 export const toMajor = (minor: number, currency: string): number => minor / 10 ** currencyExponent(currency);
 export const toMinor = (major: number, currency: string): number => Math.round(major * 10 ** currencyExponent(currency));
+
+/**
+ * Whether the plan can be sold in a currency (by short name): a free plan always; one priced by
+ * its line items when every active line item's current price has an option in it (the metered
+ * ones too: their usage is billed in it); any other when it has a plan currency of that name.
+ * Sold in a currency it has no price in, a paid plan would cost nothing (`unitAmount` is 0 there).
+ */
+export function pricedIn(plan: Plan, currency: string, currencies: ReadonlyMap<string, { shortName: string }>): boolean {
+  if (plan.pricingType === 'free') return true;
+  const wanted = currency.toUpperCase();
+  if (!pricedByLineItems(plan)) return plan.currencies.some((c) => currencies.get(c.currencyId)?.shortName.toUpperCase() === wanted);
+  const options = plan.lineItems
+    .filter((li) => !li.archivedAt)
+    .map((li) => li.prices.find((p) => !p.archivedAt)?.currencyOptions)
+    .filter((o) => o !== undefined);
+  return options.length > 0 && options.every((o) => o.some((x) => x.currency.toUpperCase() === wanted));
+}
+
+/** Refuses a paid plan in a currency it has no price in (400 naming `property`). */
+export function assertPricedIn(
+  plan: Plan,
+  currency: string,
+  currencies: ReadonlyMap<string, { shortName: string }>,
+  property: string,
+): void {
+  if (!pricedIn(plan, currency, currencies))
+    fail(ErrorCodes.CHECKOUT_CURRENCY_NOT_SUPPORTED, `the plan ${plan.displayName} has no price in ${currency.toUpperCase()}`, [
+      { property, error: `the plan ${plan.displayName} has no price in ${currency.toUpperCase()}` },
+    ]);
+}
 
 /** The plan's price per seat per period in a currency (by short name), minor units; 0 when free or not priced in it. */
 export function unitAmount(plan: Plan, currency: string, currencies: ReadonlyMap<string, { shortName: string }>): number {

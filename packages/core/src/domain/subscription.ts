@@ -1,6 +1,6 @@
 import { ErrorCodes, fail } from '../errors';
 import type { Id, License, Plan, Product, Proration, Subscription, SubscriptionStatus } from '../model';
-import { assertPlanSellable } from './catalog';
+import { assertPlanSellable, isPerSeat, minimumSeats } from './catalog';
 import { SUBSCRIPTION_STATUSES } from './status';
 import { DEFAULT_MAX_SEATS } from './limits';
 import type { NewSeats } from './new-seats';
@@ -115,6 +115,29 @@ export interface ChangePlanInput {
   proration: Proration;
   now: Date;
   newId: () => Id;
+}
+
+/**
+ * A move asked through the API keeps the subscription's seat count (the quantity the provider
+ * bills), so it must fit the target: a paid flat plan is billed once, not once a seat (moved with
+ * 10 seats it would be billed ten times), and a per-seat plan at least its minimum seats (moved
+ * with fewer it would be billed below it). A move to a free plan, or from a flat subscription to a
+ * per-seat plan whose minimum it meets, fits. (A switch the provider made is followed as it is: the
+ * provider's quantity comes with it.)
+ */
+export function assertSeatsCarry(s: Subscription, target: Plan): void {
+  if (!isPerSeat(target) && target.pricingType === 'paid' && s.quantity > 1)
+    fail(
+      ErrorCodes.VALIDATION_FAILED,
+      `the subscription has ${s.quantity} seats and ${target.displayName} is not a per-seat plan: it would be billed ${s.quantity} times; cancel it and check out the new plan`,
+      [{ property: 'planId', error: `is not a per-seat plan, and the subscription has ${s.quantity} seats` }],
+    );
+  if (isPerSeat(target) && s.quantity < minimumSeats(target))
+    fail(
+      ErrorCodes.SEATS_BELOW_MINIMUM,
+      `${target.displayName} needs at least ${minimumSeats(target)} seats and the subscription has ${s.quantity}: add seats first`,
+      [{ property: 'planId', error: `needs at least ${minimumSeats(target)} seats` }],
+    );
 }
 
 /**

@@ -1,5 +1,34 @@
 import type { Plan } from '../model';
 
+/** Currencies without a minor unit (Stripe's zero-decimal list). */
+const ZERO_DECIMAL = new Set([
+  'BIF',
+  'CLP',
+  'DJF',
+  'GNF',
+  'JPY',
+  'KMF',
+  'KRW',
+  'MGA',
+  'PYG',
+  'RWF',
+  'UGX',
+  'VND',
+  'VUV',
+  'XAF',
+  'XOF',
+  'XPF',
+]);
+
+/** Currencies whose minor unit is a thousandth (ISO 4217; Stripe counts them in thousandths too). */
+const THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
+
+/** Digits after the decimal point of a currency's major unit. */
+export const currencyExponent = (shortName: string): number => {
+  const code = shortName.toUpperCase();
+  return ZERO_DECIMAL.has(code) ? 0 : THREE_DECIMAL.has(code) ? 3 : 2;
+};
+
 /**
  * An amount in major units as a customer reads it (`$12.00`, `€11.00`, `¥1,500`): the one money
  * formatter of every customer page (Intl.NumberFormat), so the pricing page and checkout agree.
@@ -12,16 +41,12 @@ export function formatMoney(major: number, currency: string, locale = 'en'): str
   }
 }
 
-/** The same, from minor units (cents) as stored; the currency's own decimals say how many minor units make one. */
+/**
+ * The same, from minor units as stored and billed: the currency's exponent is the one billing uses
+ * (`currencyExponent`, Stripe's), so a page never shows another amount than the one charged.
+ */
 export function formatMinorMoney(minor: number, currency: string, locale = 'en'): string {
-  let digits = 2;
-  try {
-    digits =
-      new Intl.NumberFormat(locale, { style: 'currency', currency: currency.toUpperCase() }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    // An unknown code: shown as cents of it.
-  }
-  return formatMoney(minor / 10 ** digits, currency, locale);
+  return formatMoney(minor / 10 ** currencyExponent(currency), currency, locale);
 }
 
 type PricedPlan = Pick<Plan, 'licenseType' | 'interval' | 'length'>;

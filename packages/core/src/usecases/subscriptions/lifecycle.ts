@@ -16,6 +16,7 @@ import {
   assertRunning,
   cancelAtPeriodEnd,
   cancelNow,
+  assertSeatsCarry,
   changePlan,
   effectiveStatus,
   reactivate,
@@ -23,7 +24,7 @@ import {
   type PlanChange,
   type SubscriptionChange,
 } from '../../domain/subscription';
-import { unitAmount } from '../../domain/catalog';
+import { assertPricedIn, unitAmount } from '../../domain/catalog';
 import { assertAccessible } from '../../domain/tenancy';
 import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
@@ -108,6 +109,9 @@ export class SubscriptionLifecycle {
         now,
         newId: () => this.deps.ids.newId(),
       });
+      // Sold in the subscription's currency, with its seats: else the target would cost nothing, or be billed by the wrong count.
+      assertPricedIn(target, s.currency, currencies, 'planId');
+      assertSeatsCarry(s, target);
       return { s, change, currentPlan, target, currencies };
     };
     const first = await this.deps.uow.run(async (r) => decide(r, await loadOwned(r, tenant, id, false), now));
