@@ -20,7 +20,7 @@ it('signs checks with the organisation HMAC secret when SIGNER=hmac', async () =
     .expect(200);
   expect(res.body.capsHashed).toBe('admin,edit,export');
   const signer = world.core.signing;
-  const [key] = await signer.active(org.tenant.organisationId);
+  const [key] = await signer.active(org.tenant);
   const secret = signer.reveal(key);
   expect(res.body.signature).toBe(createHmac('sha256', secret).update(res.body.capsHashed).digest('hex'));
   expect(createHmac('sha256', secret).update('admin,edit,exporT').digest('hex')).not.toBe(res.body.signature);

@@ -85,11 +85,43 @@ describe('docs/api/verifying.md', () => {
   it('follows a rotation: the old key refuses new checks, the served key accepts them', async () => {
     const verify = snippet('node-verify');
     const before = await pem();
-    await world.core.signing.rotate(org.tenant.organisationId);
+    await world.core.signing.rotate(org.tenant);
     const after = await pem();
     expect(after).not.toBe(before);
     const c = await check();
     expect(await verify(c, before)).toBe(false);
     expect(await verify(c, after)).toBe(true);
+  });
+});
+
+describe('signing keys per mode (security audit)', () => {
+  it("a test-mode key's signed check does not verify with the live public key; each mode's route serves its own key", async () => {
+    const verify = snippet('node-verify');
+    // What anyone holding a test-mode key can do: give a grantee capabilities in test mode and ask.
+    await purchase(world, org.testKeys['plans.notes.team'], 'verified', 2);
+    const testCheck = (
+      await request(app)
+        .get(`/licenses/check?productUuid=${org.testKeys['products.notes']}&granteeIds=verified`)
+        .set('x-api-key', org.testKey)
+        .expect(200)
+    ).body as Check & { publicHash: string };
+    const liveCheck = await check();
+    // The signed text alone does not name the mode: the same capabilities give the same capsHashed.
+    expect(testCheck.capsHashed).toBe(liveCheck.capsHashed);
+
+    const liveKey = (await request(app).get('/signing-key').set('x-api-key', clientKey).expect(200)).body.data;
+    const testKey = (await request(app).get('/signing-key').set('x-api-key', org.testKey).expect(200)).body.data;
+    expect(testKey.id).not.toBe(liveKey.id);
+    expect(testKey.publicKey).not.toBe(liveKey.publicKey);
+    const catalog = (k: string) => request(app).get('/api/signing-keys').set('authorization', `Bearer ${k}`).expect(200);
+    expect((await catalog(org.testKey)).body.data).toEqual(testKey);
+    expect((await catalog(clientKey)).body.data).toEqual(liveKey);
+
+    // The vendor's live app verifies with the live key: the test-mode signature is refused.
+    expect(await verify(testCheck, liveKey.publicKey)).toBe(false);
+    expect(await verify(liveCheck, liveKey.publicKey)).toBe(true);
+    // A test-mode verifier fetches the test key with a test-mode API key.
+    expect(await verify(testCheck, testKey.publicKey)).toBe(true);
+    expect(await verify(liveCheck, testKey.publicKey)).toBe(false);
   });
 });

@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   const alice = await core.checks.check(tenant, { ...request, granteeIds: ['alice'] });
   const bob = await core.checks.check(tenant, { ...request, granteeIds: ['bob'] });
   if (!alice) throw new Error('alice holds a license: the check must answer');
-  const key = await core.signing.current(org.id);
+  const key = await core.signing.current(tenant);
   const pem = core.signing.publicKeyPem(key);
   const verified =
     !!pem && verify('sha256', Buffer.from(alice.capsHashed, 'utf8'), { key: pem, dsaEncoding: 'der' }, Buffer.from(alice.signature, 'hex'));

@@ -49,7 +49,7 @@ const keys = (scheme: EcdsaP256Scheme | HmacSha256Scheme, uow = new InMemoryUnit
   uow,
   clock,
 });
-const org = 'b8f3c1de-0000-4000-8000-000000000001';
+const org = { organisationId: 'b8f3c1de-0000-4000-8000-000000000001', isTest: false };
 
 /** `uow` whose transactions finish their work, then wait until `release()`: a read in flight while the test acts. */
 function gated(uow: InMemoryUnitOfWork) {
@@ -103,7 +103,9 @@ describe('ECDSA P-256 signing keys', () => {
     const first = await signer.sign(org, 'x');
     expect((await signer.sign(org, 'y')).publicHash).toBe(first.publicHash);
     expect((await keys(new EcdsaP256Scheme(), uow, clock).keys.sign(org, 'z')).publicHash).toBe(first.publicHash);
-    expect((await signer.sign('b8f3c1de-0000-4000-8000-000000000002', 'x')).publicHash).not.toBe(first.publicHash);
+    expect((await signer.sign({ organisationId: 'b8f3c1de-0000-4000-8000-000000000002', isTest: false }, 'x')).publicHash).not.toBe(
+      first.publicHash,
+    );
     clock.advanceDays(30);
     const rotated = await signer.rotate(org);
     const after = await signer.sign(org, 'x');
@@ -146,7 +148,7 @@ describe('HMAC-SHA256 signing keys', () => {
     signer.setLive(true);
     const loading = signer.sign(org, 'y'); // reads the first key, then waits
     const rotated = await other.rotate(org);
-    signer.forget(org); // the change feed tells this instance of the rotation
+    signer.forget(org.organisationId); // the change feed tells this instance of the rotation
     release();
     // Kept, the first read would sign answers from memory with the replaced key.
     expect((await loading).publicHash).toBe(hashOf(rotated));
@@ -174,7 +176,7 @@ describe('HMAC-SHA256 signing keys', () => {
     const signer = keys(new HmacSha256Scheme(), uow).keys;
     signer.setLive(true);
     const first = signer.sign(org, 'x');
-    signer.forget(org); // as the change feed reports the key this very read creates
+    signer.forget(org.organisationId); // as the change feed reports the key this very read creates
     const { publicHash } = await first;
     expect(signer.signHeld(org, 'y')?.publicHash).toBe(publicHash);
   });

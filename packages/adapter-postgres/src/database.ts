@@ -34,6 +34,7 @@ import * as meterSends from './migrations/2026-11-26T60-00-meter-sends';
 import * as usageReports from './migrations/2026-11-27T10-00-usage-reports';
 import * as creditGrantsHot from './migrations/2026-11-28T10-00-credit-grants-hot';
 import * as usageGenericPlans from './migrations/2026-11-28T10-01-usage-generic-plans';
+import * as signingKeysPerMode from './migrations/2026-11-29T10-00-signing-keys-per-mode';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -66,6 +67,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T10-00-usage-reports': usageReports,
   '2026-11-28T10-00-credit-grants-hot': creditGrantsHot,
   '2026-11-28T10-01-usage-generic-plans': usageGenericPlans,
+  '2026-11-29T10-00-signing-keys-per-mode': signingKeysPerMode,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

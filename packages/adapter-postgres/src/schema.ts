@@ -467,6 +467,7 @@ export interface SigningKeys {
   algorithm: string;
   created_at: Date;
   id: string;
+  is_test: Generated<boolean>;
   organisation_id: string;
   public_key: string;
   retired_at: Date | null;

@@ -254,6 +254,18 @@ products:
     expect(rotated.out).not.toEqual(first.out);
   });
 
+  it('prints and rotates the test-mode signing key with --test, leaving the live key as it was', async () => {
+    const live = (await run('keys', 'signing', '--org', 'cli-org')).out;
+    const test = await run('keys', 'signing', '--org', 'cli-org', '--test');
+    expect(test.code).toBe(0);
+    expect(test.out).toMatch(/-----BEGIN PUBLIC KEY-----/);
+    expect(test.out).not.toEqual(live);
+    const rotated = await run('keys', 'signing', '--org', 'cli-org', '--test', '--rotate');
+    expect(rotated.out).not.toEqual(test.out);
+    expect((await run('keys', 'signing', '--org', 'cli-org')).out).toEqual(live);
+    expect((await run('keys', 'signing', '--org', 'cli-org', '--test')).out).toEqual(rotated.out);
+  });
+
   it('sets up the demo organisation with two keys', async () => {
     const demo = await run('demo');
     expect(demo.out).toMatch(/live key \(shown once\): live_/);

@@ -572,7 +572,7 @@ describe('licenses', () => {
   it('signs without waiting only with the key held while the change feed is heard: the signature sign gives, then the rotated key', async () => {
     const core = createTestCore();
     const { tenant } = await seedSample(core, 'acme');
-    const org = tenant.organisationId;
+    const org = tenant;
     // Not hearing the feed: nothing is held, so nothing is signed without the database.
     await core.signing.sign(org, 'edit,export');
     expect(core.signing.signHeld(org, 'edit,export')).toBeUndefined();

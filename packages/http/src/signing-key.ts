@@ -23,9 +23,10 @@ export const signingKeySchema = {
 };
 
 /**
- * The organisation's current public signing key, for verifying checks offline
- * (docs/api/verifying.md): v1 `GET /signing-key`, catalog `GET /api/signing-keys`. Any key that may
- * read licenses may read it (client libraries verify the checks they get).
+ * The current public signing key of the caller's organisation and mode (a test-mode API key gets
+ * the test key, a live one the live key), for verifying checks offline (docs/api/verifying.md): v1
+ * `GET /signing-key`, catalog `GET /api/signing-keys`. Any key that may read licenses may read it
+ * (client libraries verify the checks they get).
  */
 export function signingKeyRoute(path: string, signing: Pick<SigningKeys, 'publicKey'>): RouteDef {
   return route({
@@ -34,8 +35,9 @@ export function signingKeyRoute(path: string, signing: Pick<SigningKeys, 'public
     operationId: 'getSigningKey',
     summary: 'The public key that verifies capability checks offline',
     description:
-      "The organisation's current public signing key (PEM): apps verify the signature of a capability check with it, " +
-      'without calling Tollgate again. null with the HMAC signer.',
+      "The current public signing key (PEM) of the organisation's mode the API key belongs to (test keys get the test " +
+      'key, live keys the live key): apps verify the signature of a capability check of that mode with it, without ' +
+      'calling Tollgate again. null with the HMAC signer.',
     scope: ['licenses', 'read'],
     response: { status: 200, schema: signingKeySchema },
     async handle({ tenant }) {

@@ -3,12 +3,13 @@ import { upsert, type Db } from './db';
 
 export function signingKeyRepository(db: Db): SigningKeyRepository {
   return {
-    listActive: async (orgId, algorithm) =>
+    listActive: async (tenant, algorithm) =>
       (
         await db
           .selectFrom('signing_keys')
           .selectAll()
-          .where('organisation_id', '=', orgId)
+          .where('organisation_id', '=', tenant.organisationId)
+          .where('is_test', '=', tenant.isTest)
           .where('algorithm', '=', algorithm)
           .where('retired_at', 'is', null)
           .orderBy('created_at', 'desc')
@@ -17,6 +18,7 @@ export function signingKeyRepository(db: Db): SigningKeyRepository {
       ).map((r) => ({
         id: r.id,
         organisationId: r.organisation_id,
+        isTest: r.is_test,
         algorithm: r.algorithm as SigningAlgorithm,
         publicKey: r.public_key,
         secretCiphertext: r.secret_ciphertext,
@@ -28,6 +30,7 @@ export function signingKeyRepository(db: Db): SigningKeyRepository {
         {
           id: k.id,
           organisation_id: k.organisationId,
+          is_test: k.isTest,
           algorithm: k.algorithm,
           public_key: k.publicKey,
           secret_ciphertext: k.secretCiphertext,

@@ -76,16 +76,21 @@ export const keys: CommandModule = {
       });
     keys
       .command('signing')
-      .description("print the organisation's public signing key (PEM), and for HMAC its secret")
+      .description("print the organisation's public signing key of one mode (PEM; default live), and for HMAC its secret")
       .requiredOption('--org <name>', 'the organisation')
-      .option('--rotate', 'make a new signing key first (the old one keeps verifying until it expires)')
+      .option('--test', 'the test-mode key (signs what test-mode API keys ask) instead of the live one')
+      .option(
+        '--rotate',
+        "make a new signing key of the mode first (the old one keeps verifying until it expires; the other mode's key is untouched)",
+      )
       .option('--create-org', 'create the organisation if it does not exist')
-      .action(async (o: { org: string; rotate?: boolean; createOrg?: boolean }) => {
+      .action(async (o: { org: string; test?: boolean; rotate?: boolean; createOrg?: boolean }) => {
         const { core } = await services();
         const org = await organisationFor(core, o.org, o.createOrg);
+        const tenant = { organisationId: org.id, isTest: !!o.test };
         const signing = core.signing;
-        if (o.rotate) await signing.rotate(org.id);
-        const current = await signing.current(org.id);
+        if (o.rotate) await signing.rotate(tenant);
+        const current = await signing.current(tenant);
         const pem = signing.publicKeyPem(current);
         if (pem) {
           io.out(pem.trim());

@@ -55,10 +55,16 @@ export interface PaymentIntegration {
 
 export type SigningAlgorithm = 'ecdsa-p256' | 'hmac-sha256';
 
-/** A key an organisation's capability checks are signed with. */
+/**
+ * A key an organisation's capability checks and entitlement answers are signed with, in one mode:
+ * test-mode requests are signed with a test key, live ones with a live key, so a signature made
+ * with a (widely shared) test-mode API key never verifies against the live public key.
+ */
 export interface SigningKey {
   id: Id;
   organisationId: Id;
+  /** The mode whose requests the key signs. */
+  isTest: boolean;
   algorithm: SigningAlgorithm;
   /** ECDSA: the uncompressed public key in hex; HMAC: empty. */
   publicKey: string;

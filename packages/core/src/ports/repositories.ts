@@ -378,8 +378,8 @@ export interface WebhookRepository {
 }
 
 export interface SigningKeyRepository {
-  /** The organisation's keys of this algorithm that are not retired, newest first. */
-  listActive(organisationId: Id, algorithm: SigningAlgorithm): Promise<SigningKey[]>;
+  /** The tenant's (organisation and mode) keys of this algorithm that are not retired, newest first. */
+  listActive(tenant: Tenant, algorithm: SigningAlgorithm): Promise<SigningKey[]>;
   /** Inserts the key or updates it by id. */
   save(key: SigningKey): Promise<void>;
 }

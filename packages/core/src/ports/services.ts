@@ -1,4 +1,4 @@
-import type { Id, SigningAlgorithm, SigningKey } from '../model';
+import type { Id, SigningAlgorithm, SigningKey, Tenant } from '../model';
 
 export interface Clock {
   /** The current time. */
@@ -38,21 +38,22 @@ export interface SignedMessage {
 
 export interface Signer {
   /**
-   * Signs `message` with the organisation's current key (`p1363`: raw r||s for ECDSA; default DER).
+   * Signs `message` with the current key of the tenant's organisation and mode (a test-mode
+   * request's answers never verify with the live key) (`p1363`: raw r||s for ECDSA; default DER).
    * `fromMemory`: the database does not answer, sign with the key held in memory even though the
    * change feed is not heard (the check's outage grace); without one held, the outage error stands.
    */
-  sign(organisationId: Id, message: string, options?: { encoding?: 'der' | 'p1363'; fromMemory?: boolean }): Promise<SignedMessage>;
+  sign(tenant: Tenant, message: string, options?: { encoding?: 'der' | 'p1363'; fromMemory?: boolean }): Promise<SignedMessage>;
   /**
-   * The organisation's current key as this instance holds it in memory (undefined when not held),
+   * The tenant's current key as this instance holds it in memory (undefined when not held),
    * compared by identity: a signature made under it is still current while the same object comes back.
    */
-  heldKey?(organisationId: Id): object | undefined;
+  heldKey?(tenant: Tenant): object | undefined;
   /**
-   * `sign` without waiting: with the organisation's current key as this instance holds it while the
+   * `sign` without waiting: with the tenant's current key as this instance holds it while the
    * change feed is heard (the key `sign` would use), or undefined when none is held (then `sign`).
    */
-  signHeld?(organisationId: Id, message: string, encoding?: 'der' | 'p1363'): SignedMessage | undefined;
+  signHeld?(tenant: Tenant, message: string, encoding?: 'der' | 'p1363'): SignedMessage | undefined;
 }
 
 export interface EventQueue {

@@ -17,10 +17,7 @@ export interface SigningDeps {
   cipher: KeyCipher;
 }
 
-/**
- * The organisations' signing keys: created on first use, stored encrypted, rotated without
- * downtime (older keys stay active, and listed, until retired), and kept decrypted in memory.
- */
+/** What a client needs to verify a tenant's signed answers offline. */
 export interface PublicSigningKey {
   id: Id;
   organisationId: Id;
@@ -28,9 +25,22 @@ export interface PublicSigningKey {
   createdAt: Date;
 }
 
+/** The cache's key of a tenant: one signing key per organisation and mode. */
+const modeKey = (organisationId: Id, isTest: boolean): string => `${organisationId}|${isTest ? 'test' : 'live'}`;
+
+/**
+ * The organisations' signing keys, one per organisation AND mode: a test-mode request is signed
+ * with the organisation's test key, a live one with its live key, so that nothing a test-mode API
+ * key (shared with CI and developers) makes verifies against the live public key. Created on first
+ * use, stored encrypted, rotated without downtime (older keys stay active, and listed, until
+ * retired), and kept decrypted in memory.
+ */
 export class SigningKeys implements Signer {
-  /** Decrypted current keys by organisation, kept while the change feed is heard (a rotation anywhere evicts). */
-  private readonly cache = new Lru<Id, LiveKey>(10_000);
+  /**
+   * Decrypted current keys by organisation and mode, kept while the change feed is heard (a
+   * rotation anywhere evicts both modes of its organisation: the feed names only the organisation).
+   */
+  private readonly cache = new Lru<string, LiveKey>(10_000);
   /** Signatures already made: the same capability string under the same key is signed once. */
   private readonly signatures = new Lru<string, string>(50_000);
   private live = false;
@@ -44,21 +54,22 @@ export class SigningKeys implements Signer {
   constructor(private readonly deps: SigningDeps) {}
 
   async sign(
-    organisationId: Id,
+    tenant: Tenant,
     message: string,
     options: { encoding?: SignatureEncoding; fromMemory?: boolean } = {},
   ): Promise<SignedMessage> {
-    const held = options.fromMemory ? this.cache.peek(organisationId) : undefined;
-    const current = held ?? (await this.loadCurrent(organisationId));
+    const held = options.fromMemory ? this.cache.peek(modeKey(tenant.organisationId, tenant.isTest)) : undefined;
+    const current = held ?? (await this.loadCurrent(tenant));
     return this.signWith(current, message, options.encoding ?? 'der');
   }
 
-  signHeld(organisationId: Id, message: string, encoding: SignatureEncoding = 'der'): SignedMessage | undefined {
-    const current = this.live ? this.cache.get(organisationId) : undefined;
+  signHeld(tenant: Tenant, message: string, encoding: SignatureEncoding = 'der'): SignedMessage | undefined {
+    const current = this.live ? this.cache.get(modeKey(tenant.organisationId, tenant.isTest)) : undefined;
     return current && this.signWith(current, message, encoding);
   }
 
   private signWith(current: LiveKey, message: string, encoding: SignatureEncoding): SignedMessage {
+    // By key id: a test key and a live key never share a memoised signature.
     const memo = `${current.record.id}|${encoding}|${message}`;
     let signature = this.signatures.get(memo);
     if (signature === undefined) {
@@ -68,26 +79,26 @@ export class SigningKeys implements Signer {
     return { signature, publicHash: current.publicHash };
   }
 
-  /** The organisation's current key (created when it has none). */
-  async current(organisationId: Id): Promise<SigningKey> {
-    return (await this.loadCurrent(organisationId)).record;
+  /** The current key of the tenant's organisation and mode (created when it has none). */
+  async current(tenant: Tenant): Promise<SigningKey> {
+    return (await this.loadCurrent(tenant)).record;
   }
 
-  /** A new key that signs from now on; older keys stay active until retired. */
-  async rotate(organisationId: Id): Promise<SigningKey> {
+  /** A new key that signs the tenant's mode from now on; older keys stay active until retired. The other mode's key is untouched. */
+  async rotate(tenant: Tenant): Promise<SigningKey> {
     const record = await this.deps.uow.run(async (r) => {
       // The new key must sort first ("newest") even within the millisecond of the one it replaces.
-      const [newest] = await r.signingKeys.listActive(organisationId, this.deps.scheme.algorithm);
+      const [newest] = await r.signingKeys.listActive(tenant, this.deps.scheme.algorithm);
       const after = newest ? new Date(newest.createdAt.getTime() + 1) : undefined;
-      return this.create(organisationId, (k) => r.signingKeys.save(k), after);
+      return this.create(tenant, (k) => r.signingKeys.save(k), after);
     });
-    this.forget(organisationId);
+    this.forget(tenant.organisationId);
     return record;
   }
 
-  /** Every active key of the organisation, newest (the current one) first. */
-  async active(organisationId: Id): Promise<SigningKey[]> {
-    return this.deps.uow.run((r) => r.signingKeys.listActive(organisationId, this.deps.scheme.algorithm));
+  /** Every active key of the tenant's organisation and mode, newest (the current one) first. */
+  async active(tenant: Tenant): Promise<SigningKey[]> {
+    return this.deps.uow.run((r) => r.signingKeys.listActive(tenant, this.deps.scheme.algorithm));
   }
 
   /** The decrypted secret of a key (an HMAC secret is shown to the vendor by the CLI). */
@@ -96,11 +107,11 @@ export class SigningKeys implements Signer {
   }
 
   /**
-   * What a client needs to verify the tenant's checks offline: the current key's id and its public
-   * half as PEM (null with HMAC, whose checks only the service can verify).
+   * What a client needs to verify the tenant's checks offline: the current key of the tenant's
+   * mode, its id and its public half as PEM (null with HMAC, whose checks only the service can verify).
    */
   async publicKey(tenant: Tenant): Promise<PublicSigningKey> {
-    const record = await this.current(tenant.organisationId);
+    const record = await this.current(tenant);
     return { id: record.id, organisationId: record.organisationId, publicKeyPem: this.publicKeyPem(record), createdAt: record.createdAt };
   }
 
@@ -109,14 +120,15 @@ export class SigningKeys implements Signer {
     return this.deps.scheme.publicKeyPem(record);
   }
 
-  heldKey(organisationId: Id): object | undefined {
-    return this.live ? this.cache.peek(organisationId) : undefined;
+  heldKey(tenant: Tenant): object | undefined {
+    return this.live ? this.cache.peek(modeKey(tenant.organisationId, tenant.isTest)) : undefined;
   }
 
-  /** Drops the cached key of an organisation (its keys changed). */
+  /** Drops the cached keys of an organisation, both modes (its keys changed; the change feed names no mode). */
   forget(organisationId: Id): void {
     this.epoch++;
-    this.cache.delete(organisationId);
+    this.cache.delete(modeKey(organisationId, false));
+    this.cache.delete(modeKey(organisationId, true));
   }
 
   /**
@@ -129,38 +141,40 @@ export class SigningKeys implements Signer {
     this.live = live;
   }
 
-  private async loadCurrent(organisationId: Id): Promise<LiveKey> {
-    const cached = this.live ? this.cache.get(organisationId) : undefined;
+  private async loadCurrent(tenant: Tenant): Promise<LiveKey> {
+    const key = modeKey(tenant.organisationId, tenant.isTest);
+    const cached = this.live ? this.cache.get(key) : undefined;
     if (cached) return cached;
     let mark = this.epoch;
-    let current = await this.readCurrent(organisationId);
+    let current = await this.readCurrent(tenant);
     if (mark !== this.epoch) {
       // The read raced a forget or a trust change, so it may hold the key a rotation replaced: read
       // once more. (An organisation's first use races its own key's creation, which the change
       // feed reports back: the second read finds that key and keeps it.)
       mark = this.epoch;
-      current = await this.readCurrent(organisationId);
+      current = await this.readCurrent(tenant);
     }
     // Kept only when nothing raced the read that gave it; otherwise used once.
-    if (this.live && mark === this.epoch) this.cache.set(organisationId, current);
+    if (this.live && mark === this.epoch) this.cache.set(key, current);
     return current;
   }
 
-  /** The organisation's newest active key from the database (created when it has none), decrypted. */
-  private async readCurrent(organisationId: Id): Promise<LiveKey> {
+  /** The tenant's newest active key from the database (created when it has none), decrypted. */
+  private async readCurrent(tenant: Tenant): Promise<LiveKey> {
     const record = await this.deps.uow.run(async (r) => {
-      const [newest] = await r.signingKeys.listActive(organisationId, this.deps.scheme.algorithm);
-      return newest ?? this.create(organisationId, (k) => r.signingKeys.save(k));
+      const [newest] = await r.signingKeys.listActive(tenant, this.deps.scheme.algorithm);
+      return newest ?? this.create(tenant, (k) => r.signingKeys.save(k));
     });
     return { record, key: this.deps.scheme.load(this.reveal(record)), publicHash: this.deps.scheme.publicHash(record) };
   }
 
-  private async create(organisationId: Id, save: (k: SigningKey) => Promise<void>, notBefore?: Date): Promise<SigningKey> {
+  private async create(tenant: Tenant, save: (k: SigningKey) => Promise<void>, notBefore?: Date): Promise<SigningKey> {
     const now = this.deps.clock.now();
     const { publicKey, secret } = this.deps.scheme.generate();
     const record: SigningKey = {
       id: this.deps.ids.newId(),
-      organisationId,
+      organisationId: tenant.organisationId,
+      isTest: tenant.isTest,
       algorithm: this.deps.scheme.algorithm,
       publicKey,
       secretCiphertext: this.deps.cipher.seal(secret),

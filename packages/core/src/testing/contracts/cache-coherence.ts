@@ -106,12 +106,12 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
       const before = await check(w.b, ['dot']);
       // Asked again with nothing changed: the kept answer itself.
       expect(await check(w.b, ['dot'])).toBe(before);
-      const rotated = await w.a.signing.rotate(tenant.organisationId);
+      const rotated = await w.a.signing.rotate(tenant);
       await w.settle();
       const after = await check(w.b, ['dot']);
       expect(after?.publicHash).not.toBe(before?.publicHash);
       expect(after?.publicHash).toBe((await check(w.a, ['dot']))?.publicHash);
-      expect((await w.b.signing.current(tenant.organisationId)).id).toBe(rotated.id);
+      expect((await w.b.signing.current(tenant)).id).toBe(rotated.id);
     });
 
     it('answers from the database while B cannot hear changes, and fills its cache again once it does', async () => {
@@ -172,7 +172,7 @@ export function describeCacheCoherenceContract(name: string, world: () => Promis
       const second = await check(w.b, ['hal', 'ivy']);
       expect(await check(w.b, ['hal', 'ivy'])).toBe(second);
       // A rotated signing key: a new answer, signed under it.
-      await w.a.signing.rotate(tenant.organisationId);
+      await w.a.signing.rotate(tenant);
       await w.settle();
       const resigned = await check(w.b, ['hal', 'ivy']);
       expect(resigned).not.toBe(second);

@@ -84,11 +84,14 @@ export function describeOrganisationAndKeyContracts(name: string, uow: UnitOfWor
       expect((await tx(uow(), (r) => r.currencies.list())).find((x) => x.id === c.id)).toEqual(c);
     });
 
-    it("lists an organisation's active signing keys of one algorithm, newest first", async () => {
+    it("lists an organisation's active signing keys of one mode and algorithm, newest first", async () => {
       const org = await withOrg(uow());
+      const live = aTenant(org, false);
+      const test = aTenant(org, true);
       const k = (createdAt: Date, over = {}) => ({
         id: randomUUID(),
         organisationId: org.id,
+        isTest: false,
         algorithm: 'ecdsa-p256' as const,
         publicKey: '04ab',
         secretCiphertext: 'c',
@@ -100,13 +103,20 @@ export function describeOrganisationAndKeyContracts(name: string, uow: UnitOfWor
       const fresh = k(at(1000));
       const retired = k(at(2000), { retiredAt: at(3000) });
       const hmac = k(at(500), { algorithm: 'hmac-sha256' as const, publicKey: '' });
+      // A test-mode key, newer than every live one: it never signs (nor is listed) for live mode.
+      const testKey = k(at(5000), { isTest: true, publicKey: '04cd' });
       await tx(uow(), async (r) => {
-        for (const x of [old, fresh, retired, hmac]) await r.signingKeys.save(x);
+        for (const x of [old, fresh, retired, hmac, testKey]) await r.signingKeys.save(x);
       });
-      expect((await tx(uow(), (r) => r.signingKeys.listActive(org.id, 'ecdsa-p256'))).map((x) => x.id)).toEqual([fresh.id, old.id]);
-      expect(await tx(uow(), (r) => r.signingKeys.listActive(org.id, 'hmac-sha256'))).toEqual([hmac]);
+      expect((await tx(uow(), (r) => r.signingKeys.listActive(live, 'ecdsa-p256'))).map((x) => x.id)).toEqual([fresh.id, old.id]);
+      expect(await tx(uow(), (r) => r.signingKeys.listActive(live, 'hmac-sha256'))).toEqual([hmac]);
+      expect(await tx(uow(), (r) => r.signingKeys.listActive(test, 'ecdsa-p256'))).toEqual([testKey]);
+      expect(await tx(uow(), (r) => r.signingKeys.listActive(test, 'hmac-sha256'))).toEqual([]);
       await tx(uow(), (r) => r.signingKeys.save({ ...old, retiredAt: at(4000) }));
-      expect((await tx(uow(), (r) => r.signingKeys.listActive(org.id, 'ecdsa-p256'))).map((x) => x.id)).toEqual([fresh.id]);
+      expect((await tx(uow(), (r) => r.signingKeys.listActive(live, 'ecdsa-p256'))).map((x) => x.id)).toEqual([fresh.id]);
+      await tx(uow(), (r) => r.signingKeys.save({ ...testKey, retiredAt: at(6000) }));
+      expect(await tx(uow(), (r) => r.signingKeys.listActive(test, 'ecdsa-p256'))).toEqual([]);
+      expect((await tx(uow(), (r) => r.signingKeys.listActive(live, 'ecdsa-p256'))).map((x) => x.id)).toEqual([fresh.id]);
     });
   });
 }

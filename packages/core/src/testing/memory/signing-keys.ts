@@ -3,9 +3,11 @@ import { type Changed, type Tables, byCreated, copy, values } from './tables';
 
 export function signingKeyRepository(db: Tables, changed: Changed): SigningKeyRepository {
   return {
-    listActive: async (orgId, algorithm) =>
+    listActive: async (tenant, algorithm) =>
       values(db.signingKeys)
-        .filter((k) => k.organisationId === orgId && k.algorithm === algorithm && !k.retiredAt)
+        .filter(
+          (k) => k.organisationId === tenant.organisationId && k.isTest === tenant.isTest && k.algorithm === algorithm && !k.retiredAt,
+        )
         .sort(byCreated)
         .reverse(),
     save: async (k) => {

@@ -77,7 +77,7 @@ export class EntitlementsCheck {
     });
     const expiresAt = new Date(now.getTime() + ENTITLEMENTS_TTL_SECONDS * 1000).toISOString();
     const signed = JSON.stringify({ granteeId, entitlements, expiresAt });
-    const { signature, publicHash } = await this.deps.signing.sign(tenant.organisationId, signed);
+    const { signature, publicHash } = await this.deps.signing.sign(tenant, signed);
     return { entitlements, expiresAt, signed, signature, publicHash };
   }
 }
