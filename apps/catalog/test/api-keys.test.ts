@@ -70,8 +70,12 @@ describe('API keys (#4-7)', () => {
     await request(app).get('/api/products').set('authorization', `Bearer ${client.value}`).expect(200);
   });
 
-  it("a replay under an idempotency-key answers the new key masked (shown once, never kept), and only to the key that sent it", async () => {
-    const restricted = (await api().post('/api/api-keys', { scopes: ['api-keys:write', 'webhooks:write'] }).expect(201)).body.data;
+  it('a replay under an idempotency-key answers the new key masked (shown once, never kept), and only to the key that sent it', async () => {
+    const restricted = (
+      await api()
+        .post('/api/api-keys', { scopes: ['api-keys:write', 'webhooks:write'] })
+        .expect(201)
+    ).body.data;
     const first = await api().post('/api/api-keys', {}, 'admin-creates-a-key').expect(201);
     const created = first.body.data;
     expect(created.value).toMatch(/^live_/);

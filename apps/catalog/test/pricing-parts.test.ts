@@ -63,7 +63,8 @@ const planBody = () => ({
       maxQuantity: 50,
       prices: [
         { defaultCurrency: 'USD', interval: 'month', intervalCount: 1, currencyOptions: [{ currency: 'USD', unitAmount: 1000 }] },
-        { defaultCurrency: 'USD', interval: 'year', intervalCount: 1, currencyOptions: [{ currency: 'USD', unitAmount: 10000 }] },
+        // A second price of the plan's one interval (its recurring prices share it: a yearly one is another plan).
+        { defaultCurrency: 'USD', interval: 'month', intervalCount: 1, currencyOptions: [{ currency: 'USD', unitAmount: 900 }] },
       ],
     },
   ],
@@ -182,11 +183,11 @@ describe('line items, prices, currency options and tiers as resources', () => {
 
   it('archives prices (never the last active one) and line items; deletes only what no subscription was sold with', async () => {
     const { planId, metered, seats } = await savePlan();
-    const [monthly, yearly] = (await api().get(`/api/line-items/${seats.id}?expand=prices`).expect(200)).body.data.prices.data;
+    const [monthly, second] = (await api().get(`/api/line-items/${seats.id}?expand=prices`).expect(200)).body.data.prices.data;
     await api().post(`/api/prices/${monthly.id}/archive`).expect(204);
     expect((await api().get(`/api/prices/${monthly.id}`).expect(200)).body.data.archivedAt).not.toBeNull();
     expect((await api().post(`/api/prices/${monthly.id}/archive`).expect(400)).body.detail).toMatch(/already archived/);
-    expect((await api().post(`/api/prices/${yearly.id}/archive`).expect(400)).body.detail).toMatch(/last active price/);
+    expect((await api().post(`/api/prices/${second.id}/archive`).expect(400)).body.detail).toMatch(/last active price/);
     await api().post(`/api/line-items/${metered.id}/archive`).expect(204);
     expect((await api().get(`/api/line-items/${metered.id}`).expect(200)).body.data).toMatchObject({ isActive: false });
     await api().post(`/api/line-items/${metered.id}/archive`).expect(400);
@@ -197,7 +198,7 @@ describe('line items, prices, currency options and tiers as resources', () => {
       if (s) await r.subscriptions.save({ ...s, planId, lineItemIds: [seats.id] });
     });
     await api().del(`/api/line-items/${seats.id}`).expect(409);
-    await api().del(`/api/prices/${yearly.id}`).expect(409);
+    await api().del(`/api/prices/${second.id}`).expect(409);
     await api().del(`/api/line-items/${metered.id}`).expect(204);
     // Gone (an id that names no record: 404 under the contract's statuses, 403 before them).
     expect([403, 404]).toContain((await api().get(`/api/line-items/${metered.id}`)).status);

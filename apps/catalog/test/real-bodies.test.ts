@@ -208,7 +208,8 @@ describe('POST /api/plans/save', () => {
         meterSlug: null,
         unitLabel: 'seat',
         archivedAt: null,
-        prices: [{ defaultCurrency: 'usd', interval: 'year', intervalCount: 1, currencyOptions: [{ currency: 'usd', unitAmount: 1200 }] }],
+        // One billing interval per plan: every recurring price of it shares the metered one's.
+        prices: [{ defaultCurrency: 'usd', interval: 'month', intervalCount: 1, currencyOptions: [{ currency: 'usd', unitAmount: 1200 }] }],
       },
     ],
   });
@@ -259,7 +260,7 @@ describe('POST /api/plans/save', () => {
       unitLabel: 'seat',
       meter: null,
     });
-    expect(seats.prices.data[0]).toMatchObject({ interval: 'year', intervalCount: 1 });
+    expect(seats.prices.data[0]).toMatchObject({ interval: 'month', intervalCount: 1 });
     expect(seats.prices.data[0].currencyOptions.data[0]).toMatchObject({ currency: 'usd', unitAmount: 1200, isDefault: true });
   });
 

@@ -564,10 +564,12 @@ describe('usage plans', () => {
     tick();
     await core.usage.record(tenant(), { ...t, quantity: 750 }); // 1 650 of 2 000: 80 % of the new total
     const events = (await core.uow.read((r) => r.outbox.page(tenant(), { limit: 100 }))).items.filter((e) => e.type === 'usage.threshold');
-    expect(events.map((e) => (e.payload as { data: Record<string, unknown> }).data).map((d) => [d.threshold, d.used, d.allowance])).toEqual([
-      [80, 850, 1000],
-      [80, 1650, 2000],
-    ]);
+    expect(events.map((e) => (e.payload as { data: Record<string, unknown> }).data).map((d) => [d.threshold, d.used, d.allowance])).toEqual(
+      [
+        [80, 850, 1000],
+        [80, 1650, 2000],
+      ],
+    );
   });
 
   it('a provider-billed renewal (Stripe invoice.paid) closes the period once and starts the next from allowance plus rollover', async () => {

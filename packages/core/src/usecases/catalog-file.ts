@@ -21,7 +21,7 @@ import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
 import { currencyExponent, toMajor, toMinor } from '../domain/catalog';
 import { exactNumber, formatUnits, MAX_SCALE, METER_SLUG, termSteps } from '../domain/usage';
-import { usageTermsOf } from './catalog/plan-pricing';
+import { assertTierBounds, recurringBillingOf, usageTermsOf } from './catalog/plan-pricing';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
@@ -308,8 +308,10 @@ export class CatalogFileImport {
     const plansByKey = new Map<string, Plan>();
     for (const pe of e.plans ?? []) {
       const plan = await this.plan(r, tenant, product, pe, currencies, now, created, count);
-      plansByKey.set(plan.key as string, plan);
-      result.keys[`plans.${key}.${plan.key}`] = plan.id;
+      // A plan made through the API is named by its id (it stays keyless).
+      const planKey = plan.key ?? plan.id;
+      plansByKey.set(planKey, plan);
+      result.keys[`plans.${key}.${planKey}`] = plan.id;
     }
     const tables = await r.pricingTables.listByProduct(product.id);
     for (const te of e.pricingTables ?? []) {
@@ -405,6 +407,18 @@ export class CatalogFileImport {
         p && p.key === null && p.productId === product.id ? p : undefined,
       ));
     const base = existing ?? newPlan(tenant, this.deps.ids.newId(), { name: key, productId: product.id }, created());
+    // A plan made through the catalog API keeps its pricing tree (below): it bills by its recurring
+    // prices' interval, which the file may repeat but not change (a new interval is a new plan).
+    const apiPlan = !!existing && existing.key === null;
+    const billing = apiPlan ? recurringBillingOf(base.lineItems, `${where}.lineItems`) : undefined;
+    if (
+      billing &&
+      ((e.interval !== undefined && e.interval !== billing.interval) || (e.length !== undefined && e.length !== billing.length))
+    )
+      invalid(
+        `${where}.${e.interval !== undefined && e.interval !== billing.interval ? 'interval' : 'length'}`,
+        `the plan's prices (saved through the catalog API) recur every ${billing.length} ${billing.interval}(s): make a new plan for another interval`,
+      );
     const capabilityIds = (e.capabilities ?? []).map(
       (n) => product.capabilities.find((c) => c.name === n)?.id ?? invalid(`${where}.capabilities`, `unknown capability ${n}`),
     );
@@ -435,7 +449,8 @@ export class CatalogFileImport {
     });
     const plan: Plan = {
       ...base,
-      key,
+      // Found by its id, a plan made through the API stays keyless: the next import finds it so again.
+      key: apiPlan ? null : key,
       name: e.displayName ?? key,
       displayName: e.displayName ?? key,
       description: e.description ?? '',
@@ -444,8 +459,8 @@ export class CatalogFileImport {
       licenseType: e.licenseType ?? 'user',
       planType: e.evaluation ? 'evaluation' : 'standard',
       pricingType: e.pricingType,
-      interval: e.interval ?? 'month',
-      length: e.length ?? 1,
+      interval: billing?.interval ?? e.interval ?? (apiPlan ? base.interval : 'month'),
+      length: billing?.length ?? e.length ?? (apiPlan ? base.length : 1),
       trialDays: e.trialDays ?? null,
       evaluation: e.evaluation ?? false,
       evalDays: e.evalDays ?? 0,
@@ -458,13 +473,12 @@ export class CatalogFileImport {
     };
     // A plan made through the catalog API (found by its id: it has no key) keeps the pricing tree the
     // API gave it: the file describes prices at the level of legacy plans, and must not flatten it.
-    plan.lineItems =
-      existing && existing.key === null
-        ? base.lineItems
-        : [
-            ...this.lineItemsOf(plan, base.lineItems, currencies, now, (e.usage ?? []).length > 0),
-            ...(await this.usageLineItems(r, tenant, `${where}.usage`, e.usage ?? [], base.lineItems, currencies, plan, now)),
-          ];
+    plan.lineItems = apiPlan
+      ? base.lineItems
+      : [
+          ...this.lineItemsOf(plan, base.lineItems, currencies, now, (e.usage ?? []).length > 0),
+          ...(await this.usageLineItems(r, tenant, `${where}.usage`, e.usage ?? [], base.lineItems, currencies, plan, now)),
+        ];
     if (count(`plans.${product.key}.${key}`, existing, plan)) await r.plans.save(plan);
     return plan;
   }
@@ -575,34 +589,39 @@ export class CatalogFileImport {
               const was = oldPrice?.currencyOptions.find((o) => o.currency === currency);
               const tiers = tiered ? (u.tiers?.[n] ?? []) : [];
               if (tiered && tiers.length === 0) invalid(`${at}.tiers.${n}`, 'needs at least one tier');
+              // Each bound as its text and its steps of the meter (null: inf).
+              const bounds = tiers.map((t, j): [string, bigint | null] => {
+                const field = `${at}.tiers.${n}[${j}].upTo`;
+                if (t.upTo === 'inf') return ['inf', null];
+                if (!scale)
+                  return Number.isSafeInteger(t.upTo) && t.upTo > 0
+                    ? [String(t.upTo), BigInt(t.upTo)]
+                    : invalid(field, 'must be a whole number of units or inf');
+                // A decimal meter's bound, in its units: kept as the exact decimal text.
+                const steps = termSteps(t.upTo, field, scale) || invalid(field, `must be greater than 0`);
+                return [formatUnits(steps, scale), steps];
+              });
+              assertTierBounds(
+                bounds.map((b) => b[1]),
+                (j) => `${at}.tiers.${n}[${j}].upTo`,
+                (j) => bounds[j][0],
+              );
               return {
                 id: was?.id ?? this.deps.ids.newId(),
                 currency,
                 unitAmount: tiered ? null : minor(u.unitPrices?.[n] as number, n, `${at}.unitPrices.${n}`),
                 isDefault: k === 0,
-                tiers: tiers.map((t, j) => {
-                  const field = `${at}.tiers.${n}[${j}].upTo`;
-                  const upTo =
-                    t.upTo === 'inf'
-                      ? 'inf'
-                      : !scale
-                        ? Number.isSafeInteger(t.upTo) && t.upTo > 0
-                          ? String(t.upTo)
-                          : invalid(field, 'must be a whole number of units or inf')
-                        : // A decimal meter's bound, in its units: kept as the exact decimal text.
-                          formatUnits(termSteps(t.upTo, field, scale) || invalid(field, `must be greater than 0`), scale);
-                  return {
-                    id: was?.tiers[j]?.id ?? this.deps.ids.newId(),
-                    upTo,
-                    unitAmount: minor(t.unitAmount, n, `${at}.tiers.${n}[${j}].unitAmount`),
-                    flatAmount:
-                      t.flatAmount === undefined || t.flatAmount === null
-                        ? null
-                        : minor(t.flatAmount, n, `${at}.tiers.${n}[${j}].flatAmount`),
-                    createdAt: was?.tiers[j]?.createdAt ?? now,
-                    updatedAt: now,
-                  };
-                }),
+                tiers: tiers.map((t, j) => ({
+                  id: was?.tiers[j]?.id ?? this.deps.ids.newId(),
+                  upTo: bounds[j][0],
+                  unitAmount: minor(t.unitAmount, n, `${at}.tiers.${n}[${j}].unitAmount`),
+                  flatAmount:
+                    t.flatAmount === undefined || t.flatAmount === null
+                      ? null
+                      : minor(t.flatAmount, n, `${at}.tiers.${n}[${j}].flatAmount`),
+                  createdAt: was?.tiers[j]?.createdAt ?? now,
+                  updatedAt: now,
+                })),
                 createdAt: was?.createdAt ?? now,
                 updatedAt: now,
               };

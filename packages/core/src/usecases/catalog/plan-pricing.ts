@@ -1,6 +1,6 @@
 import { invalid } from '../../errors';
 import { MAX_QUANTITY, termSteps } from '../../domain/usage';
-import type { CurrencyOption, Id, LineItem, Price, Tier, UsageTerms } from '../../model';
+import type { CurrencyOption, Id, Interval, LineItem, Price, Tier, UsageTerms } from '../../model';
 import type { CurrencyOptionDraft, LineItemDraft, PriceDraft } from './inputs';
 
 /** A slug of the real catalog API's form (`^[a-z0-9_]+$`). */
@@ -95,6 +95,68 @@ function rescaled(t: UsageTerms, from: number, to: number, at: string, given: re
     minUsage: move(t.minUsage, 'minUsage'),
     rollover: t.rollover.kind === 'upTo' ? { kind: 'upTo', units: move(t.rollover.units, 'rollover.upTo') } : t.rollover,
   };
+}
+
+/** A tier bound (decimal text in units with at most `scale` places, or inf) in steps of its meter; null: inf. */
+const stepsOf = (upTo: string, scale: number): bigint | null => {
+  if (upTo === 'inf') return null;
+  const [whole, fraction = ''] = upTo.split('.');
+  return BigInt(whole + fraction.padEnd(scale, '0'));
+};
+
+/** A plan's billing interval (`Plan.interval`/`length`) and the field of the price that set it. */
+export interface PlanBilling {
+  interval: Interval;
+  length: number;
+  /** The field path of the first active recurring price (`lineItems[i].prices[j]`). */
+  at: string;
+}
+
+/**
+ * The billing interval a plan's line items give it: the one (interval, intervalCount) of their
+ * active recurring prices (line item recurring and not archived, price not archived, with an
+ * interval). Everything bills by the plan's interval (checkout, renewals, license periods), so a
+ * plan of prices that disagree is a 400 naming the first price that differs; undefined when no
+ * price recurs (one-off or metered-without-interval prices only: the plan keeps what it had).
+ * Line items and prices are named by their index in the save (archived ones, appended after the
+ * saved ones, are never read).
+ */
+export function recurringBillingOf(items: readonly LineItem[], at = 'lineItems'): PlanBilling | undefined {
+  let found: PlanBilling | undefined;
+  for (const [i, li] of items.entries()) {
+    if (li.archivedAt || li.intervalType !== 'recurring') continue;
+    for (const [j, p] of li.prices.entries()) {
+      if (p.archivedAt || p.interval === null) continue;
+      const here = `${at}[${i}].prices[${j}]`;
+      const length = p.intervalCount ?? 1;
+      if (!found) found = { interval: p.interval, length, at: here };
+      else if (p.interval !== found.interval || length !== found.length)
+        invalid(
+          `${here}.${p.interval !== found.interval ? 'interval' : 'intervalCount'}`,
+          `a plan's recurring prices share one billing interval (${found.at} is every ${found.length} ${found.interval}): make one plan per interval`,
+        );
+    }
+  }
+  return found;
+}
+
+/**
+ * Checks a price's tier bounds, given in steps of its meter (null: `inf`), in order: strictly
+ * ascending and greater than 0, only the last may be `inf` (a finite last bound stays open-ended
+ * when billed: every unit is billed). Billing walks the tiers in order, so a bound below an earlier
+ * one would skip its tier silently. `field(i)` names tier i's bound.
+ */
+export function assertTierBounds(bounds: readonly (bigint | null)[], field: (i: number) => string, shown: (i: number) => string): void {
+  let previous = 0n;
+  for (const [i, b] of bounds.entries()) {
+    if (b === null) {
+      if (i !== bounds.length - 1) invalid(field(i), 'only the last tier may be inf');
+      continue;
+    }
+    if (b <= 0n) invalid(field(i), 'must be greater than 0');
+    if (i > 0 && b <= previous) invalid(field(i), `must be greater than the previous tier's upTo (${shown(i - 1)}): bounds ascend`);
+    previous = b;
+  }
 }
 
 /**
@@ -262,30 +324,39 @@ export class PlanPricing {
     if (!/^[A-Za-z]{3}$/.test(d.currency)) invalid(`${at}.currency`, 'must be a three-letter currency code');
     if (tiered && !(d.tiers && d.tiers.length)) invalid(`${at}.tiers`, 'a tiered price needs tiers');
     const oldTiers = new Map((before?.tiers ?? []).map((t) => [t.id, t]));
+    const id = before?.id ?? this.id();
+    const tiers = tiered ? (d.tiers ?? []) : [];
+    const saved = tiers.map((t, i): Tier => {
+      const old = t.id ? (oldTiers.get(t.id) ?? invalid(`${at}.tiers[${i}].id`, 'is not a tier of this currency option')) : undefined;
+      // A bound is in units: a decimal meter's may have its scale of places, any other's is whole.
+      if (!/^([0-9]+(\.[0-9]+)?|inf)$/.test(t.upTo)) invalid(`${at}.tiers[${i}].upTo`, 'must be a number of units or inf');
+      const places = /\.([0-9]*)$/.exec(t.upTo)?.[1].length ?? 0;
+      if (places > scale)
+        invalid(
+          `${at}.tiers[${i}].upTo`,
+          scale ? `must have at most ${scale} decimal places (the meter's scale)` : 'must be a whole number of units or inf',
+        );
+      return {
+        id: old?.id ?? this.id(),
+        upTo: t.upTo,
+        flatAmount: t.flatAmount ?? null,
+        unitAmount: t.unitAmount,
+        createdAt: old?.createdAt ?? now,
+        updatedAt: now,
+      };
+    });
+    assertTierBounds(
+      saved.map((t) => stepsOf(t.upTo, scale)),
+      (i) => `${at}.tiers[${i}].upTo`,
+      (i) => saved[i].upTo,
+    );
     return {
-      id: before?.id ?? this.id(),
+      id,
       currency: d.currency.toLowerCase(),
       unitAmount: d.unitAmount ?? null,
       isDefault,
       // Tiers mean something only for a tiered price.
-      tiers: (tiered ? (d.tiers ?? []) : []).map((t, i): Tier => {
-        const old = t.id ? (oldTiers.get(t.id) ?? invalid(`${at}.tiers[${i}].id`, 'is not a tier of this currency option')) : undefined;
-        // A bound is in units: a decimal meter's may have its scale of places, any other's is whole.
-        const places = /\.([0-9]*)$/.exec(t.upTo)?.[1].length ?? 0;
-        if (places > scale)
-          invalid(
-            `${at}.tiers[${i}].upTo`,
-            scale ? `must have at most ${scale} decimal places (the meter's scale)` : 'must be a whole number of units or inf',
-          );
-        return {
-          id: old?.id ?? this.id(),
-          upTo: t.upTo,
-          flatAmount: t.flatAmount ?? null,
-          unitAmount: t.unitAmount,
-          createdAt: old?.createdAt ?? now,
-          updatedAt: now,
-        };
-      }),
+      tiers: saved,
       createdAt: before?.createdAt ?? now,
       updatedAt: now,
     };

@@ -3,11 +3,11 @@ import type { Capability, Customer, Id, LineItem, Page, Plan, Tenant } from '../
 import { archivePlan } from '../../domain/catalog';
 import { newPlan } from '../../domain/builders';
 import { assertAccessible } from '../../domain/tenancy';
-import { heldLineItemIds } from '../../domain/subscription';
+import { effectiveStatus, heldLineItemIds } from '../../domain/subscription';
 import type { PlanFilterOptions, PlanListQuery, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import type { PlanDetail, PlanDraft, PlanInput } from './inputs';
-import { dateOf, PlanPricing } from './plan-pricing';
+import { dateOf, PlanPricing, recurringBillingOf } from './plan-pricing';
 import type { TierTagAdmin } from './tier-tags';
 
 /** Plans of the catalog generation with their entitlements and pricing: create, save, change, archive, delete, list. */
@@ -163,7 +163,32 @@ export class PlanAdmin {
       if (capabilities !== product.capabilities) await r.products.save({ ...product, capabilities, updatedAt: now });
 
       const base = existing ?? newPlan(tenant, draft.id ?? this.id(), { name: draft.name, productId: product.id }, now);
-      const referenced = existing ? new Set((await r.subscriptions.listByPlan(existing.id)).flatMap(heldLineItemIds)) : new Set<Id>();
+      const subscriptions = existing ? await r.subscriptions.listByPlan(existing.id) : [];
+      const referenced = new Set<Id>(subscriptions.flatMap(heldLineItemIds));
+      const priced = draft.lineItems
+        ? this.pricing.lineItems(
+            draft.lineItems,
+            base.lineItems,
+            referenced,
+            now,
+            await this.meterScales(r, tenant, this.pricing.meterSlugs(draft.lineItems, base.lineItems)),
+          )
+        : undefined;
+      // The plan bills by its recurring prices' interval (checkout, renewals and license periods read
+      // the plan's); a plan of one-off or metered-without-interval prices only keeps what it had.
+      const billing = priced && recurringBillingOf(priced);
+      const interval = billing?.interval ?? base.interval;
+      const length = billing?.length ?? base.length;
+      if (billing && existing && (interval !== existing.interval || length !== existing.length)) {
+        // Running subscriptions' periods (and their licenses') are of the old interval: a new
+        // interval is a new plan, as Stripe's prices' recurring terms never change.
+        if (subscriptions.some((x) => effectiveStatus(x, now) !== 'CANCELED')) {
+          const property = `${billing.at}.${interval !== existing.interval ? 'interval' : 'intervalCount'}`;
+          const error = `the plan is billed every ${existing.length} ${existing.interval}(s) and has running subscriptions: make a new plan for another interval`;
+          fail(ErrorCodes.CONFLICT, `${property}: ${error}`, [{ property, error }]);
+        }
+      }
+      const lineItems = priced ? await this.usageMeters(r, tenant, priced) : base.lineItems;
       const plan: Plan = {
         ...base,
         name: draft.name,
@@ -172,19 +197,9 @@ export class PlanAdmin {
         tierTag: await this.tierTags.tierTagOf(r, tenant, draft, base.tierTag),
         archivedAt: dateOf('archivedAt', draft.archivedAt, base.archivedAt),
         capabilityIds: draft.entitlements ? capabilityIds : base.capabilityIds,
-        lineItems: draft.lineItems
-          ? await this.usageMeters(
-              r,
-              tenant,
-              this.pricing.lineItems(
-                draft.lineItems,
-                base.lineItems,
-                referenced,
-                now,
-                await this.meterScales(r, tenant, this.pricing.meterSlugs(draft.lineItems, base.lineItems)),
-              ),
-            )
-          : base.lineItems,
+        interval,
+        length,
+        lineItems,
         updatedAt: now,
       };
       await r.plans.save(plan);

@@ -1,0 +1,166 @@
+import request from 'supertest';
+import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
+import { createCatalogApp } from '../src';
+import { catalogApi } from './helpers';
+
+// `POST /api/plans/save` builds a plan that bills by its recurring prices' interval, and takes only
+// ascending tier bounds (an audit found a yearly price charged monthly, and tiers silently skipped).
+let world: TestWorld;
+let org: SeededOrg;
+let app: ReturnType<typeof createCatalogApp>;
+
+beforeAll(async () => {
+  world = await createTestWorld();
+  org = await seedOrganisation(world, 'plan-billing');
+  app = createCatalogApp(world);
+});
+afterAll(() => world?.close());
+
+// Every answer is checked against its route's response schema by the response audit (jest.after-env.js).
+const api = () => catalogApi(app, org.liveKey);
+
+const seats = (prices: { interval: string | null; intervalCount?: number; unitAmount: number }[]) => ({
+  name: 'Seats',
+  slug: 'seats',
+  priceType: 'per_seat',
+  intervalType: 'recurring',
+  billingScheme: 'per_unit',
+  tiersMode: null,
+  minQuantity: 1,
+  maxQuantity: 20,
+  prices: prices.map((p) => ({
+    defaultCurrency: 'USD',
+    interval: p.interval,
+    intervalCount: p.intervalCount ?? 1,
+    currencyOptions: [{ currency: 'USD', unitAmount: p.unitAmount }],
+  })),
+});
+
+const planCount = async (productId: string) => (await api().get(`/api/plans?productId=${productId}`).expect(200)).body.data.length;
+
+it('sells a plan saved with one yearly price for a year through the sandbox (period end one year on), and refuses a monthly checkout', async () => {
+  const product = (await api().post('/api/products', { name: 'Yearly' }).expect(201)).body.data;
+  const plan = (
+    await api()
+      .post('/api/plans/save', {
+        productId: product.id,
+        name: 'Yearly Pro',
+        entitlements: ['export'],
+        lineItems: [seats([{ interval: 'year', unitAmount: 120_000 }])],
+      })
+      .expect(201)
+  ).body.data;
+  const checkout = (interval: string) =>
+    api().post('/api/checkout', {
+      planId: plan.id,
+      owner: 'yearly-owner@example.com',
+      grantee: 'yearly-user',
+      interval,
+      intervalCount: 1,
+      currency: 'USD',
+      metadata: { seats: { quantity: 1 } },
+      successUrl: 'https://vendor.example.com/ok',
+      cancelUrl: 'https://vendor.example.com/no',
+    });
+  // Billed by the year: a monthly checkout is refused (it was the only one taken).
+  expect((await checkout('month').expect(400)).body.errors).toEqual([expect.objectContaining({ property: 'interval' })]);
+  const link = (await checkout('year').expect(200)).body.data.url;
+  await request(app)
+    .post(`${new URL(link).pathname}/pay`)
+    .type('form')
+    .send({})
+    .expect(303);
+  const [listed] = (await api().get('/api/subscriptions?owner=yearly-owner@example.com').expect(200)).body.data;
+  const subscription = await world.db.uow.run((r) => r.subscriptions.get(listed.id));
+  const end = new Date(subscription!.currentPeriodStart);
+  end.setUTCFullYear(end.getUTCFullYear() + 1);
+  expect(subscription!.currentPeriodEnd).toEqual(end);
+});
+
+it('refuses recurring prices of different intervals with a 400 naming the price, and saves nothing', async () => {
+  const product = (await api().post('/api/products', { name: 'Mixed' }).expect(201)).body.data;
+  const res = await api()
+    .post('/api/plans/save', {
+      productId: product.id,
+      name: 'Mixed',
+      lineItems: [
+        seats([
+          { interval: 'month', unitAmount: 1000 },
+          { interval: 'year', unitAmount: 10_000 },
+        ]),
+      ],
+    })
+    .expect(400);
+  expect(res.body.errors).toEqual([
+    {
+      property: 'lineItems[0].prices[1].interval',
+      message: expect.stringContaining("a plan's recurring prices share one billing interval"),
+    },
+  ]);
+  expect(await planCount(product.id)).toBe(0);
+});
+
+it('refuses a new interval for a plan with running subscriptions with a 409 naming the price', async () => {
+  const product = (await api().post('/api/products', { name: 'Held' }).expect(201)).body.data;
+  const body = { productId: product.id, name: 'Held', lineItems: [seats([{ interval: 'month', unitAmount: 1000 }])] };
+  const plan = (await api().post('/api/plans/save', body).expect(201)).body.data;
+  await world.core.checkout.completePurchase({
+    planId: plan.id,
+    member: 'held@example.com',
+    email: 'held@example.com',
+    granteeId: 'held-user',
+    quantity: 1,
+    currency: 'USD',
+    paymentProvider: 'sandbox',
+    paymentSubscriptionId: null,
+    paymentCustomerId: null,
+  });
+  const res = await api()
+    .post('/api/plans/save', { ...body, id: plan.id, lineItems: [seats([{ interval: 'year', unitAmount: 10_000 }])] })
+    .expect(409);
+  expect(res.body.errors).toEqual([
+    { property: 'lineItems[0].prices[0].interval', message: expect.stringContaining('has running subscriptions') },
+  ]);
+});
+
+it('refuses tier bounds that do not ascend, or inf before the last tier, with a 400 naming the bound, and saves nothing', async () => {
+  const product = (await api().post('/api/products', { name: 'Tiers' }).expect(201)).body.data;
+  const tiered = (tiers: { upTo: string; unitAmount: number }[]) => ({
+    productId: product.id,
+    name: 'Tiered',
+    lineItems: [
+      {
+        ...seats([{ interval: 'month', unitAmount: 0 }]),
+        billingScheme: 'tiered',
+        tiersMode: 'graduated',
+        prices: [{ defaultCurrency: 'USD', interval: 'month', intervalCount: 1, currencyOptions: [{ currency: 'USD', tiers }] }],
+      },
+    ],
+  });
+  const bound = (t: number) => `lineItems[0].prices[0].currencyOptions[0].tiers[${t}].upTo`;
+  // The audit's case: 500 seats billed 500 x 1, the 100 tier skipped.
+  const skipped = await api()
+    .post(
+      '/api/plans/save',
+      tiered([
+        { upTo: '1000', unitAmount: 1 },
+        { upTo: '100', unitAmount: 5 },
+        { upTo: 'inf', unitAmount: 10 },
+      ]),
+    )
+    .expect(400);
+  expect(skipped.body.errors).toEqual([
+    { property: bound(1), message: "must be greater than the previous tier's upTo (1000): bounds ascend" },
+  ]);
+  const early = await api()
+    .post(
+      '/api/plans/save',
+      tiered([
+        { upTo: 'inf', unitAmount: 1 },
+        { upTo: '100', unitAmount: 5 },
+      ]),
+    )
+    .expect(400);
+  expect(early.body.errors).toEqual([{ property: bound(0), message: 'only the last tier may be inf' }]);
+  expect(await planCount(product.id)).toBe(0);
+});
