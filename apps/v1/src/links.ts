@@ -1,5 +1,6 @@
 import {
   isPerSeat,
+  pricedIn,
   type CheckoutLinkRequest,
   type CheckoutService,
   type Clock,
@@ -58,7 +59,10 @@ export function deferredCheckoutLinks(
   const out = new Map<Id, string>();
   for (const plan of plans) {
     const req = forPlan(plan, { ...global, ...perPlan.get(plan.id) });
-    s.checkout.validateLink(plan, catalog, req);
+    const { options } = s.checkout.validateLink(plan, catalog, req, { priced: false });
+    // A paid plan without a price in the list's currency gets no link (the page says "Not sold in"):
+    // followed, it would be refused, and the other plans of the table are still sold.
+    if (!pricedIn(plan, options.currency, catalog.currencies)) continue;
     const token = s.links.sign(
       { organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout,
       DEFERRED_LINK_TTL_MS,

@@ -104,6 +104,20 @@ describe('v1 products', () => {
     }
   });
 
+  it('links only the plans priced in the currency asked: a paid plan without a price in it gets no link, the others still do', async () => {
+    const id = org.keys['products.notes'];
+    const res = await api.get(`/products/${id}?expand=generateCheckoutLinks&${checkoutParams}&currency=EUR`).expect(200);
+    const links = Object.fromEntries(
+      (res.body.plans as { displayName: string; checkoutUrl?: string }[]).map((p) => [p.displayName, p.checkoutUrl ?? null]),
+    );
+    // Metered and Metered Pro are priced in dollars only.
+    expect(links).toMatchObject({ Metered: null, 'Metered Pro': null });
+    for (const name of ['Free', 'Team', 'Business']) expect(links[name]).toMatch(/\/checkout\/start\//);
+    // Asked directly, a link in a currency the plan has no price in is refused, naming the currency.
+    const refused = await api.get(`/plans/${org.keys['plans.notes.metered']}/checkoutlink?${checkoutParams}&currency=EUR`).expect(400);
+    expect(JSON.stringify(refused.body)).toContain('no price in EUR');
+  });
+
   it('serves the plans, features, currencies and capabilities of a product', async () => {
     const id = org.keys['products.notes'];
     expectSchema(arrayOf(v1PlanSchema), (await api.get(`/products/${id}/plans`).expect(200)).body);

@@ -13,6 +13,7 @@ import {
   publishedEventType,
   isPerSeat,
   lineItemCurrencies,
+  pricedIn,
   minimumSeats,
   quickCheckoutQuantity,
   resolveCheckoutOptions,
@@ -186,9 +187,8 @@ describe('plans priced by their line items (saved through plans/save)', () => {
     expect(resolveCheckoutOptions({}, perSeat, noLegacy, new Map()).quantity).toBe(3);
     // A line item without a price in the currency (its base fee here) makes the plan not sold in it: it would go unbilled.
     const baseInUsdOnly = planWith([seats, base], { currencies: [] });
-    expect(errorCodeOf(() => resolveCheckoutOptions({ currency: 'EUR' }, baseInUsdOnly, noLegacy, new Map()))).toBe(
-      'CHECKOUT_CURRENCY_NOT_SUPPORTED',
-    );
+    expect(pricedIn(baseInUsdOnly, 'EUR', new Map())).toBe(false);
+    expect(pricedIn(perSeat, 'EUR', new Map())).toBe(true);
     expect(resolveCheckoutOptions({}, baseInUsdOnly, noLegacy, new Map()).currency).toBe('USD');
     expect(errorCodeOf(() => resolveCheckoutOptions({ currency: 'GBP' }, perSeat, noLegacy, new Map()))).toBe(
       'CHECKOUT_CURRENCY_NOT_SUPPORTED',

@@ -4,6 +4,7 @@ import {
   archivePlan,
   archiveProduct,
   compareKeys,
+  assertPricedIn,
   currencyExponent,
   formatMinorMoney,
   formatMoney,
@@ -13,6 +14,7 @@ import {
   legacyStatus,
   minimumSeats,
   pageOf,
+  pricedIn,
   prorate,
   resolveCheckoutOptions,
   toMajor,
@@ -130,11 +132,13 @@ describe('checkout option set', () => {
   it('never sells a paid plan in a currency it has no price in: refused when asked, another of its prices by default', () => {
     const usdOnly = aPlan(product, { currencies: [prices[0]] });
     const eurOnly = aPlan(product, { currencies: [prices[1]] });
-    expect(codeOf(() => resolveCheckoutOptions({ currency: 'EUR' }, usdOnly, product, currencies))).toBe('CHECKOUT_CURRENCY_NOT_SUPPORTED');
+    expect(pricedIn(usdOnly, 'EUR', currencies)).toBe(false);
+    expect(codeOf(() => assertPricedIn(usdOnly, 'eur', currencies, 'currency'))).toBe('CHECKOUT_CURRENCY_NOT_SUPPORTED');
+    expect(pricedIn(usdOnly, 'usd', currencies)).toBe(true);
     expect(resolveCheckoutOptions({}, eurOnly, product, currencies).currency).toBe('EUR');
-    expect(codeOf(() => resolveCheckoutOptions({}, aPlan(product), product, currencies))).toBe('CHECKOUT_CURRENCY_NOT_SUPPORTED');
+    expect(pricedIn(aPlan(product), 'USD', currencies)).toBe(false);
     // A free plan needs no price.
-    expect(resolveCheckoutOptions({ currency: 'EUR' }, aPlan(product, { pricingType: 'free' }), product, currencies).currency).toBe('EUR');
+    expect(pricedIn(aPlan(product, { pricingType: 'free' }), 'EUR', currencies)).toBe(true);
   });
   it('allows quantity only on per-seat plans and never below the minimum', () => {
     expect(codeOf(() => resolveCheckoutOptions({ quantity: 2 }, userPlan, product, currencies))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');

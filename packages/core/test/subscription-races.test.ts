@@ -190,13 +190,15 @@ it('auto-renew asked while a cancellation is being scheduled never writes a chan
 });
 
 it('a plan change whose kind the state changed under it (moved onto a usage-based plan meanwhile) is refused, nothing written', async () => {
-  const { uow, core, tenant, keys, s } = await world();
-  // Decided a move (team -> business) on the plain read; then, before its write, the subscription
+  const { uow, core, tenant, keys } = await world();
+  // One seat, so that both moves fit its seats (the usage-based plan is not per seat).
+  const { subscription: s } = await buyPlan(core, keys['plans.notes.business'], 1, 'bob');
+  // Decided a move (business -> free) on the plain read; then, before its write, the subscription
   // is moved onto the usage-based plan, where a change is a new subscription instead.
   uow.afterRun = async () => {
     await core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.metered'], 'none');
   };
-  await expect(core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.business'], 'none')).rejects.toMatchObject({
+  await expect(core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.free'], 'none')).rejects.toMatchObject({
     code: ErrorCodes.CONFLICT,
   });
   const now = (await core.subscriptions.get(tenant, s.id)).subscription;

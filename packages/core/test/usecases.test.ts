@@ -360,6 +360,32 @@ describe('subscriptions', () => {
     expect(await planOf(six.id)).toBe(keys['plans.notes.crew']);
   });
 
+  it('records a paid checkout even when its price left the plan after the link was made (refused only when a link is made)', async () => {
+    const core = createTestCore();
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const req = {
+      successUrl: 'https://app.example.com/ok',
+      cancelUrl: 'https://app.example.com/no',
+      granteeId: 'eve',
+      member: 'eve@example.com',
+      currency: 'EUR',
+    };
+    const { sessionId } = await core.checkout.sessionLink(tenant, keys['plans.notes.business'], req);
+    // The vendor drops the euro price while the customer is at the provider's page.
+    await core.uow.run(async (r) => {
+      const plan = (await r.plans.get(keys['plans.notes.business']))!;
+      const currencies = await r.currencies.list();
+      const eur = currencies.find((c) => c.shortName === 'EUR')!;
+      await r.plans.save({ ...plan, currencies: plan.currencies.filter((c) => c.currencyId !== eur.id) });
+    });
+    const done = await core.checkout.completeCheckout(sessionId);
+    expect(done).toMatchObject({ status: 'completed', subscription: { planId: keys['plans.notes.business'], currency: 'EUR' } });
+    // A new link in euros is refused now.
+    await expect(core.checkout.sessionLink(tenant, keys['plans.notes.business'], req)).rejects.toMatchObject({
+      code: 'CHECKOUT_CURRENCY_NOT_SUPPORTED',
+    });
+  });
+
   it('refuses an archived target plan, and leaves everything unchanged when the provider fails', async () => {
     const { core, tenant, keys, subscription } = await world();
     await core.plans.archivePlan(tenant, keys['plans.notes.business']);

@@ -1,6 +1,6 @@
 import { ErrorCodes, fail } from '../errors';
 import type { CheckoutOptions, CheckoutOptionsInput, Currency, Plan, Product } from '../model';
-import { assertPricedIn, isPerSeat, lineItemCurrencies, minimumSeats, pricedIn } from './catalog';
+import { isPerSeat, lineItemCurrencies, minimumSeats, pricedIn } from './catalog';
 import { DEFAULT_MAX_SEATS } from './limits';
 import { assertSeatTotal } from './seats';
 
@@ -63,7 +63,6 @@ export function resolveCheckoutOptions(
       ]);
     }
     currency = wanted;
-    assertPricedIn(plan, currency, currencies, 'currency');
   } else {
     // The product's default currency, else the first the plan has a price in (a paid plan is never sold for nothing).
     const def = productCurrencies.find((pc) => pc.isDefault) ?? productCurrencies[0];
@@ -72,7 +71,6 @@ export function resolveCheckoutOptions(
       .filter((c): c is string => c !== undefined)
       .concat(planCurrencies);
     currency = candidates.find((c) => pricedIn(plan, c, currencies)) ?? candidates[0] ?? 'USD';
-    assertPricedIn(plan, currency, currencies, 'currency');
   }
   const min = minimumSeats(plan);
   let quantity = isPerSeat(plan) ? min : 1;

@@ -121,9 +121,9 @@ export interface ChangePlanInput {
  * A move asked through the API keeps the subscription's seat count (the quantity the provider
  * bills), so it must fit the target: a paid flat plan is billed once, not once a seat (moved with
  * 10 seats it would be billed ten times), and a per-seat plan at least its minimum seats (moved
- * with fewer it would be billed below it). A move to a free plan, or from a flat subscription to a
- * per-seat plan whose minimum it meets, fits. (A switch the provider made is followed as it is: the
- * provider's quantity comes with it.)
+ * with fewer it would be billed below it). A move to a free plan not per seat, one seat to a flat
+ * plan, or to a per-seat plan whose minimum it meets, fits. (A switch the provider made is followed
+ * as it is: the provider's quantity comes with it.)
  */
 export function assertSeatsCarry(s: Subscription, target: Plan): void {
   if (!isPerSeat(target) && target.pricingType === 'paid' && s.quantity > 1)

@@ -1,7 +1,7 @@
 import { startSubscriptionUsage } from './usage/periods';
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { CheckoutItem, CheckoutOptionsInput, CheckoutSession, Customer, Id, Plan, Subscription, Tenant } from '../model';
-import { assertPlanSellable } from '../domain/catalog';
+import { assertPlanSellable, assertPricedIn } from '../domain/catalog';
 import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
 import { assertSeatTotal } from '../domain/seats';
@@ -162,13 +162,16 @@ export class CheckoutService {
    * Checks a checkout request against the plan without creating anything: what a link handed out
    * for later use (pricing tables) must pass now, so that following it cannot fail on input.
    */
-  validateLink(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest) {
+  validateLink(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest, check: { priced: boolean } = { priced: true }) {
     const successUrl = assertAbsoluteUrl('successUrl', req.successUrl);
     const cancelUrl = assertAbsoluteUrl('cancelUrl', req.cancelUrl);
     const granteeId = required('granteeId', req.granteeId);
     const member = required('member', req.member);
     assertPlanSellable(plan, catalog.product);
     const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies, limitsOf(this.deps).maxSeats);
+    // A paid plan is never sold in a currency it has no price in: it would cost nothing. Checked
+    // when a link is made, never when a payment completes (what was paid is recorded).
+    if (check.priced) assertPricedIn(plan, options.currency, catalog.currencies, 'currency');
     return { successUrl, cancelUrl, granteeId, member, options };
   }
 
@@ -183,7 +186,13 @@ export class CheckoutService {
    * the checkout plan's interval, sold in its currency, and no plan twice (one subscription holds a
    * plan once). Refusals name `cartItems`.
    */
-  private async extraCharges(r: Repositories, tenant: Tenant, plan: Plan, session: CheckoutSession): Promise<AddedPlanCharge[]> {
+  private async extraCharges(
+    r: Repositories,
+    tenant: Tenant,
+    plan: Plan,
+    session: CheckoutSession,
+    check: { priced: boolean } = { priced: true },
+  ): Promise<AddedPlanCharge[]> {
     const currencies = await loadCurrencies(r);
     const seen = new Set([plan.id]);
     const out: AddedPlanCharge[] = [];
@@ -198,6 +207,7 @@ export class CheckoutService {
       if (p.interval !== plan.interval || p.length !== plan.length)
         invalid('cartItems', `${p.displayName} is not billed on the cart's interval`);
       resolveCheckoutOptions({ currency: session.options.currency }, p, product, currencies);
+      if (check.priced) assertPricedIn(p, session.options.currency, currencies, 'cartItems');
       out.push({ plan: p, quantity: item.quantity, unitAmount: unitAmount(p, session.options.currency, currencies) });
     }
     return out;
@@ -251,7 +261,8 @@ export class CheckoutService {
         quantity = input.quantity;
       }
       const tenant = { organisationId: session.organisationId, isTest: session.isTest };
-      const extra = session.extraItems.length ? await this.extraCharges(r, tenant, plan, session) : [];
+      // The payment is made: what it bought is recorded even if a price changed since the link.
+      const extra = session.extraItems.length ? await this.extraCharges(r, tenant, plan, session, { priced: false }) : [];
       const provider = this.providerFor(plan, extra);
       const result = await this.purchaseIn(
         r,

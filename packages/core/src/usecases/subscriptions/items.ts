@@ -1,7 +1,7 @@
 import { ErrorCodes, fail, invalid, isDomainError, isOutage } from '../../errors';
 import { isUuid } from '../../support/text';
 import type { Id, License, LineItemQuantities, Plan, Proration, Subscription, Tenant } from '../../model';
-import { unitAmount } from '../../domain/catalog';
+import { assertPricedIn, unitAmount } from '../../domain/catalog';
 import { quickCheckoutQuantity } from '../../domain/quick-checkout';
 import { addPlan, removePlan, seatsOfPlan, setAddedPlanSeats } from '../../domain/subscription-plans';
 import { resolveCheckoutOptions } from '../../domain/checkout';
@@ -187,6 +187,7 @@ export class SubscriptionItems {
         // Sold in the subscription's currency, or refused naming the item.
         try {
           resolveCheckoutOptions({ currency: s.currency }, plan, product, currencies);
+          assertPricedIn(plan, s.currency, currencies, `${step.at}.planId`);
         } catch {
           invalid(`${step.at}.planId`, `the plan is not sold in ${s.currency}, the subscription's currency`);
         }
