@@ -467,7 +467,6 @@ export interface SigningKeys {
   algorithm: string;
   created_at: Date;
   id: string;
-  is_test: Generated<boolean>;
   organisation_id: string;
   public_key: string;
   retired_at: Date | null;
@@ -519,6 +518,16 @@ export interface Subscriptions {
   status: string;
   type: string;
   updated_at: Date;
+}
+
+export interface TestSigningKeys {
+  algorithm: string;
+  created_at: Date;
+  id: string;
+  organisation_id: string;
+  public_key: string;
+  retired_at: Date | null;
+  secret_ciphertext: string;
 }
 
 export interface Tiers {
@@ -751,6 +760,7 @@ export interface DB {
   subscription_line_items: SubscriptionLineItems;
   subscription_plans: SubscriptionPlans;
   subscriptions: Subscriptions;
+  test_signing_keys: TestSigningKeys;
   tier_tags: TierTags;
   tiers: Tiers;
   usage_balances: UsageBalances;

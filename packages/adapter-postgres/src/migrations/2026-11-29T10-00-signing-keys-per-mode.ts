@@ -7,24 +7,42 @@ import { sql, type Kysely } from 'kysely';
  * and get a signature the vendor's live app accepted. Now a test-mode request is signed with the
  * organisation's test key and a live one with its live key.
  *
- * Every key stored so far becomes a LIVE key (`default false`): live apps keep verifying with the
- * public key they hold. Test keys are created on first use, as keys always were. The default also
- * keeps an instance of the previous version (a rolling upgrade) writing live keys. The lookup index
- * gains the mode.
+ * Test keys live in a table of their own, `test_signing_keys` (the columns, keys, index and
+ * change-feed trigger of `signing_keys`); `signing_keys` keeps only live keys, exactly as the
+ * previous version reads it. Every key stored so far is therefore a LIVE key: live apps keep
+ * verifying with the public key they hold. And an instance of the previous version (a rolling
+ * upgrade, or code rolled back without `down`) never sees a test key: its query (organisation,
+ * algorithm, not retired, newest first) has no mode, and a test key in `signing_keys`, newer than
+ * the live one, would have become its key for LIVE checks and the live public key it serves. It
+ * keeps signing live with the live key; test-mode requests it signs still use the live key until
+ * it is replaced. Test keys are created on first use, as keys always were. The trigger notifies
+ * `s|<organisation>` as for `signing_keys`, so every instance forgets a rotated test key.
  *
- * Down deletes the test keys first: without the column they would mix with the live ones, and the
- * newest (perhaps a test key) would sign live answers.
+ * Down drops the test keys' table: the live keys were never touched.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`alter table signing_keys add column is_test boolean not null default false`.execute(db);
-  await sql`drop index signing_keys_organisation`.execute(db);
-  await sql`create index signing_keys_tenant on signing_keys (organisation_id, is_test, algorithm, created_at)`.execute(db);
+  await db.schema
+    .createTable('test_signing_keys')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('organisation_id', 'uuid', (c) => c.notNull().references('organisations.id'))
+    .addColumn('algorithm', 'text', (c) => c.notNull())
+    .addColumn('public_key', 'text', (c) => c.notNull())
+    .addColumn('secret_ciphertext', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('retired_at', 'timestamptz')
+    .execute();
+  await db.schema
+    .createIndex('test_signing_keys_organisation')
+    .on('test_signing_keys')
+    .columns(['organisation_id', 'algorithm', 'created_at'])
+    .execute();
+  // tollgate_notify_key (migration 2026-11-22T05) sends `s|<organisation>` for any table but api_keys.
+  await sql`create trigger test_signing_keys_cache after insert or update or delete on test_signing_keys for each row execute function tollgate_notify_key()`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`delete from signing_keys where is_test`.execute(db);
-  await sql`drop index signing_keys_tenant`.execute(db);
-  await sql`create index signing_keys_organisation on signing_keys (organisation_id, algorithm, created_at)`.execute(db);
-  await sql`alter table signing_keys drop column is_test`.execute(db);
+  await db.schema.dropTable('test_signing_keys').ifExists().execute();
 }

@@ -27,8 +27,8 @@ export interface SignedEntitlements {
 /**
  * `GET /api/entitlements/check?granteeId=`: what a grantee may use (capabilities of its granting
  * licenses) and what is left of each meter (the balances of the grantee and of the subscriptions
- * and ad hoc licenses it holds), signed by the organisation's key with an expiry, so a client may
- * cache the answer until then and verify it offline.
+ * and ad hoc licenses it holds), signed with the signing key of the organisation and the caller's
+ * mode, with an expiry, so a client may cache the answer until then and verify it offline.
  */
 export class EntitlementsCheck {
   constructor(private readonly deps: { uow: UnitOfWork; clock: Clock; signing: Pick<SigningKeys, 'sign'> }) {}
