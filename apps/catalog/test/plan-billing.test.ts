@@ -1,4 +1,5 @@
 import request from 'supertest';
+import YAML from 'yaml';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createCatalogApp } from '../src';
 import { catalogApi } from './helpers';
@@ -163,4 +164,63 @@ it('refuses tier bounds that do not ascend, or inf before the last tier, with a 
     .expect(400);
   expect(early.body.errors).toEqual([{ property: bound(0), message: 'only the last tier may be inf' }]);
   expect(await planCount(product.id)).toBe(0);
+});
+
+// Every other write of a plan's pricing follows the same rules (a review of the change above).
+const buy = (planId: string, member: string, quantity = 1) =>
+  world.core.checkout.completePurchase({
+    planId,
+    member,
+    email: member,
+    granteeId: member,
+    quantity,
+    currency: 'USD',
+    paymentProvider: 'sandbox',
+    paymentSubscriptionId: null,
+    paymentCustomerId: null,
+  });
+
+it('PUT /api/line-items/:id refuses to make a one-off line item recurring at another interval (400), or on a subscribed plan (409)', async () => {
+  const product = (await api().post('/api/products', { name: 'Parts' }).expect(201)).body.data;
+  const setup = { ...seats([{ interval: 'year', unitAmount: 5000 }]), name: 'Setup', slug: 'setup', intervalType: 'one_off' };
+  const plan = (
+    await api()
+      .post('/api/plans/save', {
+        productId: product.id,
+        name: 'Parts',
+        lineItems: [seats([{ interval: 'month', unitAmount: 1000 }]), setup],
+      })
+      .expect(201)
+  ).body.data;
+  const setupItem = (await api().get(`/api/line-items?planId=${plan.id}`).expect(200)).body.data.find(
+    (li: { slug: string }) => li.slug === 'setup',
+  );
+  const put = { ...setup, prices: undefined, intervalType: 'recurring' };
+  const mixed = await api().put(`/api/line-items/${setupItem.id}`, put).expect(400);
+  expect(mixed.body.errors).toEqual([{ property: 'intervalType', message: expect.stringContaining('would mix billing intervals') }]);
+
+  // A plan of that one-off line item only, subscribed: the interval it would take is refused.
+  const once = (
+    await api()
+      .post('/api/plans/save', { productId: product.id, name: 'Once', lineItems: [setup] })
+      .expect(201)
+  ).body.data;
+  await buy(once.id, 'parts@example.com');
+  const [onceItem] = (await api().get(`/api/line-items?planId=${once.id}`).expect(200)).body.data;
+  const held = await api().put(`/api/line-items/${onceItem.id}`, put).expect(409);
+  expect(held.body.errors).toEqual([{ property: 'intervalType', message: expect.stringContaining('has running subscriptions') }]);
+  expect((await api().get(`/api/plans/${once.id}`).expect(200)).body.data).toMatchObject({ id: once.id });
+  const stored = await world.db.uow.run((r) => r.plans.get(once.id));
+  expect(stored).toMatchObject({ interval: 'month', lineItems: [expect.objectContaining({ intervalType: 'one_off' })] });
+});
+
+it('POST /api/products/import refuses a new interval for a plan with running subscriptions with a 409 naming it', async () => {
+  const seeded = await seedOrganisation(world, 'plan-billing-import');
+  const own = catalogApi(app, seeded.liveKey);
+  const productId = seeded.keys['products.notes'];
+  await buy(seeded.keys['plans.notes.team'], 'team@example.com', 2);
+  const file = YAML.parse((await own.get(`/api/products/export/${productId}`).expect(200)).text);
+  file.products[0].plans = file.products[0].plans.map((p: { key: string }) => (p.key === 'team' ? { ...p, interval: 'year' } : p));
+  const res = await own.post('/api/products/import', file).expect(409);
+  expect(res.body.errors).toEqual([{ property: 'plans.team.interval', message: expect.stringContaining('has running subscriptions') }]);
 });

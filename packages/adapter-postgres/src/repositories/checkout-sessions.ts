@@ -75,6 +75,18 @@ export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
       );
       return { ...page, items: page.items.map(toSession) };
     },
+    hasOpenForPlan: async (planId, since) =>
+      !!(await db
+        .selectFrom('checkout_sessions')
+        .select('id')
+        .where('status', '=', 'open')
+        .where('created_at', '>=', since)
+        // Its first plan, or one of a cart's other plans (`extra_items`).
+        .where(
+          sql<boolean>`(plan_id::text = ${planId} or exists (select 1 from jsonb_array_elements(extra_items) e where e->>'planId' = ${planId}))`,
+        )
+        .limit(1)
+        .executeTakeFirst()),
     get: (id) => one(id, false),
     getForUpdate: (id) => one(id, true),
     save: (cs) =>

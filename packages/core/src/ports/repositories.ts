@@ -407,6 +407,11 @@ export interface CheckoutSessionRepository {
     tenant: Tenant,
     query: { limit: number; after?: string; before?: string; subscriptionId?: Id; members?: string[]; planIds?: Id[]; search?: string },
   ): Promise<Page<CheckoutSession>>;
+  /**
+   * Whether an open session created at or after `since` sells the plan (as its plan or one of a
+   * cart's other plans): the provider priced it on the plan's interval when it was created.
+   */
+  hasOpenForPlan(planId: Id, since: Date): Promise<boolean>;
 }
 
 export interface CartRepository {

@@ -21,7 +21,8 @@ import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
 import { currencyExponent, toMajor, toMinor } from '../domain/catalog';
 import { exactNumber, formatUnits, MAX_SCALE, METER_SLUG, termSteps } from '../domain/usage';
-import { assertTierBounds, recurringBillingOf, usageTermsOf } from './catalog/plan-pricing';
+import { assertTierBounds, scanRecurringBilling, usageTermsOf } from './catalog/plan-pricing';
+import { planHolds, refuseIntervalChange } from './catalog/plan-holds';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
@@ -409,8 +410,18 @@ export class CatalogFileImport {
     const base = existing ?? newPlan(tenant, this.deps.ids.newId(), { name: key, productId: product.id }, created());
     // A plan made through the catalog API keeps its pricing tree (below): it bills by its recurring
     // prices' interval, which the file may repeat but not change (a new interval is a new plan).
-    const apiPlan = !!existing && existing.key === null;
-    const billing = apiPlan ? recurringBillingOf(base.lineItems, `${where}.lineItems`) : undefined;
+    // One whose key is its own id is one too: imports before API plans stayed keyless gave them
+    // their id as key (a file plan's key is the file's, never the id drawn for it); it is found by
+    // that key and saved keyless again.
+    const apiPlan = !!existing && (existing.key === null || existing.key === existing.id);
+    const scanned = apiPlan ? scanRecurringBilling(base.lineItems) : undefined;
+    if (scanned && 'mixed' in scanned)
+      // Saved before prices of several intervals were refused: the file cannot mend it (it has no line items).
+      invalid(
+        where,
+        `the plan's prices (saved through the catalog API) mix billing intervals (${scanned.mixed.property}: ${scanned.mixed.error}): save the plan with one interval through POST /api/plans/save, then import`,
+      );
+    const billing = scanned && !('mixed' in scanned) ? scanned : undefined;
     if (
       billing &&
       ((e.interval !== undefined && e.interval !== billing.interval) || (e.length !== undefined && e.length !== billing.length))
@@ -479,6 +490,14 @@ export class CatalogFileImport {
           ...this.lineItemsOf(plan, base.lineItems, currencies, now, (e.usage ?? []).length > 0),
           ...(await this.usageLineItems(r, tenant, `${where}.usage`, e.usage ?? [], base.lineItems, currencies, plan, now)),
         ];
+    // Running subscriptions and open checkouts hold the plan's interval (a new interval is a new
+    // plan); the import is one transaction, so a refusal writes nothing.
+    if (existing && (plan.interval !== existing.interval || plan.length !== existing.length))
+      refuseIntervalChange(
+        await planHolds(r, existing.id, now),
+        existing,
+        `${where}.${plan.interval !== existing.interval ? 'interval' : 'length'}`,
+      );
     if (count(`plans.${product.key}.${key}`, existing, plan)) await r.plans.save(plan);
     return plan;
   }

@@ -888,6 +888,51 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect((await tx(uow(), (r) => r.carts.get(cart.id)))?.items).toEqual([]);
     });
 
+    it('tells whether an open checkout session made since a time sells a plan (its first plan or a cart plan)', async () => {
+      const { t, plan, product } = await world();
+      const other = randomUUID();
+      const session = {
+        id: randomUUID(),
+        ...t,
+        productId: product.id,
+        planId: plan.id,
+        granteeId: 'g',
+        groupId: null,
+        extraItems: [{ planId: other, quantity: 1, granteeId: null, groupId: null }],
+        member: 'm@example.com',
+        successUrl: 'https://x.io/ok',
+        cancelUrl: 'https://x.io/no',
+        options: {
+          promoCode: null,
+          allowPromoCode: false,
+          customerEmail: null,
+          customerId: null,
+          currency: 'USD',
+          automaticTax: false,
+          quantity: 1,
+          changeQuantity: false,
+        },
+        provider: 'sandbox',
+        providerSessionId: null,
+        status: 'open' as const,
+        subscriptionId: null,
+        createdAt: at(10),
+        completedAt: null,
+      };
+      const open = (planId: string, since: Date) => tx(uow(), (r) => r.checkoutSessions.hasOpenForPlan(planId, since));
+      expect(await open(plan.id, T0)).toBe(false);
+      await tx(uow(), (r) => r.checkoutSessions.save(session));
+      expect(await open(plan.id, at(10))).toBe(true);
+      expect(await open(other, T0)).toBe(true);
+      expect(await open(plan.id, at(11))).toBe(false);
+      expect(await open(randomUUID(), T0)).toBe(false);
+      for (const status of ['completed', 'canceled'] as const) {
+        await tx(uow(), (r) => r.checkoutSessions.save({ ...session, status, completedAt: at(12) }));
+        expect(await open(plan.id, T0)).toBe(false);
+        expect(await open(other, T0)).toBe(false);
+      }
+    });
+
     it('round-trips checkout sessions, billing documents newest first, and records webhook deliveries once', async () => {
       const { org, t, plan, customer, product } = await world();
       const session = {

@@ -22,5 +22,9 @@ export function checkoutSessionRepository(db: Tables): CheckoutSessionRepository
         ),
         q,
       ),
+    hasOpenForPlan: async (planId, since) =>
+      values(db.checkoutSessions).some(
+        (cs) => cs.status === 'open' && cs.createdAt >= since && [cs.planId, ...cs.extraItems.map((e) => e.planId)].includes(planId),
+      ),
   };
 }

@@ -112,16 +112,19 @@ export interface PlanBilling {
   at: string;
 }
 
+/** Recurring prices that disagree: the first price that differs (its field) and why. */
+export interface MixedBilling {
+  property: string;
+  error: string;
+}
+
 /**
- * The billing interval a plan's line items give it: the one (interval, intervalCount) of their
- * active recurring prices (line item recurring and not archived, price not archived, with an
- * interval). Everything bills by the plan's interval (checkout, renewals, license periods), so a
- * plan of prices that disagree is a 400 naming the first price that differs; undefined when no
- * price recurs (one-off or metered-without-interval prices only: the plan keeps what it had).
- * Line items and prices are named by their index in the save (archived ones, appended after the
- * saved ones, are never read).
+ * The billing interval a plan's line items give it, without refusing: the one (interval,
+ * intervalCount) of their active recurring prices (line item recurring and not archived, price not
+ * archived, with an interval), undefined when no price recurs, or `mixed` naming the first price
+ * that differs. Line items and prices are named by their index (`at[i].prices[j]`).
  */
-export function recurringBillingOf(items: readonly LineItem[], at = 'lineItems'): PlanBilling | undefined {
+export function scanRecurringBilling(items: readonly LineItem[], at = 'lineItems'): PlanBilling | { mixed: MixedBilling } | undefined {
   let found: PlanBilling | undefined;
   for (const [i, li] of items.entries()) {
     if (li.archivedAt || li.intervalType !== 'recurring') continue;
@@ -131,13 +134,28 @@ export function recurringBillingOf(items: readonly LineItem[], at = 'lineItems')
       const length = p.intervalCount ?? 1;
       if (!found) found = { interval: p.interval, length, at: here };
       else if (p.interval !== found.interval || length !== found.length)
-        invalid(
-          `${here}.${p.interval !== found.interval ? 'interval' : 'intervalCount'}`,
-          `a plan's recurring prices share one billing interval (${found.at} is every ${found.length} ${found.interval}): make one plan per interval`,
-        );
+        return {
+          mixed: {
+            property: `${here}.${p.interval !== found.interval ? 'interval' : 'intervalCount'}`,
+            error: `a plan's recurring prices share one billing interval (${found.at} is every ${found.length} ${found.interval}): make one plan per interval`,
+          },
+        };
     }
   }
   return found;
+}
+
+/**
+ * The billing interval a plan's line items give it (`scanRecurringBilling`). Everything bills by the
+ * plan's interval (checkout, renewals, license periods), so a plan of prices that disagree is a 400
+ * naming the first price that differs; undefined when no price recurs (one-off or
+ * metered-without-interval prices only: the plan keeps what it had). Line items and prices are
+ * named by their index in the save (archived ones, appended after the saved ones, are never read).
+ */
+export function recurringBillingOf(items: readonly LineItem[], at = 'lineItems'): PlanBilling | undefined {
+  const scanned = scanRecurringBilling(items, at);
+  if (scanned && 'mixed' in scanned) return invalid(scanned.mixed.property, scanned.mixed.error);
+  return scanned;
 }
 
 /**

@@ -3,11 +3,12 @@ import type { Capability, Customer, Id, LineItem, Page, Plan, Tenant } from '../
 import { archivePlan } from '../../domain/catalog';
 import { newPlan } from '../../domain/builders';
 import { assertAccessible } from '../../domain/tenancy';
-import { effectiveStatus, heldLineItemIds } from '../../domain/subscription';
+import { heldLineItemIds } from '../../domain/subscription';
 import type { PlanFilterOptions, PlanListQuery, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import type { PlanDetail, PlanDraft, PlanInput } from './inputs';
 import { dateOf, PlanPricing, recurringBillingOf } from './plan-pricing';
+import { NO_HOLDS, planHolds, refuseIntervalChange } from './plan-holds';
 import type { TierTagAdmin } from './tier-tags';
 
 /** Plans of the catalog generation with their entitlements and pricing: create, save, change, archive, delete, list. */
@@ -163,8 +164,8 @@ export class PlanAdmin {
       if (capabilities !== product.capabilities) await r.products.save({ ...product, capabilities, updatedAt: now });
 
       const base = existing ?? newPlan(tenant, draft.id ?? this.id(), { name: draft.name, productId: product.id }, now);
-      const subscriptions = existing ? await r.subscriptions.listByPlan(existing.id) : [];
-      const referenced = new Set<Id>(subscriptions.flatMap(heldLineItemIds));
+      const holds = existing ? await planHolds(r, existing.id, now) : NO_HOLDS;
+      const referenced = new Set<Id>(holds.subscriptions.flatMap(heldLineItemIds));
       const priced = draft.lineItems
         ? this.pricing.lineItems(
             draft.lineItems,
@@ -179,15 +180,9 @@ export class PlanAdmin {
       const billing = priced && recurringBillingOf(priced);
       const interval = billing?.interval ?? base.interval;
       const length = billing?.length ?? base.length;
-      if (billing && existing && (interval !== existing.interval || length !== existing.length)) {
-        // Running subscriptions' periods (and their licenses') are of the old interval: a new
-        // interval is a new plan, as Stripe's prices' recurring terms never change.
-        if (subscriptions.some((x) => effectiveStatus(x, now) !== 'CANCELED')) {
-          const property = `${billing.at}.${interval !== existing.interval ? 'interval' : 'intervalCount'}`;
-          const error = `the plan is billed every ${existing.length} ${existing.interval}(s) and has running subscriptions: make a new plan for another interval`;
-          fail(ErrorCodes.CONFLICT, `${property}: ${error}`, [{ property, error }]);
-        }
-      }
+      // Running subscriptions and open checkouts hold the plan's interval (a new interval is a new plan).
+      if (billing && existing && (interval !== existing.interval || length !== existing.length))
+        refuseIntervalChange(holds, existing, `${billing.at}.${interval !== existing.interval ? 'interval' : 'intervalCount'}`);
       const lineItems = priced ? await this.usageMeters(r, tenant, priced) : base.lineItems;
       const plan: Plan = {
         ...base,

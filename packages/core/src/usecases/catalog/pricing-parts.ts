@@ -10,6 +10,7 @@ import {
 } from '../../domain/pricing-parts';
 import { assertAccessible } from '../../domain/tenancy';
 import { heldLineItemIds } from '../../domain/subscription';
+import { planHolds, rebilledAfterPartWrite } from './plan-holds';
 import { pageOf } from '../../support/pagination';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
@@ -108,24 +109,38 @@ export class PricingParts {
     return this.deps.uow.read((r) => this.find(r, tenant, kind, id, WHAT[kind]));
   }
 
+  /**
+   * Applies a write to the part's plan and saves it, in one transaction: the plan is billed again by
+   * its recurring prices as a save bills it (`rebilledAfterPartWrite`; `field` names what can change
+   * the interval: a line item's `intervalType`).
+   */
   private async change(
     tenant: Tenant,
     kind: 'lineItem' | 'price',
     id: Id,
     apply: (x: Placed<LineItem | Price>, product: Product, sold: Set<Id>, now: Date) => Plan,
+    field?: string,
   ) {
     return this.deps.uow.run(async (r) => {
       const placed = await this.find(r, tenant, kind, id, WHAT[kind]);
       const product = (await r.products.get(placed.plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      const sold = new Set((await r.subscriptions.listByPlan(placed.plan.id)).flatMap(heldLineItemIds));
-      const next = apply(placed, product, sold, this.deps.clock.now());
+      const now = this.deps.clock.now();
+      const holds = await planHolds(r, placed.plan.id, now);
+      const sold = new Set(holds.subscriptions.flatMap(heldLineItemIds));
+      const next = rebilledAfterPartWrite(placed.plan, apply(placed, product, sold, now), holds, field);
       await r.plans.save(next);
       return next;
     });
   }
 
   async updateLineItem(tenant: Tenant, id: Id, change: LineItemChange): Promise<Placed<LineItem>> {
-    const plan = await this.change(tenant, 'lineItem', id, (x, product, _sold, now) => updateLineItem(x.plan, product, id, change, now));
+    const plan = await this.change(
+      tenant,
+      'lineItem',
+      id,
+      (x, product, _sold, now) => updateLineItem(x.plan, product, id, change, now),
+      'intervalType',
+    );
     return { item: plan.lineItems.find((li) => li.id === id) as LineItem, plan, lineItemId: id, priceId: '', currencyOptionId: '' };
   }
 

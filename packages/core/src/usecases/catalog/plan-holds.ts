@@ -1,0 +1,86 @@
+import { ErrorCodes, fail, invalid } from '../../errors';
+import { effectiveStatus } from '../../domain/subscription';
+import type { Id, Plan, Subscription } from '../../model';
+import type { Repositories } from '../../ports';
+import { scanRecurringBilling } from './plan-pricing';
+
+/**
+ * How long an open checkout session holds its plan's interval: a provider prices the session on
+ * the plan's interval when it is created (Stripe's `price_data.recurring`), and Stripe's sessions
+ * can be paid for 24 hours. An older open session is abandoned as far as the interval goes.
+ */
+export const OPEN_CHECKOUT_HOLD_MS = 24 * 60 * 60 * 1000;
+
+/** What keeps a plan on its billing interval. */
+export interface PlanHolds {
+  /** Every subscription of the plan (added plans included), as `listByPlan` reads them. */
+  subscriptions: Subscription[];
+  /** Why the interval may not change, if it may not. */
+  holder: 'running subscriptions' | 'open checkouts' | undefined;
+}
+
+/** Nothing holds a plan not yet saved. */
+export const NO_HOLDS: PlanHolds = { subscriptions: [], holder: undefined };
+
+/**
+ * What holds the plan's interval: a running subscription (not effectively canceled, added plans
+ * included) or an open checkout session of the last `OPEN_CHECKOUT_HOLD_MS` (its first plan or a
+ * cart's other plan). Open sessions are read before subscriptions: a checkout completing meanwhile
+ * (READ COMMITTED, no lock on the plan) is then seen either way, its session still open or its
+ * subscription made, so the interval cannot change under it.
+ */
+export async function planHolds(r: Repositories, planId: Id, now: Date): Promise<PlanHolds> {
+  const openCheckouts = await r.checkoutSessions.hasOpenForPlan(planId, new Date(now.getTime() - OPEN_CHECKOUT_HOLD_MS));
+  const subscriptions = await r.subscriptions.listByPlan(planId);
+  const running = subscriptions.some((x) => effectiveStatus(x, now) !== 'CANCELED');
+  return { subscriptions, holder: running ? 'running subscriptions' : openCheckouts ? 'open checkouts' : undefined };
+}
+
+/**
+ * Refuses (409 `CONFLICT`, naming `property` when given) a new interval for a plan something holds:
+ * running subscriptions' periods (and their licenses') are of the old interval and an open checkout
+ * was priced on it; a new interval is a new plan, as Stripe's prices' recurring terms never change.
+ */
+export function refuseIntervalChange(holds: PlanHolds, was: Pick<Plan, 'interval' | 'length'>, property?: string): void {
+  if (!holds.holder) return;
+  const by =
+    holds.holder === 'open checkouts' ? 'open checkouts (started in the last 24 hours, priced at that interval)' : 'running subscriptions';
+  const error = `the plan is billed every ${was.length} ${was.interval}(s) and has ${by}: make a new plan for another interval`;
+  if (property === undefined) fail(ErrorCodes.CONFLICT, error);
+  else fail(ErrorCodes.CONFLICT, `${property}: ${error}`, [{ property, error }]);
+}
+
+/**
+ * The plan after a write of one of its pricing parts (a line item's update, archive or delete, a
+ * price's archive or delete), billed as `POST /api/plans/save` bills it: by its active recurring
+ * prices' interval. `field` names the request field that can change it (a line item's
+ * `intervalType`); an archive or delete has none and only removes prices, so it cannot mix
+ * intervals (on a plan saved mixed before they were refused, it keeps the plan's interval until
+ * the prices agree).
+ * - A write that leaves the recurring prices mixed is a 400 naming `field`.
+ * - A write that changes the interval the prices give is refused while something holds the plan
+ *   (`refuseIntervalChange`); otherwise the plan takes it.
+ * - A plan whose interval already disagreed with its prices (saved before plans took their
+ *   prices' interval) keeps it when the write does not change what the prices give and something
+ *   holds it; with nothing holding it the plan takes its prices' interval, as a save would.
+ */
+export function rebilledAfterPartWrite(before: Plan, after: Plan, holds: PlanHolds, field?: string): Plan {
+  const was = scanRecurringBilling(before.lineItems);
+  const now = scanRecurringBilling(after.lineItems);
+  if (now && 'mixed' in now) {
+    if (field === undefined) return after;
+    return invalid(
+      field,
+      was && 'mixed' in was
+        ? `the plan's recurring prices already mix billing intervals (${was.mixed.property}: ${was.mixed.error}): save it with one interval through POST /api/plans/save`
+        : `would mix billing intervals on the plan (${now.mixed.property}: ${now.mixed.error})`,
+    );
+  }
+  if (!now || (now.interval === before.interval && now.length === before.length)) return after;
+  const changed = !was || 'mixed' in was || was.interval !== now.interval || was.length !== now.length;
+  if (holds.holder) {
+    if (changed) refuseIntervalChange(holds, before, field);
+    return after;
+  }
+  return { ...after, interval: now.interval, length: now.length };
+}
