@@ -70,6 +70,67 @@ describe('API keys (#4-7)', () => {
     await request(app).get('/api/products').set('authorization', `Bearer ${client.value}`).expect(200);
   });
 
+  it('revokes only keys whose every scope the caller could grant: api-keys:write alone cannot revoke the * key (403 naming it)', async () => {
+    const keyAdmin = (
+      await api()
+        .post('/api/api-keys', { name: 'key admin', scopes: ['api-keys:write', 'products:read'] })
+        .expect(201)
+    ).body.data;
+    const all = (await api().get('/api/api-keys?limit=100').expect(200)).body.data as { id: string; scopes: string[] }[];
+    const secret = all.find((k) => k.scopes.includes('*'));
+    expect(secret).toBeDefined();
+    const refused = await api(keyAdmin.value).del(`/api/api-keys/${secret!.id}`).expect(403);
+    expect(JSON.stringify(refused.body)).toContain(secret!.id);
+    expect(JSON.stringify(refused.body)).toContain('*');
+    // Still there, still working.
+    await api().get(`/api/api-keys/${secret!.id}`).expect(200);
+    await api().get('/api/products').expect(200);
+    // A key holding a write it lacks is refused too; one within its scopes is revoked.
+    const writer = (
+      await api()
+        .post('/api/api-keys', { scopes: ['products:write'] })
+        .expect(201)
+    ).body.data;
+    await api(keyAdmin.value).del(`/api/api-keys/${writer.id}`).expect(403);
+    const reader = (
+      await api()
+        .post('/api/api-keys', { scopes: ['products:read'] })
+        .expect(201)
+    ).body.data;
+    await api(keyAdmin.value).del(`/api/api-keys/${reader.id}`).expect(204);
+    // A key may revoke itself (it holds its own scopes).
+    await api(keyAdmin.value).del(`/api/api-keys/${keyAdmin.id}`).expect(204);
+    await api(writer.value).get('/api/products').expect(200);
+  });
+
+  it('knows checks:read: publishable with the client scopes, granted by licenses:read, never as checks:write', async () => {
+    const client = (
+      await api()
+        .post('/api/api-keys', { scopes: ['products:read', 'plans:read', 'pricing-tables:read', 'checks:read'] })
+        .expect(201)
+    ).body.data;
+    expect(client.type).toBe('publishable');
+    // The client scopes before checks:read: licenses:read lists licenses, so the key is restricted.
+    const old = (
+      await api()
+        .post('/api/api-keys', { scopes: ['products:read', 'plans:read', 'pricing-tables:read', 'licenses:read', 'api-keys:write'] })
+        .expect(201)
+    ).body.data;
+    expect(old.type).toBe('restricted');
+    const narrowed = (
+      await api(old.value)
+        .post('/api/api-keys', { scopes: ['checks:read'] })
+        .expect(201)
+    ).body.data;
+    expect(narrowed).toMatchObject({ type: 'publishable', scopes: ['checks:read'] });
+    await api(narrowed.value)
+      .post('/api/api-keys', { scopes: ['licenses:read'] })
+      .expect(403);
+    await api()
+      .post('/api/api-keys', { scopes: ['checks:write'] })
+      .expect(400);
+  });
+
   it('a replay under an idempotency-key answers the new key masked (shown once, never kept), and only to the key that sent it', async () => {
     const restricted = (
       await api()

@@ -143,7 +143,7 @@ describe('tollgate CLI', () => {
     const created = await run('keys', 'create', '--org', 'cli-org', '--client', '--json');
     expect(created.code).toBe(0);
     const { key, scopes } = JSON.parse(created.out);
-    expect(scopes).toEqual(['products:read', 'plans:read', 'pricing-tables:read', 'licenses:read']);
+    expect(scopes).toEqual(['products:read', 'plans:read', 'pricing-tables:read', 'checks:read']);
     const record = await world.core.apiKeys.authenticate(key);
     expect(record.name).toBe('client library');
     const both = await run('keys', 'create', '--org', 'cli-org', '--client', '--scopes', '*');

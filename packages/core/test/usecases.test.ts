@@ -3,8 +3,11 @@ import fc from 'fast-check';
 import {
   CatalogFileExport,
   ErrorCodes,
+  canGrant,
+  CLIENT_SCOPES,
   hashApiKey,
   hasScope,
+  parseScopes,
   type DomainError,
   type PaymentProvider,
   type PlanEntry,
@@ -106,6 +109,18 @@ describe('API keys', () => {
     expect(hasScope({ scopes: ['licenses:write'] }, 'licenses', 'read')).toBe(true);
     expect(hasScope({ scopes: ['*'] }, 'plans', 'write')).toBe(true);
     expect(hasScope({ scopes: ['plans:write'] }, 'products', 'read')).toBe(false);
+  });
+
+  it('checks the checks scope: held by checks:read, licenses:read|write and *; checks:read lists no licenses', () => {
+    for (const scopes of [['checks:read'], ['licenses:read'], ['licenses:write'], ['*']] as const)
+      expect(hasScope({ scopes: [...scopes] }, 'checks', 'read')).toBe(true);
+    expect(hasScope({ scopes: ['products:read'] }, 'checks', 'read')).toBe(false);
+    expect(hasScope({ scopes: ['checks:read'] }, 'licenses', 'read')).toBe(false);
+    expect(CLIENT_SCOPES).toEqual(['products:read', 'plans:read', 'pricing-tables:read', 'checks:read']);
+    expect(canGrant({ scopes: ['licenses:read'] }, 'checks:read')).toBe(true);
+    expect(canGrant({ scopes: ['checks:read'] }, 'licenses:read')).toBe(false);
+    expect(parseScopes(['checks:read'])).toEqual(['checks:read']);
+    expect(() => parseScopes(['checks:write'])).toThrow(/unknown scope checks:write/);
   });
 });
 

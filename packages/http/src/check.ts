@@ -44,7 +44,8 @@ export function checkRoute(licenses: Pick<CapabilityChecks, 'check'>): RouteDef 
     description:
       'What the grantees may do in a product, signed: the capabilities of their usable licenses with their end dates, ' +
       'a hash of them and a signature the app verifies offline. 204 when they have none.',
-    scope: ['licenses', 'read'],
+    // A browser's scope (`checks:read`); `licenses:read` passes too (core's hasScope).
+    scope: ['checks', 'read'],
     query: checkQuerySchema,
     response: { status: 200, schema: checkSchema },
     otherResponses: [{ status: 204, description: 'no capability' }],
@@ -151,7 +152,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     try {
       const key = o.apiKeys.heldKey(digest) ?? (await o.apiKeys.authenticateHash(digest));
       o.rateLimits?.authSucceeded(digest);
-      if (!hasScope(key, 'licenses', 'read')) return pass();
+      if (!hasScope(key, 'checks', 'read')) return pass();
       const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request, {
         fromMemory: () => (fromMemory = true),
       });

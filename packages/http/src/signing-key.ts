@@ -38,7 +38,7 @@ export function signingKeyRoute(path: string, signing: Pick<SigningKeys, 'public
       "The current public signing key (PEM) of the organisation's mode the API key belongs to (test keys get the test " +
       'key, live keys the live key): apps verify the signature of a capability check of that mode with it, without ' +
       'calling Tollgate again. null with the HMAC signer.',
-    scope: ['licenses', 'read'],
+    scope: ['checks', 'read'],
     response: { status: 200, schema: signingKeySchema },
     async handle({ tenant }) {
       const k = await signing.publicKey(tenant);

@@ -1,4 +1,4 @@
-import { CLIENT_SCOPES, SCOPE_RESOURCES, type ApiKey, type Core } from '@tollgate/core';
+import { CLIENT_SCOPES, SCOPE_NAMES, type ApiKey, type Core } from '@tollgate/core';
 import { bool, bodySchema, date, iso, ndate, noContent, resource, route, str, uuid, type AuthContext, type Route } from '@tollgate/http';
 import { listOf, object, objectOf } from '../response-schemas';
 import { pageQuery } from '../schemas';
@@ -10,7 +10,6 @@ import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
  * characters and an ellipsis (only its hash is kept). A key creates keys only within its own scopes.
  */
 
-const SCOPE_NAMES = ['*', ...SCOPE_RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`])];
 const createBody = bodySchema({
   type: 'object',
   properties: {
@@ -34,7 +33,10 @@ const apiKeyProps = {
 };
 const apiKeySchema = object(apiKeyProps);
 
-/** secret: may do everything; publishable: read-only client scopes (safe in a browser); restricted: anything between. */
+/**
+ * secret: may do everything; publishable: read-only client scopes (safe in a browser); restricted:
+ * anything between (a key made with the old client scopes, `licenses:read` among them, is restricted).
+ */
 const keyType = (k: ApiKey) =>
   k.scopes.includes('*')
     ? ('secret' as const)
@@ -104,11 +106,12 @@ export const apiKeyRoutes = ({ apiKeys }: Pick<Core, 'apiKeys'>): Route[] =>
       path: '/api/api-keys/:id',
       operationId: 'deleteApiKey',
       summary: 'Revoke an API key',
-      description: 'The key stops working on every instance at once (as `tollgate keys revoke`); it is no longer listed.',
+      description:
+        'The key stops working on every instance at once (as `tollgate keys revoke`); it is no longer listed. A key may revoke only keys whose every scope it could grant (403 naming the key otherwise): `api-keys:write` alone cannot revoke a `*` key.',
       scope: ['api-keys', 'write'],
       response: { status: 204 },
-      async handle({ tenant, params }) {
-        await apiKeys.revokeFor(tenant, params.id);
+      async handle({ tenant, params, res }) {
+        await apiKeys.revokeFor(tenant, (res.locals.auth as AuthContext).key, params.id);
         return noContent;
       },
     }),

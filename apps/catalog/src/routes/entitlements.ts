@@ -34,7 +34,7 @@ export const entitlementRoutes = ({ entitlements }: Pick<Core, 'entitlements'>):
       summary: "A grantee's entitlements and meters, signed; cache it until expiresAt",
       description:
         "The signature covers `signed` (JSON of {granteeId, entitlements, expiresAt}) with the signing key of the organisation and the caller's mode, so a client may verify it offline. `owner` adds the meters of that owner's balances.",
-      scope: ['licenses', 'read'],
+      scope: ['checks', 'read'],
       query: checkQuery,
       response: {
         status: 200,

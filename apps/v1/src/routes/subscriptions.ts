@@ -130,8 +130,9 @@ export const paymentLinkRoute =
       path: `/subscriptions/:subscriptionUuid/${path}`,
       operationId,
       summary,
-      description: `${summary} at the payment provider, for the subscriber (open it in their browser).`,
-      scope: ['subscriptions', 'read'],
+      description: `${summary} at the payment provider, for the subscriber (open it in their browser). Its holder can act on the subscription (cancel, change plan, seats or payment method), so it takes \`subscriptions:write\`.`,
+      // The link acts on the subscription: handing it out is a write (docs/api/v1.md, "Scopes").
+      scope: ['subscriptions', 'write'],
       response: { status: 200, schema: urlSchema },
       handle: async ({ tenant, params }) => ok(await subscriptions.link(tenant, params.subscriptionUuid, kind)),
     });

@@ -22,7 +22,7 @@ export const entitlementRoutes: RouteModule = ({ core: { checks } }, version) =>
           operationId: 'checkEntitlements',
           summary: 'Check entitlements',
           description: 'The features (capabilities) the grantees hold in the product with when each ends, and a signature of them.',
-          scope: ['licenses', 'read'],
+          scope: ['checks', 'read'],
           query: querySchema({ granteeIds: { type: 'string', minLength: 1 }, productUuid: { type: 'string', format: 'uuid' } }, [
             'granteeIds',
             'productUuid',

@@ -7,7 +7,11 @@ export interface Organisation {
   createdAt: Date;
 }
 
-/** Scopes are `<resource>:read` / `<resource>:write`, or `*` for everything. */
+/**
+ * Scopes are `<resource>:read` / `<resource>:write`, or `*` for everything. `checks` is read only:
+ * the signed capability/entitlement checks and the public signing key, nothing else (a browser's
+ * scope); `licenses:read` holds it too (see `hasScope`).
+ */
 export const SCOPE_RESOURCES = [
   'products',
   'plans',
@@ -23,9 +27,19 @@ export const SCOPE_RESOURCES = [
   'api-keys',
   'payment-integrations',
   'carts',
+  'checks',
 ] as const;
 export type ScopeResource = (typeof SCOPE_RESOURCES)[number];
-export type Scope = `${ScopeResource}:${'read' | 'write'}` | '*';
+/** Resources with a read scope only (nothing to write). */
+export const READ_ONLY_SCOPE_RESOURCES = ['checks'] as const satisfies readonly ScopeResource[];
+export type Scope = Exclude<`${ScopeResource}:${'read' | 'write'}`, `${(typeof READ_ONLY_SCOPE_RESOURCES)[number]}:write`> | '*';
+/** Every scope a key may hold. */
+export const SCOPE_NAMES: readonly Scope[] = [
+  '*',
+  ...SCOPE_RESOURCES.flatMap((r) =>
+    (READ_ONLY_SCOPE_RESOURCES as readonly string[]).includes(r) ? [`${r}:read` as Scope] : [`${r}:read` as Scope, `${r}:write` as Scope],
+  ),
+];
 
 export interface ApiKey {
   id: Id;

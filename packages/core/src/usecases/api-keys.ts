@@ -4,7 +4,7 @@ import { ErrorCodes, fail, isDomainError } from '../errors';
 import type { ApiKey, Id, Organisation, Page, Scope, ScopeResource, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { pageOf } from '../support/pagination';
-import { SCOPE_RESOURCES } from '../model';
+import { SCOPE_NAMES } from '../model';
 import { Lru } from '../support/lru';
 import type { Clock, IdGenerator, Randomness, UnitOfWork } from '../ports';
 
@@ -24,24 +24,34 @@ const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
 export const hashApiKey = (key: string): ApiKeyHash =>
   (oneShot ? oneShot('sha256', key, 'hex') : createHash('sha256').update(key, 'utf8').digest('hex')) as ApiKeyHash;
 
-const SCOPE_RE = new RegExp(`^(\\*|(${SCOPE_RESOURCES.join('|')}):(read|write))$`);
+const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPE_NAMES);
 
 export function parseScopes(raw: string[]): Scope[] {
   const scopes = raw.map((s) => s.trim()).filter(Boolean);
   for (const s of scopes) {
-    if (!SCOPE_RE.test(s)) fail(ErrorCodes.VALIDATION_FAILED, `unknown scope ${s}`, [{ property: 'scopes', error: `unknown scope ${s}` }]);
+    if (!KNOWN_SCOPES.has(s))
+      fail(ErrorCodes.VALIDATION_FAILED, `unknown scope ${s}`, [{ property: 'scopes', error: `unknown scope ${s}` }]);
   }
   return scopes as Scope[];
 }
 
-/** `write` implies `read` on the same resource; `*` allows everything. */
+/**
+ * A narrower resource whose scope a wider one's holds too: `licenses:read` (or `write`) passes the
+ * checks, so keys made before the `checks` scope existed keep checking.
+ */
+const HELD_BY: Partial<Record<ScopeResource, ScopeResource>> = { checks: 'licenses' };
+
+/** `write` implies `read` on the same resource; `*` allows everything; `licenses` holds `checks`. */
 export function hasScope(key: Pick<ApiKey, 'scopes'>, resource: ScopeResource, access: 'read' | 'write'): boolean {
-  return key.scopes.some((s) => s === '*' || s === `${resource}:${access}` || (access === 'read' && s === `${resource}:write`));
+  if (key.scopes.some((s) => s === '*' || s === `${resource}:${access}` || (access === 'read' && s === `${resource}:write`))) return true;
+  const wider = HELD_BY[resource];
+  return wider !== undefined && hasScope(key, wider, access);
 }
 
 /**
  * Whether a key holding `held` may hand out `wanted`: a key never creates a key that can do more
- * than itself (`*` only from `*`; `x:write` from `x:write`; `x:read` from either).
+ * than itself (`*` only from `*`; `x:write` from `x:write`; `x:read` from either; `checks:read`
+ * from `licenses:read` too, being narrower).
  */
 export function canGrant(held: Pick<ApiKey, 'scopes'>, wanted: Scope): boolean {
   if (wanted === '*') return held.scopes.includes('*');
@@ -52,8 +62,9 @@ export function canGrant(held: Pick<ApiKey, 'scopes'>, wanted: Scope): boolean {
 /**
  * What a client library needs (the browser/Node clients of the service the contract describes:
  * pricing tables, products and plans, the capability check): read only, safe to ship to a browser.
+ * `checks:read`, not `licenses:read`: a browser checks, it never lists licenses and their purchasers.
  */
-export const CLIENT_SCOPES = ['products:read', 'plans:read', 'pricing-tables:read', 'licenses:read'] as const;
+export const CLIENT_SCOPES = ['products:read', 'plans:read', 'pricing-tables:read', 'checks:read'] as const;
 
 export interface CreatedApiKey {
   /** The key itself: shown once, never stored. */
@@ -201,9 +212,20 @@ export class ApiKeyService {
     return assertAccessible(key?.revokedAt ? undefined : key, tenant, 'API key');
   }
 
-  /** Revokes one of the tenant's keys: every instance stops accepting it (the change feed, as for the CLI's revocation). */
-  async revokeFor(tenant: Tenant, id: Id): Promise<ApiKey> {
-    await this.getFor(tenant, id);
+  /**
+   * Revokes one of the tenant's keys: every instance stops accepting it (the change feed, as for the
+   * CLI's revocation). Only a key that could have granted every scope of the target may revoke it
+   * (FORBIDDEN naming the key if not): an `api-keys:write` key cannot take the `*` key away.
+   */
+  async revokeFor(tenant: Tenant, revoker: Pick<ApiKey, 'scopes'>, id: Id): Promise<ApiKey> {
+    const target = await this.getFor(tenant, id);
+    const beyond = target.scopes.find((s) => !canGrant(revoker, s));
+    if (beyond !== undefined)
+      fail(
+        ErrorCodes.FORBIDDEN,
+        `this API key cannot revoke API key ${target.id} (${target.name}): it holds ${beyond}, which this key cannot grant`,
+        [{ property: 'id', error: `API key ${target.id} holds ${beyond}` }],
+      );
     return this.revoke(id);
   }
 
