@@ -35,6 +35,7 @@ import * as usageReports from './migrations/2026-11-27T10-00-usage-reports';
 import * as creditGrantsHot from './migrations/2026-11-28T10-00-credit-grants-hot';
 import * as usageGenericPlans from './migrations/2026-11-28T10-01-usage-generic-plans';
 import * as signingKeysPerMode from './migrations/2026-11-29T10-00-signing-keys-per-mode';
+import * as openCheckoutSessions from './migrations/2026-11-29T10-01-open-checkout-sessions';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T10-00-credit-grants-hot': creditGrantsHot,
   '2026-11-28T10-01-usage-generic-plans': usageGenericPlans,
   '2026-11-29T10-00-signing-keys-per-mode': signingKeysPerMode,
+  '2026-11-29T10-01-open-checkout-sessions': openCheckoutSessions,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

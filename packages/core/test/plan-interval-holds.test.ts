@@ -116,6 +116,18 @@ describe('an open checkout session', () => {
     expect((await core.plans.savePlan(tenant, yearly)).plan).toMatchObject({ interval: 'year' });
   });
 
+  it('of a provider that bills by Tollgate’s periods (the sandbox, the free checkout) holds nothing: they follow the plan', async () => {
+    const { core, tenant, productId } = await setup();
+    (core.payments as { renewedBySweep?: unknown }).renewedBySweep = () => ({});
+    const body = { productId, name: 'Monthly', lineItems: [item('Base', 'month')] };
+    const { plan } = await core.plans.savePlan(tenant, body);
+    const req = { member: 'm@example.com', granteeId: 'm', successUrl: 'https://x.io/ok', cancelUrl: 'https://x.io/no', currency: 'USD' };
+    await core.checkout.sessionLink(tenant, plan.id, req);
+    expect((await core.plans.savePlan(tenant, { ...body, id: plan.id, lineItems: [item('Base', 'year')] })).plan).toMatchObject({
+      interval: 'year',
+    });
+  });
+
   it('completed after the interval was refused is sold at the interval it was priced at', async () => {
     const core = createTestCore();
     const { tenant, keys } = await seedSample(core, 'acme');

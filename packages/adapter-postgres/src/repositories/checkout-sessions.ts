@@ -75,15 +75,18 @@ export function checkoutSessionRepository(db: Db): CheckoutSessionRepository {
       );
       return { ...page, items: page.items.map(toSession) };
     },
-    hasOpenForPlan: async (planId, since) =>
+    hasOpenForPlan: async (planId, since, providers) =>
+      providers.length > 0 &&
       !!(await db
         .selectFrom('checkout_sessions')
         .select('id')
+        // The partial index checkout_sessions_open_recent: open sessions by age.
         .where('status', '=', 'open')
         .where('created_at', '>=', since)
+        .where('provider', 'in', providers)
         // Its first plan, or one of a cart's other plans (`extra_items`).
         .where(
-          sql<boolean>`(plan_id::text = ${planId} or exists (select 1 from jsonb_array_elements(extra_items) e where e->>'planId' = ${planId}))`,
+          sql<boolean>`(plan_id = ${planId}::uuid or exists (select 1 from jsonb_array_elements(extra_items) e where e->>'planId' = ${planId}))`,
         )
         .limit(1)
         .executeTakeFirst()),

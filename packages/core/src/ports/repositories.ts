@@ -408,10 +408,11 @@ export interface CheckoutSessionRepository {
     query: { limit: number; after?: string; before?: string; subscriptionId?: Id; members?: string[]; planIds?: Id[]; search?: string },
   ): Promise<Page<CheckoutSession>>;
   /**
-   * Whether an open session created at or after `since` sells the plan (as its plan or one of a
-   * cart's other plans): the provider priced it on the plan's interval when it was created.
+   * Whether an open session of one of `providers` created at or after `since` sells the plan (as
+   * its plan or one of a cart's other plans): the provider priced it on the plan's interval when it
+   * was created. No providers: false.
    */
-  hasOpenForPlan(planId: Id, since: Date): Promise<boolean>;
+  hasOpenForPlan(planId: Id, since: Date, providers: string[]): Promise<boolean>;
 }
 
 export interface CartRepository {

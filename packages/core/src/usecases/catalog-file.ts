@@ -22,7 +22,7 @@ import { assertAccessible } from '../domain/tenancy';
 import { currencyExponent, toMajor, toMinor } from '../domain/catalog';
 import { exactNumber, formatUnits, MAX_SCALE, METER_SLUG, termSteps } from '../domain/usage';
 import { assertTierBounds, scanRecurringBilling, usageTermsOf } from './catalog/plan-pricing';
-import { planHolds, refuseIntervalChange } from './catalog/plan-holds';
+import { intervalPricingProviders, planHolds, refuseIntervalChange } from './catalog/plan-holds';
 import type { Repositories } from '../ports';
 import type { CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
@@ -178,7 +178,7 @@ function requireKey(where: string, key: unknown): string {
  * in one transaction. Applying the same file twice changes nothing.
  */
 export class CatalogFileImport {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout'>) {}
 
   /**
    * A catalog file sent by an API key: applied to the key's organisation and mode. A file that
@@ -494,7 +494,7 @@ export class CatalogFileImport {
     // plan); the import is one transaction, so a refusal writes nothing.
     if (existing && (plan.interval !== existing.interval || plan.length !== existing.length))
       refuseIntervalChange(
-        await planHolds(r, existing.id, now),
+        await planHolds(r, existing.id, now, intervalPricingProviders(this.deps)),
         existing,
         `${where}.${plan.interval !== existing.interval ? 'interval' : 'length'}`,
       );

@@ -919,10 +919,15 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
         createdAt: at(10),
         completedAt: null,
       };
-      const open = (planId: string, since: Date) => tx(uow(), (r) => r.checkoutSessions.hasOpenForPlan(planId, since));
+      const open = (planId: string, since: Date, providers = ['sandbox']) =>
+        tx(uow(), (r) => r.checkoutSessions.hasOpenForPlan(planId, since, providers));
       expect(await open(plan.id, T0)).toBe(false);
       await tx(uow(), (r) => r.checkoutSessions.save(session));
       expect(await open(plan.id, at(10))).toBe(true);
+      // Only the providers asked about: another provider's session, or none asked, holds nothing.
+      expect(await open(plan.id, T0, ['stripe'])).toBe(false);
+      expect(await open(plan.id, T0, [])).toBe(false);
+      expect(await open(plan.id, T0, ['stripe', 'sandbox'])).toBe(true);
       expect(await open(other, T0)).toBe(true);
       expect(await open(plan.id, at(11))).toBe(false);
       expect(await open(randomUUID(), T0)).toBe(false);

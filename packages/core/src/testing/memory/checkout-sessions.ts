@@ -22,9 +22,13 @@ export function checkoutSessionRepository(db: Tables): CheckoutSessionRepository
         ),
         q,
       ),
-    hasOpenForPlan: async (planId, since) =>
+    hasOpenForPlan: async (planId, since, providers) =>
       values(db.checkoutSessions).some(
-        (cs) => cs.status === 'open' && cs.createdAt >= since && [cs.planId, ...cs.extraItems.map((e) => e.planId)].includes(planId),
+        (cs) =>
+          cs.status === 'open' &&
+          cs.createdAt >= since &&
+          providers.includes(cs.provider) &&
+          [cs.planId, ...cs.extraItems.map((e) => e.planId)].includes(planId),
       ),
   };
 }

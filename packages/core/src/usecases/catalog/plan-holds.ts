@@ -2,6 +2,7 @@ import { ErrorCodes, fail, invalid } from '../../errors';
 import { effectiveStatus } from '../../domain/subscription';
 import type { Id, Plan, Subscription } from '../../model';
 import type { Repositories } from '../../ports';
+import type { CoreDeps } from '../deps';
 import { scanRecurringBilling } from './plan-pricing';
 
 /**
@@ -19,6 +20,16 @@ export interface PlanHolds {
   holder: 'running subscriptions' | 'open checkouts' | undefined;
 }
 
+/**
+ * The providers whose open checkouts hold a plan's interval: those that bill on periods of their
+ * own, priced when the session was made (Stripe). The sandbox and the free checkout bill by
+ * Tollgate's periods, which follow the plan, so their sessions hold nothing (a developer's test
+ * checkout does not block the plan's edit for a day).
+ */
+export function intervalPricingProviders(deps: Pick<CoreDeps, 'payments' | 'freeCheckout'>): string[] {
+  return [deps.payments, deps.freeCheckout].filter((p) => p !== undefined && !p.renewedBySweep).map((p) => (p as { name: string }).name);
+}
+
 /** Nothing holds a plan not yet saved. */
 export const NO_HOLDS: PlanHolds = { subscriptions: [], holder: undefined };
 
@@ -29,8 +40,8 @@ export const NO_HOLDS: PlanHolds = { subscriptions: [], holder: undefined };
  * (READ COMMITTED, no lock on the plan) is then seen either way, its session still open or its
  * subscription made, so the interval cannot change under it.
  */
-export async function planHolds(r: Repositories, planId: Id, now: Date): Promise<PlanHolds> {
-  const openCheckouts = await r.checkoutSessions.hasOpenForPlan(planId, new Date(now.getTime() - OPEN_CHECKOUT_HOLD_MS));
+export async function planHolds(r: Repositories, planId: Id, now: Date, providers: string[]): Promise<PlanHolds> {
+  const openCheckouts = await r.checkoutSessions.hasOpenForPlan(planId, new Date(now.getTime() - OPEN_CHECKOUT_HOLD_MS), providers);
   const subscriptions = await r.subscriptions.listByPlan(planId);
   const running = subscriptions.some((x) => effectiveStatus(x, now) !== 'CANCELED');
   return { subscriptions, holder: running ? 'running subscriptions' : openCheckouts ? 'open checkouts' : undefined };

@@ -8,7 +8,7 @@ import type { PlanFilterOptions, PlanListQuery, Repositories } from '../../ports
 import type { CoreDeps } from '../deps';
 import type { PlanDetail, PlanDraft, PlanInput } from './inputs';
 import { dateOf, PlanPricing, recurringBillingOf } from './plan-pricing';
-import { NO_HOLDS, planHolds, refuseIntervalChange } from './plan-holds';
+import { intervalPricingProviders, NO_HOLDS, planHolds, refuseIntervalChange } from './plan-holds';
 import type { TierTagAdmin } from './tier-tags';
 
 /** Plans of the catalog generation with their entitlements and pricing: create, save, change, archive, delete, list. */
@@ -16,7 +16,7 @@ export class PlanAdmin {
   private readonly pricing = new PlanPricing(() => this.deps.ids.newId());
 
   constructor(
-    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids'>,
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout'>,
     private readonly tierTags: TierTagAdmin,
   ) {}
 
@@ -164,7 +164,7 @@ export class PlanAdmin {
       if (capabilities !== product.capabilities) await r.products.save({ ...product, capabilities, updatedAt: now });
 
       const base = existing ?? newPlan(tenant, draft.id ?? this.id(), { name: draft.name, productId: product.id }, now);
-      const holds = existing ? await planHolds(r, existing.id, now) : NO_HOLDS;
+      const holds = existing ? await planHolds(r, existing.id, now, intervalPricingProviders(this.deps)) : NO_HOLDS;
       const referenced = new Set<Id>(holds.subscriptions.flatMap(heldLineItemIds));
       const priced = draft.lineItems
         ? this.pricing.lineItems(

@@ -10,7 +10,7 @@ import {
 } from '../../domain/pricing-parts';
 import { assertAccessible } from '../../domain/tenancy';
 import { heldLineItemIds } from '../../domain/subscription';
-import { planHolds, rebilledAfterPartWrite } from './plan-holds';
+import { intervalPricingProviders, planHolds, rebilledAfterPartWrite } from './plan-holds';
 import { pageOf } from '../../support/pagination';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
@@ -63,7 +63,7 @@ function partsOf(plan: Plan) {
  * and a part's tenancy is its plan's), changed by pure rules and saved with their plan.
  */
 export class PricingParts {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout'>) {}
 
   private async plansOf(r: Repositories, tenant: Tenant, planId?: Id): Promise<Plan[]> {
     if (planId) return [assertAccessible(await r.plans.get(planId), tenant, 'plan')];
@@ -125,7 +125,7 @@ export class PricingParts {
       const placed = await this.find(r, tenant, kind, id, WHAT[kind]);
       const product = (await r.products.get(placed.plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
       const now = this.deps.clock.now();
-      const holds = await planHolds(r, placed.plan.id, now);
+      const holds = await planHolds(r, placed.plan.id, now, intervalPricingProviders(this.deps));
       const sold = new Set(holds.subscriptions.flatMap(heldLineItemIds));
       const next = rebilledAfterPartWrite(placed.plan, apply(placed, product, sold, now), holds, field);
       await r.plans.save(next);
