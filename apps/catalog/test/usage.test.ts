@@ -178,7 +178,14 @@ describe('catalog usage', () => {
     ]);
     const records = (await api().get('/api/usage-records?owner=lab&meterSlug=gpu_hours&limit=100')).body.data;
     expect(records.map((r: { count: number }) => r.count).sort((a: number, b: number) => a - b)).toEqual([0.1, 0.2, 0.451, 1.25, 1.5]);
-    const check = (await api().get('/api/entitlements/check?granteeId=nobody&owner=lab')).body.data.entitlements;
-    expect(check).toEqual([expect.objectContaining({ type: 'meter', value: 'gpu_hours', used: 3.501, remaining: 6.749 })]);
+    const answer = (await api().get('/api/entitlements/check?granteeId=nobody&owner=lab')).body.data;
+    expect(answer.entitlements).toEqual([expect.objectContaining({ type: 'meter', value: 'gpu_hours', used: 3.501, remaining: 6.749 })]);
+    // Whose meters they are is signed: the owner's balances cannot pass for the grantee's own.
+    expect(JSON.parse(answer.signed)).toEqual({
+      granteeId: 'nobody',
+      owner: 'lab',
+      entitlements: answer.entitlements,
+      expiresAt: answer.expiresAt,
+    });
   });
 });

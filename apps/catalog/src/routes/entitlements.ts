@@ -33,7 +33,7 @@ export const entitlementRoutes = ({ entitlements }: Pick<Core, 'entitlements'>):
       operationId: 'checkEntitlements',
       summary: "A grantee's entitlements and meters, signed; cache it until expiresAt",
       description:
-        "The signature covers `signed` (JSON of {granteeId, entitlements, expiresAt}) with the signing key of the organisation and the caller's mode, so a client may verify it offline. `owner` adds the meters of that owner's balances.",
+        "The signature covers `signed` (JSON of {granteeId, entitlements, expiresAt}; with `owner`, {granteeId, owner, entitlements, expiresAt}) with the signing key of the organisation and the caller's mode, so a client may verify it offline. `owner` adds the meters of that owner's balances, and is then signed too: check it is the owner you asked for.",
       scope: ['checks', 'read'],
       query: checkQuery,
       response: {

@@ -18,7 +18,7 @@ export interface SignedEntitlements {
   entitlements: EntitlementEntry[];
   /** Until when the answer may be used (`ENTITLEMENTS_TTL_SECONDS` from now). */
   expiresAt: string;
-  /** The exact text signed: `JSON.stringify({granteeId, entitlements, expiresAt})`. */
+  /** The exact text signed: `JSON.stringify({granteeId, entitlements, expiresAt})`, with `owner` after `granteeId` when one was asked. */
   signed: string;
   signature: string;
   publicHash: string;
@@ -76,7 +76,9 @@ export class EntitlementsCheck {
       return entries;
     });
     const expiresAt = new Date(now.getTime() + ENTITLEMENTS_TTL_SECONDS * 1000).toISOString();
-    const signed = JSON.stringify({ granteeId, entitlements, expiresAt });
+    // The signature covers whose meters these are: with an owner asked, `owner` is in the signed
+    // text, so an answer with another owner's balances cannot pass for the grantee's own.
+    const signed = JSON.stringify(owner ? { granteeId, owner, entitlements, expiresAt } : { granteeId, entitlements, expiresAt });
     const { signature, publicHash } = await this.deps.signing.sign(tenant, signed);
     return { entitlements, expiresAt, signed, signature, publicHash };
   }
