@@ -128,6 +128,30 @@ describe('an open checkout session', () => {
     });
   });
 
+  it("of a cart whose first plan is free holds its paid plan's interval: the cart goes to the payment provider", async () => {
+    // A free checkout beside the payment provider, as the runtime wires it: free carts go there.
+    const freeCheckout = {
+      name: 'none',
+      renewedBySweep: () => ({}),
+      checkoutLink: async () => ({ url: 'http://localhost/free' }),
+      purchaseCompleted: () => ({}),
+    } as unknown as NonNullable<Parameters<typeof createTestCore>[0]>['freeCheckout'];
+    const core = createTestCore({ freeCheckout });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const req = { member: 'm@example.com', granteeId: 'm', successUrl: 'https://x.io/ok', cancelUrl: 'https://x.io/no', currency: 'USD' };
+    const extraItems = [{ planId: keys['plans.notes.team'], quantity: 2, granteeId: null, groupId: null }];
+    const { sessionId } = await core.checkout.sessionLink(tenant, keys['plans.notes.free'], { ...req, extraItems });
+    expect((await core.uow.read((r) => r.checkoutSessions.get(sessionId)))?.provider).toBe(core.payments.name);
+    const file = await core.exporter.export('acme');
+    const [product] = file.products ?? [];
+    const yearly = {
+      ...file,
+      products: [{ ...product, plans: (product.plans ?? []).map((p) => (p.key === 'team' ? { ...p, interval: 'year' as const } : p)) }],
+    };
+    const e = await errorOf(core.importer.apply(yearly));
+    expect(e.details).toEqual([{ property: 'plans.team.interval', error: expect.stringContaining('has open checkouts') }]);
+  });
+
   it('completed after the interval was refused is sold at the interval it was priced at', async () => {
     const core = createTestCore();
     const { tenant, keys } = await seedSample(core, 'acme');

@@ -14,7 +14,14 @@ import { InMemoryUnitOfWork } from './memory';
 
 /** Every use case wired to fakes (or to the given unit of work) by `createCore`, for tests and embedding. */
 export function createTestCore(
-  options: { uow?: UnitOfWork; changes?: ChangeFeed; webhooks?: WebhookSender; random?: Randomness; limits?: CoreDeps['limits'] } = {},
+  options: {
+    uow?: UnitOfWork;
+    changes?: ChangeFeed;
+    webhooks?: WebhookSender;
+    random?: Randomness;
+    limits?: CoreDeps['limits'];
+    freeCheckout?: CoreDeps['freeCheckout'];
+  } = {},
 ) {
   const clock = new FixedClock();
   const payments = new FakePaymentProvider();
@@ -34,6 +41,7 @@ export function createTestCore(
     webhooks: options.webhooks,
     webhookSigner: new FakeWebhookSigner(),
     limits: options.limits,
+    freeCheckout: options.freeCheckout,
   };
   return { ...createCore(deps), deps, uow, clock, payments, events, changes };
 }

@@ -78,8 +78,13 @@ export class CheckoutService {
       const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       return { plan: p, catalog: await loadProductCatalog(r, tenant, p.productId) };
     });
-    const session = this.newSession(plan, req, catalog);
-    if (session.extraItems.length) await this.deps.uow.read((r) => this.extraCharges(r, tenant, plan, session));
+    let session = this.newSession(plan, req, catalog);
+    if (session.extraItems.length) {
+      const extra = await this.deps.uow.read((r) => this.extraCharges(r, tenant, plan, session));
+      // The provider the link goes to: a cart with one paid plan goes to the payment provider,
+      // even when its first plan is free (what holds a plan's interval reads it).
+      session = { ...session, provider: this.providerFor(plan, extra).name };
+    }
     await this.deps.uow.run((r) => r.checkoutSessions.save(session));
     return { ...(await this.providerLink(session, plan, catalog)), sessionId: session.id };
   }
