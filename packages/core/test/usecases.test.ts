@@ -401,6 +401,40 @@ describe('subscriptions', () => {
     });
   });
 
+  it('refuses a change of billing interval on a provider whose renewals Tollgate makes; a provider with its own periods takes it', async () => {
+    const core = createTestCore();
+    const org = await core.apiKeys.ensureOrganisation('acme');
+    const tenant = { organisationId: org.id, isTest: false };
+    const catalog = sampleCatalog('acme');
+    const [product] = catalog.products ?? [];
+    const yearly: PlanEntry = {
+      key: 'business-yearly',
+      displayName: 'Business yearly',
+      pricingType: 'paid',
+      licenseType: 'perSeat',
+      perSeatAmount: 1,
+      interval: 'year',
+      length: 1,
+      prices: { USD: 300, EUR: 280 },
+      capabilities: ['edit'],
+    };
+    const { keys } = await core.importer.apply({ ...catalog, products: [{ ...product, plans: [...(product.plans ?? []), yearly] }] });
+    const { subscription: s } = await buy(core, tenant, keys['plans.notes.business'], 1);
+    // The sandbox (renewals made here) would keep the month's end and prorate the year's price over it.
+    (core.payments as PaymentProvider).renewedBySweep = () => ({});
+    await expect(
+      core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.business-yearly'], 'create_prorations'),
+    ).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [expect.objectContaining({ property: 'planId' })],
+    });
+    expect(core.payments.calls.filter((c) => c.op === 'changePlan')).toEqual([]);
+    // A provider that bills on its own periods (Stripe) resets the cycle itself.
+    delete (core.payments as PaymentProvider).renewedBySweep;
+    await core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.business-yearly'], 'create_prorations');
+    expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.business-yearly']);
+  });
+
   it('refuses an archived target plan, and leaves everything unchanged when the provider fails', async () => {
     const { core, tenant, keys, subscription } = await world();
     await core.plans.archivePlan(tenant, keys['plans.notes.business']);
