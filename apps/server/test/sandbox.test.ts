@@ -27,6 +27,24 @@ const link = (plan: string, grantee: string, extra = '') =>
     `/plans/${plan}/checkoutlink?successUrl=https://vendor.example.com/thanks&cancelUrl=https://vendor.example.com/pricing&granteeId=${grantee}&member=buyer@example.com${extra}`,
   );
 
+describe("the sandbox's checkout pages", () => {
+  it("neither show, pay nor cancel another provider's session (a Stripe one paid here would be a subscription nobody paid for)", async () => {
+    const { body } = await link(org.keys['plans.notes.team'], 'stripe-buyer').expect(200);
+    const id = pathOf(body.checkoutUrl).split('/').pop() as string;
+    // The session as a Stripe instance records it (the pages are mounted beside Stripe for free plans).
+    await world.db.uow.run(async (r) => {
+      const s = await r.checkoutSessions.get(id);
+      if (s) await r.checkoutSessions.save({ ...s, provider: 'stripe' });
+    });
+    await request(app).get(`/sandbox/checkout/${id}`).expect(404);
+    await request(app).post(`/sandbox/checkout/${id}/pay`).type('form').send({}).expect(404);
+    await request(app).post(`/sandbox/checkout/${id}/cancel`).type('form').send({}).expect(404);
+    expect((await world.db.uow.run((r) => r.checkoutSessions.get(id)))?.status).toBe('open');
+    const licenses = (await v1('get', '/licenses').expect(200)).body.filter((l: { granteeId: string }) => l.granteeId === 'stripe-buyer');
+    expect(licenses).toEqual([]);
+  });
+});
+
 describe('sandbox purchase end to end over HTTP', () => {
   it('link -> page -> pay -> subscription and licenses -> check -> invoices -> portal cancel at period end', async () => {
     const { body } = await link(org.keys['plans.notes.team'], 'alice', '&changeQuantity=true&customerEmail=buyer@example.com').expect(200);

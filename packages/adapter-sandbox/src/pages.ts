@@ -15,7 +15,7 @@ import {
   type SubscriptionLifecycle,
 } from '@tollgate/core';
 import { html, page } from './html';
-import type { SandboxPage, SandboxPaymentProvider } from './provider';
+import { FREE_CHECKOUT_NAME, type SandboxPage, type SandboxPaymentProvider } from './provider';
 
 export interface SandboxPagesDeps {
   checkout: CheckoutService;
@@ -72,8 +72,20 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     next();
   });
 
+  /**
+   * A checkout session these pages may show, pay or cancel: the sandbox's own, or the free
+   * checkout's. The pages are mounted beside Stripe too (free plans check out here), and a Stripe
+   * session paid here would start a subscription nobody paid for: as if it did not exist.
+   */
+  const hosted = async (sessionId: string) => {
+    const found = await deps.checkout.session(sessionId);
+    if (found.session.provider !== deps.provider.name && found.session.provider !== FREE_CHECKOUT_NAME)
+      throw new DomainError(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
+    return found;
+  };
+
   r.get('/checkout/:sessionId', async (req, res) => {
-    const { session, plan, catalog } = await deps.checkout.session(req.params.sessionId);
+    const { session, plan, catalog } = await hosted(req.params.sessionId);
     const o = session.options;
     const price = unitAmount(plan, o.currency, catalog.currencies);
     const free = plan.pricingType === 'free';
@@ -148,12 +160,14 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
   });
 
   r.post('/checkout/:sessionId/pay', async (req, res) => {
+    await hosted(req.params.sessionId);
     const quantity = req.body?.quantity !== undefined && req.body.quantity !== '' ? Number(req.body.quantity) : undefined;
     const done = await deps.checkout.completeCheckout(req.params.sessionId, { quantity });
     redirect(res, done.session.successUrl);
   });
 
   r.post('/checkout/:sessionId/cancel', async (req, res) => {
+    await hosted(req.params.sessionId);
     const session = await deps.checkout.cancelCheckout(req.params.sessionId);
     redirect(res, session.cancelUrl);
   });

@@ -341,8 +341,11 @@ const usageLine = (l: UsageInvoiceLine): InvoiceLineInput => ({
 });
 
 /** Free plans need no payment: the same hosted checkout grants the license directly. */
+/** The free checkout's provider name (what its sessions and subscriptions record). */
+export const FREE_CHECKOUT_NAME = 'none';
+
 export class FreeCheckout implements Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted'> {
-  readonly name = 'none';
+  readonly name = FREE_CHECKOUT_NAME;
   constructor(private readonly links: SandboxLinks) {}
   async checkoutLink(request: CheckoutRequest) {
     return { url: this.links.checkout(request.sessionId) };

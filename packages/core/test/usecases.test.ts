@@ -402,7 +402,10 @@ describe('subscriptions', () => {
   });
 
   it('refuses a change of billing interval on a provider whose renewals Tollgate makes; a provider with its own periods takes it', async () => {
-    const core = createTestCore();
+    const freeCheckout = { name: 'none', renewedBySweep: () => ({}), checkoutLink: async () => ({ url: 'http://localhost/free' }) };
+    const core = createTestCore({
+      freeCheckout: freeCheckout as unknown as NonNullable<Parameters<typeof createTestCore>[0]>['freeCheckout'],
+    });
     const org = await core.apiKeys.ensureOrganisation('acme');
     const tenant = { organisationId: org.id, isTest: false };
     const catalog = sampleCatalog('acme');
@@ -429,6 +432,11 @@ describe('subscriptions', () => {
       details: [expect.objectContaining({ property: 'planId' })],
     });
     expect(core.payments.calls.filter((c) => c.op === 'changePlan')).toEqual([]);
+    // Nor on the free checkout (renewals made here too), from a free plan.
+    const { subscription: free } = await buyPlan(core, keys['plans.notes.free'], 1, 'frida', 'none');
+    await expect(core.subscriptions.changePlan(tenant, free.id, keys['plans.notes.business-yearly'], 'none')).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
     // A provider that bills on its own periods (Stripe) resets the cycle itself.
     delete (core.payments as PaymentProvider).renewedBySweep;
     await core.subscriptions.changePlan(tenant, s.id, keys['plans.notes.business-yearly'], 'create_prorations');

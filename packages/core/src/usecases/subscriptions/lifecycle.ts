@@ -125,13 +125,15 @@ export class SubscriptionLifecycle {
         `a usage-based plan change starts a new subscription, which ${billing.name} would not bill: cancel this subscription and check out the new plan`,
       );
     const { currentPlan: from, target: to } = first;
-    if (billing?.renewedBySweep && (from.interval !== to.interval || from.length !== to.length))
+    // The provider whose renewals the subscription follows (the free checkout's too, which bills none).
+    const renewer = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === first.s.paymentProvider);
+    if (renewer?.renewedBySweep && (from.interval !== to.interval || from.length !== to.length))
       // A change of billing interval starts a new period at the provider (Stripe resets the cycle
       // and prorates); a provider whose renewals Tollgate makes keeps the period and would prorate
       // each plan's price per its own period, billing a yearly price for the rest of a month.
       invalid(
         'planId',
-        `${to.displayName} is billed every ${to.length} ${to.interval}(s) and the subscription every ${from.length} ${from.interval}(s): ${billing.name} does not change billing intervals; cancel this subscription and check out the new plan`,
+        `${to.displayName} is billed every ${to.length} ${to.interval}(s) and the subscription every ${from.length} ${from.interval}(s): ${renewer.name === 'none' ? 'the free checkout' : renewer.name} does not change billing intervals; cancel this subscription and check out the new plan`,
       );
     let outcome: ProviderOutcome | void;
     if (first.change.kind === 'moved') {
