@@ -162,7 +162,8 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
   r.post('/checkout/:sessionId/pay', async (req, res) => {
     await hosted(req.params.sessionId);
     const quantity = req.body?.quantity !== undefined && req.body.quantity !== '' ? Number(req.body.quantity) : undefined;
-    const done = await deps.checkout.completeCheckout(req.params.sessionId, { quantity });
+    // Checked again under the session's lock, with the provider its plans now go to.
+    const done = await deps.checkout.completeCheckout(req.params.sessionId, { quantity, via: [deps.provider.name, FREE_CHECKOUT_NAME] });
     redirect(res, done.session.successUrl);
   });
 

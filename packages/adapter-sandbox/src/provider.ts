@@ -340,10 +340,10 @@ const usageLine = (l: UsageInvoiceLine): InvoiceLineInput => ({
   periodEnd: l.periodEnd,
 });
 
-/** Free plans need no payment: the same hosted checkout grants the license directly. */
 /** The free checkout's provider name (what its sessions and subscriptions record). */
 export const FREE_CHECKOUT_NAME = 'none';
 
+/** Free plans need no payment: the same hosted checkout grants the license directly. */
 export class FreeCheckout implements Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted'> {
   readonly name = FREE_CHECKOUT_NAME;
   constructor(private readonly links: SandboxLinks) {}

@@ -443,6 +443,47 @@ describe('subscriptions', () => {
     expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(keys['plans.notes.business-yearly']);
   });
 
+  it("completes for the sandbox's pages only what they may sell: not a free plan's session once the plan is paid at another provider", async () => {
+    const freeCheckout = { name: 'none', renewedBySweep: () => ({}), checkoutLink: async () => ({ url: 'http://localhost/free' }) };
+    const core = createTestCore({
+      freeCheckout: freeCheckout as unknown as NonNullable<Parameters<typeof createTestCore>[0]>['freeCheckout'],
+    });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const req = {
+      successUrl: 'https://app.example.com/ok',
+      cancelUrl: 'https://app.example.com/no',
+      granteeId: 'fred',
+      member: 'fred@example.com',
+    };
+    const { sessionId } = await core.checkout.sessionLink(tenant, keys['plans.notes.free'], req);
+    // The vendor makes the plan paid (at the payment provider, 'fake' here, Stripe in production) while the link is open.
+    await core.uow.run(async (r) => {
+      const plan = (await r.plans.get(keys['plans.notes.free']))!;
+      const team = (await r.plans.get(keys['plans.notes.team']))!;
+      await r.plans.save({ ...plan, pricingType: 'paid', currencies: team.currencies });
+    });
+    await expect(core.checkout.completeCheckout(sessionId, { via: ['sandbox', 'none'] })).rejects.toMatchObject({
+      code: 'CHECKOUT_SESSION_NOT_FOUND',
+    });
+    expect((await core.uow.read((r) => r.checkoutSessions.get(sessionId)))?.status).toBe('open');
+    // A deferred link followed again reuses its session only while the plan goes to the same provider.
+    const linkReq = { ...req, granteeId: 'gina' };
+    const first = await core.checkout.followDeferredLink(tenant, keys['plans.notes.team'], linkReq, 'link-1');
+    expect(await core.checkout.followDeferredLink(tenant, keys['plans.notes.team'], linkReq, 'link-1')).toEqual(first);
+    const linked = () => core.uow.run(async (r) => (await r.checkoutSessions.lockDeferredLink('link-1', core.clock.now())).sessionId);
+    const reused = await linked();
+    await core.uow.run(async (r) => {
+      const team = (await r.plans.get(keys['plans.notes.team']))!;
+      await r.plans.save({ ...team, pricingType: 'free' });
+    });
+    await core.checkout.followDeferredLink(tenant, keys['plans.notes.team'], linkReq, 'link-1');
+    const fresh = await linked();
+    expect(fresh).not.toBe(reused);
+    expect((await core.uow.read((r) => r.checkoutSessions.get(fresh!)))?.provider).toBe('none');
+    // The provider it goes to now completes it (its own webhook, no `via`).
+    expect((await core.checkout.completeCheckout(sessionId)).subscription.paymentProvider).toBe(core.payments.name);
+  });
+
   it('refuses an archived target plan, and leaves everything unchanged when the provider fails', async () => {
     const { core, tenant, keys, subscription } = await world();
     await core.plans.archivePlan(tenant, keys['plans.notes.business']);

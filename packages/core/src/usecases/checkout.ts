@@ -109,7 +109,14 @@ export class CheckoutService {
       const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       const c = await loadProductCatalog(r, tenant, p.productId);
       const previous = held.sessionId ? await r.checkoutSessions.get(held.sessionId) : undefined;
-      if (previous && previous.status !== 'canceled' && now.getTime() - previous.createdAt.getTime() < DEFERRED_SESSION_REUSE_MS)
+      // Reused while young and still at the provider the plan goes to (a plan made free or paid
+      // since goes to the other: a new session).
+      if (
+        previous &&
+        previous.status !== 'canceled' &&
+        now.getTime() - previous.createdAt.getTime() < DEFERRED_SESSION_REUSE_MS &&
+        previous.provider === this.providerFor(p).name
+      )
         return { session: previous, plan: p, catalog: c };
       const fresh = this.newSession(p, req, c);
       await r.checkoutSessions.save(fresh);
@@ -241,6 +248,12 @@ export class CheckoutService {
       paymentSubscriptionId?: string | null;
       paymentCustomerId?: string | null;
       delivery?: WebhookDelivery;
+      /**
+       * The providers the caller completes for (the sandbox's pages: the sandbox and the free
+       * checkout): a session of another, or one whose plans another would now bill (a free plan
+       * made paid since its link), is not theirs to complete and answers "no such session".
+       */
+      via?: string[];
     } = {},
   ): Promise<{ status: 'completed' | 'duplicate'; session: CheckoutSession; subscription: Subscription }> {
     const now = this.deps.clock.now();
@@ -269,6 +282,8 @@ export class CheckoutService {
       // The payment is made: what it bought is recorded even if a price changed since the link.
       const extra = session.extraItems.length ? await this.extraCharges(r, tenant, plan, session, { priced: false }) : [];
       const provider = this.providerFor(plan, extra);
+      if (input.via && !(input.via.includes(session.provider) && input.via.includes(provider.name)))
+        fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
       const result = await this.purchaseIn(
         r,
         {
