@@ -1,5 +1,5 @@
-import type { DomainError, Interval, LineItemDraft, Tenant, TierDraft } from '../src';
-import { buyPlan, createTestCore, seedSample, type TestCore } from '../src/testing';
+import type { Interval, LineItemDraft, Tenant, TierDraft } from '../src';
+import { buyPlan, createTestCore, rejectionOf, seedSample, type TestCore } from '../src/testing';
 
 // How `POST /api/plans/save` (PlanAdmin.savePlan) and catalog files build a plan from line items:
 // the plan bills by its recurring prices' interval, and tier bounds ascend (an audit found both).
@@ -38,14 +38,7 @@ const tiered = (tiers: TierDraft[]): LineItemDraft => ({
 });
 
 /** The domain error a promise rejects with. */
-async function errorOf(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
+const errorOf = rejectionOf;
 
 describe('a plan saved with line items bills by its recurring prices', () => {
   it('takes its interval and length from them, and keeps what it had when none recurs', async () => {

@@ -1,5 +1,5 @@
-import type { DomainError, Interval, LineItem, LineItemDraft, Plan, Tenant } from '../src';
-import { buyPlan, createTestCore, seedSample, type TestCore } from '../src/testing';
+import type { Interval, LineItem, LineItemDraft, Plan, Tenant } from '../src';
+import { buyPlan, createTestCore, fakeFreeCheckout, rejectionOf, seedSample, type TestCore } from '../src/testing';
 
 // Every write of a plan's pricing bills the plan by its recurring prices, as `POST /api/plans/save`
 // does, and nothing sold or being sold at a plan's interval lets it change: the pricing-parts
@@ -32,14 +32,7 @@ const recurring = (li: LineItem) => ({
   maxQuantity: li.maxQuantity,
 });
 
-async function errorOf(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DomainError;
-  }
-  throw new Error('expected a rejection');
-}
+const errorOf = rejectionOf;
 
 /** Writes the plan as it was stored before a rule (a plan saved before 1f055bb, an import's key). */
 const store = (core: TestCore, plan: Plan) => core.uow.run((r) => r.plans.save(plan));
@@ -129,14 +122,7 @@ describe('an open checkout session', () => {
   });
 
   it("of a cart whose first plan is free holds its paid plan's interval: the cart goes to the payment provider", async () => {
-    // A free checkout beside the payment provider, as the runtime wires it: free carts go there.
-    const freeCheckout = {
-      name: 'none',
-      renewedBySweep: () => ({}),
-      checkoutLink: async () => ({ url: 'http://localhost/free' }),
-      purchaseCompleted: () => ({}),
-    } as unknown as NonNullable<Parameters<typeof createTestCore>[0]>['freeCheckout'];
-    const core = createTestCore({ freeCheckout });
+    const core = createTestCore({ freeCheckout: fakeFreeCheckout() });
     const { tenant, keys } = await seedSample(core, 'acme');
     const req = { member: 'm@example.com', granteeId: 'm', successUrl: 'https://x.io/ok', cancelUrl: 'https://x.io/no', currency: 'USD' };
     const extraItems = [{ planId: keys['plans.notes.team'], quantity: 2, granteeId: null, groupId: null }];

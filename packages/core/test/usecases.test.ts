@@ -17,6 +17,7 @@ import {
 import {
   buyPlan,
   createTestCore,
+  fakeFreeCheckout,
   seedSample,
   sampleCatalog,
   FaultInjectingUnitOfWork,
@@ -402,9 +403,8 @@ describe('subscriptions', () => {
   });
 
   it('refuses a change of billing interval on a provider whose renewals Tollgate makes; a provider with its own periods takes it', async () => {
-    const freeCheckout = { name: 'none', renewedBySweep: () => ({}), checkoutLink: async () => ({ url: 'http://localhost/free' }) };
     const core = createTestCore({
-      freeCheckout: freeCheckout as unknown as NonNullable<Parameters<typeof createTestCore>[0]>['freeCheckout'],
+      freeCheckout: fakeFreeCheckout(),
     });
     const org = await core.apiKeys.ensureOrganisation('acme');
     const tenant = { organisationId: org.id, isTest: false };
@@ -444,9 +444,8 @@ describe('subscriptions', () => {
   });
 
   it("completes for the sandbox's pages only what they may sell: not a free plan's session once the plan is paid at another provider", async () => {
-    const freeCheckout = { name: 'none', renewedBySweep: () => ({}), checkoutLink: async () => ({ url: 'http://localhost/free' }) };
     const core = createTestCore({
-      freeCheckout: freeCheckout as unknown as NonNullable<Parameters<typeof createTestCore>[0]>['freeCheckout'],
+      freeCheckout: fakeFreeCheckout(),
     });
     const { tenant, keys } = await seedSample(core, 'acme');
     const req = {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Balance, Customer, DomainEvent, License, Organisation, Plan, Product, Subscription, Tenant } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
+import type { DomainError } from '../errors';
 
 /** Builders of valid records for tests; every id is fresh, so suites can share one database. */
 export const T0 = new Date('2026-01-15T12:00:00.000Z');
@@ -171,6 +172,16 @@ export const aBalance = (over: Partial<Balance> = {}): Balance => ({
   updatedAt: T0,
   ...over,
 });
+
+/** The error a promise rejects with (a test that expects a rejection fails when it resolves). */
+export async function rejectionOf(p: Promise<unknown>): Promise<DomainError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as DomainError;
+  }
+  throw new Error('expected a rejection');
+}
 
 export function errorCodeOf(fn: () => unknown): string | undefined {
   try {

@@ -48,6 +48,19 @@ export function createTestCore(
 
 export type TestCore = ReturnType<typeof createTestCore>;
 
+/**
+ * A free checkout as the runtime wires one beside the payment provider (`none`, renewals made by
+ * the sweep): free plans and carts of only free plans go to it.
+ */
+export function fakeFreeCheckout(): NonNullable<CoreDeps['freeCheckout']> {
+  return {
+    name: 'none',
+    renewedBySweep: () => ({}),
+    checkoutLink: async () => ({ url: 'http://localhost/free' }),
+    purchaseCompleted: async () => ({}),
+  };
+}
+
 /** A completed purchase of the plan as a provider reports it (customer, subscription, one license per seat). */
 export const buyPlan = (core: Pick<TestCore, 'checkout'>, planId: string, quantity = 1, granteeId = 'alice', paymentProvider = 'fake') =>
   core.checkout.completePurchase({
