@@ -224,3 +224,59 @@ it('POST /api/products/import refuses a new interval for a plan with running sub
   const res = await own.post('/api/products/import', file).expect(409);
   expect(res.body.errors).toEqual([{ property: 'plans.team.interval', message: expect.stringContaining('has running subscriptions') }]);
 });
+
+it('refuses to sell a plan it would not bill as its line items price it (a base fee beside seats, a one-off fee): checkout, added plan and plan change are 400s, and nothing changes', async () => {
+  const product = (await api().post('/api/products', { name: 'Fees' }).expect(201)).body.data;
+  const save = async (name: string, lineItems: object[]) =>
+    (await api().post('/api/plans/save', { productId: product.id, name, lineItems }).expect(201)).body.data.id as string;
+  const fee = (slug: string, interval: string | null, unitAmount: number) => ({
+    ...seats([{ interval, unitAmount }]),
+    name: slug,
+    slug,
+    priceType: 'flat_rate',
+    intervalType: interval ? 'recurring' : 'one_off',
+  });
+  const seatsOnly = await save('Seats only', [seats([{ interval: 'month', unitAmount: 1000 }])]);
+  const baseAndSeats = await save('Base and seats', [seats([{ interval: 'month', unitAmount: 1000 }]), fee('base', 'month', 5000)]);
+  const withSetup = await save('With set-up', [fee('monthly', 'month', 2000), fee('setup', null, 10_000)]);
+  const checkout = (planId: string) =>
+    api().post('/api/checkout', {
+      planId,
+      owner: 'fees-owner@example.com',
+      grantee: 'fees-user',
+      interval: 'month',
+      intervalCount: 1,
+      currency: 'USD',
+      successUrl: 'https://vendor.example.com/ok',
+      cancelUrl: 'https://vendor.example.com/no',
+    });
+  // The base fee was never charged, the set-up fee every month: neither plan is sold.
+  expect((await checkout(baseAndSeats).expect(400)).body.errors).toEqual([
+    {
+      property: 'planId',
+      message: expect.stringContaining(
+        'the plan Base and seats cannot be sold: its line item base would not be charged: beside a per-seat line item (seats)',
+      ),
+    },
+  ]);
+  expect((await checkout(withSetup).expect(400)).body.errors).toEqual([
+    {
+      property: 'planId',
+      message: expect.stringContaining('its line item setup is a one-off fee, which Tollgate would charge every period'),
+    },
+  ]);
+  await checkout(seatsOnly).expect(200);
+
+  // Nor added to a subscription, nor changed to.
+  await buy(seatsOnly, 'fees-buyer@example.com');
+  const [subscription] = (await api().get('/api/subscriptions?owner=fees-buyer@example.com').expect(200)).body.data;
+  const items = (list: object[]) => api().put(`/api/subscriptions/${subscription.id}/items`, { items: list, proration: 'none' });
+  const added = await items([{ planId: withSetup, action: 'add' }]).expect(400);
+  expect(added.body.errors).toEqual([{ property: expect.stringContaining('planId'), message: expect.stringContaining('one-off fee') }]);
+  const changed = await items([{ planId: seatsOnly, action: 'replace', newPlanId: baseAndSeats }]).expect(400);
+  expect(changed.body.errors).toEqual([
+    { property: expect.stringContaining('planId'), message: expect.stringContaining('base would not be charged') },
+  ]);
+  const stored = await world.db.uow.run((r) => r.subscriptions.get(subscription.id));
+  expect(stored).toMatchObject({ planId: seatsOnly, addedPlans: [] });
+});

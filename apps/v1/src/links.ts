@@ -1,6 +1,7 @@
 import {
   isPerSeat,
   pricedIn,
+  unbilledLine,
   type CheckoutLinkRequest,
   type CheckoutService,
   type Clock,
@@ -59,10 +60,11 @@ export function deferredCheckoutLinks(
   const out = new Map<Id, string>();
   for (const plan of plans) {
     const req = forPlan(plan, { ...global, ...perPlan.get(plan.id) });
-    const { options } = s.checkout.validateLink(plan, catalog, req, { priced: false });
-    // A paid plan without a price in the list's currency gets no link (the page says "Not sold in"):
+    const { options } = s.checkout.validateLink(plan, catalog, req);
+    // A paid plan without a price in the list's currency, or one Tollgate would not bill as priced
+    // (`unbilledLine`), gets no link (the page says "Not sold in"):
     // followed, it would be refused, and the other plans of the table are still sold.
-    if (!pricedIn(plan, options.currency, catalog.currencies)) continue;
+    if (!pricedIn(plan, options.currency, catalog.currencies) || unbilledLine(plan)) continue;
     const token = s.links.sign(
       { organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout,
       DEFERRED_LINK_TTL_MS,

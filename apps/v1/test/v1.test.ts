@@ -118,6 +118,28 @@ describe('v1 products', () => {
     expect(JSON.stringify(refused.body)).toContain('no price in EUR');
   });
 
+  it('links no plan Tollgate would not bill as its line items price it (a base fee beside seats), and refuses it asked directly', async () => {
+    const product = await world.core.products.createProduct(org.tenant, { name: 'Fees' });
+    const line = (slug: string, priceType: 'per_seat' | 'flat_rate', unitAmount: number) => ({
+      name: slug,
+      slug,
+      priceType,
+      prices: [{ interval: 'month' as const, intervalCount: 1, currencyOptions: [{ currency: 'USD', unitAmount }] }],
+    });
+    const save = async (name: string, lineItems: ReturnType<typeof line>[]) =>
+      (await world.core.plans.savePlan(org.tenant, { productId: product.id, name, lineItems })).plan.id;
+    const seatsOnly = await save('Seats only', [line('seats', 'per_seat', 1000)]);
+    const withBase = await save('Base and seats', [line('seats', 'per_seat', 1000), line('base', 'flat_rate', 5000)]);
+    const res = await api.get(`/products/${product.id}?expand=generateCheckoutLinks&${checkoutParams}&currency=USD`).expect(200);
+    const links = Object.fromEntries(
+      (res.body.plans as { displayName: string; checkoutUrl?: string }[]).map((p) => [p.displayName, p.checkoutUrl ?? null]),
+    );
+    expect(links).toEqual({ 'Seats only': expect.stringMatching(/\/checkout\/start\//), 'Base and seats': null });
+    await api.get(`/plans/${seatsOnly}/checkoutlink?${checkoutParams}&currency=USD`).expect(200);
+    const refused = await api.get(`/plans/${withBase}/checkoutlink?${checkoutParams}&currency=USD`).expect(400);
+    expect(JSON.stringify(refused.body)).toContain('its line item base would not be charged');
+  });
+
   it('serves the plans, features, currencies and capabilities of a product', async () => {
     const id = org.keys['products.notes'];
     expectSchema(arrayOf(v1PlanSchema), (await api.get(`/products/${id}/plans`).expect(200)).body);

@@ -18,6 +18,7 @@ import {
   quickCheckoutQuantity,
   resolveCheckoutOptions,
   unitAmount,
+  unbilledLine,
   replaceCart,
   updateLineItem,
   type Cart,
@@ -196,6 +197,59 @@ describe('plans priced by their line items (saved through plans/save)', () => {
     expect(errorCodeOf(() => resolveCheckoutOptions({ quantity: 2 }, flat, noLegacy, new Map()))).toBe('CHECKOUT_QUANTITY_NOT_PER_SEAT');
     // A plan with legacy currencies keeps its own rules (its line items mirror them).
     expect(isPerSeat(planWith([seats], { licenseType: 'user', currencies: [{ currencyId: 'c', amountMinor: 1 } as never] }))).toBe(false);
+  });
+
+  it('names the line item billing would drop or repeat, so such a plan is not sold (unbilledLine)', () => {
+    const option = (currency: string, unitAmount: number | null, tiers: Price['currencyOptions'][number]['tiers'] = []) => ({
+      id: randomUUID(),
+      currency,
+      unitAmount,
+      isDefault: true,
+      tiers,
+      createdAt: T0,
+      updatedAt: T0,
+    });
+    const priced = (amount: number) => [price({ currencyOptions: [option('USD', amount)] })];
+    const seats = lineItem({ prices: priced(1500) });
+    const flat = (slug: string, amount: number, over: Partial<LineItem> = {}) =>
+      lineItem({ slug, priceType: 'flat_rate', prices: priced(amount), ...over });
+    const metered = lineItem({ slug: 'calls', priceType: 'metered', prices: priced(5) });
+    const plan = (...items: LineItem[]) => planWith(items, { currencies: [] });
+
+    // Billed as priced: seats alone, flat fees together, either beside metered usage, a free line beside seats.
+    expect(unbilledLine(plan(seats))).toBeUndefined();
+    expect(unbilledLine(plan(flat('base', 900), flat('extra', 100)))).toBeUndefined();
+    expect(unbilledLine(plan(seats, metered))).toBeUndefined();
+    expect(unbilledLine(plan(seats, flat('included', 0)))).toBeUndefined();
+    expect(unbilledLine(plan(seats, flat('old-base', 900, { archivedAt: T0 })))).toBeUndefined();
+    // A base fee beside the seats was never charged; a second seat price neither.
+    expect(unbilledLine(plan(seats, flat('base', 900)))).toMatch(
+      /line item base would not be charged: beside a per-seat line item \(seats\)/,
+    );
+    expect(unbilledLine(plan(seats, lineItem({ slug: 'admins', prices: priced(3000) })))).toMatch(/line item admins would not be charged/);
+    // A one-off fee was charged every period, beside a recurring fee or alone (a lifetime price).
+    expect(unbilledLine(plan(flat('monthly', 2000), flat('setup', 10_000, { intervalType: 'one_off' })))).toMatch(
+      /line item setup is a one-off fee, which Tollgate would charge every period/,
+    );
+    expect(unbilledLine(plan(flat('lifetime', 19_900, { intervalType: 'one_off' })))).toMatch(/lifetime is a one-off fee/);
+    // A seat price by tiers was charged its plain amount (none here).
+    const tiered = lineItem({
+      billingScheme: 'tiered',
+      tiersMode: 'volume',
+      prices: [
+        price({
+          currencyOptions: [
+            option('USD', null, [{ id: 't', upTo: 'inf', flatAmount: null, unitAmount: 700, createdAt: T0, updatedAt: T0 }]),
+          ],
+        }),
+      ],
+    });
+    expect(unbilledLine(plan(tiered))).toMatch(/seats is priced by tiers, which Tollgate bills on metered line items only/);
+    // Free plans and plans with legacy currencies bill by their own rules.
+    expect(unbilledLine(planWith([seats, flat('base', 900)], { currencies: [], pricingType: 'free' }))).toBeUndefined();
+    expect(
+      unbilledLine(planWith([seats, flat('base', 900)], { currencies: [{ currencyId: 'c', amountMinor: 1 } as never] })),
+    ).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
-import { ErrorCodes, fail } from '../errors';
-import type { LineItem, Plan, Product } from '../model';
+import { ErrorCodes, fail, invalid } from '../errors';
+import type { LineItem, Plan, Price, Product } from '../model';
 import { currencyExponent } from '../support/money';
 
 /** Billing's digits of a currency (defined beside the money formatter, which shows the same). */
@@ -26,6 +26,9 @@ export function assertPlanSellable(plan: Plan, product: Product): void {
 
 /** A line item that meters usage now: metered, on a meter, not archived (what makes a plan usage-based). */
 export const isLiveMeteredLine = (li: LineItem): boolean => li.priceType === 'metered' && !!li.meter && !li.archivedAt;
+
+/** The price a line item bills with now: its first one not archived. */
+export const currentPrice = (li: LineItem): Price | undefined => li.prices.find((p) => !p.archivedAt);
 
 /**
  * A plan priced by its line items alone (saved through the catalog API's `plans/save`, without the
@@ -57,7 +60,7 @@ export function lineItemCurrencies(plan: Plan): string[] {
  */
 function lineItemAmount(plan: Plan, currency: string): number {
   const amountOf = (li: Plan['lineItems'][number]) =>
-    li.prices.find((p) => !p.archivedAt)?.currencyOptions.find((o) => o.currency.toUpperCase() === currency)?.unitAmount ?? 0;
+    currentPrice(li)?.currencyOptions.find((o) => o.currency.toUpperCase() === currency)?.unitAmount ?? 0;
   const seat = seatLineItem(plan);
   if (seat) return amountOf(seat);
   return plan.lineItems.filter((li) => !li.archivedAt && li.priceType === 'flat_rate').reduce((sum, li) => sum + amountOf(li), 0);
@@ -84,7 +87,7 @@ export function pricedIn(plan: Plan, currency: string, currencies: ReadonlyMap<s
   if (!pricedByLineItems(plan)) return plan.currencies.some((c) => currencies.get(c.currencyId)?.shortName.toUpperCase() === wanted);
   const options = plan.lineItems
     .filter((li) => !li.archivedAt)
-    .map((li) => li.prices.find((p) => !p.archivedAt)?.currencyOptions)
+    .map((li) => currentPrice(li)?.currencyOptions)
     .filter((o) => o !== undefined);
   return options.length > 0 && options.every((o) => o.some((x) => x.currency.toUpperCase() === wanted));
 }
@@ -100,6 +103,47 @@ export function assertPricedIn(
     fail(ErrorCodes.CHECKOUT_CURRENCY_NOT_SUPPORTED, `the plan ${plan.displayName} has no price in ${currency.toUpperCase()}`, [
       { property, error: `the plan ${plan.displayName} has no price in ${currency.toUpperCase()}` },
     ]);
+}
+
+/** Whether a line item's current price charges anything (an amount, or a tier's amount, in any currency). */
+const charges = (li: LineItem): boolean =>
+  (currentPrice(li)?.currencyOptions ?? []).some(
+    (o) => (o.unitAmount ?? 0) > 0 || o.tiers.some((t) => t.unitAmount > 0 || (t.flatAmount ?? 0) > 0),
+  );
+
+/**
+ * Why a paid plan priced by its line items would not be billed as its line items price it, naming
+ * the first line item billing would drop or repeat; undefined when it would be (and for any other
+ * plan). Billing charges a plan's price per seat (its per-seat line item's) or per period (its
+ * flat-rate line items' together) every period, and meters' usage at the period's close (see
+ * `lineItemAmount`, docs/decisions.md "Fees Tollgate cannot bill yet"), so:
+ * - a one-off fee (a set-up fee, a lifetime price) would be charged every period;
+ * - a fee beside the per-seat line item (a base fee, a second per-seat price) would not be charged;
+ * - a seat or flat price by tiers would be charged its plain amount.
+ */
+export function unbilledLine(plan: Plan): string | undefined {
+  if (plan.pricingType === 'free' || !pricedByLineItems(plan)) return undefined;
+  const seat = seatLineItem(plan);
+  for (const li of plan.lineItems) {
+    if (li.archivedAt || li.priceType === 'metered' || !charges(li)) continue;
+    if (currentPrice(li)?.currencyOptions.some((o) => o.tiers.length > 0))
+      return `its line item ${li.slug} is priced by tiers, which Tollgate bills on metered line items only`;
+    if (li.intervalType === 'one_off')
+      return `its line item ${li.slug} is a one-off fee, which Tollgate would charge every period (one-off prices are not sold yet)`;
+    if (seat && li !== seat)
+      return `its line item ${li.slug} would not be charged: beside a per-seat line item (${seat.slug}) Tollgate charges that line item alone`;
+  }
+  return undefined;
+}
+
+/**
+ * Refuses to sell a plan Tollgate would not bill as its line items price it (`unbilledLine`): a 400
+ * naming `property`, where the plan is sold (checkout, cart, added plan, plan change), never where
+ * a payment completes.
+ */
+export function assertBilledAsPriced(plan: Plan, property: string): void {
+  const why = unbilledLine(plan);
+  if (why) invalid(property, `the plan ${plan.displayName} cannot be sold: ${why}`);
 }
 
 /** The plan's price per seat per period in a currency (by short name), minor units; 0 when free or not priced in it. */

@@ -1,6 +1,7 @@
 import type { CurrencyOption, Interval, LineItem, Quantity, Tier, UsageTerms } from '../model';
 import { formatUnits } from './usage';
 import { addInterval } from './time';
+import { currentPrice } from './catalog';
 
 /**
  * The minimum of a period a balance covered in part: `minUsage` in proportion to the time it
@@ -59,7 +60,7 @@ export function billedUnits(used: Quantity, granted: Quantity, terms: Pick<Usage
 
 /** The currency option of a metered line item's current price in `currency` (else its default). */
 export function usagePriceOption(li: LineItem, currency: string | null): CurrencyOption | undefined {
-  const price = li.prices.find((p) => !p.archivedAt) ?? li.prices[0];
+  const price = currentPrice(li) ?? li.prices[0];
   if (!price) return undefined;
   const wanted = currency?.toLowerCase();
   return (

@@ -1,7 +1,7 @@
 import { startSubscriptionUsage } from './usage/periods';
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { CheckoutItem, CheckoutOptionsInput, CheckoutSession, Customer, Id, Plan, Subscription, Tenant } from '../model';
-import { assertPlanSellable, assertPricedIn } from '../domain/catalog';
+import { assertBilledAsPriced, assertPlanSellable, assertPricedIn } from '../domain/catalog';
 import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
 import { assertSeatTotal } from '../domain/seats';
@@ -129,6 +129,10 @@ export class CheckoutService {
   /** A new open checkout session for the request (validated against the plan's rules). */
   private newSession(plan: Plan, req: CheckoutLinkRequest, catalog: ProductCatalog): CheckoutSession {
     const { successUrl, cancelUrl, granteeId, member, options } = this.validateLink(plan, catalog, req);
+    // A paid plan is never sold in a currency it has no price in: it would cost nothing. Checked
+    // when a session is made, never when a payment completes (what was paid is recorded).
+    assertPricedIn(plan, options.currency, catalog.currencies, 'currency');
+    assertBilledAsPriced(plan, 'planId');
     return {
       id: this.deps.ids.newId(),
       organisationId: plan.organisationId,
@@ -173,17 +177,16 @@ export class CheckoutService {
   /**
    * Checks a checkout request against the plan without creating anything: what a link handed out
    * for later use (pricing tables) must pass now, so that following it cannot fail on input.
+   * Whether the plan has a price in the currency is the caller's to ask (`pricedIn`): a pricing
+   * table leaves an unpriced plan's link out, a new session refuses it.
    */
-  validateLink(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest, check: { priced: boolean } = { priced: true }) {
+  validateLink(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest) {
     const successUrl = assertAbsoluteUrl('successUrl', req.successUrl);
     const cancelUrl = assertAbsoluteUrl('cancelUrl', req.cancelUrl);
     const granteeId = required('granteeId', req.granteeId);
     const member = required('member', req.member);
     assertPlanSellable(plan, catalog.product);
     const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies, limitsOf(this.deps).maxSeats);
-    // A paid plan is never sold in a currency it has no price in: it would cost nothing. Checked
-    // when a link is made, never when a payment completes (what was paid is recorded).
-    if (check.priced) assertPricedIn(plan, options.currency, catalog.currencies, 'currency');
     return { successUrl, cancelUrl, granteeId, member, options };
   }
 
@@ -219,7 +222,10 @@ export class CheckoutService {
       if (p.interval !== plan.interval || p.length !== plan.length)
         invalid('cartItems', `${p.displayName} is not billed on the cart's interval`);
       resolveCheckoutOptions({ currency: session.options.currency }, p, product, currencies);
-      if (check.priced) assertPricedIn(p, session.options.currency, currencies, 'cartItems');
+      if (check.priced) {
+        assertPricedIn(p, session.options.currency, currencies, 'cartItems');
+        assertBilledAsPriced(p, 'cartItems');
+      }
       out.push({ plan: p, quantity: item.quantity, unitAmount: unitAmount(p, session.options.currency, currencies) });
     }
     return out;

@@ -44,6 +44,19 @@ export interface CoreDeps {
   freeCheckout?: Pick<PaymentProvider, 'name' | 'checkoutLink' | 'purchaseCompleted' | 'renewedBySweep'>;
 }
 
+/** A provider subscriptions are bought through: the payment provider, or the free checkout. */
+export type SubscriptionProvider = NonNullable<CoreDeps['freeCheckout']>;
+
+/** This instance's providers of subscriptions: the payment provider, and the free checkout where one is set. */
+export const subscriptionProviders = (deps: Pick<CoreDeps, 'payments' | 'freeCheckout'>): SubscriptionProvider[] =>
+  deps.freeCheckout ? [deps.payments, deps.freeCheckout] : [deps.payments];
+
+/** The provider of this instance a subscription was bought through (by its `paymentProvider`), if any. */
+export const providerOf = (
+  deps: Pick<CoreDeps, 'payments' | 'freeCheckout'>,
+  s: { paymentProvider: string },
+): SubscriptionProvider | undefined => subscriptionProviders(deps).find((p) => p.name === s.paymentProvider);
+
 export interface CoreLimits {
   /** Seats one subscription may hold (checkout, pay, increment, provider sync). */
   maxSeats: number;

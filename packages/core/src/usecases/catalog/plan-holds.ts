@@ -2,7 +2,7 @@ import { ErrorCodes, fail, invalid } from '../../errors';
 import { effectiveStatus } from '../../domain/subscription';
 import type { Id, Plan, Subscription } from '../../model';
 import type { Repositories } from '../../ports';
-import type { CoreDeps } from '../deps';
+import { subscriptionProviders, type CoreDeps } from '../deps';
 import { scanRecurringBilling } from './plan-pricing';
 
 /**
@@ -27,7 +27,9 @@ export interface PlanHolds {
  * checkout does not block the plan's edit for a day).
  */
 export function intervalPricingProviders(deps: Pick<CoreDeps, 'payments' | 'freeCheckout'>): string[] {
-  return [deps.payments, deps.freeCheckout].filter((p) => p !== undefined && !p.renewedBySweep).map((p) => (p as { name: string }).name);
+  return subscriptionProviders(deps)
+    .filter((p) => !p.renewedBySweep)
+    .map((p) => p.name);
 }
 
 /** Nothing holds a plan not yet saved. */

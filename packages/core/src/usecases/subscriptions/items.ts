@@ -1,7 +1,7 @@
 import { ErrorCodes, fail, invalid, isDomainError, isOutage } from '../../errors';
 import { isUuid } from '../../support/text';
 import type { Id, License, LineItemQuantities, Plan, Proration, Subscription, Tenant } from '../../model';
-import { assertPricedIn, unitAmount } from '../../domain/catalog';
+import { assertBilledAsPriced, assertPricedIn, unitAmount } from '../../domain/catalog';
 import { quickCheckoutQuantity } from '../../domain/quick-checkout';
 import { addPlan, removePlan, seatsOfPlan, setAddedPlanSeats } from '../../domain/subscription-plans';
 import { resolveCheckoutOptions } from '../../domain/checkout';
@@ -191,6 +191,7 @@ export class SubscriptionItems {
         } catch {
           invalid(`${step.at}.planId`, `the plan is not sold in ${s.currency}, the subscription's currency`);
         }
+        assertBilledAsPriced(plan, `${step.at}.planId`);
         const price = unitAmount(plan, s.currency, currencies);
         const quantity = quickCheckoutQuantity(plan, step.metadata);
         const added = addPlan({

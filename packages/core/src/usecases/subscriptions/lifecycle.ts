@@ -24,10 +24,10 @@ import {
   type PlanChange,
   type SubscriptionChange,
 } from '../../domain/subscription';
-import { assertPricedIn, unitAmount } from '../../domain/catalog';
+import { assertBilledAsPriced, assertPricedIn, unitAmount } from '../../domain/catalog';
 import { assertAccessible } from '../../domain/tenancy';
 import type { InvoiceList, ProviderOutcome, ProviderPaymentMethod, Repositories } from '../../ports';
-import type { CoreDeps } from '../deps';
+import { providerOf, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import {
   afterProvider,
@@ -111,6 +111,7 @@ export class SubscriptionLifecycle {
       });
       // Sold in the subscription's currency, with its seats: else the target would cost nothing, or be billed by the wrong count.
       assertPricedIn(target, s.currency, currencies, 'planId');
+      assertBilledAsPriced(target, 'planId');
       assertSeatsCarry(s, target);
       return { s, change, currentPlan, target, currencies };
     };
@@ -126,7 +127,7 @@ export class SubscriptionLifecycle {
       );
     const { currentPlan: from, target: to } = first;
     // The provider whose renewals the subscription follows (the free checkout's too, which bills none).
-    const renewer = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === first.s.paymentProvider);
+    const renewer = providerOf(this.deps, first.s);
     if (renewer?.renewedBySweep && (from.interval !== to.interval || from.length !== to.length))
       // A change of billing interval starts a new period at the provider (Stripe resets the cycle
       // and prorates); a provider whose renewals Tollgate makes keeps the period and would prorate

@@ -2,7 +2,7 @@ import { periodEndReached, renew } from '../../domain/subscription';
 import { unitAmount } from '../../domain/catalog';
 import { addInterval } from '../../domain/time';
 import { isOutage } from '../../errors';
-import { limitsOf, type CoreDeps } from '../deps';
+import { limitsOf, providerOf, subscriptionProviders, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { billingProviderOf, endSubscriptionUsage, loadPlan, saveOutcome } from './shared';
 import type { UsageService } from '../usage';
@@ -50,9 +50,9 @@ export class Sweeps {
    */
   async renewals(limit = 100): Promise<number> {
     const now = this.deps.clock.now();
-    const providers = [this.deps.payments, this.deps.freeCheckout]
-      .filter((p) => p?.renewedBySweep)
-      .map((p) => (p as { name: string }).name);
+    const providers = subscriptionProviders(this.deps)
+      .filter((p) => p.renewedBySweep)
+      .map((p) => p.name);
     if (providers.length === 0) return 0;
     for (const [id, until] of this.passedOver) if (until <= now.getTime()) this.passedOver.delete(id);
     const due = (await this.deps.uow.run((r) => r.subscriptions.listDueForRenewal(now, providers, limit + this.passedOver.size)))
@@ -102,7 +102,7 @@ export class Sweeps {
         now,
       });
       // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
-      const provider = [this.deps.payments, this.deps.freeCheckout].find((p) => p?.name === s.paymentProvider);
+      const provider = providerOf(this.deps, s);
       const currencies = await loadCurrencies(r);
       // Every plan the subscription holds is billed for the new period.
       const added = [];
