@@ -74,6 +74,25 @@ describe('revocation', () => {
     expect(await refused(b, plaintext)).toBe(true);
   });
 
+  it('makes no key for a key revoked after its request was authenticated (the creator is read again in the transaction)', async () => {
+    const { plaintext, record } = await a.apiKeys.create({ organisation: org, scopes: ['*'], isTest: false });
+    const creator = await b.apiKeys.authenticate(plaintext);
+    const tenant = { organisationId: creator.organisationId, isTest: false };
+    // Authenticated, then revoked before its create runs (another instance, or a concurrent request).
+    await a.apiKeys.revoke(record.id);
+    const made = await b.apiKeys.createFor(tenant, creator, { name: 'child' }).then(
+      () => 'created',
+      (e: DomainError) => e.code,
+    );
+    expect(made).toBe(ErrorCodes.UNAUTHENTICATED);
+    expect((await a.apiKeys.list(org)).map((k) => k.name)).toEqual([record.name]);
+    // A live key still makes one.
+    const live = await a.apiKeys.create({ organisation: org, scopes: ['*'], isTest: false });
+    await expect(b.apiKeys.createFor(tenant, await b.apiKeys.authenticate(live.plaintext), { name: 'child' })).resolves.toMatchObject({
+      record: { name: 'child', scopes: ['*'] },
+    });
+  });
+
   it('re-validates cached keys against the database: a revocation whose notification was lost is refused within the interval', async () => {
     const { plaintext, record } = await a.apiKeys.create({ organisation: org, scopes: ['*'], isTest: false });
     const other = await a.apiKeys.create({ organisation: org, scopes: ['*'], isTest: true });

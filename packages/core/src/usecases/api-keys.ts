@@ -160,11 +160,17 @@ export class ApiKeyService {
     });
   }
 
-  async create(input: { organisation: string; name?: string; scopes: string[]; isTest: boolean }): Promise<CreatedApiKey> {
+  /**
+   * A new key of the organisation. `createdBy`: the key asking (through the API), read again in the
+   * transaction: one revoked since it was authenticated makes none (UNAUTHENTICATED).
+   */
+  async create(input: { organisation: string; name?: string; scopes: string[]; isTest: boolean; createdBy?: Id }): Promise<CreatedApiKey> {
     const scopes = parseScopes(input.scopes.length ? input.scopes : ['*']);
     return this.deps.uow.run(async (r) => {
       const org = await r.organisations.findByName(input.organisation);
       if (!org) return fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${input.organisation}`);
+      if (input.createdBy !== undefined && (await r.apiKeys.get(input.createdBy))?.revokedAt !== null)
+        return fail(ErrorCodes.UNAUTHENTICATED, 'the API key was revoked');
       const secret = this.deps.random.bytes(24).toString('base64url');
       const plaintext = `${input.isTest ? 'test_' : 'live_'}${secret}`;
       const record: ApiKey = {
@@ -194,7 +200,7 @@ export class ApiKeyService {
         fail(ErrorCodes.FORBIDDEN, `this API key cannot grant ${s}`, [{ property: 'scopes', error: `cannot grant ${s}` }]);
     const org = await this.deps.uow.read((r) => r.organisations.get(tenant.organisationId));
     if (!org) return fail(ErrorCodes.ORGANISATION_NOT_FOUND, 'no such organisation');
-    return this.create({ organisation: org.name, name: input.name, scopes, isTest: tenant.isTest });
+    return this.create({ organisation: org.name, name: input.name, scopes, isTest: tenant.isTest, createdBy: creator.id });
   }
 
   /** A page of the tenant's keys that are not revoked, oldest first. */
