@@ -108,6 +108,48 @@ describe('carts', () => {
     await api().post(`/api/carts/${cart.id}/checkout`, {}).expect(400);
   });
 
+  it('refuses at checkout a cart holding a plan Tollgate would not bill as its line items price it (a base fee beside seats), and makes nothing', async () => {
+    const product = (await api().post('/api/products', { name: 'Cart fees' }).expect(201)).body.data;
+    const line = (slug: string, priceType: string, unitAmount: number) => ({
+      name: slug,
+      slug,
+      priceType,
+      intervalType: 'recurring',
+      billingScheme: 'per_unit',
+      tiersMode: null,
+      minQuantity: 1,
+      maxQuantity: 20,
+      prices: [{ defaultCurrency: 'USD', ...monthly, currencyOptions: [{ currency: 'USD', unitAmount }] }],
+    });
+    const save = async (name: string, lineItems: object[]) =>
+      (await api().post('/api/plans/save', { productId: product.id, name, lineItems }).expect(201)).body.data.id as string;
+    const seatsOnly = await save('Cart seats', [line('seats', 'per_seat', 1000)]);
+    const withBase = await save('Cart base and seats', [line('seats', 'per_seat', 1000), line('base', 'flat_rate', 5000)]);
+    const checkout = (cartId: string) =>
+      api().post(`/api/carts/${cartId}/checkout`, {
+        successUrl: 'https://vendor.example.com/ok',
+        cancelUrl: 'https://vendor.example.com/no',
+      });
+    // Its other plan: refused naming the cart's items; its first plan: naming the plan, as a checkout of it.
+    const extra = await newCart('cart-fees@example.com');
+    await addItem(extra.id, seatsOnly).expect(201);
+    await addItem(extra.id, withBase).expect(201);
+    expect((await checkout(extra.id).expect(400)).body.errors).toEqual([
+      { property: 'cartItems', message: expect.stringContaining('its line item base would not be charged') },
+    ]);
+    const first = await newCart('cart-fees-first@example.com');
+    await addItem(first.id, withBase).expect(201);
+    expect((await checkout(first.id).expect(400)).body.errors).toEqual([
+      { property: 'planId', message: expect.stringContaining('its line item base would not be charged') },
+    ]);
+    for (const cart of [extra, first]) expect((await api().get(`/api/carts/${cart.id}`).expect(200)).body.data.status).toBe('active');
+    expect((await api().get('/api/subscriptions?owner=cart-fees@example.com').expect(200)).body.data).toEqual([]);
+    // The sellable plan alone still checks out.
+    const fine = await newCart('cart-fees-fine@example.com');
+    await addItem(fine.id, seatsOnly).expect(201);
+    await checkout(fine.id).expect(200);
+  });
+
   it('lists by status, owner and id; replaces (PUT 204), removes items, abandons one or many', async () => {
     const a = await newCart('lister@example.com');
     const b = await newCart('lister@example.com');

@@ -61,10 +61,10 @@ export function deferredCheckoutLinks(
   for (const plan of plans) {
     const req = forPlan(plan, { ...global, ...perPlan.get(plan.id) });
     const { options } = s.checkout.validateLink(plan, catalog, req);
-    // A paid plan without a price in the list's currency, or one Tollgate would not bill as priced
-    // (`unbilledLine`), gets no link (the page says "Not sold in"):
-    // followed, it would be refused, and the other plans of the table are still sold.
-    if (!pricedIn(plan, options.currency, catalog.currencies) || unbilledLine(plan)) continue;
+    // A paid plan without a price in the list's currency (the page says "Not sold in"), or one
+    // Tollgate would not bill as priced there (`unbilledLine`), gets no link: followed, it would be
+    // refused, and the other plans of the table are still sold.
+    if (!pricedIn(plan, options.currency, catalog.currencies) || unbilledLine(plan, options.currency)) continue;
     const token = s.links.sign(
       { organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout,
       DEFERRED_LINK_TTL_MS,

@@ -215,23 +215,22 @@ describe('plans priced by their line items (saved through plans/save)', () => {
       lineItem({ slug, priceType: 'flat_rate', prices: priced(amount), ...over });
     const metered = lineItem({ slug: 'calls', priceType: 'metered', prices: priced(5) });
     const plan = (...items: LineItem[]) => planWith(items, { currencies: [] });
+    const why = (p: Plan, currency = 'USD') => unbilledLine(p, currency);
 
     // Billed as priced: seats alone, flat fees together, either beside metered usage, a free line beside seats.
-    expect(unbilledLine(plan(seats))).toBeUndefined();
-    expect(unbilledLine(plan(flat('base', 900), flat('extra', 100)))).toBeUndefined();
-    expect(unbilledLine(plan(seats, metered))).toBeUndefined();
-    expect(unbilledLine(plan(seats, flat('included', 0)))).toBeUndefined();
-    expect(unbilledLine(plan(seats, flat('old-base', 900, { archivedAt: T0 })))).toBeUndefined();
+    expect(why(plan(seats))).toBeUndefined();
+    expect(why(plan(flat('base', 900), flat('extra', 100)))).toBeUndefined();
+    expect(why(plan(seats, metered))).toBeUndefined();
+    expect(why(plan(seats, flat('included', 0)))).toBeUndefined();
+    expect(why(plan(seats, flat('old-base', 900, { archivedAt: T0 })))).toBeUndefined();
     // A base fee beside the seats was never charged; a second seat price neither.
-    expect(unbilledLine(plan(seats, flat('base', 900)))).toMatch(
-      /line item base would not be charged: beside a per-seat line item \(seats\)/,
-    );
-    expect(unbilledLine(plan(seats, lineItem({ slug: 'admins', prices: priced(3000) })))).toMatch(/line item admins would not be charged/);
+    expect(why(plan(seats, flat('base', 900)))).toMatch(/line item base would not be charged: beside a per-seat line item \(seats\)/);
+    expect(why(plan(seats, lineItem({ slug: 'admins', prices: priced(3000) })))).toMatch(/line item admins would not be charged/);
     // A one-off fee was charged every period, beside a recurring fee or alone (a lifetime price).
-    expect(unbilledLine(plan(flat('monthly', 2000), flat('setup', 10_000, { intervalType: 'one_off' })))).toMatch(
+    expect(why(plan(flat('monthly', 2000), flat('setup', 10_000, { intervalType: 'one_off' })))).toMatch(
       /line item setup is a one-off fee, which Tollgate would charge every period/,
     );
-    expect(unbilledLine(plan(flat('lifetime', 19_900, { intervalType: 'one_off' })))).toMatch(/lifetime is a one-off fee/);
+    expect(why(plan(flat('lifetime', 19_900, { intervalType: 'one_off' })))).toMatch(/lifetime is a one-off fee/);
     // A seat price by tiers was charged its plain amount (none here).
     const tiered = lineItem({
       billingScheme: 'tiered',
@@ -244,12 +243,14 @@ describe('plans priced by their line items (saved through plans/save)', () => {
         }),
       ],
     });
-    expect(unbilledLine(plan(tiered))).toMatch(/seats is priced by tiers, which Tollgate bills on metered line items only/);
+    expect(why(plan(tiered))).toMatch(/seats is priced by tiers, which Tollgate bills on metered line items only/);
+    // Only what the line items charge in the currency sold counts: a base fee charged in euros only.
+    const eurBase = flat('base', 0, { prices: [price({ currencyOptions: [option('USD', 0), option('EUR', 900)] })] });
+    expect(why(plan(seats, eurBase), 'usd')).toBeUndefined();
+    expect(why(plan(seats, eurBase), 'EUR')).toMatch(/line item base would not be charged/);
     // Free plans and plans with legacy currencies bill by their own rules.
-    expect(unbilledLine(planWith([seats, flat('base', 900)], { currencies: [], pricingType: 'free' }))).toBeUndefined();
-    expect(
-      unbilledLine(planWith([seats, flat('base', 900)], { currencies: [{ currencyId: 'c', amountMinor: 1 } as never] })),
-    ).toBeUndefined();
+    expect(why(planWith([seats, flat('base', 900)], { currencies: [], pricingType: 'free' }))).toBeUndefined();
+    expect(why(planWith([seats, flat('base', 900)], { currencies: [{ currencyId: 'c', amountMinor: 1 } as never] }))).toBeUndefined();
   });
 });
 

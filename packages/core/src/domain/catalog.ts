@@ -105,14 +105,13 @@ export function assertPricedIn(
     ]);
 }
 
-/** Whether a line item's current price charges anything (an amount, or a tier's amount, in any currency). */
-const charges = (li: LineItem): boolean =>
-  (currentPrice(li)?.currencyOptions ?? []).some(
-    (o) => (o.unitAmount ?? 0) > 0 || o.tiers.some((t) => t.unitAmount > 0 || (t.flatAmount ?? 0) > 0),
-  );
+/** A line item's current price's option in a currency (by short name, any case), if any. */
+const optionIn = (li: LineItem, currency: string) =>
+  currentPrice(li)?.currencyOptions.find((o) => o.currency.toUpperCase() === currency.toUpperCase());
 
 /**
- * Why a paid plan priced by its line items would not be billed as its line items price it, naming
+ * Why a paid plan priced by its line items would not be billed in a currency as its line items
+ * price it there (what each charges in another currency does not matter), naming
  * the first line item billing would drop or repeat; undefined when it would be (and for any other
  * plan). Billing charges a plan's price per seat (its per-seat line item's) or per period (its
  * flat-rate line items' together) every period, and meters' usage at the period's close (see
@@ -121,13 +120,14 @@ const charges = (li: LineItem): boolean =>
  * - a fee beside the per-seat line item (a base fee, a second per-seat price) would not be charged;
  * - a seat or flat price by tiers would be charged its plain amount.
  */
-export function unbilledLine(plan: Plan): string | undefined {
+export function unbilledLine(plan: Plan, currency: string): string | undefined {
   if (plan.pricingType === 'free' || !pricedByLineItems(plan)) return undefined;
   const seat = seatLineItem(plan);
   for (const li of plan.lineItems) {
-    if (li.archivedAt || li.priceType === 'metered' || !charges(li)) continue;
-    if (currentPrice(li)?.currencyOptions.some((o) => o.tiers.length > 0))
-      return `its line item ${li.slug} is priced by tiers, which Tollgate bills on metered line items only`;
+    const o = optionIn(li, currency);
+    const charges = !!o && ((o.unitAmount ?? 0) > 0 || o.tiers.some((t) => t.unitAmount > 0 || (t.flatAmount ?? 0) > 0));
+    if (li.archivedAt || li.priceType === 'metered' || !charges) continue;
+    if (o.tiers.length > 0) return `its line item ${li.slug} is priced by tiers, which Tollgate bills on metered line items only`;
     if (li.intervalType === 'one_off')
       return `its line item ${li.slug} is a one-off fee, which Tollgate would charge every period (one-off prices are not sold yet)`;
     if (seat && li !== seat)
@@ -141,8 +141,8 @@ export function unbilledLine(plan: Plan): string | undefined {
  * naming `property`, where the plan is sold (checkout, cart, added plan, plan change), never where
  * a payment completes.
  */
-export function assertBilledAsPriced(plan: Plan, property: string): void {
-  const why = unbilledLine(plan);
+export function assertBilledAsPriced(plan: Plan, currency: string, property: string): void {
+  const why = unbilledLine(plan, currency);
   if (why) invalid(property, `the plan ${plan.displayName} cannot be sold: ${why}`);
 }
 

@@ -132,7 +132,7 @@ export class CheckoutService {
     // A paid plan is never sold in a currency it has no price in: it would cost nothing. Checked
     // when a session is made, never when a payment completes (what was paid is recorded).
     assertPricedIn(plan, options.currency, catalog.currencies, 'currency');
-    assertBilledAsPriced(plan, 'planId');
+    assertBilledAsPriced(plan, options.currency, 'planId');
     return {
       id: this.deps.ids.newId(),
       organisationId: plan.organisationId,
@@ -224,7 +224,7 @@ export class CheckoutService {
       resolveCheckoutOptions({ currency: session.options.currency }, p, product, currencies);
       if (check.priced) {
         assertPricedIn(p, session.options.currency, currencies, 'cartItems');
-        assertBilledAsPriced(p, 'cartItems');
+        assertBilledAsPriced(p, session.options.currency, 'cartItems');
       }
       out.push({ plan: p, quantity: item.quantity, unitAmount: unitAmount(p, session.options.currency, currencies) });
     }

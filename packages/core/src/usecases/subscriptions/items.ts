@@ -184,14 +184,18 @@ export class SubscriptionItems {
         const plan = assertAccessible(await r.plans.get(step.planId), tenant, 'plan');
         const product = assertAccessible(await r.products.get(plan.productId), tenant, 'product');
         const firstPlan = await loadPlan(r, s.planId);
-        // Sold in the subscription's currency, or refused naming the item.
-        try {
-          resolveCheckoutOptions({ currency: s.currency }, plan, product, currencies);
-          assertPricedIn(plan, s.currency, currencies, `${step.at}.planId`);
-        } catch {
-          invalid(`${step.at}.planId`, `the plan is not sold in ${s.currency}, the subscription's currency`);
+        // Sold in the subscription's currency, as its line items price it, or refused naming the
+        // item: decided before the provider is told, not again in the write after it (the provider
+        // added the plan as it was priced then).
+        if (!forUpdate) {
+          try {
+            resolveCheckoutOptions({ currency: s.currency }, plan, product, currencies);
+            assertPricedIn(plan, s.currency, currencies, `${step.at}.planId`);
+          } catch {
+            invalid(`${step.at}.planId`, `the plan is not sold in ${s.currency}, the subscription's currency`);
+          }
+          assertBilledAsPriced(plan, s.currency, `${step.at}.planId`);
         }
-        assertBilledAsPriced(plan, `${step.at}.planId`);
         const price = unitAmount(plan, s.currency, currencies);
         const quantity = quickCheckoutQuantity(plan, step.metadata);
         const added = addPlan({

@@ -89,8 +89,11 @@ export class SubscriptionLifecycle {
   /** Moves to another plan of the same product (usage-based: cancels and starts a new subscription). */
   async changePlan(tenant: Tenant, id: Id, planId: Id, proration: Proration): Promise<PlanChange & { view: SubscriptionView }> {
     const now = this.deps.clock.now();
-    /** The change decided on the subscription as read (plainly, or locked for the write) at `now`. */
-    const decide = async (r: Repositories, s: Subscription, now: Date) => {
+    /**
+     * The change decided on the subscription as read (plainly, or locked for the write) at `now`;
+     * `selling`: the target's prices are checked (before the provider is told, not again after it).
+     */
+    const decide = async (r: Repositories, s: Subscription, now: Date, selling: boolean) => {
       const target = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       const [currentPlan, targetProduct, licenses, currencies] = await Promise.all([
         loadPlan(r, s.planId),
@@ -110,12 +113,14 @@ export class SubscriptionLifecycle {
         newId: () => this.deps.ids.newId(),
       });
       // Sold in the subscription's currency, with its seats: else the target would cost nothing, or be billed by the wrong count.
-      assertPricedIn(target, s.currency, currencies, 'planId');
-      assertBilledAsPriced(target, 'planId');
+      if (selling) {
+        assertPricedIn(target, s.currency, currencies, 'planId');
+        assertBilledAsPriced(target, s.currency, 'planId');
+      }
       assertSeatsCarry(s, target);
       return { s, change, currentPlan, target, currencies };
     };
-    const first = await this.deps.uow.run(async (r) => decide(r, await loadOwned(r, tenant, id, false), now));
+    const first = await this.deps.uow.run(async (r) => decide(r, await loadOwned(r, tenant, id, false), now, true));
     const billing = billingProviderOf(this.deps.payments, first.s);
     if (first.change.kind === 'replaced' && billing && !billing.renewedBySweep)
       // The change starts a new subscription here, and only a provider whose renewals Tollgate makes
@@ -167,7 +172,7 @@ export class SubscriptionLifecycle {
           const licenses = await r.licenses.listBySubscription(locked.id);
           return { kind: 'moved' as const, subscription: locked, licenses, proration, view: await subscriptionViewIn(r, locked, now) };
         }
-        const { change, currentPlan, target } = await decide(r, locked, now);
+        const { change, currentPlan, target } = await decide(r, locked, now, false);
         // The provider was told the kind of change decided first (a move, or the old subscription
         // canceled): a concurrent change that made the other kind right (the subscription moved onto
         // or off a usage-based plan meanwhile) is not written as that kind behind its back.
