@@ -51,6 +51,23 @@ export function snapshotOf(sub: StripeSubscriptionView): ProviderSnapshot {
 /** Refusals that are the database's state, not the event's: Stripe is asked to send the event again. */
 const RETRIED = new Set<string>([ErrorCodes.DATABASE_UNAVAILABLE, ErrorCodes.BUSY, ErrorCodes.CONFLICT]);
 
+/**
+ * Refusals of a paid checkout's completion that are acknowledged: recorded already (a session
+ * completed once), or not ours (a session of another app on the same account).
+ */
+const COMPLETION_ACKNOWLEDGED = new Set<string>([ErrorCodes.CHECKOUT_ALREADY_COMPLETED, ErrorCodes.CHECKOUT_SESSION_NOT_FOUND]);
+
+/** A checkout Stripe took payment for that was not recorded: never acknowledged, so never lost. */
+class PaidCheckoutNotRecorded extends Error {
+  constructor(
+    readonly code: string,
+    readonly reason: string,
+    readonly sessionId: string,
+  ) {
+    super(reason);
+  }
+}
+
 export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Router {
   const r = express.Router();
   r.post('/', express.raw({ type: () => true, limit: '1mb' }), async (req: Request, res: Response) => {
@@ -72,6 +89,19 @@ export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Rout
       deps.logger?.info('stripe webhook', { eventId: event.id, type: event.type, result });
       res.status(200).json({ received: true, result });
     } catch (e) {
+      if (e instanceof PaidCheckoutNotRecorded) {
+        // The customer paid and Stripe bills on: acknowledged, Stripe would never send it again and
+        // Tollgate would hold no subscription, license or record of it. Sent again until mended.
+        deps.logger?.error('stripe webhook: a paid checkout could not be recorded; Stripe will send it again', {
+          eventId: event.id,
+          type: event.type,
+          sessionId: e.sessionId,
+          code: e.code,
+          message: e.reason,
+        });
+        res.status(500).json({ error: 'the paid checkout could not be recorded; it will be retried', code: e.code });
+        return;
+      }
       if (isDomainError(e) && RETRIED.has(e.code)) {
         // The database did not take it (an outage, a full pool, a collision): nothing was applied, and
         // the event is Stripe's to send again (it retries a non-2xx answer for days). Acknowledged, the
@@ -110,13 +140,20 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
       if (session.mode !== 'subscription' || !session.client_reference_id) return 'ignored';
       if (session.payment_status !== 'paid' && session.payment_status !== 'no_payment_required') return 'awaiting payment';
       const subscriptionId = idOf(session.subscription);
-      const done = await deps.checkout.completeCheckout(session.client_reference_id, {
-        paymentSubscriptionId: subscriptionId,
-        paymentCustomerId: idOf(session.customer),
-        email: session.customer_details?.email ?? null,
-        quantity: session.line_items?.data[0]?.quantity ?? undefined,
-        delivery,
-      });
+      const sessionId = session.client_reference_id;
+      const done = await deps.checkout
+        .completeCheckout(sessionId, {
+          paymentSubscriptionId: subscriptionId,
+          paymentCustomerId: idOf(session.customer),
+          email: session.customer_details?.email ?? null,
+          quantity: session.line_items?.data[0]?.quantity ?? undefined,
+          delivery,
+        })
+        .catch((e: unknown) => {
+          if (isDomainError(e) && !RETRIED.has(e.code) && !COMPLETION_ACKNOWLEDGED.has(e.code))
+            throw new PaidCheckoutNotRecorded(e.code, e.message, sessionId);
+          throw e;
+        });
       if (subscriptionId) {
         // Stripe's period and trial are the truth for the subscription just created; again on a
         // replay (a sync that failed after the checkout committed answered 500, and Stripe retried).

@@ -90,6 +90,12 @@ export interface PurchaseInput {
   now: Date;
   newId: () => Id;
   maxSeats?: number;
+  /**
+   * A payment the provider reports taken (a checkout's completion): the rules of the sale (plan
+   * and product sellable, the seat minimum) held when its session was made, and what was paid is
+   * recorded even if the catalog changed since. The seats are those paid for.
+   */
+  completing?: boolean;
 }
 
 /**
@@ -98,10 +104,19 @@ export interface PurchaseInput {
  */
 export function startSubscription(input: PurchaseInput): { subscription: Subscription; licenses: NewSeats } {
   const { plan, product, customer, now } = input;
-  assertPlanSellable(plan, product);
-  const quantity = isPerSeat(plan) ? input.quantity : 1;
-  if (isPerSeat(plan) && quantity < minimumSeats(plan)) {
-    fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `the plan needs at least ${minimumSeats(plan)} seat(s)`);
+  let quantity: number;
+  if (input.completing) {
+    // Integrity only: the plan is the product's, and the seat count is one (bounded below).
+    if (plan.productId !== product.id) fail(ErrorCodes.PLAN_NOT_IN_PRODUCT, 'the plan belongs to another product');
+    quantity = input.quantity;
+    if (!Number.isSafeInteger(quantity) || quantity < 1)
+      fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'the seat count must be a whole number of at least 1');
+  } else {
+    assertPlanSellable(plan, product);
+    quantity = isPerSeat(plan) ? input.quantity : 1;
+    if (isPerSeat(plan) && quantity < minimumSeats(plan)) {
+      fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `the plan needs at least ${minimumSeats(plan)} seat(s)`);
+    }
   }
   assertSeatTotal(quantity, input.maxSeats ?? DEFAULT_MAX_SEATS);
   const trialing = (plan.trialDays ?? 0) > 0;

@@ -39,6 +39,12 @@ export interface AddPlanInput {
   now: Date;
   newId: () => Id;
   maxSeats?: number;
+  /**
+   * A plan a checkout's completion adds (a cart's, paid at the provider): the rules of the sale
+   * (sellable, not usage-based, the cart's interval, the seat minimum) held when its session was
+   * made; only what keeps the subscription whole (tenant, each plan once, seat bounds) is checked.
+   */
+  completing?: boolean;
 }
 
 /**
@@ -49,21 +55,24 @@ export interface AddPlanInput {
 export function addPlan(input: AddPlanInput): { subscription: Subscription; added: AddedPlan; seats: NewSeats } {
   const { subscription: s, plan, firstPlan, at, now } = input;
   if (effectiveStatus(s, now) === 'CANCELED') invalid(`${at}.action`, 'the subscription is canceled: plans cannot be added to it');
-  assertPlanSellable(plan, input.product);
+  const sale = !input.completing;
+  if (sale) assertPlanSellable(plan, input.product);
+  else if (plan.productId !== input.product.id) invalid(`${at}.planId`, 'names no plan');
   if (plan.organisationId !== s.organisationId || plan.isTest !== s.isTest) invalid(`${at}.planId`, 'names no plan');
   if (holdsPlan(s, plan.id))
     invalid(
       `${at}.planId`,
       `the subscription holds this plan already (its seats: PUT /api/subscription-plans/${subscriptionPlanIdOf(s, plan.id)}/seats)`,
     );
-  if (plan.usageBased) invalid(`${at}.planId`, 'a usage-based plan is sold as a subscription of its own (POST /api/checkout)');
-  if (plan.interval !== firstPlan.interval || plan.length !== firstPlan.length)
+  if (sale && plan.usageBased) invalid(`${at}.planId`, 'a usage-based plan is sold as a subscription of its own (POST /api/checkout)');
+  if (sale && (plan.interval !== firstPlan.interval || plan.length !== firstPlan.length))
     invalid(
       `${at}.planId`,
       `the plan is billed every ${plan.length} ${plan.interval}(s) and the subscription every ${firstPlan.length} ${firstPlan.interval}(s): sell it as another subscription`,
     );
   const members = input.grantees ?? (input.granteeId !== undefined ? [input.granteeId] : seatHolders(input.licenses));
-  const min = minimumSeats(plan);
+  // At completion the seats are those paid for, whatever the plan's minimum is now.
+  const min = sale ? minimumSeats(plan) : 1;
   let quantity = 1;
   if (isPerSeat(plan)) {
     if (input.quantity !== undefined && (!Number.isInteger(input.quantity) || input.quantity < min))

@@ -6,7 +6,7 @@ import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
 import { assertSeatTotal } from '../domain/seats';
 import { withPeriodEnd } from '../domain/seat-grantees';
-import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
+import { isPerSeat, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import { subscriptionGroup } from '../domain/people';
 import { memberIdsOf } from './people/shared';
@@ -198,15 +198,16 @@ export class CheckoutService {
 
   /**
    * The other plans of a checkout of several plans, as billed: each sellable, of the tenant, on
-   * the checkout plan's interval, sold in its currency, and no plan twice (one subscription holds a
-   * plan once). Refusals name `cartItems`.
+   * the checkout plan's interval, sold and priced in its currency, and no plan twice (one
+   * subscription holds a plan once). Refusals name `cartItems`. At completion (`completing`) only
+   * the tenant, the product and the once-only hold: the sale's rules held when the session was made.
    */
   private async extraCharges(
     r: Repositories,
     tenant: Tenant,
     plan: Plan,
     session: CheckoutSession,
-    check: { priced: boolean } = { priced: true },
+    { completing }: { completing: boolean } = { completing: false },
   ): Promise<AddedPlanCharge[]> {
     const currencies = await loadCurrencies(r);
     const seen = new Set([plan.id]);
@@ -217,12 +218,12 @@ export class CheckoutService {
       if (seen.has(p.id))
         invalid('cartItems', 'a plan is in the cart twice: one subscription holds a plan once (give that item more seats instead)');
       seen.add(p.id);
-      assertPlanSellable(p, product);
-      if (p.usageBased) invalid('cartItems', `${p.displayName} is usage-based: check it out in a cart of its own`);
-      if (p.interval !== plan.interval || p.length !== plan.length)
-        invalid('cartItems', `${p.displayName} is not billed on the cart's interval`);
-      resolveCheckoutOptions({ currency: session.options.currency }, p, product, currencies);
-      if (check.priced) {
+      if (!completing) {
+        assertPlanSellable(p, product);
+        if (p.usageBased) invalid('cartItems', `${p.displayName} is usage-based: check it out in a cart of its own`);
+        if (p.interval !== plan.interval || p.length !== plan.length)
+          invalid('cartItems', `${p.displayName} is not billed on the cart's interval`);
+        resolveCheckoutOptions({ currency: session.options.currency }, p, product, currencies);
         assertPricedIn(p, session.options.currency, currencies, 'cartItems');
         assertBilledAsPriced(p, session.options.currency, 'cartItems');
       }
@@ -275,19 +276,25 @@ export class CheckoutService {
         return { status: 'duplicate' as const, session, subscription };
       }
       const plan = (await r.plans.get(session.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+      // The payment is made: what it bought is recorded even if the catalog changed since the link
+      // (a plan or product archived, a seat minimum raised, a currency or price removed, a plan
+      // made free). The sale's rules held when the session was made; here only integrity: the
+      // session's own terms, a whole seat count within the deployment's bounds, the tenant.
       let quantity = session.options.quantity;
       if (input.quantity !== undefined && input.quantity !== quantity) {
-        if (!session.options.changeQuantity || !isPerSeat(plan))
+        // The session's terms, not the plan's now (a changeable count was only offered on a per-seat plan).
+        if (!session.options.changeQuantity)
           fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'this checkout does not let the customer choose the seat count');
-        if (!Number.isInteger(input.quantity) || input.quantity < minimumSeats(plan))
-          fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `at least ${minimumSeats(plan)} seat(s)`);
+        if (!Number.isSafeInteger(input.quantity) || input.quantity < 1)
+          fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'the seat count must be a whole number of at least 1');
         assertSeatTotal(input.quantity, limitsOf(this.deps).maxSeats);
         quantity = input.quantity;
       }
       const tenant = { organisationId: session.organisationId, isTest: session.isTest };
-      // The payment is made: what it bought is recorded even if a price changed since the link.
-      const extra = session.extraItems.length ? await this.extraCharges(r, tenant, plan, session, { priced: false }) : [];
-      const provider = this.providerFor(plan, extra);
+      const extra = session.extraItems.length ? await this.extraCharges(r, tenant, plan, session, { completing: true }) : [];
+      // A completion that carries the provider's subscription was paid there (Stripe): that provider
+      // keeps it, even for a plan made free since the link (the free checkout would never cancel it).
+      const provider = input.paymentSubscriptionId ? this.deps.payments : this.providerFor(plan, extra);
       if (input.via && !(input.via.includes(session.provider) && input.via.includes(provider.name)))
         fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
       const result = await this.purchaseIn(
@@ -306,6 +313,7 @@ export class CheckoutService {
           paymentCustomerId: input.paymentCustomerId ?? null,
         },
         now,
+        { completing: true },
       );
       const completed: CheckoutSession = { ...session, status: 'completed', subscriptionId: result.subscription.id, completedAt: now };
       await r.checkoutSessions.save(completed);
@@ -345,8 +353,18 @@ export class CheckoutService {
     return this.deps.uow.run((r) => this.purchaseIn(r, req, now));
   }
 
-  /** A purchase inside the caller's transaction (a subscription started without payment, and what follows). */
-  async purchaseIn(r: Repositories, req: PurchaseRequest, now: Date): Promise<{ subscription: Subscription }> {
+  /**
+   * A purchase inside the caller's transaction (a subscription started without payment, and what
+   * follows). `completing`: a checkout's completion, paid at the provider: the sale's rules (plans
+   * and product sellable, seat minimums, the currency still the product's, the cart's interval)
+   * held when its session was made and are not asked again; the seats and currency are those paid.
+   */
+  async purchaseIn(
+    r: Repositories,
+    req: PurchaseRequest,
+    now: Date,
+    { completing }: { completing: boolean } = { completing: false },
+  ): Promise<{ subscription: Subscription }> {
     if (req.paymentSubscriptionId) {
       const existing = await r.subscriptions.findByPaymentId(req.paymentSubscriptionId);
       if (existing) return { subscription: existing };
@@ -354,7 +372,10 @@ export class CheckoutService {
     const plan = (await r.plans.get(req.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
     const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
     const currencies = await loadCurrencies(r);
-    const currency = resolveCheckoutOptions({ currency: req.currency }, plan, product, currencies).currency;
+    const currency =
+      completing && req.currency
+        ? req.currency.toUpperCase()
+        : resolveCheckoutOptions({ currency: req.currency }, plan, product, currencies).currency;
     const customer = await this.customerFor(r, plan, req, now);
     const seatGrantees = req.groupId ? await this.groupMembers(r, plan, req.groupId) : undefined;
     const result = startSubscription({
@@ -370,6 +391,7 @@ export class CheckoutService {
       now,
       newId: () => this.deps.ids.newId(),
       maxSeats: limitsOf(this.deps).maxSeats,
+      completing,
     });
     let subscription = req.periodEnd ? withPeriodEnd(result.subscription, req.periodEnd, now) : result.subscription;
     // The other plans of the checkout (a cart's) join the same subscription, each with its seats.
@@ -390,6 +412,7 @@ export class CheckoutService {
         now,
         newId: () => this.deps.ids.newId(),
         maxSeats: limitsOf(this.deps).maxSeats,
+        completing,
       });
       subscription = added.subscription;
       extraSeats.push(added.seats);
