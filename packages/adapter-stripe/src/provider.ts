@@ -116,7 +116,14 @@ export class StripePaymentProvider implements PaymentProvider {
               }),
           quantity: o.quantity,
           ...(perSeat && o.changeQuantity
-            ? { adjustable_quantity: { enabled: true, minimum: minimumSeats(req.plan), maximum: 10000 } }
+            ? {
+                // Stripe takes up to 10 000; never more than Tollgate would record (a paid count refused).
+                adjustable_quantity: {
+                  enabled: true,
+                  minimum: minimumSeats(req.plan),
+                  maximum: Math.max(minimumSeats(req.plan), Math.min(10_000, req.maxSeats ?? 10_000)),
+                },
+              }
             : {}),
         },
         // The other plans of a checkout of several plans (a cart's): a price each, one subscription.

@@ -3,6 +3,7 @@ import type Stripe from 'stripe';
 import {
   ErrorCodes,
   isDomainError,
+  isUuid,
   type CheckoutService,
   type ProviderSnapshot,
   type ProviderSync,
@@ -137,7 +138,9 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
     case 'checkout.session.completed':
     case 'checkout.session.async_payment_succeeded': {
       const session = await deps.stripe.checkout.sessions.retrieve(objectId as string, { expand: ['line_items'] });
-      if (session.mode !== 'subscription' || !session.client_reference_id) return 'ignored';
+      // Tollgate's sessions carry its session id (a UUID) as the reference; another app's on the same
+      // account (an `order_123`) is not looked up, so it is acknowledged, never retried.
+      if (session.mode !== 'subscription' || !session.client_reference_id || !isUuid(session.client_reference_id)) return 'ignored';
       if (session.payment_status !== 'paid' && session.payment_status !== 'no_payment_required') return 'awaiting payment';
       const subscriptionId = idOf(session.subscription);
       const sessionId = session.client_reference_id;

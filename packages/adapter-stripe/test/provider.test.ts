@@ -79,12 +79,22 @@ describe('Stripe payment provider (nock, no network)', () => {
       'line_items[0][quantity]': '3',
       'line_items[0][adjustable_quantity][enabled]': 'true',
       'line_items[0][adjustable_quantity][minimum]': '2',
+      'line_items[0][adjustable_quantity][maximum]': '10000',
       allow_promotion_codes: 'true',
       customer_email: 'a@b.co',
       'automatic_tax[enabled]': 'true',
       'subscription_data[trial_period_days]': '14',
       'subscription_data[metadata][granteeId]': 'alice',
       'metadata[tollgateSession]': 'sess-1',
+    });
+  });
+
+  it('never lets a customer pick more seats than the deployment records (MAX_SEATS): they would pay, then be refused', async () => {
+    const seen = capture('post', '/v1/checkout/sessions', { id: 'cs_max', url: 'https://checkout.stripe.com/c/cs_max' });
+    await provider.checkoutLink({ ...checkout(options({ changeQuantity: true })), maxSeats: 50 });
+    expect(seen.body).toMatchObject({
+      'line_items[0][adjustable_quantity][minimum]': '2',
+      'line_items[0][adjustable_quantity][maximum]': '50',
     });
   });
 

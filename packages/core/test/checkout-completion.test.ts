@@ -96,6 +96,20 @@ describe('checkout completion records what the provider was paid for', () => {
     expect(core.payments.calls.some((c) => c.op === 'cancel')).toBe(true);
   });
 
+  it("asks the sale's rules again where nobody paid a provider (Tollgate's own pages: no provider subscription)", async () => {
+    const { core, tenant, keys } = await setup();
+    const planId = keys['plans.notes.team'];
+    const { sessionId } = await core.checkout.sessionLink(tenant, planId, { ...req, quantity: 2, changeQuantity: true });
+    // Below the plan's minimum (2), chosen on the page: refused, as the page's own bound is only the browser's.
+    await expect(core.checkout.completeCheckout(sessionId, { quantity: 1 })).rejects.toMatchObject({
+      code: 'CHECKOUT_QUANTITY_BELOW_MINIMUM',
+    });
+    // The plan archived since the link: an old session claims nothing.
+    await core.plans.archivePlan(tenant, planId);
+    await expect(core.checkout.completeCheckout(sessionId, {})).rejects.toMatchObject({ code: 'PLAN_ARCHIVED' });
+    expect((await core.uow.read((r) => r.checkoutSessions.get(sessionId)))?.status).toBe('open');
+  });
+
   it('keeps the integrity checks: the session completes once, and only on its own terms', async () => {
     const { core, tenant, keys } = await setup();
     const planId = keys['plans.notes.team'];

@@ -14,6 +14,8 @@ export interface CheckoutRequest {
   unitAmount: number;
   /** The other plans bought in the same checkout (a cart's), each a line of its own. */
   extraItems?: AddedPlanCharge[];
+  /** The most seats a customer choosing the count may pick (the deployment's `MAX_SEATS`): more would be paid, then refused. */
+  maxSeats?: number;
 }
 
 /** Every top-level member the contract lists for a provider invoice (every provider answers each). */

@@ -6,7 +6,7 @@ import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
 import { assertSeatTotal } from '../domain/seats';
 import { withPeriodEnd } from '../domain/seat-grantees';
-import { isPerSeat, unitAmount } from '../domain/catalog';
+import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import { subscriptionGroup } from '../domain/people';
 import { memberIdsOf } from './people/shared';
@@ -171,6 +171,7 @@ export class CheckoutService {
       successUrl,
       cancelUrl,
       unitAmount: unitAmount(plan, options.currency, catalog.currencies),
+      maxSeats: limitsOf(this.deps).maxSeats,
     });
   }
 
@@ -276,10 +277,13 @@ export class CheckoutService {
         return { status: 'duplicate' as const, session, subscription };
       }
       const plan = (await r.plans.get(session.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
-      // The payment is made: what it bought is recorded even if the catalog changed since the link
-      // (a plan or product archived, a seat minimum raised, a currency or price removed, a plan
-      // made free). The sale's rules held when the session was made; here only integrity: the
-      // session's own terms, a whole seat count within the deployment's bounds, the tenant.
+      // Paid at the provider (its subscription comes with the completion: Stripe's webhook), what it
+      // bought is recorded even if the catalog changed since the link (a plan or product archived,
+      // a seat minimum raised, a currency or price removed, a plan made free): the sale's rules held
+      // when the session was made; here only integrity: the session's own terms, a whole seat count
+      // within the deployment's bounds, the tenant. Completed on Tollgate's own pages (the sandbox,
+      // the free checkout), nobody paid a provider: the sale's rules are asked again.
+      const completing = Boolean(input.paymentSubscriptionId);
       let quantity = session.options.quantity;
       if (input.quantity !== undefined && input.quantity !== quantity) {
         // The session's terms, not the plan's now (a changeable count was only offered on a per-seat plan).
@@ -287,11 +291,13 @@ export class CheckoutService {
           fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'this checkout does not let the customer choose the seat count');
         if (!Number.isSafeInteger(input.quantity) || input.quantity < 1)
           fail(ErrorCodes.CHECKOUT_QUANTITY_INVALID, 'the seat count must be a whole number of at least 1');
+        if (!completing && input.quantity < minimumSeats(plan))
+          fail(ErrorCodes.CHECKOUT_QUANTITY_BELOW_MINIMUM, `at least ${minimumSeats(plan)} seat(s)`);
         assertSeatTotal(input.quantity, limitsOf(this.deps).maxSeats);
         quantity = input.quantity;
       }
       const tenant = { organisationId: session.organisationId, isTest: session.isTest };
-      const extra = session.extraItems.length ? await this.extraCharges(r, tenant, plan, session, { completing: true }) : [];
+      const extra = session.extraItems.length ? await this.extraCharges(r, tenant, plan, session, { completing }) : [];
       // A completion that carries the provider's subscription was paid there (Stripe): that provider
       // keeps it, even for a plan made free since the link (the free checkout would never cancel it).
       const provider = input.paymentSubscriptionId ? this.deps.payments : this.providerFor(plan, extra);
@@ -313,7 +319,7 @@ export class CheckoutService {
           paymentCustomerId: input.paymentCustomerId ?? null,
         },
         now,
-        { completing: true },
+        { completing },
       );
       const completed: CheckoutSession = { ...session, status: 'completed', subscriptionId: result.subscription.id, completedAt: now };
       await r.checkoutSessions.save(completed);
