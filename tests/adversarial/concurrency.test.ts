@@ -76,3 +76,46 @@ it('creates one record from 50 concurrent same-key catalog POSTs split across th
   const [rows] = await sql<{ n: number }>(db.url, "select count(*)::int as n from products where name = 'raced twice'");
   expect(rows.n).toBe(1);
 });
+
+it('assigns the very seats that seat decrements remove, through two instances: no seat answered as assigned is removed', async () => {
+  const sub = await buySeats(a.url, db.url, org, 60, 'locks-owner');
+  // Newest first: the seats a decrement removes first (docs/decisions.md), assigned while they are removed.
+  const free = await sql<{ id: string }>(
+    db.url,
+    'select id from licenses where subscription_id = $1 and grantee_id is null order by created_at desc, id desc',
+    [sub],
+  );
+  const decrements = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      call(i % 2 ? a.url : b.url, 'PUT', `/subscriptions/${sub}/seats`, { key: org.live, body: { decrement: 1 } }),
+    ),
+  );
+  for (const r of decrements) expect(r.status).toBe(202);
+  const assigned: { id: string; grantee: string }[] = [];
+  const assign = async (lane: number) => {
+    for (let i = lane; i < free.length; i += 4) {
+      const grantee = `locks-user-${i}`;
+      const r = await call(i % 2 ? b.url : a.url, 'PUT', `/licenses/${free[i].id}`, { key: org.live, body: { granteeId: grantee } });
+      expect([200, 404]).toContain(r.status);
+      if (r.status === 200) assigned.push({ id: free[i].id, grantee });
+    }
+  };
+  await Promise.all([0, 1, 2, 3].map(assign));
+  const ids = decrements.map((r) => (r.body as { eventUuid: string }).eventUuid);
+  const statusOf = async (id: string) => ((await call(a.url, 'GET', `/events/${id}`, { key: org.live })).body as { status: string }).status;
+  await eventually(
+    async () => (await Promise.all(ids.map(statusOf))).every((s) => s === 'success' || s === 'failed'),
+    120_000,
+    'every event done',
+  );
+  // Every seat answered 200 is held by its grantee: none was removed under it.
+  const held = new Map(
+    (
+      await sql<{ id: string; grantee_id: string | null }>(db.url, 'select id, grantee_id from licenses where subscription_id = $1', [sub])
+    ).map((l) => [l.id, l.grantee_id]),
+  );
+  const lost = assigned.filter((x) => held.get(x.id) !== x.grantee);
+  expect(lost).toEqual([]);
+  const subscription = (await call(b.url, 'GET', `/subscriptions/${sub}`, { key: org.live })).body as { quantity: number };
+  expect(held.size).toBe(subscription.quantity);
+});

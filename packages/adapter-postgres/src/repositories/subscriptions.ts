@@ -1,3 +1,4 @@
+import { DomainError, ErrorCodes } from '@tollgate/core';
 import type {
   AddedPlan,
   CheckIndexRow,
@@ -65,6 +66,9 @@ const toLineItem = (r: Selectable<DB['subscription_line_items']>): SubscriptionL
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+
+/** Why a seat removal is refused: a seat to remove has a grantee (access is never silently taken from a named user). */
+const ASSIGNED_MEANWHILE = 'a seat to remove was assigned meanwhile, so none was removed; try again';
 
 /** A UUID no record has: an empty `in` list matches nothing. */
 const NONE = '00000000-0000-0000-0000-000000000000';
@@ -349,6 +353,19 @@ export function licenseRepository(db: Db): LicenseRepository {
       }
       return out;
     },
+    subscriptionsOf: async (ids) => {
+      const out = new Set<string>();
+      for (const chunk of chunks(ids, 1))
+        for (const r of await db
+          .selectFrom('licenses')
+          .select('subscription_id')
+          .distinct()
+          .where('id', 'in', chunk)
+          .where('subscription_id', 'is not', null)
+          .execute())
+          out.add(r.subscription_id as string);
+      return [...out].sort();
+    },
     listBySubscription: async (sid) =>
       (await db.selectFrom('licenses').selectAll().where('subscription_id', '=', sid).orderBy('created_at').orderBy('id').execute()).map(
         toLicense,
@@ -405,8 +422,16 @@ export function licenseRepository(db: Db): LicenseRepository {
       }
     },
     saveMany: (ls) => upsert(db, 'licenses', ls.map(licenseRow)),
+    // Only unassigned seats go: a seat assigned since the caller read it stays, and the whole unit of
+    // work fails (nothing removed) rather than silently taking a named user's access.
     deleteMany: async (ids) => {
-      for (const chunk of chunks(ids, 1)) await db.deleteFrom('licenses').where('id', 'in', chunk).execute();
+      for (const chunk of chunks(ids, 1)) {
+        // A row updated concurrently is checked again once its writer commits (read committed).
+        await db.deleteFrom('licenses').where('id', 'in', chunk).where('grantee_id', 'is', null).execute();
+        // What is left of them was assigned (one removed by another transaction is simply gone).
+        if (await db.selectFrom('licenses').select('id').where('id', 'in', chunk).limit(1).executeTakeFirst())
+          throw new DomainError(ErrorCodes.CONFLICT, ASSIGNED_MEANWHILE);
+      }
     },
   };
 }

@@ -256,6 +256,11 @@ export interface LicenseRepository {
   get(id: Id): Promise<License | undefined>;
   /** The licenses with these ids that exist, locked until the unit of work ends. */
   getManyForUpdate(ids: Id[]): Promise<License[]>;
+  /**
+   * The subscriptions these licenses are seats of, sorted by id (ad hoc licenses have none): a plain
+   * read (a license never changes subscription), to lock those subscriptions before the licenses.
+   */
+  subscriptionsOf(ids: Id[]): Promise<Id[]>;
   /** Every license of the subscription, oldest first. */
   listBySubscription(subscriptionId: Id): Promise<License[]>;
   /** The tenant's licenses matching the filter, oldest first. */
@@ -277,7 +282,10 @@ export interface LicenseRepository {
   scanForCheck(statuses: readonly string[], batch: number, visit: (rows: CheckIndexRow[]) => boolean): Promise<void>;
   /** Inserts or updates each license by id. */
   saveMany(licenses: License[]): Promise<void>;
-  /** Removes the licenses. */
+  /**
+   * Removes these seats, which must be unassigned: if one has a grantee (assigned since it was read),
+   * fails with CONFLICT (the unit of work then removes none), never taking a named user's seat.
+   */
   deleteMany(ids: Id[]): Promise<void>;
 }
 

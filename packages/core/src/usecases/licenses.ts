@@ -4,6 +4,7 @@ import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, cancelLicense, createAdHocLicense, setLicenseEnd } from '../domain/license';
 import type { LicenseCount, LicenseFilter, Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
+import { lockSubscriptionsOf } from './subscriptions/shared';
 
 export interface AdHocLicenseRequest {
   planUuid: string;
@@ -73,6 +74,9 @@ export class LicenseService {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const wanted = [...new Set(ids)];
+      // Seats are refused below, but their rows are locked first: their subscriptions before them, in
+      // the one order every seat writer takes (a seat locked first could deadlock with the seat worker).
+      await lockSubscriptionsOf(r, wanted);
       const found = new Map((await r.licenses.getManyForUpdate(wanted)).map((l) => [l.id, l]));
       const canceled = wanted.map((id) => {
         const license = assertAccessible(found.get(id), tenant, 'license');
@@ -92,7 +96,10 @@ export class LicenseService {
   async batchUpdate(tenant: Tenant, updates: { uuid: Id; granteeId: string | null }[]): Promise<WrittenLicenses> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
-      const found = new Map((await r.licenses.getManyForUpdate(updates.map((u) => u.uuid))).map((l) => [l.id, l]));
+      const ids = updates.map((u) => u.uuid);
+      // The seats' subscriptions first, as every seat writer locks them (see lockSubscriptions).
+      await lockSubscriptionsOf(r, ids);
+      const found = new Map((await r.licenses.getManyForUpdate(ids)).map((l) => [l.id, l]));
       const updated = new Map<Id, License>();
       for (const u of updates) {
         const current = updated.get(u.uuid) ?? assertAccessible(found.get(u.uuid), tenant, `license ${u.uuid}`);
@@ -110,6 +117,7 @@ export class LicenseService {
   async update(tenant: Tenant, id: Id, change: { granteeId: string | null; endTime?: Date }): Promise<WrittenLicenses> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
+      await lockSubscriptionsOf(r, [id]);
       const [found] = await r.licenses.getManyForUpdate([id]);
       let license = assignGrantee(assertAccessible(found, tenant, 'license'), change.granteeId, now);
       if (change.endTime !== undefined) license = setLicenseEnd(license, change.endTime, now);

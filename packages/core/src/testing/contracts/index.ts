@@ -788,8 +788,38 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect((await tx(uow(), (r) => r.licenses.getManyForUpdate([ls[0].id, randomUUID()]))).map((l) => l.id)).toEqual([ls[0].id]);
       await tx(uow(), (r) => r.licenses.saveMany([{ ...ls[1], granteeId: 'carol' }]));
       expect((await tx(uow(), (r) => r.licenses.get(ls[1].id)))?.granteeId).toBe('carol');
+      await tx(uow(), (r) =>
+        r.licenses.saveMany([
+          { ...ls[0], granteeId: null },
+          { ...ls[1], granteeId: null },
+        ]),
+      );
       await tx(uow(), (r) => r.licenses.deleteMany([ls[0].id, ls[1].id]));
       expect(await tx(uow(), (r) => r.licenses.listBySubscription(s.id))).toEqual([]);
+    });
+
+    it('names the subscriptions of licenses (sorted) and removes only unassigned seats, all or none', async () => {
+      const { plan, customer } = await world();
+      const [s1, s2] = [aSubscription(plan, customer), aSubscription(plan, customer)].sort((a, b) => (a.id < b.id ? -1 : 1));
+      const free = aLicense(plan, { subscriptionId: s2.id, granteeId: null });
+      const taken = aLicense(plan, { subscriptionId: s2.id, granteeId: 'bob' });
+      const other = aLicense(plan, { subscriptionId: s1.id, granteeId: null });
+      const adHoc = aLicense(plan, { granteeId: 'bob' });
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(s1);
+        await r.subscriptions.save(s2);
+        await r.licenses.saveMany([free, taken, other, adHoc]);
+      });
+      expect(await tx(uow(), (r) => r.licenses.subscriptionsOf([free.id, taken.id, other.id, adHoc.id, randomUUID()]))).toEqual([
+        s1.id,
+        s2.id,
+      ]);
+      expect(await tx(uow(), (r) => r.licenses.subscriptionsOf([adHoc.id]))).toEqual([]);
+      // A seat assigned since it was read (as chosen for removal) is kept, and so is every other.
+      await expect(tx(uow(), (r) => r.licenses.deleteMany([free.id, taken.id]))).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect((await tx(uow(), (r) => r.licenses.listBySubscription(s2.id))).map((l) => l.id).sort()).toEqual([free.id, taken.id].sort());
+      await tx(uow(), (r) => r.licenses.deleteMany([free.id, randomUUID()]));
+      expect((await tx(uow(), (r) => r.licenses.listBySubscription(s2.id))).map((l) => l.id)).toEqual([taken.id]);
     });
 
     it('claims the oldest due event and skips done or future ones', async () => {

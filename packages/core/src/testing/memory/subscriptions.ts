@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { License } from '../../model';
+import { ErrorCodes, fail } from '../../errors';
+import type { Id, License } from '../../model';
 import { heldLineItemIds, holdsPlan } from '../../domain/subscription';
 import { pageOf } from '../../support/pagination';
 import type { CheckIndexRow, EventRepository, LicenseFilter, LicenseRepository, SubscriptionRepository } from '../../ports';
 import { type Changed, type Tables, byCreated, copy, inTenant, values } from './tables';
+
+/** Why a seat removal is refused: a seat to remove has a grantee (docs: access is never silently taken). */
+const ASSIGNED_MEANWHILE = 'a seat to remove was assigned meanwhile, so none was removed; try again';
 
 export function subscriptionRepository(db: Tables): SubscriptionRepository {
   return {
@@ -101,6 +105,8 @@ export function licenseRepository(db: Tables, changed: Changed): LicenseReposito
         .map((id) => db.licenses.get(id))
         .filter((l): l is License => !!l)
         .map(copy),
+    subscriptionsOf: async (ids) =>
+      [...new Set(ids.map((id) => db.licenses.get(id)?.subscriptionId).filter((sid): sid is Id => !!sid))].sort(),
     listBySubscription: async (sid) =>
       values(db.licenses)
         .filter((l) => l.subscriptionId === sid)
@@ -153,11 +159,14 @@ export function licenseRepository(db: Tables, changed: Changed): LicenseReposito
         licenseChanged(l);
         db.licenses.set(l.id, copy(l));
       }),
-    deleteMany: async (ids) =>
+    deleteMany: async (ids) => {
+      // As on the database: an assigned seat is refused, and nothing is removed.
+      if (ids.some((id) => db.licenses.get(id)?.granteeId != null)) fail(ErrorCodes.CONFLICT, ASSIGNED_MEANWHILE);
       ids.forEach((id) => {
         licenseChanged(db.licenses.get(id));
         db.licenses.delete(id);
-      }),
+      });
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import { invalid } from '../../errors';
 import type { Customer, Grantee, Group, Id, Membership, Page, Tenant } from '../../model';
 import { applyMembershipChanges, type MembershipChange } from '../../domain/people';
+import { lockSubscriptions } from '../subscriptions/shared';
 import { ensureGrantees, loadGroup, membersOf, moveLicenses, type GroupMember, type PeopleDeps } from './shared';
 
 /**
@@ -114,6 +115,9 @@ export class GroupDirectory {
     const now = this.deps.clock.now();
     await this.deps.uow.run(async (r) => {
       const group = await loadGroup(r, tenant, id);
+      // A subscription's group: the subscription locked first (as every seat writer does, before
+      // anything else is written), so its seats are read below as they are, not changed meanwhile.
+      if (group.subscriptionId) await lockSubscriptions(r, [group.subscriptionId]);
       const named = changes.flatMap((c) =>
         c.type === 'add'
           ? [{ granteeId: c.granteeId, name: c.name }]

@@ -6,6 +6,7 @@ import { isUuid } from '../../support/text';
 import { assertAccessible } from '../../domain/tenancy';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
+import { lockSubscriptions } from '../subscriptions/shared';
 
 export type PeopleDeps = Pick<CoreDeps, 'uow' | 'clock' | 'ids'>;
 
@@ -66,9 +67,24 @@ export async function membersOf(r: Repositories, group: Group): Promise<GroupMem
   return out;
 }
 
-/** Moves every running license of one grantee to another identifier (or frees it: null). */
+/**
+ * Moves every running license of one grantee to another identifier (or frees it: null). The seats'
+ * subscriptions are locked first (in id order, as every seat writer does), then the licenses, and
+ * the licenses are read again under the locks: a license canceled or reassigned since the plain
+ * read is left as it now is (never brought back, never taken from its new grantee).
+ */
 export async function moveLicenses(r: Repositories, tenant: Tenant, from: string, to: string | null, now: Date): Promise<void> {
-  const held = (await r.licenses.list(tenant, { granteeId: from })).filter((l) => l.status !== 'CANCELED');
+  const seen = (await r.licenses.list(tenant, { granteeId: from })).filter((l) => l.status !== 'CANCELED');
+  if (seen.length === 0) return;
+  const locked = new Set(seen.flatMap((l) => (l.subscriptionId ? [l.subscriptionId] : [])));
+  await lockSubscriptions(r, locked);
+  // Read again: a license given to `from` meanwhile on a subscription locked now (or ad hoc) moves too;
+  // one on another subscription was given after this move began, and is left as given.
+  const again = (await r.licenses.list(tenant, { granteeId: from })).filter(
+    (l) => l.subscriptionId === null || locked.has(l.subscriptionId),
+  );
+  const ids = [...new Set([...seen, ...again].map((l) => l.id))];
+  const held = (await r.licenses.getManyForUpdate(ids)).filter((l) => l.granteeId === from && l.status !== 'CANCELED');
   if (held.length) await r.licenses.saveMany(held.map((l) => assignGrantee(l, to, now)));
 }
 

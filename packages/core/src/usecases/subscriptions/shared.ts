@@ -12,6 +12,22 @@ export async function loadOwned(r: Repositories, tenant: Tenant, id: Id, forUpda
   return assertAccessible(s, tenant, 'subscription');
 }
 
+/**
+ * Locks subscriptions, in id order, until the unit of work ends. Every writer of a subscription's
+ * seats holds its row lock, taken before any license lock (the seat worker, the sweeps, provider
+ * sync, cancel and reactivate lock the subscription, then read and write its licenses): a grantee
+ * change then waits for a seat change decided on a read of the licenses, and never lands between
+ * that read and its write (a seat deleted under a new grantee, or a grantee change written over).
+ */
+export async function lockSubscriptions(r: Repositories, ids: Iterable<Id>): Promise<void> {
+  for (const id of [...new Set(ids)].sort()) await r.subscriptions.getForUpdate(id);
+}
+
+/** Locks the subscriptions these licenses are seats of (in id order): first, before the licenses themselves. */
+export async function lockSubscriptionsOf(r: Repositories, licenseIds: Id[]): Promise<void> {
+  await lockSubscriptions(r, await r.licenses.subscriptionsOf(licenseIds));
+}
+
 export async function loadPlan(r: Repositories, id: Id): Promise<Plan> {
   return (await r.plans.get(id)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
 }
