@@ -8,6 +8,7 @@ import {
   SYNC_ATTEMPTS,
   type PaymentProvider,
   type Plan,
+  type PlanChangeRequest,
   type ProviderOutcome,
   type Repositories,
   type Subscription,
@@ -104,6 +105,44 @@ describe('a number of seats asked for', () => {
       ]),
     );
     expect(bodies).toHaveLength(2);
+  });
+});
+
+describe('a plan change decided again on another plan', () => {
+  it('keeps what the provider billed only for the change made: two changes at once never both bill from the first plan', async () => {
+    const { core, tenant, keys, s } = await world();
+    const [team, business, free] = ['plans.notes.team', 'plans.notes.business', 'plans.notes.free'].map((k) => keys[k]);
+    // The provider bills each change it is told as a document naming it (the sandbox's proration invoice).
+    const provider = core.payments as unknown as { changePlan: (request: PlanChangeRequest) => Promise<ProviderOutcome> };
+    const told = provider.changePlan.bind(provider);
+    let raceOnce = true;
+    provider.changePlan = async (request) => {
+      await told(request);
+      // While the provider takes team -> business, another change (team -> free) is made and committed.
+      if (raceOnce) {
+        raceOnce = false;
+        await core.subscriptions.changePlan(tenant, s.id, free, 'always_invoice');
+      }
+      return {
+        documents: [
+          {
+            id: randomUUID(),
+            organisationId: tenant.organisationId,
+            subscriptionId: s.id,
+            kind: 'invoice',
+            body: { from: request.from.id, to: request.to.id },
+            createdAt: new Date(),
+          },
+        ],
+      };
+    };
+    await core.subscriptions.changePlan(tenant, s.id, business, 'always_invoice');
+    expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(business);
+    const bodies = (await core.uow.read((r) => r.billingDocuments.list(s.id, 'invoice'))).map((d) => d.body);
+    // The change made first (team -> free) is billed; the second was made from free, not from team:
+    // its invoice (team -> business) is not kept as if it were.
+    expect(bodies).toContainEqual({ from: team, to: free });
+    expect(bodies).not.toContainEqual({ from: team, to: business });
   });
 });
 

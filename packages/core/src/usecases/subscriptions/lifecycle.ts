@@ -182,7 +182,10 @@ export class SubscriptionLifecycle {
             `the subscription changed while its plan change was made, and the payment provider was told it as a ${first.change.kind === 'moved' ? 'move' : 'cancellation'}: read the subscription back before retrying`,
           );
         if (change.kind === 'moved') {
-          await saveOutcome(r, outcome);
+          // What the provider billed (the sandbox's proration invoice) is kept only for the change it
+          // was told: one decided again from another plan or seat count (a change committed
+          // meanwhile) is not the change billed, as for seats (`SeatService.apply`).
+          if (locked.planId === first.s.planId && locked.quantity === first.s.quantity) await saveOutcome(r, outcome);
           await r.subscriptions.save(change.subscription);
           await r.licenses.saveMany(change.licenses);
           // The subscription still holds its usage: the meters the two plans meter differently close
