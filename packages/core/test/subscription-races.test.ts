@@ -47,6 +47,11 @@ async function world() {
   return { uow, core, tenant, keys, s: subscription, quantity, drain };
 }
 
+/** What a provider answers when it bills a change: one invoice whose body names the change. */
+const invoiceNaming = (s: Subscription, body: Record<string, unknown>): ProviderOutcome => ({
+  documents: [{ id: randomUUID(), organisationId: s.organisationId, subscriptionId: s.id, kind: 'invoice', body, createdAt: new Date() }],
+});
+
 type ChangeSeats = (s: Subscription, plan: Plan, quantity: number, ...rest: unknown[]) => Promise<ProviderOutcome>;
 
 describe('a number of seats asked for', () => {
@@ -69,7 +74,7 @@ describe('a number of seats asked for', () => {
   });
 
   it('decided again on another state keeps what the provider billed for the change made, not the one first told', async () => {
-    const { core, tenant, s, quantity } = await world();
+    const { core, s, quantity } = await world();
     // The provider bills each change it is told as a document naming it.
     const provider = core.payments as unknown as { changeSeats: ChangeSeats };
     const told = provider.changeSeats.bind(provider);
@@ -81,18 +86,7 @@ describe('a number of seats asked for', () => {
         moveOnce = false;
         await core.seats.apply(s.id, { type: 'seats.increment', count: 1, proration: 'none' });
       }
-      return {
-        documents: [
-          {
-            id: randomUUID(),
-            organisationId: tenant.organisationId,
-            subscriptionId: s.id,
-            kind: 'invoice',
-            body: { from: before.quantity, to: q },
-            createdAt: new Date(),
-          },
-        ],
-      };
+      return invoiceNaming(s, { from: before.quantity, to: q });
     };
     await core.seats.apply(s.id, { type: 'seats.increment', count: 3, proration: 'none', quantity: 5 });
     expect(await quantity()).toBe(5);
@@ -123,18 +117,7 @@ describe('a plan change decided again on another plan', () => {
         raceOnce = false;
         await core.subscriptions.changePlan(tenant, s.id, free, 'always_invoice');
       }
-      return {
-        documents: [
-          {
-            id: randomUUID(),
-            organisationId: tenant.organisationId,
-            subscriptionId: s.id,
-            kind: 'invoice',
-            body: { from: request.from.id, to: request.to.id },
-            createdAt: new Date(),
-          },
-        ],
-      };
+      return invoiceNaming(s, { from: request.from.id, to: request.to.id });
     };
     await core.subscriptions.changePlan(tenant, s.id, business, 'always_invoice');
     expect((await core.subscriptions.get(tenant, s.id)).subscription.planId).toBe(business);
