@@ -1,8 +1,9 @@
 import { invalid } from '../../errors';
+import { isUuid } from '../../support/text';
 import type { Customer, Grantee, Group, Id, Membership, Page, Tenant } from '../../model';
 import { applyMembershipChanges, type MembershipChange } from '../../domain/people';
 import { lockSubscriptions } from '../subscriptions/shared';
-import { ensureGrantees, loadGroup, membersOf, moveLicenses, type GroupMember, type PeopleDeps } from './shared';
+import { ensureGrantees, loadGroup, lockForMoves, membersOf, type GroupMember, type PeopleDeps } from './shared';
 
 /**
  * Groups of the catalog API: teams of grantees of one owner. A subscription's group (with the
@@ -78,13 +79,22 @@ export class GroupDirectory {
     const now = this.deps.clock.now();
     await this.deps.uow.run(async (r) => {
       const group = await loadGroup(r, tenant, id);
+      // Every subscription the renames touch (and the group's own) is locked first, together and in
+      // id order, before its seats are read as the group's members.
+      const named = await Promise.all(input.grantees.map((g) => (isUuid(g.id) ? r.people.getGrantee(g.id) : undefined)));
+      const moves = await lockForMoves(
+        r,
+        tenant,
+        named.flatMap((g, i) => (g && g.granteeId !== input.grantees[i].granteeId ? [g.granteeId] : [])),
+        [group.subscriptionId],
+      );
       const members = new Map((await membersOf(r, group)).map((m) => [m.grantee.id, m.grantee]));
       for (const [i, g] of input.grantees.entries()) {
         const current = members.get(g.id) ?? invalid(`grantees[${i}].id`, 'is not a member of the group');
         if (g.granteeId !== current.granteeId) {
           if ((await r.people.findGrantees(tenant, [g.granteeId])).length)
             invalid(`grantees[${i}].granteeId`, 'is taken by another grantee');
-          await moveLicenses(r, tenant, current.granteeId, g.granteeId, now);
+          await moves.move(current.granteeId, g.granteeId, now);
         }
         await r.people.saveGrantee({
           ...current,

@@ -74,18 +74,43 @@ export async function membersOf(r: Repositories, group: Group): Promise<GroupMem
  * read is left as it now is (never brought back, never taken from its new grantee).
  */
 export async function moveLicenses(r: Repositories, tenant: Tenant, from: string, to: string | null, now: Date): Promise<void> {
-  const seen = (await r.licenses.list(tenant, { granteeId: from })).filter((l) => l.status !== 'CANCELED');
-  if (seen.length === 0) return;
-  const locked = new Set(seen.flatMap((l) => (l.subscriptionId ? [l.subscriptionId] : [])));
+  await (await lockForMoves(r, tenant, [from])).move(from, to, now);
+}
+
+/**
+ * Locks, for several moves of one request (a group's members renamed), the subscriptions of every
+ * `from`'s running licenses and `also` (a subscription's group) together, in id order, before any
+ * license: one subscription after another's licenses could deadlock with a writer of both. Then
+ * `move` as `moveLicenses` does, limited to what is locked.
+ */
+export async function lockForMoves(
+  r: Repositories,
+  tenant: Tenant,
+  froms: string[],
+  also: (Id | null)[] = [],
+): Promise<{ move: (from: string, to: string | null, now: Date) => Promise<void> }> {
+  const seen = new Map<string, License[]>();
+  for (const from of new Set(froms))
+    seen.set(
+      from,
+      (await r.licenses.list(tenant, { granteeId: from })).filter((l) => l.status !== 'CANCELED'),
+    );
+  const locked = new Set([...seen.values()].flat().flatMap((l) => (l.subscriptionId ? [l.subscriptionId] : [])));
+  for (const id of also) if (id) locked.add(id);
   await lockSubscriptions(r, locked);
-  // Read again: a license given to `from` meanwhile on a subscription locked now (or ad hoc) moves too;
-  // one on another subscription was given after this move began, and is left as given.
-  const again = (await r.licenses.list(tenant, { granteeId: from })).filter(
-    (l) => l.subscriptionId === null || locked.has(l.subscriptionId),
-  );
-  const ids = [...new Set([...seen, ...again].map((l) => l.id))];
-  const held = (await r.licenses.getManyForUpdate(ids)).filter((l) => l.granteeId === from && l.status !== 'CANCELED');
-  if (held.length) await r.licenses.saveMany(held.map((l) => assignGrantee(l, to, now)));
+  return {
+    move: async (from, to, now) => {
+      // Read again: a license given to `from` meanwhile on a subscription locked now (or ad hoc) moves
+      // too; one on another subscription was given after this move began, and is left as given.
+      const again = (await r.licenses.list(tenant, { granteeId: from })).filter(
+        (l) => l.subscriptionId === null || locked.has(l.subscriptionId),
+      );
+      const ids = [...new Set([...(seen.get(from) ?? []), ...again].map((l) => l.id))];
+      if (ids.length === 0) return;
+      const held = (await r.licenses.getManyForUpdate(ids)).filter((l) => l.granteeId === from && l.status !== 'CANCELED');
+      if (held.length) await r.licenses.saveMany(held.map((l) => assignGrantee(l, to, now)));
+    },
+  };
 }
 
 /** Who a purchase is for: a grantee, or a group (named `grp_<id>`, or by the id of one of the tenant's groups). */
