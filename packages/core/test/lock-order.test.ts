@@ -2,7 +2,7 @@
    crashes"): the subscriptions first, in id order, then their licenses. One subscription locked
    after another's licenses could deadlock with a writer of both (PostgreSQL aborts one: a 409). */
 import { randomUUID } from 'node:crypto';
-import type { Repositories, UnitOfWork } from '../src';
+import type { Repositories, Subscription, UnitOfWork } from '../src';
 import { buyPlan, createTestCore, InMemoryUnitOfWork, seedSample } from '../src/testing';
 
 /** The in-memory unit of work, recording the row locks each transaction takes, in order. */
@@ -48,7 +48,7 @@ describe('lock order of seat and grantee writers', () => {
     const core = createTestCore({ uow });
     const { tenant, keys } = await seedSample(core, `org-${randomUUID()}`);
     // Two members, each with a seat on a subscription of their own.
-    const bought = [];
+    const bought: Subscription[] = [];
     for (const g of ['ann', 'ben']) bought.push((await buyPlan(core, keys['plans.notes.team'], 2, g)).subscription);
     const group = await core.groups.create(tenant, { owner: 'team-owner', grantees: [{ granteeId: 'ann' }, { granteeId: 'ben' }] });
     const members = (await core.groups.get(tenant, group.id)).members;
@@ -76,7 +76,7 @@ describe('lock order of seat and grantee writers', () => {
     const uow = new RecordingUnitOfWork();
     const core = createTestCore({ uow });
     const { tenant, keys } = await seedSample(core, `org-${randomUUID()}`);
-    const subs = [];
+    const subs: Subscription[] = [];
     for (const g of ['cat', 'dan']) subs.push((await buyPlan(core, keys['plans.notes.team'], 2, g)).subscription);
     const seats = await core.licenses.list(tenant, {});
     uow.locks = [];
