@@ -40,6 +40,8 @@ export interface StripeSubscriptionView {
     data: {
       id: string;
       quantity?: number;
+      /** `tollgatePlan`: the plan Tollgate made or moved the item for. */
+      metadata?: Record<string, string> | null;
       current_period_start?: number;
       current_period_end?: number;
       price: { id: string; product: string | { id: string } };
@@ -222,7 +224,9 @@ export class StripePaymentProvider implements PaymentProvider {
         };
     await call('subscription update', () =>
       this.stripe.subscriptions.update(id, {
-        items: [{ id: item.id, ...price }],
+        // The item names its plan too: an inline price names none, and the re-sync follows a change
+        // whose write here was lost by this name.
+        items: [{ id: item.id, ...price, metadata: { tollgatePlan: req.to.id } }],
         proration_behavior: req.proration,
         metadata: { tollgatePlan: req.to.id },
       }),
@@ -245,7 +249,10 @@ export class StripePaymentProvider implements PaymentProvider {
           },
         };
     await call('subscription update', () =>
-      this.stripe.subscriptions.update(id, { items: [{ id: item.id, ...price }], proration_behavior: 'none' }),
+      this.stripe.subscriptions.update(id, {
+        items: [{ id: item.id, ...price, metadata: { tollgatePlan: plan.id } }],
+        proration_behavior: 'none',
+      }),
     );
     return {};
   }

@@ -39,7 +39,13 @@ export function snapshotOf(sub: StripeSubscriptionView): ProviderSnapshot {
     canceledAt: date(sub.canceled_at),
     quantity: item?.quantity ?? 1,
     // Every item, so the re-sync tells them apart by plan (a subscription of several plans).
-    items: sub.items.data.map((i) => ({ id: i.id, priceId: i.price.id, quantity: i.quantity ?? 1 })),
+    // Each with the plan Tollgate named on it (an added plan's item, a plan change's), if any.
+    items: sub.items.data.map((i) => ({
+      id: i.id,
+      priceId: i.price.id,
+      quantity: i.quantity ?? 1,
+      planId: i.metadata?.tollgatePlan ?? null,
+    })),
     itemsComplete: sub.items.has_more !== true,
   };
 }

@@ -218,8 +218,8 @@ export interface ProviderItemMatch {
 /**
  * Tells a provider subscription's items apart by plan (docs/decisions.md, "Subscriptions of
  * several plans"): an added plan's item is the one of its recorded id, else the one whose price is
- * the plan's provider price (`providerPlanId`); the first plan's is the one of its provider price,
- * else the first item no added plan took (the provider's first item, as before several plans). An
+ * the plan's provider price (`providerPlanId`), else the one naming the plan (`planId`); the first
+ * plan's is the one of its provider price, else the one naming it, else the first item no added plan took (the provider's first item, as before several plans). An
  * added plan whose recorded item is gone was removed at the provider (only when the provider gave
  * every item: `complete`). What no plan claims is unknown.
  */
@@ -242,9 +242,12 @@ export function matchProviderItems(
     } else if (complete) gone.push(a.planId);
   }
   for (const a of s.addedPlans) {
+    if (a.paymentItemId) continue;
     const price = plans.get(a.planId)?.providerPlanId;
-    if (a.paymentItemId || !price) continue;
-    const item = items.find((i) => !taken.has(i.id) && i.priceId === price);
+    // By its provider price, else by the plan the item names (an inline price Tollgate made for it).
+    const item =
+      (price ? items.find((i) => !taken.has(i.id) && i.priceId === price) : undefined) ??
+      items.find((i) => !taken.has(i.id) && i.planId === a.planId);
     if (!item) continue;
     added.set(a.planId, item);
     learnt.set(a.planId, item.id);
@@ -252,7 +255,9 @@ export function matchProviderItems(
   }
   const firstPrice = plans.get(s.planId)?.providerPlanId;
   const first =
-    (firstPrice ? items.find((i) => !taken.has(i.id) && i.priceId === firstPrice) : undefined) ?? items.find((i) => !taken.has(i.id));
+    (firstPrice ? items.find((i) => !taken.has(i.id) && i.priceId === firstPrice) : undefined) ??
+    items.find((i) => !taken.has(i.id) && i.planId === s.planId) ??
+    items.find((i) => !taken.has(i.id));
   if (first) taken.add(first.id);
   return { first, added, gone, learnt, unknown: items.filter((i) => !taken.has(i.id)) };
 }

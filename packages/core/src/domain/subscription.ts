@@ -222,6 +222,11 @@ export interface ProviderItem {
   id: string;
   priceId: string | null;
   quantity: number;
+  /**
+   * The plan Tollgate named when it made or moved the item (Stripe's `metadata.tollgatePlan`);
+   * absent for items Tollgate did not write (a checkout's, one made in the provider's dashboard).
+   */
+  planId?: string | null;
 }
 
 const LICENSE_STATUS_FOR: Record<SubscriptionStatus, License['status']> = {

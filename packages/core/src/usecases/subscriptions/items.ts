@@ -135,9 +135,9 @@ export class SubscriptionItems {
     outcomes: { planId: Id; outcome: ProviderOutcome }[],
   ): Promise<Subscription> {
     return this.deps.uow.run(async (r) => {
-      const d = await this.decide(r, tenant, id, steps, now, true);
       // The provider's item of each plan added (Stripe's subscription item) stays with it.
       const items = new Map(outcomes.filter((o) => o.outcome.paymentItemId).map((o) => [o.planId, o.outcome.paymentItemId as string]));
+      const d = await this.decide(r, tenant, id, steps, now, true, items);
       const subscription = items.size
         ? {
             ...d.subscription,
@@ -165,7 +165,16 @@ export class SubscriptionItems {
     return billedByProvider(s, this.deps.freeCheckout) ? this.deps.payments : undefined;
   }
 
-  private async decide(r: Repositories, tenant: Tenant, id: Id, steps: PlanItemStep[], now: Date, forUpdate: boolean): Promise<Decision> {
+  /** `made`: the provider's item of each plan this request added there (on the locked row only). */
+  private async decide(
+    r: Repositories,
+    tenant: Tenant,
+    id: Id,
+    steps: PlanItemStep[],
+    now: Date,
+    forUpdate: boolean,
+    made?: ReadonlyMap<Id, string>,
+  ): Promise<Decision> {
     const before = await loadOwned(r, tenant, id, forUpdate);
     const currencies = await loadCurrencies(r);
     let licenses = await r.licenses.listBySubscription(before.id);
@@ -180,6 +189,10 @@ export class SubscriptionItems {
     const ordered = [...steps.filter((x) => x.kind === 'add'), ...steps.filter((x) => x.kind === 'remove')];
     for (const step of ordered) {
       if (step.kind === 'add') {
+        // The provider's webhook for this very add came first and its re-sync adopted the item
+        // (ProviderSync's `adopt`): the plan is held with the item made for it, so the add is done.
+        if (made?.has(step.planId) && s.addedPlans.some((a) => a.planId === step.planId && a.paymentItemId === made.get(step.planId)))
+          continue;
         if (!isUuid(step.planId)) fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
         const plan = assertAccessible(await r.plans.get(step.planId), tenant, 'plan');
         const product = assertAccessible(await r.products.get(plan.productId), tenant, 'product');

@@ -1,7 +1,8 @@
 import type { Id, License, Plan, Subscription } from '../../model';
 import { NewSeats, seatLicense } from '../../domain/seats';
-import { matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
-import { changePlan, renew, syncWithProvider, type ProviderSnapshot } from '../../domain/subscription';
+import { addPlan, matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
+import { changePlan, holdsPlan, renew, syncWithProvider, type ProviderItem, type ProviderSnapshot } from '../../domain/subscription';
+import { isUuid } from '../../support/text';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Repositories } from '../../ports';
 import { ErrorCodes, fail, isDomainError } from '../../errors';
@@ -27,8 +28,9 @@ export class ProviderSync {
    * Status, period, scheduled cancellation and seats as the provider reports them. 'unknown': no
    * such subscription here. A provider that lists its items (Stripe) has them told apart by plan
    * (`matchProviderItems`): the first plan's seats follow its item, each added plan's its own; an
-   * added plan whose item the provider removed ends with its seats; an item no plan claims is
-   * logged and left.
+   * added plan whose item the provider removed ends with its seats; an item that names a plan of
+   * the organisation the subscription does not hold (`adoptable`: made by a plan's add whose write
+   * was lost) is adopted as that added plan; any other item no plan claims is logged and left.
    */
   async sync(
     paymentSubscriptionId: string,
@@ -47,11 +49,12 @@ export class ProviderSync {
       const plans = new Map<Id, Plan>([[held.id, held]]);
       if (snapshot.items) for (const a of s.addedPlans) plans.set(a.planId, await loadPlan(r, a.planId));
       const match = snapshot.items ? matchProviderItems(s, plans, snapshot.items, snapshot.itemsComplete !== false) : undefined;
+      const unclaimed = new Set<ProviderItem>(match?.unknown ?? []);
       // The first plan's item at another plan's price: the plan was changed at the provider (every
       // item given, so that the first plan's is not a guess).
       const moved =
-        match && snapshot.itemsComplete !== false && match.first?.priceId
-          ? await this.followPlanChange(r, s, held, heldLicenses, snapshot, match.first.priceId, now)
+        match && snapshot.itemsComplete !== false && match.first
+          ? await this.followPlanChange(r, s, held, heldLicenses, snapshot, match.first, now)
           : { subscription: s, plan: held, licenses: heldLicenses };
       const { plan, licenses } = moved;
       // The first plan's quantity: its own item's (no item left for it: its seats stay as they are).
@@ -92,8 +95,15 @@ export class ProviderSync {
           const byId = new Map<string, License>(ended.ended.map((l) => [l.id, l]));
           saved = saved.map((l) => byId.get(l.id) ?? l);
         }
+        for (const item of match.unknown) {
+          const adopted = await this.adopt(r, sub, saved, item, now);
+          if (!adopted) continue;
+          sub = adopted.subscription;
+          added.push(adopted.seats);
+          unclaimed.delete(item);
+        }
       }
-      for (const item of match?.unknown ?? [])
+      for (const item of unclaimed)
         this.deps.logger?.info('provider subscription item of no plan here, left as it is', {
           subscriptionId: s.id,
           paymentSubscriptionId,
@@ -175,13 +185,78 @@ export class ProviderSync {
   }
 
   /**
+   * An item the provider bills that names a plan (`planId`, Stripe's `metadata.tollgatePlan`) of the
+   * subscription's organisation and mode which the subscription does not hold: a plan's add whose
+   * write here was lost after the provider made its item (a crash, or an outage whose removal again
+   * failed). It is adopted, recorded as the completed add would have recorded it (the item's id and
+   * seats; the seats go to the subscription group's members, as an add without a grantee gives
+   * them), since that is what the customer pays for and what the vendor asked (docs/decisions.md, "Items Stripe bills whose write was lost").
+   * Anything else (no plan named, another organisation's, one held already, an add the rules of
+   * keeping the subscription whole refuse) is left, and logged by the caller.
+   */
+  private async adopt(
+    r: Repositories,
+    s: Subscription,
+    licenses: License[],
+    item: ProviderItem,
+    now: Date,
+  ): Promise<{ subscription: Subscription; seats: NewSeats } | undefined> {
+    const planId = item.planId;
+    if (!planId || !isUuid(planId) || holdsPlan(s, planId)) return undefined;
+    const plan = await r.plans.get(planId);
+    if (!plan || plan.organisationId !== s.organisationId || plan.isTest !== s.isTest) return undefined;
+    const [product, firstPlan] = await Promise.all([r.products.get(plan.productId), loadPlan(r, s.planId)]);
+    if (!product) return undefined;
+    try {
+      const done = addPlan({
+        subscription: s,
+        firstPlan,
+        plan: await loadPlan(r, planId),
+        product,
+        licenses,
+        quantity: item.quantity,
+        at: 'items',
+        now,
+        newId: () => this.deps.ids.newId(),
+        maxSeats: limitsOf(this.deps).maxSeats,
+        // What the provider bills was sold when its add was decided: only what keeps the subscription whole is checked.
+        completing: true,
+      });
+      const subscription = {
+        ...done.subscription,
+        addedPlans: done.subscription.addedPlans.map((a) => (a.id === done.added.id ? { ...a, paymentItemId: item.id } : a)),
+      };
+      this.deps.logger?.info('provider subscription item of a plan not held here adopted: its add was not written here', {
+        subscriptionId: s.id,
+        planId,
+        itemId: item.id,
+        quantity: done.added.quantity,
+      });
+      return { subscription, seats: done.seats };
+    } catch (e) {
+      if (isDomainError(e)) {
+        this.deps.logger?.info('provider subscription item of a plan not held here could not be adopted', {
+          subscriptionId: s.id,
+          planId,
+          itemId: item.id,
+          reason: e.message,
+        });
+        return undefined;
+      }
+      throw e;
+    }
+  }
+
+  /**
    * A plan changed at the provider (Stripe's dashboard, or its customer portal where a customer
    * switches prices): the first plan's item bills the provider price (`providerPlanId`) of another
-   * plan of the subscription's product, so the subscription moves to that plan here too, as a plan
-   * change through the API moves it (its first plan's seats follow; nothing prorated here, the
-   * provider billed it). Followed only between plans that are not usage-based (a usage-based
-   * change starts a new subscription, which the provider did not) and when the move is allowed
-   * (the target sellable, the subscription running); otherwise logged and left.
+   * plan of the subscription's product, or (a price of no plan here: an inline price) names another
+   * plan of the product (`planId`, written by Tollgate's own plan change whose write was lost), so
+   * the subscription moves to that plan here too, as a plan change through the API moves it (its
+   * first plan's seats follow; nothing prorated here, the provider billed it). Followed only
+   * between plans that are not usage-based (a usage-based change starts a new subscription, which
+   * the provider did not) and when the move is allowed (the target sellable, the subscription
+   * running); otherwise logged and left.
    */
   private async followPlanChange(
     r: Repositories,
@@ -189,14 +264,21 @@ export class ProviderSync {
     plan: Plan,
     licenses: License[],
     snapshot: ProviderSnapshot,
-    priceId: string | null,
+    item: ProviderItem,
     now: Date,
   ): Promise<{ subscription: Subscription; plan: Plan; licenses: License[] }> {
     const unchanged = { subscription: s, plan, licenses };
+    const priceId = item.priceId;
     if (!priceId || priceId === plan.providerPlanId || s.status === 'CANCELED' || snapshot.status === 'CANCELED') return unchanged;
-    const found = (await r.plans.listByProduct(s.productId)).find(
-      (p) => p.providerPlanId === priceId && p.id !== plan.id && !s.addedPlans.some((a) => a.planId === p.id),
-    );
+    const all = await r.plans.listByProduct(s.productId);
+    const others = all.filter((p) => p.id !== plan.id && !s.addedPlans.some((a) => a.planId === p.id));
+    // A price of a plan wins over the plan the item names (a switch in the provider's portal keeps
+    // the item's metadata); the name counts only for a price of no plan here (an inline price).
+    const priced = all.some((p) => p.providerPlanId === priceId);
+    const found =
+      others.find((p) => p.providerPlanId === priceId) ?? (!priced && item.planId ? others.find((p) => p.id === item.planId) : undefined);
+    // An inline price Tollgate made for the plan held: nothing moved.
+    if (!found && !priced && item.planId === plan.id) return unchanged;
     // Whole, as a plan change loads it (its features and line items: the usage it meters).
     const target = found && (await loadPlan(r, found.id));
     const leave = (reason: string) => {
@@ -211,7 +293,8 @@ export class ProviderSync {
     };
     // A plan sold at an inline price (made per checkout) shows another price every time: only a plan
     // with a provider price of its own tells a switch, to a price of no plan of the product here.
-    if (!target) return plan.providerPlanId ? leave('the price is no plan of the product (another product, or none here)') : unchanged;
+    if (!target)
+      return plan.providerPlanId || item.planId ? leave('the price is no plan of the product (another product, or none here)') : unchanged;
     if (plan.usageBased || target.usageBased) return leave('a usage-based plan change starts a new subscription here');
     const product = await r.products.get(s.productId);
     if (!product) return unchanged;
