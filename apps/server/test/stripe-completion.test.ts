@@ -1,9 +1,9 @@
 import nock from 'nock';
 import request from 'supertest';
-import Stripe from 'stripe';
 import { randomUUID } from 'node:crypto';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
+import { expectStripeMocksDone, postStripeEvent } from './stripe-harness';
 
 // A checkout paid at Stripe is recorded, whatever the vendor changed in the catalog since the link;
 // one that still cannot be recorded is never acknowledged (Stripe sends it again) and is logged.
@@ -12,7 +12,6 @@ const API = 'https://api.stripe.com';
 const SECRET = 'whsec_tollgate_completion_secret';
 const DAY = 86_400;
 const now = Math.floor(Date.now() / 1000);
-const signer = new Stripe('sk_test_signer');
 const errors: { message: string; fields?: Record<string, unknown> }[] = [];
 let world: TestWorld;
 let org: SeededOrg;
@@ -29,17 +28,9 @@ beforeAll(async () => {
   app = createServerApp(world);
 });
 afterAll(() => world?.close());
-afterEach(() => {
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending).toEqual([]);
-});
+afterEach(expectStripeMocksDone);
 
-function webhook(event: object) {
-  const payload = JSON.stringify(event);
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: SECRET });
-  return request(app).post('/webhooks/stripe').set('content-type', 'application/json').set('stripe-signature', header).send(payload);
-}
+const webhook = (event: object) => postStripeEvent(app, SECRET, event);
 const completed = (id: string, session: string) => ({
   id,
   object: 'event',

@@ -1,9 +1,9 @@
 import nock from 'nock';
 import request from 'supertest';
-import Stripe from 'stripe';
 import { DomainError, ErrorCodes, type UnitOfWork } from '@tollgate/core';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
+import { expectStripeMocksDone, postStripeEvent } from './stripe-harness';
 
 /**
  * A change Stripe took whose write here was lost (a crash, a kill -9, an outage after Stripe's
@@ -20,7 +20,6 @@ let world: TestWorld;
 let org: SeededOrg;
 let app: ReturnType<typeof createServerApp>;
 const now = Math.floor(Date.now() / 1000);
-const signer = new Stripe('sk_test_signer');
 const logged: { message: string; fields?: Record<string, unknown> }[] = [];
 const logger = {
   info: (message: string, fields?: Record<string, unknown>) => void logged.push({ message, fields }),
@@ -35,9 +34,7 @@ beforeAll(async () => {
 afterAll(() => world?.close());
 afterEach(() => {
   jest.restoreAllMocks();
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending).toEqual([]);
+  expectStripeMocksDone();
 });
 
 /**
@@ -52,11 +49,7 @@ function crashNextWrite(): () => void {
 }
 
 const bearer = (r: request.Test) => r.set('authorization', `Bearer ${org.liveKey}`);
-function webhook(event: object) {
-  const payload = JSON.stringify(event);
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: SECRET });
-  return request(app).post('/webhooks/stripe').set('content-type', 'application/json').set('stripe-signature', header).send(payload);
-}
+const webhook = (event: object) => postStripeEvent(app, SECRET, event);
 const event = (id: string, object: object) => ({
   id,
   object: 'event',

@@ -1,8 +1,8 @@
 import nock from 'nock';
 import request from 'supertest';
-import Stripe from 'stripe';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
+import { expectStripeMocksDone, postStripeEvent } from './stripe-harness';
 
 /**
  * Plans added to and removed from a subscription paid through Stripe (issue #20, the lane
@@ -17,7 +17,6 @@ let org: SeededOrg;
 let app: ReturnType<typeof createServerApp>;
 let subscriptionId: string;
 const now = Math.floor(Date.now() / 1000);
-const signer = new Stripe('sk_test_signer');
 const logged: { message: string; fields?: Record<string, unknown> }[] = [];
 const logger = {
   info: (message: string, fields?: Record<string, unknown>) => void logged.push({ message, fields }),
@@ -30,18 +29,10 @@ beforeAll(async () => {
   app = createServerApp(world);
 });
 afterAll(() => world?.close());
-afterEach(() => {
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending).toEqual([]);
-});
+afterEach(expectStripeMocksDone);
 
 const bearer = (r: request.Test) => r.set('authorization', `Bearer ${org.liveKey}`);
-function webhook(event: object) {
-  const payload = JSON.stringify(event);
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: SECRET });
-  return request(app).post('/webhooks/stripe').set('content-type', 'application/json').set('stripe-signature', header).send(payload);
-}
+const webhook = (event: object) => postStripeEvent(app, SECRET, event);
 const event = (id: string, type: string, object: object) => ({
   id,
   object: 'event',

@@ -1,9 +1,9 @@
 import nock from 'nock';
 import request from 'supertest';
-import Stripe from 'stripe';
 import { DomainError, ErrorCodes } from '@tollgate/core';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
+import { expectStripeMocksDone, postStripeEvent } from './stripe-harness';
 
 const API = 'https://api.stripe.com';
 const SECRET = 'whsec_tollgate_test_secret';
@@ -13,7 +13,6 @@ let org: SeededOrg;
 let app: ReturnType<typeof createServerApp>;
 let sessionId: string;
 const now = Math.floor(Date.now() / 1000);
-const signer = new Stripe('sk_test_signer');
 
 beforeAll(async () => {
   world = await createTestWorld({ config: { stripeSecretKey: 'sk_test_tollgate', stripeWebhookSecret: SECRET } });
@@ -21,17 +20,10 @@ beforeAll(async () => {
   app = createServerApp(world);
 });
 afterAll(() => world?.close());
-afterEach(() => {
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending).toEqual([]);
-});
+afterEach(expectStripeMocksDone);
 
-function webhook(event: object, options: { secret?: string; timestamp?: number } = {}) {
-  const payload = JSON.stringify(event);
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: options.secret ?? SECRET, timestamp: options.timestamp });
-  return request(app).post('/webhooks/stripe').set('content-type', 'application/json').set('stripe-signature', header).send(payload);
-}
+const webhook = (event: object, options: { secret?: string; timestamp?: number } = {}) =>
+  postStripeEvent(app, options.secret ?? SECRET, event, options.timestamp);
 const event = (id: string, type: string, object: object) => ({
   id,
   object: 'event',
