@@ -20,10 +20,10 @@ let world: TestWorld;
 let org: SeededOrg;
 let app: ReturnType<typeof createServerApp>;
 const now = Math.floor(Date.now() / 1000);
-const logged: { message: string; fields?: Record<string, unknown> }[] = [];
+const logged: { level: 'info' | 'error'; message: string; fields?: Record<string, unknown> }[] = [];
 const logger = {
-  info: (message: string, fields?: Record<string, unknown>) => void logged.push({ message, fields }),
-  error: (message: string, fields?: Record<string, unknown>) => void logged.push({ message, fields }),
+  info: (message: string, fields?: Record<string, unknown>) => void logged.push({ level: 'info', message, fields }),
+  error: (message: string, fields?: Record<string, unknown>) => void logged.push({ level: 'error', message, fields }),
 };
 
 beforeAll(async () => {
@@ -59,14 +59,22 @@ const event = (id: string, object: object) => ({
   livemode: false,
   api_version: '2026-10-28.endive',
 });
-const item = (id: string, price: string, quantity: number, planId?: string) => ({
+/** What an inline price bills, as Stripe shows it on the item's price (the sample catalog: Business $30, Team $12, Metered $5, monthly). */
+const bills = (unitAmount: number, currency = 'usd') => ({
+  unit_amount: unitAmount,
+  currency,
+  recurring: { interval: 'month', interval_count: 1 },
+});
+const BUSINESS = bills(3000);
+const item = (id: string, price: string, quantity: number, planId?: string, billed: object = {}) => ({
   id,
   quantity,
   current_period_start: now,
   current_period_end: now + 30 * DAY,
-  price: { id: price, product: 'prod_o' },
+  price: { id: price, product: 'prod_o', ...billed },
   metadata: planId ? { tollgatePlan: planId } : {},
 });
+const errors = (subscription: string) => logged.filter((l) => l.level === 'error' && l.fields?.subscriptionId === subscription);
 const stripeSubscription = (id: string, items: object[]) => ({
   id,
   object: 'subscription',
@@ -123,7 +131,7 @@ async function buyTeam(sub: string, grantee: string): Promise<string> {
 describe('a plan added at Stripe whose write here was lost', () => {
   let id = '';
   const business = () => org.keys['plans.notes.business'];
-  const orphan = () => item('si_orphan', 'price_inline_orphan', 1, business());
+  const orphan = () => item('si_orphan', 'price_inline_orphan', 1, business(), BUSINESS);
 
   it('the add: Stripe made the item, the write failed and the undo never reached Stripe; the request answered 503', async () => {
     id = await buyTeam('sub_a', 'alice');
@@ -214,7 +222,7 @@ describe('a plan change at an inline price whose write here was lost', () => {
       .reply(200, stripeSubscription('sub_b', [item('si_sub_b', 'price_inline_sub_b', 3)]));
     nock(API)
       .post('/v1/subscriptions/sub_b', (b) => ((body = b), true))
-      .reply(200, () => (arm(), stripeSubscription('sub_b', [item('si_sub_b', 'price_inline_new', 3, business())])));
+      .reply(200, () => (arm(), stripeSubscription('sub_b', [item('si_sub_b', 'price_inline_new', 3, business(), BUSINESS)])));
     await request(app)
       .put(`/subscriptions/${id}/change-plan`)
       .set('x-api-key', org.liveKey)
@@ -228,7 +236,7 @@ describe('a plan change at an inline price whose write here was lost', () => {
   });
 
   it("Stripe's re-sync follows it: the subscription and its seats move to the plan Stripe bills; a replay moves nothing more", async () => {
-    const snapshot = () => stripeSubscription('sub_b', [item('si_sub_b', 'price_inline_new', 3, business())]);
+    const snapshot = () => stripeSubscription('sub_b', [item('si_sub_b', 'price_inline_new', 3, business(), BUSINESS)]);
     nock(API).get('/v1/subscriptions/sub_b').reply(200, snapshot());
     expect((await webhook(event('evt_b1', { id: 'sub_b' })).expect(200)).body.result).toBe('applied');
     expect(await view(id)).toMatchObject({ planId: business(), quantity: 3 });
@@ -244,5 +252,63 @@ describe('a plan change at an inline price whose write here was lost', () => {
     // Nothing logged as "not followed" for the inline price of the plan now held.
     const notFollowed = logged.filter((l) => /not followed/.test(l.message) && l.fields?.subscriptionId === id);
     expect(notFollowed).toEqual([]);
+  });
+});
+
+describe('an item whose name is not what it bills is not trusted (logged as an error, left)', () => {
+  let id = '';
+  const business = () => org.keys['plans.notes.business'];
+  const first = (billed: object = bills(1200), planId?: string) => item('si_sub_c', 'price_inline_sub_c', 3, planId, billed);
+  const sync = async (evt: string, items: object[]) => {
+    nock(API).get('/v1/subscriptions/sub_c').reply(200, stripeSubscription('sub_c', items));
+    expect((await webhook(event(evt, { id: 'sub_c' })).expect(200)).body.result).toBe('applied');
+  };
+
+  it.each([
+    ['$0', bills(0)],
+    ["Team's price", bills(1200)],
+  ])('an item naming Business but billing %s is not adopted: no Business seat, an error naming it', async (label, billed) => {
+    if (!id) id = await buyTeam('sub_c', 'cleo');
+    const itemId = `si_cheap_${label.length}`;
+    await sync(`evt_c_${label.length}`, [first(), item(itemId, 'price_inline_cheap', 1, business(), billed)]);
+    expect((await view(id)).addedPlans).toEqual([]);
+    expect(await seats(id, 'plans.notes.business')).toEqual([]);
+    expect((await check('cleo').expect(200)).body.capabilities).toEqual(['edit', 'export']);
+    expect(errors(id).some((l) => l.fields?.itemId === itemId && l.fields?.planId === business() && /not adopted/.test(l.message))).toBe(
+      true,
+    );
+  });
+
+  it("a usage-based plan's item, at its price, is not adopted (an error)", async () => {
+    const metered = org.keys['plans.notes.metered'];
+    await sync('evt_c_metered', [first(), item('si_metered', 'price_inline_m', 1, metered, bills(500))]);
+    expect((await view(id)).addedPlans).toEqual([]);
+    expect(await seats(id, 'plans.notes.metered')).toEqual([]);
+    expect(errors(id).some((l) => l.fields?.itemId === 'si_metered' && /usage-based/.test(String(l.fields?.reason)))).toBe(true);
+  });
+
+  it('a second item of a plan held (an add retried before its webhook) is an error an operator sees, not removed', async () => {
+    await sync('evt_c_dup1', [first(), item('si_biz', 'price_inline_biz', 1, business(), BUSINESS)]);
+    expect((await view(id)).addedPlans.map((a) => [a.planId, a.paymentItemId])).toEqual([[business(), 'si_biz']]);
+    await sync('evt_c_dup2', [
+      first(),
+      item('si_biz', 'price_inline_biz', 1, business(), BUSINESS),
+      item('si_biz2', 'price_inline_biz', 1, business(), BUSINESS),
+    ]);
+    expect((await view(id)).addedPlans.map((a) => [a.planId, a.paymentItemId])).toEqual([[business(), 'si_biz']]);
+    expect(await seats(id, 'plans.notes.business')).toHaveLength(1);
+    expect(errors(id).some((l) => l.fields?.itemId === 'si_biz2' && /holds this plan already/.test(String(l.fields?.reason)))).toBe(true);
+  });
+
+  it("the first plan's item renamed to a plan it does not bill (Business at Team's price) is not followed (an error)", async () => {
+    const d = await buyTeam('sub_d', 'dora');
+    nock(API)
+      .get('/v1/subscriptions/sub_d')
+      .reply(200, stripeSubscription('sub_d', [item('si_sub_d', 'price_inline_edited', 3, business(), bills(1200))]));
+    expect((await webhook(event('evt_d1', { id: 'sub_d' })).expect(200)).body.result).toBe('applied');
+    expect(await view(d)).toMatchObject({ planId: org.keys['plans.notes.team'], quantity: 3 });
+    expect(await seats(d, 'plans.notes.business')).toEqual([]);
+    expect((await check('dora').expect(200)).body.capabilities).toEqual(['edit', 'export']);
+    expect(errors(d).some((l) => l.fields?.targetPlanId === business() && /not followed/.test(l.message))).toBe(true);
   });
 });

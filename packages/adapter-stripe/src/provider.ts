@@ -44,7 +44,14 @@ export interface StripeSubscriptionView {
       metadata?: Record<string, string> | null;
       current_period_start?: number;
       current_period_end?: number;
-      price: { id: string; product: string | { id: string } };
+      price: {
+        id: string;
+        product: string | { id: string };
+        /** Minor units per seat per interval (null: tiered, or a decimal amount). */
+        unit_amount?: number | null;
+        currency?: string;
+        recurring?: { interval: string; interval_count: number } | null;
+      };
     }[];
   };
 }
@@ -200,18 +207,32 @@ export class StripePaymentProvider implements PaymentProvider {
     return {};
   }
 
-  private async item(subscriptionId: string) {
+  /**
+   * The Stripe subscription item of the subscription's first plan (`plan`), as `itemOf` tells it:
+   * among the items no added plan's record claims nor names (`metadata.tollgatePlan`), the one of
+   * the plan's Stripe price, else the one naming the plan, else the first. Never an added plan's
+   * item: on a subscription of several plans a plan change, a price sync or a seat change of the
+   * first plan must not land on another plan's item (which Stripe may list first).
+   */
+  private async item(s: Subscription, plan: Plan | null) {
     const sub = (await call('subscription retrieve', () =>
-      this.stripe.subscriptions.retrieve(subscriptionId),
+      this.stripe.subscriptions.retrieve(stripeId(s)),
     )) as unknown as StripeSubscriptionView;
-    const item = sub.items.data[0];
-    if (!item) throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, 'the Stripe subscription has no item');
+    const recorded = new Set(s.addedPlans.map((a) => a.paymentItemId).filter(Boolean));
+    const added = new Set(s.addedPlans.map((a) => a.planId).filter((p) => p !== plan?.id));
+    const free = sub.items.data.filter((i) => !recorded.has(i.id) && !added.has(i.metadata?.tollgatePlan ?? ''));
+    const item =
+      (plan?.providerPlanId ? free.find((i) => i.price.id === plan.providerPlanId) : undefined) ??
+      (plan ? free.find((i) => i.metadata?.tollgatePlan === plan.id) : undefined) ??
+      free[0];
+    if (!item)
+      throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, "the Stripe subscription has no item of the subscription's first plan");
     return item;
   }
 
   async changePlan(req: PlanChangeRequest): Promise<ProviderOutcome> {
     const id = stripeId(req.subscription);
-    const item = await this.item(id);
+    const item = await this.item(req.subscription, req.from);
     const price = req.to.providerPlanId
       ? { price: req.to.providerPlanId }
       : {
@@ -237,7 +258,7 @@ export class StripePaymentProvider implements PaymentProvider {
   /** The subscription item moves to the plan's current price; no proration (the next invoice bills it). */
   async syncPrice(s: Subscription, plan: Plan, unitAmount: number): Promise<ProviderOutcome> {
     const id = stripeId(s);
-    const item = await this.item(id);
+    const item = await this.item(s, plan);
     const price = plan.providerPlanId
       ? { price: plan.providerPlanId }
       : {
@@ -257,9 +278,9 @@ export class StripePaymentProvider implements PaymentProvider {
     return {};
   }
 
-  async changeSeats(s: Subscription, _plan: Plan, quantity: number, proration: Proration, _unitAmount: number): Promise<ProviderOutcome> {
+  async changeSeats(s: Subscription, plan: Plan, quantity: number, proration: Proration, _unitAmount: number): Promise<ProviderOutcome> {
     const id = stripeId(s);
-    const item = await this.item(id);
+    const item = await this.item(s, plan);
     await call('subscription update', () =>
       this.stripe.subscriptions.update(id, { items: [{ id: item.id, quantity }], proration_behavior: proration }),
     );
@@ -315,7 +336,7 @@ export class StripePaymentProvider implements PaymentProvider {
   async addPlan(req: PlanItemRequest): Promise<ProviderOutcome> {
     const id = stripeId(req.subscription);
     // An inline price needs a product: the subscription's first item's, as a plan change does.
-    const product = req.plan.providerPlanId ? '' : (idOf((await this.item(id)).price.product) as string);
+    const product = req.plan.providerPlanId ? '' : (idOf((await this.item(req.subscription, null)).price.product) as string);
     const item = await call('subscription item create', () =>
       this.stripe.subscriptionItems.create(
         {

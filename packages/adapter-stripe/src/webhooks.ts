@@ -45,6 +45,11 @@ export function snapshotOf(sub: StripeSubscriptionView): ProviderSnapshot {
       priceId: i.price.id,
       quantity: i.quantity ?? 1,
       planId: i.metadata?.tollgatePlan ?? null,
+      // What its price bills: a name is trusted only for an item billing what the plan costs.
+      unitAmount: i.price.unit_amount ?? null,
+      currency: i.price.currency ?? null,
+      interval: i.price.recurring?.interval ?? null,
+      intervalCount: i.price.recurring?.interval_count ?? null,
     })),
     itemsComplete: sub.items.has_more !== true,
   };

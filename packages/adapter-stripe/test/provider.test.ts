@@ -149,6 +149,76 @@ describe('Stripe payment provider (nock, no network)', () => {
     expect(update.body).toMatchObject({ 'items[0][id]': 'si_1', 'items[0][quantity]': '5', proration_behavior: 'none' });
   });
 
+  describe("a subscription of several plans: the first plan's item is written, never an added plan's Stripe lists first", () => {
+    const added = aPlan(product, { id: randomUUID(), displayName: 'Business' });
+    // Stripe lists the added plan's item first (ordering is Stripe's, not ours).
+    const several = {
+      ...stripeSub,
+      items: {
+        data: [
+          { id: 'si_added', quantity: 1, price: { id: 'price_inline_added', product: 'prod_1' }, metadata: { tollgatePlan: added.id } },
+          { id: 'si_1', quantity: 3, price: { id: 'price_1', product: 'prod_1' }, metadata: {} },
+        ],
+      },
+    };
+    const heldBoth = (paymentItemId: string | null) => ({
+      ...subscription,
+      addedPlans: [
+        { id: randomUUID(), planId: added.id, quantity: 1, lineItemIds: [], paymentItemId, createdAt: new Date(), updatedAt: new Date() },
+      ],
+    });
+
+    it.each([
+      ['recorded', 'si_added'],
+      ['not recorded (only named)', null],
+    ])('changePlan, the added plan %s', async (_label, paymentItemId) => {
+      capture('get', '/v1/subscriptions/sub_123', several);
+      const update = capture('post', '/v1/subscriptions/sub_123', several);
+      const to = aPlan(product, { id: randomUUID(), interval: 'month', length: 1 });
+      await provider.changePlan({
+        subscription: heldBoth(paymentItemId),
+        from: plan,
+        to,
+        proration: 'none',
+        fromUnitAmount: 1100,
+        toUnitAmount: 9900,
+      });
+      expect(update.body).toMatchObject({ 'items[0][id]': 'si_1', 'items[0][metadata][tollgatePlan]': to.id });
+    });
+
+    it('syncPrice and changeSeats', async () => {
+      capture('get', '/v1/subscriptions/sub_123', several);
+      const priced = capture('post', '/v1/subscriptions/sub_123', several);
+      await provider.syncPrice(heldBoth(null), plan, 1300);
+      expect(priced.body).toMatchObject({ 'items[0][id]': 'si_1', 'items[0][price_data][unit_amount]': '1300' });
+      capture('get', '/v1/subscriptions/sub_123', several);
+      const seats = capture('post', '/v1/subscriptions/sub_123', several);
+      await provider.changeSeats(heldBoth('si_added'), plan, 5, 'none', 1100);
+      expect(seats.body).toMatchObject({ 'items[0][id]': 'si_1', 'items[0][quantity]': '5' });
+    });
+
+    it("the first plan's Stripe price, or its name, finds its item wherever Stripe lists it", async () => {
+      const pricedPlan = { ...plan, providerPlanId: 'price_1' };
+      const named = {
+        ...stripeSub,
+        items: {
+          data: [
+            { id: 'si_other', quantity: 1, price: { id: 'price_x', product: 'prod_1' }, metadata: {} },
+            { id: 'si_1', quantity: 3, price: { id: 'price_1', product: 'prod_1' }, metadata: { tollgatePlan: plan.id } },
+          ],
+        },
+      };
+      capture('get', '/v1/subscriptions/sub_123', named);
+      const byPrice = capture('post', '/v1/subscriptions/sub_123', named);
+      await provider.changeSeats(subscription, pricedPlan, 4, 'none', 1100);
+      expect(byPrice.body).toMatchObject({ 'items[0][id]': 'si_1' });
+      capture('get', '/v1/subscriptions/sub_123', named);
+      const byName = capture('post', '/v1/subscriptions/sub_123', named);
+      await provider.changeSeats(subscription, plan, 4, 'none', 1100);
+      expect(byName.body).toMatchObject({ 'items[0][id]': 'si_1' });
+    });
+  });
+
   it('adds a plan of a Stripe price as a subscription item (no read needed), with its idempotency key, and returns its id', async () => {
     const priced = aPlan(product, { id: randomUUID(), providerPlanId: 'price_biz' });
     const created: { body?: Record<string, string>; key?: string } = {};

@@ -58,6 +58,14 @@ async function world() {
 }
 
 const FIRST = { id: 'si_first', priceId: 'price_inline_first', quantity: 2 };
+/** What an inline price bills (the sample catalog, USD, monthly): Business $30, Team $12, Metered $5 per seat. */
+const bills = (unitAmount: number, currency = 'usd', interval = 'month', intervalCount = 1) => ({
+  unitAmount,
+  currency,
+  interval,
+  intervalCount,
+});
+const BUSINESS = bills(3000);
 
 describe('an added plan whose write was lost after the provider made its item', () => {
   it('a crash after the item was made, the undo never sent: the re-sync adopts it once, with its seats', async () => {
@@ -78,7 +86,7 @@ describe('an added plan whose write was lost after the provider made its item', 
       code: ErrorCodes.DATABASE_UNAVAILABLE,
     });
     expect((await held()).addedPlans).toEqual([]);
-    const orphan = { id: 'si_orphan', priceId: 'price_inline_x', quantity: 1, planId: business };
+    const orphan = { id: 'si_orphan', priceId: 'price_inline_x', quantity: 1, planId: business, ...BUSINESS };
     for (let i = 0; i < 2; i++)
       expect(await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([FIRST, orphan]))).toBe('applied');
     const after = await held();
@@ -98,7 +106,7 @@ describe('an added plan whose write was lost after the provider made its item', 
       // Stripe's customer.subscription.updated for this very item lands between its answer and the write.
       await core.providerSync.sync(
         s.paymentSubscriptionId as string,
-        snapshot([FIRST, { id: 'si_new', priceId: 'price_inline_y', quantity: 1, planId: business }]),
+        snapshot([FIRST, { id: 'si_new', priceId: 'price_inline_y', quantity: 1, planId: business, ...BUSINESS }]),
       );
       return { ...out, paymentItemId: 'si_new' };
     };
@@ -114,11 +122,44 @@ describe('an added plan whose write was lost after the provider made its item', 
     const other = await seedSample(core, `org-${randomUUID()}`);
     const items = [
       FIRST,
-      { id: 'si_dup', priceId: 'price_inline_z', quantity: 1, planId: keys['plans.notes.team'] },
-      { id: 'si_foreign', priceId: 'price_inline_w', quantity: 1, planId: other.keys['plans.notes.business'] },
+      { id: 'si_dup', priceId: 'price_inline_z', quantity: 1, planId: keys['plans.notes.team'], ...bills(1200) },
+      { id: 'si_foreign', priceId: 'price_inline_w', quantity: 1, planId: other.keys['plans.notes.business'], ...BUSINESS },
     ];
     expect(await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot(items))).toBe('applied');
     expect((await held()).addedPlans).toEqual([]);
+  });
+
+  it.each([
+    ['at $0', bills(0)],
+    ["at a cheaper plan's price (Team's)", bills(1200)],
+    ['of no known price (a tiered or unread one)', {}],
+    ['in another currency', bills(3000, 'eur')],
+    ['on another interval', bills(3000, 'usd', 'year')],
+  ])('an item naming a plan but billing %s is not adopted as that plan', async (_label, price) => {
+    const { core, keys, s, snapshot, held, open } = await world();
+    const named = { id: 'si_named', priceId: 'price_inline_cheap', quantity: 1, planId: keys['plans.notes.business'], ...price };
+    expect(await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([FIRST, named]))).toBe('applied');
+    expect((await held()).addedPlans).toEqual([]);
+    expect(await open('plans.notes.business')).toEqual([]);
+  });
+
+  it('an item naming a plan of a provider price is adopted only at that price', async () => {
+    const { core, keys, s, snapshot, held } = await world();
+    const business = keys['plans.notes.business'];
+    await core.uow.run(async (r) => r.plans.save({ ...((await r.plans.get(business)) as Plan), providerPlanId: 'price_business' }));
+    const named = { id: 'si_named', priceId: 'price_other', quantity: 1, planId: business, ...BUSINESS };
+    await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([FIRST, named]));
+    expect((await held()).addedPlans).toEqual([]);
+    await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([FIRST, { ...named, priceId: 'price_business' }]));
+    expect((await held()).addedPlans.map((a) => [a.planId, a.paymentItemId])).toEqual([[business, 'si_named']]);
+  });
+
+  it("a usage-based plan's item, at its price, is not adopted as an added plan", async () => {
+    const { core, keys, s, snapshot, held, open } = await world();
+    const metered = { id: 'si_metered', priceId: 'price_inline_m', quantity: 1, planId: keys['plans.notes.metered'], ...bills(500) };
+    expect(await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([FIRST, metered]))).toBe('applied');
+    expect((await held()).addedPlans).toEqual([]);
+    expect(await open('plans.notes.metered')).toEqual([]);
   });
 });
 
@@ -137,7 +178,7 @@ describe('a plan change at an inline price whose write was lost', () => {
       code: ErrorCodes.DATABASE_UNAVAILABLE,
     });
     expect((await held()).planId).toBe(keys['plans.notes.team']);
-    const switched = { id: 'si_first', priceId: 'price_inline_new', quantity: 2, planId: business };
+    const switched = { id: 'si_first', priceId: 'price_inline_new', quantity: 2, planId: business, ...BUSINESS };
     for (let i = 0; i < 2; i++)
       expect(await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([switched]))).toBe('applied');
     expect((await held()).planId).toBe(business);
@@ -148,6 +189,26 @@ describe('a plan change at an inline price whose write was lost', () => {
       r.plans.save({ ...((await r.plans.get(keys['plans.notes.team'])) as Plan), providerPlanId: 'price_team' }),
     );
     await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([{ ...switched, priceId: 'price_team' }]));
+    expect((await held()).planId).toBe(keys['plans.notes.team']);
+  });
+
+  it.each([
+    ["at the plan held's price (Team's)", bills(1200)],
+    ['at $0', bills(0)],
+    ['of no known price', {}],
+  ])('a name alone, on an item billing %s, is not followed: no upgrade by an edited name', async (_label, price) => {
+    const { core, keys, s, snapshot, held, open } = await world();
+    const renamed = { id: 'si_first', priceId: 'price_inline_first', quantity: 2, planId: keys['plans.notes.business'], ...price };
+    expect(await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([renamed]))).toBe('applied');
+    expect((await held()).planId).toBe(keys['plans.notes.team']);
+    expect(await open('plans.notes.business')).toEqual([]);
+    expect(await open('plans.notes.team')).toHaveLength(2);
+  });
+
+  it("a usage-based plan's name is not followed", async () => {
+    const { core, keys, s, snapshot, held } = await world();
+    const renamed = { id: 'si_first', priceId: 'price_inline_first', quantity: 2, planId: keys['plans.notes.metered'], ...bills(500) };
+    await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([renamed]));
     expect((await held()).planId).toBe(keys['plans.notes.team']);
   });
 });

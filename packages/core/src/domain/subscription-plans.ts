@@ -1,6 +1,6 @@
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { AddedPlan, Id, License, Plan, Product, Subscription } from '../model';
-import { assertPlanSellable, isPerSeat, minimumSeats } from './catalog';
+import { assertPlanSellable, isPerSeat, minimumSeats, pricedIn, unbilledLine, unitAmount } from './catalog';
 import { DEFAULT_MAX_SEATS } from './limits';
 import { NewSeats } from './new-seats';
 import { seatHolders } from './people';
@@ -45,6 +45,14 @@ export interface AddPlanInput {
    * made; only what keeps the subscription whole (tenant, each plan once, seat bounds) is checked.
    */
   completing?: boolean;
+  /**
+   * An item the provider bills at the plan's own price whose add was not written here (the
+   * re-sync's adoption, `billsAsPlan` checked first): every rule of a sale holds (not usage-based,
+   * the subscription's interval, the seat minimum) but that the plan and its product be sellable
+   * now: the add was decided when they were, and an archive since ends new sales, not what the
+   * customer is billed for (docs: /work/lead/decisions-orphans-review.md).
+   */
+  adopting?: boolean;
 }
 
 /**
@@ -56,7 +64,7 @@ export function addPlan(input: AddPlanInput): { subscription: Subscription; adde
   const { subscription: s, plan, firstPlan, at, now } = input;
   if (effectiveStatus(s, now) === 'CANCELED') invalid(`${at}.action`, 'the subscription is canceled: plans cannot be added to it');
   const sale = !input.completing;
-  if (sale) assertPlanSellable(plan, input.product);
+  if (sale && !input.adopting) assertPlanSellable(plan, input.product);
   else if (plan.productId !== input.product.id) invalid(`${at}.planId`, 'names no plan');
   if (plan.organisationId !== s.organisationId || plan.isTest !== s.isTest) invalid(`${at}.planId`, 'names no plan');
   if (holdsPlan(s, plan.id))
@@ -289,4 +297,32 @@ export function syncAddedPlanSeats(input: AddedPlanSeats): { subscription: Subsc
     .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
     .slice(0, Math.max(0, live.length - quantity));
   return { subscription, added: null, removed };
+}
+
+/**
+ * Why an item the provider bills is not what Tollgate bills for `plan` on a subscription in
+ * `currency` (undefined when it is): the plan's provider price (`providerPlanId`), else an inline
+ * price of the plan's amount per seat (`unitAmount`) in that currency on the plan's interval. A
+ * plan Tollgate would not sell in the currency (no price in it, line items it would not bill as
+ * priced) matches no item. The re-sync trusts the plan an item names (`planId`) only when it holds:
+ * a name alone would let an item at $0, or at a cheaper plan's price, be taken as the plan.
+ */
+export function billsAsPlan(
+  item: ProviderItem,
+  plan: Plan,
+  currency: string,
+  currencies: ReadonlyMap<string, { shortName: string }>,
+): string | undefined {
+  const wanted = currency.toUpperCase();
+  if (!pricedIn(plan, wanted, currencies)) return `the plan has no price in ${wanted}`;
+  const unbilled = unbilledLine(plan, wanted);
+  if (unbilled) return unbilled;
+  if (plan.providerPlanId)
+    return item.priceId === plan.providerPlanId ? undefined : `the item's price ${item.priceId} is not the plan's (${plan.providerPlanId})`;
+  const amount = unitAmount(plan, wanted, currencies);
+  if (item.currency?.toUpperCase() !== wanted || item.unitAmount !== amount)
+    return `the item bills ${item.unitAmount ?? 'an unknown amount'} ${item.currency?.toUpperCase() ?? '(no currency)'} per seat, the plan ${amount} ${wanted}`;
+  if (item.interval !== plan.interval || item.intervalCount !== plan.length)
+    return `the item bills every ${item.intervalCount ?? '?'} ${item.interval ?? '?'}(s), the plan every ${plan.length} ${plan.interval}(s)`;
+  return undefined;
 }

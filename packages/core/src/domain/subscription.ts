@@ -227,6 +227,15 @@ export interface ProviderItem {
    * absent for items Tollgate did not write (a checkout's, one made in the provider's dashboard).
    */
   planId?: string | null;
+  /**
+   * What the item's price bills (Stripe's `price.unit_amount`, `currency`, `recurring`): per seat
+   * per interval in minor units, the currency's short name (any case), the interval and how many of
+   * them. Absent when not known: a name is then never trusted alone (`billsAsPlan`).
+   */
+  unitAmount?: number | null;
+  currency?: string | null;
+  interval?: string | null;
+  intervalCount?: number | null;
 }
 
 const LICENSE_STATUS_FOR: Record<SubscriptionStatus, License['status']> = {

@@ -1,6 +1,6 @@
 import type { Id, License, Plan, Subscription } from '../../model';
 import { NewSeats, seatLicense } from '../../domain/seats';
-import { addPlan, matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
+import { addPlan, billsAsPlan, matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
 import { changePlan, holdsPlan, renew, syncWithProvider, type ProviderItem, type ProviderSnapshot } from '../../domain/subscription';
 import { isUuid } from '../../support/text';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +9,7 @@ import { ErrorCodes, fail, isDomainError } from '../../errors';
 import { limitsOf, type CoreDeps } from '../deps';
 import { endSubscriptionUsage, loadCustomer, loadPlan, moveSubscriptionUsage, saveSeats, type WebhookDelivery } from './shared';
 import { closeSubscriptionPeriod, startSubscriptionUsage } from '../usage/periods';
+import { loadCurrencies } from '../catalog-queries';
 
 export type SyncResult = 'applied' | 'duplicate' | 'unknown';
 
@@ -29,8 +30,8 @@ export class ProviderSync {
    * such subscription here. A provider that lists its items (Stripe) has them told apart by plan
    * (`matchProviderItems`): the first plan's seats follow its item, each added plan's its own; an
    * added plan whose item the provider removed ends with its seats; an item that names a plan of
-   * the organisation the subscription does not hold (`adoptable`: made by a plan's add whose write
-   * was lost) is adopted as that added plan; any other item no plan claims is logged and left.
+   * the organisation the subscription does not hold, at that plan's price (made by a plan's add
+   * whose write was lost) is adopted as that added plan (`adopt`); any other item no plan claims is logged and left.
    */
   async sync(
     paymentSubscriptionId: string,
@@ -98,9 +99,11 @@ export class ProviderSync {
         for (const item of match.unknown) {
           const adopted = await this.adopt(r, sub, saved, item, now);
           if (!adopted) continue;
+          // Adopted, or refused and logged as an error (it names a plan here): not logged again below.
+          unclaimed.delete(item);
+          if (adopted === 'refused') continue;
           sub = adopted.subscription;
           added.push(adopted.seats);
-          unclaimed.delete(item);
         }
       }
       for (const item of unclaimed)
@@ -188,11 +191,17 @@ export class ProviderSync {
    * An item the provider bills that names a plan (`planId`, Stripe's `metadata.tollgatePlan`) of the
    * subscription's organisation and mode which the subscription does not hold: a plan's add whose
    * write here was lost after the provider made its item (a crash, or an outage whose removal again
-   * failed). It is adopted, recorded as the completed add would have recorded it (the item's id and
-   * seats; the seats go to the subscription group's members, as an add without a grantee gives
-   * them), since that is what the customer pays for and what the vendor asked (docs/decisions.md, "Items Stripe bills whose write was lost").
-   * Anything else (no plan named, another organisation's, one held already, an add the rules of
-   * keeping the subscription whole refuse) is left, and logged by the caller.
+   * failed). It is adopted only when it bills what Tollgate would bill for that plan (`billsAsPlan`:
+   * the plan's provider price, else its amount per seat in the subscription's currency on its
+   * interval) and the rules of an add hold (not usage-based, the subscription's interval, the seat
+   * minimum, the seat maximum; not that the plan be sellable now: `adopting`). It is then recorded
+   * as the completed add would have recorded it (the item's id and seats; the seats go to the
+   * subscription group's members, as an add without a grantee gives them), since that is what the
+   * customer pays for and what the vendor asked (docs/decisions.md, "Items Stripe bills whose write
+   * was lost"; /work/lead/decisions-orphans-review.md). A name alone is never trusted.
+   * undefined: the item names no plan of this organisation and mode (the caller logs it, `info`).
+   * 'refused': it names one but is left (a plan held already: billed twice; another price; a
+   * usage-based plan; an add the rules refuse), logged here as an error for an operator.
    */
   private async adopt(
     r: Repositories,
@@ -200,18 +209,41 @@ export class ProviderSync {
     licenses: License[],
     item: ProviderItem,
     now: Date,
-  ): Promise<{ subscription: Subscription; seats: NewSeats } | undefined> {
+  ): Promise<{ subscription: Subscription; seats: NewSeats } | 'refused' | undefined> {
     const planId = item.planId;
-    if (!planId || !isUuid(planId) || holdsPlan(s, planId)) return undefined;
-    const plan = await r.plans.get(planId);
-    if (!plan || plan.organisationId !== s.organisationId || plan.isTest !== s.isTest) return undefined;
+    if (!planId || !isUuid(planId)) return undefined;
+    const named = await r.plans.get(planId);
+    if (!named || named.organisationId !== s.organisationId || named.isTest !== s.isTest) return undefined;
+    const refuse = (reason: string): 'refused' => {
+      this.deps.logger?.error(
+        'provider subscription item naming a plan here not adopted: the provider bills what the subscription does not hold',
+        {
+          subscriptionId: s.id,
+          paymentSubscriptionId: s.paymentSubscriptionId,
+          itemId: item.id,
+          priceId: item.priceId,
+          planId,
+          quantity: item.quantity,
+          reason,
+        },
+      );
+      return 'refused';
+    };
+    // A second item of a plan held (an add retried before its webhook landed): the provider bills the
+    // plan twice. Left for an operator to remove at the provider (never removed here: it may be the
+    // one the customer's seats are on).
+    if (holdsPlan(s, planId)) return refuse('the subscription holds this plan already: the provider bills it twice');
+    const plan = await loadPlan(r, planId);
+    if (plan.usageBased) return refuse('a usage-based plan is sold as a subscription of its own, never added to one');
+    const unlike = billsAsPlan(item, plan, s.currency, await loadCurrencies(r));
+    if (unlike) return refuse(`the item does not bill what the plan costs: ${unlike}`);
     const [product, firstPlan] = await Promise.all([r.products.get(plan.productId), loadPlan(r, s.planId)]);
-    if (!product) return undefined;
+    if (!product) return refuse("the plan's product could not be read");
     try {
       const done = addPlan({
         subscription: s,
         firstPlan,
-        plan: await loadPlan(r, planId),
+        plan,
         product,
         licenses,
         quantity: item.quantity,
@@ -219,8 +251,8 @@ export class ProviderSync {
         now,
         newId: () => this.deps.ids.newId(),
         maxSeats: limitsOf(this.deps).maxSeats,
-        // What the provider bills was sold when its add was decided: only what keeps the subscription whole is checked.
-        completing: true,
+        // Every rule of an add but that the plan be sellable now (the add was decided when it was).
+        adopting: true,
       });
       const subscription = {
         ...done.subscription,
@@ -234,15 +266,7 @@ export class ProviderSync {
       });
       return { subscription, seats: done.seats };
     } catch (e) {
-      if (isDomainError(e)) {
-        this.deps.logger?.info('provider subscription item of a plan not held here could not be adopted', {
-          subscriptionId: s.id,
-          planId,
-          itemId: item.id,
-          reason: e.message,
-        });
-        return undefined;
-      }
+      if (isDomainError(e)) return refuse(e.message);
       throw e;
     }
   }
@@ -251,7 +275,8 @@ export class ProviderSync {
    * A plan changed at the provider (Stripe's dashboard, or its customer portal where a customer
    * switches prices): the first plan's item bills the provider price (`providerPlanId`) of another
    * plan of the subscription's product, or (a price of no plan here: an inline price) names another
-   * plan of the product (`planId`, written by Tollgate's own plan change whose write was lost), so
+   * plan of the product (`planId`, written by Tollgate's own plan change whose write was lost) and
+   * bills what that plan costs (`billsAsPlan`; otherwise logged as an error and left), so
    * the subscription moves to that plan here too, as a plan change through the API moves it (its
    * first plan's seats follow; nothing prorated here, the provider billed it). Followed only
    * between plans that are not usage-based (a usage-based change starts a new subscription, which
@@ -275,8 +300,8 @@ export class ProviderSync {
     // A price of a plan wins over the plan the item names (a switch in the provider's portal keeps
     // the item's metadata); the name counts only for a price of no plan here (an inline price).
     const priced = all.some((p) => p.providerPlanId === priceId);
-    const found =
-      others.find((p) => p.providerPlanId === priceId) ?? (!priced && item.planId ? others.find((p) => p.id === item.planId) : undefined);
+    const byPrice = others.find((p) => p.providerPlanId === priceId);
+    const found = byPrice ?? (!priced && item.planId ? others.find((p) => p.id === item.planId) : undefined);
     // An inline price Tollgate made for the plan held: nothing moved.
     if (!found && !priced && item.planId === plan.id) return unchanged;
     // Whole, as a plan change loads it (its features and line items: the usage it meters).
@@ -295,6 +320,28 @@ export class ProviderSync {
     // with a provider price of its own tells a switch, to a price of no plan of the product here.
     if (!target)
       return plan.providerPlanId || item.planId ? leave('the price is no plan of the product (another product, or none here)') : unchanged;
+    // Found by the item's name alone: followed only when the item bills what the plan costs (a name
+    // edited at the provider, or an item at $0 or at a cheaper plan's price, is no upgrade here).
+    const unlike = byPrice
+      ? undefined
+      : target.usageBased
+        ? 'a usage-based plan is never moved to by a plan change here'
+        : billsAsPlan(item, target, s.currency, await loadCurrencies(r));
+    if (unlike) {
+      this.deps.logger?.error(
+        'plan changed at the payment provider by the name on its item only, not followed: the item does not bill what the plan costs',
+        {
+          subscriptionId: s.id,
+          paymentSubscriptionId: s.paymentSubscriptionId,
+          itemId: item.id,
+          priceId,
+          planId: plan.id,
+          targetPlanId: target.id,
+          reason: unlike,
+        },
+      );
+      return unchanged;
+    }
     if (plan.usageBased || target.usageBased) return leave('a usage-based plan change starts a new subscription here');
     const product = await r.products.get(s.productId);
     if (!product) return unchanged;
