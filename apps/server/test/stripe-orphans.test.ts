@@ -263,12 +263,15 @@ describe('an item whose name is not what it bills is not trusted (logged as an e
     nock(API).get('/v1/subscriptions/sub_c').reply(200, stripeSubscription('sub_c', items));
     expect((await webhook(event(evt, { id: 'sub_c' })).expect(200)).body.result).toBe('applied');
   };
+  // Each test stands alone (run by name, too): the subscription is bought before any.
+  beforeAll(async () => {
+    id = await buyTeam('sub_c', 'cleo');
+  });
 
   it.each([
     ['$0', bills(0)],
     ["Team's price", bills(1200)],
   ])('an item naming Business but billing %s is not adopted: no Business seat, an error naming it', async (label, billed) => {
-    if (!id) id = await buyTeam('sub_c', 'cleo');
     const itemId = `si_cheap_${label.length}`;
     await sync(`evt_c_${label.length}`, [first(), item(itemId, 'price_inline_cheap', 1, business(), billed)]);
     expect((await view(id)).addedPlans).toEqual([]);

@@ -218,13 +218,7 @@ export class StripePaymentProvider implements PaymentProvider {
     const sub = (await call('subscription retrieve', () =>
       this.stripe.subscriptions.retrieve(stripeId(s)),
     )) as unknown as StripeSubscriptionView;
-    const recorded = new Set(s.addedPlans.map((a) => a.paymentItemId).filter(Boolean));
-    const added = new Set(s.addedPlans.map((a) => a.planId).filter((p) => p !== plan?.id));
-    const free = sub.items.data.filter((i) => !recorded.has(i.id) && !added.has(i.metadata?.tollgatePlan ?? ''));
-    const item =
-      (plan?.providerPlanId ? free.find((i) => i.price.id === plan.providerPlanId) : undefined) ??
-      (plan ? free.find((i) => i.metadata?.tollgatePlan === plan.id) : undefined) ??
-      free[0];
+    const item = planItem(sub.items.data, s, plan, true);
     if (!item)
       throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, "the Stripe subscription has no item of the subscription's first plan");
     return item;
@@ -307,20 +301,16 @@ export class StripePaymentProvider implements PaymentProvider {
   }
 
   /**
-   * The Stripe subscription item of a plan the subscription holds: the one recorded for it, else
-   * the one of the plan's Stripe price, else (the first plan) the first item no added plan's
-   * record names. None: the plan's item cannot be told apart (400, nothing changed at Stripe).
+   * The Stripe subscription item of a plan the subscription holds: the one recorded for it, else as
+   * `planItem` tells it (the first plan's may fall back on an item naming no plan). None: the plan's
+   * item cannot be told apart (400, nothing changed at Stripe).
    */
   private async itemOf(req: PlanItemRequest): Promise<string> {
     if (req.paymentItemId) return req.paymentItemId;
     const sub = (await call('subscription retrieve', () =>
       this.stripe.subscriptions.retrieve(stripeId(req.subscription)),
     )) as unknown as StripeSubscriptionView;
-    const recorded = new Set(req.subscription.addedPlans.map((a) => a.paymentItemId).filter(Boolean));
-    const free = sub.items.data.filter((i) => !recorded.has(i.id));
-    const item =
-      (req.plan.providerPlanId ? free.find((i) => i.price.id === req.plan.providerPlanId) : undefined) ??
-      (req.plan.id === req.subscription.planId ? free[0] : undefined);
+    const item = planItem(sub.items.data, req.subscription, req.plan, req.plan.id === req.subscription.planId);
     if (!item)
       throw new DomainError(
         ErrorCodes.PAYMENT_NOT_AVAILABLE,
@@ -481,4 +471,27 @@ export class StripePaymentProvider implements PaymentProvider {
     const fallback = customer.invoice_settings?.default_payment_method;
     return fallback && typeof fallback === 'object' ? (fallback as ProviderPaymentMethod) : null;
   }
+}
+
+/**
+ * The item of `plan` among a Stripe subscription's items (`item` and `itemOf` both ask this): of
+ * the items no added plan's record claims nor names (`metadata.tollgatePlan`, `plan` itself
+ * aside), the one of the plan's Stripe price, else the one naming the plan; for the first plan
+ * (`first`), else the first naming no plan, else the first left. So a change of one plan never lands
+ * on another plan's item, whichever Stripe lists first.
+ */
+function planItem<I extends { id: string; price: { id: string }; metadata?: Record<string, string> | null }>(
+  items: I[],
+  s: Subscription,
+  plan: Plan | null,
+  first: boolean,
+): I | undefined {
+  const recorded = new Set(s.addedPlans.map((a) => a.paymentItemId).filter(Boolean));
+  const added = new Set(s.addedPlans.map((a) => a.planId).filter((p) => p !== plan?.id));
+  const free = items.filter((i) => !recorded.has(i.id) && !added.has(i.metadata?.tollgatePlan ?? ''));
+  return (
+    (plan?.providerPlanId ? free.find((i) => i.price.id === plan.providerPlanId) : undefined) ??
+    (plan ? free.find((i) => i.metadata?.tollgatePlan === plan.id) : undefined) ??
+    (first ? (free.find((i) => !i.metadata?.tollgatePlan) ?? free[0]) : undefined)
+  );
 }

@@ -271,6 +271,39 @@ describe('Stripe payment provider (nock, no network)', () => {
     await expect(provider.removePlan({ subscription, plan: inline, quantity: 1, unitAmount: 0, proration: 'none' })).rejects.toMatchObject({
       code: 'PAYMENT_NOT_AVAILABLE',
     });
+    // Its item named (metadata.tollgatePlan) and listed first: found by its name; the first plan's
+    // removal takes the first plan's item, never the named one.
+    const named = {
+      ...stripeSub,
+      items: {
+        data: [
+          { id: 'si_named', quantity: 1, price: { id: 'price_inline', product: 'prod_1' }, metadata: { tollgatePlan: inline.id } },
+          ...stripeSub.items.data,
+        ],
+      },
+    };
+    capture('get', '/v1/subscriptions/sub_123', named);
+    const byName = del('si_named');
+    await provider.removePlan({ subscription, plan: inline, quantity: 1, unitAmount: 0, proration: 'none' });
+    expect(byName.path).toContain('si_named');
+    capture('get', '/v1/subscriptions/sub_123', named);
+    const firstPlan = del('si_1');
+    const holding = {
+      ...subscription,
+      addedPlans: [
+        {
+          id: randomUUID(),
+          planId: inline.id,
+          quantity: 1,
+          lineItemIds: [],
+          paymentItemId: null,
+          createdAt: new Date(),
+          updatedAt: new Date(),
+        },
+      ],
+    };
+    await provider.removePlan({ subscription: holding, plan, quantity: 3, unitAmount: 0, proration: 'none' });
+    expect(firstPlan.path).toContain('si_1');
   });
 
   it("sets an added plan's seats on its item", async () => {

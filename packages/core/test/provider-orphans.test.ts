@@ -154,6 +154,19 @@ describe('an added plan whose write was lost after the provider made its item', 
     expect((await held()).addedPlans.map((a) => [a.planId, a.paymentItemId])).toEqual([[business, 'si_named']]);
   });
 
+  it('an item of a plan not sold per seat is adopted only at one unit (0 bills nothing, 3 bill it thrice)', async () => {
+    const { core, keys, s, snapshot, held } = await world();
+    const business = keys['plans.notes.business'];
+    await core.uow.run(async (r) => r.plans.save({ ...((await r.plans.get(business)) as Plan), licenseType: 'user', perSeatAmount: 0 }));
+    const named = (quantity: number) => ({ id: 'si_flat', priceId: 'price_inline_flat', quantity, planId: business, ...BUSINESS });
+    for (const quantity of [0, 3]) {
+      await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([FIRST, named(quantity)]));
+      expect((await held()).addedPlans).toEqual([]);
+    }
+    await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([FIRST, named(1)]));
+    expect((await held()).addedPlans.map((a) => [a.planId, a.paymentItemId, a.quantity])).toEqual([[business, 'si_flat', 1]]);
+  });
+
   it("a usage-based plan's item, at its price, is not adopted as an added plan", async () => {
     const { core, keys, s, snapshot, held, open } = await world();
     const metered = { id: 'si_metered', priceId: 'price_inline_m', quantity: 1, planId: keys['plans.notes.metered'], ...bills(500) };

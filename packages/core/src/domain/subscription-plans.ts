@@ -50,7 +50,7 @@ export interface AddPlanInput {
    * re-sync's adoption, `billsAsPlan` checked first): every rule of a sale holds (not usage-based,
    * the subscription's interval, the seat minimum) but that the plan and its product be sellable
    * now: the add was decided when they were, and an archive since ends new sales, not what the
-   * customer is billed for (docs: /work/lead/decisions-orphans-review.md).
+   * customer is billed for (docs/decisions.md, "Review of the adoption").
    */
   adopting?: boolean;
 }

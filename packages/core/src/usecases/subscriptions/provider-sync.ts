@@ -3,6 +3,7 @@ import { NewSeats, seatLicense } from '../../domain/seats';
 import { addPlan, billsAsPlan, matchProviderItems, removePlan, syncAddedPlanSeats } from '../../domain/subscription-plans';
 import { changePlan, holdsPlan, renew, syncWithProvider, type ProviderItem, type ProviderSnapshot } from '../../domain/subscription';
 import { isUuid } from '../../support/text';
+import { isPerSeat } from '../../domain/catalog';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Repositories } from '../../ports';
 import { ErrorCodes, fail, isDomainError } from '../../errors';
@@ -198,7 +199,7 @@ export class ProviderSync {
    * as the completed add would have recorded it (the item's id and seats; the seats go to the
    * subscription group's members, as an add without a grantee gives them), since that is what the
    * customer pays for and what the vendor asked (docs/decisions.md, "Items Stripe bills whose write
-   * was lost"; /work/lead/decisions-orphans-review.md). A name alone is never trusted.
+   * was lost" and "Review of the adoption"). A name alone is never trusted.
    * undefined: the item names no plan of this organisation and mode (the caller logs it, `info`).
    * 'refused': it names one but is left (a plan held already: billed twice; another price; a
    * usage-based plan; an add the rules refuse), logged here as an error for an operator.
@@ -237,6 +238,10 @@ export class ProviderSync {
     if (plan.usageBased) return refuse('a usage-based plan is sold as a subscription of its own, never added to one');
     const unlike = billsAsPlan(item, plan, s.currency, await loadCurrencies(r));
     if (unlike) return refuse(`the item does not bill what the plan costs: ${unlike}`);
+    // A plan not sold per seat is billed once a period: an item of another quantity bills it 0 or
+    // several times (its add records one seat whatever the item says).
+    if (!isPerSeat(plan) && item.quantity !== 1)
+      return refuse(`the plan is not sold per seat, and the item bills it ${item.quantity} times`);
     const [product, firstPlan] = await Promise.all([r.products.get(plan.productId), loadPlan(r, s.planId)]);
     if (!product) return refuse("the plan's product could not be read");
     try {
