@@ -240,4 +240,25 @@ describe('matchProviderItems', () => {
     ]);
     expect([m.first?.id, [...m.learnt], m.unknown.map((i) => i.id)]).toEqual(['si_first', [['p_added', 'si_added']], ['si_stray']]);
   });
+
+  it("never takes an item naming another plan for the first plan's unnamed one (an orphaned add listed first)", () => {
+    const s = { planId: 'p_first', addedPlans: [] } as unknown as Subscription;
+    const plans = new Map<string, Plan>([['p_first', { id: 'p_first', providerPlanId: null } as Plan]]);
+    const m = matchProviderItems(s, plans, [
+      { id: 'si_orphan', priceId: 'price_o', quantity: 1, planId: 'p_other' },
+      { id: 'si_checkout', priceId: 'price_c', quantity: 2 },
+    ]);
+    expect([m.first?.id, m.unknown.map((i) => i.id)]).toEqual(['si_checkout', ['si_orphan']]);
+  });
+
+  it("adopts an orphaned add listed before the first plan's unnamed item, and leaves the first plan where it is", async () => {
+    const { core, keys, s, snapshot, held } = await world();
+    const business = keys['plans.notes.business'];
+    const orphan = { id: 'si_orphan', priceId: 'price_inline_biz', quantity: 1, planId: business, ...BUSINESS };
+    const unnamed = { id: 'si_first', priceId: 'price_inline_first', quantity: 2, ...bills(1200) };
+    await core.providerSync.sync(s.paymentSubscriptionId as string, snapshot([orphan, unnamed]));
+    const after = await held();
+    expect(after.planId).toBe(keys['plans.notes.team']);
+    expect(after.addedPlans.map((a) => [a.planId, a.paymentItemId])).toEqual([[business, 'si_orphan']]);
+  });
 });

@@ -227,7 +227,8 @@ export interface ProviderItemMatch {
  * Tells a provider subscription's items apart by plan (docs/decisions.md, "Subscriptions of
  * several plans"): an added plan's item is the one of its recorded id, else the one whose price is
  * the plan's provider price (`providerPlanId`), else the one naming the plan (`planId`); the first
- * plan's is the one of its provider price, else the one naming it, else the first item no added plan took (the provider's first item, as before several plans). An
+ * plan's is the one of its provider price, else the one naming it, else the first item no added plan took
+ * that names no plan, else the first item no added plan took (the provider's first item, as before several plans). An
  * added plan whose recorded item is gone was removed at the provider (only when the provider gave
  * every item: `complete`). What no plan claims is unknown.
  */
@@ -265,6 +266,8 @@ export function matchProviderItems(
   const first =
     (firstPrice ? items.find((i) => !taken.has(i.id) && i.priceId === firstPrice) : undefined) ??
     items.find((i) => !taken.has(i.id) && i.planId === s.planId) ??
+    // An item naming another plan (an orphaned add, listed first) is not the first plan's when one naming none is left.
+    items.find((i) => !taken.has(i.id) && !i.planId) ??
     items.find((i) => !taken.has(i.id));
   if (first) taken.add(first.id);
   return { first, added, gone, learnt, unknown: items.filter((i) => !taken.has(i.id)) };
