@@ -3,7 +3,7 @@ import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
-import { expectStripeMocksDone, postStripeEvent } from './stripe-harness';
+import { expectStripeMocksDone, paidCheckoutSession, postStripeEvent } from './stripe-harness';
 
 // A checkout paid at Stripe is recorded, whatever the vendor changed in the catalog since the link;
 // one that still cannot be recorded is never acknowledged (Stripe sends it again) and is logged.
@@ -62,17 +62,7 @@ function paidAtStripe(cs: string, ref: string, sub: string, quantity: number) {
   nock(API)
     .get(`/v1/checkout/sessions/${cs}`)
     .query(true)
-    .reply(200, {
-      id: cs,
-      object: 'checkout.session',
-      mode: 'subscription',
-      client_reference_id: ref,
-      payment_status: 'paid',
-      subscription: sub,
-      customer: `cus_${sub}`,
-      customer_details: { email: 'payer@example.com' },
-      line_items: { object: 'list', data: [{ id: `li_${sub}`, quantity }] },
-    });
+    .reply(200, paidCheckoutSession(cs, ref, sub, quantity, 'payer@example.com'));
 }
 function stripeSubscription(sub: string, quantity: number) {
   nock(API)

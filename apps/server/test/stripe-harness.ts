@@ -20,3 +20,16 @@ export function expectStripeMocksDone(): void {
   nock.cleanAll();
   expect(pending).toEqual([]);
 }
+
+/** A paid subscription-mode Checkout Session as Stripe returns it (retrieved with its line items). */
+export const paidCheckoutSession = (cs: string, ref: string, sub: string, quantity: number, email: string) => ({
+  id: cs,
+  object: 'checkout.session',
+  mode: 'subscription',
+  client_reference_id: ref,
+  payment_status: 'paid',
+  subscription: sub,
+  customer: `cus_${sub}`,
+  customer_details: { email },
+  line_items: { object: 'list', data: [{ id: `li_${sub}`, quantity }] },
+});

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { DomainError, ErrorCodes, type UnitOfWork } from '@tollgate/core';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
-import { expectStripeMocksDone, postStripeEvent } from './stripe-harness';
+import { expectStripeMocksDone, paidCheckoutSession, postStripeEvent } from './stripe-harness';
 
 /**
  * A change Stripe took whose write here was lost (a crash, a kill -9, an outage after Stripe's
@@ -108,17 +108,7 @@ async function buyTeam(sub: string, grantee: string): Promise<string> {
   nock(API)
     .get(`/v1/checkout/sessions/cs_${sub}`)
     .query({ 'expand[0]': 'line_items' })
-    .reply(200, {
-      id: `cs_${sub}`,
-      object: 'checkout.session',
-      mode: 'subscription',
-      client_reference_id: ref,
-      payment_status: 'paid',
-      subscription: sub,
-      customer: `cus_${sub}`,
-      customer_details: { email: `${grantee}@example.com` },
-      line_items: { object: 'list', data: [{ id: `li_${sub}`, quantity: 3 }] },
-    });
+    .reply(200, paidCheckoutSession(`cs_${sub}`, ref, sub, 3, `${grantee}@example.com`));
   nock(API)
     .get(`/v1/subscriptions/${sub}`)
     .reply(200, stripeSubscription(sub, [item(`si_${sub}`, `price_inline_${sub}`, 3)]));
