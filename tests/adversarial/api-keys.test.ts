@@ -50,3 +50,35 @@ it(`refuses a key revoked through /api/api-keys on every instance within ${BOUND
     expect(await products(b, value)).toBe(401);
   }
 });
+
+it("keeps the organisation's last * key when two revocations race on two instances (the organisation's row lock)", async () => {
+  type Key = { id: string; value: string };
+  const starKeys = async (bearer: string) => {
+    const listed = await call(a.url, 'GET', '/api/api-keys?limit=100', { bearer });
+    return listed.status === 200
+      ? (listed.body as { data: { id: string; scopes: string[] }[] }).data.filter((k) => k.scopes.includes('*'))
+      : [];
+  };
+  // Test mode, where the seeded `*` key is the organisation's only one.
+  const [seeded] = await starKeys(org.test);
+  let survivor: Key = { id: seeded.id, value: org.test };
+  for (let round = 0; round < 20; round++) {
+    const made = await call(a.url, 'POST', '/api/api-keys', { bearer: survivor.value, body: { name: `race ${round}` } });
+    expect(made.status).toBe(201);
+    const other = (made.body as { data: Key }).data;
+    // At once, on either instance: the survivor revokes the other, and itself. Unserialised, each
+    // sees the other key live and both go: no `*` key left.
+    const [first, second] = round % 2 ? [a, b] : [b, a];
+    const [revokedOther, revokedSelf] = await Promise.all([
+      call(first.url, 'DELETE', `/api/api-keys/${other.id}`, { bearer: survivor.value }),
+      call(second.url, 'DELETE', `/api/api-keys/${survivor.id}`, { bearer: survivor.value }),
+    ]);
+    const statuses = [revokedOther.status, revokedSelf.status];
+    expect(statuses.filter((s) => s === 204)).toHaveLength(1);
+    // Refused as the last `*` key (409), or as a key revoked meanwhile (401).
+    expect(statuses.filter((s) => s === 409 || s === 401)).toHaveLength(1);
+    survivor = revokedOther.status === 204 ? survivor : other;
+    const left = await starKeys(survivor.value);
+    expect(left.map((k) => k.id)).toEqual([survivor.id]);
+  }
+});

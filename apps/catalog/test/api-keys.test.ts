@@ -103,6 +103,56 @@ describe('API keys (#4-7)', () => {
     await api(writer.value).get('/api/products').expect(200);
   });
 
+  it("keeps the organisation's last * key of each mode (409 naming it); with another made first, either may go, itself included", async () => {
+    const solo = await seedOrganisation(world, 'keys-solo');
+    const starKeys = async (key: string) =>
+      ((await catalogApi(app, key).get('/api/api-keys?limit=100').expect(200)).body.data as { id: string; scopes: string[] }[]).filter(
+        (k) => k.scopes.includes('*'),
+      );
+    const [live] = await starKeys(solo.liveKey);
+    expect(await starKeys(solo.liveKey)).toHaveLength(1);
+    const refused = await catalogApi(app, solo.liveKey).del(`/api/api-keys/${live.id}`).expect(409);
+    expect(refused.body.errors[0].property).toBe('id');
+    expect(JSON.stringify(refused.body)).toContain(live.id);
+    expect(JSON.stringify(refused.body)).toContain('last key holding *');
+    await catalogApi(app, solo.liveKey).get('/api/products').expect(200);
+    // Modes are apart: test mode keeps its own last * key beside live mode's.
+    const [test] = await starKeys(solo.testKey);
+    await catalogApi(app, solo.testKey).del(`/api/api-keys/${test.id}`).expect(409);
+    // With a second * key, the first may revoke itself; then the second is the last.
+    const second = (await catalogApi(app, solo.liveKey).post('/api/api-keys').expect(201)).body.data;
+    await catalogApi(app, solo.liveKey).del(`/api/api-keys/${live.id}`).expect(204);
+    await catalogApi(app, solo.liveKey).get('/api/products').expect(401);
+    await catalogApi(app, second.value).del(`/api/api-keys/${second.id}`).expect(409);
+    await catalogApi(app, second.value).get('/api/products').expect(200);
+    // Keys without * go as before.
+    const reader = (
+      await catalogApi(app, second.value)
+        .post('/api/api-keys', { scopes: ['products:read'] })
+        .expect(201)
+    ).body.data;
+    await catalogApi(app, second.value).del(`/api/api-keys/${reader.id}`).expect(204);
+  });
+
+  it('a revoked key revokes nothing, though its request was authenticated before (reread in the transaction)', async () => {
+    const solo = await seedOrganisation(world, 'keys-revoker');
+    const second = (await catalogApi(app, solo.liveKey).post('/api/api-keys').expect(201)).body.data;
+    const reader = (
+      await catalogApi(app, solo.liveKey)
+        .post('/api/api-keys', { scopes: ['products:read'] })
+        .expect(201)
+    ).body.data;
+    const secondKey = await world.core.apiKeys.authenticate(second.value);
+    await catalogApi(app, solo.liveKey).del(`/api/api-keys/${second.id}`).expect(204);
+    // As a request authenticated just before the revocation would: the key it read then.
+    await expect(
+      world.core.apiKeys.revokeFor({ organisationId: secondKey.organisationId, isTest: false }, secondKey, reader.id),
+    ).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+    });
+    await catalogApi(app, reader.value).get('/api/products').expect(200);
+  });
+
   it('knows checks:read: publishable with the client scopes, granted by licenses:read, never as checks:write', async () => {
     const client = (
       await api()

@@ -107,7 +107,7 @@ export const apiKeyRoutes = ({ apiKeys }: Pick<Core, 'apiKeys'>): Route[] =>
       operationId: 'deleteApiKey',
       summary: 'Revoke an API key',
       description:
-        'The key stops working on every instance at once (as `tollgate keys revoke`); it is no longer listed. A key may revoke only keys whose every scope it could grant (403 naming the key otherwise): `api-keys:write` alone cannot revoke a `*` key.',
+        "The key stops working on every instance at once (as `tollgate keys revoke`); it is no longer listed. A key may revoke only keys whose every scope it could grant (403 naming the key otherwise): `api-keys:write` alone cannot revoke a `*` key. The organisation's last `*` key of the mode is kept (409 naming it): make another first.",
       scope: ['api-keys', 'write'],
       response: { status: 204 },
       async handle({ tenant, params, res }) {

@@ -21,6 +21,10 @@ export function organisationRepository(db: Db): OrganisationRepository {
       const r = await db.selectFrom('organisations').selectAll().where('id', '=', id).executeTakeFirst();
       return r && toOrganisation(r);
     },
+    getForUpdate: async (id) => {
+      const r = await db.selectFrom('organisations').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      return r && toOrganisation(r);
+    },
     findByName: async (name) => {
       const r = await db.selectFrom('organisations').selectAll().where('name', '=', name).executeTakeFirst();
       return r && toOrganisation(r);

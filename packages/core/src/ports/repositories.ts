@@ -67,6 +67,11 @@ export interface PlanFilterOptions {
 export interface OrganisationRepository {
   /** The organisation with this id, if any. */
   get(id: Id): Promise<Organisation | undefined>;
+  /**
+   * The organisation with this id, its row locked until the transaction ends: writes that must see
+   * each other across the organisation's keys (the revocation of its last `*` key) take turns on it.
+   */
+  getForUpdate(id: Id): Promise<Organisation | undefined>;
   /** The organisation with this unique name, if any. */
   findByName(name: string): Promise<Organisation | undefined>;
   /** Inserts the organisation or updates it by id. */

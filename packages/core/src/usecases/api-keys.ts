@@ -6,7 +6,7 @@ import { assertAccessible } from '../domain/tenancy';
 import { pageOf } from '../support/pagination';
 import { SCOPE_NAMES } from '../model';
 import { Lru } from '../support/lru';
-import type { Clock, IdGenerator, Randomness, UnitOfWork } from '../ports';
+import type { Clock, IdGenerator, Randomness, Repositories, UnitOfWork } from '../ports';
 
 declare const digested: unique symbol;
 
@@ -221,31 +221,56 @@ export class ApiKeyService {
   /**
    * Revokes one of the tenant's keys: every instance stops accepting it (the change feed, as for the
    * CLI's revocation). Only a key that could have granted every scope of the target may revoke it
-   * (FORBIDDEN naming the key if not): an `api-keys:write` key cannot take the `*` key away.
+   * (FORBIDDEN naming the key if not): an `api-keys:write` key cannot take the `*` key away. The
+   * organisation's last `*` key of the mode is kept (CONFLICT naming it): without one, nobody could
+   * make or revoke its keys through the API any more, only the operator's `tollgate keys create`.
+   * One transaction under the organisation's row lock, so two revocations take turns: each sees the
+   * other's (two `*` keys revoking each other, or themselves, at once on two instances leave one),
+   * and a revoker revoked since its request was authenticated revokes nothing (UNAUTHENTICATED).
    */
-  async revokeFor(tenant: Tenant, revoker: Pick<ApiKey, 'scopes'>, id: Id): Promise<ApiKey> {
-    const target = await this.getFor(tenant, id);
-    const beyond = target.scopes.find((s) => !canGrant(revoker, s));
-    if (beyond !== undefined)
-      fail(
-        ErrorCodes.FORBIDDEN,
-        `this API key cannot revoke API key ${target.id} (${target.name}): it holds ${beyond}, which this key cannot grant`,
-        [{ property: 'id', error: `API key ${target.id} holds ${beyond}` }],
-      );
-    return this.revoke(id);
+  async revokeFor(tenant: Tenant, revoker: Pick<ApiKey, 'id' | 'scopes'>, id: Id): Promise<ApiKey> {
+    return this.deps.uow.run(async (r) => {
+      await r.organisations.getForUpdate(tenant.organisationId);
+      if ((await r.apiKeys.get(revoker.id))?.revokedAt !== null) return fail(ErrorCodes.UNAUTHENTICATED, 'the API key was revoked');
+      const found = await r.apiKeys.get(id);
+      const target = assertAccessible(found?.revokedAt ? undefined : found, tenant, 'API key');
+      const beyond = target.scopes.find((s) => !canGrant(revoker, s));
+      if (beyond !== undefined)
+        fail(
+          ErrorCodes.FORBIDDEN,
+          `this API key cannot revoke API key ${target.id} (${target.name}): it holds ${beyond}, which this key cannot grant`,
+          [{ property: 'id', error: `API key ${target.id} holds ${beyond}` }],
+        );
+      if (target.scopes.includes('*')) {
+        const keys = await r.apiKeys.listByOrganisation(tenant.organisationId);
+        if (!keys.some((k) => k.id !== target.id && k.isTest === target.isTest && !k.revokedAt && k.scopes.includes('*')))
+          fail(
+            ErrorCodes.CONFLICT,
+            `API key ${target.id} (${target.name}) is the organisation's last key holding * in ${target.isTest ? 'test' : 'live'} mode: create another * key first`,
+            [{ property: 'id', error: `API key ${target.id} is the last * key` }],
+          );
+      }
+      return this.revokeIn(r, target);
+    });
   }
 
+  /** Revokes any key by id, whatever it holds (the operator's `tollgate keys revoke`). */
   async revoke(id: Id): Promise<ApiKey> {
     return this.deps.uow.run(async (r) => {
       const key = await r.apiKeys.get(id);
       if (!key) return fail(ErrorCodes.NOT_FOUND, 'api key not found');
-      this.epoch++;
-      this.cache.delete(key.keyHash);
-      if (key.revokedAt) return key;
-      const revoked = { ...key, revokedAt: this.deps.clock.now() };
-      await r.apiKeys.save(revoked);
-      return revoked;
+      return this.revokeIn(r, key);
     });
+  }
+
+  /** Marks the key revoked in the transaction and forgets it here (the change feed tells the rest). */
+  private async revokeIn(r: Repositories, key: ApiKey): Promise<ApiKey> {
+    this.epoch++;
+    this.cache.delete(key.keyHash);
+    if (key.revokedAt) return key;
+    const revoked = { ...key, revokedAt: this.deps.clock.now() };
+    await r.apiKeys.save(revoked);
+    return revoked;
   }
 
   async list(organisation: string): Promise<ApiKey[]> {

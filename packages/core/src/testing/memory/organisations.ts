@@ -4,6 +4,7 @@ import { type Changed, type Tables, byCreated, copy, inTenant, values } from './
 export function organisationRepository(db: Tables): OrganisationRepository {
   return {
     get: async (id) => copy(db.organisations.get(id)),
+    getForUpdate: async (id) => copy(db.organisations.get(id)),
     findByName: async (name) => values(db.organisations).find((o) => o.name === name),
     save: async (org) => void db.organisations.set(org.id, copy(org)),
     any: async () => db.organisations.size > 0,
