@@ -68,6 +68,33 @@ describe('group commit', () => {
     await expectLedgerMatches(w, 'acme');
   });
 
+  it('a batch tried again after a CONFLICT decides its new grant afresh: a draw on it is not counted twice', async () => {
+    let conflicts = 1;
+    const uow = new TappedUnitOfWork(new InMemoryUnitOfWork(), (batch) => {
+      if (conflicts > 0 && batch.entries.some((e) => e.kind === 'grant')) {
+        conflicts--;
+        throw new DomainError(ErrorCodes.CONFLICT, 'a racing writer took a key');
+      }
+    });
+    const w = await usageWorld(uow);
+    await w.usage.createMeter(w.tenant, { slug: 'calls', name: 'Calls' });
+    const t = { owner: 'acme', meterSlug: 'calls' };
+    // The first starts a transaction alone; the grant and the consume queue meanwhile and share the next batch.
+    const [, granted, consumed] = await Promise.all([
+      w.usage.record(w.tenant, { ...t, quantity: 1 }),
+      w.usage.grant(w.tenant, { ...t, amount: 100 }),
+      w.usage.consume(w.tenant, { ...t, quantity: 30 }),
+    ]);
+    expect(conflicts).toBe(0);
+    expect(granted.allowed && consumed.allowed).toBe(true);
+    const [b] = await w.usage.balances(w.tenant, 'acme', 'calls');
+    expect(b.balance).toMatchObject({ granted: 100n, used: 31n });
+    const grants = await w.uow.run(async (r) => (await r.usage.lockBalance(b.balance, [], w.clock.now())).grants);
+    // The record (1) came before the grant: overage. The consume drew 30, once.
+    expect(grants.map((g) => [g.amount, g.drawn])).toEqual([[100n, 30n]]);
+    await expectLedgerMatches(w, 'acme');
+  });
+
   it('a database outage fails the whole batch without trying its operations again one by one', async () => {
     let writes = 0;
     let down = false;

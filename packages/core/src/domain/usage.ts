@@ -236,15 +236,66 @@ const counterGuard = (value: bigint, field: string) => {
     ]);
 };
 
-/** Takes `q` units from the grants in draw order (what no grant covers is overage). */
-function draw(s: BalanceState, q: Quantity): void {
+/**
+ * Whether the grant's expiry has come for it: any grant past its own expiry, except a plan grant
+ * that ends with the period (its allowance, what rolled in), which stays usable, as the period
+ * does, until the period close settles it (rollover or lapse).
+ */
+const pastExpiry = (s: BalanceState, g: CreditGrant, now: Date): boolean =>
+  g.expiresAt !== null && g.expiresAt <= now && !(g.source === 'plan' && s.balance.periodEnd && g.expiresAt >= s.balance.periodEnd);
+
+/**
+ * Takes `q` units from the grants (what no grant covers is overage): first from grants past their
+ * expiry (what open holds still keep of them: a hold committed is drawn from the credit it kept,
+ * not from live credit), then in draw order.
+ */
+function draw(s: BalanceState, q: Quantity, now: Date): void {
   let left = q;
+  for (const expired of [true, false])
+    for (const g of s.grants) {
+      if (left === 0n) return;
+      if (pastExpiry(s, g, now) !== expired) continue;
+      const take = min(undrawn(g), left);
+      g.drawn += take;
+      left -= take;
+    }
+}
+
+/**
+ * Lapses what is free of the grants past their expiry. What open holds keep stays (a hold is a
+ * promise), on the grant, until they settle: a release, a commit of less than held or an expired
+ * hold lapses it then (never later: the units are not the balance's to spend again).
+ */
+function lapseExpired(s: BalanceState, now: Date): Decision['entries'] {
+  const out: Decision['entries'] = [];
   for (const g of s.grants) {
-    if (left === 0n) break;
-    const take = min(undrawn(g), left);
-    g.drawn += take;
-    left -= take;
+    if (!pastExpiry(s, g, now) || undrawn(g) === 0n) continue;
+    const free = max(0n, s.balance.granted - s.balance.used - s.balance.reserved);
+    const lapse = min(undrawn(g), free);
+    if (lapse === 0n) continue;
+    g.expired += lapse;
+    s.balance.granted -= lapse;
+    out.push(entry('expire', lapse, { granted: -lapse }, { grantId: g.id }));
   }
+  return out;
+}
+
+/**
+ * At a period's close: lapses all that grants past their expiry still keep for open holds. The
+ * holds end with the period (released, or carried into the next, which reserves its own credit),
+ * so those units are never billed against, rolled over nor kept.
+ */
+export function lapseHeldExpired(s: BalanceState, now: Date): Decision['entries'] {
+  const out: Decision['entries'] = [];
+  for (const g of s.grants) {
+    const left = undrawn(g);
+    if (!pastExpiry(s, g, now) || left === 0n) continue;
+    g.expired += left;
+    s.balance.granted -= left;
+    out.push(entry('expire', left, { granted: -left }, { grantId: g.id }));
+  }
+  if (out.length) s.balance.updatedAt = now;
+  return out;
 }
 
 /** Returns holds due at `now` and lapses grants due at `now` (what waited for the clock). */
@@ -265,20 +316,8 @@ export function expireDue(s: BalanceState, now: Date): Decision['entries'] {
       grantId: null,
     });
   }
-  for (const g of s.grants) {
-    if (!g.expiresAt || g.expiresAt > now || undrawn(g) === 0n) continue;
-    // A plan grant that ends with the period (its allowance, what rolled in) is the period's own:
-    // until the period close settles it (rollover or lapse), it stays usable, as the period does.
-    // Any other grant lapses at its own expiry (a close hands on what outlives the period).
-    if (g.source === 'plan' && s.balance.periodEnd && g.expiresAt >= s.balance.periodEnd) continue;
-    // What open holds keep stays: a hold is a promise. Only what is free lapses.
-    const free = max(0n, s.balance.granted - s.balance.used - s.balance.reserved);
-    const lapse = min(undrawn(g), free);
-    g.expired += undrawn(g);
-    if (lapse === 0n) continue;
-    s.balance.granted -= lapse;
-    out.push({ kind: 'expire', quantity: lapse, grantedDelta: -lapse, usedDelta: 0n, reservedDelta: 0n, holdId: null, grantId: g.id });
-  }
+  // Any grant but the period's own lapses at its own expiry (a close hands on what outlives the period).
+  out.push(...lapseExpired(s, now));
   s.grants = s.grants.filter((g) => undrawn(g) > 0n);
   if (out.length) s.balance.updatedAt = now;
   return out;
@@ -314,7 +353,7 @@ export function decide(s: BalanceState, op: UsageOp, meterSlug: string, now: Dat
     case 'record': {
       // Usage that happened is counted even over the cap: it is billed as overage.
       counterGuard(b.used + op.quantity, 'quantity');
-      draw(s, op.quantity);
+      draw(s, op.quantity, now);
       b.used += op.quantity;
       return done([entry('record', op.quantity, { used: op.quantity })]);
     }
@@ -322,7 +361,7 @@ export function decide(s: BalanceState, op: UsageOp, meterSlug: string, now: Dat
       const left = available(b);
       if (left !== null && op.quantity > left) return done([], false);
       counterGuard(b.used + op.quantity, 'quantity');
-      draw(s, op.quantity);
+      draw(s, op.quantity, now);
       b.used += op.quantity;
       return done([entry('consume', op.quantity, { used: op.quantity })]);
     }
@@ -356,23 +395,31 @@ export function decide(s: BalanceState, op: UsageOp, meterSlug: string, now: Dat
       h.committed = op.quantity;
       h.settledAt = now;
       b.reserved -= h.quantity;
-      draw(s, op.quantity);
+      draw(s, op.quantity, now);
       b.used += op.quantity;
-      return done([entry('commit', op.quantity, { used: op.quantity, reserved: -h.quantity }, { holdId: h.id })], true, { holdId: h.id });
+      return done(
+        [entry('commit', op.quantity, { used: op.quantity, reserved: -h.quantity }, { holdId: h.id }), ...lapseExpired(s, now)],
+        true,
+        {
+          holdId: h.id,
+        },
+      );
     }
     case 'release': {
       const h = settleable(s, op.holdId);
       h.status = 'released';
       h.settledAt = now;
       b.reserved -= h.quantity;
-      return done([entry('release', h.quantity, { reserved: -h.quantity }, { holdId: h.id })], true, { holdId: h.id });
+      return done([entry('release', h.quantity, { reserved: -h.quantity }, { holdId: h.id }), ...lapseExpired(s, now)], true, {
+        holdId: h.id,
+      });
     }
     case 'grant': {
       counterGuard(b.granted + op.grant.amount, 'amount');
       b.granted += op.grant.amount;
       b.limited = true;
-      op.grant.balanceId = b.id;
-      s.grants.push(op.grant);
+      // A copy: the operation may be decided again (a batch retried), and draws change the grant.
+      s.grants.push({ ...op.grant, balanceId: b.id });
       sortGrants(s.grants);
       return done([entry('grant', op.grant.amount, { granted: op.grant.amount }, { grantId: op.grant.id })], true, {
         grantId: op.grant.id,

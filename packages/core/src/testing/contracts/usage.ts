@@ -97,8 +97,14 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       expect((await errorOf(w.usage.consume(w.tenant, { owner: 'other', meterSlug: 'tokens', quantity: 5 }, 'k1'))).code).toBe(
         'IDEMPOTENCY_KEY_REUSED',
       );
+      // The same request with its fields in another order (a retry that serialised it anew) replays.
+      await w.usage.grant(w.tenant, { owner: 'acme', meterSlug: 'tokens', amount: 100 });
+      const consumed = await w.usage.consume(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 2 }, 'k3');
+      expect(await w.usage.consume(w.tenant, { quantity: 2, meterSlug: 'tokens', owner: 'acme' }, 'k3')).toEqual(consumed);
+      const held = await w.usage.reserve(w.tenant, { owner: 'acme', meterSlug: 'tokens', quantity: 3, ttlSeconds: 60 }, 'k4');
+      expect(await w.usage.reserve(w.tenant, { ttlSeconds: 60, quantity: 3, owner: 'acme', meterSlug: 'tokens' }, 'k4')).toEqual(held);
       const [b] = await w.usage.balances(w.tenant, 'acme');
-      expect(b.balance.used).toBe(6n);
+      expect(b.balance).toMatchObject({ used: 8n, reserved: 3n });
       // Keys are per mode: the same key in test mode is another key.
       await w.usage.createMeter({ ...w.tenant, isTest: true }, { slug: 'tokens', name: 'T' });
       expect((await w.usage.record({ ...w.tenant, isTest: true }, { owner: 'acme', meterSlug: 'tokens', quantity: 9 }, 'k1')).used).toBe(
@@ -172,6 +178,72 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
         used: '5',
         remaining: '9',
       });
+      await expectLedgerMatches(w, 'acme');
+    });
+
+    it('credit that expired while a hold kept it lapses when the hold ends: released, expired, or committed in part', async () => {
+      const t = { owner: 'acme', meterSlug: 'tokens' };
+      const start = w.clock.now().getTime();
+      const soon = new Date(start + 60_000);
+      await w.usage.grant(w.tenant, { ...t, amount: 100, expiresAt: soon, source: 'promotion' });
+      const hold = await w.usage.reserve(w.tenant, { ...t, quantity: 100, ttlSeconds: 86_400 });
+      w.clock.set(new Date(soon.getTime() + 1));
+      // Expired, but the hold keeps its 100 until it settles.
+      expect((await w.usage.consume(w.tenant, { ...t, quantity: 1 })).allowed).toBe(false);
+      // Released: the 100 were the promotion's, past its expiry: they lapse, none may be spent.
+      expect(await w.usage.release(w.tenant, hold.holdId as string)).toMatchObject({ granted: '0', reserved: '0', remaining: '0' });
+      expect((await w.usage.consume(w.tenant, { ...t, quantity: 100 })).allowed).toBe(false);
+      await expectLedgerMatches(w, 'acme');
+
+      // A hold that expires by itself after its credit: the sweep lapses the credit with it.
+      const other = { owner: 'beta', meterSlug: 'tokens' };
+      await w.usage.grant(w.tenant, { ...other, amount: 50, expiresAt: new Date(w.clock.now().getTime() + 60_000) });
+      await w.usage.reserve(w.tenant, { ...other, quantity: 50, ttlSeconds: 120 });
+      w.clock.set(new Date(w.clock.now().getTime() + 121_000));
+      await w.usage.sweep();
+      expect((await w.usage.balances(w.tenant, 'beta'))[0].balance).toMatchObject({ granted: 0n, reserved: 0n, used: 0n });
+      await expectLedgerMatches(w, 'beta');
+    });
+
+    it('a hold committed after its credit expired draws that credit first; what it did not commit lapses, live credit stays', async () => {
+      const t = { owner: 'acme', meterSlug: 'tokens' };
+      const soon = new Date(w.clock.now().getTime() + 60_000);
+      // Live credit drawn first by priority (0), the promotion (50) expires soon.
+      await w.usage.grant(w.tenant, { ...t, amount: 50, priority: 0, source: 'purchase' });
+      await w.usage.grant(w.tenant, { ...t, amount: 100, priority: 50, expiresAt: soon, source: 'promotion' });
+      const hold = await w.usage.reserve(w.tenant, { ...t, quantity: 100, ttlSeconds: 86_400 });
+      w.clock.set(new Date(soon.getTime() + 1));
+      // At expiry only what no hold keeps lapses: 150 - 100 held = 50 of the promotion's.
+      expect((await w.usage.balances(w.tenant, 'acme'))[0].balance).toMatchObject({ reserved: 100n });
+      // 30 committed: drawn from the expired promotion's kept 50; its other 20 lapse; the purchase's 50 stay.
+      expect(await w.usage.commit(w.tenant, hold.holdId as string, { quantity: 30 })).toMatchObject({
+        used: '30',
+        reserved: '0',
+        granted: '80',
+        remaining: '50',
+      });
+      expect((await w.usage.consume(w.tenant, { ...t, quantity: 51 })).allowed).toBe(false);
+      expect((await w.usage.consume(w.tenant, { ...t, quantity: 50 })).allowed).toBe(true);
+      await expectLedgerMatches(w, 'acme');
+    });
+
+    it('a close lapses credit that expired while a hold kept it: not billed against, rolled over nor kept', async () => {
+      const t = { owner: 'acme', meterSlug: 'tokens' };
+      const now = w.clock.now().getTime();
+      const day = 86_400_000;
+      await w.usage.closePeriod(w.tenant, t, { periodEnd: new Date(now + 30 * day), allowance: 0n });
+      const hour = 3_600_000;
+      await w.usage.grant(w.tenant, { ...t, amount: 100, expiresAt: new Date(now + hour), source: 'promotion' });
+      await w.usage.reserve(w.tenant, { ...t, quantity: 100, ttlSeconds: 86_400 });
+      w.clock.set(new Date(now + 2 * hour));
+      const closed = await w.usage.closePeriod(w.tenant, t, {
+        periodEnd: new Date(now + 60 * day),
+        allowance: 0n,
+        rollover: { kind: 'all' },
+      });
+      expect(closed).toMatchObject({ finalUsage: 0n, carried: 0n });
+      const [open] = await w.usage.balances(w.tenant, 'acme');
+      expect(open.balance).toMatchObject({ granted: 0n, used: 0n });
       await expectLedgerMatches(w, 'acme');
     });
 

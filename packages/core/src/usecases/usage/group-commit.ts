@@ -346,7 +346,6 @@ export class GroupCommit {
       grants: sortGrants([...locked.grants]),
       holds: new Map(locked.holds.map((h) => [h.id, h])),
     };
-    const touchedGrants = new Set<CreditGrant>(locked.grants);
     const loadedHolds = new Map(locked.holds.map((h) => [h.id, { ...h }]));
     const entries: LedgerEntry[] = [];
     const newKeys: UsageKey[] = [];
@@ -377,7 +376,6 @@ export class GroupCommit {
       if (!p.op) return settled(target);
       try {
         const d = decide(state, p.op, meter.slug, now);
-        if (p.op.kind === 'grant') touchedGrants.add(p.op.grant);
         ledger(d.entries, p.key ?? null);
         if (p.key) {
           const k: UsageKey = {
@@ -407,7 +405,8 @@ export class GroupCommit {
         balance: state.balance,
         meterSlug: meter.slug,
         meterScale: meter.scale,
-        grants: [...touchedGrants],
+        // Every grant loaded (expiry or draws may have changed it) and every one the batch made.
+        grants: [...new Set<CreditGrant>([...locked.grants, ...state.grants])],
         holds: changedHolds,
         entries,
         keys: newKeys,

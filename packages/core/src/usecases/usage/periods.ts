@@ -5,6 +5,7 @@ import {
   decide,
   DEFAULT_GRANT_PRIORITY,
   expireDue,
+  lapseHeldExpired,
   sortGrants,
   type BalanceState,
   type KeptGrant,
@@ -255,7 +256,7 @@ export async function openPeriod(
   const plan = a.grants.map((amount): KeptGrant => ({ amount, priority: DEFAULT_GRANT_PRIORITY, expiresAt: a.end, source: 'plan' }));
   for (const g of [...plan, ...(a.kept ?? [])]) {
     if (g.amount <= 0n) continue;
-    const grant: CreditGrant = { ...g, id: ids.newId(), balanceId: '', drawn: 0n, expired: 0n, createdAt: a.now };
+    const grant: CreditGrant = { ...g, id: ids.newId(), balanceId: b.id, drawn: 0n, expired: 0n, createdAt: a.now };
     grants.push(grant);
     entries.push(...decide(s, { kind: 'grant', grant }, a.meter.slug, a.now).entries.map((e) => ledgerEntry(ids, s.balance, e, a.now)));
   }
@@ -335,7 +336,7 @@ export async function closeOpenPeriod(
   };
   const touched = [...locked.grants];
   // Grants that end with the period roll over or lapse by the close's rule (expireDue leaves them).
-  const expired = expireDue(state, a.now);
+  const expired = [...expireDue(state, a.now), ...lapseHeldExpired(state, a.now)];
   const before = { ...state.balance };
   const minUsage = a.minUsage?.(before) ?? 0n;
   const closed = closeRule(state, a.rollover, a.now, a.carry, minUsage);

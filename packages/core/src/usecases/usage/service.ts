@@ -97,6 +97,12 @@ const fingerprintOf = (what: string, body: unknown) =>
     .digest('hex')}`;
 
 /**
+ * What an operation's idempotency key stands for: its fields in one order, whatever order the
+ * client sent them in (a retry that reorders its JSON is the same request).
+ */
+const requestOf = (t: UsageTarget, quantity: bigint) => ({ owner: t.owner, meterSlug: t.meterSlug, quantity });
+
+/**
  * Meters, credits and usage (DESIGN section 14): record, consume, reserve -> commit | release,
  * grants, and the reads, all exact. Every change goes through the group commit, so it is decided
  * under the balance's row lock and answered after its transaction commits; an idempotency key is
@@ -203,7 +209,7 @@ export class UsageService {
       'record',
       (scale) => {
         const quantity = quantityOf(t.quantity, field, scale);
-        return { op: { kind: 'record', quantity }, body: { ...t, quantity } };
+        return { op: { kind: 'record', quantity }, body: requestOf(t, quantity) };
       },
       key,
     );
@@ -218,7 +224,7 @@ export class UsageService {
       'consume',
       (scale) => {
         const quantity = quantityOf(t.quantity, 'quantity', scale);
-        return { op: { kind: 'consume', quantity }, body: { ...t, quantity } };
+        return { op: { kind: 'consume', quantity }, body: requestOf(t, quantity) };
       },
       key,
     );
@@ -238,7 +244,7 @@ export class UsageService {
       'reserve',
       (scale) => {
         const quantity = quantityOf(t.quantity, 'quantity', scale);
-        return { op: { kind: 'reserve', quantity, holdId, expiresAt }, body: { ...t, quantity, ttl } };
+        return { op: { kind: 'reserve', quantity, holdId, expiresAt }, body: { ...requestOf(t, quantity), ttlSeconds: ttl, ttl } };
       },
       key,
     );
