@@ -104,8 +104,10 @@ describe('usage rules', () => {
       aGrant(40n, { source: 'promotion', expiresAt: T }),
     ];
     const s = state(aBalance({ limited: true, granted: 640n }), grants);
-    decide(s, { kind: 'consume', quantity: 50n }, 'tokens', T);
-    decide(s, { kind: 'reserve', quantity: 20n, holdId: 'h', expiresAt: later }, 'tokens', T);
+    // Used within the period, before the plan's grant and the promotion expire with it at T.
+    const before = new Date(T.getTime() - 1000);
+    decide(s, { kind: 'consume', quantity: 50n }, 'tokens', before);
+    decide(s, { kind: 'reserve', quantity: 20n, holdId: 'h', expiresAt: later }, 'tokens', before);
     const carry = { grants: true, holds: true };
     // 50 used, drawn from the plan's 100. The promotion expires now: it is not kept, and counts with
     // the plan's rest for the rollover (90). The purchase is kept whole, with its own terms.

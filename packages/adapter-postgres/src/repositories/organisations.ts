@@ -22,7 +22,7 @@ export function organisationRepository(db: Db): OrganisationRepository {
       return r && toOrganisation(r);
     },
     getForUpdate: async (id) => {
-      const r = await db.selectFrom('organisations').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      const r = await db.selectFrom('organisations').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
       return r && toOrganisation(r);
     },
     findByName: async (name) => {

@@ -245,13 +245,13 @@ const pastExpiry = (s: BalanceState, g: CreditGrant, now: Date): boolean =>
   g.expiresAt !== null && g.expiresAt <= now && !(g.source === 'plan' && s.balance.periodEnd && g.expiresAt >= s.balance.periodEnd);
 
 /**
- * Takes `q` units from the grants (what no grant covers is overage): first from grants past their
- * expiry (what open holds still keep of them: a hold committed is drawn from the credit it kept,
- * not from live credit), then in draw order.
+ * Takes `q` units from the grants (what no grant covers is overage), in draw order. Credit past its
+ * expiry is kept only for open holds (`lapseExpired`): a commit (`held`) draws it first, the credit
+ * its hold kept; usage of any other kind never draws it.
  */
-function draw(s: BalanceState, q: Quantity, now: Date): void {
+function draw(s: BalanceState, q: Quantity, now: Date, held = false): void {
   let left = q;
-  for (const expired of [true, false])
+  for (const expired of held ? [true, false] : [false])
     for (const g of s.grants) {
       if (left === 0n) return;
       if (pastExpiry(s, g, now) !== expired) continue;
@@ -262,16 +262,27 @@ function draw(s: BalanceState, q: Quantity, now: Date): void {
 }
 
 /**
- * Lapses what is free of the grants past their expiry. What open holds keep stays (a hold is a
- * promise), on the grant, until they settle: a release, a commit of less than held or an expired
- * hold lapses it then (never later: the units are not the balance's to spend again).
+ * Settles the grants past their expiry: open holds keep what they can of such credit (a hold is a
+ * promise: at most the balance's `reserved` in all, the first such grants in draw order first),
+ * and the rest lapses. So expired credit outlives its expiry only for holds, and lapses as soon as
+ * they settle (a release, an expired hold or a commit of less than held calls this again); a new
+ * grant never makes kept credit lapse. `coverUsage` (the pass before a batch decides, where a grant
+ * meets its expiry): what usage already took of the rest (usage recorded before the grant, which
+ * its credit covered) is counted drawn, and only what is free lapses. After a hold settles the rest
+ * lapses whole: usage since the expiry never takes it.
  */
-function lapseExpired(s: BalanceState, now: Date): Decision['entries'] {
+function lapseExpired(s: BalanceState, now: Date, coverUsage: boolean): Decision['entries'] {
   const out: Decision['entries'] = [];
+  let keep = s.balance.reserved;
   for (const g of s.grants) {
-    if (!pastExpiry(s, g, now) || undrawn(g) === 0n) continue;
-    const free = max(0n, s.balance.granted - s.balance.used - s.balance.reserved);
-    const lapse = min(undrawn(g), free);
+    const left = undrawn(g);
+    if (!pastExpiry(s, g, now) || left === 0n) continue;
+    const kept = min(left, keep);
+    keep -= kept;
+    const rest = left - kept;
+    if (rest === 0n) continue;
+    const lapse = coverUsage ? min(rest, max(0n, s.balance.granted - s.balance.used - s.balance.reserved)) : rest;
+    g.drawn += rest - lapse;
     if (lapse === 0n) continue;
     g.expired += lapse;
     s.balance.granted -= lapse;
@@ -300,12 +311,16 @@ export function lapseHeldExpired(s: BalanceState, now: Date): Decision['entries'
 
 /** Returns holds due at `now` and lapses grants due at `now` (what waited for the clock). */
 export function expireDue(s: BalanceState, now: Date): Decision['entries'] {
-  const out: Decision['entries'] = [];
+  // Grants meeting their expiry (any but the period's own: a close hands on what outlives the
+  // period), while the holds due now still keep what they kept; then what those holds kept lapses.
+  const out: Decision['entries'] = lapseExpired(s, now, true);
+  let settled = false;
   for (const h of s.holds.values()) {
     if (h.status !== 'held' || h.expiresAt > now) continue;
     h.status = 'expired';
     h.settledAt = now;
     s.balance.reserved -= h.quantity;
+    settled = true;
     out.push({
       kind: 'expire',
       quantity: h.quantity,
@@ -316,8 +331,7 @@ export function expireDue(s: BalanceState, now: Date): Decision['entries'] {
       grantId: null,
     });
   }
-  // Any grant but the period's own lapses at its own expiry (a close hands on what outlives the period).
-  out.push(...lapseExpired(s, now));
+  if (settled) out.push(...lapseExpired(s, now, false));
   s.grants = s.grants.filter((g) => undrawn(g) > 0n);
   if (out.length) s.balance.updatedAt = now;
   return out;
@@ -395,10 +409,10 @@ export function decide(s: BalanceState, op: UsageOp, meterSlug: string, now: Dat
       h.committed = op.quantity;
       h.settledAt = now;
       b.reserved -= h.quantity;
-      draw(s, op.quantity, now);
+      draw(s, op.quantity, now, true);
       b.used += op.quantity;
       return done(
-        [entry('commit', op.quantity, { used: op.quantity, reserved: -h.quantity }, { holdId: h.id }), ...lapseExpired(s, now)],
+        [entry('commit', op.quantity, { used: op.quantity, reserved: -h.quantity }, { holdId: h.id }), ...lapseExpired(s, now, false)],
         true,
         {
           holdId: h.id,
@@ -410,7 +424,7 @@ export function decide(s: BalanceState, op: UsageOp, meterSlug: string, now: Dat
       h.status = 'released';
       h.settledAt = now;
       b.reserved -= h.quantity;
-      return done([entry('release', h.quantity, { reserved: -h.quantity }, { holdId: h.id }), ...lapseExpired(s, now)], true, {
+      return done([entry('release', h.quantity, { reserved: -h.quantity }, { holdId: h.id }), ...lapseExpired(s, now, false)], true, {
         holdId: h.id,
       });
     }

@@ -68,8 +68,10 @@ export interface OrganisationRepository {
   /** The organisation with this id, if any. */
   get(id: Id): Promise<Organisation | undefined>;
   /**
-   * The organisation with this id, its row locked until the transaction ends: writes that must see
-   * each other across the organisation's keys (the revocation of its last `*` key) take turns on it.
+   * The organisation with this id, its row locked until the transaction ends (a lock that lets
+   * inserts of the organisation's records go on: `FOR NO KEY UPDATE` in PostgreSQL): writes that
+   * must see each other across the organisation's keys (the revocation of its last `*` key) take
+   * turns on it.
    */
   getForUpdate(id: Id): Promise<Organisation | undefined>;
   /** The organisation with this unique name, if any. */

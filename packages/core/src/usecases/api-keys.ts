@@ -254,11 +254,16 @@ export class ApiKeyService {
     });
   }
 
-  /** Revokes any key by id, whatever it holds (the operator's `tollgate keys revoke`). */
+  /**
+   * Revokes any key by id, whatever it holds (the operator's `tollgate keys revoke`), under its
+   * organisation's row lock, so a revocation through the API at the same time sees it.
+   */
   async revoke(id: Id): Promise<ApiKey> {
     return this.deps.uow.run(async (r) => {
-      const key = await r.apiKeys.get(id);
-      if (!key) return fail(ErrorCodes.NOT_FOUND, 'api key not found');
+      const found = await r.apiKeys.get(id);
+      if (!found) return fail(ErrorCodes.NOT_FOUND, 'api key not found');
+      await r.organisations.getForUpdate(found.organisationId);
+      const key = (await r.apiKeys.get(id)) as ApiKey;
       return this.revokeIn(r, key);
     });
   }

@@ -205,26 +205,59 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       await expectLedgerMatches(w, 'beta');
     });
 
-    it('a hold committed after its credit expired draws that credit first; what it did not commit lapses, live credit stays', async () => {
+    it('a hold keeps credit past its expiry for itself alone: other usage and new grants never spend it; its commit draws it first, the rest lapses', async () => {
       const t = { owner: 'acme', meterSlug: 'tokens' };
       const soon = new Date(w.clock.now().getTime() + 60_000);
-      // Live credit drawn first by priority (0), the promotion (50) expires soon.
+      // Live credit drawn first by priority (0); the promotion (50) expires soon.
       await w.usage.grant(w.tenant, { ...t, amount: 50, priority: 0, source: 'purchase' });
       await w.usage.grant(w.tenant, { ...t, amount: 100, priority: 50, expiresAt: soon, source: 'promotion' });
       const hold = await w.usage.reserve(w.tenant, { ...t, quantity: 100, ttlSeconds: 86_400 });
       w.clock.set(new Date(soon.getTime() + 1));
-      // At expiry only what no hold keeps lapses: 150 - 100 held = 50 of the promotion's.
-      expect((await w.usage.balances(w.tenant, 'acme'))[0].balance).toMatchObject({ reserved: 100n });
-      // 30 committed: drawn from the expired promotion's kept 50; its other 20 lapse; the purchase's 50 stay.
+      // The hold keeps the expired promotion's 100; the purchase's 50 stay free. A grant made now adds to them.
+      expect(await w.usage.grant(w.tenant, { ...t, amount: 40, source: 'purchase' })).toMatchObject({ granted: '190', remaining: '90' });
+      expect((await w.usage.consume(w.tenant, { ...t, quantity: 91 })).allowed).toBe(false);
+      expect(await w.usage.consume(w.tenant, { ...t, quantity: 90 })).toMatchObject({ allowed: true, remaining: '0' });
+      // Over everything live: overage, never the credit the hold keeps.
+      await w.usage.record(w.tenant, { ...t, quantity: 5 });
+      // 30 committed from the promotion's kept credit; its other 70 lapse.
       expect(await w.usage.commit(w.tenant, hold.holdId as string, { quantity: 30 })).toMatchObject({
-        used: '30',
+        used: '125',
         reserved: '0',
-        granted: '80',
-        remaining: '50',
+        granted: '120',
+        remaining: '0',
       });
-      expect((await w.usage.consume(w.tenant, { ...t, quantity: 51 })).allowed).toBe(false);
-      expect((await w.usage.consume(w.tenant, { ...t, quantity: 50 })).allowed).toBe(true);
+      const [b] = await w.usage.balances(w.tenant, 'acme');
+      const grants = await w.uow.run(async (r) => (await r.usage.lockBalance(b.balance, [], w.clock.now())).grants);
+      // Every live grant spent: none has units left.
+      expect(grants).toEqual([]);
       await expectLedgerMatches(w, 'acme');
+    });
+
+    it('credit that expires after covering earlier overage lapses only what usage did not take, once: a later grant is whole, nothing billed', async () => {
+      const t = { owner: 'acme', meterSlug: 'tokens' };
+      const now = w.clock.now().getTime();
+      const hour = 3_600_000;
+      await w.usage.closePeriod(w.tenant, t, { periodEnd: new Date(now + 30 * 24 * hour), allowance: 0n });
+      // 20 recorded before any credit (overage), then a promotion of 50 that covers them.
+      await w.usage.record(w.tenant, { ...t, quantity: 20 });
+      expect(await w.usage.grant(w.tenant, { ...t, amount: 50, expiresAt: new Date(now + hour), source: 'promotion' })).toMatchObject({
+        remaining: '30',
+      });
+      w.clock.set(new Date(now + 2 * hour));
+      // 30 lapse at expiry; 20 covered the overage.
+      expect(await w.usage.consume(w.tenant, { ...t, quantity: 1 })).toMatchObject({ allowed: false, granted: '20', used: '20' });
+      expect(await w.usage.grant(w.tenant, { ...t, amount: 100, source: 'purchase' })).toMatchObject({ remaining: '100' });
+      expect(await w.usage.consume(w.tenant, { ...t, quantity: 1 })).toMatchObject({ allowed: true, remaining: '99' });
+      await expectLedgerMatches(w, 'acme');
+      const closed = await w.usage.closePeriod(w.tenant, t, { periodEnd: new Date(now + 60 * 24 * hour), allowance: 0n });
+      expect(closed.finalUsage).toBe(21n);
+      const closes = await w.uow.read((r) => r.usage.pageCloses(w.tenant, { limit: 10, owner: 'acme' }));
+      expect(closes.items.map((c) => [c.finalUsage, c.billedUnits])).toEqual([
+        [0n, 0n],
+        [21n, 0n],
+      ]);
+      // The purchase's 99 left go on.
+      expect((await w.usage.balances(w.tenant, 'acme'))[0].balance).toMatchObject({ granted: 99n, used: 0n });
     });
 
     it('a close lapses credit that expired while a hold kept it: not billed against, rolled over nor kept', async () => {
