@@ -494,12 +494,41 @@ describe('usage plans', () => {
     core.clock.set(new Date(later.getTime() + 1000));
     expect(await core.sweeps.cancellations()).toBe(1);
     expect(await closes()).toHaveLength(1);
-    // Usage recorded meanwhile through the catalog API (which does not look at the subscription) opens a balance of no period.
-    await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 25 });
+    // Usage meanwhile is refused: the subscription is canceled here (its usage closed and billed).
+    await expect(core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 25 })).rejects.toMatchObject({
+      code: 'SUBSCRIPTION_CANCELED',
+    });
     const next = new Date(later.getTime() + 30 * DAY);
     expect(await core.providerSync.sync('sub_moves', { ...snapshot, currentPeriodStart: later, currentPeriodEnd: next })).toBe('applied');
-    // The revived period takes it over: its allowance, its cap and its end (it kept no cap before).
-    expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 25n, cap: 5000n, periodEnd: next });
+    // The revived period starts its usage: its allowance, its cap and its end.
+    expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 0n, cap: 5000n, periodEnd: next });
+    expect(await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 25 })).toMatchObject({ used: '25' });
+  });
+
+  it('usage of a canceled subscription is refused (400 naming owner), nothing written; a grant to it, and other owners, go on', async () => {
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
+    const t = { owner: s.id, meterSlug: 'api_calls' };
+    await core.usage.record(tenant(), { ...t, quantity: 40 });
+    await core.subscriptions.cancel(tenant(), s.id, 'now');
+    const closes = (await core.uow.read((r) => r.usage.pageCloses(tenant(), { limit: 10, owner: s.id }))).items;
+    expect(closes.map((c) => c.finalUsage)).toEqual([40n]);
+    for (const op of [
+      () => core.usage.record(tenant(), { ...t, quantity: 5 }),
+      () => core.usage.consume(tenant(), { ...t, quantity: 5 }),
+      () => core.usage.reserve(tenant(), { ...t, quantity: 5, ttlSeconds: 60 }),
+    ])
+      await expect(op()).rejects.toMatchObject({ code: 'SUBSCRIPTION_CANCELED', details: [{ property: 'owner' }] });
+    // Nothing counted: no open balance holds usage of it.
+    expect((await balance(s.id))?.used ?? 0n).toBe(0n);
+    // Another owner of the same meter, in the same moment, is unaffected.
+    expect(await core.usage.consume(tenant(), { owner: 'someone-else', meterSlug: 'api_calls', quantity: 5 })).toMatchObject({
+      allowed: true,
+    });
+    // Credit granted to it on purpose is the vendor's choice: it may be spent (and only it).
+    await core.usage.grant(tenant(), { ...t, amount: 10 });
+    expect(await core.usage.consume(tenant(), { ...t, quantity: 10 })).toMatchObject({ allowed: true, remaining: '0' });
+    expect((await core.usage.consume(tenant(), { ...t, quantity: 1 })).allowed).toBe(false);
+    expect(await core.usage.verify()).toEqual([]);
   });
 
   it('writes usage.recorded at most once a window per balance (what waits is told at close), usage.threshold once at 80, 90 and 100 % of the allowance, usage.finalised at close', async () => {

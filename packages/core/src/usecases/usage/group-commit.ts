@@ -2,7 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { DomainError, ErrorCodes, isDomainError, isOutage } from '../../errors';
 import { decide, expireDue, reportDue, sortGrants, type BalanceState, type UsageOp } from '../../domain/usage';
 import type { Balance, CreditGrant, Hold, LedgerEntry, UsageMeter, Tenant, UsageAnswer, UsageKey } from '../../model';
-import type { Clock, IdGenerator, LockedBalance, UnitOfWork, UsageWrite } from '../../ports';
+import type { Clock, IdGenerator, LockedBalance, Repositories, UnitOfWork, UsageWrite } from '../../ports';
 import { freshBalance } from './periods';
 
 /** Most operations one transaction decides (a longer queue is written in several). */
@@ -262,6 +262,7 @@ export class GroupCommit {
         const known = new Map<string, UsageKey>();
         for (const { tenant, keys } of tenants.values())
           for (const k of await r.usage.findKeys(tenant, [...keys])) known.set(knownKey(tenant, k.key), k);
+        const ended = await endedHolders(r, locked);
         const writes: UsageWrite[] = [];
         const out = groups.map((g, n) => {
           const l = locked[n];
@@ -269,7 +270,7 @@ export class GroupCommit {
           // nothing written; a hold's commit or release finds its period closed (a replay of one
           // that was made answers as it did).
           return l
-            ? this.decideGroup(g, l, known, now, writes)
+            ? this.decideGroup(g, l, known, now, writes, ended.has(n))
             : {
                 results: g.batch.map(
                   (p) =>
@@ -339,6 +340,7 @@ export class GroupCommit {
     known: Map<string, UsageKey>,
     now: Date,
     writes: UsageWrite[],
+    ended = false,
   ): { results: (UsageAnswer | Error)[]; entries: LedgerEntry[] } {
     const { tenant, owner, meter } = target;
     const state: BalanceState = {
@@ -374,6 +376,10 @@ export class GroupCommit {
       const replayed = this.replay(target, p, known);
       if (replayed) return replayed;
       if (!p.op) return settled(target);
+      if (ended && (p.op.kind === 'record' || p.op.kind === 'consume' || p.op.kind === 'reserve'))
+        return new DomainError(ErrorCodes.SUBSCRIPTION_CANCELED, `the subscription ${owner} is canceled: its usage was closed and billed`, [
+          { property: 'owner', error: 'a canceled subscription' },
+        ]);
       try {
         const d = decide(state, p.op, meter.slug, now);
         ledger(d.entries, p.key ?? null);
@@ -413,6 +419,27 @@ export class GroupCommit {
       });
     return { results, entries };
   }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The batch's balances (by index) whose holder is a canceled subscription of their tenant. Its
+ * cancel closed and billed its usage; what is recorded or taken after it would open a balance no
+ * period closes, with no limit: allowed and never billed. Only balances that neither a period nor
+ * a limit bounds are asked (a balance a period opened is closed by the subscription's end, so such
+ * a balance is one the lock has just opened, or a meter no plan of the holder meters): a batch of
+ * bounded balances pays nothing.
+ */
+async function endedHolders(r: Repositories, locked: (LockedBalance | null)[]): Promise<Set<number>> {
+  const out = new Set<number>();
+  for (const [n, l] of locked.entries()) {
+    const b = l?.balance;
+    if (!b || b.periodEnd !== null || b.limited || b.cap !== null || !UUID.test(b.owner)) continue;
+    const s = await r.subscriptions.get(b.owner);
+    if (s && s.organisationId === b.organisationId && s.isTest === b.isTest && s.status === 'CANCELED') out.add(n);
+  }
+  return out;
 }
 
 /** An idempotency key of a tenant, as the batch's map of stored keys holds it. */
