@@ -130,4 +130,41 @@ describe('events, destinations and event attempts (#20-22, #29-32)', () => {
       await rx.close();
     }
   });
+
+  it('refuses a resend to a disabled endpoint with 409, through a destination as through its event, and queues nothing', async () => {
+    const rx = await startWebhookReceiver(() => 200);
+    try {
+      const hook = (
+        await api()
+          .post('/api/webhooks', { url: rx.url, events: ['subscription_created'] })
+          .expect(201)
+      ).body.data;
+      await purchase(world, org.keys['plans.notes.team'], 'disabled-grantee', 2);
+      await world.core.webhookDelivery.drain();
+      expect(rx.received).toHaveLength(1);
+      const eventId = rx.received[0].id;
+      const [dest] = (await api().get(`/api/destinations?eventId=${eventId}`).expect(200)).body.data;
+      expect(dest).toMatchObject({ webhookId: hook.id, status: 'delivered' });
+      await patch(`/api/webhooks/${hook.id}`, { enabled: false }).expect(204);
+
+      const viaEvent = (await api().post(`/api/events/${eventId}/resend`, { endpointId: hook.id }).expect(409)).body;
+      const viaDestination = (await api().post(`/api/destinations/${dest.id}`).expect(409)).body;
+      const viaAttempt = (await api().post('/api/event-attempts', { destinationId: dest.id }).expect(409)).body;
+      expect(viaDestination).toEqual(viaEvent);
+      expect(viaAttempt).toEqual(viaEvent);
+      expect(JSON.stringify(viaEvent)).toContain('the endpoint is disabled');
+      // Nothing was queued to fail unsent.
+      expect((await api().get(`/api/destinations?eventId=${eventId}`).expect(200)).body.data.map((d: { id: string }) => d.id)).toEqual([
+        dest.id,
+      ]);
+      // Enabled again, the destination is sent again.
+      await patch(`/api/webhooks/${hook.id}`, { enabled: true }).expect(204);
+      await api().post(`/api/destinations/${dest.id}`).expect(204);
+      await world.core.webhookDelivery.drain();
+      expect(rx.received).toHaveLength(2);
+      await api().del(`/api/webhooks/${hook.id}`).expect(204);
+    } finally {
+      await rx.close();
+    }
+  });
 });

@@ -1,4 +1,11 @@
-import { nextWebhookAttempt, WEBHOOK_RETRY_WINDOW_MS, type OutboxEvent, type Tenant, type WebhookResponse } from '../src';
+import {
+  nextWebhookAttempt,
+  WEBHOOK_RETRY_WINDOW_MS,
+  WEBHOOK_TIMEOUT_MS,
+  type OutboxEvent,
+  type Tenant,
+  type WebhookResponse,
+} from '../src';
 import {
   buyPlan,
   createTestCore,
@@ -170,6 +177,83 @@ describe('delivery', () => {
     await core.webhooks.update(tenant, endpoint.id, { enabled: true });
     expect((await core.webhookEvents.resend(tenant, first.id)).deliveries).toBe(1);
     expect(await core.webhookDelivery.drain()).toBe(1);
+  });
+
+  it("keeps an endpoint enabled that answers everything but one subscription's events: only that delivery fails", async () => {
+    // The receiver refuses the events of one ad hoc license (one ordering key) and takes the rest.
+    const { core, sender, keys, tenant, endpoint } = await setUp();
+    const refusing = new ScriptedWebhookSender((req) =>
+      (JSON.parse(req.body) as { data: { granteeId?: string } }).data.granteeId === 'refused'
+        ? { status: 422, body: 'no' }
+        : { status: 200, body: 'ok' },
+    );
+    const withRefusing = createTestCore({ uow: core.uow, webhooks: refusing });
+    const license = (granteeId: string) =>
+      core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId }]);
+    await license('refused');
+    for (let hour = 0; hour < 100; hour++) {
+      if (hour % 6 === 0) await license(`taken-${hour}`);
+      withRefusing.clock.set(core.clock.now());
+      await withRefusing.webhookDelivery.drain();
+      advance(core, 3_600_000);
+    }
+    // Created after the refused delivery gave up: still sent, and taken.
+    await license('after');
+    withRefusing.clock.set(core.clock.now());
+    expect(await withRefusing.webhookDelivery.drain()).toBe(1);
+    expect(sender.sent).toHaveLength(0);
+    expect((await core.webhooks.get(tenant, endpoint.id)).disabledAt).toBeNull();
+    const destinations = (await core.webhookDestinations.list(tenant, { limit: 100 })).items;
+    const events = new Map((await allEvents(core, tenant)).map((e) => [e.id, e]));
+    const granteeOf = (eventId: string) => (events.get(eventId)?.payload.data as { granteeId: string }).granteeId;
+    expect(destinations.filter((d) => d.status === 'failed').map((d) => granteeOf(d.eventId))).toEqual(['refused']);
+    expect(destinations.filter((d) => d.status === 'delivered')).toHaveLength(destinations.length - 1);
+    expect(destinations.filter((d) => d.status === 'delivered').map((d) => granteeOf(d.eventId))).toContain('after');
+  });
+
+  it('disables an endpoint that took a delivery before the failing one was written, and none since', async () => {
+    let down = false;
+    const { core, keys, tenant, endpoint } = await setUp(() =>
+      down ? { status: null, error: 'could not be reached: ECONNREFUSED' } : { status: 200, body: 'ok' },
+    );
+    const license = (granteeId: string) =>
+      core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId }]);
+    await license('before');
+    expect(await core.webhookDelivery.drain()).toBe(1); // taken
+    advance(core, 1_000);
+    down = true;
+    await license('failing');
+    for (let hour = 0; hour < 100; hour++) {
+      await core.webhookDelivery.drain();
+      advance(core, 3_600_000);
+    }
+    expect((await core.webhooks.get(tenant, endpoint.id)).disabledAt).not.toBeNull();
+  });
+
+  it("never leases a delivery for less than a POST and its recording take, whatever the configured lease: a slow receiver's delivery is not sent twice", async () => {
+    let answer: (r: WebhookResponse) => void = () => undefined;
+    const sender = new ScriptedWebhookSender(
+      (_r, i) => (i === 0 ? new Promise<WebhookResponse>((resolve) => (answer = resolve)) : { status: 200, body: 'ok' }),
+      { timeoutMs: Infinity },
+    );
+    // EVENT_LEASE_SECONDS=1: far below the 10 s a receiver has to answer.
+    const core = createTestCore({ webhooks: sender, limits: { eventLeaseMs: 1_000 } });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    await core.webhooks.create(tenant, { url: 'https://vendor.example.com/hooks' });
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'g' }]);
+    const first = core.webhookDelivery.deliverNext(); // the receiver takes its time
+    await new Promise((r) => setImmediate(r));
+    const other = createTestCore({ uow: core.uow, webhooks: sender, limits: { eventLeaseMs: 1_000 } });
+    other.clock.set(new Date(core.clock.now().getTime() + WEBHOOK_TIMEOUT_MS - 1)); // still within the POST's timeout
+    expect(await other.webhookDelivery.deliverNext()).toBe(false);
+    expect(sender.sent).toHaveLength(1);
+    advance(core, WEBHOOK_TIMEOUT_MS - 1);
+    answer({ status: 200, body: 'ok' });
+    await first;
+    expect((await core.webhookDestinations.list(tenant, { limit: 10 })).items.map((d) => d.status)).toEqual(['delivered']);
+    expect(
+      (await core.webhooks.attempts(tenant, (await core.webhooks.list(tenant, { limit: 1 })).items[0].id, { limit: 10 })).items,
+    ).toHaveLength(1);
   });
 
   it('takes over a delivery whose worker died mid-POST once its lease runs out, and delivers it once', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_MAX_SEATS } from '@tollgate/core';
+import { DEFAULT_MAX_SEATS, WEBHOOK_MIN_LEASE_MS, WEBHOOK_TIMEOUT_MS } from '@tollgate/core';
 import { DEFAULT_HTTP_SERVER_LIMITS, DEFAULT_USAGE_WRITES_PER_MINUTE, type HttpServerLimits } from '@tollgate/http';
 import { LOG_LEVELS, type LogLevel } from './logger';
 
@@ -131,6 +131,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bad(`TRUST_PROXY must be true, false or the number of proxies in front (0 to 10), got ${env.TRUST_PROXY}`);
     return 0;
   };
+  // EVENT_LEASE_SECONDS: queued seat changes may use a short lease (tests do), webhook deliveries
+  // may not (a lease shorter than a POST lets another worker send it again meanwhile): below what
+  // a delivery needs, webhooks are leased for that instead, and start-up says so in one line.
+  const eventLease = (): number => {
+    const seconds = whole('EVENT_LEASE_SECONDS', 120, 1);
+    const floor = WEBHOOK_MIN_LEASE_MS / 1000;
+    if (seconds < floor)
+      process.emitWarning(
+        `EVENT_LEASE_SECONDS=${seconds} is below the ${floor} s a webhook delivery needs (its ${WEBHOOK_TIMEOUT_MS / 1000} s timeout and recording): webhook deliveries are leased for ${floor} s, queued seat changes for ${seconds} s`,
+        { code: 'TOLLGATE_EVENT_LEASE' },
+      );
+    return seconds;
+  };
   const port = whole('PORT', 3000, 0, 65535);
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
@@ -174,7 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeSecretKey: text('STRIPE_SECRET_KEY'),
     stripeWebhookSecret: text('STRIPE_WEBHOOK_SECRET'),
     maxSeats: whole('MAX_SEATS', DEFAULT_MAX_SEATS, 1, 1_000_000),
-    eventLeaseSeconds: whole('EVENT_LEASE_SECONDS', 120, 1),
+    eventLeaseSeconds: eventLease(),
     rateLimits: {
       enabled: rateLimit === 'on',
       authFailuresPerMinute: whole('RATE_LIMIT_AUTH_FAILURES', 30, 1),

@@ -91,6 +91,23 @@ describe('configuration', () => {
     );
   });
 
+  it('takes a short EVENT_LEASE_SECONDS for queued changes, warning in one line that webhook deliveries are leased longer', () => {
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      expect(loadConfig({ DATA_DIR: tmp() }).eventLeaseSeconds).toBe(120);
+      expect(loadConfig({ DATA_DIR: tmp(), EVENT_LEASE_SECONDS: '15' }).eventLeaseSeconds).toBe(15);
+      expect(warn).not.toHaveBeenCalled();
+      expect(loadConfig({ DATA_DIR: tmp(), EVENT_LEASE_SECONDS: '3' }).eventLeaseSeconds).toBe(3);
+      expect(warn).toHaveBeenCalledTimes(1);
+      const [line] = warn.mock.calls[0] as [string];
+      expect(line).toMatch(/^EVENT_LEASE_SECONDS=3 is below the 15 s a webhook delivery needs .*webhook deliveries are leased for 15 s/);
+      expect(line).not.toContain('\n');
+      expect(() => loadConfig({ DATA_DIR: tmp(), EVENT_LEASE_SECONDS: '0' })).toThrow(/EVENT_LEASE_SECONDS must be a whole number from 1/);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('keeps .env.example in step with compose.yaml: every variable compose reads is there', () => {
     const root = path.join(__dirname, '..', '..', '..');
     const compose = fs.readFileSync(path.join(root, 'compose.yaml'), 'utf8');

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type Selectable } from 'kysely';
 import type {
   DeliveryAttempt,
   DeliveryStatus,
@@ -120,26 +120,42 @@ export function outboxRepository(db: Db): OutboxRepository {
       return rows.rows.map(toEndpoint);
     },
     purge: async (before, limit) => {
+      // Two statements, so that a resend racing the purge keeps what it wrote. The first locks the
+      // oldest candidates, skipping any event a resend is writing a delivery for (its insert holds
+      // the event's key-share lock until it commits); one deleted under it would take the new
+      // delivery with it (cascade) after the resend was acknowledged. The second, with a fresh view
+      // now that they are locked, deletes those still without a pending delivery: a resend that
+      // committed in between keeps its event, and one that starts now waits for the lock and then
+      // finds the event gone (answered 404).
+      const noPending = (eb: ExpressionBuilder<DB, 'outbox_events'>) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_deliveries as d')
+              .select('d.id')
+              .whereRef('d.event_id', '=', 'outbox_events.id')
+              .where('d.status', '=', 'pending'),
+          ),
+        );
+      const locked = await db
+        .selectFrom('outbox_events')
+        .select('id')
+        .where('created_at', '<', before)
+        .where(noPending)
+        .orderBy('created_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      if (locked.length === 0) return 0;
       const gone = await db
         .deleteFrom('outbox_events')
-        .where('id', 'in', (eb) =>
-          eb
-            .selectFrom('outbox_events as e')
-            .select('e.id')
-            .where('e.created_at', '<', before)
-            .where(({ not, exists, selectFrom }) =>
-              not(
-                exists(
-                  selectFrom('webhook_deliveries as d')
-                    .select('d.id')
-                    .whereRef('d.event_id', '=', 'e.id')
-                    .where('d.status', '=', 'pending'),
-                ),
-              ),
-            )
-            .orderBy('e.created_at')
-            .limit(limit),
+        .where(
+          'id',
+          'in',
+          locked.map((e) => e.id),
         )
+        .where(noPending)
         .executeTakeFirst();
       return Number(gone.numDeletedRows);
     },

@@ -1,6 +1,7 @@
 import type { Id, OutboxDelivery, OutboxEvent, WebhookEndpoint } from '../../model';
-import { nextWebhookAttempt } from '../../domain/webhook-retries';
+import { isWebhookSuccess, nextWebhookAttempt, WEBHOOK_MIN_LEASE_MS } from '../../domain/webhook-retries';
 import type { Repositories, WebhookSender, WebhookSigner } from '../../ports';
+import { PAST_END } from '../../support/pagination';
 import { limitsOf, type CoreDeps } from '../deps';
 
 /** How much of a receiver's answer an attempt keeps. */
@@ -66,7 +67,8 @@ export class WebhookDispatcher {
     if (!this.deps.webhooks) return undefined;
     const limits = limitsOf(this.deps);
     const now = this.deps.clock.now();
-    const leaseUntil = new Date(now.getTime() + limits.eventLeaseMs);
+    // Never shorter than a POST and its recording: another worker must not take a delivery still being sent.
+    const leaseUntil = new Date(now.getTime() + Math.max(limits.eventLeaseMs, WEBHOOK_MIN_LEASE_MS));
     return this.deps.uow.run(async (r) => {
       const delivery = await r.webhooks.claimNext(now, leaseUntil, {
         perEndpoint: limits.webhookPerEndpoint,
@@ -92,9 +94,12 @@ export class WebhookDispatcher {
     const response = await sender.send({ url: endpoint.url, headers: signer.headers(secret, event.id, this.deps.clock.now(), body), body });
     const durationMs = Math.round(this.deps.clock.monotonicMs() - started);
     const at = this.deps.clock.now();
-    const ok = response.status !== null && response.status >= 200 && response.status < 300;
+    const ok = isWebhookSuccess(response.status);
     const attempts = delivery.attempts + 1;
     const next = ok ? null : nextWebhookAttempt(delivery.createdAt, attempts, at);
+    // Out of retries: the endpoint is disabled only if nothing reached it during this delivery's
+    // retry window either (read before the recording transaction: it may page back through many attempts).
+    const disable = !ok && !next && !(await this.reachedSince(endpoint.id, delivery.createdAt));
     await this.deps.uow.run(async (r) => {
       const recorded = await this.finish(r, delivery.id, leaseUntil, {
         status: ok ? 'delivered' : next ? 'pending' : 'failed',
@@ -112,11 +117,32 @@ export class WebhookDispatcher {
         durationMs,
         createdAt: at,
       });
-      // A delivery that failed for the whole retry window: the endpoint has been failing for 3 days.
-      if (!ok && !next) {
+      // Every attempt to the endpoint failed for this delivery's whole retry window (3 days): it is
+      // disabled. One that answers others (a receiver refusing one subscription's events) stays
+      // enabled; only this delivery fails.
+      if (disable) {
         const current = await r.webhooks.getEndpoint(endpoint.id);
         if (current && !current.disabledAt) await r.webhooks.saveEndpoint({ ...current, disabledAt: at, updatedAt: at });
       }
+    });
+  }
+
+  /**
+   * Whether any attempt to the endpoint succeeded (2xx) at or after `since`: its attempts newest
+   * first, a page at a time, until one succeeded or they are older. A healthy endpoint answers on
+   * the first page; one failing everything is paged back over the window once, as it is disabled.
+   */
+  private async reachedSince(endpointId: Id, since: Date): Promise<boolean> {
+    return this.deps.uow.read(async (r) => {
+      for (let before: string | null = PAST_END; before;) {
+        const page = await r.webhooks.pageAttempts(endpointId, { limit: 100, before });
+        for (const attempt of [...page.items].reverse()) {
+          if (attempt.createdAt < since) return false;
+          if (isWebhookSuccess(attempt.responseStatus)) return true;
+        }
+        before = page.previousCursor;
+      }
+      return false;
     });
   }
 

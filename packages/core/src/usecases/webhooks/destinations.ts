@@ -4,6 +4,7 @@ import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import type { PageQuery } from './endpoints';
 import { newDelivery } from './outbox';
+import { refuseDisabled, resendOrGone } from './events';
 
 /**
  * The deliveries of events to endpoints, as the published catalog API names them: a destination is
@@ -69,20 +70,27 @@ export class WebhookDestinations {
 
   /**
    * Sends the destination's event to its endpoint again: a pending delivery is made due now (its
-   * next attempt comes at once); a finished one gets a new delivery of the same event.
+   * next attempt comes at once); a finished one gets a new delivery of the same event. Refused
+   * (409) while the endpoint is disabled, as an event's resend is: the delivery would fail unsent.
+   * A destination whose event the retention purge removed is gone with it (404).
    */
   async resend(tenant: Tenant, id: Id): Promise<void> {
-    await this.deps.uow.run(async (r) => {
-      const { delivery } = await this.accessible(r, tenant, id);
-      const now = this.deps.clock.now();
-      const locked = (await r.webhooks.getDeliveryForUpdate(id)) ?? delivery;
-      if (locked.status === 'pending') {
-        await r.webhooks.saveDelivery({ ...locked, nextAttemptAt: now, updatedAt: now });
-        return;
-      }
-      const event = await r.outbox.get(locked.eventId);
-      if (event) await r.webhooks.addDeliveries([newDelivery(this.deps.ids.newId(), event, locked.endpointId, now)]);
-    });
+    const found = await this.get(tenant, id);
+    await resendOrGone(this.deps, tenant, found.delivery.eventId, () =>
+      this.deps.uow.run(async (r) => {
+        const { delivery, endpoint } = await this.accessible(r, tenant, id);
+        refuseDisabled([endpoint]);
+        const now = this.deps.clock.now();
+        const locked = (await r.webhooks.getDeliveryForUpdate(id)) ?? delivery;
+        if (locked.status === 'pending') {
+          await r.webhooks.saveDelivery({ ...locked, nextAttemptAt: now, updatedAt: now });
+          return;
+        }
+        const event = await r.outbox.get(locked.eventId);
+        if (!event) assertAccessible(undefined, tenant, 'destination');
+        await r.webhooks.addDeliveries([newDelivery(this.deps.ids.newId(), event as OutboxEvent, locked.endpointId, now)]);
+      }),
+    );
     this.deps.events.wake();
   }
 }

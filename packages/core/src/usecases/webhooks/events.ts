@@ -1,9 +1,29 @@
-import { ErrorCodes, fail } from '../../errors';
-import type { Id, OutboxEvent, Page, Tenant } from '../../model';
+import { DomainError, ErrorCodes, fail } from '../../errors';
+import type { Id, OutboxEvent, Page, Tenant, WebhookEndpoint } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
 import { limitsOf, type CoreDeps } from '../deps';
 import { eventTypesOf, type PageQuery } from './endpoints';
 import { newDelivery, receives } from './outbox';
+
+/** A resend to a disabled endpoint is refused (409): its delivery would fail without an attempt. */
+export function refuseDisabled(endpoints: WebhookEndpoint[]): void {
+  if (endpoints.some((e) => e.disabledAt)) fail(ErrorCodes.CONFLICT, 'the endpoint is disabled; enable it (PATCH enabled: true) first');
+}
+
+/**
+ * Runs a resend of `eventId`; when it collides with the retention purge (the event deleted between
+ * reading it and writing its new delivery: the database refuses the delivery's reference, a
+ * CONFLICT), answers as for an event that no longer exists (404), which it then is.
+ */
+export async function resendOrGone<T>(deps: Pick<CoreDeps, 'uow'>, tenant: Tenant, eventId: Id, resend: () => Promise<T>): Promise<T> {
+  try {
+    return await resend();
+  } catch (e) {
+    if (e instanceof DomainError && e.code === ErrorCodes.CONFLICT && !(await deps.uow.read((r) => r.outbox.get(eventId))))
+      assertAccessible(undefined, tenant, 'event');
+    throw e;
+  }
+}
 
 /** Outgoing events as vendors read and resend them, their retention, and the queue's depth. */
 export class WebhookEvents {
@@ -21,16 +41,18 @@ export class WebhookEvents {
 
   /** Delivers the event again: to one endpoint of the tenant, or to every enabled endpoint that receives its type. */
   async resend(tenant: Tenant, id: Id, endpointId?: Id): Promise<{ event: OutboxEvent; deliveries: number }> {
-    const result = await this.deps.uow.run(async (r) => {
-      const event = assertAccessible(await r.outbox.get(id), tenant, 'event');
-      const endpoints = endpointId
-        ? [assertAccessible(await r.webhooks.getEndpoint(endpointId), tenant, 'webhook endpoint')]
-        : (await r.webhooks.enabledEndpoints(tenant)).filter((e) => receives(e, event.type));
-      if (endpoints.some((e) => e.disabledAt)) fail(ErrorCodes.CONFLICT, 'the endpoint is disabled; enable it (PATCH enabled: true) first');
-      const now = this.deps.clock.now();
-      await r.webhooks.addDeliveries(endpoints.map((e) => newDelivery(this.deps.ids.newId(), event, e.id, now)));
-      return { event, deliveries: endpoints.length };
-    });
+    const result = await resendOrGone(this.deps, tenant, id, () =>
+      this.deps.uow.run(async (r) => {
+        const event = assertAccessible(await r.outbox.get(id), tenant, 'event');
+        const endpoints = endpointId
+          ? [assertAccessible(await r.webhooks.getEndpoint(endpointId), tenant, 'webhook endpoint')]
+          : (await r.webhooks.enabledEndpoints(tenant)).filter((e) => receives(e, event.type));
+        refuseDisabled(endpoints);
+        const now = this.deps.clock.now();
+        await r.webhooks.addDeliveries(endpoints.map((e) => newDelivery(this.deps.ids.newId(), event, e.id, now)));
+        return { event, deliveries: endpoints.length };
+      }),
+    );
     if (result.deliveries) this.deps.events.wake();
     return result;
   }
