@@ -247,7 +247,10 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     });
     const records = await sdk.usage.getAllUsageRecords({ granteeId: 'alice' });
     isPage(records);
-    has(records.data[0], 'uuid', 'unitCount', 'type', 'planUuid', 'licenseUuid', 'createdAt', 'updatedAt');
+    has(records.data[0], 'uuid', 'unitCount', 'type', 'planUuid', 'createdAt', 'updatedAt');
+    // A seat's usage is the subscription's (any seat's): the ledger names no license for it.
+    hasMembers(records.data[0], 'licenseUuid');
+    expect(records.data[0].licenseUuid).toBeNull();
 
     // The subscription.
     const one = await sdk.subscriptions.getOne(sub, { expand: ['plan'] });
@@ -257,6 +260,8 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     isPage(seats);
     expect(seats.data).toHaveLength(2);
     has(seats.data[0], ...LICENSE);
+    // The SDK's Seat.capabilities: the plan's (team: edit, export).
+    expect(seats.data[0].capabilities.map((c) => c.name).sort()).toEqual(['edit', 'export']);
     const rest = await sdk.subscriptions.getSeats(sub, { cursor: seats.last, take: 2 });
     expect(rest.data.map((s) => s.uuid)).toHaveLength(1);
     expect(await sdk.subscriptions.getSeatCount(sub)).toEqual({ count: 3, assigned: 1, unassigned: 2 });
@@ -320,6 +325,29 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     const dave = await sdk.licenses.create({ planUuid: plan('free'), member: 'member-v2', granteeId: 'dave' });
     has(dave, ...LICENSE);
     expect(dave.granteeId).toBe('dave');
+    // The members CreateAdhocLicenseInput declares beyond v1's: an end, the status it starts in, no renewal.
+    const endTime = new Date(world.clock.now().getTime() + 10 * 86400_000).toISOString();
+    const ending = await sdk.licenses.create({
+      planUuid: plan('free'),
+      member: 'member-v2-end',
+      granteeId: 'dora',
+      endTime,
+      status: 'ACTIVE',
+      cancelAtPeriodEnd: false,
+    });
+    expect(ending).toMatchObject({ granteeId: 'dora', status: 'ACTIVE', endTime, cancelAtPeriodEnd: false });
+    await expect(
+      sdk.licenses.create({ planUuid: plan('free'), member: 'member-v2-end', granteeId: 'dora', endTime: 'soon' }),
+    ).rejects.toMatchObject({
+      data: { validationErrors: expect.arrayContaining([expect.objectContaining({ property: expect.stringMatching(/endTime/) })]) },
+    });
+    // v1 (and legacy) keep their request: a member it does not declare is refused.
+    await request(app)
+      .post('/licenses')
+      .set('x-api-key', org.liveKey)
+      .set('version', 'v1')
+      .send({ planUuid: plan('free'), member: 'm', granteeId: 'dora', endTime })
+      .expect(400);
     const many = await sdk.licenses.createMany([
       { planUuid: plan('free'), member: 'member-v2', granteeId: 'erin' },
       { planUuid: plan('free'), member: 'member-v2', granteeId: null },

@@ -4,6 +4,7 @@ import {
   productCurrencies,
   sortedFeatures,
   subscriptionView,
+  type Capability,
   type Customer,
   type DomainEvent,
   type Feature,
@@ -180,10 +181,10 @@ export function subscriptionWithPlan(version: Version, v: SubscriptionView, x: E
   };
 }
 
-/** v2 seats and licenses: the v1 License; v3 seats: without name, email, capabilities, metadata. */
-export const seatView = (version: Version, l: License) =>
+/** v2 seats and licenses: the v1 License with its plan's capabilities; v3 seats: without name, email, capabilities, metadata. */
+export const seatView = (version: Version, l: License, capabilities: Capability[]) =>
   version === 'v2'
-    ? licenseView(l, [])
+    ? licenseView(l, capabilities)
     : {
         uuid: l.id,
         subscriptionUuid: l.subscriptionId,

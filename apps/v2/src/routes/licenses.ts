@@ -1,4 +1,4 @@
-import { encodeCursor, type License, type LicenseStatus, type Tenant } from '@tollgate/core';
+import { encodeCursor, invalid, type License, type LicenseStatus, type Tenant } from '@tollgate/core';
 import {
   adHocLicenseRequestSchema,
   arrayOf,
@@ -22,7 +22,50 @@ import { pageSchema, paged, pageProps, takeOf, type RouteModule, type V2Services
 
 const str = { type: 'string' } as const;
 const id = { type: 'string', format: 'uuid' } as const;
-type LicenseRequest = { planUuid: string; member: string; granteeId: string | null };
+type LicenseRequest = {
+  planUuid: string;
+  member: string;
+  granteeId: string | null;
+  status?: 'ACTIVE' | 'TRIALING';
+  endTime?: string;
+  cancelAtPeriodEnd?: boolean;
+};
+
+/**
+ * v2's ad hoc license: v1's request plus what the SDK's `CreateAdhocLicenseInput` declares
+ * (`status`, `endTime`, `cancelAtPeriodEnd`). v1 and legacy keep the shared schema, unchanged.
+ */
+export const adHocLicenseRequestV2 = {
+  ...adHocLicenseRequestSchema,
+  properties: {
+    ...adHocLicenseRequestSchema.properties,
+    status: { enum: ['ACTIVE', 'TRIALING'] },
+    endTime: { type: 'string', format: 'date-time' },
+    cancelAtPeriodEnd: { type: 'boolean' },
+  },
+};
+
+/**
+ * What the SDK's members of an ad hoc license mean here, checked for every request before any is
+ * made (all or none): `status` may only be the one the plan starts its licenses in (ACTIVE; an
+ * evaluation plan's start EVALUATION), as `POST /subscriptions` takes it, for a status setter
+ * would bypass the status table; `endTime` (ahead) is when the license ends; an ad hoc license never
+ * renews, so `cancelAtPeriodEnd` may only be false (it ends at its `endTime`, or never).
+ */
+async function checkLicenseRequests(s: V2Services, tenant: Tenant, requests: LicenseRequest[], many: boolean): Promise<void> {
+  const now = s.clock.now();
+  for (const [i, r] of requests.entries()) {
+    const name = (member: string) => (many ? `[${i}].${member}` : member);
+    if (r.endTime !== undefined && new Date(r.endTime).getTime() <= now.getTime()) invalid(name('endTime'), 'must lie in the future');
+    if (r.cancelAtPeriodEnd === true)
+      invalid(name('cancelAtPeriodEnd'), 'an ad hoc license does not renew: it ends at its endTime (or never), so it may only be false');
+    if (r.status !== undefined) {
+      const { plan } = await s.core.queries.getPlan(tenant, r.planUuid);
+      const starts = plan.evaluation && plan.evalDays > 0 ? 'EVALUATION' : 'ACTIVE';
+      if (r.status !== starts) invalid(name('status'), `an ad hoc license of this plan starts ${starts}`);
+    }
+  }
+}
 
 /** v1's license operations v2 answers the same way (batch grantees, count, check, purchaser, cancel). */
 const SAME_AS_V1 = new Set(['updateLicenses', 'countLicenses', 'checkLicenses', 'getPurchaserLicenses', 'cancelLicenses', 'deleteLicense']);
@@ -57,14 +100,30 @@ export const licenseRoutes: RouteModule = (s, version) => {
         operationId: 'createLicenses',
         summary: 'Create a license (an object) or licenses (an array)',
         description:
-          'Ad hoc licenses on free or evaluation plans, without a subscription: one object answers the license, an array the list (all or none).',
+          'Ad hoc licenses on free or evaluation plans, without a subscription: one object answers the license, an array the list (all or none). `endTime` (ahead) sets when a license ends; `status` may only be the one the plan starts its licenses in (ACTIVE; an evaluation plan: EVALUATION, so none); `cancelAtPeriodEnd` only false (an ad hoc license never renews).',
         scope: ['licenses', 'write'],
         body: typed<LicenseRequest | LicenseRequest[]>({
-          anyOf: [adHocLicenseRequestSchema, { type: 'array', minItems: 1, maxItems: 100, items: adHocLicenseRequestSchema }],
+          anyOf: [adHocLicenseRequestV2, { type: 'array', minItems: 1, maxItems: 100, items: adHocLicenseRequestV2 }],
         }),
         response: { status: 200, schema: { anyOf: [licenseSchema, arrayOf(licenseSchema)] } },
         async handle({ tenant, body }) {
-          const created = licenseViews(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]));
+          const requests = Array.isArray(body) ? body : [body];
+          await checkLicenseRequests(s, tenant, requests, Array.isArray(body));
+          const made = await licenses.createAdHoc(
+            tenant,
+            requests.map(({ planUuid, member, granteeId }) => ({ planUuid, member, granteeId })),
+          );
+          // The ends asked for, each in its own transaction after the creation (the use case makes
+          // licenses without one; checked above, so only an outage can leave a license without its end).
+          const written = { licenses: [...made.licenses], capabilities: new Map(made.capabilities) };
+          for (const [i, r] of requests.entries()) {
+            if (r.endTime === undefined) continue;
+            const l = written.licenses[i];
+            written.licenses[i] = (
+              await licenses.update(tenant, l.id, { granteeId: l.granteeId, endTime: new Date(r.endTime) })
+            ).licenses[0];
+          }
+          const created = licenseViews(written);
           return ok(Array.isArray(body) ? created : created[0]);
         },
       }),

@@ -9,7 +9,7 @@ export const usageRecordSchema = object({
   recordedAt: { anyOf: [date, { type: 'null' }] },
   resetAt: nstr,
   planUuid: uuid,
-  licenseUuid: uuid,
+  licenseUuid: { anyOf: [uuid, { type: 'null' }] },
   createdAt: date,
   updatedAt: date,
 });
@@ -62,7 +62,7 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
       operationId: 'getAllUsageRecords',
       summary: 'Get usage records (a page)',
       description:
-        "The units recorded under the grantee's licenses (of one plan with `planUuid`, one subscription with `subscriptionUuid`), oldest first; every record is of `type` `recorded`.",
+        "The units recorded for the holders of the grantee's licenses (of one plan with `planUuid`, one subscription with `subscriptionUuid`): its ad hoc licenses' own, and the usage of each subscription it holds a seat of, whichever seat recorded it (a subscription's seats count into one balance). Oldest first, or newest first with `sort=desc`; `cursor` is the last record of the page before. Every record is of `type` `recorded`; `licenseUuid` is the ad hoc license the units were recorded on, null for a subscription's usage (the ledger keeps the subscription, not the seat).",
       scope: ['usage', 'read'],
       query: querySchema(
         { ...pageProps, granteeId, planUuid, type: { type: 'string' }, status: { type: 'string' }, subscriptionUuid: planUuid },
@@ -78,6 +78,7 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
           subscriptionId: query.subscriptionUuid,
           take: takeOf(query),
           cursor: query.cursor,
+          sort: query.sort === 'desc' ? 'desc' : 'asc',
         });
         const data = records.map((r) => ({
           uuid: r.id,
@@ -90,7 +91,7 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
           createdAt: iso(r.createdAt),
           updatedAt: iso(r.createdAt),
         }));
-        return ok(paged(query.sort === 'desc' ? data.reverse() : data));
+        return ok(paged(data));
       },
     }),
     route({

@@ -584,6 +584,43 @@ export function usageRepository(db: Db): UsageRepository {
       );
       return pageMap(page, entryOf);
     },
+    async pageRecordsOf(t, q) {
+      if (q.afterId !== undefined && !new RegExp(UUID_TEXT).test(q.afterId)) return undefined;
+      if (!q.owners.length || !q.kinds.length) return q.afterId === undefined ? { items: [], hasMore: false } : undefined;
+      // The kinds as literals, so that the planner matches the partial index of used entries (usage_ledger_records).
+      const usedOf = (a: 'l' | 'c') =>
+        sql<boolean>`${sql.ref(`${a}.organisation_id`)} = ${t.organisationId} and ${sql.ref(`${a}.is_test`)} = ${t.isTest}
+          and ${sql.ref(`${a}.kind`)} in ('record', 'consume', 'commit') and ${sql.ref(`${a}.kind`)} = any(${textArray(q.kinds)}::text[]) and ${sql.ref(`${a}.owner`)} = any(${textArray(q.owners)}::text[])`;
+      const desc = q.order === 'desc';
+      let query = db.selectFrom('usage_ledger as l').selectAll('l').where(usedOf('l'));
+      // The cursor's exact position (microseconds) is read in the statement itself; over the month
+      // partitions an ordered scan stops after limit + 1 rows.
+      if (q.afterId !== undefined) {
+        const cursor = db
+          .selectFrom('usage_ledger as c')
+          .select(['c.created_at', 'c.id'])
+          .where(usedOf('c'))
+          .where('c.id', '=', q.afterId)
+          .limit(1);
+        query = query.where(sql<boolean>`(l.created_at, l.id) ${sql.raw(desc ? '<' : '>')} (${cursor})`);
+      }
+      const rows = await query
+        .orderBy('l.created_at', desc ? 'desc' : 'asc')
+        .orderBy('l.id', desc ? 'desc' : 'asc')
+        .limit(q.limit + 1)
+        .execute();
+      if (!rows.length && q.afterId !== undefined) {
+        const known = await db
+          .selectFrom('usage_ledger as c')
+          .select(sql`1`.as('one'))
+          .where(usedOf('c'))
+          .where('c.id', '=', q.afterId)
+          .limit(1)
+          .execute();
+        if (!known.length) return undefined;
+      }
+      return { items: rows.slice(0, q.limit).map(entryOf), hasMore: rows.length > q.limit };
+    },
     async findClose(t, owner, meterId, periodEnd) {
       const row = await db
         .selectFrom('usage_closes')

@@ -5,6 +5,7 @@ import type {
   Hold,
   Id,
   LedgerEntry,
+  LedgerKind,
   UsageClose,
   UsageMeter,
   Page,
@@ -52,6 +53,20 @@ export interface UsageRecordQuery {
   before?: string;
   owner?: string;
   meterId?: Id;
+}
+
+/**
+ * A page of the usage records of some holders in either order, where the page's cursor is a
+ * record's id (the v2/v3 `GET /usage`): at most `limit` records after the record `afterId`
+ * (exclusive) in `order` (creation time, then id; `desc`: newest first).
+ */
+export interface OwnerRecordQuery {
+  owners: string[];
+  /** The kinds of usage record wanted (among record, consume and commit). */
+  kinds: Extract<LedgerKind, 'record' | 'consume' | 'commit'>[];
+  limit: number;
+  order: 'asc' | 'desc';
+  afterId?: Id;
 }
 
 /**
@@ -178,6 +193,12 @@ export interface UsageRepository {
   balancesWithDueReports(now: Date, limit: number): Promise<Balance[]>;
   /** One page of the tenant's usage records (record, consume and commit entries), oldest first. */
   pageRecords(tenant: Tenant, query: UsageRecordQuery): Promise<Page<LedgerEntry>>;
+  /**
+   * One page of the tenant's usage records (record, consume and commit entries) of any of the
+   * owners, in the order asked, read by keyset (at most `limit` + 1 rows, whatever the ledger
+   * holds); undefined when `afterId` names no usage record of these owners.
+   */
+  pageRecordsOf(tenant: Tenant, query: OwnerRecordQuery): Promise<{ items: LedgerEntry[]; hasMore: boolean } | undefined>;
   /** Every entry of the balance, oldest first (tests and audits). */
   ledgerOf(balanceId: Id): Promise<LedgerEntry[]>;
   /** Balances (of every organisation) whose counters differ from their ledger's sums, at most `limit`. */

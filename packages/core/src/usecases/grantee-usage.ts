@@ -6,11 +6,16 @@ import type { UnitOfWork } from '../ports';
 import { planFeatures } from './catalog-queries';
 import type { UsageService } from './usage';
 
-/** One usage record as the v2/v3 interfaces show it: units recorded under a grantee's license. */
+/**
+ * One usage record as the v2/v3 interfaces show it. The ledger keeps who holds the usage (the
+ * owner: a license's subscription, else the ad hoc license itself), not the license it was
+ * recorded through: `licenseId` is that ad hoc license, or null for a subscription's usage, which
+ * every seat of the subscription counts into together.
+ */
 export interface GranteeUsageRecord {
   id: Id;
   unitCount: number;
-  licenseId: Id;
+  licenseId: Id | null;
   planId: Id;
   createdAt: Date;
 }
@@ -22,7 +27,7 @@ export interface GranteeUsageRecord {
  * license does.
  */
 export class GranteeUsage {
-  constructor(private readonly deps: { uow: UnitOfWork; usage: Pick<UsageService, 'recordForLicense' | 'licenseUsage' | 'records'> }) {}
+  constructor(private readonly deps: { uow: UnitOfWork; usage: Pick<UsageService, 'recordForLicense' | 'licenseUsage'> }) {}
 
   /**
    * Counts `increment` units: a decimal in the meter's scale on a meter with decimal places (read
@@ -50,37 +55,40 @@ export class GranteeUsage {
     return { unitCount: u?.unitCount ?? 0 };
   }
 
-  /** A page of the units recorded under the grantee's licenses (of one plan or subscription when given), oldest first. */
+  /**
+   * A page of the units recorded for the holders of the grantee's licenses (of one plan or
+   * subscription when given): its ad hoc licenses and the subscriptions it holds a seat of (their
+   * usage, whichever seat recorded it). `sort` orders by creation (`desc`: newest first); `cursor`
+   * is the record the page starts after, in that order. One keyset read of at most `take` + 1
+   * records, however long the ledger.
+   */
   async records(
     tenant: Tenant,
-    q: { granteeId: string; planId?: Id; subscriptionId?: Id; take: number; cursor?: Id },
+    q: { granteeId: string; planId?: Id; subscriptionId?: Id; take: number; cursor?: Id; sort?: 'asc' | 'desc' },
   ): Promise<GranteeUsageRecord[]> {
-    const licenses = await this.deps.uow.read((r) =>
-      r.licenses.list(tenant, { granteeId: q.granteeId, planId: q.planId, subscriptionId: q.subscriptionId }),
-    );
-    const out: GranteeUsageRecord[] = [];
-    for (const license of licenses) {
-      let after: string | undefined;
-      for (;;) {
-        const { page, meters } = await this.deps.usage.records(tenant, { limit: 200, after, owner: license.subscriptionId ?? license.id });
-        for (const e of page.items)
-          if (e.kind === 'record') {
-            // In the meter's units (a decimal meter counts its smallest step).
-            const unitCount = exactNumber(e.quantity, meters.get(e.meterId)?.scale);
-            out.push({ id: e.id, unitCount, licenseId: license.id, planId: license.planId, createdAt: e.createdAt });
-          }
-        if (!page.hasMore || !page.nextCursor) break;
-        after = page.nextCursor;
-      }
-    }
-    out.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
-    let start = 0;
-    if (q.cursor !== undefined) {
-      const at = out.findIndex((x) => x.id === q.cursor);
-      if (at < 0) invalid('cursor', 'names no usage record of this list');
-      start = at + 1;
-    }
-    return out.slice(start, start + q.take);
+    return this.deps.uow.read(async (r) => {
+      const licenses = await r.licenses.list(tenant, { granteeId: q.granteeId, planId: q.planId, subscriptionId: q.subscriptionId });
+      // Each holder once: an ad hoc license holds its own usage, a seat its subscription's.
+      const holders = new Map<string, { licenseId: Id | null; planId: Id }>();
+      for (const l of licenses)
+        if (!holders.has(l.subscriptionId ?? l.id))
+          holders.set(l.subscriptionId ?? l.id, { licenseId: l.subscriptionId ? null : l.id, planId: l.planId });
+      const page = await r.usage.pageRecordsOf(tenant, {
+        owners: [...holders.keys()],
+        kinds: ['record'],
+        limit: q.take,
+        order: q.sort ?? 'asc',
+        afterId: q.cursor,
+      });
+      if (!page) return invalid('cursor', 'names no usage record of this list');
+      const meters = new Map((await r.usage.getMeters([...new Set(page.items.map((e) => e.meterId))])).map((m) => [m.id, m]));
+      return page.items.map((e) => {
+        const holder = holders.get(e.owner)!;
+        // In the meter's units (a decimal meter counts its smallest step).
+        const unitCount = exactNumber(e.quantity, meters.get(e.meterId)?.scale);
+        return { id: e.id, unitCount, licenseId: holder.licenseId, planId: holder.planId, createdAt: e.createdAt };
+      });
+    });
   }
 
   private async target(

@@ -1,5 +1,5 @@
 import { ErrorCodes, fail } from '../../errors';
-import { pageOf } from '../../support/pagination';
+import { compareKeys, pageOf } from '../../support/pagination';
 import { formatUnits } from '../../domain/usage';
 import type {
   Balance,
@@ -165,6 +165,20 @@ export function memoryUsageRepository(
         ),
         q,
       ),
+    pageRecordsOf: async (t, q) => {
+      const owners = new Set(q.owners);
+      const sign = q.order === 'asc' ? 1 : -1;
+      const records = all(db.ledger)
+        .filter((e) => inTenant(e, t) && USED_KINDS.has(e.kind) && q.kinds.includes(e.kind as never) && owners.has(e.owner))
+        .sort((a, b) => sign * compareKeys(a, b));
+      let start = 0;
+      if (q.afterId !== undefined) {
+        const at = records.findIndex((e) => e.id === q.afterId);
+        if (at < 0) return undefined;
+        start = at + 1;
+      }
+      return { items: records.slice(start, start + q.limit), hasMore: records.length > start + q.limit };
+    },
     ledgerOf: async (id) =>
       all(db.ledger)
         .filter((e) => e.balanceId === id)
