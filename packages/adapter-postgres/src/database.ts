@@ -36,6 +36,7 @@ import * as creditGrantsHot from './migrations/2026-11-28T10-00-credit-grants-ho
 import * as usageGenericPlans from './migrations/2026-11-28T10-01-usage-generic-plans';
 import * as signingKeysPerMode from './migrations/2026-11-29T10-00-signing-keys-per-mode';
 import * as openCheckoutSessions from './migrations/2026-11-29T10-01-open-checkout-sessions';
+import * as creditGrantsDue from './migrations/2026-11-29T10-02-credit-grants-due';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T10-01-usage-generic-plans': usageGenericPlans,
   '2026-11-29T10-00-signing-keys-per-mode': signingKeysPerMode,
   '2026-11-29T10-01-open-checkout-sessions': openCheckoutSessions,
+  '2026-11-29T10-02-credit-grants-due': creditGrantsDue,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -555,6 +555,28 @@ export function usageRepository(db: Db): UsageRepository {
         .execute();
       return rows.map(balanceOf);
     },
+    async balancesWithDueGrants(now, limit) {
+      // By the partial index credit_grants_due (live grants with an expiry), oldest expiry first.
+      const rows = await db
+        .selectFrom('usage_balances as b')
+        .selectAll('b')
+        .where('b.id', 'in', (eb) =>
+          eb
+            .selectFrom('credit_grants as g')
+            .innerJoin('usage_balances as o', 'o.id', 'g.balance_id')
+            .select('g.balance_id')
+            .where(sql<boolean>`g.live`)
+            .where('g.expires_at', 'is not', null)
+            .where('g.expires_at', '<=', now)
+            .where('o.closed_at', 'is', null)
+            .where(sql<boolean>`g.amount - g.drawn - g.expired > o.reserved`)
+            .where(sql<boolean>`not (g.source = 'plan' and o.period_end is not null and g.expires_at >= o.period_end)`)
+            .orderBy('g.expires_at')
+            .limit(limit),
+        )
+        .execute();
+      return rows.map(balanceOf);
+    },
     async balancesWithDueReports(now, limit) {
       const rows = await db
         .selectFrom('usage_balances')

@@ -189,6 +189,12 @@ export interface UsageRepository {
   writeManyAppending?(batches: UsageWrite[], events: OutboxEvent[]): Promise<WebhookEndpoint[]>;
   /** Balances with open holds due at `now` (the sweep), at most `limit`. */
   balancesWithDueHolds(now: Date, limit: number): Promise<Balance[]>;
+  /**
+   * Open balances with a grant past its expiry at `now` that still has more units than the
+   * balance's holds keep (credit to lapse; the sweep), at most `limit`. A plan grant that ends with
+   * its balance's period is the period close's to settle, not listed.
+   */
+  balancesWithDueGrants(now: Date, limit: number): Promise<Balance[]>;
   /** Open balances whose waiting usage is due to be reported at `now` (`reportDueAt`; the sweep), at most `limit`. */
   balancesWithDueReports(now: Date, limit: number): Promise<Balance[]>;
   /** One page of the tenant's usage records (record, consume and commit entries), oldest first. */

@@ -260,6 +260,30 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       expect((await w.usage.balances(w.tenant, 'acme'))[0].balance).toMatchObject({ granted: 99n, used: 0n });
     });
 
+    it('the sweep lapses credit at its expiry though nothing else touches the balance; credit a hold keeps waits for it, swept once', async () => {
+      const t = { owner: 'acme', meterSlug: 'tokens' };
+      const start = w.clock.now().getTime();
+      await w.usage.grant(w.tenant, { ...t, amount: 30, expiresAt: new Date(start + 60_000), source: 'promotion' });
+      await w.usage.grant(w.tenant, { ...t, amount: 10, source: 'purchase' });
+      const kept = { owner: 'beta', meterSlug: 'tokens' };
+      await w.usage.grant(w.tenant, { ...kept, amount: 20, expiresAt: new Date(start + 60_000), source: 'promotion' });
+      await w.usage.reserve(w.tenant, { ...kept, quantity: 20, ttlSeconds: 3600 });
+      expect(await w.usage.sweep()).toBe(0);
+      w.clock.set(new Date(start + 61_000));
+      // acme's promotion lapses; beta's is kept by its hold: nothing to lapse there yet.
+      expect(await w.usage.sweep()).toBe(1);
+      expect((await w.usage.balances(w.tenant, 'acme'))[0].balance).toMatchObject({ granted: 10n, used: 0n });
+      expect((await w.usage.balances(w.tenant, 'beta'))[0].balance).toMatchObject({ granted: 20n, reserved: 20n });
+      expect(await w.usage.sweep()).toBe(0);
+      // The hold expires: the credit it kept lapses with it.
+      w.clock.set(new Date(start + 3_700_000));
+      expect(await w.usage.sweep()).toBe(1);
+      expect((await w.usage.balances(w.tenant, 'beta'))[0].balance).toMatchObject({ granted: 0n, reserved: 0n });
+      expect(await w.usage.sweep()).toBe(0);
+      await expectLedgerMatches(w, 'acme');
+      await expectLedgerMatches(w, 'beta');
+    });
+
     it('a close lapses credit that expired while a hold kept it: not billed against, rolled over nor kept', async () => {
       const t = { owner: 'acme', meterSlug: 'tokens' };
       const now = w.clock.now().getTime();

@@ -153,6 +153,20 @@ export function memoryUsageRepository(
       const ids = new Set(all(db.holds).flatMap((h) => (h.status === 'held' && h.expiresAt <= now ? [h.balanceId] : [])));
       return [...ids].slice(0, limit).flatMap((id) => (db.balances.has(id) ? [copy(db.balances.get(id)!)] : []));
     },
+    balancesWithDueGrants: async (now, limit) => {
+      const due = (g: CreditGrant, b: Balance) =>
+        g.expiresAt !== null &&
+        g.expiresAt <= now &&
+        g.amount - g.drawn - g.expired > b.reserved &&
+        !(g.source === 'plan' && b.periodEnd !== null && g.expiresAt >= b.periodEnd);
+      const ids = new Set(
+        all(db.grants).flatMap((g) => {
+          const b = db.balances.get(g.balanceId);
+          return b && b.closedAt === null && due(g, b) ? [b.id] : [];
+        }),
+      );
+      return [...ids].slice(0, limit).map((id) => copy(db.balances.get(id)!));
+    },
     balancesWithDueReports: async (now, limit) =>
       all(db.balances)
         .filter((b) => b.closedAt === null && b.reportDueAt !== null && b.reportDueAt <= now)

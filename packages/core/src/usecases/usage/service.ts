@@ -454,12 +454,13 @@ export class UsageService {
    */
   async sweep(limit = 500): Promise<number> {
     const now = this.deps.clock.now();
-    // Balances with holds due, then balances whose waiting usage is due to be reported
+    // Balances with holds due, then those with credit past its expiry to lapse, then balances whose waiting usage is due to be reported
     // (`usage.recorded`) and that no write reported since: at most `limit` in all. Each goes through
     // its queue like any operation, a batch of them at a time (one group-commit transaction, and
     // room left for live operations); with group commit off, one at a time.
     const due = await this.deps.uow.read(async (r) => {
       const found = new Map((await r.usage.balancesWithDueHolds(now, limit)).map((b) => [b.id, b]));
+      if (found.size < limit) for (const b of await r.usage.balancesWithDueGrants(now, limit - found.size)) found.set(b.id, b);
       if (found.size < limit) for (const b of await r.usage.balancesWithDueReports(now, limit - found.size)) found.set(b.id, b);
       const meters = new Map((await r.usage.getMeters([...new Set([...found.values()].map((b) => b.meterId))])).map((m) => [m.id, m]));
       return [...found.values()].flatMap((b) => {
