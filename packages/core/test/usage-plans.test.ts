@@ -524,8 +524,10 @@ describe('usage plans', () => {
     expect(await core.usage.consume(tenant(), { owner: 'someone-else', meterSlug: 'api_calls', quantity: 5 })).toMatchObject({
       allowed: true,
     });
-    // Credit granted to it on purpose is the vendor's choice: it may be spent (and only it).
+    // Credit granted to it on purpose is the vendor's choice: a consume may spend it (and only it).
     await core.usage.grant(tenant(), { ...t, amount: 10 });
+    // A record is bounded by no credit: refused still.
+    await expect(core.usage.record(tenant(), { ...t, quantity: 5 })).rejects.toMatchObject({ code: 'SUBSCRIPTION_CANCELED' });
     expect(await core.usage.consume(tenant(), { ...t, quantity: 10 })).toMatchObject({ allowed: true, remaining: '0' });
     expect((await core.usage.consume(tenant(), { ...t, quantity: 1 })).allowed).toBe(false);
     expect(await core.usage.verify()).toEqual([]);

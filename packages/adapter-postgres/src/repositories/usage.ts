@@ -556,7 +556,9 @@ export function usageRepository(db: Db): UsageRepository {
       return rows.map(balanceOf);
     },
     async balancesWithDueGrants(now, limit) {
-      // By the partial index credit_grants_due (live grants with an expiry), oldest expiry first.
+      // By the partial index credit_grants_due (live grants with an expiry): balances whose credit
+      // past its expiry is more than their holds keep (lapseExpired keeps at most `reserved` of it
+      // over all such grants), oldest expiry first.
       const rows = await db
         .selectFrom('usage_balances as b')
         .selectAll('b')
@@ -569,9 +571,10 @@ export function usageRepository(db: Db): UsageRepository {
             .where('g.expires_at', 'is not', null)
             .where('g.expires_at', '<=', now)
             .where('o.closed_at', 'is', null)
-            .where(sql<boolean>`g.amount - g.drawn - g.expired > o.reserved`)
             .where(sql<boolean>`not (g.source = 'plan' and o.period_end is not null and g.expires_at >= o.period_end)`)
-            .orderBy('g.expires_at')
+            .groupBy(['g.balance_id', 'o.reserved'])
+            .having(sql<boolean>`sum(g.amount - g.drawn - g.expired) > o.reserved`)
+            .orderBy(sql`min(g.expires_at)`)
             .limit(limit),
         )
         .execute();

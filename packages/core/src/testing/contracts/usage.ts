@@ -284,6 +284,28 @@ export function describeUsageRepositoryContract(name: string, uow: () => UnitOfW
       await expectLedgerMatches(w, 'beta');
     });
 
+    it('the sweep takes each balance with expired credit once: credit that covered earlier usage, and what several expired grants hold beyond their holds', async () => {
+      const start = w.clock.now().getTime();
+      const soon = new Date(start + 60_000);
+      // 20 used before the grant of 20: at its expiry nothing lapses, the grant counts drawn.
+      const covered = { owner: 'covered', meterSlug: 'tokens' };
+      await w.usage.record(w.tenant, { ...covered, quantity: 20 });
+      await w.usage.grant(w.tenant, { ...covered, amount: 20, expiresAt: soon, source: 'promotion' });
+      // Two expired grants of 20 and a hold of 30: 10 of theirs lapse.
+      const shared = { owner: 'shared', meterSlug: 'tokens' };
+      await w.usage.grant(w.tenant, { ...shared, amount: 20, expiresAt: soon, source: 'promotion' });
+      await w.usage.grant(w.tenant, { ...shared, amount: 20, expiresAt: soon, source: 'promotion' });
+      await w.usage.reserve(w.tenant, { ...shared, quantity: 30, ttlSeconds: 3600 });
+      w.clock.set(new Date(start + 61_000));
+      expect(await w.usage.sweep()).toBe(2);
+      expect((await w.usage.balances(w.tenant, 'covered'))[0].balance).toMatchObject({ granted: 20n, used: 20n });
+      expect((await w.usage.balances(w.tenant, 'shared'))[0].balance).toMatchObject({ granted: 30n, reserved: 30n });
+      // Settled: neither is taken again.
+      expect(await w.usage.sweep()).toBe(0);
+      await expectLedgerMatches(w, 'covered');
+      await expectLedgerMatches(w, 'shared');
+    });
+
     it('a close lapses credit that expired while a hold kept it: not billed against, rolled over nor kept', async () => {
       const t = { owner: 'acme', meterSlug: 'tokens' };
       const now = w.clock.now().getTime();

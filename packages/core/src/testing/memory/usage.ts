@@ -154,18 +154,21 @@ export function memoryUsageRepository(
       return [...ids].slice(0, limit).flatMap((id) => (db.balances.has(id) ? [copy(db.balances.get(id)!)] : []));
     },
     balancesWithDueGrants: async (now, limit) => {
-      const due = (g: CreditGrant, b: Balance) =>
-        g.expiresAt !== null &&
-        g.expiresAt <= now &&
-        g.amount - g.drawn - g.expired > b.reserved &&
-        !(g.source === 'plan' && b.periodEnd !== null && g.expiresAt >= b.periodEnd);
-      const ids = new Set(
-        all(db.grants).flatMap((g) => {
-          const b = db.balances.get(g.balanceId);
-          return b && b.closedAt === null && due(g, b) ? [b.id] : [];
-        }),
-      );
-      return [...ids].slice(0, limit).map((id) => copy(db.balances.get(id)!));
+      const pastExpiry = (g: CreditGrant, b: Balance) =>
+        g.expiresAt !== null && g.expiresAt <= now && !(g.source === 'plan' && b.periodEnd !== null && g.expiresAt >= b.periodEnd);
+      const due = new Map<Id, { undrawn: bigint; first: number }>();
+      for (const g of all(db.grants)) {
+        const b = db.balances.get(g.balanceId);
+        const undrawn = g.amount - g.drawn - g.expired;
+        if (!b || b.closedAt !== null || undrawn <= 0n || !pastExpiry(g, b)) continue;
+        const d = due.get(b.id) ?? { undrawn: 0n, first: Infinity };
+        due.set(b.id, { undrawn: d.undrawn + undrawn, first: Math.min(d.first, (g.expiresAt as Date).getTime()) });
+      }
+      return [...due.entries()]
+        .filter(([id, d]) => d.undrawn > db.balances.get(id)!.reserved)
+        .sort(([, a], [, b]) => a.first - b.first)
+        .slice(0, limit)
+        .map(([id]) => copy(db.balances.get(id)!));
     },
     balancesWithDueReports: async (now, limit) =>
       all(db.balances)

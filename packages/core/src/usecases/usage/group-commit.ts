@@ -4,6 +4,7 @@ import { decide, expireDue, reportDue, sortGrants, type BalanceState, type Usage
 import type { Balance, CreditGrant, Hold, LedgerEntry, UsageMeter, Tenant, UsageAnswer, UsageKey } from '../../model';
 import type { Clock, IdGenerator, LockedBalance, Repositories, UnitOfWork, UsageWrite } from '../../ports';
 import { freshBalance } from './periods';
+import { Lru } from '../../support/lru';
 
 /** Most operations one transaction decides (a longer queue is written in several). */
 export const MAX_BATCH = 500;
@@ -89,6 +90,8 @@ export interface BalanceTarget {
  */
 export class GroupCommit {
   private readonly queues = new Map<string, Queue>();
+  /** Holders (UUIDs) known to be no subscription: see `endedHolders`. */
+  private readonly notSubscriptions = new Lru<string, true>(10_000);
   /** Balances with operations waiting and none in a running transaction, oldest first. */
   private readonly ready = new Set<string>();
   private running = 0;
@@ -262,7 +265,7 @@ export class GroupCommit {
         const known = new Map<string, UsageKey>();
         for (const { tenant, keys } of tenants.values())
           for (const k of await r.usage.findKeys(tenant, [...keys])) known.set(knownKey(tenant, k.key), k);
-        const ended = await endedHolders(r, locked);
+        const ended = await this.endedHolders(r, groups, locked);
         const writes: UsageWrite[] = [];
         const out = groups.map((g, n) => {
           const l = locked[n];
@@ -319,6 +322,35 @@ export class GroupCommit {
     }
   }
 
+  /**
+   * The batch's balances (by index) whose holder is a canceled subscription of their tenant. Its
+   * cancel closed and billed its usage; what is recorded or taken after it would open a balance no
+   * period closes: counted and never billed. Asked only for balances that no period or cap bounds,
+   * of a UUID holder, with an operation that needs the holder alive (`needsLiveHolder`), in the
+   * batch's transaction after the locks (a record racing the cancel lands in the closed period or
+   * is refused). A holder found to be no subscription is remembered (ids are never reused), so ad
+   * hoc licenses' balances ask once; bounded balances (every plan's, the benchmark's) never ask.
+   */
+  private async endedHolders(r: Repositories, groups: Group[], locked: (LockedBalance | null)[]): Promise<Set<number>> {
+    const asked = new Map<string, number[]>();
+    for (const [n, l] of locked.entries()) {
+      const b = l?.balance;
+      if (!b || b.periodEnd !== null || b.cap !== null || this.notSubscriptions.get(b.owner) || !UUID.test(b.owner)) continue;
+      if (!groups[n].batch.some((p) => needsLiveHolder(b, p.op))) continue;
+      asked.set(b.owner, [...(asked.get(b.owner) ?? []), n]);
+    }
+    const out = new Set<number>();
+    for (const [owner, ns] of asked) {
+      const s = await r.subscriptions.get(owner);
+      if (!s) this.notSubscriptions.set(owner, true);
+      for (const n of ns) {
+        const b = (locked[n] as LockedBalance).balance;
+        if (s && s.organisationId === b.organisationId && s.isTest === b.isTest && s.status === 'CANCELED') out.add(n);
+      }
+    }
+    return out;
+  }
+
   private freshBalance(target: BalanceTarget, now: Date): Balance {
     const period = { start: target.periodStart ?? now, end: target.periodEnd ?? null };
     return freshBalance(this.deps.ids, target.tenant, target.owner, target.meter.id, period, target.cap ?? null, now);
@@ -349,6 +381,8 @@ export class GroupCommit {
       holds: new Map(locked.holds.map((h) => [h.id, h])),
     };
     const loadedHolds = new Map(locked.holds.map((h) => [h.id, { ...h }]));
+    // A grant's expiry may count units drawn with no ledger entry (credit that covered earlier usage).
+    const drawnBefore = locked.grants.map((g) => g.drawn);
     const entries: LedgerEntry[] = [];
     const newKeys: UsageKey[] = [];
     const ledger = (es: ReturnType<typeof expireDue>, key: string | null) =>
@@ -376,7 +410,7 @@ export class GroupCommit {
       const replayed = this.replay(target, p, known);
       if (replayed) return replayed;
       if (!p.op) return settled(target);
-      if (ended && (p.op.kind === 'record' || p.op.kind === 'consume' || p.op.kind === 'reserve'))
+      if (ended && needsLiveHolder(state.balance, p.op))
         return new DomainError(ErrorCodes.SUBSCRIPTION_CANCELED, `the subscription ${owner} is canceled: its usage was closed and billed`, [
           { property: 'owner', error: 'a canceled subscription' },
         ]);
@@ -406,7 +440,13 @@ export class GroupCommit {
       return !before || before.status !== h.status;
     });
     // A balance whose waiting usage is due is written even when nothing else changed: the write reports it.
-    if (entries.length || newKeys.length || changedHolds.length || reportDue(state.balance, now))
+    if (
+      entries.length ||
+      newKeys.length ||
+      changedHolds.length ||
+      reportDue(state.balance, now) ||
+      locked.grants.some((g, i) => g.drawn !== drawnBefore[i])
+    )
       writes.push({
         balance: state.balance,
         meterSlug: meter.slug,
@@ -424,23 +464,12 @@ export class GroupCommit {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The batch's balances (by index) whose holder is a canceled subscription of their tenant. Its
- * cancel closed and billed its usage; what is recorded or taken after it would open a balance no
- * period closes, with no limit: allowed and never billed. Only balances that neither a period nor
- * a limit bounds are asked (a balance a period opened is closed by the subscription's end, so such
- * a balance is one the lock has just opened, or a meter no plan of the holder meters): a batch of
- * bounded balances pays nothing.
+ * Whether an operation needs its holder alive: one no period bounds, on a holder that might be a
+ * subscription. A record is never bounded by credit, so it always does; a consume or reserve only
+ * on a balance without a limit (credit granted on purpose bounds what they take).
  */
-async function endedHolders(r: Repositories, locked: (LockedBalance | null)[]): Promise<Set<number>> {
-  const out = new Set<number>();
-  for (const [n, l] of locked.entries()) {
-    const b = l?.balance;
-    if (!b || b.periodEnd !== null || b.limited || b.cap !== null || !UUID.test(b.owner)) continue;
-    const s = await r.subscriptions.get(b.owner);
-    if (s && s.organisationId === b.organisationId && s.isTest === b.isTest && s.status === 'CANCELED') out.add(n);
-  }
-  return out;
-}
+const needsLiveHolder = (b: Balance, op: UsageOp | null): boolean =>
+  op !== null && (op.kind === 'record' || ((op.kind === 'consume' || op.kind === 'reserve') && !b.limited));
 
 /** An idempotency key of a tenant, as the batch's map of stored keys holds it. */
 const knownKey = (tenant: Tenant, key: string) => `${tenant.organisationId}:${tenant.isTest}:${key}`;
