@@ -9,6 +9,8 @@ import type { Repositories, UnitOfWork } from '@tollgate/core';
 import { createTestCore, InMemoryUnitOfWork, seedSample } from '@tollgate/core/testing';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createV2App, versionRoutes } from '../src';
+import { seatRoutes } from '../src/routes/seats';
+import { licenseRoutes } from '../src/routes/licenses';
 
 let world: TestWorld;
 let org: SeededOrg;
@@ -45,6 +47,41 @@ const expectSchema = (method: string, path: string, body: unknown) => {
 };
 const later = (ms: number) => world.clock.set(new Date(world.clock.now().getTime() + ms));
 const uuids = (res: { body: { data: { uuid: string }[] } }) => res.body.data.map((r) => r.uuid);
+
+/**
+ * An in-memory unit of work whose repositories tell `spy` of each call (repository, method, its
+ * answer) before answering: to count the queries a route or use case makes.
+ */
+const spyingUow = (spy: (repo: string | symbol, method: string | symbol, answer: unknown) => void) => {
+  const inner = new InMemoryUnitOfWork();
+  const spying = (r: Repositories): Repositories =>
+    new Proxy(r, {
+      get(target, repo) {
+        const v = Reflect.get(target, repo) as unknown;
+        if (typeof v !== 'object' || v === null) return v;
+        return new Proxy(v, {
+          get(u, m) {
+            const f = Reflect.get(u, m) as unknown;
+            if (typeof f !== 'function') return f;
+            return (...args: unknown[]) => {
+              const answer = f.apply(u, args) as unknown;
+              if (!(answer instanceof Promise)) return answer;
+              return answer.then((a: unknown) => (spy(repo, m, a), a));
+            };
+          },
+        });
+      },
+    });
+  const uow = new Proxy(inner, {
+    get(target, p) {
+      const f = Reflect.get(target, p) as unknown;
+      if (p === 'run' || p === 'read')
+        return (work: (r: Repositories) => Promise<unknown>) => (f as UnitOfWork['run']).call(target, (r) => work(spying(r)));
+      return typeof f === 'function' ? f.bind(target) : f;
+    },
+  }) as UnitOfWork;
+  return { inner, uow };
+};
 
 describe('GET /usage', () => {
   it('pages newest first with sort=desc, the cursor leading on in either order', async () => {
@@ -106,35 +143,11 @@ describe('GET /usage', () => {
 
   it('reads one page of the ledger (take + 1 rows at most), not every record of the holder', async () => {
     // A core on the in-memory database whose repositories count the ledger rows they hand out.
-    const inner = new InMemoryUnitOfWork();
     const rows = { read: 0 };
-    const counting = (r: Repositories): Repositories =>
-      new Proxy(r, {
-        get(target, p) {
-          const v = Reflect.get(target, p) as unknown;
-          if (p !== 'usage') return v;
-          return new Proxy(v as object, {
-            get(u, m) {
-              const f = Reflect.get(u, m) as unknown;
-              if (typeof f !== 'function') return f;
-              if (m !== 'pageRecords' && m !== 'pageRecordsOf') return f.bind(u);
-              return async (...args: unknown[]) => {
-                const page = (await f.apply(u, args)) as { items: unknown[] } | undefined;
-                rows.read += page?.items.length ?? 0;
-                return page;
-              };
-            },
-          });
-        },
-      });
-    const uow = new Proxy(inner, {
-      get(target, p) {
-        const f = Reflect.get(target, p) as unknown;
-        if (p === 'run' || p === 'read')
-          return (work: (r: Repositories) => Promise<unknown>) => (f as UnitOfWork['run']).call(target, (r) => work(counting(r)));
-        return typeof f === 'function' ? f.bind(target) : f;
-      },
-    }) as UnitOfWork;
+    const { inner, uow } = spyingUow((repo, m, page) => {
+      if (repo === 'usage' && (m === 'pageRecords' || m === 'pageRecordsOf'))
+        rows.read += (page as { items: unknown[] } | undefined)?.items.length ?? 0;
+    });
     const core = createTestCore({ uow, changes: inner.changeFeed() });
     const { tenant, keys } = await seedSample(core, 'mem-usage');
     await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'g' }]);
@@ -174,6 +187,40 @@ describe('seats', () => {
       });
     }
   });
+
+  it('reads a page of live seats, and their count, in one license query each however many seats are canceled', async () => {
+    const calls: string[] = [];
+    const { inner, uow } = spyingUow((repo, m) => {
+      if (repo === 'licenses') calls.push(String(m));
+    });
+    const core = createTestCore({ uow, changes: inner.changeFeed() });
+    const { tenant, keys } = await seedSample(core, 'mem-seats');
+    const sub = (await purchase({ core }, keys['plans.notes.team'], 'holder', 30)).subscription.id;
+    // The 25 oldest seats canceled (as the repository can hold them), 5 live ones after them.
+    const all = await inner.read((r) => r.licenses.listBySubscription(sub));
+    await inner.run((r) => r.licenses.saveMany(all.slice(0, 25).map((l) => ({ ...l, status: 'CANCELED' as const }))));
+    const live = all.slice(25);
+    const routes = seatRoutes({ core } as never, 'v2');
+    const call = async (operationId: string, query: Record<string, string>, subscriptionUuid = sub) => {
+      const r = routes.find((x) => x.operationId === operationId);
+      calls.length = 0;
+      return (await r?.handle({ tenant, params: { subscriptionUuid }, query, body: undefined, req: {} as never, res: {} as never }))
+        ?.body as { data: { uuid: string }[] } & Record<string, number>;
+    };
+    const first = await call('getSeats', { take: '3' });
+    expect(first.data.map((x) => x.uuid)).toEqual(live.slice(0, 3).map((l) => l.id));
+    expect(calls.filter((m) => m === 'page' || m === 'list' || m === 'count')).toEqual(['page']);
+    const next = await call('getSeats', { take: '3', cursor: live[2].id });
+    expect(next.data.map((x) => x.uuid)).toEqual(live.slice(3).map((l) => l.id));
+    expect(calls.filter((m) => m === 'page' || m === 'list' || m === 'count')).toEqual(['page']);
+    const assigned = live.filter((l) => l.granteeId !== null).length;
+    expect(await call('getSeatCount', {})).toEqual({ count: 5, assigned, unassigned: 5 - assigned });
+    expect(calls.filter((m) => m === 'page' || m === 'list' || m === 'count')).toEqual(['count']);
+    // An empty page still tells an unknown subscription from one without live seats.
+    await expect(call('getSeats', {}, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await inner.run((r) => r.licenses.saveMany(live.map((l) => ({ ...l, status: 'CANCELED' as const }))));
+    expect((await call('getSeats', {})).data).toEqual([]);
+  });
 });
 
 describe('POST /licenses (v2)', () => {
@@ -192,6 +239,31 @@ describe('POST /licenses (v2)', () => {
       ])
       .expect(200);
     expect(many.body.map((l: { endTime: string | null }) => l.endTime)).toEqual([end, null]);
+  });
+
+  it('creates each license with its end in the creation itself: no later write could leave it without one', async () => {
+    // A unit of work in which, once the creation has saved its licenses, every license write fails (an outage).
+    let saved = false;
+    const { inner, uow } = spyingUow((repo, m) => {
+      if (repo !== 'licenses') return;
+      if (saved && (m === 'saveMany' || m === 'getManyForUpdate')) throw new Error('outage');
+      if (m === 'saveMany') saved = true;
+    });
+    const core = createTestCore({ uow, changes: inner.changeFeed() });
+    const { tenant, keys } = await seedSample(core, 'mem-end');
+    const route = licenseRoutes({ core, clock: core.clock } as never, 'v2').find((x) => x.operationId === 'createLicenses');
+    const end = new Date(core.clock.now().getTime() + 7 * 86400_000);
+    const body = [
+      { planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'e-1', endTime: end.toISOString() },
+      { planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'e-2' },
+    ];
+    const answer = await route?.handle({ tenant, params: {}, query: {}, body, req: {} as never, res: {} as never });
+    expect((answer?.body as { endTime: string | null }[]).map((l) => l.endTime)).toEqual([end.toISOString(), null]);
+    const stored = await inner.read((r) => r.licenses.list(tenant, {}));
+    expect(stored.map((l) => [l.granteeId, l.endTime]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))).toEqual([
+      ['e-1', end],
+      ['e-2', null],
+    ]);
   });
 
   it('refuses bad values with 400 naming the member, making none', async () => {

@@ -6,7 +6,8 @@
    point that matters and lets the other run. */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newDelivery, type OutboxEvent, type Tenant } from '@tollgate/core';
+import { sql } from 'kysely';
+import { newDelivery, type OutboxEvent, type Repositories, type Tenant, type UnitOfWork } from '@tollgate/core';
 import { createTestCore, ScriptedWebhookSender, seedSample, type TestCore } from '@tollgate/core/testing';
 import { createTestDatabase, type TestDatabase } from '../src';
 
@@ -82,4 +83,65 @@ it('answers 404 to a resend (of an event or of a destination) whose event the pu
     expect(await purge).toBeGreaterThanOrEqual(1);
     expect({ via, outcome: await outcome }).toEqual({ via, outcome: 'NOT_FOUND' });
   }
+});
+
+/** A unit of work whose transactions stop at `g` once they locked a delivery (`getDeliveryForUpdate`), until released. */
+class StopAfterDeliveryLock implements UnitOfWork {
+  constructor(
+    private readonly inner: UnitOfWork,
+    private readonly g: ReturnType<typeof gate>,
+  ) {}
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.inner.read(work);
+  }
+  run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.inner.run((r) =>
+      work({
+        ...r,
+        webhooks: {
+          ...r.webhooks,
+          getDeliveryForUpdate: async (id) => {
+            const d = await r.webhooks.getDeliveryForUpdate(id);
+            this.g.reached();
+            await this.g.released;
+            return d;
+          },
+        },
+      }),
+    );
+  }
+}
+
+it('never deadlocks a destination resend with the purge: both lock the event before its deliveries', async () => {
+  const { core, tenant, event } = await oldDeliveredEvent();
+  const [destination] = (await core.webhookDestinations.list(tenant, { limit: 10, eventId: event.id })).items;
+  const g = gate();
+  const resender = createTestCore({ uow: new StopAfterDeliveryLock(db.uow, g), webhooks: new ScriptedWebhookSender() });
+  resender.clock.set(core.clock.now());
+  // The resend's transaction, stopped once it holds the finished delivery's lock.
+  const resend = resender.webhookDestinations.resend(tenant, destination.id).then(
+    () => 'resent',
+    (e: { code?: string; message?: string }) => e.code ?? e.message,
+  );
+  await g.opened;
+  const purge = core.webhookEvents.purge().then(
+    (n) => n,
+    (e: { code?: string; message?: string }) => e.code ?? e.message,
+  );
+  // Let the purge go as far as it can: done, or waiting for a lock the resend holds (the cascade to its delivery).
+  let settled = false;
+  void purge.then(() => (settled = true));
+  for (let i = 0; i < 100 && !settled; i++) {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`.execute(db.db);
+    if (rows[0].n > 0) break;
+    await sleep(20);
+  }
+  g.release();
+  // Before: the purge locked the event and waited for the delivery; the resend, holding the
+  // delivery, then waited for the event (its insert's key-share lock): PostgreSQL killed one.
+  expect({ resend: await resend, purge: await purge }).toEqual({ resend: 'resent', purge: 0 });
+  const deliveries = (await core.webhookDestinations.list(tenant, { limit: 10, eventId: event.id })).items;
+  expect(deliveries.map((d) => d.status).sort()).toEqual(['delivered', 'pending']);
+  expect(await db.uow.read((r) => r.outbox.get(event.id))).toBeDefined();
 });

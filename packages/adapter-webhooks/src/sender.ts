@@ -2,7 +2,14 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isPrivateAddress, webhookTargetRefusal, type WebhookRequest, type WebhookResponse, type WebhookSender } from '@tollgate/core';
+import {
+  isPrivateAddress,
+  WEBHOOK_TIMEOUT_MS,
+  webhookTargetRefusal,
+  type WebhookRequest,
+  type WebhookResponse,
+  type WebhookSender,
+} from '@tollgate/core';
 
 /** The one address guard (core's), re-exported for this adapter's callers. */
 export { isPrivateAddress };
@@ -10,7 +17,10 @@ export { isPrivateAddress };
 export interface HttpWebhookSenderOptions {
   /** Deliver to loopback and private addresses too (`WEBHOOK_ALLOW_PRIVATE=true`: tests, private networks). */
   allowPrivate: boolean;
-  /** Per POST, from connecting to the end of the answer (default 10 s). */
+  /**
+   * Per POST, from connecting to the end of the answer (default core's `WEBHOOK_TIMEOUT_MS`, 10 s, which
+   * the dispatcher's shortest lease is reckoned from: a longer one could outlast the lease).
+   */
   timeoutMs?: number;
   /** How much of an answer is read (default 1 KiB); the rest is dropped. */
   maxBodyBytes?: number;
@@ -29,7 +39,7 @@ export class HttpWebhookSender implements WebhookSender {
   private readonly maxBodyBytes: number;
 
   constructor(private readonly options: HttpWebhookSenderOptions) {
-    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
     this.maxBodyBytes = options.maxBodyBytes ?? 1024;
   }
 

@@ -618,6 +618,47 @@ describe('licenses', () => {
     expect(await core.licenses.count(tenant, {})).toEqual({ count: 2, assigned: 1, unassigned: 1 });
   });
 
+  it('creates an ad hoc license with its end in the same transaction, as one whose end was set afterwards', async () => {
+    const inner = new InMemoryUnitOfWork();
+    const calls: string[] = [];
+    const counting: UnitOfWork = {
+      run: (work) => (calls.push('run'), inner.run(work)),
+      read: (work) => (calls.push('read'), inner.read(work)),
+    };
+    const core = createTestCore({ uow: counting });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const end = new Date(core.clock.now().getTime() + 3 * 86_400_000);
+    calls.length = 0;
+    const made = await core.licenses.createAdHoc(tenant, [
+      { planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'ends', endTime: end },
+      { planUuid: keys['plans.notes.team'], member: 'm', granteeId: 'evaluates', endTime: end },
+    ]);
+    expect(calls).toEqual(['run']);
+    // The same record as a license created without an end whose end is then set (v2 PUT /licenses/:uuid).
+    const [other] = (await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'ends' }]))
+      .licenses;
+    const [set] = (await core.licenses.update(tenant, other.id, { granteeId: 'ends', endTime: end })).licenses;
+    expect(made.licenses[0]).toEqual({ ...set, id: made.licenses[0].id });
+    expect(await core.licenses.get(tenant, made.licenses[0].id)).toEqual(made.licenses[0]);
+    // An evaluation's end is the one asked, as setting it afterwards would make it.
+    expect(made.licenses[1]).toMatchObject({ status: 'EVALUATION', endTime: end });
+    // A past end is refused naming endTime, and the batch makes none.
+    const before = (await core.licenses.count(tenant, {})).count;
+    await expect(
+      core.licenses.createAdHoc(tenant, [
+        { planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'x' },
+        { planUuid: keys['plans.notes.free'], member: 'm', granteeId: 'y', endTime: core.clock.now() },
+      ]),
+    ).rejects.toMatchObject({ code: 'VALIDATION_FAILED', details: [{ property: 'endTime', error: 'must lie in the future' }] });
+    expect((await core.licenses.count(tenant, {})).count).toBe(before);
+    // The check grants until the end and not after it.
+    const check = () =>
+      core.checks.check(tenant, { productId: keys['products.notes'], granteeIds: ['ends'], graceDays: 0, encoding: 'der' });
+    expect((await check())?.capabilities).toEqual(['edit']);
+    core.clock.set(new Date(end.getTime() + 1));
+    expect(await check()).toBeNull();
+  });
+
   it('batch-updates grantees; an unknown license fails the batch and changes nothing', async () => {
     const core = createTestCore();
     const { tenant, keys } = await seedSample(core, 'acme');

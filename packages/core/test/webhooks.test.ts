@@ -3,7 +3,9 @@ import {
   WEBHOOK_RETRY_WINDOW_MS,
   WEBHOOK_TIMEOUT_MS,
   type OutboxEvent,
+  type Repositories,
   type Tenant,
+  type UnitOfWork,
   type WebhookResponse,
 } from '../src';
 import {
@@ -22,6 +24,37 @@ const buy = buyPlan;
 const allEvents = async (core: TestCore, tenant: Tenant): Promise<OutboxEvent[]> =>
   (await core.webhookEvents.list(tenant, { limit: 100 })).items;
 const advance = (core: TestCore, ms: number) => core.clock.set(new Date(core.clock.now().getTime() + ms));
+
+/** A unit of work that counts the webhook repository's calls and can run something just before its next transaction. */
+class WatchedUnitOfWork implements UnitOfWork {
+  readonly calls: string[] = [];
+  beforeNextRun?: () => Promise<void>;
+  constructor(readonly inner: UnitOfWork = new InMemoryUnitOfWork()) {}
+  private watch(r: Repositories): Repositories {
+    const calls = this.calls;
+    const webhooks = new Proxy(r.webhooks, {
+      get: (target, key, receiver) => {
+        const value: unknown = Reflect.get(target, key, receiver);
+        return typeof value === 'function'
+          ? (...args: unknown[]) => {
+              calls.push(String(key));
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            }
+          : value;
+      },
+    });
+    return { ...r, webhooks };
+  }
+  read<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.inner.read((r) => work(this.watch(r)));
+  }
+  async run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    const before = this.beforeNextRun;
+    this.beforeNextRun = undefined;
+    await before?.();
+    return this.inner.run((r) => work(this.watch(r)));
+  }
+}
 
 describe('retries', () => {
   it('retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then daily, and gives up after 3 days', () => {
@@ -228,6 +261,75 @@ describe('delivery', () => {
       advance(core, 3_600_000);
     }
     expect((await core.webhooks.get(tenant, endpoint.id)).disabledAt).not.toBeNull();
+  });
+
+  it('decides to disable an endpoint in one read of its attempts, however many failed in the window (never a walk that outlasts the lease)', async () => {
+    const uow = new WatchedUnitOfWork();
+    const sender = new ScriptedWebhookSender(() => ({ status: null, error: 'could not be reached: ECONNREFUSED' }));
+    const core = createTestCore({ uow, webhooks: sender });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const { endpoint } = await core.webhooks.create(tenant, { url: 'https://vendor.example.com/hooks' });
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'g' }]);
+    const [event] = await allEvents(core, tenant);
+    const [destination] = (await core.webhookDestinations.list(tenant, { limit: 1 })).items;
+    // 5 000 failed attempts to the endpoint within the delivery's window (other deliveries' retries).
+    await uow.inner.run(async (r) => {
+      for (let i = 0; i < 5000; i++)
+        await r.webhooks.addAttempt({
+          id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          deliveryId: destination.id,
+          endpointId: endpoint.id,
+          eventId: event.id,
+          responseStatus: 503,
+          responseBody: '',
+          durationMs: 1,
+          createdAt: new Date(core.clock.now().getTime() + 1 + i),
+        });
+    });
+    uow.calls.length = 0;
+    for (let hour = 0; hour < 100; hour++) {
+      await core.webhookDelivery.drain();
+      advance(core, 3_600_000);
+    }
+    expect(sender.sent).toHaveLength(9);
+    expect((await core.webhooks.get(tenant, endpoint.id)).disabledAt).not.toBeNull();
+    const attemptReads = uow.calls.filter((c) => ['pageAttempts', 'pageTenantAttempts', 'succeededSince'].includes(c));
+    expect(attemptReads.length).toBeLessThanOrEqual(1);
+  });
+
+  it('keeps an endpoint enabled when another worker records a success just before the exhausted delivery is recorded', async () => {
+    const uow = new WatchedUnitOfWork();
+    let endpointId = '';
+    const sender = new ScriptedWebhookSender((_r, i) => {
+      if (i === 8)
+        // The last attempt's POST: as it returns, another worker's delivery to the endpoint succeeds and commits.
+        uow.beforeNextRun = () =>
+          uow.inner.run((r) =>
+            r.webhooks.addAttempt({
+              id: '00000000-0000-4000-8000-000000000001',
+              deliveryId: '00000000-0000-4000-8000-000000000002',
+              endpointId,
+              eventId: '00000000-0000-4000-8000-000000000003',
+              responseStatus: 200,
+              responseBody: 'ok',
+              durationMs: 1,
+              createdAt: core.clock.now(),
+            }),
+          );
+      return { status: null, error: 'could not be reached: ECONNREFUSED' };
+    });
+    const core = createTestCore({ uow, webhooks: sender });
+    const { tenant, keys } = await seedSample(core, 'acme');
+    const { endpoint } = await core.webhooks.create(tenant, { url: 'https://vendor.example.com/hooks' });
+    endpointId = endpoint.id;
+    await core.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'm@example.com', granteeId: 'g' }]);
+    for (let hour = 0; hour < 100; hour++) {
+      await core.webhookDelivery.drain();
+      advance(core, 3_600_000);
+    }
+    expect(sender.sent).toHaveLength(9);
+    expect((await core.webhookDestinations.list(tenant, { limit: 10 })).items.map((d) => d.status)).toEqual(['failed']);
+    expect((await core.webhooks.get(tenant, endpoint.id)).disabledAt).toBeNull();
   });
 
   it("never leases a delivery for less than a POST and its recording take, whatever the configured lease: a slow receiver's delivery is not sent twice", async () => {

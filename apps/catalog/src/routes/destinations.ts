@@ -111,7 +111,8 @@ export const destinationRoutes = ({ webhookDestinations: destinations }: Pick<Co
       operationId: 'resendDestination',
       summary: 'Resend a webhook event to this destination',
       description:
-        'A pending delivery is tried at once; a finished one is queued again (a new destination of the same event and endpoint).',
+        'A pending delivery is tried at once; a finished one is queued again (a new destination of the same event and endpoint). ' +
+        '409 while the endpoint is disabled (enable it first: PATCH /api/webhooks/:id {enabled: true}); 404 once the event is gone (deleted after the retention).',
       scope: ['webhooks', 'write'],
       response: { status: 204 },
       async handle({ tenant, params }) {

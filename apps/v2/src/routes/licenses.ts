@@ -109,21 +109,17 @@ export const licenseRoutes: RouteModule = (s, version) => {
         async handle({ tenant, body }) {
           const requests = Array.isArray(body) ? body : [body];
           await checkLicenseRequests(s, tenant, requests, Array.isArray(body));
+          // Each asked end is set in the creation's transaction (checked above, named per member).
           const made = await licenses.createAdHoc(
             tenant,
-            requests.map(({ planUuid, member, granteeId }) => ({ planUuid, member, granteeId })),
+            requests.map(({ planUuid, member, granteeId, endTime }) => ({
+              planUuid,
+              member,
+              granteeId,
+              ...(endTime === undefined ? {} : { endTime: new Date(endTime) }),
+            })),
           );
-          // The ends asked for, each in its own transaction after the creation (the use case makes
-          // licenses without one; checked above, so only an outage can leave a license without its end).
-          const written = { licenses: [...made.licenses], capabilities: new Map(made.capabilities) };
-          for (const [i, r] of requests.entries()) {
-            if (r.endTime === undefined) continue;
-            const l = written.licenses[i];
-            written.licenses[i] = (
-              await licenses.update(tenant, l.id, { granteeId: l.granteeId, endTime: new Date(r.endTime) })
-            ).licenses[0];
-          }
-          const created = licenseViews(written);
+          const created = licenseViews(made);
           return ok(Array.isArray(body) ? created : created[0]);
         },
       }),

@@ -329,6 +329,7 @@ export function licensesOf<O>(
 ): SelectQueryBuilder<DB, 'licenses', O> {
   let out = q.where((eb) => eb.and(tenantOf(t)));
   if (f.status) out = out.where('status', '=', f.status);
+  if (f.live) out = out.where('status', '<>', 'CANCELED');
   if (f.subscriptionId) out = out.where('subscription_id', '=', f.subscriptionId);
   if (f.productId) out = out.where('product_id', '=', f.productId);
   if (f.planId) out = out.where('plan_id', '=', f.planId);

@@ -222,6 +222,13 @@ export function webhookRepository(db: Db): WebhookRepository {
       const r = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
       return r && toDelivery(r);
     },
+    getEventForDelivery: async (id) => {
+      // FOR KEY SHARE: what a delivery's foreign key takes, now rather than at the insert, before the
+      // delivery's own lock (the purge's FOR UPDATE ... SKIP LOCKED passes over it; its cascade never
+      // waits for a delivery whose event is held).
+      const r = await db.selectFrom('outbox_events').selectAll().where('id', '=', id).forKeyShare().executeTakeFirst();
+      return r && toEvent(r);
+    },
     saveDelivery: async (d) => {
       await db
         .updateTable('webhook_deliveries')
@@ -331,6 +338,25 @@ export function webhookRepository(db: Db): WebhookRepository {
         q,
       );
       return { ...page, items: page.items.map(toAttempt) };
+    },
+    succeededSince: async (endpointId, since) => {
+      // One range of webhook_attempts_endpoint (endpoint_id, created_at, id), stopping at the first 2xx.
+      const r = await db
+        .selectNoFrom((eb) =>
+          eb
+            .exists(
+              eb
+                .selectFrom('webhook_attempts')
+                .select('id')
+                .where('endpoint_id', '=', endpointId)
+                .where('created_at', '>=', since)
+                .where('response_status', '>=', 200)
+                .where('response_status', '<', 300),
+            )
+            .as('reached'),
+        )
+        .executeTakeFirstOrThrow();
+      return r.reached === true;
     },
     countPending: async () => {
       const r = await db

@@ -5,7 +5,7 @@ export const WEBHOOK_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18
 const DAY_MS = 86_400_000;
 /** How long a delivery is retried before it fails (and its endpoint is disabled if nothing else reached it meanwhile). */
 export const WEBHOOK_RETRY_WINDOW_MS = 3 * DAY_MS;
-/** How long a receiver has to answer one POST (the sender's timeout, `HttpWebhookSender`'s default). */
+/** How long a receiver has to answer one POST (the sender's timeout: `HttpWebhookSender` uses it by default). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /**
  * The shortest lease a webhook delivery is claimed for: the POST's timeout and 5 s to record its

@@ -241,6 +241,11 @@ export interface SubscriptionRepository {
 
 export interface LicenseFilter {
   status?: LicenseStatus;
+  /**
+   * Only licenses whose status is not CANCELED (with `status` too: that status, if it is not
+   * CANCELED). v2/v3 seats: the SDK's lists and counts of seats leave the canceled ones out.
+   */
+  live?: boolean;
   subscriptionId?: Id;
   productId?: Id;
   planId?: Id;
@@ -357,6 +362,14 @@ export interface WebhookRepository {
   addDeliveries(deliveries: OutboxDelivery[]): Promise<void>;
   /** The delivery, locked until the unit of work ends. */
   getDeliveryForUpdate(id: Id): Promise<OutboxDelivery | undefined>;
+  /**
+   * The event, if it still exists, locked against deletion until the unit of work ends (a key-share
+   * lock, the one inserting a delivery of it takes): the retention purge skips it meanwhile, and a
+   * purge that locked it first is waited for (the event is then gone). Taken before a delivery of
+   * the event is locked, so that every path locks an event before its deliveries, as the purge's
+   * cascade does (the other order deadlocks with it).
+   */
+  getEventForDelivery(id: Id): Promise<OutboxEvent | undefined>;
   /** Updates the delivery by id. */
   saveDelivery(delivery: OutboxDelivery): Promise<void>;
   /**
@@ -388,6 +401,11 @@ export interface WebhookRepository {
   ): Promise<Page<DeliveryAttempt & { number: number }>>;
   /** One page of the endpoint's attempts, oldest first. */
   pageAttempts(endpointId: Id, query: { limit: number; after?: string; before?: string }): Promise<Page<DeliveryAttempt>>;
+  /**
+   * Whether any attempt to the endpoint succeeded (2xx) at or after `since`: one indexed probe
+   * (however many attempts failed meanwhile), read in the caller's unit of work.
+   */
+  succeededSince(endpointId: Id, since: Date): Promise<boolean>;
   /** Pending deliveries of every organisation (the queue's depth, for metrics). */
   countPending(): Promise<number>;
 }

@@ -10,6 +10,11 @@ export interface AdHocLicenseRequest {
   planUuid: string;
   member: string;
   granteeId: string | null;
+  /**
+   * When the license ends (ahead of now), set as `update` sets it (`setLicenseEnd`) but in the
+   * creation's own transaction; none: the plan's (an evaluation's end, or never). v2 only: legacy and v1 refuse it.
+   */
+  endTime?: Date;
 }
 
 /** One batch of a license list: the licenses, the capabilities of their plans, where the next batch starts. */
@@ -50,7 +55,8 @@ export class LicenseService {
       for (const req of requests) {
         const plan = assertAccessible(await r.plans.get(req.planUuid), tenant, 'plan');
         const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-        created.push(createAdHocLicense({ plan, product, member: req.member, granteeId: req.granteeId, now, id: this.deps.ids.newId() }));
+        const license = createAdHocLicense({ plan, product, member: req.member, granteeId: req.granteeId, now, id: this.deps.ids.newId() });
+        created.push(req.endTime === undefined ? license : setLicenseEnd(license, req.endTime, now));
       }
       await r.licenses.saveMany(created);
       return written(r, created);

@@ -736,6 +736,22 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect((await tx(uow(), (r) => r.licenses.list(t, { status: 'EVALUATION' }))).map((l) => l.id)).toEqual([ls[2].id]);
       expect(await tx(uow(), (r) => r.licenses.count(t, {}))).toEqual({ count: 4, assigned: 3, unassigned: 1 });
       expect(await tx(uow(), (r) => r.licenses.count(t, { subscriptionId: s.id }))).toEqual({ count: 2, assigned: 1, unassigned: 1 });
+      // `live`: every status but CANCELED, in lists, pages and counts; with `status`, both hold.
+      expect((await tx(uow(), (r) => r.licenses.list(t, { live: true }))).map((l) => l.id)).toEqual(ls.slice(0, 3).map((l) => l.id));
+      expect(await tx(uow(), (r) => r.licenses.count(t, { live: true }))).toEqual({ count: 3, assigned: 2, unassigned: 1 });
+      expect(await tx(uow(), (r) => r.licenses.count(t, { live: true, granteeId: 'alice' }))).toEqual({
+        count: 1,
+        assigned: 1,
+        unassigned: 0,
+      });
+      expect(await tx(uow(), (r) => r.licenses.count(t, { live: true, status: 'CANCELED' }))).toEqual({
+        count: 0,
+        assigned: 0,
+        unassigned: 0,
+      });
+      const livePage = await tx(uow(), (r) => r.licenses.page(t, { live: true }, { limit: 2, after: encodeCursor(ls[0]) }));
+      expect(livePage.items.map((l) => l.id)).toEqual([ls[1].id, ls[2].id]);
+      expect(livePage.hasMore).toBe(false);
       const found = await tx(uow(), (r) => r.licenses.findForCheck(t, product.id, ['alice']));
       expect(found.map((l) => l.id).sort()).toEqual([ls[0].id, ls[3].id].sort());
       expect(await tx(uow(), (r) => r.licenses.findForCheck(t, randomUUID(), ['alice']))).toEqual([]);
@@ -1544,6 +1560,42 @@ export function describeWebhookRepositoryContracts(name: string, uow: UnitOfWork
       ]);
       const ofD1 = await tx(uow(), (r) => r.webhooks.pageTenantAttempts(t, { limit: 1, deliveryId: d1.id }));
       expect(ofD1).toMatchObject({ hasMore: true, items: [{ deliveryId: d1.id, number: 1 }] });
+    });
+
+    it('tells whether an attempt to an endpoint succeeded (2xx) since a time, and reads an event for a delivery', async () => {
+      const org = await withOrg(uow());
+      const t = aTenant(org);
+      const [endpoint, other] = [anEndpoint(t), anEndpoint(t)];
+      const event = anOutboxEvent(t, randomUUID());
+      const d = aDelivery(event, endpoint.id);
+      const dOther = aDelivery(event, other.id);
+      const attempt = (status: number | null, ms: number, delivery = d) => ({
+        id: randomUUID(),
+        deliveryId: delivery.id,
+        endpointId: delivery.endpointId,
+        eventId: event.id,
+        responseStatus: status,
+        responseBody: '',
+        durationMs: 1,
+        createdAt: at(ms),
+      });
+      await tx(uow(), async (r) => {
+        await r.webhooks.saveEndpoint(endpoint);
+        await r.webhooks.saveEndpoint(other);
+        await r.outbox.append([event]);
+        await r.webhooks.addDeliveries([d, dOther]);
+        for (const a of [attempt(204, 10), attempt(500, 20), attempt(null, 30), attempt(302, 40), attempt(299, 50, dOther)])
+          await r.webhooks.addAttempt(a);
+      });
+      const since = (ms: number, id = endpoint.id) => tx(uow(), (r) => r.webhooks.succeededSince(id, at(ms)));
+      expect(await since(0)).toBe(true);
+      expect(await since(10)).toBe(true);
+      expect(await since(11)).toBe(false);
+      expect(await since(0, other.id)).toBe(true);
+      expect(await since(51, other.id)).toBe(false);
+      expect(await since(0, randomUUID())).toBe(false);
+      expect(await tx(uow(), (r) => r.webhooks.getEventForDelivery(event.id))).toEqual(event);
+      expect(await tx(uow(), (r) => r.webhooks.getEventForDelivery(randomUUID()))).toBeUndefined();
     });
   });
 }

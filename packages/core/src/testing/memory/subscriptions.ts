@@ -201,6 +201,7 @@ export function eventRepository(db: Tables): EventRepository {
 function licenseMatches(l: License, f: LicenseFilter): boolean {
   return (
     (!f.status || l.status === f.status) &&
+    (!f.live || l.status !== 'CANCELED') &&
     (!f.subscriptionId || l.subscriptionId === f.subscriptionId) &&
     (!f.productId || l.productId === f.productId) &&
     (!f.planId || l.planId === f.planId) &&

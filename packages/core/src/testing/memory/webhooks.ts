@@ -1,3 +1,4 @@
+import { isWebhookSuccess } from '../../domain/webhook-retries';
 import { compareKeys, pageOf } from '../../support/pagination';
 import type { OutboxRepository, WebhookRepository } from '../../ports';
 import { type Tables, byCreated, copy, inTenant, values } from './tables';
@@ -47,6 +48,7 @@ export function webhookRepository(db: Tables): WebhookRepository {
     },
     addDeliveries: async (ds) => ds.forEach((d) => db.deliveries.set(d.id, copy(d))),
     getDeliveryForUpdate: async (id) => copy(db.deliveries.get(id)),
+    getEventForDelivery: async (id) => copy(db.outbox.get(id)),
     saveDelivery: async (d) => void db.deliveries.set(d.id, copy(d)),
     // The SQL adapter's claim: fair by turns, capped by live leases; the map keeps insertion (sequence) order.
     claimNext: async (now, leaseUntil, caps) => {
@@ -103,6 +105,8 @@ export function webhookRepository(db: Tables): WebhookRepository {
         values(db.attempts).filter((a) => a.endpointId === endpointId),
         q,
       ),
+    succeededSince: async (endpointId, since) =>
+      values(db.attempts).some((a) => a.endpointId === endpointId && a.createdAt >= since && isWebhookSuccess(a.responseStatus)),
     countPending: async () => [...db.deliveries.values()].filter((d) => d.status === 'pending').length,
   };
 }

@@ -1,7 +1,6 @@
 import type { Id, OutboxDelivery, OutboxEvent, WebhookEndpoint } from '../../model';
 import { isWebhookSuccess, nextWebhookAttempt, WEBHOOK_MIN_LEASE_MS } from '../../domain/webhook-retries';
 import type { Repositories, WebhookSender, WebhookSigner } from '../../ports';
-import { PAST_END } from '../../support/pagination';
 import { limitsOf, type CoreDeps } from '../deps';
 
 /** How much of a receiver's answer an attempt keeps. */
@@ -97,9 +96,6 @@ export class WebhookDispatcher {
     const ok = isWebhookSuccess(response.status);
     const attempts = delivery.attempts + 1;
     const next = ok ? null : nextWebhookAttempt(delivery.createdAt, attempts, at);
-    // Out of retries: the endpoint is disabled only if nothing reached it during this delivery's
-    // retry window either (read before the recording transaction: it may page back through many attempts).
-    const disable = !ok && !next && !(await this.reachedSince(endpoint.id, delivery.createdAt));
     await this.deps.uow.run(async (r) => {
       const recorded = await this.finish(r, delivery.id, leaseUntil, {
         status: ok ? 'delivered' : next ? 'pending' : 'failed',
@@ -117,32 +113,15 @@ export class WebhookDispatcher {
         durationMs,
         createdAt: at,
       });
-      // Every attempt to the endpoint failed for this delivery's whole retry window (3 days): it is
-      // disabled. One that answers others (a receiver refusing one subscription's events) stays
-      // enabled; only this delivery fails.
-      if (disable) {
+      // Out of retries: if every attempt to the endpoint failed for this delivery's whole retry
+      // window (3 days), it is disabled. One that answers others (a receiver refusing one
+      // subscription's events) stays enabled; only this delivery fails. Asked here, under the
+      // delivery's lock, in one indexed query (never a walk through the window's attempts that could
+      // outlast the lease), so a success committed by another worker before it is seen.
+      if (!ok && !next && !(await r.webhooks.succeededSince(endpoint.id, delivery.createdAt))) {
         const current = await r.webhooks.getEndpoint(endpoint.id);
         if (current && !current.disabledAt) await r.webhooks.saveEndpoint({ ...current, disabledAt: at, updatedAt: at });
       }
-    });
-  }
-
-  /**
-   * Whether any attempt to the endpoint succeeded (2xx) at or after `since`: its attempts newest
-   * first, a page at a time, until one succeeded or they are older. A healthy endpoint answers on
-   * the first page; one failing everything is paged back over the window once, as it is disabled.
-   */
-  private async reachedSince(endpointId: Id, since: Date): Promise<boolean> {
-    return this.deps.uow.read(async (r) => {
-      for (let before: string | null = PAST_END; before;) {
-        const page = await r.webhooks.pageAttempts(endpointId, { limit: 100, before });
-        for (const attempt of [...page.items].reverse()) {
-          if (attempt.createdAt < since) return false;
-          if (isWebhookSuccess(attempt.responseStatus)) return true;
-        }
-        before = page.previousCursor;
-      }
-      return false;
     });
   }
 

@@ -81,13 +81,16 @@ export class WebhookDestinations {
         const { delivery, endpoint } = await this.accessible(r, tenant, id);
         refuseDisabled([endpoint]);
         const now = this.deps.clock.now();
+        // The event first, then its delivery: the order of the retention purge (it locks the event,
+        // then its delete cascades to the deliveries). Locking the delivery first and the event at
+        // the new delivery's insert deadlocked with a purge in between.
+        const event = await r.webhooks.getEventForDelivery(delivery.eventId);
+        if (!event) assertAccessible(undefined, tenant, 'destination');
         const locked = (await r.webhooks.getDeliveryForUpdate(id)) ?? delivery;
         if (locked.status === 'pending') {
           await r.webhooks.saveDelivery({ ...locked, nextAttemptAt: now, updatedAt: now });
           return;
         }
-        const event = await r.outbox.get(locked.eventId);
-        if (!event) assertAccessible(undefined, tenant, 'destination');
         await r.webhooks.addDeliveries([newDelivery(this.deps.ids.newId(), event as OutboxEvent, locked.endpointId, now)]);
       }),
     );
