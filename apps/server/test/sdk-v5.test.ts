@@ -248,9 +248,10 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     const records = await sdk.usage.getAllUsageRecords({ granteeId: 'alice' });
     isPage(records);
     has(records.data[0], 'uuid', 'unitCount', 'type', 'planUuid', 'createdAt', 'updatedAt');
-    // A seat's usage is the subscription's (any seat's): the ledger names no license for it.
+    // A seat's usage is the subscription's (any seat's), labelled with the grantee's own seat: a string, as the SDK types it.
     hasMembers(records.data[0], 'licenseUuid');
-    expect(records.data[0].licenseUuid).toBeNull();
+    const [aliceSeat] = (await sdk.subscriptions.getSeats(sub)).data.filter((seat) => seat.granteeId === 'alice');
+    expect(records.data[0].licenseUuid).toBe(aliceSeat.uuid);
 
     // The subscription.
     const one = await sdk.subscriptions.getOne(sub, { expand: ['plan'] });

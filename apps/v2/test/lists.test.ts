@@ -110,7 +110,7 @@ describe('GET /usage', () => {
     expect(unknown.body.validationErrors).toEqual([{ property: 'cursor', error: 'names no usage record of this list' }]);
   });
 
-  it("labels a record with the ad hoc license it was recorded on, and a subscription's (any seat's) with none", async () => {
+  it("labels a record with the ad hoc license it was recorded on, and a subscription's (any seat's) with the asker's own seat", async () => {
     const free = org.keys['plans.notes.free'];
     const team = org.keys['plans.notes.team'];
     const own = (await api('v2').post('/licenses', { planUuid: free, member: 'm', granteeId: 'u-a' }).expect(200)).body.uuid;
@@ -126,15 +126,17 @@ describe('GET /usage', () => {
     await api('v2')
       .put('/usage', { granteeId: 'u-b', planUuid: team, countOptions: { increment: 4 } })
       .expect(200);
+    const seats = (await api('v2').get(`/subscriptions/${sub}/seats`).expect(200)).body.data as { uuid: string; granteeId: string }[];
+    const seatOf = (grantee: string) => seats.find((l) => l.granteeId === grantee)!.uuid;
     const list = await api('v2').get('/usage?granteeId=u-a').expect(200);
     expectSchema('get', '/usage', list.body);
     expect(list.body.data.map((r: object) => ({ ...r }))).toEqual([
       expect.objectContaining({ unitCount: 1, licenseUuid: own, planUuid: free }),
-      expect.objectContaining({ unitCount: 4, licenseUuid: null, planUuid: team }),
+      expect.objectContaining({ unitCount: 4, licenseUuid: seatOf('u-a'), planUuid: team }),
     ]);
     // The same records from the seatmate's side; a plan narrows to its holders.
     expect((await api('v2').get('/usage?granteeId=u-b').expect(200)).body.data).toEqual([
-      expect.objectContaining({ unitCount: 4, licenseUuid: null }),
+      expect.objectContaining({ unitCount: 4, licenseUuid: seatOf('u-b') }),
     ]);
     expect((await api('v2').get(`/usage?granteeId=u-a&planUuid=${free}`).expect(200)).body.data).toEqual([
       expect.objectContaining({ unitCount: 1, licenseUuid: own }),

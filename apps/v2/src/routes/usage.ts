@@ -9,7 +9,7 @@ export const usageRecordSchema = object({
   recordedAt: { anyOf: [date, { type: 'null' }] },
   resetAt: nstr,
   planUuid: uuid,
-  licenseUuid: { anyOf: [uuid, { type: 'null' }] },
+  licenseUuid: uuid,
   createdAt: date,
   updatedAt: date,
 });
@@ -62,7 +62,7 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
       operationId: 'getAllUsageRecords',
       summary: 'Get usage records (a page)',
       description:
-        "The units recorded for the holders of the grantee's licenses (of one plan with `planUuid`, one subscription with `subscriptionUuid`): its ad hoc licenses' own, and the usage of each subscription it holds a seat of, whichever seat recorded it (a subscription's seats count into one balance). Oldest first, or newest first with `sort=desc`; `cursor` is the last record of the page before. Every record is of `type` `recorded`; `licenseUuid` is the ad hoc license the units were recorded on, null for a subscription's usage (the ledger keeps the subscription, not the seat).",
+        "The units recorded for the holders of the grantee's licenses (of one plan with `planUuid`, one subscription with `subscriptionUuid`): its ad hoc licenses' own, and the usage of each subscription it holds a seat of, whichever seat recorded it (a subscription's seats count into one balance). Oldest first, or newest first with `sort=desc`; `cursor` is the last record of the page before. Every record is of `type` `recorded`; `licenseUuid` is the ad hoc license the units were recorded on, or for a subscription's usage the grantee's own seat of it, whichever seat recorded them (the ledger keeps the subscription, not the seat).",
       scope: ['usage', 'read'],
       query: querySchema(
         { ...pageProps, granteeId, planUuid, type: { type: 'string' }, status: { type: 'string' }, subscriptionUuid: planUuid },

@@ -9,13 +9,14 @@ import type { UsageService } from './usage';
 /**
  * One usage record as the v2/v3 interfaces show it. The ledger keeps who holds the usage (the
  * owner: a license's subscription, else the ad hoc license itself), not the license it was
- * recorded through: `licenseId` is that ad hoc license, or null for a subscription's usage, which
- * every seat of the subscription counts into together.
+ * recorded through: `licenseId` is that ad hoc license, or for a subscription's usage (which every
+ * seat of the subscription counts into together) the asking grantee's own seat of it, whichever
+ * seat recorded the units.
  */
 export interface GranteeUsageRecord {
   id: Id;
   unitCount: number;
-  licenseId: Id | null;
+  licenseId: Id;
   planId: Id;
   createdAt: Date;
 }
@@ -68,11 +69,11 @@ export class GranteeUsage {
   ): Promise<GranteeUsageRecord[]> {
     return this.deps.uow.read(async (r) => {
       const licenses = await r.licenses.list(tenant, { granteeId: q.granteeId, planId: q.planId, subscriptionId: q.subscriptionId });
-      // Each holder once: an ad hoc license holds its own usage, a seat its subscription's.
-      const holders = new Map<string, { licenseId: Id | null; planId: Id }>();
+      // Each holder once: an ad hoc license holds its own usage, a seat its subscription's (labelled
+      // with the grantee's own seat of it: the ledger keeps the subscription, not the seat that recorded).
+      const holders = new Map<string, { licenseId: Id; planId: Id }>();
       for (const l of licenses)
-        if (!holders.has(l.subscriptionId ?? l.id))
-          holders.set(l.subscriptionId ?? l.id, { licenseId: l.subscriptionId ? null : l.id, planId: l.planId });
+        if (!holders.has(l.subscriptionId ?? l.id)) holders.set(l.subscriptionId ?? l.id, { licenseId: l.id, planId: l.planId });
       const page = await r.usage.pageRecordsOf(tenant, {
         owners: [...holders.keys()],
         kinds: ['record'],
