@@ -178,6 +178,11 @@ describe('seats', () => {
     expect(license.capabilities.length).toBeGreaterThan(0);
     expect(seats.body.data[0].capabilities).toEqual(license.capabilities);
     expect((await api('v2').get(`/subscriptions/${sub}/seats/count`).expect(200)).body).toEqual({ count: 3, assigned: 1, unassigned: 2 });
+    // A seat of another subscription is no cursor of this list.
+    const other = (await purchase(world, org.keys['plans.notes.team'], 's-other', 2)).subscription.id;
+    const otherSeat = (await api('v2').get(`/subscriptions/${other}/seats`).expect(200)).body.data[0].uuid;
+    const refused = await api('v2').get(`/subscriptions/${sub}/seats?cursor=${otherSeat}`).expect(400);
+    expect(refused.body.validationErrors).toEqual([{ property: 'cursor', error: 'names no seat of this subscription' }]);
     // Cancelled now: every seat is CANCELED and neither version lists or counts them.
     await api('v2').put(`/subscriptions/${sub}/cancel?when=now`).expect(204);
     for (const version of ['v2', 'v3'] as const) {
@@ -283,6 +288,8 @@ describe('POST /licenses (v2)', () => {
     // An evaluation plan's license starts EVALUATION: ACTIVE is refused too.
     await bad({ ...base, planUuid: org.keys['plans.notes.team'], status: 'ACTIVE' }, /status/);
     await bad([base, { ...base, endTime: '2001-01-01T00:00:00Z' }], /\[1\]\.endTime/);
+    // A leap second passes the schema's date-time but no clock shows it: named as the member, in its place.
+    await bad([base, { ...base, endTime: '2030-06-30T23:59:60Z' }], /\[1\]\.endTime/);
     expect((await api('v2').get('/licenses/granteeId/l-bad').expect(200)).body).toEqual([]);
   });
 });

@@ -37,6 +37,7 @@ import * as usageGenericPlans from './migrations/2026-11-28T10-01-usage-generic-
 import * as signingKeysPerMode from './migrations/2026-11-29T10-00-signing-keys-per-mode';
 import * as openCheckoutSessions from './migrations/2026-11-29T10-01-open-checkout-sessions';
 import * as creditGrantsDue from './migrations/2026-11-29T10-02-credit-grants-due';
+import * as webhookAttemptsSucceeded from './migrations/2026-11-29T10-03-webhook-attempts-succeeded';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T10-00-signing-keys-per-mode': signingKeysPerMode,
   '2026-11-29T10-01-open-checkout-sessions': openCheckoutSessions,
   '2026-11-29T10-02-credit-grants-due': creditGrantsDue,
+  '2026-11-29T10-03-webhook-attempts-succeeded': webhookAttemptsSucceeded,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

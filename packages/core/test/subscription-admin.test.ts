@@ -181,6 +181,19 @@ describe('subscription admin, grantee usage and coupons (use cases over the in-m
     });
   });
 
+  it("labels a subscription's usage with the grantee's running seat, not an older canceled one", async () => {
+    const { core, t, keys } = await world();
+    const plan = keys['plans.notes.team'];
+    const { subscription } = await buyPlan(core, plan, 2, 'alice');
+    await core.granteeUsage.record(t, { granteeId: 'alice', planId: plan, increment: 3 });
+    const seat = (await core.uow.read((r) => r.licenses.list(t, { granteeId: 'alice', subscriptionId: subscription.id })))[0];
+    // An older seat of the same subscription that ended (as a removed added plan's seat does).
+    const ended: License = { ...seat, id: randomUUID(), status: 'CANCELED', createdAt: new Date(seat.createdAt.getTime() - 1000) };
+    await core.uow.run((r) => r.licenses.saveMany([ended]));
+    const [record] = await core.granteeUsage.records(t, { granteeId: 'alice', take: 10 });
+    expect(record).toMatchObject({ unitCount: 3, licenseId: seat.id });
+  });
+
   it('applies and removes coupons through the payment provider', async () => {
     const { core, t, keys } = await world();
     const { subscription } = await buyPlan(core, keys['plans.notes.team'], 2, 'alice');

@@ -56,7 +56,12 @@ async function checkLicenseRequests(s: V2Services, tenant: Tenant, requests: Lic
   const now = s.clock.now();
   for (const [i, r] of requests.entries()) {
     const name = (member: string) => (many ? `[${i}].${member}` : member);
-    if (r.endTime !== undefined && new Date(r.endTime).getTime() <= now.getTime()) invalid(name('endTime'), 'must lie in the future');
+    if (r.endTime !== undefined) {
+      // The schema's date-time admits a leap second (…T23:59:60Z), which a Date cannot hold.
+      const end = new Date(r.endTime).getTime();
+      if (!Number.isFinite(end)) invalid(name('endTime'), 'must be a date-time a clock can show (no leap second)');
+      if (end <= now.getTime()) invalid(name('endTime'), 'must lie in the future');
+    }
     if (r.cancelAtPeriodEnd === true)
       invalid(name('cancelAtPeriodEnd'), 'an ad hoc license does not renew: it ends at its endTime (or never), so it may only be false');
     if (r.status !== undefined) {

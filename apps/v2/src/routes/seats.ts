@@ -1,4 +1,4 @@
-import { encodeCursor, type Proration, type SeatGranteeChange } from '@tollgate/core';
+import { encodeCursor, invalid, type Proration, type SeatGranteeChange } from '@tollgate/core';
 import { noContent, object, int, ok, resource, route, typed, uuid, type RouteDef } from '@tollgate/http';
 import { pageSchema, paged, pageQuery, takeOf, type RouteModule } from './support';
 import { seatSchema } from '../schemas';
@@ -86,7 +86,13 @@ export const seatRoutes: RouteModule = ({ core: { licenses, seats, subscriptionA
       query: pageQuery,
       response: { status: 200, schema: pageSchema(seatSchema(version)) },
       async handle({ tenant, params, query }) {
-        const after = query.cursor === undefined ? undefined : encodeCursor(await licenses.get(tenant, query.cursor));
+        let after: string | undefined;
+        if (query.cursor !== undefined) {
+          const at = await licenses.get(tenant, query.cursor);
+          // A seat of another subscription would start the page at its place in time: not this list's.
+          if (at.subscriptionId !== params.subscriptionUuid) invalid('cursor', 'names no seat of this subscription');
+          after = encodeCursor(at);
+        }
         const take = takeOf(query);
         const items = [];
         // One page of the live seats (status not CANCELED): one query, however many seats are canceled.

@@ -340,7 +340,7 @@ export function webhookRepository(db: Db): WebhookRepository {
       return { ...page, items: page.items.map(toAttempt) };
     },
     succeededSince: async (endpointId, since) => {
-      // One range of webhook_attempts_endpoint (endpoint_id, created_at, id), stopping at the first 2xx.
+      // One probe of the partial index webhook_attempts_succeeded (its predicate written as the index's).
       const r = await db
         .selectNoFrom((eb) =>
           eb
@@ -350,8 +350,7 @@ export function webhookRepository(db: Db): WebhookRepository {
                 .select('id')
                 .where('endpoint_id', '=', endpointId)
                 .where('created_at', '>=', since)
-                .where('response_status', '>=', 200)
-                .where('response_status', '<', 300),
+                .where(sql<boolean>`response_status between 200 and 299`),
             )
             .as('reached'),
         )

@@ -72,7 +72,9 @@ export class GranteeUsage {
       // Each holder once: an ad hoc license holds its own usage, a seat its subscription's (labelled
       // with the grantee's own seat of it: the ledger keeps the subscription, not the seat that recorded).
       const holders = new Map<string, { licenseId: Id; planId: Id }>();
-      for (const l of licenses)
+      // Its first running seat (oldest first, as listed) names the holder; a canceled one only when none runs.
+      const live = (l: License) => l.status !== 'CANCELED';
+      for (const l of [...licenses.filter(live), ...licenses.filter((x) => !live(x))])
         if (!holders.has(l.subscriptionId ?? l.id)) holders.set(l.subscriptionId ?? l.id, { licenseId: l.id, planId: l.planId });
       const page = await r.usage.pageRecordsOf(tenant, {
         owners: [...holders.keys()],
