@@ -70,6 +70,8 @@ describe('docs/api/verifying.md', () => {
     const key = await pem();
     expect(await verify(c, key)).toBe(true);
     expect(await verify({ ...c, capsHashed: `${c.capsHashed},admin` }, key)).toBe(false);
+    // The capabilities an app reads must be the ones signed.
+    expect(await verify({ ...c, capabilities: [...c.capabilities, 'admin'] }, key)).toBe(false);
   });
 
   it('verifies a P1363 check with the WebCrypto snippet, and refuses a changed one', async () => {
@@ -80,6 +82,7 @@ describe('docs/api/verifying.md', () => {
     expect(await verify(c, key)).toBe(true);
     const flipped = c.signature.slice(0, -1) + (c.signature.endsWith('0') ? '1' : '0');
     expect(await verify({ ...c, signature: flipped }, key)).toBe(false);
+    expect(await verify({ ...c, capabilities: [...c.capabilities, 'admin'] }, key)).toBe(false);
   });
 
   it('follows a rotation: the old key refuses new checks, the served key accepts them', async () => {

@@ -249,6 +249,18 @@ describe('an instance with the index', () => {
     expect(b.checkCache.stats().indexed).toBe(true);
   });
 
+  it('never answers a kept answer to a question of more grantees that joins to the same text (an id holding a newline)', async () => {
+    await a.licenses.createAdHoc(tenant, [{ planUuid: keys['plans.notes.free'], member: 'zed@example.com', granteeId: 'zed' }]);
+    for (let i = 0; i < 5 && (await check(b, ['zed'])) === null; i++) await new Promise((r) => setImmediate(r));
+    // ann (licensed) and "x\nzed" (nobody): ann's answer, kept for the same question.
+    const kept = await check(b, ['ann', 'x\nzed']);
+    expect(await check(b, ['ann', 'x\nzed'])).toBe(kept);
+    // Three grantees whose ids join to the same text: answered anew, with zed's license in it.
+    const three = await check(b, ['ann', 'x', 'zed']);
+    expect(three).not.toBe(kept);
+    expect(three).toEqual(await check(b, ['zed', 'ann']));
+  });
+
   const turns = async (n: number) => {
     for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
   };

@@ -296,6 +296,8 @@ export class CapabilityChecks {
       if (
         kept &&
         kept.validUntil > now.getTime() &&
+        // Element by element and as many: ids are joined by a newline, which an id may hold itself.
+        kept.snapshots.length === snapshots.length &&
         kept.snapshots.every((s, i) => s === snapshots[i]) &&
         (kept.answer === null || kept.key === this.signer.heldKey?.(tenant))
       )
