@@ -11,7 +11,7 @@ let org: SeededOrg;
 let app: ReturnType<typeof createServerApp>;
 let clientKey: string;
 
-type Check = { capsHashed: string; signature: string };
+type Check = { capabilities: string[]; capsHashed: string; signature: string };
 type Verify = (check: Check, pem: string) => boolean | Promise<boolean>;
 
 function snippet(tag: string): Verify {
