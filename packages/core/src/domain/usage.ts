@@ -269,11 +269,10 @@ function draw(s: BalanceState, q: Quantity, now: Date, held = false): void {
  * grant never makes kept credit lapse. `coverUsage` (the pass before a batch decides, where a grant
  * meets its expiry): what usage already took of the rest (usage recorded before the grant, which
  * its credit covered) is counted drawn, and only what is free lapses. After a hold settles the rest
- * lapses whole: usage since the expiry never takes it.
+ * lapses whole: usage since the expiry never takes it. `keep`: what holds may keep (a close: none).
  */
-function lapseExpired(s: BalanceState, now: Date, coverUsage: boolean): Decision['entries'] {
+function lapseExpired(s: BalanceState, now: Date, coverUsage: boolean, keep = s.balance.reserved): Decision['entries'] {
   const out: Decision['entries'] = [];
-  let keep = s.balance.reserved;
   for (const g of s.grants) {
     const left = undrawn(g);
     if (!pastExpiry(s, g, now) || left === 0n) continue;
@@ -297,14 +296,7 @@ function lapseExpired(s: BalanceState, now: Date, coverUsage: boolean): Decision
  * so those units are never billed against, rolled over nor kept.
  */
 export function lapseHeldExpired(s: BalanceState, now: Date): Decision['entries'] {
-  const out: Decision['entries'] = [];
-  for (const g of s.grants) {
-    const left = undrawn(g);
-    if (!pastExpiry(s, g, now) || left === 0n) continue;
-    g.expired += left;
-    s.balance.granted -= left;
-    out.push(entry('expire', left, { granted: -left }, { grantId: g.id }));
-  }
+  const out = lapseExpired(s, now, false, 0n);
   if (out.length) s.balance.updatedAt = now;
   return out;
 }
