@@ -9,6 +9,7 @@ import type { SubscriptionAdmin } from './admin';
 import type { SubscriptionLifecycle, SubscriptionView } from './lifecycle';
 import { loadOwned } from './shared';
 import { pageInOrder } from '../../support/pagination';
+import { isUuid } from '../../support/text';
 
 /**
  * One plan a subscription holds, as the catalog API's subscription plan: the first has the
@@ -67,7 +68,6 @@ export interface ServiceOnlyInput {
   expiryDate?: Date;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Both filters at once (absent: no filter). */
 const intersect = (a: Id[] | undefined, b: Id[]): Id[] => (a === undefined ? b : a.filter((x) => b.includes(x)));
 
@@ -105,7 +105,7 @@ export class SubscriptionDirectory {
     const plans = await this.deps.uow.read(async (r) => {
       const out: Plan[] = [];
       for (const [i, { planId }] of input.plans.entries()) {
-        if (!UUID.test(planId)) fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
+        if (!isUuid(planId)) fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
         const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
         const product = assertAccessible(await r.products.get(p.productId), tenant, 'product');
         assertPlanSellable(p, product);
@@ -147,7 +147,7 @@ export class SubscriptionDirectory {
       }
       let ids = f.id ? [f.id] : undefined;
       if (f.search !== undefined) {
-        if (UUID.test(f.search)) ids = intersect(ids, [f.search.toLowerCase()]);
+        if (isUuid(f.search)) ids = intersect(ids, [f.search.toLowerCase()]);
         else customerIds = intersect(customerIds, await this.customersMatching(r, tenant, f.search));
       }
       let planIds = f.planIds;

@@ -5,6 +5,7 @@ import type { Balance, CreditGrant, Hold, LedgerEntry, UsageMeter, Tenant, Usage
 import type { Clock, IdGenerator, LockedBalance, Repositories, UnitOfWork, UsageWrite } from '../../ports';
 import { freshBalance } from './periods';
 import { Lru } from '../../support/lru';
+import { isUuid } from '../../support/text';
 
 /** Most operations one transaction decides (a longer queue is written in several). */
 export const MAX_BATCH = 500;
@@ -335,7 +336,7 @@ export class GroupCommit {
     const asked = new Map<string, number[]>();
     for (const [n, l] of locked.entries()) {
       const b = l?.balance;
-      if (!b || b.periodEnd !== null || b.cap !== null || this.notSubscriptions.get(b.owner) || !UUID.test(b.owner)) continue;
+      if (!b || b.periodEnd !== null || b.cap !== null || this.notSubscriptions.get(b.owner) || !isUuid(b.owner)) continue;
       if (!groups[n].batch.some((p) => needsLiveHolder(b, p.op))) continue;
       asked.set(b.owner, [...(asked.get(b.owner) ?? []), n]);
     }
@@ -460,8 +461,6 @@ export class GroupCommit {
     return { results, entries };
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Whether an operation needs its holder alive: one no period bounds, on a holder that might be a
