@@ -38,8 +38,8 @@ it('the hosted pricing page and checkout show the same money, per-seat price, mi
   const team = page.locator('.plan', { has: page.getByRole('heading', { name: 'Team' }) });
   expect((await team.locator('.price').textContent())?.replace(/\s+/g, ' ').trim()).toBe('$12.00 per seat per month');
   expect(await team.locator('.terms').textContent()).toBe('minimum 2 seats · 14-day free evaluation available');
-  // Features by their display names, never their keys.
-  expect(await team.locator('dt').allTextContents()).toEqual(['Projects', 'Theme', 'Single sign-on']);
+  // Features by their display names, never their keys; the private one (Single sign-on) is not shown.
+  expect(await team.locator('dt').allTextContents()).toEqual(['Projects', 'Theme']);
   await shot(page, 'customer-pricing-page.png');
 
   await page.getByRole('link', { name: 'Choose Team' }).click();

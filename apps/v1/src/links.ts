@@ -1,6 +1,8 @@
 import {
   isPerSeat,
+  lineItemCurrencies,
   pricedIn,
+  productCurrencies,
   unbilledLine,
   type CheckoutLinkRequest,
   type CheckoutService,
@@ -45,9 +47,27 @@ function forPlan(plan: Plan, req: CheckoutLinkRequest): CheckoutLinkRequest {
 }
 
 /**
+ * The one currency of a list of links (a pricing table shows one): the one asked, else the
+ * product's default (its first if none is marked, as the contract's `currency` default), else, for
+ * a product with no currencies of its own (plans priced by their line items), the first one a plan
+ * of the list is sold in. Undefined when nothing is priced (free plans only).
+ */
+export function listCurrency(plans: Plan[], catalog: ProductCatalog, asked: string | undefined): string | undefined {
+  if (asked !== undefined) return asked.toUpperCase();
+  const linked = productCurrencies(catalog);
+  const preset = linked.find((c) => c.link.isDefault) ?? linked[0];
+  if (preset) return preset.currency.shortName.toUpperCase();
+  for (const plan of plans) {
+    const [first] = lineItemCurrencies(plan);
+    if (first) return first;
+  }
+  return undefined;
+}
+
+/**
  * Deferred checkout links for the plans of a catalog: checked now, but the checkout session (and
  * the provider's) is created only when the customer follows one (`/checkout/start/:token`), so a
- * pricing table view costs no provider call.
+ * pricing table view costs no provider call. Every link is in the list's one currency (`listCurrency`).
  */
 export function deferredCheckoutLinks(
   s: LinkServices,
@@ -58,15 +78,24 @@ export function deferredCheckoutLinks(
   perPlan: ReadonlyMap<Id, PlanLinkOptions> = new Map(),
 ): Map<Id, string> {
   const out = new Map<Id, string>();
+  const currency = listCurrency(plans, catalog, global.currency);
   for (const plan of plans) {
     const req = forPlan(plan, { ...global, ...perPlan.get(plan.id) });
     const { options } = s.checkout.validateLink(plan, catalog, req);
-    // A paid plan without a price in the list's currency (the page says "Not sold in"), or one
-    // Tollgate would not bill as priced there (`unbilledLine`), gets no link: followed, it would be
+    // A plan sold in another currency than the list's (asked without `currency`, a plan not priced
+    // in the product's default would fall back to one it is priced in), a paid plan without a price
+    // in the list's currency (the page says "Not sold in"), or one Tollgate would not bill as priced
+    // there (`unbilledLine`), gets no link: the list shows one currency, a followed link would be
     // refused, and the other plans of the table are still sold.
+    if (currency !== undefined && options.currency.toUpperCase() !== currency) continue;
     if (!pricedIn(plan, options.currency, catalog.currencies) || unbilledLine(plan, options.currency)) continue;
     const token = s.links.sign(
-      { organisationId: tenant.organisationId, isTest: tenant.isTest, planId: plan.id, request: req } satisfies DeferredCheckout,
+      {
+        organisationId: tenant.organisationId,
+        isTest: tenant.isTest,
+        planId: plan.id,
+        request: currency === undefined ? req : { ...req, currency },
+      } satisfies DeferredCheckout,
       DEFERRED_LINK_TTL_MS,
       s.clock.now(),
     );

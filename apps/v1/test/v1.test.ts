@@ -317,7 +317,7 @@ describe('v1 pricing tables', () => {
     await api.get(`/pricing-tables/${id}?globalSuccessUrl=https://x.io&globalCancelUrl=https://x.io&globalGranteeId=a`).expect(400);
     const res = await api.get(`/pricing-tables/${id}?${globalParams}`).expect(200);
     expectSchema(pricingTableSchema, res.body);
-    expect(res.body.features.map((f: { feature: { name: string } }) => f.feature.name)).toEqual(['projects', 'theme', 'sso']);
+    expect(res.body.features.map((f: { feature: { name: string } }) => f.feature.name)).toEqual(['projects', 'theme']);
     expect(res.body.plans.map((p: { plan: { displayName: string } }) => p.plan.displayName)).toEqual(['Free', 'Team', 'Business']);
     expect(res.body.featuredPlanUuid).toBe(org.keys['plans.notes.team']);
     await v1(app, other.liveKey).get(`/pricing-tables/${id}?${globalParams}`).expect(403);

@@ -1,4 +1,6 @@
 import { arrayOf, date, int, object, ok, querySchema, resource, route, str, uuid, type Route } from '@tollgate/http';
+import type { CheckoutLinkRequest } from '@tollgate/core';
+import type { PlanLinkOptions } from '../links';
 import { fromGlobal, perPlanOptions, requireMember } from '../params';
 import { pricingPageLink } from '../pricing-page';
 import { v1FeatureWithOptionsSchema, v1PlanSchema, v1ProductSchema } from '../schemas';
@@ -39,8 +41,17 @@ const globalProps = {
   successUrls: str,
   cancelUrls: str,
 } as const;
-export const productPricingTableQuery = querySchema(globalProps, ['globalGranteeId', 'globalSuccessUrl', 'globalCancelUrl']);
+/** The contract marks only `globalGranteeId` required on the product pricing table (the URLs: see `withAddresses`). */
+export const productPricingTableQuery = querySchema(globalProps, ['globalGranteeId']);
 export const pricingTableQuery = querySchema(globalProps, ['globalSuccessUrl', 'globalCancelUrl', 'globalGranteeId']);
+
+/**
+ * Whether a plan's link is asked for: its success or cancel address given (global or the plan's
+ * own). On the product pricing table they are optional; a plan with neither is listed without a
+ * checkout link (a checkout needs both). One given is checked as ever, the other then required (400).
+ */
+const withAddresses = (global: CheckoutLinkRequest, own: PlanLinkOptions | undefined): boolean =>
+  (own?.successUrl ?? global.successUrl) !== undefined || (own?.cancelUrl ?? global.cancelUrl) !== undefined;
 
 export function pricingTableRoutes(s: V1Services): Route[] {
   const { queries, checkout } = s.core;
@@ -57,7 +68,10 @@ export function pricingTableRoutes(s: V1Services): Route[] {
       response: { status: 200, schema: v1ProductSchema },
       async handle({ tenant, params, query }) {
         const catalog = await queries.productPricingTable(tenant, params.productUuid);
-        return ok(v1ProductPricingTable(catalog, deferredLinks(tenant, catalog.plans, catalog, fromGlobal(query), perPlanOptions(query))));
+        const global = fromGlobal(query);
+        const perPlan = perPlanOptions(query);
+        const linked = catalog.plans.filter((p) => withAddresses(global, perPlan.get(p.id)));
+        return ok(v1ProductPricingTable(catalog, deferredLinks(tenant, linked, catalog, global, perPlan)));
       },
     }),
     route({

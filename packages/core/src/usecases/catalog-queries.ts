@@ -159,11 +159,16 @@ export class CatalogQueries {
     return planCapabilities(plan, catalog.product);
   }
 
+  /**
+   * A pricing table as a customer sees it: its plans on sale (`onSale`: an archived or inactive
+   * plan leaves the table, the table stays), its public features in sort order, and the product
+   * with its public features only (a private feature is checked, not shown: `shownOnTables`).
+   */
   async getPricingTable(tenant: Tenant, tableId: Id): Promise<PricingTableView> {
     return this.read(async (r) => {
       const table = assertAccessible(await r.pricingTables.get(tableId), tenant, 'pricing table');
-      const catalog = await loadProductCatalog(r, tenant, table.productId);
-      const plansById = new Map(catalog.plans.map((p) => [p.id, p]));
+      const catalog = shownOnTables(await loadProductCatalog(r, tenant, table.productId));
+      const plansById = new Map(catalog.plans.filter(onSale).map((p) => [p.id, p]));
       const featuresById = new Map(catalog.product.features.map((f) => [f.id, f]));
       return {
         table,
@@ -180,13 +185,25 @@ export class CatalogQueries {
     });
   }
 
-  /** The product's pricing table: its public, sellable plans. */
+  /** The product's pricing table: its public plans on sale, its public features. */
   async productPricingTable(tenant: Tenant, productId: Id): Promise<ProductCatalog> {
-    const catalog = await this.productCatalog(tenant, productId);
+    const catalog = shownOnTables(await this.productCatalog(tenant, productId));
     if (catalog.product.archivedAt) fail(ErrorCodes.PRODUCT_ARCHIVED, 'the product is archived');
-    return { ...catalog, plans: catalog.plans.filter((p) => p.active && !p.archivedAt && p.visibility === 'public') };
+    return { ...catalog, plans: catalog.plans.filter((p) => onSale(p) && p.visibility === 'public') };
   }
 }
+
+/** A plan a pricing table offers: active (a catalog file's `active`) and not archived. */
+const onSale = (p: Plan): boolean => p.active && !p.archivedAt;
+
+/**
+ * The catalog as pricing tables show it: the product's private features left out (the contract's
+ * feature `visibility` is whether it shows on pricing tables), and with them the plans' values of them.
+ */
+const shownOnTables = (catalog: ProductCatalog): ProductCatalog => ({
+  ...catalog,
+  product: { ...catalog.product, features: catalog.product.features.filter((f) => f.visibility === 'public') },
+});
 
 export async function loadCurrencies(r: Repositories): Promise<Map<Id, Currency>> {
   return new Map((await r.currencies.list()).map((c) => [c.id, c]));
