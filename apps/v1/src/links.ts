@@ -79,7 +79,12 @@ export function deferredCheckoutLinks(
 ): Map<Id, string> {
   const out = new Map<Id, string>();
   const currency = listCurrency(plans, catalog, global.currency);
+  const paid = (plan: Plan) => plan.pricingType !== 'free';
+  // A currency asked that some plan of the list is priced in: the plans not priced in it are listed
+  // without a link (as when it is not asked). One that no plan is priced in is refused as before.
+  const someSold = currency !== undefined && plans.some((p) => paid(p) && pricedIn(p, currency, catalog.currencies));
   for (const plan of plans) {
+    if (someSold && paid(plan) && !pricedIn(plan, currency as string, catalog.currencies)) continue;
     const req = forPlan(plan, { ...global, ...perPlan.get(plan.id) });
     const { options } = s.checkout.validateLink(plan, catalog, req);
     // A plan sold in another currency than the list's (asked without `currency`, a plan not priced
@@ -87,14 +92,15 @@ export function deferredCheckoutLinks(
     // in the list's currency (the page says "Not sold in"), or one Tollgate would not bill as priced
     // there (`unbilledLine`), gets no link: the list shows one currency, a followed link would be
     // refused, and the other plans of the table are still sold.
-    if (currency !== undefined && options.currency.toUpperCase() !== currency) continue;
+    // A free plan charges nothing: its link carries the list's currency only when asked (its own fallback could be refused).
+    if (currency !== undefined && paid(plan) && options.currency.toUpperCase() !== currency) continue;
     if (!pricedIn(plan, options.currency, catalog.currencies) || unbilledLine(plan, options.currency)) continue;
     const token = s.links.sign(
       {
         organisationId: tenant.organisationId,
         isTest: tenant.isTest,
         planId: plan.id,
-        request: currency === undefined ? req : { ...req, currency },
+        request: currency === undefined || (!paid(plan) && global.currency === undefined) ? req : { ...req, currency },
       } satisfies DeferredCheckout,
       DEFERRED_LINK_TTL_MS,
       s.clock.now(),

@@ -102,7 +102,9 @@ describe('v1 pricing tables show what is on sale', () => {
       const res = await api.get(`${path}?${globalParams}`).expect(200);
       const plans = byName(res.body.plans.map((p: { plan?: PlanView } & PlanView) => p.plan ?? p));
       expect(plans.Euros.checkoutUrl).toBeUndefined();
-      for (const name of ['Free', 'Both']) expect(linkRequestOf(plans[name].checkoutUrl as string).currency).toBe('USD');
+      expect(linkRequestOf(plans.Both.checkoutUrl as string).currency).toBe('USD');
+      // A free plan charges nothing: its link names no currency (its own fallback could be refused when followed).
+      expect(linkRequestOf(plans.Free.checkoutUrl as string).currency).toBeUndefined();
       // Followed, the link sells in dollars.
       const followed = await request(app)
         .get(new URL(plans.Both.checkoutUrl as string).pathname)
@@ -112,6 +114,13 @@ describe('v1 pricing tables show what is on sale', () => {
       const euro = await api.get(`${path}?${globalParams}&currency=eur`).expect(200);
       const inEuros = byName(euro.body.plans.map((p: { plan?: PlanView } & PlanView) => p.plan ?? p));
       for (const name of ['Free', 'Both', 'Euros']) expect(linkRequestOf(inEuros[name].checkoutUrl as string).currency).toBe('EUR');
+      // Asked for a currency one plan is not priced in: that plan has no link, the others do (not a 400 for the table).
+      const dollars = await api.get(`${path}?${globalParams}&currency=usd`).expect(200);
+      const inDollars = byName(dollars.body.plans.map((p: { plan?: PlanView } & PlanView) => p.plan ?? p));
+      expect(inDollars.Euros.checkoutUrl).toBeUndefined();
+      expect(linkRequestOf(inDollars.Both.checkoutUrl as string).currency).toBe('USD');
+      // One no plan is priced in is refused, as before.
+      expect((await api.get(`${path}?${globalParams}&currency=gbp`)).status).toBe(400);
     }
   });
 
@@ -135,5 +144,13 @@ describe('v1 pricing tables show what is on sale', () => {
     expect((await api.get(`${path}?globalSuccessUrl=https://x.io&globalCancelUrl=https://x.io`).expect(400)).body.code).toBe(
       'VALIDATION_FAILED',
     );
+  });
+
+  it('refuses the table of an archived product (400), even once no plan is left on it', async () => {
+    const org = await world.core.apiKeys.ensureOrganisation('tables-on-sale');
+    const tenant = { organisationId: org.id, isTest: false };
+    for (const key of ['free', 'both', 'euros']) await world.core.plans.archivePlan(tenant, keys[`plans.shop.${key}`]);
+    await world.core.products.archiveProduct(tenant, keys['products.shop']);
+    expect((await api.get(`/pricing-tables/${keys['pricingTables.shop.main']}?${globalParams}`)).status).toBe(400);
   });
 });

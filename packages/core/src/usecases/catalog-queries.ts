@@ -168,6 +168,8 @@ export class CatalogQueries {
     return this.read(async (r) => {
       const table = assertAccessible(await r.pricingTables.get(tableId), tenant, 'pricing table');
       const catalog = shownOnTables(await loadProductCatalog(r, tenant, table.productId));
+      // The product is not sold at all: its table is refused, whether or not a plan is left on it.
+      if (catalog.product.archivedAt) fail(ErrorCodes.PLAN_ARCHIVED, "the pricing table's product is archived");
       const plansById = new Map(catalog.plans.filter(onSale).map((p) => [p.id, p]));
       const featuresById = new Map(catalog.product.features.map((f) => [f.id, f]));
       return {
