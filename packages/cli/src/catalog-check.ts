@@ -53,6 +53,8 @@ export function checkCatalogFile(name: string, text: string): { doc?: CatalogFil
   if (!validate(doc)) {
     for (const e of validate.errors ?? []) {
       if (e.keyword === 'if' || e.keyword === '$ref') continue;
+      // A oneOf's branches' own errors repeat what the oneOf says (its description).
+      if (/\/oneOf\/\d+\//.test(e.schemaPath)) continue;
       const segments = e.instancePath
         .split('/')
         .slice(1)
@@ -97,6 +99,8 @@ function describe(e: ErrorObject): { key?: string; message: string } {
     }
     case 'propertyNames':
       return { key: String(p.propertyName), message: `${String(p.propertyName)} is not allowed here` };
+    case 'oneOf':
+      return { message: (e.parentSchema as { description?: string } | undefined)?.description ?? e.message ?? 'is not valid' };
     case 'required':
       return { message: `${String(p.missingProperty)} is required` };
     case 'enum':

@@ -40,4 +40,59 @@ describe('the catalog-file schema', () => {
     const exported = await world.core.exporter.export('sample', false);
     expect(checkCatalogFile('x.yaml', YAML.stringify(exported)).problems).toEqual([]);
   });
+
+  it('accepts what export writes of a decimal meter (scale, decimal terms and bounds), which imports back unchanged', async () => {
+    const org = await world.core.apiKeys.ensureOrganisation('decimal');
+    await world.core.usage.createMeter({ organisationId: org.id, isTest: false }, { slug: 'gpu_hours', name: 'GPU hours', scale: 3 });
+    const file = {
+      organisation: 'decimal',
+      products: [
+        {
+          key: 'gpu',
+          name: 'GPU',
+          currencies: ['USD'],
+          plans: [
+            {
+              key: 'hours',
+              pricingType: 'paid' as const,
+              prices: { USD: 10 },
+              usage: [
+                {
+                  meter: 'gpu_hours',
+                  scale: 3,
+                  allowance: 0.5,
+                  maxUsage: 100.25,
+                  rollover: { upTo: 0.125 },
+                  tiers: {
+                    USD: [
+                      { upTo: 2.5, unitAmount: 1 },
+                      { upTo: 'inf' as const, unitAmount: 0.5 },
+                    ],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    expect(checkCatalogFile('gpu.yaml', YAML.stringify(file)).problems).toEqual([]);
+    await world.core.importer.apply(file);
+    const exported = YAML.stringify(await world.core.exporter.export('decimal', false));
+    expect(exported).toContain('scale: 3');
+    expect(exported).toContain('allowance: 0.5');
+    expect(checkCatalogFile('x.yaml', exported).problems).toEqual([]);
+    const again = await world.core.importer.apply(YAML.parse(exported));
+    expect(again).toMatchObject({ created: 0, updated: 0 });
+  });
+
+  it('refuses a usage entry priced by neither unitPrices nor tiers, as the import does', () => {
+    const file = {
+      organisation: 'x',
+      products: [{ key: 'p', name: 'P', plans: [{ key: 'a', pricingType: 'paid', usage: [{ meter: 'calls' }] }] }],
+    };
+    expect(checkCatalogFile('x.json', JSON.stringify(file)).problems).toEqual([
+      { path: 'products[0].plans[0].usage[0]', line: 1, message: 'Priced by exactly one of unitPrices and tiers.' },
+    ]);
+  });
 });

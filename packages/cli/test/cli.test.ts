@@ -108,6 +108,23 @@ describe('tollgate CLI', () => {
     expect((await run('import', file)).code).toBe(0);
   });
 
+  it('import --create-org makes the organisation in the import: a failed import leaves none', async () => {
+    const file = path.join(dir, 'failing.yaml');
+    // The schema takes it; the import refuses its unknown capability.
+    fs.writeFileSync(
+      file,
+      catalogYaml
+        .replace('organisation: cli-org', 'organisation: made-by-import')
+        .replace('capabilities: [edit] }', 'capabilities: [edti] }'),
+    );
+    const failed = await run('import', file, '--create-org');
+    expect(failed).toMatchObject({ code: 1, err: expect.stringContaining('unknown capability edti') });
+    expect((await world.core.apiKeys.organisations()).map((x) => x.name)).not.toContain('made-by-import');
+    fs.writeFileSync(file, catalogYaml.replace('organisation: cli-org', 'organisation: made-by-import'));
+    expect((await run('import', file, '--create-org')).code).toBe(0);
+    expect((await world.core.apiKeys.organisations()).map((x) => x.name)).toContain('made-by-import');
+  });
+
   it('names a missing or unreadable import file in one line', async () => {
     const missing = await run('import', path.join(dir, 'nowhere.yaml'));
     expect(missing).toMatchObject({ code: 1, err: `tollgate: ${path.join(dir, 'nowhere.yaml')}: no such file` });

@@ -746,21 +746,24 @@ describe('usage plans', () => {
   it('refuses bad usage terms naming the field', async () => {
     const file = usageCatalog('acme');
     const plan = file.products![0].plans!.find((p) => p.key === 'api')!;
-    plan.usage = [{ meter: 'Bad-Slug' }];
+    const j = file.products![0].plans!.indexOf(plan);
+    const unitPrices = { USD: 0.01 };
+    // The file's shape is checked first, naming the member by its place in the file.
+    plan.usage = [{ meter: 'Bad-Slug', unitPrices }];
     await expect(core.importer.apply(file)).rejects.toMatchObject({
-      details: [expect.objectContaining({ property: 'plans.api.usage[0].meter' })],
+      details: [expect.objectContaining({ property: `products[0].plans[${j}].usage[0].meter` })],
     });
-    plan.usage = [{ meter: 'api_calls', minUsage: 10, maxUsage: 5 }];
+    plan.usage = [{ meter: 'api_calls', minUsage: 10, maxUsage: 5, unitPrices }];
     await expect(core.importer.apply(file)).rejects.toMatchObject({
       details: [expect.objectContaining({ property: 'plans.api.usage[0].minUsage' })],
     });
     // A fraction on a whole-unit meter; more places than a decimal meter's scale; a bound likewise.
-    plan.usage = [{ meter: 'api_calls', allowance: 1.5 }];
+    plan.usage = [{ meter: 'api_calls', allowance: 1.5, unitPrices }];
     await expect(core.importer.apply(file)).rejects.toMatchObject({
       details: [expect.objectContaining({ property: 'plans.api.usage[0].allowance', error: expect.stringContaining('whole number') })],
     });
     await core.usage.createMeter(tenant(), { slug: 'gpu_hours', name: 'GPU hours', scale: 2 });
-    plan.usage = [{ meter: 'gpu_hours', allowance: 10.125 }];
+    plan.usage = [{ meter: 'gpu_hours', allowance: 10.125, unitPrices }];
     await expect(core.importer.apply(file)).rejects.toMatchObject({
       details: [{ property: 'plans.api.usage[0].allowance', error: "must have at most 2 decimal places (the meter's scale)" }],
     });

@@ -19,8 +19,9 @@ export const importCommand: CommandModule = {
         // A dry run may name an organisation still to be made: the import checks it the same way.
         if (o.dryRun && o.createOrg && !(await core.apiKeys.organisations()).some((x) => x.name === doc.organisation))
           throw new CliError(`a dry run does not create organisations: tollgate orgs create ${doc.organisation} first`);
-        await organisationFor(core, doc.organisation, o.createOrg);
-        const result = await core.importer.apply(doc, { dryRun: o.dryRun });
+        // --create-org makes the organisation in the import's transaction: a failed import leaves none.
+        if (!o.createOrg) await organisationFor(core, doc.organisation, false);
+        const result = await core.importer.apply(doc, { dryRun: o.dryRun, createOrganisation: o.createOrg });
         if (o.dryRun) {
           if (o.json) return io.out(JSON.stringify(result.changes));
           for (const c of result.changes) io.out(`would ${c.change === 'created' ? 'create' : 'update'} ${c.key}`);

@@ -1,5 +1,6 @@
 import { ErrorCodes, fail, invalid } from '../../errors';
 import { effectiveStatus } from '../../domain/subscription';
+import { pricedIn } from '../../domain/catalog';
 import type { Id, Plan, Subscription } from '../../model';
 import type { Repositories } from '../../ports';
 import { subscriptionProviders, type CoreDeps } from '../deps';
@@ -96,4 +97,36 @@ export function rebilledAfterPartWrite(before: Plan, after: Plan, holds: PlanHol
     return after;
   }
   return { ...after, interval: now.interval, length: now.length };
+}
+
+/**
+ * Refuses (409 `CONFLICT`, naming `property` when given) a write of a paid plan's pricing after
+ * which a running subscription of it (added plans included) is billed in a currency the plan no
+ * longer has a price in: renewals, proration and plan changes read the plan's current amount in the
+ * subscription's currency, which would be 0. Amounts may change in place (as Stripe's price sync
+ * follows them); only the removal of a currency a running subscription is billed in is refused. A
+ * plan made free, or one that already had no price in it, is not a removal. `subscriptions` is what
+ * `listByPlan` reads (every subscription of the plan; canceled ones hold nothing).
+ */
+export async function refuseCurrencyRemoval(
+  r: Repositories,
+  before: Plan,
+  after: Plan,
+  subscriptions: readonly Subscription[],
+  now: Date,
+  property?: (currency: string) => string,
+): Promise<void> {
+  if (before.pricingType !== 'paid' || after.pricingType !== 'paid') return;
+  const billed = [
+    ...new Set(subscriptions.filter((s) => effectiveStatus(s, now) !== 'CANCELED').map((s) => s.currency.toUpperCase())),
+  ].sort();
+  if (billed.length === 0) return;
+  const currencies = new Map((await r.currencies.list()).map((c) => [c.id, c]));
+  for (const currency of billed) {
+    if (!pricedIn(before, currency, currencies) || pricedIn(after, currency, currencies)) continue;
+    const error = `the plan ${before.displayName} (${before.id}) has running subscriptions billed in ${currency}: it must keep a price in ${currency} (amounts may change; a currency may go once those subscriptions end or move)`;
+    const at = property?.(currency);
+    if (at === undefined) fail(ErrorCodes.CONFLICT, error);
+    else fail(ErrorCodes.CONFLICT, `${at}: ${error}`, [{ property: at, error }]);
+  }
 }

@@ -8,7 +8,7 @@ import type { PlanFilterOptions, PlanListQuery, Repositories } from '../../ports
 import type { CoreDeps } from '../deps';
 import type { PlanDetail, PlanDraft, PlanInput } from './inputs';
 import { dateOf, PlanPricing, recurringBillingOf } from './plan-pricing';
-import { intervalPricingProviders, NO_HOLDS, planHolds, refuseIntervalChange } from './plan-holds';
+import { intervalPricingProviders, NO_HOLDS, planHolds, refuseCurrencyRemoval, refuseIntervalChange } from './plan-holds';
 import type { TierTagAdmin } from './tier-tags';
 
 /** Plans of the catalog generation with their entitlements and pricing: create, save, change, archive, delete, list. */
@@ -197,6 +197,8 @@ export class PlanAdmin {
         lineItems,
         updatedAt: now,
       };
+      // Running subscriptions are billed in their currency: the plan keeps a price in it (its renewals would charge 0).
+      if (existing && priced) await refuseCurrencyRemoval(r, existing, plan, holds.subscriptions, now, () => 'lineItems');
       await r.plans.save(plan);
       return { plan, created: !existing };
     });

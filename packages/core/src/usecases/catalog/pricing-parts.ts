@@ -10,7 +10,7 @@ import {
 } from '../../domain/pricing-parts';
 import { assertAccessible } from '../../domain/tenancy';
 import { heldLineItemIds } from '../../domain/subscription';
-import { intervalPricingProviders, planHolds, rebilledAfterPartWrite } from './plan-holds';
+import { intervalPricingProviders, planHolds, rebilledAfterPartWrite, refuseCurrencyRemoval } from './plan-holds';
 import { pageOf } from '../../support/pagination';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
@@ -128,6 +128,8 @@ export class PricingParts {
       const holds = await planHolds(r, placed.plan.id, now, intervalPricingProviders(this.deps));
       const sold = new Set(holds.subscriptions.flatMap(heldLineItemIds));
       const next = rebilledAfterPartWrite(placed.plan, apply(placed, product, sold, now), holds, field);
+      // Nor may it take away a currency running subscriptions are billed in (their renewals would charge 0).
+      await refuseCurrencyRemoval(r, placed.plan, next, holds.subscriptions, now);
       await r.plans.save(next);
       return next;
     });

@@ -1,5 +1,5 @@
 import { periodEndReached, renew } from '../../domain/subscription';
-import { unitAmount } from '../../domain/catalog';
+import { pricedIn, unitAmount } from '../../domain/catalog';
 import { addInterval } from '../../domain/time';
 import { isOutage } from '../../errors';
 import { limitsOf, providerOf, subscriptionProviders, type CoreDeps } from '../deps';
@@ -83,6 +83,17 @@ export class Sweeps {
       const s = await r.subscriptions.getForUpdate(id);
       if (!s || s.status === 'CANCELED' || s.cancelAtPeriodEnd || now < s.currentPeriodEnd) return false;
       const plan = await loadPlan(r, s.planId);
+      const currencies = await loadCurrencies(r);
+      const addedPlans = [];
+      for (const a of s.addedPlans) addedPlans.push({ plan: await loadPlan(r, a.planId), quantity: a.quantity });
+      // A paid plan with no price in the subscription's currency would be charged 0: refused (the
+      // sweep logs it and passes the subscription over for a while) rather than renewed for nothing.
+      // Catalog writes refuse to remove such a currency; this guards data that lost it anyway.
+      const unpriced = [plan, ...addedPlans.map((a) => a.plan)].find((p) => !pricedIn(p, s.currency, currencies));
+      if (unpriced)
+        throw new Error(
+          `the plan ${unpriced.displayName} (${unpriced.id}) has no price in ${s.currency}: not renewed rather than charged 0`,
+        );
       let start = s.currentPeriodEnd;
       let end = addInterval(start, plan.interval, plan.length);
       while (end <= now) {
@@ -103,13 +114,8 @@ export class Sweeps {
       });
       // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
       const provider = providerOf(this.deps, s);
-      const currencies = await loadCurrencies(r);
       // Every plan the subscription holds is billed for the new period.
-      const added = [];
-      for (const a of s.addedPlans) {
-        const p = await loadPlan(r, a.planId);
-        added.push({ plan: p, quantity: a.quantity, unitAmount: unitAmount(p, s.currency, currencies) });
-      }
+      const added = addedPlans.map((a) => ({ ...a, unitAmount: unitAmount(a.plan, s.currency, currencies) }));
       const outcome = provider?.renewedBySweep?.(
         change.subscription,
         plan,
