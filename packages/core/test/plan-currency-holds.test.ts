@@ -1,5 +1,5 @@
 import { RENEWAL_RETRY_MS, type CatalogFile, type LineItemDraft, type PaymentProvider, type Plan, type Tenant } from '../src';
-import { buyPlan, createTestCore, rejectionOf, seedSample, type TestCore } from '../src/testing';
+import { buyPlan, createTestCore, fakeFreeCheckout, rejectionOf, seedSample, type TestCore } from '../src/testing';
 
 // A running subscription is billed in its currency: renewals, proration and plan changes read the
 // plan's current amount in it, 0 when the plan has no price there. So no write of a plan's pricing
@@ -134,5 +134,15 @@ describe('the renewal sweep', () => {
     core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000 + RENEWAL_RETRY_MS));
     expect(await core.sweeps.renewals()).toBe(1);
     expect(charged).toEqual([3000]);
+  });
+
+  it('renews a free-checkout subscription as before though its plan has no price in its currency (that provider charges nothing)', async () => {
+    const core = createTestCore({ freeCheckout: fakeFreeCheckout() });
+    const { keys } = await seedSample(core, 'acme');
+    const { subscription: s } = await buyPlan(core, keys['plans.notes.business'], 1, 'alice', 'none');
+    const plan = await stored(core, s.planId);
+    await core.uow.run((r) => r.plans.save({ ...plan, currencies: plan.currencies.slice(1) }));
+    core.clock.set(new Date(s.currentPeriodEnd.getTime() + 1000));
+    expect(await core.sweeps.renewals()).toBe(1);
   });
 });

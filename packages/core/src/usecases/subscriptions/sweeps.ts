@@ -89,7 +89,9 @@ export class Sweeps {
       // A paid plan with no price in the subscription's currency would be charged 0: refused (the
       // sweep logs it and passes the subscription over for a while) rather than renewed for nothing.
       // Catalog writes refuse to remove such a currency; this guards data that lost it anyway.
-      const unpriced = [plan, ...addedPlans.map((a) => a.plan)].find((p) => !pricedIn(p, s.currency, currencies));
+      // The free checkout charges nothing: a plan made paid under its subscription renews as before.
+      const charges = providerOf(this.deps, s) !== this.deps.freeCheckout;
+      const unpriced = charges ? [plan, ...addedPlans.map((a) => a.plan)].find((p) => !pricedIn(p, s.currency, currencies)) : undefined;
       if (unpriced)
         throw new Error(
           `the plan ${unpriced.displayName} (${unpriced.id}) has no price in ${s.currency}: not renewed rather than charged 0`,
