@@ -1,11 +1,13 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import Ajv, { type ErrorObject } from 'ajv';
 import YAML, { isMap, isScalar, LineCounter, type Node } from 'yaml';
 import type { CatalogFile } from '@tollgate/core';
+import { catalogFileProblems, renderPath } from '@tollgate/http';
 
-/** The catalog file's JSON Schema (published beside the CLI; editors can use it through `$schema`). */
-export const CATALOG_FILE_SCHEMA_PATH = path.join(__dirname, '..', 'assets', 'catalog-file.schema.json');
+/**
+ * The catalog file's JSON Schema: one file, kept and checked with ajv by @tollgate/http, so that
+ * `tollgate import` and `POST /api/products/import` refuse the same files. Editors can use it
+ * through `$schema` (docs/catalog-file.md).
+ */
+export { CATALOG_FILE_SCHEMA_PATH } from '@tollgate/http';
 
 /** One thing wrong with a catalog file: where (a path, and the line when the text shows it) and what. */
 export interface FileProblem {
@@ -13,14 +15,6 @@ export interface FileProblem {
   line?: number;
   message: string;
 }
-
-let compiled: ReturnType<Ajv['compile']> | undefined;
-const validator = () => {
-  if (compiled) return compiled;
-  const schema = JSON.parse(fs.readFileSync(CATALOG_FILE_SCHEMA_PATH, 'utf8')) as object;
-  compiled = new Ajv({ allErrors: true, verbose: true, strict: false }).compile(schema);
-  return compiled;
-};
 
 /**
  * Parses a catalog file (YAML, or JSON by its `.json` name) and checks it against the schema and
@@ -49,21 +43,9 @@ export function checkCatalogFile(name: string, text: string): { doc?: CatalogFil
     return at === undefined ? undefined : lines.linePos(at).line;
   };
   const problems: FileProblem[] = [];
-  const validate = validator();
-  if (!validate(doc)) {
-    for (const e of validate.errors ?? []) {
-      if (e.keyword === 'if' || e.keyword === '$ref') continue;
-      // A oneOf's branches' own errors repeat what the oneOf says (its description).
-      if (/\/oneOf\/\d+\//.test(e.schemaPath)) continue;
-      const segments = e.instancePath
-        .split('/')
-        .slice(1)
-        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-        .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-      const { key, message } = describe(e);
-      problems.push({ path: render(key === undefined ? segments : [...segments, key]), line: lineOf(segments, key), message });
-    }
-  } else {
+  const shape = catalogFileProblems(doc);
+  for (const p of shape) problems.push({ path: p.property, line: lineOf(p.at, p.key), message: p.error });
+  if (!shape.length) {
     const file = doc as CatalogFile;
     (file.products ?? []).forEach((p, i) => {
       const declared = p.currencies ?? [];
@@ -72,7 +54,7 @@ export function checkCatalogFile(name: string, text: string): { doc?: CatalogFil
           if (!declared.includes(currency)) {
             const at = ['products', i, 'plans', j, 'prices'];
             problems.push({
-              path: render([...at, currency]),
+              path: renderPath([...at, currency]),
               line: lineOf(at, currency),
               message: declared.length
                 ? `${currency} is not one of the product's currencies (${declared.join(', ')}); add it to products[${i}].currencies`
@@ -85,55 +67,4 @@ export function checkCatalogFile(name: string, text: string): { doc?: CatalogFil
   // In the file's order, as an editor shows them.
   problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
   return { doc: doc as CatalogFile, problems };
-}
-
-/** An ajv error in words a vendor reads; `key` when the problem is a key of the object (unknown, misnamed). */
-function describe(e: ErrorObject): { key?: string; message: string } {
-  const p = e.params as Record<string, unknown>;
-  switch (e.keyword) {
-    case 'additionalProperties': {
-      const key = String(p.additionalProperty);
-      const known = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {}).filter((k) => k !== '$schema');
-      const near = known.find((k) => distance(k.toLowerCase(), key.toLowerCase()) <= 2);
-      return { key, message: `unknown key ${key}${near ? ` (did you mean ${near}?)` : ''}; allowed: ${known.join(', ')}` };
-    }
-    case 'propertyNames':
-      return { key: String(p.propertyName), message: `${String(p.propertyName)} is not allowed here` };
-    case 'oneOf':
-      return { message: (e.parentSchema as { description?: string } | undefined)?.description ?? e.message ?? 'is not valid' };
-    case 'required':
-      return { message: `${String(p.missingProperty)} is required` };
-    case 'enum':
-      return { message: `must be one of ${(p.allowedValues as unknown[]).join(', ')}, got ${JSON.stringify(e.data)}` };
-    case 'pattern':
-      return {
-        message:
-          e.parentSchema && (e.parentSchema as { description?: string }).description
-            ? `${JSON.stringify(e.data)}: ${(e.parentSchema as { description: string }).description}`
-            : `${JSON.stringify(e.data)} does not match ${String(p.pattern)}`,
-      };
-    case 'type':
-      return { message: `must be ${String(p.type).replace(',', ' or ')}, got ${JSON.stringify(e.data)}` };
-    default:
-      return { message: e.message ?? 'is not valid' };
-  }
-}
-
-/** `products[0].plans[1].licenseType`: the path as a vendor reads it. */
-const render = (segments: (string | number)[]) =>
-  segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : `${i ? '.' : ''}${s}`)).join('') || '(the file)';
-
-/** Levenshtein distance, for "did you mean" on short keys. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length];
 }

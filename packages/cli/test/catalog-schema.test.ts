@@ -4,7 +4,7 @@ import { demoCatalog } from '@tollgate/core';
 import { sampleCatalog } from '@tollgate/core/testing';
 import { createTestWorld, type TestWorld } from '@tollgate/runtime/testing';
 import YAML from 'yaml';
-import { checkCatalogFile } from '../src/catalog-check';
+import { CATALOG_FILE_SCHEMA_PATH, checkCatalogFile } from '../src/catalog-check';
 
 const DOC = path.join(__dirname, '..', '..', '..', 'docs', 'catalog-file.md');
 
@@ -84,6 +84,25 @@ describe('the catalog-file schema', () => {
     expect(checkCatalogFile('x.yaml', exported).problems).toEqual([]);
     const again = await world.core.importer.apply(YAML.parse(exported));
     expect(again).toMatchObject({ created: 0, updated: 0 });
+  });
+
+  it("is @tollgate/http's schema, the one POST /api/products/import checks, and docs/catalog-file.md names it", () => {
+    expect(path.relative(path.join(__dirname, '..', '..'), CATALOG_FILE_SCHEMA_PATH)).toBe(
+      path.join('http', 'assets', 'catalog-file.schema.json'),
+    );
+    expect(fs.existsSync(CATALOG_FILE_SCHEMA_PATH)).toBe(true);
+    expect(fs.readFileSync(DOC, 'utf8')).toContain('$schema=./node_modules/@tollgate/http/assets/catalog-file.schema.json');
+  });
+
+  it('refuses what is out of range with its path and line (length, trialDays), as the API does', () => {
+    const file = YAML.stringify({
+      organisation: 'x',
+      products: [{ key: 'p', name: 'P', plans: [{ key: 'a', pricingType: 'free', length: 0, trialDays: 731 }] }],
+    });
+    expect(checkCatalogFile('x.yaml', file).problems).toEqual([
+      { path: 'products[0].plans[0].length', line: 8, message: 'must be a whole number from 1 to 1095, got 0' },
+      { path: 'products[0].plans[0].trialDays', line: 9, message: 'must be a whole number from 0 to 730 or null, got 731' },
+    ]);
   });
 
   it('refuses a usage entry priced by neither unitPrices nor tiers, as the import does', () => {

@@ -1,9 +1,9 @@
 import type { CatalogFile, PlanEntry } from '../src';
 import { createTestCore, rejectionOf, sampleCatalog } from '../src/testing';
 
-// Core checks a catalog file's shape (what the CLI's JSON Schema says, with the bounds plans/save
-// applies) before it opens the import's transaction, so `tollgate import` and
-// `POST /api/products/import` refuse the same files, each problem a 400 naming its path.
+// The file's shape is the catalog-file JSON Schema's, checked with ajv by both entry points
+// (packages/http/test/catalog-file.test.ts). Core checks, before it opens the import's transaction,
+// what a schema cannot say: the deployment's MAX_SEATS and keys named twice, each a 400 naming its path.
 
 async function setup() {
   const core = createTestCore();
@@ -26,34 +26,21 @@ const refusal = async (core: ReturnType<typeof createTestCore>, file: unknown) =
   return (e.details as { property: string; error: string }[])[0];
 };
 
-describe('a catalog file of the wrong shape', () => {
-  it.each([
-    [{ length: 0 }, 'products[0].plans[1].length', 'must be a whole number from 1 to 1095, got 0'],
-    [{ length: 1.5 }, 'products[0].plans[1].length', 'must be a whole number from 1 to 1095, got 1.5'],
-    [{ visibility: 'secret' }, 'products[0].plans[1].visibility', 'must be one of public, private, got "secret"'],
-    [{ perSeatAmount: 20000 }, 'products[0].plans[1].perSeatAmount', 'must be a whole number from 1 to 10000, got 20000'],
-    [{ evalDays: -1 }, 'products[0].plans[1].evalDays', 'must be a whole number from 0 to 730, got -1'],
-    [{ trialDays: 'soon' }, 'products[0].plans[1].trialDays', 'must be a whole number from 0 to 730 or null, got "soon"'],
-    [{ prices: { USD: -1 } }, 'products[0].plans[1].prices.USD', 'must be a number of at least 0, got -1'],
-    [{ capabilites: ['edit'] }, 'products[0].plans[1].capabilites', expect.stringContaining('unknown key capabilites')],
-  ])('%j is a 400 naming %s, and nothing is written', async (over, property, error) => {
+describe("a plan's perSeatAmount", () => {
+  it('is at most the MAX_SEATS of the deployment: a 400 naming the path, and nothing is written', async () => {
     const { core, listed } = await setup();
-    expect(await refusal(core, withPlan('team', over))).toEqual({ property, error });
-    expect(await listed()).toEqual([]);
-  });
-
-  it('products that are not a list are a 400 (was a TypeError, a 500)', async () => {
-    const { core } = await setup();
-    expect(await refusal(core, { organisation: 'acme', products: {} })).toEqual({ property: 'products', error: 'must be a list, got {}' });
-    expect(await refusal(core, { organisation: 'acme', products: [{ key: 'p', name: 'P', plans: {} }] })).toMatchObject({
-      property: 'products[0].plans',
+    expect(await refusal(core, withPlan('team', { perSeatAmount: 20000 }))).toEqual({
+      property: 'products[0].plans[1].perSeatAmount',
+      error: 'must be a whole number from 1 to 10000, got 20000',
     });
-  });
-
-  it('takes the seats the deployment allows (MAX_SEATS)', async () => {
-    const core = createTestCore({ limits: { maxSeats: 50 } as never });
-    await core.apiKeys.ensureOrganisation('acme');
-    expect(await refusal(core, withPlan('team', { perSeatAmount: 51 }))).toMatchObject({ property: 'products[0].plans[1].perSeatAmount' });
+    expect(await listed()).toEqual([]);
+    const small = createTestCore({ limits: { maxSeats: 50 } as never });
+    await small.apiKeys.ensureOrganisation('acme');
+    expect(await refusal(small, withPlan('team', { perSeatAmount: 51 }))).toEqual({
+      property: 'products[0].plans[1].perSeatAmount',
+      error: 'must be a whole number from 1 to 50, got 51',
+    });
+    await small.importer.apply(withPlan('team', { perSeatAmount: 50 }));
   });
 });
 
@@ -91,21 +78,6 @@ describe('keys named twice in one file', () => {
     const features = product.features ?? [];
     expect(await refusal(core, { ...file, products: [{ ...product, features: [...features, features[1]] }] })).toMatchObject({
       property: `products[0].features[${features.length}].key`,
-    });
-  });
-});
-
-describe('a usage entry', () => {
-  it('with neither unitPrices nor tiers is refused naming unitPrices; with both, naming tiers', async () => {
-    const { core } = await setup();
-    expect(await refusal(core, withPlan('team', { usage: [{ meter: 'api_calls', allowance: 10 }] }))).toEqual({
-      property: 'products[0].plans[1].usage[0].unitPrices',
-      error: 'a usage entry is priced by unitPrices or tiers (by currency): give one',
-    });
-    const both = { meter: 'api_calls', unitPrices: { USD: 0.01 }, tiers: { USD: [{ upTo: 'inf', unitAmount: 0.01 }] } };
-    expect(await refusal(core, withPlan('team', { usage: [both] }))).toMatchObject({ property: 'products[0].plans[1].usage[0].tiers' });
-    expect(await refusal(core, withPlan('team', { usage: [{ meter: 'api_calls', unitPrices: {} }] }))).toMatchObject({
-      property: 'products[0].plans[1].usage[0].unitPrices',
     });
   });
 });

@@ -189,7 +189,7 @@ describe('catalog file import', () => {
     plans()[1].licenseType = 'seat' as PlanEntry['licenseType'];
     await expect(core.importer.apply(seat)).rejects.toMatchObject({
       code: 'VALIDATION_FAILED',
-      details: [{ property: 'products[0].plans[1].licenseType', error: 'must be one of user, perSeat, board, customId, got "seat"' }],
+      details: [{ property: 'plans.team.licenseType', error: 'must be one of user, perSeat, board, customId, got seat' }],
     });
     const yen = sampleCatalog('acme');
     const team = (yen.products as NonNullable<typeof yen.products>)[0].plans?.[1] as PlanEntry;

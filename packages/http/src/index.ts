@@ -19,3 +19,4 @@ export * from './operations';
 export * from './server';
 export * from './response-audit';
 export * from './examples';
+export * from './catalog-file';

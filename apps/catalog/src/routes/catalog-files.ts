@@ -1,5 +1,5 @@
 import { invalid, type CatalogFile, type Core } from '@tollgate/core';
-import { int, resource, route, typed, type Route } from '@tollgate/http';
+import { assertCatalogFile, int, resource, route, typed, type Route } from '@tollgate/http';
 import YAML from 'yaml';
 import { object, objectOf } from '../response-schemas';
 import { objectEnvelope } from '../views';
@@ -45,6 +45,9 @@ export const catalogFileRoutes = ({ importer, exporter }: Pick<Core, 'importer' 
       response: { status: 201, schema: importResultSchema, description: 'created (201 as published), with what changed' },
       async handle({ tenant, body }) {
         const file = typeof body.file === 'string' ? parseCatalogFile(body.file) : body;
+        // The file's shape is the catalog-file JSON Schema's, as `tollgate import` checks it: a 400
+        // naming each path before the import. The key decides the organisation when the file names none.
+        assertCatalogFile(file, { organisationOptional: true });
         const result = await importer.applyFor(tenant, file as Partial<CatalogFile>);
         return {
           status: 201,

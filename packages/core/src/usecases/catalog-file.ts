@@ -20,7 +20,7 @@ import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
 import { currencyExponent, toMajor, toMinor } from '../domain/catalog';
-import { exactNumber, formatUnits, MAX_QUANTITY, MAX_SCALE, METER_SLUG, termSteps } from '../domain/usage';
+import { exactNumber, formatUnits, MAX_SCALE, METER_SLUG, termSteps } from '../domain/usage';
 import { assertTierBounds, scanRecurringBilling, usageTermsOf } from './catalog/plan-pricing';
 import { intervalPricingProviders, planHolds, refuseCurrencyRemoval, refuseIntervalChange } from './catalog/plan-holds';
 import type { Repositories } from '../ports';
@@ -174,275 +174,34 @@ function requireKey(where: string, key: unknown): string {
 }
 
 /**
- * The shape of a catalog file, as the CLI's JSON Schema (`packages/cli/assets/catalog-file.schema.json`)
- * states it, checked by core so that `tollgate import` and `POST /api/products/import` refuse the
- * same files: types, required members, unknown keys, enumerations and ranges (the same bounds
- * `POST /api/plans/save` applies: an interval count of 1 to 1095, trial days up to 730, seats up to
- * the deployment's `MAX_SEATS`). Each problem is a 400 naming its path (`products[0].plans[1].length`).
+ * The rules over a catalog file a JSON Schema cannot state, checked before the import opens its
+ * transaction (400 naming the path): a product key named twice in the file, or a plan, feature or
+ * pricing table key twice within its product; a plan's `perSeatAmount` above the deployment's
+ * `MAX_SEATS`. The file's shape (types, required and unknown keys, enumerations, ranges) is the
+ * JSON Schema's (`packages/http/assets/catalog-file.schema.json`), which both entry points check
+ * with ajv before they call the import; the rules that need the database follow.
  */
-type Shape =
-  | { t: 'string'; min?: number; max?: number; pattern?: RegExp; what?: string }
-  | { t: 'boolean' }
-  | { t: 'int'; min: number; max: number; nullable?: true }
-  | { t: 'number'; min: number; max?: number; above?: true; nullable?: true }
-  | { t: 'enum'; of: readonly unknown[] }
-  | { t: 'array'; of: Shape; unique?: true; min?: number }
-  | { t: 'object'; fields: Record<string, Shape>; required?: readonly string[] }
-  | { t: 'map'; key: RegExp; keyWhat: string; of: Shape; min?: number }
-  | { t: 'scalar' }
-  | { t: 'anyOf'; of: readonly Shape[]; what: string }
-  | { t: 'nullable'; of: Shape };
-
-const KEY: Shape = { t: 'string', pattern: /^[A-Za-z0-9_.-]+$/, what: 'letters, digits, _, . or -' };
-const CURRENCY = /^[A-Z]{3}$/;
-const TEXT: Shape = { t: 'string' };
-const BOOL: Shape = { t: 'boolean' };
-const VISIBILITY: Shape = { t: 'enum', of: ['public', 'private'] };
-const UNITS: Shape = { t: 'number', min: 0, max: Number(MAX_QUANTITY) };
-const MONEY: Shape = { t: 'number', min: 0 };
-const byCurrency = (of: Shape, min?: number): Shape => ({
-  t: 'map',
-  key: CURRENCY,
-  keyWhat: 'a three-letter currency code in capitals',
-  of,
-  min,
-});
-
-/** The longest interval count and trial `POST /api/plans/save` takes (its `intervalCount`, `trialPeriodDays`). */
-const MAX_INTERVAL_COUNT = 1095;
-const MAX_DAYS = 730;
-
-function fileShape(maxSeats: number): Shape {
-  const usage: Shape = {
-    t: 'object',
-    required: ['meter'],
-    fields: {
-      meter: { t: 'string', pattern: METER_SLUG, max: 64, what: '^[a-z0-9_]+$' },
-      scale: { t: 'int', min: 0, max: MAX_SCALE },
-      name: TEXT,
-      unitLabel: { t: 'nullable', of: TEXT },
-      allowance: UNITS,
-      maxUsage: { t: 'nullable', of: UNITS },
-      minUsage: UNITS,
-      rollover: {
-        t: 'anyOf',
-        what: 'none, all or {upTo: units}',
-        of: [
-          { t: 'enum', of: ['none', 'all'] },
-          { t: 'object', required: ['upTo'], fields: { upTo: UNITS } },
-        ],
-      },
-      unitPrices: byCurrency(MONEY, 1),
-      tiers: byCurrency(
-        {
-          t: 'array',
-          min: 1,
-          of: {
-            t: 'object',
-            required: ['upTo', 'unitAmount'],
-            fields: {
-              upTo: {
-                t: 'anyOf',
-                what: 'a number of units above 0 or inf',
-                of: [
-                  { t: 'number', min: 0, above: true },
-                  { t: 'enum', of: ['inf'] },
-                ],
-              },
-              unitAmount: MONEY,
-              flatAmount: { t: 'nullable', of: MONEY },
-            },
-          },
-        },
-        1,
-      ),
-      tiersMode: { t: 'enum', of: ['graduated', 'volume'] },
-    },
-  };
-  const plan: Shape = {
-    t: 'object',
-    required: ['key', 'pricingType'],
-    fields: {
-      key: KEY,
-      displayName: TEXT,
-      description: TEXT,
-      pricingType: { t: 'enum', of: ['free', 'paid'] },
-      licenseType: { t: 'enum', of: LICENSE_TYPES },
-      perSeatAmount: { t: 'int', min: 1, max: maxSeats },
-      interval: { t: 'enum', of: INTERVALS },
-      length: { t: 'int', min: 1, max: MAX_INTERVAL_COUNT },
-      evaluation: BOOL,
-      evalDays: { t: 'int', min: 0, max: MAX_DAYS },
-      trialDays: { t: 'int', min: 0, max: MAX_DAYS, nullable: true },
-      usageBased: BOOL,
-      visibility: VISIBILITY,
-      active: BOOL,
-      prices: byCurrency(MONEY),
-      usage: { t: 'array', of: usage },
-      capabilities: { t: 'array', of: { t: 'string', min: 1 }, unique: true },
-      features: { t: 'map', key: /^[A-Za-z0-9_.-]+$/, keyWhat: 'a feature key', of: { t: 'scalar' } },
-    },
-  };
-  const names: Shape = { t: 'array', of: KEY, unique: true };
-  const product: Shape = {
-    t: 'object',
-    required: ['key', 'name'],
-    fields: {
-      key: KEY,
-      name: { t: 'string', min: 1 },
-      displayName: TEXT,
-      description: TEXT,
-      currencies: { t: 'array', of: { t: 'string', pattern: CURRENCY, what: 'a three-letter currency code in capitals' }, unique: true },
-      capabilities: { t: 'array', of: { t: 'string', min: 1 }, unique: true },
-      features: {
-        t: 'array',
-        of: {
-          t: 'object',
-          required: ['key', 'valueType'],
-          fields: {
-            key: KEY,
-            displayName: TEXT,
-            description: TEXT,
-            valueType: { t: 'enum', of: ['boolean', 'numerical', 'enum'] },
-            enumOptions: { t: 'array', of: { t: 'string', min: 1 }, unique: true },
-            defaultValue: TEXT,
-            showUnlimited: BOOL,
-            visibility: VISIBILITY,
-          },
-        },
-      },
-      plans: { t: 'array', of: plan },
-      pricingTables: {
-        t: 'array',
-        of: {
-          t: 'object',
-          required: ['key'],
-          fields: { key: KEY, name: TEXT, title: TEXT, text: TEXT, theme: TEXT, plans: names, featuredPlan: KEY, features: names },
-        },
-      },
-    },
-  };
-  return {
-    t: 'object',
-    required: ['organisation'],
-    fields: { $schema: TEXT, organisation: { t: 'string', min: 1 }, test: BOOL, products: { t: 'array', of: product } },
-  };
-}
-
-const shown = (v: unknown) => (v === undefined ? 'nothing' : JSON.stringify(v));
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-/** The first problem of `v` against `shape` at path `at`, or undefined. */
-function problemOf(shape: Shape, v: unknown, at: string): [string, string] | undefined {
-  switch (shape.t) {
-    case 'nullable':
-      return v === null ? undefined : problemOf(shape.of, v, at);
-    case 'anyOf':
-      return shape.of.some((s) => !problemOf(s, v, at)) ? undefined : [at, `must be ${shape.what}, got ${shown(v)}`];
-    case 'string':
-      if (typeof v !== 'string') return [at, `must be a string, got ${shown(v)}`];
-      if (shape.min !== undefined && v.length < shape.min) return [at, 'must not be empty'];
-      if (shape.max !== undefined && v.length > shape.max) return [at, `must be at most ${shape.max} characters`];
-      if (shape.pattern && !shape.pattern.test(v)) return [at, `${shown(v)}: must be ${shape.what ?? shape.pattern.source}`];
-      return undefined;
-    case 'boolean':
-      return typeof v === 'boolean' ? undefined : [at, `must be true or false, got ${shown(v)}`];
-    case 'scalar':
-      return ['string', 'number', 'boolean'].includes(typeof v) ? undefined : [at, `must be a string, number or boolean, got ${shown(v)}`];
-    case 'int':
-      if (v === null && shape.nullable) return undefined;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < shape.min || v > shape.max)
-        return [at, `must be a whole number from ${shape.min} to ${shape.max}${shape.nullable ? ' or null' : ''}, got ${shown(v)}`];
-      return undefined;
-    case 'number':
-      if (v === null && shape.nullable) return undefined;
-      if (
-        typeof v !== 'number' ||
-        !Number.isFinite(v) ||
-        v < shape.min ||
-        (shape.above && v <= shape.min) ||
-        (shape.max !== undefined && v > shape.max)
-      )
-        return [
-          at,
-          `must be a number ${shape.above ? 'above' : 'of at least'} ${shape.min}${shape.max !== undefined ? ` and at most ${shape.max}` : ''}, got ${shown(v)}`,
-        ];
-      return undefined;
-    case 'enum':
-      return shape.of.includes(v) ? undefined : [at, `must be one of ${shape.of.join(', ')}, got ${shown(v)}`];
-    case 'array': {
-      if (!Array.isArray(v)) return [at, `must be a list, got ${shown(v)}`];
-      if (shape.min !== undefined && v.length < shape.min) return [at, `needs at least ${shape.min} item(s)`];
-      for (const [i, x] of v.entries()) {
-        const p = problemOf(shape.of, x, `${at}[${i}]`);
-        if (p) return p;
-        if (shape.unique && v.indexOf(x) < i) return [`${at}[${i}]`, `${shown(x)} is named twice (also ${at}[${v.indexOf(x)}])`];
-      }
-      return undefined;
-    }
-    case 'map': {
-      if (!isObject(v)) return [at, `must be an object, got ${shown(v)}`];
-      const entries = Object.entries(v);
-      if (shape.min !== undefined && entries.length < shape.min) return [at, `needs at least ${shape.min} entry`];
-      for (const [k, x] of entries) {
-        if (!shape.key.test(k)) return [`${at}.${k}`, `${k} is not ${shape.keyWhat}`];
-        const p = problemOf(shape.of, x, `${at}.${k}`);
-        if (p) return p;
-      }
-      return undefined;
-    }
-    case 'object': {
-      if (!isObject(v)) return [at, `must be an object, got ${shown(v)}`];
-      const where = (k: string) => (at ? `${at}.${k}` : k);
-      for (const k of shape.required ?? []) if (v[k] === undefined) return [where(k), 'is required'];
-      for (const [k, x] of Object.entries(v)) {
-        const field = shape.fields[k];
-        if (!field)
-          return [
-            where(k),
-            `unknown key ${k}; allowed: ${Object.keys(shape.fields)
-              .filter((f) => f !== '$schema')
-              .join(', ')}`,
-          ];
-        if (x === undefined) continue;
-        const p = problemOf(field, x, where(k));
-        if (p) return p;
-      }
-      return undefined;
-    }
-  }
-}
-
-/**
- * Refuses (400 naming the path) a file that does not have the catalog file's shape (`fileShape`),
- * names a product key twice, a plan, feature or pricing table key twice within its product, or
- * gives a usage entry neither or both of `unitPrices` and `tiers`. Runs before the import opens its
- * transaction; the rules that need the database (references, meters' scales, held plans) follow.
- */
-export function assertCatalogFileShape(file: unknown, maxSeats: number): asserts file is CatalogFile {
-  const problem = problemOf(fileShape(maxSeats), file, '');
-  if (problem) invalid(problem[0] || 'file', problem[1]);
-  const unique = (list: { key: string }[] | undefined, at: string, what: string) => {
+export function assertCatalogFileRules(file: CatalogFile, maxSeats: number): void {
+  const unique = (list: unknown, at: string, what: string) => {
     const first = new Map<string, number>();
-    for (const [i, x] of (list ?? []).entries()) {
+    for (const [i, x] of (Array.isArray(list) ? (list as { key?: unknown }[]) : []).entries()) {
+      if (typeof x?.key !== 'string') continue;
       const j = first.get(x.key);
       if (j !== undefined) invalid(`${at}[${i}].key`, `${what} key ${x.key} is named twice (${at}[${j}] and ${at}[${i}])`);
       first.set(x.key, i);
     }
   };
-  const products = (file as CatalogFile).products ?? [];
+  const products = Array.isArray(file.products) ? file.products : [];
   unique(products, 'products', 'product');
   for (const [i, p] of products.entries()) {
-    unique(p.features, `products[${i}].features`, 'feature');
-    unique(p.plans, `products[${i}].plans`, 'plan');
-    unique(p.pricingTables, `products[${i}].pricingTables`, 'pricing table');
-    for (const [j, plan] of (p.plans ?? []).entries())
-      for (const [k, u] of (plan.usage ?? []).entries()) {
-        const at = `products[${i}].plans[${j}].usage[${k}]`;
-        if (u.unitPrices === undefined && u.tiers === undefined)
-          invalid(`${at}.unitPrices`, 'a usage entry is priced by unitPrices or tiers (by currency): give one');
-        if (u.unitPrices !== undefined && u.tiers !== undefined) invalid(`${at}.tiers`, 'give unitPrices or tiers, not both');
-      }
+    unique(p?.features, `products[${i}].features`, 'feature');
+    unique(p?.plans, `products[${i}].plans`, 'plan');
+    unique(p?.pricingTables, `products[${i}].pricingTables`, 'pricing table');
+    for (const [j, plan] of (Array.isArray(p?.plans) ? p.plans : []).entries()) {
+      const seats: unknown = plan?.perSeatAmount;
+      if (seats !== undefined && !(typeof seats === 'number' && Number.isInteger(seats) && seats >= 1 && seats <= maxSeats))
+        invalid(`products[${i}].plans[${j}].perSeatAmount`, `must be a whole number from 1 to ${maxSeats}, got ${JSON.stringify(seats)}`);
+    }
   }
 }
 
@@ -475,7 +234,8 @@ export class CatalogFileImport {
    */
   async apply(file: CatalogFile, options: { dryRun?: boolean; createOrganisation?: boolean } = {}): Promise<ImportResult> {
     if (!file || typeof file !== 'object' || Array.isArray(file)) invalid('file', 'must be a catalog file (an object)');
-    assertCatalogFileShape(file, limitsOf(this.deps).maxSeats);
+    if (typeof file.organisation !== 'string' || !file.organisation) invalid('organisation', 'is required');
+    assertCatalogFileRules(file, limitsOf(this.deps).maxSeats);
     if (!options.dryRun) return this.applyIn(file, false, options.createOrganisation);
     try {
       await this.applyIn(file, true, options.createOrganisation);
