@@ -81,3 +81,11 @@ describe('keys named twice in one file', () => {
     });
   });
 });
+
+describe('an amount in a catalog file', () => {
+  it('is finite: an infinite price is refused by core too (embedders calling the importer without the schema), nothing written', async () => {
+    const { core, listed } = await setup();
+    expect(await refusal(core, withPlan('team', { prices: { USD: Infinity } }))).toMatchObject({ property: 'plans.team.prices.USD' });
+    expect(await listed()).toEqual([]);
+  });
+});

@@ -24,7 +24,8 @@ let compiled: ValidateFunction | undefined;
 const validator = (): ValidateFunction => {
   if (compiled) return compiled;
   const schema = JSON.parse(fs.readFileSync(CATALOG_FILE_SCHEMA_PATH, 'utf8')) as object;
-  compiled = new Ajv({ allErrors: true, verbose: true, strict: false }).compile(schema);
+  // strictNumbers: `strict: false` would let Infinity (YAML `.inf`, JSON `1e400`) pass as a number.
+  compiled = new Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true }).compile(schema);
   return compiled;
 };
 

@@ -95,6 +95,11 @@ describe('the catalog-file schema', () => {
     ]);
   });
 
+  it('refuses an infinite amount (YAML .inf, JSON 1e400), not only a negative one', () => {
+    expect(details(withPlan({ prices: { USD: Infinity } }))).toMatchObject([{ property: `${plan}.prices.USD` }]);
+    expect(details(usage({ unitPrices: { USD: Infinity } }))).toMatchObject([{ property: `${plan}.usage[0].unitPrices.USD` }]);
+  });
+
   it('refuses products, features and pricing tables of the wrong shape', () => {
     expect(details({ organisation: 'acme', products: {} })).toEqual([{ property: 'products', error: 'must be array, got {}' }]);
     expect(details({ organisation: '' })).toEqual([{ property: 'organisation', error: 'must not be empty' }]);

@@ -493,7 +493,8 @@ export class CatalogFileImport {
       };
     });
     const planCurrencies = Object.entries(e.prices ?? {}).map(([name, amount]) => {
-      if (typeof amount !== 'number' || amount < 0) invalid(`${where}.prices.${name}`, 'must be a number of at least 0');
+      if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0)
+        invalid(`${where}.prices.${name}`, 'must be a number of at least 0');
       const c = currencies.get(name.toUpperCase()) as Currency;
       return { currencyId: c.id, amountMinor: toMinor(amount, c.shortName), paymentPlanId: `${key}_${c.shortName.toLowerCase()}` };
     });
@@ -618,7 +619,7 @@ export class CatalogFileImport {
       for (const n of names)
         if (!declared.has(n.toUpperCase())) invalid(`${at}.${tiered ? 'tiers' : 'unitPrices'}.${n}`, "is not one of the plan's currencies");
       const minor = (major: number, currency: string, field: string) => {
-        if (typeof major !== 'number' || !(major >= 0)) invalid(field, 'must be a number of at least 0');
+        if (typeof major !== 'number' || !Number.isFinite(major) || !(major >= 0)) invalid(field, 'must be a number of at least 0');
         return Math.round(major * 10 ** currencyExponent(currency) * 1e6) / 1e6;
       };
       const id = old?.id ?? this.deps.ids.newId();
