@@ -336,8 +336,9 @@ export class GroupCommit {
     const asked = new Map<string, number[]>();
     for (const [n, l] of locked.entries()) {
       const b = l?.balance;
-      if (!b || b.periodEnd !== null || b.cap !== null || this.notSubscriptions.get(b.owner) || !isUuid(b.owner)) continue;
-      if (!groups[n].batch.some((p) => needsLiveHolder(b, p.op))) continue;
+      // Cheapest first: a consume on a limited balance (every plan's, the benchmark's) asks nothing more.
+      if (!b || b.periodEnd !== null || b.cap !== null || !groups[n].batch.some((p) => needsLiveHolder(b, p.op))) continue;
+      if (this.notSubscriptions.get(b.owner) || !isUuid(b.owner)) continue;
       asked.set(b.owner, [...(asked.get(b.owner) ?? []), n]);
     }
     const out = new Set<number>();
