@@ -5,6 +5,7 @@ import type { Id, Plan, Subscription } from '../../model';
 import type { Repositories } from '../../ports';
 import { subscriptionProviders, type CoreDeps } from '../deps';
 import { scanRecurringBilling } from './plan-pricing';
+import { loadCurrencies } from '../catalog-queries';
 
 /**
  * How long an open checkout session holds its plan's interval: a provider prices the session on
@@ -121,7 +122,7 @@ export async function refuseCurrencyRemoval(
     ...new Set(subscriptions.filter((s) => effectiveStatus(s, now) !== 'CANCELED').map((s) => s.currency.toUpperCase())),
   ].sort();
   if (billed.length === 0) return;
-  const currencies = new Map((await r.currencies.list()).map((c) => [c.id, c]));
+  const currencies = await loadCurrencies(r);
   for (const currency of billed) {
     if (!pricedIn(before, currency, currencies) || pricedIn(after, currency, currencies)) continue;
     const error = `the plan ${before.displayName} (${before.id}) has running subscriptions billed in ${currency}: it must keep a price in ${currency} (amounts may change; a currency may go once those subscriptions end or move)`;
