@@ -246,4 +246,37 @@ describe('carts', () => {
       .expect((r) => expect([403, 404]).toContain(r.status));
     await api(org.readOnlyKey).get('/api/carts').expect(403);
   });
+
+  it('sells no inactive plan (isActive: false): not into a cart, not at a cart checkout, not by quick checkout; on sale again it sells', async () => {
+    const team = org.keys['plans.notes.team'];
+    const cart = await newCart('paused@example.com');
+    await addItem(cart.id, team, { grantee: 'before-pause' }).expect(201);
+    await api().put(`/api/plans/${team}`, { isActive: false }).expect(200);
+    try {
+      const item = await addItem(cart.id, team).expect(400);
+      expect(item.body.detail).toMatch(/not on sale/);
+      const urls = { successUrl: 'https://vendor.example.com/ok', cancelUrl: 'https://vendor.example.com/no' };
+      // A cart that took the plan while it was on sale is not checked out once it is off sale; nothing is made.
+      const held = await api().post(`/api/carts/${cart.id}/checkout`, urls).expect(400);
+      expect(held.body.detail).toMatch(/not on sale/);
+      expect((await api().get(`/api/carts/${cart.id}`).expect(200)).body.data.status).toBe('active');
+      const quick = await api()
+        .post('/api/checkout', { planId: team, owner: 'paused@example.com', ...monthly, currency: 'USD', ...urls })
+        .expect(400);
+      expect(quick.body.detail).toMatch(/not on sale/);
+    } finally {
+      await api().put(`/api/plans/${team}`, { isActive: true }).expect(200);
+    }
+    await addItem(cart.id, org.keys['plans.notes.business']).expect(201);
+    await api()
+      .post('/api/checkout', {
+        planId: team,
+        owner: 'paused@example.com',
+        ...monthly,
+        currency: 'USD',
+        successUrl: 'https://vendor.example.com/ok',
+        cancelUrl: 'https://vendor.example.com/no',
+      })
+      .expect(200);
+  });
 });

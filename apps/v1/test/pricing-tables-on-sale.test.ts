@@ -15,6 +15,7 @@ let world: TestWorld;
 let app: ReturnType<typeof createV1App>;
 let api: ReturnType<typeof v1>;
 let keys: Record<string, string>;
+let apiKey: string;
 
 const catalog = (organisation: string): CatalogFile => ({
   organisation,
@@ -65,7 +66,8 @@ beforeAll(async () => {
   app = createV1App(world);
   const org = await world.core.apiKeys.ensureOrganisation('tables-on-sale');
   keys = (await world.core.importer.apply(catalog('tables-on-sale'))).keys;
-  api = v1(app, (await world.core.apiKeys.create({ organisation: 'tables-on-sale', scopes: ['*'], isTest: false })).plaintext);
+  apiKey = (await world.core.apiKeys.create({ organisation: 'tables-on-sale', scopes: ['*'], isTest: false })).plaintext;
+  api = v1(app, apiKey);
   await world.core.plans.archivePlan({ organisationId: org.id, isTest: false }, keys['plans.shop.old']);
 });
 afterAll(() => world?.close());
@@ -144,6 +146,16 @@ describe('v1 pricing tables show what is on sale', () => {
     expect((await api.get(`${path}?globalSuccessUrl=https://x.io&globalCancelUrl=https://x.io`).expect(400)).body.code).toBe(
       'VALIDATION_FAILED',
     );
+  });
+
+  it("refuses an inactive plan's own checkout link (400 PLAN_NOT_ON_SALE), on v1 and legacy, and still sells the plans on sale", async () => {
+    const query = 'successUrl=https://app.example.com/ok&cancelUrl=https://app.example.com/no&granteeId=alice&member=m@example.com';
+    const paused = await api.get(`/plans/${keys['plans.shop.paused']}/checkoutlink?${query}`).expect(400);
+    expect(paused.body.code).toBe('PLAN_NOT_ON_SALE');
+    expect(paused.body.message ?? paused.body.error).toMatch(/not on sale/);
+    const legacy = await request(app).get(`/plans/${keys['plans.shop.paused']}/checkoutlink?${query}`).set('x-api-key', apiKey).expect(400);
+    expect(JSON.stringify(legacy.body)).toMatch(/not on sale/);
+    await api.get(`/plans/${keys['plans.shop.both']}/checkoutlink?${query}`).expect(200);
   });
 
   it('refuses the table of an archived product (400), even once no plan is left on it', async () => {

@@ -1,6 +1,6 @@
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { Cart, CartItem, CartStatus, CheckoutSession, Interval, LineItemQuantities, Plan, Product } from '../model';
-import { assertPlanSellable } from './catalog';
+import { assertPlanOnSale } from './catalog';
 import { assertPlanInterval, quickCheckoutQuantity } from './quick-checkout';
 
 /**
@@ -18,9 +18,9 @@ export function assertCartOpen(cart: Cart): void {
   if (!STATUS[cart.status].open) fail(ErrorCodes.CART_NOT_ACTIVE, `the cart is ${cart.status}: it changes no more`);
 }
 
-/** The plan may go into the cart: sellable, of the cart's interval, its quantities naming its line items. */
+/** The plan may go into the cart: on sale, of the cart's interval, its quantities naming its line items. */
 export function assertPlanFitsCart(cart: Cart, plan: Plan, product: Product, metadata: LineItemQuantities | null): void {
-  assertPlanSellable(plan, product);
+  assertPlanOnSale(plan, product);
   assertPlanInterval(plan, cart.interval, cart.intervalCount);
   quickCheckoutQuantity(plan, metadata ?? undefined);
 }

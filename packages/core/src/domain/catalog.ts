@@ -24,6 +24,17 @@ export function assertPlanSellable(plan: Plan, product: Product): void {
   if (plan.productId !== product.id) fail(ErrorCodes.PLAN_NOT_IN_PRODUCT, 'the plan belongs to another product');
 }
 
+/**
+ * A new sale (a checkout link, a cart's item, a checkout of several plans) also needs the plan on
+ * sale: `active: false` takes a plan off sale without archiving it. What a vendor does on purpose
+ * (licenses, adoptions, moves, adding a plan to a subscription) and a checkout completing keep to
+ * `assertPlanSellable` (docs/decisions.md, "Inactive plans are not sold").
+ */
+export function assertPlanOnSale(plan: Plan, product: Product): void {
+  assertPlanSellable(plan, product);
+  if (!plan.active) fail(ErrorCodes.PLAN_NOT_ON_SALE, `the plan ${plan.displayName || plan.name} is not on sale (active: false)`);
+}
+
 /** A line item that meters usage now: metered, on a meter, not archived (what makes a plan usage-based). */
 export const isLiveMeteredLine = (li: LineItem): boolean => li.priceType === 'metered' && !!li.meter && !li.archivedAt;
 

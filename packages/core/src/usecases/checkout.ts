@@ -1,7 +1,7 @@
 import { startSubscriptionUsage } from './usage/periods';
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { CheckoutItem, CheckoutOptionsInput, CheckoutSession, Customer, Id, Plan, Subscription, Tenant } from '../model';
-import { assertBilledAsPriced, assertPlanSellable, assertPricedIn } from '../domain/catalog';
+import { assertBilledAsPriced, assertPlanOnSale, assertPricedIn } from '../domain/catalog';
 import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
 import { assertSeatTotal } from '../domain/seats';
@@ -186,7 +186,7 @@ export class CheckoutService {
     const cancelUrl = assertAbsoluteUrl('cancelUrl', req.cancelUrl);
     const granteeId = required('granteeId', req.granteeId);
     const member = required('member', req.member);
-    assertPlanSellable(plan, catalog.product);
+    assertPlanOnSale(plan, catalog.product);
     const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies, limitsOf(this.deps).maxSeats);
     return { successUrl, cancelUrl, granteeId, member, options };
   }
@@ -220,7 +220,7 @@ export class CheckoutService {
         invalid('cartItems', 'a plan is in the cart twice: one subscription holds a plan once (give that item more seats instead)');
       seen.add(p.id);
       if (!completing) {
-        assertPlanSellable(p, product);
+        assertPlanOnSale(p, product);
         if (p.usageBased) invalid('cartItems', `${p.displayName} is usage-based: check it out in a cart of its own`);
         if (p.interval !== plan.interval || p.length !== plan.length)
           invalid('cartItems', `${p.displayName} is not billed on the cart's interval`);
