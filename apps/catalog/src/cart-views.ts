@@ -3,6 +3,7 @@ import { date, iso, nstr, num, str, uuid } from '@tollgate/http';
 import { currencyOptionBaseProps, lineItemBaseProps, priceBaseProps, priceView } from './pricing-views';
 import { object, objectOf, planProps, productSchema } from './response-schemas';
 import { ownerSchema, ownerView } from './routes/receipts';
+import { currencyCode } from './schemas';
 import { catalogPlan, catalogProduct, lineItemFields, objectEnvelope } from './views';
 
 /**
@@ -10,7 +11,8 @@ import { catalogPlan, catalogProduct, lineItemFields, objectEnvelope } from './v
  * modules, their response schemas and their presenters (the cart detail nests plans, products and
  * pricing in the published cart-only shapes).
  */
-export const CURRENCY = { type: 'string', pattern: '^[A-Za-z]{3}$' } as const;
+/** An ISO 4217 currency code (schemas.ts). */
+export const CURRENCY = currencyCode;
 export const INTERVAL = { enum: ['day', 'week', 'month', 'year', null] } as const;
 export const quantities = {
   type: 'object',

@@ -9,6 +9,7 @@ import type {
   SubscriptionLineItem,
   SubscriptionPlanPart,
   SubscriptionRecord,
+  SubscriptionStatus,
 } from '@tollgate/core';
 import { iso } from '@tollgate/http';
 import { catalogPlan, lineItemView, nestedList, tierTagView } from './views';
@@ -49,6 +50,25 @@ export const subscriptionView = (s: Subscription, customer: Customer | undefined
 });
 
 /**
+ * The subscription statuses whose plans are `active` as subscription plans (they grant); the rest
+ * (canceled, and Stripe's unpaid and paused, which keep their seats but grant nothing) are `inactive`.
+ * The list's `status` filter reads the same table.
+ */
+export const SUBSCRIPTION_PLAN_RUNNING: readonly SubscriptionStatus[] = ['ACTIVE', 'TRIALING', 'PAST_DUE'];
+const ALL_STATUSES: Record<SubscriptionStatus, true> = {
+  ACTIVE: true,
+  TRIALING: true,
+  PAST_DUE: true,
+  UNPAID: true,
+  PAUSED: true,
+  CANCELED: true,
+};
+
+/** The subscription statuses a subscription plan's `status` filter (`active` or `inactive`) names. */
+export const subscriptionStatusesOfPlanStatus = (status: 'active' | 'inactive'): SubscriptionStatus[] =>
+  (Object.keys(ALL_STATUSES) as SubscriptionStatus[]).filter((x) => SUBSCRIPTION_PLAN_RUNNING.includes(x) === (status === 'active'));
+
+/**
  * One plan a subscription holds as its subscription plan: the first has the subscription's id, an
  * added one its own; the group (the team the seats go to) is the subscription's, for every plan.
  */
@@ -63,7 +83,7 @@ export const subscriptionPartView = (
   subscriptionId: s.id,
   planId: part.planId,
   seats: part.seats,
-  status: s.status === 'CANCELED' ? 'inactive' : 'active',
+  status: SUBSCRIPTION_PLAN_RUNNING.includes(s.status) ? 'active' : 'inactive',
   createdAt: iso(part.createdAt),
   updatedAt: iso(part.updatedAt),
 });

@@ -1,4 +1,4 @@
-import { INTERVALS, type PlanDraft } from '@tollgate/core';
+import { CURRENCY_CODES, ErrorCodes, fail, INTERVALS, MAX_AMOUNT_MINOR, type PlanDraft } from '@tollgate/core';
 import { querySchema, typed } from '@tollgate/http';
 
 /** Request-schema pieces several catalog resources share, and the plan-save document (each route module declares its own beside its handlers). */
@@ -29,7 +29,35 @@ export const planBodyProps = {
   tierTag: { type: ['string', 'null'], minLength: 1, maxLength: 100 },
   isActive: { type: 'boolean' },
 };
-const amount = { type: ['number', 'null'], minimum: 0 };
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * A plan id of a body whose published schema is a plain string (quick checkout's `planId`, an items
+ * change's `newPlanId`): one that cannot be a plan's id is a 404 "plan not found" naming the field,
+ * as an unknown plan is, rather than a value the database cannot store.
+ */
+export const planIdOf = (raw: string, property: string): string =>
+  UUID_TEXT.test(raw) ? raw : fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found', [{ property, error: 'is not the id of a plan' }]);
+
+/** The largest count the database keeps (a PostgreSQL `integer`): quantities above it are a 400 naming the field. */
+export const MAX_INT32 = 2_147_483_647;
+/** A quantity of a line item (seats, units a checkout may take). */
+export const quantity = (minimum: number) => ({ type: 'integer', minimum, maximum: MAX_INT32 });
+/**
+ * A currency code of the published list (core's CURRENCY_CODES), in upper or lower case (the
+ * published API lists upper-case codes; Tollgate has always taken lower case too). Any other code is
+ * a 400 naming the field.
+ */
+export const currencyCode = { type: 'string', enum: [...CURRENCY_CODES, ...CURRENCY_CODES.map((c) => c.toLowerCase())] } as const;
+/**
+ * A currency of a plans/save price: three letters in one case here; the core checks it against the
+ * list, except a currency the plan already has (so a plan with an older or imported code can be re-saved).
+ */
+const savedCurrency = { type: 'string', pattern: '^([A-Z]{3}|[a-z]{3})$' } as const;
+/**
+ * An amount in minor units (0..99999999999, Stripe's largest); whole except a metered line item's
+ * per-unit amounts (the core checks that, naming the field).
+ */
+const amount = { type: ['number', 'null'], minimum: 0, maximum: MAX_AMOUNT_MINOR };
 // Units of the line item's meter: the core reads them exactly and checks them against its scale
 // (whole on a whole-unit meter), naming the field.
 const units = {
@@ -65,8 +93,8 @@ export const planSaveBody = typed<PlanDraft>({
           intervalType: { enum: ['one_off', 'recurring'] },
           billingScheme: { enum: ['fixed', 'per_unit', 'tiered', 'flat_rate'] },
           tiersMode: { enum: ['graduated', 'volume', null] },
-          minQuantity: { type: 'integer', minimum: 0 },
-          maxQuantity: { type: 'integer', minimum: 0 },
+          minQuantity: quantity(0),
+          maxQuantity: quantity(0),
           allowChangingQuantity: { type: 'boolean' },
           unitLabel: { type: ['string', 'null'], maxLength: 50 },
           // Usage plan terms of a metered line item (Tollgate's; units of its meter as numbers or decimal strings).
@@ -88,7 +116,7 @@ export const planSaveBody = typed<PlanDraft>({
               required: ['currencyOptions'],
               properties: {
                 id: { type: 'string', minLength: 1, maxLength: 100 },
-                defaultCurrency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+                defaultCurrency: savedCurrency,
                 archivedAt: dateTime,
                 interval: { enum: [...INTERVALS, null] },
                 intervalCount: { type: ['integer', 'null'], minimum: 1, maximum: 1095 },
@@ -102,7 +130,7 @@ export const planSaveBody = typed<PlanDraft>({
                     required: ['currency'],
                     properties: {
                       id: { type: 'string', minLength: 1, maxLength: 100 },
-                      currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+                      currency: savedCurrency,
                       unitAmount: amount,
                       isDefault: { type: 'boolean' },
                       tiers: {
@@ -117,7 +145,7 @@ export const planSaveBody = typed<PlanDraft>({
                             // Units: decimals (at most the meter's scale of places) on a decimal meter.
                             upTo: { type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?|inf)$' },
                             flatAmount: amount,
-                            unitAmount: { type: 'number', minimum: 0 },
+                            unitAmount: { type: 'number', minimum: 0, maximum: MAX_AMOUNT_MINOR },
                           },
                         },
                       },

@@ -90,8 +90,8 @@ describe('catalog subscriptions', () => {
     expect(
       (await api().get('/api/subscriptions?owner=lister-b&status=ACTIVE').expect(200)).body.data.map((s: { id: string }) => s.id),
     ).toEqual([b.id]);
-    const bad = await api().get('/api/subscriptions?status=paused').expect(400);
-    expect(bad.body.errors).toEqual([{ property: 'status', message: 'paused is not a subscription status' }]);
+    const bad = await api().get('/api/subscriptions?status=frozen').expect(400);
+    expect(bad.body.errors).toEqual([{ property: 'status', message: 'frozen is not a subscription status' }]);
     // Another organisation and the other mode see none of these.
     expect((await api(other.liveKey).get('/api/subscriptions?owner=lister-b').expect(200)).body.data).toEqual([]);
     expect((await api(org.testKey).get('/api/subscriptions?owner=lister-b').expect(200)).body.data).toEqual([]);
@@ -294,6 +294,12 @@ describe('catalog subscriptions', () => {
       { planId: team, action: 'replace', newPlanId: org.keys['plans.notes.free'] },
     ]).expect(400);
     expect(mixed.body.errors[0]).toMatchObject({ property: 'items[1]', message: expect.stringContaining('in a request of its own') });
+    // An added plan replaced by one the subscription holds already: the refusal names the replace's `newPlanId`.
+    const heldAlready = await items([{ planId: business, action: 'replace', newPlanId: team }]).expect(400);
+    expect(heldAlready.body.errors[0]).toMatchObject({
+      property: 'items[0].newPlanId',
+      message: expect.stringContaining('holds this plan'),
+    });
     await items([{ planId: '6a1f1d8e-0000-4000-8000-000000000000', action: 'add' }]).expect(404);
     await items([{ planId: other.keys['plans.notes.business'], action: 'add' }]).expect(403);
     expect(await plansNow()).toHaveLength(2);
@@ -320,7 +326,7 @@ describe('catalog subscriptions', () => {
     expect(await seatsOf(team)).toEqual([]);
     // replace: the first plan's plan change, with the seats the target needs (Team: at least 2).
     const below = await items([{ planId: business, action: 'replace', newPlanId: team }]).expect(400);
-    expect(below.body.errors[0]).toMatchObject({ property: 'planId', message: expect.stringContaining('at least 2 seats') });
+    expect(below.body.errors[0]).toMatchObject({ property: 'items[0].newPlanId', message: expect.stringContaining('at least 2 seats') });
     await api().put(`/api/subscription-plans/${s.id}/seats`, { quantity: 2 }).expect(204);
     await world.core.worker.drain();
     await items([{ planId: business, action: 'replace', newPlanId: team }]).expect(204);
@@ -534,6 +540,20 @@ describe('catalog subscription plans', () => {
     expect(list.body.data[0].plan.id).toBe(s.planId);
     expect(list.body.data[0].subscription.id).toBe(s.id);
     expect((await api().get('/api/subscription-plans?owner=planner&status=inactive').expect(200)).body.data).toEqual([]);
+    // Unpaid (Stripe's retries over) or paused, its plans grant nothing: `inactive`, shown and filtered alike.
+    for (const status of ['UNPAID', 'PAUSED'] as const) {
+      await world.db.uow.run(async (r) => {
+        const stored = await r.subscriptions.get(s.id);
+        await r.subscriptions.save({ ...stored!, status });
+      });
+      expect((await api().get('/api/subscription-plans?owner=planner&status=active').expect(200)).body.data).toEqual([]);
+      const inactive = (await api().get('/api/subscription-plans?owner=planner&status=inactive').expect(200)).body.data;
+      expect(inactive).toEqual([expect.objectContaining({ id: s.id, status: 'inactive' })]);
+    }
+    await world.db.uow.run(async (r) => {
+      const stored = await r.subscriptions.get(s.id);
+      await r.subscriptions.save({ ...stored!, status: 'ACTIVE' });
+    });
     const one = await api().get(`/api/subscription-plans/${s.id}`).expect(200);
     expectSchema(objectOf(subscriptionPlanItemSchema), one.body);
     expect(one.body.data).toMatchObject({ id: s.id, ownerId: s.customerId });
@@ -681,9 +701,9 @@ describe('an items body as steps (itemStepsOf)', () => {
     ).toEqual({
       replaces: [],
       steps: [
-        { kind: 'add', planId: 'x', at: 'items[0]' },
+        { kind: 'add', planId: 'x', at: 'items[0]', field: 'items[0].newPlanId' },
         { kind: 'remove', planId: 'a', at: 'items[0]' },
-        { kind: 'add', planId: 'y', at: 'items[1]' },
+        { kind: 'add', planId: 'y', at: 'items[1]', field: 'items[1].newPlanId' },
         { kind: 'remove', planId: 'b', at: 'items[1]' },
       ],
     });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express, { type RequestHandler } from 'express';
 import { html, Html } from '@tollgate/core';
+import { cspHash, noSniff, setPageSecurity } from '@tollgate/http';
 
 /** Where the swagger-ui-dist package's files are. */
 const SWAGGER_UI = path.dirname(require.resolve('swagger-ui-dist/swagger-ui-bundle.js'));
@@ -15,6 +16,23 @@ const STYLE = `
   h1 { margin-top: 0; } code { background: #eef1f5; padding: .1rem .3rem; border-radius: 4px; }
   li { margin: .3rem 0; } a:focus-visible { outline: 3px solid #ffbf47; outline-offset: 2px; }
 `;
+/** The page's one inline style, allowed by its hash (the text between the tags, exactly). */
+const STYLE_TAG = new Html(`<style>${STYLE}</style>`);
+const HOME_POLICY = { styles: [cspHash(STYLE)] };
+
+/** What `/docs` loads from swagger-ui-dist, and nothing else of the package (its demo page loads a remote spec). */
+const DOCS_ASSETS = new Set(['swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'swagger-ui.css']);
+/**
+ * The one inline style Swagger UI renders: the `<style>` of its logo (an SVG), allowed by its hash
+ * (the browser test `apps/server/test/browser.test.ts` reports a refusal if an upgrade changes it).
+ */
+const SWAGGER_LOGO_STYLE = '.logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}';
+/** Swagger UI: its served files, its icons as `data:` images, the OpenAPI documents fetched from here. */
+const DOCS_POLICY = {
+  scripts: ["'self'"],
+  styles: ["'self'", cspHash(SWAGGER_LOGO_STYLE)],
+  extra: ["img-src 'self' data:", "connect-src 'self'"],
+};
 
 export interface HomeInfo {
   /** 'PostgreSQL server' or 'embedded PGlite'. */
@@ -33,9 +51,7 @@ export function homePage(info: HomeInfo): RequestHandler {
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <title>Tollgate</title>
-          <style>
-            ${new Html(STYLE)}
-          </style>
+          ${STYLE_TAG}
         </head>
         <body>
           <main>
@@ -77,6 +93,7 @@ export function homePage(info: HomeInfo): RequestHandler {
       </html>`;
     res.status(200);
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    setPageSecurity(res, HOME_POLICY);
     res.end(body.text);
   };
 }
@@ -87,9 +104,13 @@ export function homePage(info: HomeInfo): RequestHandler {
  */
 export function docsRouter(): express.Router {
   const r = express.Router();
-  r.use('/docs/assets', express.static(SWAGGER_UI, { index: false, maxAge: '1h' }));
+  const assets = express.static(SWAGGER_UI, { index: false, maxAge: '1h' });
+  r.use('/docs/assets', (req, res, next) =>
+    DOCS_ASSETS.has(req.path.slice(1)) ? noSniff(req, res, () => assets(req, res, next)) : next(),
+  );
   r.get('/docs/init.js', (_req, res) => {
     res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     res.end(`window.ui = SwaggerUIBundle({
   urls: [
     { url: '/openapi/v1.json', name: 'v1' },
@@ -112,6 +133,7 @@ export function docsRouter(): express.Router {
   });
   r.get('/docs', (_req, res) => {
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    setPageSecurity(res, DOCS_POLICY);
     res.end(`<!doctype html>
 <html lang="en">
   <head>

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import request from 'supertest';
 import type { Browser } from 'playwright-core';
-import { launchBrowser } from './support/browser';
+import { launchBrowser, watchCsp } from './support/browser';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../src';
 
@@ -35,7 +35,12 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => vendor.listen(0, '127.0.0.1', resolve));
   vendorBase = `http://localhost:${(vendor.address() as AddressInfo).port}`;
   browser = await launchBrowser();
+  csp = watchCsp(browser);
 }, 60_000);
+
+// Every page works under its Content-Security-Policy: Chromium reports no refusal.
+let csp: ReturnType<typeof watchCsp>;
+afterEach(() => expect(csp.violations.splice(0)).toEqual([]));
 
 afterAll(async () => {
   await browser?.close();
@@ -55,7 +60,7 @@ it('buys a plan in the sandbox checkout page, from the link to the success redir
     .expect(200);
   const checkout = new URL(body.checkoutUrl);
 
-  const page = await browser.newPage();
+  const page = await csp.newPage();
   await page.goto(`${base}${checkout.pathname}`);
   expect(await page.title()).toContain('Checkout: Team');
   expect(await page.textContent('#plan')).toBe('Team');
@@ -100,7 +105,7 @@ const capabilitiesOf = async (grantee: string) =>
 
 it('buys from the hosted pricing page: currency switch, plan button, sandbox payment, success', async () => {
   const successUrl = `${base}/healthz?hosted`;
-  const page = await browser.newPage();
+  const page = await csp.newPage();
   await page.goto(await pricingPageLink('hosted-user', successUrl));
   expect(await page.title()).toBe('Pick a plan');
   await expect(page.getByRole('heading', { level: 2 }).allTextContents()).resolves.toEqual(['Free', 'Team', 'Business']);
@@ -125,7 +130,7 @@ it("buys from the web component on a vendor's own site (another origin)", async 
   vendorPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Vendor pricing</title>
     <script type="module" src="${base}/embed/pricing-table.js"></script></head>
     <body><h1>Vendor app</h1><tollgate-pricing-table src="${link}"></tollgate-pricing-table></body></html>`;
-  const page = await browser.newPage();
+  const page = await csp.newPage();
   await page.goto(`${vendorBase}/pricing`);
   // Playwright's selectors reach into the component's shadow root.
   await page.getByRole('link', { name: 'Choose Team' }).waitFor();
@@ -143,7 +148,7 @@ it("buys from the web component on a vendor's own site (another origin)", async 
 }, 60_000);
 
 it('shows the home page and the API reference of the three generations', async () => {
-  const page = await browser.newPage();
+  const page = await csp.newPage();
   await page.goto(`${base}/`);
   expect(await page.textContent('h1')).toBe('Tollgate');
   await page.screenshot({ path: path.join(ARTIFACTS, 'home.png'), fullPage: true });

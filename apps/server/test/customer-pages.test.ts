@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import type { Browser, Page } from 'playwright-core';
-import { startBrowserWorld } from './support/browser';
+import { startBrowserWorld, watchCsp } from './support/browser';
 import type { SeededOrg, TestWorld } from '@tollgate/runtime/testing';
 
 // The customer's pages agree with each other (#23): the hosted pricing page, the sandbox checkout,
@@ -20,7 +20,12 @@ let close: () => Promise<void>;
 beforeAll(async () => {
   ({ world, org, server, base, browser, close } = await startBrowserWorld('pages-org'));
   fs.mkdirSync(ARTIFACTS, { recursive: true });
+  csp = watchCsp(browser);
 }, 60_000);
+
+// Every page works under its Content-Security-Policy: Chromium reports no refusal.
+let csp: ReturnType<typeof watchCsp>;
+afterEach(() => expect(csp.violations.splice(0)).toEqual([]));
 
 afterAll(() => close?.());
 
@@ -33,7 +38,7 @@ it('the hosted pricing page and checkout show the same money, per-seat price, mi
     `/pricing-tables/${org.keys['pricingTables.notes.main']}/page-link?globalSuccessUrl=${encodeURIComponent(`${base}/sandbox/thank-you`)}` +
       `&globalCancelUrl=${encodeURIComponent(base)}&globalGranteeId=pages-user&member=pages-user@example.com`,
   ).expect(200);
-  const page = await browser.newPage();
+  const page = await csp.newPage();
   await page.goto(body.url);
   const team = page.locator('.plan', { has: page.getByRole('heading', { name: 'Team' }) });
   expect((await team.locator('.price').textContent())?.replace(/\s+/g, ' ').trim()).toBe('$12.00 per seat per month');
@@ -60,7 +65,7 @@ it('a hosted pricing table mixing free and per-seat plans lets the customer choo
     `/pricing-tables/${org.keys['pricingTables.notes.main']}/page-link?globalSuccessUrl=${encodeURIComponent(`${base}/sandbox/thank-you`)}` +
       `&globalCancelUrl=${encodeURIComponent(base)}&globalGranteeId=table-seats&member=table-seats@example.com&changeQuantity=true`,
   ).expect(200);
-  const page = await browser.newPage();
+  const page = await csp.newPage();
   await page.goto(body.url);
   await page.getByRole('link', { name: 'Choose Team' }).click();
   await page.waitForURL(/\/sandbox\/checkout\//);
@@ -73,7 +78,7 @@ it('the checkout offers a seat choice where the plan allows it, from the minimum
   const { body } = await v1(
     `/plans/${org.keys['plans.notes.team']}/checkoutlink?successUrl=${encodeURIComponent(`${base}/sandbox/thank-you`)}&cancelUrl=${encodeURIComponent(base)}&granteeId=seats-user&member=seats@example.com&changeQuantity=true&currency=EUR`,
   ).expect(200);
-  const page = await browser.newPage();
+  const page = await csp.newPage();
   await page.goto(body.checkoutUrl);
   const seats = page.getByLabel('Seats');
   expect(await seats.getAttribute('min')).toBe('2');
@@ -90,7 +95,7 @@ it('the portal speaks plain words, changes seats and plan, lists invoices, and k
   const [license] = (await v1('/licenses/granteeId/pages-user').expect(200)).body as { subscriptionUuid: string }[];
   const id = license.subscriptionUuid;
   const { body } = await v1(`/subscriptions/${id}/customer-portal`).expect(200);
-  const page = await browser.newPage();
+  const page = await csp.newPage();
   await page.goto(body.url);
   expect(await text(page, '#status')).not.toMatch(/[A-Z]{4,}/);
   expect(['Active', 'Free trial']).toContain(await text(page, '#status'));

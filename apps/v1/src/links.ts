@@ -29,7 +29,7 @@ export const DEFERRED_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export type PlanLinkOptions = Partial<Pick<CheckoutLinkRequest, 'granteeId' | 'successUrl' | 'cancelUrl'>>;
 
 export interface LinkServices {
-  checkout: Pick<CheckoutService, 'validateLink'>;
+  checkout: Pick<CheckoutService, 'validateLink' | 'checkCustomerId'>;
   links: SignedLinks;
   clock: Clock;
   config: { publicUrl: string };
@@ -68,15 +68,18 @@ export function listCurrency(plans: Plan[], catalog: ProductCatalog, asked: stri
  * Deferred checkout links for the plans of a catalog: checked now, but the checkout session (and
  * the provider's) is created only when the customer follows one (`/checkout/start/:token`), so a
  * pricing table view costs no provider call. Every link is in the list's one currency (`listCurrency`).
+ * The request's `customerId` is checked against the tenant's customers here (one read).
  */
-export function deferredCheckoutLinks(
+export async function deferredCheckoutLinks(
   s: LinkServices,
   tenant: Tenant,
   plans: Plan[],
   catalog: ProductCatalog,
   global: CheckoutLinkRequest,
   perPlan: ReadonlyMap<Id, PlanLinkOptions> = new Map(),
-): Map<Id, string> {
+): Promise<Map<Id, string>> {
+  // A \`customerId\` is checked when the table is built (400 naming it), not first when a visitor follows a link.
+  await s.checkout.checkCustomerId(tenant, global.customerId);
   const out = new Map<Id, string>();
   const currency = listCurrency(plans, catalog, global.currency);
   const paid = (plan: Plan) => plan.pricingType !== 'free';

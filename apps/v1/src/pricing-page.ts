@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
+import { cspHash, setPageSecurity } from '@tollgate/http';
 import {
   DomainError,
   formatMoney,
@@ -58,7 +59,7 @@ export async function pricingPageLink(
 ): Promise<{ url: string; expiresAt: string }> {
   const view = await s.queries.getPricingTable(tenant, pricingTableId);
   // Every plan's checkout must be possible for this request before a link is handed out.
-  deferredCheckoutLinks(s, tenant, view.plans, view.catalog, request);
+  await deferredCheckoutLinks(s, tenant, view.plans, view.catalog, request);
   const now = s.clock.now();
   const grant: PricingPageGrant = { kind: 'pricing-page', ...tenant, pricingTableId, request };
   const token = s.links.sign(grant, PRICING_PAGE_TTL_MS, now);
@@ -95,9 +96,17 @@ function termsOf(plan: PlanView): Html | string {
   return terms.length ? html`<p class="terms">${terms.join(' · ')}</p>` : '';
 }
 
-/** The pricing table's markup (the page's body and the component's content). */
-export function pricingTableMarkup(view: TableView, currency: string, currencyHref: (code: string) => string): Html {
-  const currencies = (view.product.currencies ?? []).map((c) => c.currency?.shortName).filter((c): c is string => !!c);
+/**
+ * The pricing table's markup (the page's body and the component's content). Without `currencyHref`
+ * (the link pins a currency) there is no currency switch.
+ */
+export function pricingTableMarkup(view: TableView, currency: string, currencyHref: ((code: string) => string) | undefined): Html {
+  const currencies = currencyHref
+    ? (view.product.currencies ?? [])
+        .map((c) => c.currency?.shortName)
+        .filter((c): c is string => !!c)
+        .map((c) => ({ c, href: currencyHref(c) }))
+    : [];
   const sellable = (p: PlanView) => p.pricingType === 'free' || !!p.currencies?.some((c) => c.currency?.shortName === currency);
   return html`<section class="tollgate-pricing" aria-labelledby="tollgate-pricing-title">
     <h1 id="tollgate-pricing-title">${view.title || view.name}</h1>
@@ -108,9 +117,9 @@ export function pricingTableMarkup(view: TableView, currency: string, currencyHr
             <span id="tollgate-currency-label">Currency:</span>
             <ul role="list">
               ${currencies.map(
-                (c) =>
+                ({ c, href }) =>
                   html`<li>
-                    <a href="${currencyHref(c)}" data-currency="${c}" ${new Html(c === currency ? 'aria-current="true"' : '')}>${c}</a>
+                    <a href="${href}" data-currency="${c}" ${new Html(c === currency ? 'aria-current="true"' : '')}>${c}</a>
                   </li>`,
               )}
             </ul>
@@ -169,10 +178,24 @@ export const PRICING_TABLE_STYLE = `
 
 const EMBED_SCRIPT = fs.readFileSync(path.join(__dirname, '..', 'assets', 'pricing-table.js'), 'utf8');
 
+/** The hosted page's styles: its own and the table's (one inline style, allowed by its hash). */
+const DOCUMENT_STYLE = `
+  body { margin: 0; background: #f5f6f8; }
+  main { max-width: 64rem; margin: 2rem auto; padding: 0 1rem; }
+  ${PRICING_TABLE_STYLE}`;
+
+/**
+ * The page carries its signed link in its address (no referrer), loads nothing but its inline style
+ * (by hash), runs no script and is never framed: the documented way to show the table on another
+ * site is the web component, which fetches the fragment (no frame).
+ */
+const PAGE_POLICY = { styles: [cspHash(DOCUMENT_STYLE), cspHash(PRICING_TABLE_STYLE)], secretUrl: true };
+
 function sendHtml(res: Response, status: number, text: string) {
   res.status(status);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
+  setPageSecurity(res, PAGE_POLICY);
   res.end(text);
 }
 
@@ -183,11 +206,7 @@ const document = (title: string, body: Html) =>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title}</title>
-        <style>
-          body { margin: 0; background: #f5f6f8; }
-          main { max-width: 64rem; margin: 2rem auto; padding: 0 1rem; }
-          ${new Html(PRICING_TABLE_STYLE)}
-        </style>
+        ${new Html(`<style>${DOCUMENT_STYLE}</style>`)}
       </head>
       <body>
         <main>${body}</main>
@@ -201,6 +220,7 @@ export function createPricingPageRouter(s: PricingPageServices): express.Router 
     res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     res.end(EMBED_SCRIPT);
   });
   r.get('/pricing-tables/:pricingTableUuid/page', async (req: Request, res: Response) => {
@@ -229,14 +249,19 @@ export function createPricingPageRouter(s: PricingPageServices): express.Router 
       const view = await s.queries.getPricingTable(tenant, grant.pricingTableId);
       const offered = view.catalog.currencies;
       const codes = [...offered.values()].map((c) => c.shortName);
-      const asked = typeof req.query.currency === 'string' ? req.query.currency.toUpperCase() : undefined;
+      // A currency the vendor pinned in the signed link is the page's: `?currency` (unsigned, the
+      // switch's) is read only when the link leaves the choice to the customer.
+      const pinned = grant.request.currency?.toUpperCase();
+      const asked = !pinned && typeof req.query.currency === 'string' ? req.query.currency.toUpperCase() : undefined;
       const preset = productCurrencies(view.catalog).find((c) => c.link.isDefault)?.currency.shortName;
-      const fallback = grant.request.currency?.toUpperCase() ?? preset ?? codes[0] ?? 'USD';
+      const fallback = pinned ?? preset ?? codes[0] ?? 'USD';
       const currency = asked && codes.includes(asked) ? asked : fallback;
       const request = { ...grant.request, currency };
-      const table = v1PricingTable(view, deferredCheckoutLinks(s, tenant, view.plans, view.catalog, request));
-      const href = (code: string) =>
-        `${s.config.publicUrl}/pricing-tables/${grant.pricingTableId}/page?token=${encodeURIComponent(token)}&currency=${code}${fragment ? '&format=fragment' : ''}`;
+      const table = v1PricingTable(view, await deferredCheckoutLinks(s, tenant, view.plans, view.catalog, request));
+      const href = pinned
+        ? undefined
+        : (code: string) =>
+            `${s.config.publicUrl}/pricing-tables/${grant.pricingTableId}/page?token=${encodeURIComponent(token)}&currency=${code}${fragment ? '&format=fragment' : ''}`;
       const markup = pricingTableMarkup(table, currency, href);
       sendHtml(res, 200, fragment ? `<style>${PRICING_TABLE_STYLE}</style>${markup.text}` : document(table.title || table.name, markup));
     } catch (e) {

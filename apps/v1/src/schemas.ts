@@ -103,7 +103,7 @@ export const v1SubscriptionSchema = withOptional(
     email: nstr,
     expiryDate: date,
     lineItemIds: arrayOf(str),
-    status: { enum: ['ACTIVE', 'TRIALING', 'PAST_DUE', 'CANCELED'] },
+    status: { enum: ['ACTIVE', 'TRIALING', 'PAST_DUE', 'UNPAID', 'PAUSED', 'CANCELED'] },
     createdAt: date,
     updatedAt: date,
     isTest: bool,

@@ -1,4 +1,4 @@
-import { FakePaymentProvider } from '@tollgate/core/testing';
+import { buyPlan, FakePaymentProvider } from '@tollgate/core/testing';
 import { capabilitySchema, legacyErrorSchema, licenseSchema } from '@tollgate/http';
 import {
   checkoutLinkSchema,
@@ -345,12 +345,37 @@ describe('v1 subscriptions', () => {
     expect(Object.keys(invoices).sort()).toEqual(['data', 'first', 'hasMore', 'last']);
     const plans = (await api.get(`${s}/updateplan/listplans`).expect(200)).body;
     expectSchema(arrayOf(v1PlanSchema), plans);
-    expect(plans.map((p: { displayName: string }) => p.displayName)).toEqual(['Free', 'Business', 'Metered', 'Metered Pro']);
+    // Not Metered nor Metered Pro: flat paid plans, which change-plan refuses for 2 seats (billed twice).
+    expect(plans.map((p: { displayName: string }) => p.displayName)).toEqual(['Free', 'Business']);
     expect(plans[0]).toHaveProperty('currencies');
     expect(plans[0]).toHaveProperty('features');
     for (const path of ['updatepaymentlink', 'customer-portal', 'cancelpaymentlink'])
       expectSchema(urlSchema, (await api.get(`${s}/${path}`).expect(200)).body);
     expect((await api.get(`${s}/payment-method`).expect(200)).body).toMatchObject({ id: 'pm_fake' });
+  });
+
+  it('refuses to move a free subscription (the free checkout) to a paid plan, naming planUuid; lists it no paid plan', async () => {
+    const { subscription } = await buyPlan(world.core, org.keys['plans.notes.free'], 1, 'free-mover', 'none');
+    const s = `/subscriptions/${subscription.id}`;
+    const res = await api.put(`${s}/change-plan`, { planUuid: org.keys['plans.notes.business'] }).expect(400);
+    expect(res.body).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      validationErrors: [{ property: 'planUuid', error: expect.stringContaining('check out Business') }],
+    });
+    expect((await api.get(s).expect(200)).body.planUuid).toBe(org.keys['plans.notes.free']);
+    expect((await api.get(`${s}/updateplan/listplans`).expect(200)).body).toEqual([]);
+  });
+
+  it('shows the cancel instant as the expiry date of a subscription canceled now', async () => {
+    const { subscription } = await purchase(world, org.keys['plans.notes.business'], 'sub-expiry');
+    const s = `/subscriptions/${subscription.id}`;
+    expect((await api.get(s).expect(200)).body.expiryDate).toBe(subscription.currentPeriodEnd.toISOString());
+    await api.put(`${s}/cancel?when=now`).expect(204);
+    const canceled = (await world.core.subscriptions.get({ organisationId: subscription.organisationId, isTest: false }, subscription.id))
+      .subscription;
+    const body = (await api.get(s).expect(200)).body;
+    expect(body.expiryDate).toBe(canceled.canceledAt?.toISOString());
+    expect(body.expiryDate).not.toBe(subscription.currentPeriodEnd.toISOString());
   });
 
   it('cancels now or at the end (when required) and reactivates only while scheduled', async () => {

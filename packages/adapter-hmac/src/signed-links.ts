@@ -3,7 +3,8 @@ import type { SignedLinks } from '@tollgate/core';
 
 /**
  * Signed links as a JSON payload with an expiry and an HMAC-SHA256 of it (`<body>.<mac>`, both
- * base64url). Every instance given the same secret verifies the others' links.
+ * base64url). Every instance given the same secret verifies the others' links. A token is exactly
+ * these two parts: anything more (`<body>.<mac>.x`) is refused, so one signed link has one spelling.
  */
 export class HmacSignedLinks implements SignedLinks {
   constructor(private readonly secret: string) {}
@@ -14,7 +15,9 @@ export class HmacSignedLinks implements SignedLinks {
   }
 
   verify<T>(token: string, now: Date): T | undefined {
-    const [body, mac] = token.split('.');
+    const parts = token.split('.');
+    if (parts.length !== 2) return undefined;
+    const [body, mac] = parts;
     if (!body || !mac) return undefined;
     const expected = Buffer.from(this.mac(body));
     const given = Buffer.from(mac);

@@ -24,3 +24,15 @@ describe('HMAC signed links', () => {
     for (const bad of ['', 'x', 'x.y', '.', `${body}.`]) expect(links.verify(bad, now)).toBeUndefined();
   });
 });
+
+describe('HMAC signed links have one spelling', () => {
+  const links = new HmacSignedLinks('a secret for tests');
+  const now = new Date('2026-01-01T00:00:00Z');
+
+  it('refuses a valid token with segments added after it', () => {
+    const token = links.sign({ planId: 'p1' }, 60_000, now);
+    expect(links.verify(token, now)).toMatchObject({ planId: 'p1' });
+    for (const extra of [`${token}.a`, `${token}.b`, `${token}.`, `${token}..`, `${token}.${token}`])
+      expect(links.verify(extra, now)).toBeUndefined();
+  });
+});

@@ -152,3 +152,18 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
+/**
+ * One secret sealed with the deployment's `TOLLGATE_SECRET` (a signing key's, live or test), if
+ * any is stored: what start-up opens to prove the secret is the one the database was written with.
+ */
+export async function anySealedSecret(db: Kysely<DB>): Promise<string | undefined> {
+  // Before the first migration (`tollgate migrate` on a new database) there is nothing to open.
+  const { rows } = await sql<{ live: string | null; test: string | null }>`
+    select to_regclass('signing_keys')::text as live, to_regclass('test_signing_keys')::text as test`.execute(db);
+  if (!rows[0]?.live || !rows[0]?.test) return undefined;
+  const live = await db.selectFrom('signing_keys').select('secret_ciphertext').limit(1).executeTakeFirst();
+  if (live) return live.secret_ciphertext;
+  const test = await db.selectFrom('test_signing_keys').select('secret_ciphertext').limit(1).executeTakeFirst();
+  return test?.secret_ciphertext;
+}

@@ -1,4 +1,12 @@
-export { openDatabase, migrateToLatest, pendingMigrations, pingDatabase, type DatabaseHandle, type DatabaseOptions } from './database';
+export {
+  anySealedSecret,
+  openDatabase,
+  migrateToLatest,
+  pendingMigrations,
+  pingDatabase,
+  type DatabaseHandle,
+  type DatabaseOptions,
+} from './database';
 export { PostgresUnitOfWork } from './unit-of-work';
 export { PGlitePool } from './pglite-pool';
 export type { DB as Database } from './schema';

@@ -14,7 +14,7 @@ import {
   type Logger,
   type SubscriptionLifecycle,
 } from '@tollgate/core';
-import { html, page } from './html';
+import { html, page, PAGE_HEADERS } from './html';
 import { FREE_CHECKOUT_NAME, type SandboxPage, type SandboxPaymentProvider } from './provider';
 
 export interface SandboxPagesDeps {
@@ -44,11 +44,13 @@ function sendPage(res: Response, status: number, title: string, body: ReturnType
   res.status(status);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
+  for (const [name, value] of Object.entries(PAGE_HEADERS)) res.setHeader(name, value);
   res.end(text);
 }
 
 const redirect = (res: Response, url: string) => {
   res.status(303).setHeader('Location', url);
+  res.setHeader('Referrer-Policy', 'no-referrer');
   res.end();
 };
 
@@ -185,14 +187,27 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     ),
   );
 
-  /** The subscription of a signed page link, with its tenant. */
-  async function authorised(req: Request, kind: SandboxPage) {
+  /**
+   * The subscription of a signed page link, with its tenant: a link to one of `kinds` (the portal's
+   * link also opens the payment-method page, as the portal does everything that page does).
+   */
+  async function authorised(req: Request, ...kinds: SandboxPage[]) {
     const id = req.params.subscriptionId as string;
     const token = req.query.token ?? req.body?.token;
-    if (!deps.provider.links.verify(kind, id, token)) return undefined;
+    if (!kinds.some((kind) => deps.provider.links.verify(kind, id, token))) return undefined;
     const tenant = await deps.subscriptions.tenantOf(id);
     return { id, tenant, token: token as string };
   }
+  /**
+   * After a form is sent: back to the page it came from with the same token, so the link keeps its
+   * kind and its expiry (a freshly signed one would live another hour, and a cancel link would
+   * become a portal link).
+   */
+  const back = (res: Response, kind: SandboxPage, a: { id: string; token: string }) => {
+    const url = new URL(deps.provider.links.page(kind, a.id));
+    url.searchParams.set('token', a.token);
+    redirect(res, url.href);
+  };
   const forbidden = (res: Response) =>
     sendPage(
       res,
@@ -289,7 +304,7 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
             )}
           </tbody>
         </table>
-        ${running ? html`<p><a href="${deps.provider.links.page('payment-method', a.id)}">Update payment method</a></p>` : ''}
+        ${running ? html`<p><a href="/sandbox/payment-method/${a.id}${query}">Update payment method</a></p>` : ''}
         ${running && s.cancelAtPeriodEnd ? html`<form method="post" action="/sandbox/portal/${a.id}/reactivate${query}"><button type="submit" id="reactivate">Keep my subscription</button></form>` : ''}
         ${
           running && !s.cancelAtPeriodEnd
@@ -313,34 +328,41 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
       throw new DomainError(ErrorCodes.VALIDATION_FAILED, 'the seat count must be a whole number of at least 1');
     // The number asked for (a form sent twice is no second change).
     if (deps.seats) await deps.seats.requestQuantity(a.tenant, a.id, wanted, 'create_prorations');
-    redirect(res, deps.provider.links.page('portal', a.id));
+    back(res, 'portal', a);
   });
 
   r.post('/portal/:subscriptionId/plan', async (req, res) => {
     const a = await authorised(req, 'portal');
     if (!a) return forbidden(res);
-    const planId = String(req.body?.planId ?? '');
+    const planId = String(req.body?.planId ?? '').toLowerCase();
     if (!UUID.test(planId)) throw new DomainError(ErrorCodes.PLAN_NOT_FOUND, 'no such plan');
+    // Only a plan the page offers (the same list: public, on sale, of its interval, one change-plan
+    // takes): a private or inactive plan's id sent by hand is refused like one of no plan.
+    const { plans } = await deps.subscriptions.switchablePlans(a.tenant, a.id);
+    if (!plans.some((p) => p.id === planId))
+      throw new DomainError(ErrorCodes.VALIDATION_FAILED, 'that plan is not one this subscription can switch to', [
+        { property: 'planId', error: 'is not one of the plans this subscription can switch to' },
+      ]);
     await deps.subscriptions.changePlan(a.tenant, a.id, planId, 'create_prorations');
-    redirect(res, deps.provider.links.page('portal', a.id));
+    back(res, 'portal', a);
   });
 
   r.post('/portal/:subscriptionId/cancel', async (req, res) => {
     const a = await authorised(req, 'portal');
     if (!a) return forbidden(res);
     await deps.subscriptions.cancel(a.tenant, a.id, 'end');
-    redirect(res, deps.provider.links.page('portal', a.id));
+    back(res, 'portal', a);
   });
 
   r.post('/portal/:subscriptionId/reactivate', async (req, res) => {
     const a = await authorised(req, 'portal');
     if (!a) return forbidden(res);
     await deps.subscriptions.reactivate(a.tenant, a.id);
-    redirect(res, deps.provider.links.page('portal', a.id));
+    back(res, 'portal', a);
   });
 
   r.get('/payment-method/:subscriptionId', async (req, res) => {
-    const a = await authorised(req, 'payment-method');
+    const a = await authorised(req, 'payment-method', 'portal');
     if (!a) return forbidden(res);
     const pm = (await deps.subscriptions.paymentMethod(a.tenant, a.id).catch(() => null)) as {
       card?: { brand: string; last4: string };
@@ -351,7 +373,7 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
       'Payment method',
       html` <h1>Payment method</h1>
         <p id="current">${pm?.card ? `Current card: ${pm.card.brand} ending ${pm.card.last4}` : 'No card on file'}</p>
-        <form method="post" action="/sandbox/payment-method/${a.id}?token=${a.token}">
+        <form method="post" action="/sandbox/payment-method/${a.id}?token=${encodeURIComponent(a.token)}">
           <label for="card">New test card</label>
           <select id="card" name="card">
             <option value="visa">Visa 4242</option>
@@ -363,26 +385,39 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
   });
 
   r.post('/payment-method/:subscriptionId', async (req, res) => {
-    const a = await authorised(req, 'payment-method');
+    const a = await authorised(req, 'payment-method', 'portal');
     if (!a) return forbidden(res);
     const view = await deps.subscriptions.get(a.tenant, a.id);
     const brand = req.body?.card === 'mastercard' ? 'mastercard' : 'visa';
     const card = deps.provider.replacementCard(view.subscription, view.subscription.email, view.customer?.value ?? '', brand);
     await deps.subscriptions.keepDocuments(a.tenant, a.id, [card]);
-    redirect(res, deps.provider.links.page('payment-method', a.id));
+    back(res, 'payment-method', a);
   });
 
   r.get('/cancel/:subscriptionId', async (req, res) => {
     const a = await authorised(req, 'cancel');
     if (!a) return forbidden(res);
     const view = await deps.subscriptions.get(a.tenant, a.id);
+    const s = view.subscription;
+    const end = s.currentPeriodEnd.toISOString().slice(0, 10);
+    // Once canceled (this link's own form answers here): what happens, and nothing more to do.
+    if (s.status === 'CANCELED' || s.cancelAtPeriodEnd)
+      return sendPage(
+        res,
+        200,
+        'Subscription canceled',
+        html` <h1>Your subscription is canceled</h1>
+          <p id="canceled">
+            ${s.status === 'CANCELED' ? `${view.plan.displayName} has ended.` : `${view.plan.displayName} stays active until ${end}, then ends.`}
+          </p>`,
+      );
     sendPage(
       res,
       200,
       'Cancel subscription',
       html` <h1>Cancel your subscription</h1>
-        <p>${view.plan.displayName} stays active until ${view.subscription.currentPeriodEnd.toISOString().slice(0, 10)}, then ends.</p>
-        <form method="post" action="/sandbox/cancel/${a.id}?token=${a.token}">
+        <p>${view.plan.displayName} stays active until ${end}, then ends.</p>
+        <form method="post" action="/sandbox/cancel/${a.id}?token=${encodeURIComponent(a.token)}">
           <button type="submit" id="confirm-cancel">Cancel at period end</button>
         </form>`,
     );
@@ -392,7 +427,7 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     const a = await authorised(req, 'cancel');
     if (!a) return forbidden(res);
     await deps.subscriptions.cancel(a.tenant, a.id, 'end');
-    redirect(res, deps.provider.links.page('portal', a.id));
+    back(res, 'cancel', a);
   });
 
   const errors: ErrorRequestHandler = (err, _req, res, _next) => {

@@ -77,6 +77,13 @@ const couponDocument = (s: Subscription, code: string, active: boolean, now: Dat
   createdAt: now,
 });
 
+/**
+ * The name an invoice after the first shows, and its `subscription_details.metadata.member`: the
+ * member the customer is (`Customer.value`, as the first invoice, made at the purchase, shows it);
+ * its e-mail when the caller did not say (never the customer's internal id).
+ */
+const customerName = (s: Subscription, member: string | undefined): string => member ?? s.email ?? '';
+
 const seq = (now: Date) => `${now.getTime().toString(36)}${randomBytes(3).toString('hex')}`;
 
 /**
@@ -151,6 +158,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
     unitAmount: number,
     usage: UsageInvoiceLine[] = [],
     addedPlans: AddedPlanCharge[] = [],
+    member?: string,
   ): ProviderOutcome {
     const now = this.config.clock.now();
     return {
@@ -159,7 +167,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
           subscription: s,
           plan,
           customerEmail: s.email,
-          customerName: s.email ?? s.customerId,
+          customerName: customerName(s, member),
           billingReason: 'subscription_cycle',
           status: 'paid',
           now,
@@ -193,7 +201,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
   }
 
   /** A usage period closed by a plan change: a paid invoice of its usage lines. */
-  usageBilled(s: Subscription, plan: Plan, usage: UsageInvoiceLine[]): ProviderOutcome {
+  usageBilled(s: Subscription, plan: Plan, usage: UsageInvoiceLine[], member?: string): ProviderOutcome {
     const now = this.config.clock.now();
     return {
       documents: [
@@ -201,7 +209,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
           subscription: s,
           plan,
           customerEmail: s.email,
-          customerName: s.email ?? s.customerId,
+          customerName: customerName(s, member),
           billingReason: 'subscription_update',
           status: 'paid',
           now,
@@ -215,7 +223,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
 
   async changePlan(req: PlanChangeRequest): Promise<ProviderOutcome> {
     const s = req.subscription;
-    return this.prorated(s, req.to, req.proration, {
+    return this.prorated(s, req.to, req.proration, req.member, {
       fromUnitAmount: req.fromUnitAmount,
       toUnitAmount: req.toUnitAmount,
       fromQuantity: s.quantity,
@@ -227,7 +235,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
 
   /** A plan added for the rest of the period: its remaining time is charged as the proration asks. */
   async addPlan(req: PlanItemRequest): Promise<ProviderOutcome> {
-    return this.prorated(req.subscription, req.plan, req.proration, {
+    return this.prorated(req.subscription, req.plan, req.proration, req.member, {
       fromUnitAmount: req.unitAmount,
       toUnitAmount: req.unitAmount,
       fromQuantity: 0,
@@ -238,7 +246,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
 
   /** A plan removed before the period's end: its unused time is credited as the proration asks. */
   async removePlan(req: PlanItemRequest): Promise<ProviderOutcome> {
-    return this.prorated(req.subscription, req.plan, req.proration, {
+    return this.prorated(req.subscription, req.plan, req.proration, req.member, {
       fromUnitAmount: req.unitAmount,
       toUnitAmount: req.unitAmount,
       fromQuantity: req.quantity,
@@ -247,8 +255,15 @@ export class SandboxPaymentProvider implements PaymentProvider {
     });
   }
 
-  async changeSeats(s: Subscription, plan: Plan, quantity: number, proration: Proration, unitAmount: number): Promise<ProviderOutcome> {
-    return this.prorated(s, plan, proration, {
+  async changeSeats(
+    s: Subscription,
+    plan: Plan,
+    quantity: number,
+    proration: Proration,
+    unitAmount: number,
+    member?: string,
+  ): Promise<ProviderOutcome> {
+    return this.prorated(s, plan, proration, member, {
       fromUnitAmount: unitAmount,
       toUnitAmount: unitAmount,
       fromQuantity: s.quantity,
@@ -263,6 +278,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
     s: Subscription,
     plan: Plan,
     mode: Proration,
+    member: string | undefined,
     a: { fromUnitAmount: number; toUnitAmount: number; fromQuantity: number; toQuantity: number; describe: (credit: boolean) => string },
   ): ProviderOutcome {
     const now = this.config.clock.now();
@@ -281,7 +297,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
       subscription: s,
       plan,
       customerEmail: s.email,
-      customerName: s.email ?? s.customerId,
+      customerName: customerName(s, member),
       billingReason: 'subscription_update',
       status: p.invoiceNow ? 'paid' : 'draft',
       now,

@@ -102,7 +102,7 @@ export class StripePaymentProvider implements PaymentProvider {
     private readonly config: StripeProviderConfig,
   ) {}
 
-  async checkoutLink(req: CheckoutRequest): Promise<{ url: string }> {
+  async checkoutLink(req: CheckoutRequest): Promise<{ url: string; providerSessionId: string }> {
     const o = req.options;
     const perSeat = isPerSeat(req.plan);
     const params: Stripe.Checkout.SessionCreateParams = {
@@ -160,12 +160,20 @@ export class StripePaymentProvider implements PaymentProvider {
         ...(req.plan.trialDays ? { trial_period_days: req.plan.trialDays } : {}),
       },
     };
-    // One Stripe session per Tollgate session: asking again (a deferred link followed twice) gives the same one.
+    // One Stripe session per Tollgate session: asking again (a deferred link followed twice) gives
+    // the same one. Its id is kept, so a later ask resumes it (`checkoutUrl`) rather than sending
+    // this key again with terms edited since (which Stripe refuses).
     const session = await call('checkout session', () =>
       this.stripe.checkout.sessions.create(params, { idempotencyKey: `tollgate-checkout-${req.sessionId}` }),
     );
     if (!session.url) throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, 'Stripe returned a checkout session without a URL');
-    return { url: session.url };
+    return { url: session.url, providerSessionId: session.id };
+  }
+
+  /** The page of a Checkout Session made earlier, while it is open (null once paid or expired). */
+  async checkoutUrl(providerSessionId: string): Promise<string | null> {
+    const session = await call('checkout session retrieve', () => this.stripe.checkout.sessions.retrieve(providerSessionId));
+    return session.status === 'open' && session.url ? session.url : null;
   }
 
   async updatePaymentLink(s: Subscription, c: Customer): Promise<{ url: string }> {

@@ -16,9 +16,13 @@ export function domainStatus(status: string): SubscriptionStatus {
     /** A renewal payment failed and Stripe is retrying: still running, access kept meanwhile. */
     case 'past_due':
       return 'PAST_DUE';
-    /** Retries are exhausted but the subscription was left open: treated like past due until it is canceled. */
+    /**
+     * Retries are exhausted and the subscription was left open (Stripe's "mark the subscription as
+     * unpaid"): no access (its licenses grant nothing, though Stripe moves the period on) until
+     * an invoice is paid and Stripe reports it active again.
+     */
     case 'unpaid':
-      return 'PAST_DUE';
+      return 'UNPAID';
     /** Ended. */
     case 'canceled':
       return 'CANCELED';
@@ -28,9 +32,9 @@ export function domainStatus(status: string): SubscriptionStatus {
     /** The first payment never completed: the subscription is over. */
     case 'incomplete_expired':
       return 'CANCELED';
-    /** A trial ended without a payment method: paused, treated as past due. */
+    /** A trial ended without a payment method (or paused by hand): no access until it resumes (active again). */
     case 'paused':
-      return 'PAST_DUE';
+      return 'PAUSED';
     default:
       return 'PAST_DUE';
   }

@@ -15,6 +15,17 @@ import type { StripeSubscriptionView } from './provider';
 export interface StripeWebhookDeps {
   stripe: Stripe;
   webhookSecret: string;
+  /**
+   * The mode of `stripe`'s key (`sk_live_`: true): an event of the other mode (`event.livemode`)
+   * signed with this secret is acknowledged, logged and never applied. Absent: not compared.
+   */
+  livemode?: boolean;
+  /**
+   * Test mode's own Stripe account (a deployment's test keys beside its live ones): an event signed
+   * with its secret is read through its key, must be a test-mode event, and completes test-mode
+   * checkouts only.
+   */
+  testAccount?: { stripe: Stripe; webhookSecret: string };
   /** Seconds a signature stays valid (replay window); Stripe's default is 300. */
   toleranceSeconds?: number;
   checkout: CheckoutService;
@@ -26,17 +37,22 @@ const idOf = (v: unknown): string | null =>
   typeof v === 'string' ? v : v && typeof v === 'object' && 'id' in v ? String((v as { id: string }).id) : null;
 const date = (seconds: number | null | undefined) => (seconds ? new Date(seconds * 1000) : null);
 
-/** Our view of a Stripe subscription, read from the object Stripe returns when asked (never the webhook body). */
-export function snapshotOf(sub: StripeSubscriptionView): ProviderSnapshot {
+/**
+ * Our view of a Stripe subscription, read from the object Stripe returns when asked (never the
+ * webhook body). A canceled one ended at Stripe's `ended_at`: its `canceled_at` is when the cancel
+ * was asked, days before the end for a cancellation at the period's end.
+ */
+export function snapshotOf(sub: StripeSubscriptionView & { ended_at?: number | null }): ProviderSnapshot {
   const item = sub.items.data[0];
   const start = item?.current_period_start ?? sub.current_period_start ?? 0;
   const end = item?.current_period_end ?? sub.current_period_end ?? 0;
+  const status = domainStatus(sub.status);
   return {
-    status: domainStatus(sub.status),
+    status,
     currentPeriodStart: new Date(start * 1000),
     currentPeriodEnd: new Date(end * 1000),
     cancelAtPeriodEnd: sub.cancel_at_period_end,
-    canceledAt: date(sub.canceled_at),
+    canceledAt: date(status === 'CANCELED' ? (sub.ended_at ?? sub.canceled_at) : sub.canceled_at),
     quantity: item?.quantity ?? 1,
     // Every item, so the re-sync tells them apart by plan (a subscription of several plans).
     // Each with the plan Tollgate named on it (an added plan's item, a plan change's), if any.
@@ -86,18 +102,30 @@ export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Rout
     const signature = req.header('stripe-signature');
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     let event: Stripe.Event;
+    let account: Account;
     try {
       if (!signature) throw new Error('missing Stripe-Signature header');
-      event = deps.stripe.webhooks.constructEvent(raw, signature, deps.webhookSecret, deps.toleranceSeconds ?? 300);
+      ({ event, account } = verify(deps, raw, signature));
     } catch (e) {
       // A fixed answer: the library's message would tell a caller what about the signature was wrong.
       deps.logger?.info('stripe webhook refused', { reason: (e as Error).message });
       res.status(400).json({ error: 'webhook signature verification failed', code: 'WEBHOOK_SIGNATURE_INVALID' });
       return;
     }
+    if (account.livemode !== undefined && event.livemode !== account.livemode) {
+      // A live event on a test secret (or the reverse): a misconfigured endpoint, never applied.
+      deps.logger?.error('stripe webhook of the other mode ignored', {
+        eventId: event.id,
+        type: event.type,
+        eventLivemode: event.livemode,
+        keyLivemode: account.livemode,
+      });
+      res.status(200).json({ received: true, result: 'ignored' });
+      return;
+    }
     const delivery: WebhookDelivery = { provider: 'stripe', eventId: event.id };
     try {
-      const result = await handle(deps, event, delivery);
+      const result = await handle({ ...deps, stripe: account.stripe }, event, delivery, account.isTest);
       deps.logger?.info('stripe webhook', { eventId: event.id, type: event.type, result });
       res.status(200).json({ received: true, result });
     } catch (e) {
@@ -138,12 +166,38 @@ export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Rout
   return r;
 }
 
+/** A Stripe account whose events the endpoint takes: its key, its mode, and the tenants' mode it bills alone, if any. */
+interface Account {
+  stripe: Stripe;
+  livemode?: boolean;
+  isTest?: boolean;
+}
+
+/** The event, verified with the secret of the account that signed it (the live or only one first, then test mode's own). */
+function verify(deps: StripeWebhookDeps, raw: Buffer, signature: string): { event: Stripe.Event; account: Account } {
+  const tolerance = deps.toleranceSeconds ?? 300;
+  try {
+    return { event: deps.stripe.webhooks.constructEvent(raw, signature, deps.webhookSecret, tolerance), account: deps };
+  } catch (e) {
+    const test = deps.testAccount;
+    if (!test) throw e;
+    try {
+      return {
+        event: test.stripe.webhooks.constructEvent(raw, signature, test.webhookSecret, tolerance),
+        account: { stripe: test.stripe, livemode: false, isTest: true },
+      };
+    } catch {
+      throw e;
+    }
+  }
+}
+
 /** The subscription as Stripe holds it now. */
 async function fetchSnapshot(deps: StripeWebhookDeps, subscriptionId: string): Promise<ProviderSnapshot> {
   return snapshotOf((await deps.stripe.subscriptions.retrieve(subscriptionId)) as unknown as StripeSubscriptionView);
 }
 
-async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: WebhookDelivery): Promise<string> {
+async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: WebhookDelivery, isTest?: boolean): Promise<string> {
   const objectId = idOf(event.data.object);
   switch (event.type) {
     case 'checkout.session.completed':
@@ -162,6 +216,7 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
           email: session.customer_details?.email ?? null,
           quantity: session.line_items?.data[0]?.quantity ?? undefined,
           delivery,
+          ...(isTest !== undefined ? { isTest } : {}),
         })
         .catch((e: unknown) => {
           if (isDomainError(e) && !RETRIED.has(e.code) && !COMPLETION_ACKNOWLEDGED.has(e.code))
@@ -177,6 +232,8 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
     }
     case 'customer.subscription.created':
     case 'customer.subscription.updated':
+    case 'customer.subscription.paused':
+    case 'customer.subscription.resumed':
     case 'customer.subscription.deleted': {
       // Fetched again if another event's sync lands meanwhile: an older snapshot never overwrites a newer one.
       return deps.providerSync.syncFetched(objectId as string, () => fetchSnapshot(deps, objectId as string), delivery);

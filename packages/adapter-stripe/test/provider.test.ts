@@ -409,6 +409,6 @@ describe('Stripe status mapping', () => {
       ['active', 'trialing', 'past_due', 'unpaid', 'canceled', 'incomplete', 'incomplete_expired', 'paused', 'future_value'].map(
         domainStatus,
       ),
-    ).toEqual(['ACTIVE', 'TRIALING', 'PAST_DUE', 'PAST_DUE', 'CANCELED', 'PAST_DUE', 'CANCELED', 'PAST_DUE', 'PAST_DUE']);
+    ).toEqual(['ACTIVE', 'TRIALING', 'PAST_DUE', 'UNPAID', 'CANCELED', 'PAST_DUE', 'CANCELED', 'PAUSED', 'PAST_DUE']);
   });
 });

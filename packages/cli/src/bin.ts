@@ -16,6 +16,8 @@ async function main(): Promise<number> {
           { ...loadConfig(), checkIndexMaxLicenses: 0 },
           {
             skipMigrations: argv[0] === 'migrate',
+            // A command reads nothing from the read replica: an outage of it stops no operator.
+            skipReplicaCheck: true,
             lockAs: ['tollgate', ...argv.filter((a) => !a.startsWith('-')).slice(0, 2)].join(' '),
             logger: { info: () => undefined, error: (m: string) => console.error(`tollgate: ${m}`) },
           },

@@ -64,11 +64,19 @@ function failure(e: unknown, io: Io): number {
     return e.exitCode;
   }
   if (isDomainError(e)) {
-    io.err(`${e.code}: ${e.message}`);
-    for (const d of e.details) io.err(`  ${d.property}: ${d.error}`);
+    io.err(`tollgate: ${domainLine(e.message, e.details)}`);
     return 1;
   }
   // The runtime's refusals (configuration, a locked database, an unreachable server): one line each.
   for (const line of startFailure(e).split('\n')) io.err(`tollgate: ${line.replace(/^cannot start: /, '')}`);
   return 1;
+}
+
+/**
+ * A refusal of the core as one line (README: "Errors are one line"): its message, then each
+ * offending input the message does not already name.
+ */
+export function domainLine(message: string, details: readonly { property: string; error: string }[]): string {
+  const extra = details.map((d) => `${d.property}: ${d.error}`).filter((d) => !message.includes(d));
+  return [message, ...extra].join('; ');
 }

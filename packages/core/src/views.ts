@@ -44,6 +44,14 @@ export const licenseView = (l: License, capabilities: Capability[]) => ({
 export const licenseViews = (w: { licenses: License[]; capabilities: ReadonlyMap<Id, Capability[]> }) =>
   w.licenses.map((l) => licenseView(l, w.capabilities.get(l.planId) ?? []));
 
+/**
+ * When the subscription ends: once canceled, the instant it ended (`canceledAt`, when its licenses
+ * ended too: canceled now, even after a period end the sweep had not renewed yet; the period's end
+ * for a cancellation at the period's end, as the sweep and Stripe's `ended_at` record it); else its
+ * period's end. The catalog API's views show the same instant.
+ */
+const expiryOf = (s: Subscription): Date => (s.status === 'CANCELED' && s.canceledAt ? s.canceledAt : s.currentPeriodEnd);
+
 /** The v1 Subscription without expansions. */
 export const subscriptionView = (s: Subscription) => ({
   uuid: s.id,
@@ -54,7 +62,7 @@ export const subscriptionView = (s: Subscription) => ({
   type: s.type,
   quantity: s.quantity,
   email: s.email,
-  expiryDate: iso(s.currentPeriodEnd),
+  expiryDate: iso(expiryOf(s)),
   lineItemIds: s.lineItemIds,
   status: s.status,
   createdAt: iso(s.createdAt),

@@ -130,8 +130,8 @@ describe('pricing parts', () => {
     const archived = archiveLineItem(plan, product, li.id, at(1));
     expect(archived.lineItems[0]).toMatchObject({ archivedAt: at(1), isActive: false });
     expect(errorCodeOf(() => archiveLineItem(archived, product, li.id, at(2)))).toBe('PLAN_ARCHIVED');
-    expect(errorCodeOf(() => deleteLineItem(plan, li.id, new Set([li.id]), at(1)))).toBe('CONFLICT');
-    expect(deleteLineItem(plan, li.id, new Set(), at(1)).lineItems).toEqual([]);
+    expect(errorCodeOf(() => deleteLineItem(plan, product, li.id, new Set([li.id]), at(1)))).toBe('CONFLICT');
+    expect(deleteLineItem(plan, product, li.id, new Set(), at(1)).lineItems).toEqual([]);
   });
 });
 

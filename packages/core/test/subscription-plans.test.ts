@@ -140,6 +140,7 @@ describe("a plan change of a subscription of several plans (v1's, or the items' 
       proration: 'none',
       now: at(2),
       newId,
+      billed: true,
     });
     if (change.kind !== 'moved') throw new Error('expected a move');
     expect(change.licenses.map((l) => l.planId)).toEqual([target.id, target.id, extra.id]);
@@ -155,6 +156,7 @@ describe("a plan change of a subscription of several plans (v1's, or the items' 
           proration: 'none',
           now: at(2),
           newId,
+          billed: true,
         }),
       ),
     ).toBe('SUBSCRIPTION_ALREADY_ON_PLAN');

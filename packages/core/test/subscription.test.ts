@@ -27,7 +27,7 @@ const codeOf = errorCodeOf;
 
 describe('subscription status table', () => {
   it('names every status with whether it runs', () => {
-    expect(Object.keys(SUBSCRIPTION_STATUSES).sort()).toEqual(['ACTIVE', 'CANCELED', 'PAST_DUE', 'TRIALING']);
+    expect(Object.keys(SUBSCRIPTION_STATUSES).sort()).toEqual(['ACTIVE', 'CANCELED', 'PAST_DUE', 'PAUSED', 'TRIALING', 'UNPAID']);
     expect(SUBSCRIPTION_STATUSES.CANCELED.running).toBe(false);
   });
 });
@@ -129,6 +129,7 @@ describe('change plan', () => {
       proration: 'create_prorations' as const,
       now: at(DAY),
       newId: randomUUID,
+      billed: true,
       ...over,
     };
   };

@@ -445,7 +445,7 @@ describe('usage plans', () => {
     const calls = core.payments.calls.length;
     await expect(core.subscriptions.changePlan(tenant(), s.id, keys['plans.notes.api_plus'], 'none')).rejects.toMatchObject({
       code: 'VALIDATION_FAILED',
-      details: [{ property: 'planId', error: expect.stringContaining('cancel this subscription and check out the new plan') }],
+      details: [{ property: 'planUuid', error: expect.stringContaining('cancel this subscription and check out the new plan') }],
     });
     expect(core.payments.calls.length).toBe(calls);
     expect((await core.subscriptions.get(tenant(), s.id)).subscription.status).toBe('ACTIVE');

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_SEATS, WEBHOOK_MIN_LEASE_MS, WEBHOOK_TIMEOUT_MS } from '@tollgate/core';
 import { DEFAULT_HTTP_SERVER_LIMITS, DEFAULT_USAGE_WRITES_PER_MINUTE, type HttpServerLimits } from '@tollgate/http';
+import { stripeKeyMode } from '@tollgate/adapter-stripe';
 import { LOG_LEVELS, type LogLevel } from './logger';
 
 export interface Config {
@@ -50,9 +51,16 @@ export interface Config {
   logRequests: boolean;
   /** pino's level (`LOG_LEVEL`): fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
-  /** Stripe: with both set, payments go to Stripe instead of the sandbox. */
+  /**
+   * Stripe: with both set, payments go to Stripe instead of the sandbox. The key's prefix tells its
+   * mode: a live key bills live mode only (test mode: the test keys below, else the sandbox); a
+   * test key alone bills both modes (a staging deployment).
+   */
   stripeSecretKey: string | undefined;
   stripeWebhookSecret: string | undefined;
+  /** Test mode's own Stripe keys (`STRIPE_TEST_SECRET_KEY`, `STRIPE_TEST_WEBHOOK_SECRET`), beside a live `stripeSecretKey`. */
+  stripeTestSecretKey?: string;
+  stripeTestWebhookSecret?: string;
   /** Seats one subscription may hold (`MAX_SEATS`). */
   maxSeats: number;
   /** How long a worker holds an event before another may take it over (`EVENT_LEASE_SECONDS`). */
@@ -160,6 +168,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bad('TOLLGATE_SECRET is required with DATABASE_URL (every instance must share it; at least 16 characters)');
   if (!!env.STRIPE_SECRET_KEY !== !!env.STRIPE_WEBHOOK_SECRET)
     bad('set both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET to use Stripe (or neither for the sandbox)');
+  // The key's mode decides which tenants it bills: it must say it (a test-mode tenant never reaches a live key).
+  const stripeMode = env.STRIPE_SECRET_KEY ? stripeKeyMode(env.STRIPE_SECRET_KEY) : undefined;
+  if (env.STRIPE_SECRET_KEY && !stripeMode)
+    bad('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_live_, sk_test_, rk_live_ or rk_test_)');
+  if (!!env.STRIPE_TEST_SECRET_KEY !== !!env.STRIPE_TEST_WEBHOOK_SECRET)
+    bad('set both STRIPE_TEST_SECRET_KEY and STRIPE_TEST_WEBHOOK_SECRET to give test mode its own Stripe keys (or neither)');
+  if (env.STRIPE_TEST_SECRET_KEY) {
+    if (stripeKeyMode(env.STRIPE_TEST_SECRET_KEY) !== 'test') bad('STRIPE_TEST_SECRET_KEY must be a test-mode key (sk_test_ or rk_test_)');
+    if (stripeMode !== 'live')
+      bad('STRIPE_TEST_SECRET_KEY goes beside a live STRIPE_SECRET_KEY (a test STRIPE_SECRET_KEY alone bills both modes)');
+  }
   const config = {
     port,
     publicUrl,
@@ -186,6 +205,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     stripeSecretKey: text('STRIPE_SECRET_KEY'),
     stripeWebhookSecret: text('STRIPE_WEBHOOK_SECRET'),
+    stripeTestSecretKey: text('STRIPE_TEST_SECRET_KEY'),
+    stripeTestWebhookSecret: text('STRIPE_TEST_WEBHOOK_SECRET'),
     maxSeats: whole('MAX_SEATS', DEFAULT_MAX_SEATS, 1, 1_000_000),
     eventLeaseSeconds: eventLease(),
     rateLimits: {

@@ -30,11 +30,13 @@ import {
 } from '@tollgate/adapter-postgres';
 import { CryptoRandomness, EcdsaP256Scheme, HmacSha256Scheme, HmacSignedLinks, SecretBox } from '@tollgate/adapter-hmac';
 import { createSandboxRouter, FreeCheckout, SandboxPaymentProvider } from '@tollgate/adapter-sandbox';
-import { createStripeWebhookRouter, StripePaymentProvider } from '@tollgate/adapter-stripe';
+import { createStripeWebhookRouter, StripePaymentProvider, stripeKeyMode } from '@tollgate/adapter-stripe';
 import { HttpWebhookSender, StandardWebhookSigner } from '@tollgate/adapter-webhooks';
 import type { Config } from './config';
 import { lockDataDir } from './data-lock';
+import { ModePaymentRouter } from './payments';
 import { SystemClock, UuidGenerator, WakeSignal } from './services';
+import { assertReplicaAnswers, assertSecretOpensDatabase } from './startup-checks';
 import { createLogger, droppedLogLines, type ProcessLogger } from './logger';
 
 /** Bytes one row of the check's index takes (measured: docs/decisions.md, issue #22). */
@@ -66,6 +68,7 @@ const T = {
   Sandbox: Symbol('Sandbox'),
   Payments: Symbol('Payments'),
   Stripe: Symbol('Stripe'),
+  StripeTest: Symbol('StripeTest'),
   Wake: Symbol('Wake'),
   WebhookSender: Symbol('WebhookSender'),
   Logger: Symbol('Logger'),
@@ -84,6 +87,8 @@ export interface RuntimeOptions {
   skipMigrations?: boolean;
   /** How this process is named to another that finds the embedded database locked (e.g. `tollgate server`). */
   lockAs?: string;
+  /** Start even if `DATABASE_READ_URL` does not answer (the CLI, which reads nothing there). */
+  skipReplicaCheck?: boolean;
 }
 
 /**
@@ -121,7 +126,7 @@ export interface ReadinessCheck {
 
 export interface Readiness {
   ready: boolean;
-  checks: { database: ReadinessCheck; migrations: ReadinessCheck; listener: ReadinessCheck };
+  checks: { database: ReadinessCheck; migrations: ReadinessCheck; listener: ReadinessCheck; replica?: ReadinessCheck };
 }
 
 /** Binds each port to its adapter and resolves the runtime. */
@@ -164,7 +169,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   c.bind(T.Links).toConstantValue(new HmacSignedLinks(`checkout-links:${config.masterSecret}`));
   c.bind(T.SandboxLinks).toConstantValue(new HmacSignedLinks(`sandbox-links:${config.masterSecret}`));
   c.bind(T.Scheme).toConstantValue(config.signer === 'hmac' ? new HmacSha256Scheme() : new EcdsaP256Scheme());
-  c.bind(T.Cipher).toConstantValue(new SecretBox(config.masterSecret));
+  const cipher = new SecretBox(config.masterSecret);
+  try {
+    await assertSecretOpensDatabase(database, cipher);
+    if (!options.skipReplicaCheck) await assertReplicaAnswers(replica);
+  } catch (e) {
+    await replica?.close().catch(() => undefined);
+    if (!options.database) await database.close().catch(() => undefined);
+    unlock();
+    throw e;
+  }
+  c.bind(T.Cipher).toConstantValue(cipher);
   c.bind(T.Wake).toConstantValue(new WakeSignal());
   c.bind(T.WebhookSender).toConstantValue(options.webhookSender ?? new HttpWebhookSender({ allowPrivate: config.webhookAllowPrivate }));
   c.bind(T.Logger).toConstantValue(options.logger ?? createLogger(config.logLevel));
@@ -179,17 +194,37 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         }),
     )
     .inSingletonScope();
-  if (config.stripeSecretKey)
-    c.bind(T.Stripe).toConstantValue(new Stripe(config.stripeSecretKey, { maxNetworkRetries: 2, timeout: 20_000 }));
+  // Stripe by mode (docs/payments.md): a live key bills live mode only; test mode goes to its own
+  // test keys where set, else to the sandbox; a test key alone bills both modes (staging).
+  const stripeClient = (key: string) => new Stripe(key, { maxNetworkRetries: 2, timeout: 20_000 });
+  // A key not known to be a test key is taken for a live one (test mode then goes to the sandbox).
+  const liveKey = config.stripeSecretKey ? stripeKeyMode(config.stripeSecretKey) !== 'test' : false;
+  if (config.stripeSecretKey) c.bind(T.Stripe).toConstantValue(stripeClient(config.stripeSecretKey));
+  if (config.stripeSecretKey && liveKey && config.stripeTestSecretKey)
+    c.bind(T.StripeTest).toConstantValue(stripeClient(config.stripeTestSecretKey));
   c.bind(T.Payments)
-    .toDynamicValue(
-      (ctx) =>
-        options.payments ??
-        (c.isBound(T.Stripe)
-          ? new StripePaymentProvider(ctx.get<Stripe>(T.Stripe), { publicUrl: config.publicUrl })
-          : ctx.get<SandboxPaymentProvider>(T.Sandbox)),
-    )
+    .toDynamicValue((ctx) => {
+      if (options.payments) return options.payments;
+      const sandbox = ctx.get<SandboxPaymentProvider>(T.Sandbox);
+      if (!c.isBound(T.Stripe)) return sandbox;
+      const stripe = new StripePaymentProvider(ctx.get<Stripe>(T.Stripe), { publicUrl: config.publicUrl });
+      if (!liveKey) return stripe;
+      const test = c.isBound(T.StripeTest)
+        ? new StripePaymentProvider(ctx.get<Stripe>(T.StripeTest), { publicUrl: config.publicUrl })
+        : undefined;
+      // Each call to the provider of what it is about: a sandbox-billed test-mode subscription stays there.
+      return new ModePaymentRouter({ live: stripe, test, others: [sandbox] });
+    })
     .inSingletonScope();
+  // Under a live key (the router): test mode's paid checkouts without test keys go to the sandbox,
+  // never the live account; and with or without test keys, the sandbox is the router's other
+  // provider, which core finds by the name its subscriptions record (their renewals of test mode,
+  // usage bills, plan rules).
+  const routed = !options.payments && c.isBound(T.Stripe) && liveKey;
+  const testPayments = (ctx: { get<X>(id: symbol): X }): PaymentProvider | undefined =>
+    routed && !c.isBound(T.StripeTest) ? ctx.get<SandboxPaymentProvider>(T.Sandbox) : undefined;
+  const otherPayments = (ctx: { get<X>(id: symbol): X }): PaymentProvider[] | undefined =>
+    routed ? [ctx.get<SandboxPaymentProvider>(T.Sandbox)] : undefined;
   c.bind(T.Core)
     .toDynamicValue((ctx) => {
       const deps: CoreDeps = {
@@ -200,6 +235,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         ids: ctx.get<IdGenerator>(T.Ids),
         random: ctx.get<Randomness>(T.Random),
         payments: ctx.get<PaymentProvider>(T.Payments),
+        testPayments: testPayments(ctx),
+        otherPayments: otherPayments(ctx),
         freeCheckout: new FreeCheckout(ctx.get<SandboxPaymentProvider>(T.Sandbox).links),
         scheme: ctx.get<SignatureScheme>(T.Scheme),
         cipher: ctx.get<KeyCipher>(T.Cipher),
@@ -231,6 +268,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   await core.listen();
   const logger = c.get<Logger>(T.Logger);
   const stripe = c.isBound(T.Stripe) ? c.get<Stripe>(T.Stripe) : undefined;
+  const stripeTest = c.isBound(T.StripeTest) ? c.get<Stripe>(T.StripeTest) : undefined;
   return {
     config,
     core,
@@ -252,6 +290,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
               stripe: createStripeWebhookRouter({
                 stripe,
                 webhookSecret: config.stripeWebhookSecret,
+                livemode: liveKey,
+                ...(stripeTest && config.stripeTestWebhookSecret
+                  ? { testAccount: { stripe: stripeTest, webhookSecret: config.stripeTestWebhookSecret } }
+                  : {}),
                 checkout: core.checkout,
                 providerSync: core.providerSync,
                 logger,
@@ -283,7 +325,22 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
             ok: false,
             detail: `the change feed is not heard or not confirmed within ${config.changeFeedBoundMs} ms (caches distrusted: checks read the database until it is)`,
           };
-      return { ready: database_.ok && migrations.ok && listener.ok, checks: { database: database_, migrations, listener } };
+      // The read replica answers the check's loads (those the in-memory index misses: 503 while it is
+      // gone). Shown, but not a reason to be unready: every instance shares it, and a load balancer
+      // dropping them all would take webhooks, checkouts and the checks from memory down with it.
+      const replica_: ReadinessCheck | undefined = replica
+        ? await pingDatabase(replica.db).then(
+            () => ({ ok: true }),
+            (e: unknown) => ({
+              ok: false,
+              detail: `the read replica (DATABASE_READ_URL) does not answer: ${e instanceof Error ? e.message : String(e)}`,
+            }),
+          )
+        : undefined;
+      return {
+        ready: database_.ok && migrations.ok && listener.ok,
+        checks: { database: database_, migrations, listener, ...(replica_ ? { replica: replica_ } : {}) },
+      };
     },
     close: async () => {
       await core.stopListening();

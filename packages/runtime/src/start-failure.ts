@@ -5,9 +5,10 @@ type SystemError = Error & { code?: string; port?: number; address?: string; err
 
 /** The system error under a wrapper (a connection to `localhost` tries each address and fails with them all). */
 const root = (e: unknown): SystemError | undefined => {
-  if (!(e instanceof Error)) return undefined;
+  // By shape, not `instanceof`: an error made in another realm (a VM context, a worker) is one too.
+  if (typeof e !== 'object' || e === null || typeof (e as { message?: unknown }).message !== 'string') return undefined;
   const s = e as SystemError;
-  if (!s.code && Array.isArray(s.errors) && s.errors[0] instanceof Error) return root(s.errors[0]);
+  if (!s.code && Array.isArray(s.errors) && s.errors.length) return root(s.errors[0]);
   return s;
 };
 

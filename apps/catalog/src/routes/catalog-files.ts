@@ -44,6 +44,9 @@ export const catalogFileRoutes = ({ importer, exporter }: Pick<Core, 'importer' 
       upload: 'file',
       response: { status: 201, schema: importResultSchema, description: 'created (201 as published), with what changed' },
       async handle({ tenant, body }) {
+        // Nothing to import (no body, `null`, `{}`, a body that is not JSON): 400, as published ("file not provided").
+        if (body === null || typeof body !== 'object' || (body.file === undefined && Object.keys(body).length === 0))
+          invalid('file', 'not provided: send the catalog file as the multipart part `file` (YAML or JSON) or as a JSON body');
         const file = typeof body.file === 'string' ? parseCatalogFile(body.file) : body;
         // The file's shape is the catalog-file JSON Schema's, as `tollgate import` checks it: a 400
         // naming each path before the import. The key decides the organisation when the file names none.

@@ -2,6 +2,7 @@ import type { Core, QuickCheckoutRequest } from '@tollgate/core';
 import { resource, route, str, typed, type Route } from '@tollgate/http';
 import { checkoutPageProps, CURRENCY, INTERVAL, quantities } from '../cart-views';
 import { object, objectOf } from '../response-schemas';
+import { planIdOf } from '../schemas';
 import { objectEnvelope } from '../views';
 
 /** The published quick checkout body (written from its schema: every member it allows). */
@@ -36,7 +37,7 @@ export const checkoutRoutes = ({ quickCheckout }: Pick<Core, 'quickCheckout'>): 
       example: { type: 'object', data: { url: 'https://billing.example.com/sandbox/checkout/0f8fad5b-d9cb-469f-a165-70867728950e' } },
       handle: async ({ tenant, body }) => ({
         status: 200,
-        body: objectEnvelope(await quickCheckout.link(tenant, body)),
+        body: objectEnvelope(await quickCheckout.link(tenant, { ...body, planId: planIdOf(body.planId, 'planId') })),
       }),
     }),
   ]);

@@ -2,7 +2,7 @@ import type { Core, LineItemChange } from '@tollgate/core';
 import { noContent, querySchema, resource, route, typed, type Route } from '@tollgate/http';
 import { lineItemBaseProps, lineItemView, lineItemSchema } from '../pricing-views';
 import { listOf, object, objectOf } from '../response-schemas';
-import { pageProps } from '../schemas';
+import { pageProps, quantity } from '../schemas';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { expandOf } from './products';
 
@@ -24,8 +24,8 @@ const updateBody = typed<LineItemChange>({
     billingScheme: { enum: ['fixed', 'per_unit', 'tiered', 'flat_rate'] },
     tiersMode: { enum: ['graduated', 'volume', null] },
     isActive: { type: 'boolean' },
-    minQuantity: { type: 'integer', minimum: 1 },
-    maxQuantity: { type: 'integer', minimum: 1 },
+    minQuantity: quantity(1),
+    maxQuantity: quantity(1),
     allowChangingQuantity: { type: 'boolean' },
     meterSlug: { anyOf: [slug, { type: 'null' }] },
     unitLabel: { type: ['string', 'null'], maxLength: 50 },

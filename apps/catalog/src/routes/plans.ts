@@ -15,7 +15,7 @@ import {
   productSchema,
   tierTagSchema,
 } from '../response-schemas';
-import { boolText, expandQuery, listProps, planBodyProps, planSaveBody } from '../schemas';
+import { boolText, currencyCode, expandQuery, listProps, planBodyProps, planSaveBody } from '../schemas';
 import {
   catalogPlan,
   filterOptionsView,
@@ -32,7 +32,7 @@ export const planListQuery = {
   ...querySchema({
     ...listProps,
     productId: { type: 'string', format: 'uuid' },
-    currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+    currency: currencyCode,
     // `one_off` (published): plans with a price paid once.
     interval: { enum: [...INTERVALS, 'one_off'] },
     intervalCount: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },

@@ -1,9 +1,9 @@
-import type { Core, SubscriptionStatus } from '@tollgate/core';
+import type { Core } from '@tollgate/core';
 import { noContent, querySchema, resource, route, str, typed, uuid, type Route } from '@tollgate/http';
 import { subscriptionPlanItemSchema } from '../people-schemas';
-import { subscriptionPlanRecordView } from '../people-views';
+import { subscriptionPlanRecordView, subscriptionStatusesOfPlanStatus } from '../people-views';
 import { listOf, objectOf } from '../response-schemas';
-import { pageProps } from '../schemas';
+import { pageProps, quantity } from '../schemas';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { expandOf } from './products';
 import { idsOf } from './subscriptions';
@@ -15,7 +15,6 @@ import { idsOf } from './subscriptions';
  */
 
 const EXPAND = ['plan', 'subscription', 'owner', 'subscriptionPlanLineItems'] as const;
-const RUNNING: SubscriptionStatus[] = ['ACTIVE', 'TRIALING', 'PAST_DUE'];
 const csvOfIds = { type: 'string', pattern: '^[0-9a-fA-F-]{36}(,[0-9a-fA-F-]{36}){0,99}$' };
 const listQuery = {
   ...querySchema({
@@ -30,7 +29,7 @@ const listQuery = {
 };
 const seatsBody = typed<{ quantity?: number }>({
   type: 'object',
-  properties: { quantity: { type: 'integer', minimum: 1 } },
+  properties: { quantity: quantity(1) },
 });
 
 export function subscriptionPlanRoutes({
@@ -45,7 +44,7 @@ export function subscriptionPlanRoutes({
       operationId: 'listSubscriptionPlans',
       summary: 'List subscription plans',
       description:
-        'A page of subscription plans in creation order, by owner (its value), status (`active`: running; `inactive`: canceled), plans and subscription; `expand=plan,subscription,owner,subscriptionPlanLineItems`.',
+        'A page of subscription plans in creation order, by owner (its value), status (`active`: running and granting; `inactive`: canceled, unpaid or paused), plans and subscription; `expand=plan,subscription,owner,subscriptionPlanLineItems`.',
       scope: ['subscriptions', 'read'],
       query: listQuery,
       list: true,
@@ -56,7 +55,7 @@ export function subscriptionPlanRoutes({
           owner: query.owner,
           id: query.subscriptionId,
           planIds: idsOf(query.plans),
-          statuses: query.status === undefined ? undefined : query.status === 'active' ? RUNNING : ['CANCELED'],
+          statuses: query.status === undefined ? undefined : subscriptionStatusesOfPlanStatus(query.status),
         });
         const expand = expandOf(query.expand, EXPAND);
         const lineItems = expand.has('subscriptionPlanLineItems') ? await directory.lineItemsOf(tenant, page.items) : undefined;
@@ -95,8 +94,10 @@ export function subscriptionPlanRoutes({
       body: seatsBody,
       response: { status: 204 },
       async handle({ tenant, params, body }) {
-        if (body.quantity === undefined) return noContent;
+        // The subscription plan is found first: without `quantity` nothing changes, but an unknown
+        // id is still 404 and another organisation's 403.
         const { record, part } = await directory.getPlan(tenant, params.id);
+        if (body.quantity === undefined) return noContent;
         const subscription = record.subscription;
         if (part.id !== subscription.id) {
           await items.setAddedSeats(tenant, subscription.id, part.planId, body.quantity, 'create_prorations');

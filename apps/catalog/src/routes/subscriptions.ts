@@ -3,7 +3,7 @@ import { noContent, querySchema, resource, route, str, uuid, type Route } from '
 import { batchResultSchema, subscriptionItemSchema, subscriptionSchema } from '../people-schemas';
 import { subscriptionRecordView, subscriptionView } from '../people-views';
 import { listOf, object, objectOf } from '../response-schemas';
-import { pageProps } from '../schemas';
+import { pageProps, planIdOf } from '../schemas';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { expandOf } from './products';
 import { batchBody, createBody, itemsBody, portalBody } from './subscription-requests';
@@ -16,6 +16,8 @@ const STATUS_WORDS: Record<string, SubscriptionStatus> = {
   active: 'ACTIVE',
   trialing: 'TRIALING',
   past_due: 'PAST_DUE',
+  unpaid: 'UNPAID',
+  paused: 'PAUSED',
   canceled: 'CANCELED',
   cancelled: 'CANCELED',
 };
@@ -82,7 +84,7 @@ export function itemStepsOf(
     return {
       replaces: [],
       steps: moves.flatMap((m): PlanItemStep[] => [
-        { kind: 'add', planId: m.to, at: m.at },
+        { kind: 'add', planId: m.to, at: m.at, field: `${m.at}.newPlanId` },
         { kind: 'remove', planId: m.planId, at: m.at },
       ]),
     };
@@ -113,7 +115,7 @@ export function subscriptionRoutes({
       operationId: 'listSubscriptions',
       summary: 'List subscriptions',
       description:
-        "A page of subscriptions in creation order (`sort=desc`: newest first, the cursors leading on in that order), by owner (its value), id, products, plans, status (`active`, `trialing`, `past_due`, `canceled`; comma-separated), `search` (part of the owner's value or e-mail, or a whole subscription id), `priceId` (plans with that price) and `stripePriceId` (the provider's price id; unknown: none); `expand=owner,subscriptionPlans`.",
+        "A page of subscriptions in creation order (`sort=desc`: newest first, the cursors leading on in that order), by owner (its value), id, products, plans, status (`active`, `trialing`, `past_due`, `unpaid`, `paused`, `canceled`; comma-separated), `search` (part of the owner's value or e-mail, or a whole subscription id), `priceId` (plans with that price) and `stripePriceId` (the provider's price id; unknown: none); `expand=owner,subscriptionPlans`.",
       scope: ['subscriptions', 'read'],
       query: listQuery,
       list: true,
@@ -225,11 +227,16 @@ export function subscriptionRoutes({
       response: { status: 204 },
       async handle({ tenant, params, body }) {
         const { subscription } = await directory.get(tenant, params.id);
+        // A plan to add or move to that cannot be a plan's id is a plan not found (404 naming it).
+        body.items.forEach((x, i) => {
+          if (x.action === 'add') planIdOf(x.planId, `items[${i}].planId`);
+          if (x.action === 'replace' && x.newPlanId !== undefined) planIdOf(x.newPlanId, `items[${i}].newPlanId`);
+        });
         const proration = body.proration ?? 'create_prorations';
         const { replaces, steps } = itemStepsOf(body.items, { planIds: heldPlanIds(subscription), first: subscription.planId });
         if (steps.length) await items.change(tenant, params.id, steps, proration);
         // At most one: the first plan's change (itemStepsOf).
-        for (const r of replaces) await lifecycle.changePlan(tenant, params.id, r.to, proration);
+        for (const r of replaces) await lifecycle.changePlan(tenant, params.id, r.to, proration, `${r.at}.newPlanId`);
         return noContent;
       },
     }),

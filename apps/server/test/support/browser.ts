@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp } from '../../src';
 
@@ -27,6 +27,24 @@ export function launchBrowser(): Promise<Browser> {
       '--font-render-hinting=none',
     ],
   });
+}
+
+/**
+ * What the pages' Content-Security-Policy refused while a test ran (Chromium reports each refusal
+ * on the console): the pages must work under their policy, so a test expects none.
+ */
+export function watchCsp(browser: Browser): { newPage(): Promise<Page>; violations: string[] } {
+  const violations: string[] = [];
+  return {
+    violations,
+    async newPage() {
+      const page = await browser.newPage();
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(`${page.url()}: ${m.text()}`);
+      });
+      return page;
+    },
+  };
 }
 
 /** The combined server on a real port over a fresh test world with one seeded organisation, and a browser. */

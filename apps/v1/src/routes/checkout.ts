@@ -42,10 +42,48 @@ export const checkoutRoutes = ({ core: { checkout } }: V1Services): Route[] =>
     }),
   ]);
 
+/** JSON with every object's keys in order: one text for one value, however it was built. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A verified payload that is a deferred checkout link (not another link signed with the same secret). */
+const isDeferredCheckout = (p: unknown): p is DeferredCheckout => {
+  const o = p as Partial<DeferredCheckout> & { kind?: unknown };
+  return (
+    !!o &&
+    typeof o === 'object' &&
+    o.kind === undefined &&
+    typeof o.organisationId === 'string' &&
+    typeof o.isTest === 'boolean' &&
+    typeof o.planId === 'string' &&
+    !!o.request &&
+    typeof o.request === 'object'
+  );
+};
+
+/**
+ * The reuse key of a deferred link: what it grants (organisation, mode, plan, request), without its
+ * expiry, so that the links of every view of a pricing table (each signed anew) for the same
+ * customer and plan share one checkout session, as do the spellings of one link.
+ */
+export const deferredLinkKey = (link: DeferredCheckout): string =>
+  createHash('sha256')
+    .update(canonical({ organisationId: link.organisationId, isTest: link.isTest, planId: link.planId, request: link.request }))
+    .digest('base64url');
+
 /**
  * `GET /checkout/start/:token` (no API key: the customer's browser follows it): creates the
- * checkout for a deferred link, once per link (later follows reuse it), and answers 303 to the
- * provider's checkout page.
+ * checkout for a deferred link, once per link and customer (later follows, and the links of later
+ * views of the same table for the same request, reuse it while it is open and on the same terms),
+ * and answers 303 to the provider's checkout page.
  */
 export function checkoutStartRoutes({ core, links, clock }: Pick<V1Services, 'core' | 'links' | 'clock'>): Route[] {
   return resource(checkoutTag, [
@@ -55,12 +93,12 @@ export function checkoutStartRoutes({ core, links, clock }: Pick<V1Services, 'co
       operationId: 'startCheckout',
       summary: "Follow a pricing table's checkout link",
       description:
-        'Creates the checkout session of a deferred link the first time the customer follows it (later follows reuse it until it is a day old or canceled), and redirects to it.',
+        "Creates the checkout session of a deferred link the first time the customer follows it (later follows, and links of later views of the table for the same plan and request, reuse it while it is open, under a day old and on the same terms: once paid, canceled or expired, or after the plan's price, names or seat terms changed, a new session is made), and redirects to it.",
       textParams: ['token'],
       response: { status: 303, description: 'to the checkout page' },
       async handle({ params }) {
-        const link = links.verify<DeferredCheckout>(params.token, clock.now());
-        if (!link) {
+        const link = links.verify<unknown>(params.token, clock.now());
+        if (!isDeferredCheckout(link)) {
           return {
             status: 404,
             body: { error: 'this checkout link is not valid or has expired; reload the pricing page', code: 'NOT_FOUND' },
@@ -70,7 +108,7 @@ export function checkoutStartRoutes({ core, links, clock }: Pick<V1Services, 'co
           { organisationId: link.organisationId, isTest: link.isTest },
           link.planId,
           link.request,
-          createHash('sha256').update(params.token).digest('base64url'),
+          deferredLinkKey(link),
         );
         return { status: 303, headers: { Location: url } };
       },

@@ -71,7 +71,7 @@ export function pricingTableRoutes(s: V1Services): Route[] {
         const global = fromGlobal(query);
         const perPlan = perPlanOptions(query);
         const linked = catalog.plans.filter((p) => withAddresses(global, perPlan.get(p.id)));
-        return ok(v1ProductPricingTable(catalog, deferredLinks(tenant, linked, catalog, global, perPlan)));
+        return ok(v1ProductPricingTable(catalog, await deferredLinks(tenant, linked, catalog, global, perPlan)));
       },
     }),
     route({
@@ -86,7 +86,7 @@ export function pricingTableRoutes(s: V1Services): Route[] {
       async handle({ tenant, params, query }) {
         requireMember(query);
         const view = await queries.getPricingTable(tenant, params.pricingTableUuid);
-        return ok(v1PricingTable(view, deferredLinks(tenant, view.plans, view.catalog, fromGlobal(query), perPlanOptions(query))));
+        return ok(v1PricingTable(view, await deferredLinks(tenant, view.plans, view.catalog, fromGlobal(query), perPlanOptions(query))));
       },
     }),
     route({

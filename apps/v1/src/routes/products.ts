@@ -96,7 +96,7 @@ export function productRoutes(s: V1Services): Route[] {
         const x = parseExpand(query.expand, 'product');
         const catalog = await queries.productCatalog(tenant, params.productUuid);
         const urls = x.has('generateCheckoutLinks')
-          ? deferredLinks(
+          ? await deferredLinks(
               tenant,
               catalog.plans.filter((p) => p.active && !p.archivedAt),
               catalog,

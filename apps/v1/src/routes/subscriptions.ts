@@ -237,7 +237,8 @@ export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Service
       path: '/subscriptions/:subscriptionUuid/change-plan',
       operationId: 'changeSubscriptionPlan',
       summary: "Change a subscription's plan",
-      description: 'Moves the subscription to another plan of its product, prorated as asked (default: `create_prorations`).',
+      description:
+        'Moves the subscription to another plan of its product, prorated as asked (default: `create_prorations`). A subscription no payment provider bills (bought through the free checkout) moves only to another free plan: a paid plan is a 400 naming `planUuid` (check that plan out instead).',
       scope: ['subscriptions', 'write'],
       body: changePlanBody,
       response: { status: 204 },
@@ -252,7 +253,8 @@ export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Service
       path: '/subscriptions/:subscriptionUuid/updateplan/listplans',
       operationId: 'listSwitchablePlans',
       summary: 'Plans a subscriber can switch to',
-      description: 'The active public plans of the same product and interval the subscription may move to.',
+      description:
+        'The active public plans of the same product, interval and interval length that `change-plan` would accept for the subscription: not a plan it holds, seats that fit the plan, priced in its currency; only free plans for a subscription no payment provider bills (the free checkout); none once it is canceled.',
       scope: ['subscriptions', 'read'],
       response: { status: 200, schema: arrayOf(v1PlanSchema) },
       async handle({ tenant, params }) {

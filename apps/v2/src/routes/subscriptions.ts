@@ -9,8 +9,8 @@ import { planView, subscriptionV2, subscriptionWithPlan } from '../views';
 const tag = { name: 'subscriptions', description: 'Subscriptions: create, list, owner, plan changes, cancellation' };
 const str = { type: 'string' } as const;
 /** Tollgate's subscription statuses; the SDK may also ask for the real service's others (none here). */
-const STATUSES = ['ACTIVE', 'TRIALING', 'PAST_DUE', 'CANCELED'] as const;
-const SDK_ONLY_STATUSES = ['PAUSED', 'DELETED', 'INCOMPLETE'] as const;
+const STATUSES = ['ACTIVE', 'TRIALING', 'PAST_DUE', 'UNPAID', 'PAUSED', 'CANCELED'] as const;
+const SDK_ONLY_STATUSES = ['DELETED', 'INCOMPLETE'] as const;
 
 type CreateBody = {
   planUuid: string;

@@ -340,6 +340,7 @@ export function planRepository(db: Db): PlanRepository {
   const plans = () => db.selectFrom('plans').selectAll();
   return {
     get: async (id) => (await loadPlans(db, await plans().where('id', '=', id).execute()))[0],
+    getForUpdate: async (id) => (await loadPlans(db, await plans().where('id', '=', id).forNoKeyUpdate().execute()))[0],
     getMany: async (ids) => (ids.length ? loadPlans(db, await plans().where('id', 'in', ids).execute()) : []),
     findByKey: async (productId, key) =>
       (await loadPlans(db, await plans().where('product_id', '=', productId).where('key', '=', key).execute()))[0],

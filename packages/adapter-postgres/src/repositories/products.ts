@@ -90,6 +90,7 @@ export function productRepository(db: Db): ProductRepository {
   const products = () => db.selectFrom('products as p').selectAll('p');
   return {
     get: async (id) => (await loadProducts(db, await products().where('p.id', '=', id).execute()))[0],
+    getForUpdate: async (id) => (await loadProducts(db, await products().where('p.id', '=', id).forNoKeyUpdate().execute()))[0],
     findByKey: async (t, key) =>
       (
         await loadProducts(

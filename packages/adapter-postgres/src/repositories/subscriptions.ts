@@ -178,12 +178,12 @@ export function subscriptionRepository(db: Db): SubscriptionRepository {
     },
     listDueForCancellation: async (now, limit) =>
       (await due(now, limit).where('cancel_at_period_end', '=', true).execute()).map((r) => r.id),
-    listDueForRenewal: async (now, providers, limit) =>
-      providers.length
-        ? (await due(now, limit).where('cancel_at_period_end', '=', false).where('payment_provider', 'in', providers).execute()).map(
-            (r) => r.id,
-          )
-        : [],
+    listDueForRenewal: async (now, providers, limit, testModeOnly = []) => {
+      if (!providers.length) return [];
+      let q = due(now, limit).where('cancel_at_period_end', '=', false).where('payment_provider', 'in', providers);
+      if (testModeOnly.length) q = q.where((eb) => eb.or([eb('is_test', '=', true), eb('payment_provider', 'not in', testModeOnly)]));
+      return (await q.execute()).map((r) => r.id);
+    },
     lineItems: async (subscriptionId) => {
       const s = await one(subscriptionId, false);
       const rows = (await db.selectFrom('subscription_line_items').selectAll().where('subscription_id', '=', subscriptionId).execute()).map(

@@ -9,7 +9,7 @@ export const keys: CommandModule = {
       .command('create')
       .description('create an API key (shown once, kept only as a hash)')
       .requiredOption('--org <name>', 'the organisation')
-      .option('--scopes <a,b>', 'scopes, e.g. products:read,licenses:write (default: *)')
+      .option('--scopes <a,b>', 'scopes, e.g. products:read,licenses:write (default: *; an empty list is refused)')
       .option('--client', 'the read-only scopes a client library needs (safe in a browser)')
       .option('--test', 'a test-mode key (test_...)')
       .option('--name <name>', 'a name to recognise the key by')
@@ -25,7 +25,11 @@ export const keys: CommandModule = {
           createOrg?: boolean;
           json?: boolean;
         }) => {
-          if (o.client && o.scopes) throw new CliError('--client sets the scopes itself; give --client or --scopes, not both', 2);
+          if (o.client && o.scopes !== undefined)
+            throw new CliError('--client sets the scopes itself; give --client or --scopes, not both', 2);
+          // An empty --scopes is misuse, never "all scopes" (leave it out for the default, *).
+          if (o.scopes !== undefined && list(o.scopes).length === 0)
+            throw new CliError('--scopes names no scope (leave it out for *, or name some: products:read,licenses:write)', 2);
           const { core } = await services();
           await organisationFor(core, o.org, o.createOrg);
           const created = await core.apiKeys.create({

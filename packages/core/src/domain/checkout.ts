@@ -6,6 +6,11 @@ import { assertSeatTotal } from './seats';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/**
+ * An absolute http(s) URL, returned normalised (`URL.href`): what is kept and later sent in a
+ * `Location` header or to a provider is what was checked, never the raw text (whose CR/LF the URL
+ * parser drops and whose non-ASCII characters it encodes, but a header refuses).
+ */
 export function assertAbsoluteUrl(name: string, raw: unknown): string {
   if (typeof raw !== 'string' || raw === '') {
     return fail(ErrorCodes.VALIDATION_FAILED, `${name} is required`, [{ property: name, error: 'is required' }]);
@@ -21,7 +26,7 @@ export function assertAbsoluteUrl(name: string, raw: unknown): string {
       { property: name, error: 'must be an http or https URL' },
     ]);
   }
-  return raw;
+  return url.href;
 }
 
 /**

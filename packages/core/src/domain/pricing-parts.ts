@@ -6,10 +6,14 @@ import type { LineItem, Plan, Price, Product } from '../model';
  * and prices): what may be archived, deleted or changed. Pure: the use case loads and saves.
  */
 
-/** A part may change only while its plan and product are not archived. */
+/** A part may change (or go) only while its plan and product are not archived: 400 naming the part's `id`. */
 function assertParentsOpen(plan: Plan, product: Product, what: string): void {
-  if (product.archivedAt) fail(ErrorCodes.PRODUCT_ARCHIVED, `the ${what}'s product is archived`);
-  if (plan.archivedAt) fail(ErrorCodes.PLAN_ARCHIVED, `the ${what}'s plan is archived`);
+  if (product.archivedAt)
+    fail(ErrorCodes.PRODUCT_ARCHIVED, `the ${what}'s product is archived`, [
+      { property: 'id', error: `is a ${what} of an archived product` },
+    ]);
+  if (plan.archivedAt)
+    fail(ErrorCodes.PLAN_ARCHIVED, `the ${what}'s plan is archived`, [{ property: 'id', error: `is a ${what} of an archived plan` }]);
 }
 
 /** The plan with one line item replaced by what `change` makes of it. */
@@ -83,8 +87,12 @@ export function archiveLineItem(plan: Plan, product: Product, id: string, now: D
   );
 }
 
-/** Removes a line item no subscription was sold with (`sold`: the ids of the line items subscriptions hold). */
-export function deleteLineItem(plan: Plan, id: string, sold: ReadonlySet<string>, now: Date): Plan {
+/**
+ * Removes a line item no subscription was sold with (`sold`: the ids of the line items subscriptions
+ * hold), of a plan and product not archived (they are read-only).
+ */
+export function deleteLineItem(plan: Plan, product: Product, id: string, sold: ReadonlySet<string>, now: Date): Plan {
+  assertParentsOpen(plan, product, 'line item');
   if (sold.has(id)) fail(ErrorCodes.CONFLICT, 'subscriptions were sold with this line item: archive it instead');
   return withLineItem(plan, id, () => null, now);
 }
@@ -119,8 +127,9 @@ export function archivePrice(plan: Plan, product: Product, lineItemId: string, p
   );
 }
 
-/** Removes a price of a line item no subscription was sold with. */
-export function deletePrice(plan: Plan, lineItemId: string, priceId: string, sold: ReadonlySet<string>, now: Date): Plan {
+/** Removes a price of a line item no subscription was sold with, of a plan and product not archived. */
+export function deletePrice(plan: Plan, product: Product, lineItemId: string, priceId: string, sold: ReadonlySet<string>, now: Date): Plan {
+  assertParentsOpen(plan, product, 'price');
   if (sold.has(lineItemId)) fail(ErrorCodes.CONFLICT, "subscriptions were sold with this price's line item: archive the price instead");
   return withPrice(plan, lineItemId, priceId, () => null, now);
 }

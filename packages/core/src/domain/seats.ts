@@ -44,7 +44,7 @@ export function seatLicense(s: Subscription, plan: Plan, purchaser: string, id: 
     name: null,
     paymentService: s.paymentProvider,
     type: plan.licenseType,
-    status: s.status === 'TRIALING' ? 'TRIALING' : 'ACTIVE',
+    status: s.status === 'TRIALING' ? 'TRIALING' : s.status === 'UNPAID' || s.status === 'PAUSED' ? 'INACTIVE' : 'ACTIVE',
     cancelAtPeriodEnd: s.cancelAtPeriodEnd,
     startTime: now,
     endTime: s.currentPeriodEnd,

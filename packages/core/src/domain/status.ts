@@ -8,6 +8,9 @@ export const SUBSCRIPTION_STATUSES: Record<SubscriptionStatus, { running: boolea
   ACTIVE: { running: true },
   TRIALING: { running: true },
   PAST_DUE: { running: true },
+  // Open at the provider (it may be paid or resumed, changed or canceled); its licenses grant nothing meanwhile.
+  UNPAID: { running: true },
+  PAUSED: { running: true },
   CANCELED: { running: false },
 };
 

@@ -36,6 +36,8 @@ export interface AddPlanInput {
   grantees?: readonly string[];
   /** Where in the request the item is (`items[2]`), for the errors. */
   at: string;
+  /** The request's field naming the plan, when it is not `${at}.planId` (a replace's `newPlanId`). */
+  field?: string;
   now: Date;
   newId: () => Id;
   maxSeats?: number;
@@ -62,20 +64,21 @@ export interface AddPlanInput {
  */
 export function addPlan(input: AddPlanInput): { subscription: Subscription; added: AddedPlan; seats: NewSeats } {
   const { subscription: s, plan, firstPlan, at, now } = input;
+  const field = input.field ?? `${at}.planId`;
   if (effectiveStatus(s, now) === 'CANCELED') invalid(`${at}.action`, 'the subscription is canceled: plans cannot be added to it');
   const sale = !input.completing;
   if (sale && !input.adopting) assertPlanSellable(plan, input.product);
-  else if (plan.productId !== input.product.id) invalid(`${at}.planId`, 'names no plan');
-  if (plan.organisationId !== s.organisationId || plan.isTest !== s.isTest) invalid(`${at}.planId`, 'names no plan');
+  else if (plan.productId !== input.product.id) invalid(field, 'names no plan');
+  if (plan.organisationId !== s.organisationId || plan.isTest !== s.isTest) invalid(field, 'names no plan');
   if (holdsPlan(s, plan.id))
     invalid(
-      `${at}.planId`,
+      field,
       `the subscription holds this plan already (its seats: PUT /api/subscription-plans/${subscriptionPlanIdOf(s, plan.id)}/seats)`,
     );
-  if (sale && plan.usageBased) invalid(`${at}.planId`, 'a usage-based plan is sold as a subscription of its own (POST /api/checkout)');
+  if (sale && plan.usageBased) invalid(field, 'a usage-based plan is sold as a subscription of its own (POST /api/checkout)');
   if (sale && (plan.interval !== firstPlan.interval || plan.length !== firstPlan.length))
     invalid(
-      `${at}.planId`,
+      field,
       `the plan is billed every ${plan.length} ${plan.interval}(s) and the subscription every ${firstPlan.length} ${firstPlan.interval}(s): sell it as another subscription`,
     );
   const members = input.grantees ?? (input.granteeId !== undefined ? [input.granteeId] : seatHolders(input.licenses));

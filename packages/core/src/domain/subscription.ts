@@ -1,4 +1,4 @@
-import { ErrorCodes, fail } from '../errors';
+import { ErrorCodes, fail, invalid } from '../errors';
 import type { Id, License, Plan, Product, Proration, Subscription, SubscriptionStatus } from '../model';
 import { assertPlanSellable, isPerSeat, minimumSeats } from './catalog';
 import { SUBSCRIPTION_STATUSES } from './status';
@@ -91,13 +91,18 @@ export function enableRenewal(s: Subscription, licenses: License[], now: Date): 
   return reactivate(s, licenses, now);
 }
 
-/** A payment for the next period arrived: the period and the licenses move on. */
+/**
+ * A payment for the next period arrived: the period and the licenses move on, and the subscription
+ * is ACTIVE. Its licenses take an ACTIVE subscription's license status by the provider sync's rule
+ * (`LICENSE_STATUS_FOR`): a trial's become ACTIVE, and those an UNPAID or PAUSED subscription held
+ * INACTIVE come back (with their grantees) at once, not only at the provider's next update.
+ */
 export function renew(s: Subscription, licenses: License[], periodStart: Date, periodEnd: Date, now: Date): SubscriptionChange {
   assertRunning(s, now);
   return {
     subscription: { ...s, status: 'ACTIVE', currentPeriodStart: periodStart, currentPeriodEnd: periodEnd, updatedAt: now },
     licenses: licenses.map((l) =>
-      l.status === 'CANCELED' ? l : { ...l, status: l.status === 'TRIALING' ? 'ACTIVE' : l.status, endTime: periodEnd, updatedAt: now },
+      l.status === 'CANCELED' ? l : { ...l, status: LICENSE_STATUS_FOR.ACTIVE, endTime: periodEnd, updatedAt: now },
     ),
   };
 }
@@ -115,6 +120,33 @@ export interface ChangePlanInput {
   proration: Proration;
   now: Date;
   newId: () => Id;
+  /**
+   * Whether a payment provider bills the subscription (`billedByProvider`): one bought through the
+   * free checkout, or started without payment, is billed by no one and moves only to a plan that
+   * charges nothing.
+   */
+  billed: boolean;
+  /** The request's field naming the target plan, for the errors (v1, v2, v3: `planUuid`). */
+  field?: string;
+}
+
+/** The body field naming the target plan of a plan change in the generations that ask one (v1, v2, v3). */
+export const PLAN_CHANGE_FIELD = 'planUuid';
+
+/**
+ * A subscription no payment provider bills (bought through the free checkout, or made by the vendor
+ * without payment: v2 `POST /subscriptions`, the catalog's service-only subscriptions) takes only
+ * plans that charge nothing, as its plan or beside it: the sweep renews it for nothing, so a paid
+ * plan on it would never be charged. The refusal names `field` and says both ways to a paid plan:
+ * its checkout, or, for a vendor that bills the customer itself, the subscription canceled and
+ * made anew on the paid plan.
+ */
+export function assertFreeWhenUnbilled(target: Plan, field: string): void {
+  if (target.pricingType === 'free') return;
+  invalid(
+    field,
+    `${target.displayName} is a paid plan and no payment provider bills this subscription, so it would never be charged: check out ${target.displayName} instead and cancel this subscription; or, if you bill the customer yourself, cancel this subscription and create it anew on ${target.displayName}`,
+  );
 }
 
 /**
@@ -125,18 +157,18 @@ export interface ChangePlanInput {
  * plan, or to a per-seat plan whose minimum it meets, fits. (A switch the provider made is followed
  * as it is: the provider's quantity comes with it.)
  */
-export function assertSeatsCarry(s: Subscription, target: Plan): void {
+export function assertSeatsCarry(s: Subscription, target: Plan, field = PLAN_CHANGE_FIELD): void {
   if (!isPerSeat(target) && target.pricingType === 'paid' && s.quantity > 1)
     fail(
       ErrorCodes.VALIDATION_FAILED,
       `the subscription has ${s.quantity} seats and ${target.displayName} is not a per-seat plan: it would be billed ${s.quantity} times; cancel it and check out the new plan`,
-      [{ property: 'planId', error: `is not a per-seat plan, and the subscription has ${s.quantity} seats` }],
+      [{ property: field, error: `is not a per-seat plan, and the subscription has ${s.quantity} seats` }],
     );
   if (isPerSeat(target) && s.quantity < minimumSeats(target))
     fail(
       ErrorCodes.SEATS_BELOW_MINIMUM,
       `${target.displayName} needs at least ${minimumSeats(target)} seats and the subscription has ${s.quantity}: add seats first`,
-      [{ property: 'planId', error: `needs at least ${minimumSeats(target)} seats` }],
+      [{ property: field, error: `needs at least ${minimumSeats(target)} seats` }],
     );
 }
 
@@ -147,10 +179,15 @@ export function assertSeatsCarry(s: Subscription, target: Plan): void {
  */
 export function changePlan(input: ChangePlanInput): PlanChange {
   const { subscription: s, licenses, currentPlan, target, targetProduct, now } = input;
+  const field = input.field ?? PLAN_CHANGE_FIELD;
   assertPlanSellable(target, targetProduct);
   assertRunning(s, now);
   if (holdsPlan(s, target.id)) fail(ErrorCodes.SUBSCRIPTION_ALREADY_ON_PLAN, 'the subscription is already on that plan');
   if (target.productId !== s.productId) fail(ErrorCodes.PLAN_NOT_IN_PRODUCT, "the plan does not belong to the subscription's product");
+  // No provider bills it (the free checkout's, or one made without payment): moved to a paid plan
+  // it would grant what the plan charges for and never collect it. A paid plan is bought through
+  // its checkout.
+  if (!input.billed) assertFreeWhenUnbilled(target, field);
 
   if (!currentPlan.usageBased) {
     // The first plan's seats move; an added plan's stay on it.
@@ -165,7 +202,7 @@ export function changePlan(input: ChangePlanInput): PlanChange {
   }
   if (s.addedPlans.length)
     fail(ErrorCodes.VALIDATION_FAILED, 'a usage-based plan change starts a new subscription: remove the added plans first', [
-      { property: 'planId', error: 'the subscription holds other plans beside its usage-based one' },
+      { property: field, error: 'the subscription holds other plans beside its usage-based one' },
     ]);
   const canceled = cancelNow(s, licenses, now);
   const created: Subscription = {
@@ -243,6 +280,10 @@ const LICENSE_STATUS_FOR: Record<SubscriptionStatus, License['status']> = {
   TRIALING: 'TRIALING',
   // A late payment keeps access while the provider retries; CANCELED follows if it gives up.
   PAST_DUE: 'ACTIVE',
+  // The provider gave up collecting (Stripe's "mark unpaid"), or paused the subscription: no access
+  // while the period moves on; the licenses (and who holds them) come back when it is active again.
+  UNPAID: 'INACTIVE',
+  PAUSED: 'INACTIVE',
   CANCELED: 'CANCELED',
 };
 

@@ -1,6 +1,10 @@
 import type { Id, Owned } from './common';
 
-export type SubscriptionStatus = 'ACTIVE' | 'TRIALING' | 'PAST_DUE' | 'CANCELED';
+/**
+ * `UNPAID` and `PAUSED` (a provider's, e.g. Stripe's `unpaid` and `paused`): still open at the
+ * provider, but not paid for: its licenses grant nothing until the provider reports it active again.
+ */
+export type SubscriptionStatus = 'ACTIVE' | 'TRIALING' | 'PAST_DUE' | 'UNPAID' | 'PAUSED' | 'CANCELED';
 
 /** The customer who pays: the `member` of the checkout, with the provider's customer id. */
 export interface Customer extends Owned {

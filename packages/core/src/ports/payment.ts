@@ -137,6 +137,8 @@ export interface MeterEvent {
   /** Unique per event (its ledger entry's id): a resend is counted once. */
   identifier: string;
   timestamp: Date;
+  /** The mode of the usage's tenant (a deployment with test-mode provider keys sends it there). */
+  isTest?: boolean;
 }
 
 /** What the provider answered a meter event: taken, or refused (`retryable`: a later try may be taken). */
@@ -189,6 +191,11 @@ export interface PlanItemRequest {
   requestId?: string;
   /** The provider's item of this plan on its subscription, when Tollgate knows it (`AddedPlan.paymentItemId`). */
   paymentItemId?: string | null;
+  /**
+   * The member the subscription's customer is (`Customer.value`), which a provider that writes its
+   * own invoices shows on them (the sandbox's `subscription_details.metadata.member`).
+   */
+  member?: string;
 }
 
 export interface PlanChangeRequest {
@@ -199,6 +206,11 @@ export interface PlanChangeRequest {
   /** Price per seat per period of each plan in the subscription's currency, minor units. */
   fromUnitAmount: number;
   toUnitAmount: number;
+  /**
+   * The member the subscription's customer is (`Customer.value`), which a provider that writes its
+   * own invoices shows on them (the sandbox's `subscription_details.metadata.member`).
+   */
+  member?: string;
 }
 
 /** What a provider asks us to keep after a call (the sandbox's invoices); empty for real providers. */
@@ -222,8 +234,16 @@ export interface CompletedPurchase {
 export interface PaymentProvider {
   /** Provider name recorded on subscriptions and licenses (`sandbox`, `stripe`, `none`). */
   readonly name: string;
-  /** A URL where the customer pays for the plan. */
-  checkoutLink(request: CheckoutRequest): Promise<{ url: string }>;
+  /**
+   * A URL where the customer pays for the plan; with the provider's own session id where it keeps
+   * one (Stripe's Checkout Session), so that asking again for the same session resumes it.
+   */
+  checkoutLink(request: CheckoutRequest): Promise<{ url: string; providerSessionId?: string }>;
+  /**
+   * The page of a checkout session the provider made earlier (`providerSessionId`) while it can
+   * still be paid; null: it no longer can (expired, paid). Absent: the provider keeps no sessions.
+   */
+  checkoutUrl?(providerSessionId: string, session: CheckoutSession): Promise<string | null>;
   /** A URL where the customer replaces the payment method. */
   updatePaymentLink(subscription: Subscription, customer: Customer): Promise<{ url: string }>;
   /** A URL of the provider's customer portal. */
@@ -242,12 +262,14 @@ export interface PaymentProvider {
     unitAmount: number,
     usage?: UsageInvoiceLine[],
     addedPlans?: AddedPlanCharge[],
+    /** The member the subscription's customer is (as `PlanChangeRequest.member`). */
+    member?: string,
   ): ProviderOutcome | false;
   /**
    * A usage period closed outside a renewal (a usage-based plan change): the sandbox keeps an
    * invoice of its lines; providers that bill metered usage themselves return false.
    */
-  usageBilled?(subscription: Subscription, plan: Plan, usage: UsageInvoiceLine[]): ProviderOutcome | false;
+  usageBilled?(subscription: Subscription, plan: Plan, usage: UsageInvoiceLine[], member?: string): ProviderOutcome | false;
   /**
    * One unit of usage history sent, for providers that bill metered usage themselves (Stripe meter
    * events), deduplicated by the provider on `identifier` (a resend is counted once). Never
@@ -278,7 +300,15 @@ export interface PaymentProvider {
    */
   syncPrice?(subscription: Subscription, plan: Plan, unitAmount: number): Promise<ProviderOutcome>;
   /** Sets the provider's seat quantity with the given proration. */
-  changeSeats(subscription: Subscription, plan: Plan, quantity: number, proration: Proration, unitAmount: number): Promise<ProviderOutcome>;
+  changeSeats(
+    subscription: Subscription,
+    plan: Plan,
+    quantity: number,
+    proration: Proration,
+    unitAmount: number,
+    /** The member the subscription's customer is (as `PlanChangeRequest.member`). */
+    member?: string,
+  ): Promise<ProviderOutcome>;
   /** Cancels at the provider, now or at the period end. */
   cancel(subscription: Subscription, when: 'now' | 'end'): Promise<void>;
   /** Removes a scheduled cancellation at the provider. */

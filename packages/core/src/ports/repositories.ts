@@ -116,6 +116,12 @@ export interface CurrencyRepository {
 export interface ProductRepository {
   /** The product with its settings, currencies, features and capabilities, if any. */
   get(id: Id): Promise<Product | undefined>;
+  /**
+   * The product, its row locked until the transaction ends (`FOR NO KEY UPDATE` in PostgreSQL):
+   * catalog writes of a product, its plans and its entitlements read it so and take turns on it, so
+   * none writes over another's change (an archive) from an older read. Take it before its plans' locks.
+   */
+  getForUpdate(id: Id): Promise<Product | undefined>;
   /** The tenant's product with this catalog-file key, if any. */
   findByKey(tenant: Tenant, key: string): Promise<Product | undefined>;
   /** The tenant's products, oldest first; archived ones only when asked. */
@@ -135,6 +141,11 @@ export interface ProductRepository {
 export interface PlanRepository {
   /** The plan with its currencies, capabilities, feature values and line items, if any. */
   get(id: Id): Promise<Plan | undefined>;
+  /**
+   * The plan, its row locked until the transaction ends (`FOR NO KEY UPDATE` in PostgreSQL), for
+   * writes of the plan and its pricing parts; taken after its product's lock.
+   */
+  getForUpdate(id: Id): Promise<Plan | undefined>;
   /** The plans with these ids that exist. */
   getMany(ids: Id[]): Promise<Plan[]>;
   /** The plan of the product with this catalog-file key, if any. */
@@ -227,8 +238,11 @@ export interface SubscriptionRepository {
   delete(id: Id): Promise<void>;
   /** Ids of running subscriptions whose scheduled cancellation is due at `now`. */
   listDueForCancellation(now: Date, limit: number): Promise<Id[]>;
-  /** Ids of running subscriptions of these providers whose period ended without a scheduled cancellation. */
-  listDueForRenewal(now: Date, providers: string[], limit: number): Promise<Id[]>;
+  /**
+   * Ids of running subscriptions of these providers whose period ended without a scheduled
+   * cancellation, oldest period end first; of the providers in `testModeOnly`, test-mode ones only.
+   */
+  listDueForRenewal(now: Date, providers: string[], limit: number, testModeOnly?: string[]): Promise<Id[]>;
   /** Inserts the subscription or updates it by id; its line items (`lineItemIds`) follow, each keeping its id. */
   save(subscription: Subscription): Promise<void>;
   /** The subscription's line items, in `lineItemIds` order. */

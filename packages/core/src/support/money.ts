@@ -77,3 +77,23 @@ export const STATUS_WORDS: Record<string, string> = {
   PAST_DUE: 'Payment overdue',
   CANCELED: 'Canceled',
 };
+
+/**
+ * The currencies a price, cart, checkout or plan filter may name: the currency enum of the hosted
+ * service's published catalog OpenAPI document (138 upper-case ISO 4217 codes, in its order;
+ * docs/reference/published-catalog-api.md §5). A fixed list, not `Intl.supportedValuesOf('currency')`:
+ * that one changes with Node's ICU data and holds codes nobody is charged in (XDR, XSU, ...).
+ */
+export const CURRENCY_CODES: readonly string[] = Object.freeze(
+  (
+    'USD AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BIF BMD BND BOB BRL BSD BWP BYN BZD CAD CDF CHF CLP CNY COP ' +
+    'CRC CVE CZK DJF DKK DOP DZD EGP ETB EUR FJD FKP GBP GEL GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR ISK JMD JPY KES ' +
+    'KGS KHR KMF KRW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT MOP MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD ' +
+    'PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SEK SGD SHP SLE SOS SRD STD SZL THB TJS TOP TRY TTD TWD TZS ' +
+    'UAH UGX UYU UZS VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW BHD KWD OMR'
+  ).split(' '),
+);
+const CURRENCY_SET = new Set(CURRENCY_CODES);
+/** Is `code` one of CURRENCY_CODES, in upper or lower case (`usd`, `USD`; not `Usd`)? */
+export const isCurrencyCode = (code: string): boolean =>
+  (code === code.toUpperCase() || code === code.toLowerCase()) && CURRENCY_SET.has(code.toUpperCase());

@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ErrorCodes, fail, isDomainError } from '../errors';
+import { ErrorCodes, fail, invalid, isDomainError } from '../errors';
 import type { ApiKey, Id, Organisation, Page, Scope, ScopeResource, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { pageOf } from '../support/pagination';
@@ -165,10 +165,12 @@ export class ApiKeyService {
    * transaction: one revoked since it was authenticated makes none (UNAUTHENTICATED).
    */
   async create(input: { organisation: string; name?: string; scopes: string[]; isTest: boolean; createdBy?: Id }): Promise<CreatedApiKey> {
-    const scopes = parseScopes(input.scopes.length ? input.scopes : ['*']);
+    const scopes = parseScopes(input.scopes);
     return this.deps.uow.run(async (r) => {
       const org = await r.organisations.findByName(input.organisation);
       if (!org) return fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${input.organisation}`);
+      // No scope named (`[]`, or only blanks) is no key: never read as `*` (a full-access key).
+      if (scopes.length === 0) invalid('scopes', 'must name at least one scope (* for all)');
       if (input.createdBy !== undefined && (await r.apiKeys.get(input.createdBy))?.revokedAt !== null)
         return fail(ErrorCodes.UNAUTHENTICATED, 'the API key was revoked');
       const secret = this.deps.random.bytes(24).toString('base64url');
@@ -194,7 +196,10 @@ export class ApiKeyService {
    * creator's) must each be within the creator's own (VALIDATION_FAILED naming `scopes` if not).
    */
   async createFor(tenant: Tenant, creator: ApiKey, input: { name?: string; scopes?: string[] }): Promise<CreatedApiKey> {
-    const scopes = input.scopes?.length ? parseScopes(input.scopes) : creator.scopes;
+    // Absent: the creator's own scopes; an empty list is no scope at all, not "everything I hold".
+    if (input.scopes !== undefined && input.scopes.length === 0)
+      invalid('scopes', "must name at least one scope (leave it out for the caller's own)");
+    const scopes = input.scopes ? parseScopes(input.scopes) : creator.scopes;
     for (const s of scopes)
       if (!canGrant(creator, s))
         fail(ErrorCodes.FORBIDDEN, `this API key cannot grant ${s}`, [{ property: 'scopes', error: `cannot grant ${s}` }]);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { startSubscriptionUsage } from './usage/periods';
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { CheckoutItem, CheckoutOptionsInput, CheckoutSession, Customer, Id, Plan, Subscription, Tenant } from '../model';
@@ -11,7 +12,7 @@ import { assertAccessible } from '../domain/tenancy';
 import { subscriptionGroup } from '../domain/people';
 import { memberIdsOf } from './people/shared';
 import { addPlan } from '../domain/subscription-plans';
-import type { AddedPlanCharge, Repositories } from '../ports';
+import type { AddedPlanCharge, PaymentProvider, Repositories } from '../ports';
 import { saveNewSubscription, saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
 import { limitsOf, type CoreDeps } from './deps';
 import { loadCurrencies, loadProductCatalog, type ProductCatalog } from './catalog-queries';
@@ -53,15 +54,35 @@ export interface PurchaseRequest {
  */
 export const DEFERRED_SESSION_REUSE_MS = 23 * 60 * 60 * 1000;
 
+/** Canonical JSON (object keys sorted) of plain data. */
+const canonicalJson = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) && !(x instanceof Date)
+      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
+
+/** The reuse key of a deferred link on these terms: the link's key and the terms' digest, digested. */
+const deferredTermsKey = (linkKey: string, terms: unknown): string =>
+  createHash('sha256').update(linkKey).update('\n').update(canonicalJson(terms)).digest('base64url');
+
 const required = (name: string, value: string | undefined): string => {
   if (value === undefined || value.trim() === '')
     fail(ErrorCodes.VALIDATION_FAILED, `${name} is required`, [{ property: name, error: 'is required' }]);
   return value as string;
 };
 
+/** A `customerId` to pre-fill must be the payment customer of a customer of the tenant (400 naming it otherwise). */
+async function assertPaymentCustomer(r: Repositories, tenant: Tenant, wanted: string | null | undefined): Promise<void> {
+  if (!wanted) return;
+  const found = await r.customers.page(tenant, { limit: 1, paymentCustomerId: wanted });
+  if (!found.items.some((c) => c.paymentCustomerId === wanted))
+    invalid('customerId', "is not the payment provider's customer of a customer of this organisation (in this mode)");
+}
+
 /** Checkout links and completed purchases. */
 export class CheckoutService {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout' | 'limits'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'testPayments' | 'freeCheckout' | 'limits'>) {}
 
   /** A checkout link for the plan (validated against the checkout option set rules). */
   async checkoutLink(tenant: Tenant, planId: Id, req: CheckoutLinkRequest): Promise<{ url: string }> {
@@ -85,45 +106,107 @@ export class CheckoutService {
       // even when its first plan is free (what holds a plan's interval reads it).
       session = { ...session, provider: this.providerFor(plan, extra).name };
     }
-    await this.deps.uow.run((r) => r.checkoutSessions.save(session));
+    await this.deps.uow.run((r) => this.saveNew(r, session));
     return { ...(await this.providerLink(session, plan, catalog)), sessionId: session.id };
   }
 
   /** A checkout link for a plan already loaded with its catalog (pricing tables build many). */
   async linkFor(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest): Promise<{ url: string }> {
     const session = this.newSession(plan, req, catalog);
-    await this.deps.uow.run((r) => r.checkoutSessions.save(session));
+    await this.deps.uow.run((r) => this.saveNew(r, session));
     return this.providerLink(session, plan, catalog);
   }
 
   /**
-   * Follows a deferred checkout link (a pricing table's `/checkout/start/<token>`, `linkKey` its
-   * digest): the first follow creates the checkout session, later ones (concurrent ones included)
-   * reuse it until it is `DEFERRED_SESSION_REUSE_MS` old or was canceled, so an anonymous visitor
-   * replaying one link cannot create sessions (nor provider sessions) without end.
+   * Follows a deferred checkout link (a pricing table's `/checkout/start/<token>`, `linkKey` the
+   * digest of what it grants): the first follow creates the checkout session, later ones
+   * (concurrent ones included) reuse it while it is open, under `DEFERRED_SESSION_REUSE_MS` old,
+   * at the provider the plan goes to, and the terms the provider would be sent are those it was
+   * made with (the guard is keyed on `linkKey` and a digest of those terms: a price, name or seat
+   * term edited since makes a new session). So an anonymous visitor replaying one link cannot
+   * create sessions (nor provider sessions) without end, a customer who paid (or whose session was
+   * canceled) can buy again, and nobody is charged the terms of before an edit. A reused session
+   * whose provider page is no longer open (paid, expired) gives way to a new one too.
    */
   async followDeferredLink(tenant: Tenant, planId: Id, req: CheckoutLinkRequest, linkKey: string): Promise<{ url: string }> {
     const now = this.deps.clock.now();
-    const { session, plan, catalog } = await this.deps.uow.run(async (r) => {
-      const held = await r.checkoutSessions.lockDeferredLink(linkKey, now);
+    const { session, plan, catalog, reused, key } = await this.deps.uow.run(async (r) => {
       const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       const c = await loadProductCatalog(r, tenant, p.productId);
+      const candidate = this.newSession(p, req, c);
+      const extra = candidate.extraItems.length ? await this.extraCharges(r, tenant, p, candidate) : undefined;
+      const k = deferredTermsKey(linkKey, this.termsOf(candidate, p, c, extra));
+      const held = await r.checkoutSessions.lockDeferredLink(k, now);
       const previous = held.sessionId ? await r.checkoutSessions.get(held.sessionId) : undefined;
-      // Reused while young and still at the provider the plan goes to (a plan made free or paid
-      // since goes to the other: a new session).
+      // Reused while open, young and still at the provider the plan goes to (a plan made free or
+      // paid since goes to the other: a new session).
       if (
         previous &&
-        previous.status !== 'canceled' &&
+        previous.status === 'open' &&
         now.getTime() - previous.createdAt.getTime() < DEFERRED_SESSION_REUSE_MS &&
         previous.provider === this.providerFor(p).name
       )
-        return { session: previous, plan: p, catalog: c };
-      const fresh = this.newSession(p, req, c);
-      await r.checkoutSessions.save(fresh);
-      await r.checkoutSessions.setDeferredLink(linkKey, fresh.id);
-      return { session: fresh, plan: p, catalog: c };
+        return { session: previous, plan: p, catalog: c, reused: true, key: k };
+      await this.saveNew(r, candidate);
+      await r.checkoutSessions.setDeferredLink(k, candidate.id);
+      return { session: candidate, plan: p, catalog: c, reused: false, key: k };
     });
+    // Reused: the provider's page made for it, as made then (the terms are the same, by the key).
+    // Asked again with the same request key, the provider would replay a page paid or expired
+    // since: such a session gives way to a new one.
+    if (reused && session.providerSessionId) {
+      const provider = this.providerFor(plan) as { name: string } & Partial<Pick<PaymentProvider, 'checkoutUrl'>>;
+      if (provider.name === session.provider && provider.checkoutUrl) {
+        const url = await provider.checkoutUrl(session.providerSessionId, session);
+        if (url) return { url };
+        const fresh = await this.deps.uow.run(async (r) => {
+          const held = await r.checkoutSessions.lockDeferredLink(key, this.deps.clock.now());
+          if (held.sessionId !== session.id) {
+            const other = held.sessionId ? await r.checkoutSessions.get(held.sessionId) : undefined;
+            if (other) return other;
+          }
+          const next = this.newSession(plan, req, catalog);
+          await this.saveNew(r, next);
+          await r.checkoutSessions.setDeferredLink(key, next.id);
+          return next;
+        });
+        return this.providerLink(fresh, plan, catalog);
+      }
+    }
     return this.providerLink(session, plan, catalog);
+  }
+
+  /**
+   * What the provider is sent for a new session of the request, but the session's own id: its
+   * digest keys a deferred link's reuse, so that a session is reused only on the terms it was made with.
+   */
+  private termsOf(session: CheckoutSession, plan: Plan, catalog: ProductCatalog, extra: AddedPlanCharge[] | undefined): unknown {
+    const planTerms = (x: Plan) => ({
+      id: x.id,
+      name: x.displayName,
+      providerPlanId: x.providerPlanId,
+      pricingType: x.pricingType,
+      interval: x.interval,
+      length: x.length,
+      trialDays: x.trialDays,
+      licenseType: x.licenseType,
+      perSeat: isPerSeat(x),
+      minimumSeats: minimumSeats(x),
+    });
+    return {
+      provider: session.provider,
+      product: { id: catalog.product.id, name: catalog.product.displayName },
+      plan: planTerms(plan),
+      unitAmount: unitAmount(plan, session.options.currency, catalog.currencies),
+      options: session.options,
+      granteeId: session.granteeId,
+      member: session.member,
+      groupId: session.groupId,
+      successUrl: session.successUrl,
+      cancelUrl: session.cancelUrl,
+      maxSeats: limitsOf(this.deps).maxSeats,
+      extra: (extra ?? []).map((x) => ({ plan: planTerms(x.plan), unitAmount: x.unitAmount, quantity: x.quantity })),
+    };
   }
 
   /** A new open checkout session for the request (validated against the plan's rules). */
@@ -160,7 +243,7 @@ export class CheckoutService {
     const { options, granteeId, member, successUrl, cancelUrl } = session;
     const tenant = { organisationId: session.organisationId, isTest: session.isTest };
     const extraItems = session.extraItems.length ? await this.deps.uow.read((r) => this.extraCharges(r, tenant, plan, session)) : undefined;
-    return this.providerFor(plan, extraItems).checkoutLink({
+    const made = await this.providerFor(plan, extraItems).checkoutLink({
       ...(extraItems ? { extraItems } : {}),
       sessionId: session.id,
       product: catalog.product,
@@ -173,6 +256,34 @@ export class CheckoutService {
       unitAmount: unitAmount(plan, options.currency, catalog.currencies),
       maxSeats: limitsOf(this.deps).maxSeats,
     });
+    // The provider's own session, kept so that a reuse (a deferred link followed again) resumes it.
+    if (made.providerSessionId && made.providerSessionId !== session.providerSessionId) {
+      const providerSessionId = made.providerSessionId;
+      await this.deps.uow.run(async (r) => {
+        const now = await r.checkoutSessions.getForUpdate(session.id);
+        if (now && !now.providerSessionId) await r.checkoutSessions.save({ ...now, providerSessionId });
+      });
+    }
+    return { url: made.url };
+  }
+
+  /**
+   * Writes a new session. Its `customerId` (the provider's customer the page is pre-filled with)
+   * must be the payment customer of one of the tenant's customers: another organisation's (or
+   * mode's) on a shared provider account would be charged, and recorded as this tenant's customer.
+   */
+  private async saveNew(r: Repositories, session: CheckoutSession): Promise<void> {
+    await assertPaymentCustomer(r, { organisationId: session.organisationId, isTest: session.isTest }, session.options.customerId);
+    await r.checkoutSessions.save(session);
+  }
+
+  /**
+   * Refuses (400 naming `customerId`) a `customerId` that is not the payment customer of one of the
+   * tenant's customers: what links handed out for later (pricing tables) ask when they are built,
+   * so that following one cannot fail on it. `saveNew` asks it again of every new session.
+   */
+  async checkCustomerId(tenant: Tenant, customerId: string | null | undefined): Promise<void> {
+    if (customerId) await this.deps.uow.read((r) => assertPaymentCustomer(r, tenant, customerId));
   }
 
   /**
@@ -191,10 +302,19 @@ export class CheckoutService {
     return { successUrl, cancelUrl, granteeId, member, options };
   }
 
-  /** Free plans go to the hosted free checkout (a checkout of several plans: when every one is free); paid ones to the payment provider. */
+  /**
+   * Free plans go to the hosted free checkout (a checkout of several plans: when every one is
+   * free); paid ones to the payment provider of the plan's mode (a test-mode plan never to a live
+   * provider account: `testPayments`, where the deployment has one).
+   */
   private providerFor(plan: Plan, extra: AddedPlanCharge[] = []) {
     const free = [plan, ...extra.map((x) => x.plan)].every((p) => p.pricingType === 'free');
-    return free && this.deps.freeCheckout ? this.deps.freeCheckout : this.deps.payments;
+    return free && this.deps.freeCheckout ? this.deps.freeCheckout : this.paymentsFor(plan.isTest);
+  }
+
+  /** The payment provider of a mode's paid checkouts. */
+  private paymentsFor(isTest: boolean) {
+    return isTest && this.deps.testPayments ? this.deps.testPayments : this.deps.payments;
   }
 
   /**
@@ -262,6 +382,11 @@ export class CheckoutService {
        * made paid since its link), is not theirs to complete and answers "no such session".
        */
       via?: string[];
+      /**
+       * The mode the payment was taken in, from a provider account that bills one mode only (a
+       * deployment's test-mode Stripe keys): a session of the other mode is not this payment's.
+       */
+      isTest?: boolean;
     } = {},
   ): Promise<{ status: 'completed' | 'duplicate'; session: CheckoutSession; subscription: Subscription }> {
     const now = this.deps.clock.now();
@@ -269,6 +394,8 @@ export class CheckoutService {
       const fresh = input.delivery ? await r.webhookEvents.record(input.delivery.provider, input.delivery.eventId, now) : true;
       const session =
         (await r.checkoutSessions.getForUpdate(sessionId)) ?? fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
+      if (input.isTest !== undefined && input.isTest !== session.isTest)
+        fail(ErrorCodes.CHECKOUT_SESSION_NOT_FOUND, 'no such checkout session');
       if (session.status === 'canceled') return fail(ErrorCodes.CHECKOUT_CANCELED, 'this checkout was canceled; start a new one');
       if (session.status === 'completed' || !fresh) {
         if (!input.delivery || !session.subscriptionId)

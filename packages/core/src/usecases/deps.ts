@@ -27,6 +27,20 @@ export interface CoreDeps {
   /** Secure randomness for secrets and tokens (API keys). */
   random: Randomness;
   payments: PaymentProvider;
+  /**
+   * The payment provider of test-mode tenants' paid checkouts, where it is not `payments`: the
+   * sandbox when the deployment's Stripe key is live and it has no test-mode key (a test-mode
+   * checkout never reaches a live account). Absent: `payments` bills both modes.
+   */
+  testPayments?: PaymentProvider;
+  /**
+   * Providers of other names that `payments` sends the subscriptions recording them to (under a
+   * live Stripe key, `payments` is the mode router and the sandbox is here, with or without test
+   * keys): found by a subscription's `paymentProvider` for its renewals, usage bills and plan
+   * rules. They bill test mode only: the sweep renews only their test-mode subscriptions (a
+   * live-mode sandbox subscription left from before Stripe was configured is not renewed).
+   */
+  otherPayments?: PaymentProvider[];
   /** How capability checks are signed (ECDSA or HMAC). */
   scheme: SignatureScheme;
   /** Encrypts signing keys at rest. */
@@ -47,13 +61,32 @@ export interface CoreDeps {
 /** A provider subscriptions are bought through: the payment provider, or the free checkout. */
 export type SubscriptionProvider = NonNullable<CoreDeps['freeCheckout']>;
 
-/** This instance's providers of subscriptions: the payment provider, and the free checkout where one is set. */
-export const subscriptionProviders = (deps: Pick<CoreDeps, 'payments' | 'freeCheckout'>): SubscriptionProvider[] =>
-  deps.freeCheckout ? [deps.payments, deps.freeCheckout] : [deps.payments];
+/**
+ * This instance's providers of subscriptions: the payment provider, test mode's (`testPayments`),
+ * the payment provider's others (`otherPayments`), and the free checkout where one is set; one per name.
+ */
+export const subscriptionProviders = (
+  deps: Pick<CoreDeps, 'payments' | 'testPayments' | 'otherPayments' | 'freeCheckout'>,
+): SubscriptionProvider[] =>
+  [deps.payments, deps.testPayments, ...(deps.otherPayments ?? []), deps.freeCheckout].filter(
+    (p, i, all): p is SubscriptionProvider => p !== undefined && all.findIndex((q) => q?.name === p.name) === i,
+  );
+
+/**
+ * Whether the provider bills test-mode subscriptions only (`testPayments`, `otherPayments`: the
+ * sandbox beside a live Stripe key): the sweep renews none of its live-mode subscriptions.
+ */
+export const billsTestModeOnly = (
+  deps: Pick<CoreDeps, 'payments' | 'testPayments' | 'otherPayments' | 'freeCheckout'>,
+  p: Pick<SubscriptionProvider, 'name'>,
+): boolean =>
+  p.name !== deps.payments.name &&
+  p.name !== deps.freeCheckout?.name &&
+  (p.name === deps.testPayments?.name || (deps.otherPayments ?? []).some((o) => o.name === p.name));
 
 /** The provider of this instance a subscription was bought through (by its `paymentProvider`), if any. */
 export const providerOf = (
-  deps: Pick<CoreDeps, 'payments' | 'freeCheckout'>,
+  deps: Pick<CoreDeps, 'payments' | 'testPayments' | 'otherPayments' | 'freeCheckout'>,
   s: { paymentProvider: string },
 ): SubscriptionProvider | undefined => subscriptionProviders(deps).find((p) => p.name === s.paymentProvider);
 

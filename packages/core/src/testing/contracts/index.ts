@@ -714,6 +714,13 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(renewals).not.toContain(canceled.id);
       expect(await tx(uow(), (r) => r.subscriptions.listDueForRenewal(at(9), ['sandbox'], 1000))).not.toContain(lapsed.id);
       expect(await tx(uow(), (r) => r.subscriptions.listDueForRenewal(at(10), [], 1000))).toEqual([]);
+      // A provider that renews test mode only (the sandbox beside a live Stripe key): its live-mode ones are not listed.
+      const lapsedTest = aSubscription(plan, customer, { currentPeriodEnd: at(10), paymentProvider: 'sandbox', isTest: true });
+      await tx(uow(), (r) => r.subscriptions.save(lapsedTest));
+      const testOnly = await tx(uow(), (r) => r.subscriptions.listDueForRenewal(at(10), ['sandbox', 'none'], 1000, ['sandbox']));
+      expect(testOnly).toContain(lapsedTest.id);
+      expect(testOnly).not.toContain(lapsed.id);
+      expect(await tx(uow(), (r) => r.subscriptions.listDueForRenewal(at(10), ['sandbox'], 1000))).toContain(lapsed.id);
     });
 
     it('stores licenses; lists, counts and finds them for the check by tenant, product and grantee', async () => {

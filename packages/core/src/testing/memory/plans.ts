@@ -6,6 +6,7 @@ import { type Changed, type Tables, byCreated, copy, inTenant, matchesSearch, va
 export function planRepository(db: Tables, changed: Changed): PlanRepository {
   return {
     get: async (id) => copy(db.plans.get(id)),
+    getForUpdate: async (id) => copy(db.plans.get(id)),
     getMany: async (ids) =>
       ids
         .map((id) => db.plans.get(id))

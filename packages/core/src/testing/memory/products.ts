@@ -5,6 +5,7 @@ import { type Changed, type Tables, byCreated, copy, inTenant, matchesSearch, va
 export function productRepository(db: Tables, changed: Changed): ProductRepository {
   return {
     get: async (id) => copy(db.products.get(id)),
+    getForUpdate: async (id) => copy(db.products.get(id)),
     findByKey: async (t, key) => values(db.products).find((p) => inTenant(p, t) && p.key === key),
     list: async (t, o) =>
       values(db.products)

@@ -51,10 +51,15 @@ export function subscriptionRepository(db: Tables): SubscriptionRepository {
         .sort(byCreated)
         .slice(0, limit)
         .map((s) => s.id),
-    listDueForRenewal: async (now, providers, limit) =>
+    listDueForRenewal: async (now, providers, limit, testModeOnly = []) =>
       values(db.subscriptions)
         .filter(
-          (s) => s.status !== 'CANCELED' && !s.cancelAtPeriodEnd && s.currentPeriodEnd <= now && providers.includes(s.paymentProvider),
+          (s) =>
+            s.status !== 'CANCELED' &&
+            !s.cancelAtPeriodEnd &&
+            s.currentPeriodEnd <= now &&
+            providers.includes(s.paymentProvider) &&
+            (s.isTest || !testModeOnly.includes(s.paymentProvider)),
         )
         .sort(byCreated)
         .slice(0, limit)

@@ -5,6 +5,14 @@ import { pageOf } from '../../support/pagination';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 
+/** An archived product is read-only (published archiveProduct): its entitlements with it. */
+const refuseArchived = (product: Product, property: string) => {
+  if (product.archivedAt)
+    fail(ErrorCodes.PRODUCT_ARCHIVED, `product ${product.id} is archived: its entitlements are read-only`, [
+      { property, error: 'is of an archived product' },
+    ]);
+};
+
 /** An entitlement as the catalog API shows it: a capability of one of the tenant's products. */
 export interface EntitlementRecord {
   capability: Capability;
@@ -40,7 +48,7 @@ export class EntitlementAdmin {
 
   async get(tenant: Tenant, id: Id): Promise<EntitlementRecord> {
     return this.deps.uow.read(async (r) => ({
-      capability: (await this.owning(r, tenant, id)).capability,
+      capability: (await this.owning(r, tenant, id, false)).capability,
       organisationId: tenant.organisationId,
     }));
   }
@@ -54,12 +62,16 @@ export class EntitlementAdmin {
     const { name } = input;
     return this.deps.uow.run(async (r) => {
       let product: Product;
-      if (input.productId) product = assertAccessible(await r.products.get(input.productId), tenant, 'product');
-      else {
+      if (input.productId) {
+        // Read under its row lock: an archive of the product waits for this write, or this write sees it.
+        product = assertAccessible(await r.products.getForUpdate(input.productId), tenant, 'product');
+        refuseArchived(product, 'productId');
+      } else {
         const products = (await r.products.list(tenant)).filter((p) => !p.archivedAt);
         if (products.length !== 1)
           invalid('productId', `is required: this organisation has ${products.length} products in this mode, name the entitlement's one`);
-        product = products[0];
+        product = assertAccessible(await r.products.getForUpdate(products[0].id), tenant, 'product');
+        refuseArchived(product, 'productId');
       }
       if (product.capabilities.some((c) => c.name === name))
         fail(ErrorCodes.CONFLICT, `an entitlement named ${name} exists`, [{ property: 'name', error: 'is taken' }]);
@@ -77,11 +89,13 @@ export class EntitlementAdmin {
     });
   }
 
+  /** Renames the entitlement; without a name changes nothing, once the entitlement is found (404/403 as with one). */
   async rename(tenant: Tenant, id: Id, name: string | undefined): Promise<void> {
-    if (name === undefined) return;
     const now = this.deps.clock.now();
     await this.deps.uow.run(async (r) => {
       const { product, capability } = await this.owning(r, tenant, id);
+      if (name === undefined) return;
+      refuseArchived(product, 'id');
       if (name.trim() === '') invalid('name', 'must not be empty');
       if (product.capabilities.some((c) => c.name === name && c.id !== id))
         fail(ErrorCodes.CONFLICT, `an entitlement named ${name} exists`, [{ property: 'name', error: 'is taken' }]);
@@ -95,16 +109,24 @@ export class EntitlementAdmin {
     const now = this.deps.clock.now();
     await this.deps.uow.run(async (r) => {
       const { product } = await this.owning(r, tenant, id);
-      for (const plan of await r.plans.listByProduct(product.id))
-        if (plan.capabilityIds.includes(id))
+      refuseArchived(product, 'id');
+      for (const listed of await r.plans.listByProduct(product.id)) {
+        if (!listed.capabilityIds.includes(id)) continue;
+        // Under the plan's lock too (after the product's): the plan is saved as read, archive included.
+        const plan = await r.plans.getForUpdate(listed.id);
+        if (plan?.capabilityIds.includes(id))
           await r.plans.save({ ...plan, capabilityIds: plan.capabilityIds.filter((c) => c !== id), updatedAt: now });
+      }
       await r.products.save({ ...product, capabilities: product.capabilities.filter((c) => c.id !== id), updatedAt: now });
     });
   }
 
-  private async owning(r: Repositories, tenant: Tenant, id: Id): Promise<{ product: Product; capability: Capability }> {
+  /** The entitlement's product (for a write: under its row lock, as the write saves it as read, `archivedAt` included). */
+  private async owning(r: Repositories, tenant: Tenant, id: Id, forUpdate = true): Promise<{ product: Product; capability: Capability }> {
     const productId = await r.products.capabilityProduct(id);
-    const product = assertAccessible(productId ? await r.products.get(productId) : undefined, tenant, 'entitlement');
-    return { product, capability: product.capabilities.find((c) => c.id === id) as Capability };
+    const read = (pid: Id) => (forUpdate ? r.products.getForUpdate(pid) : r.products.get(pid));
+    const product = assertAccessible(productId ? await read(productId) : undefined, tenant, 'entitlement');
+    const capability = product.capabilities.find((c) => c.id === id) ?? fail(ErrorCodes.NOT_FOUND, 'entitlement not found');
+    return { product, capability };
   }
 }

@@ -1,4 +1,5 @@
 import { invalid } from '../../errors';
+import { isCurrencyCode } from '../../support/money';
 import { MAX_QUANTITY, termSteps } from '../../domain/usage';
 import type { CurrencyOption, Id, Interval, LineItem, Price, Tier, UsageTerms } from '../../model';
 import type { CurrencyOptionDraft, LineItemDraft, PriceDraft } from './inputs';
@@ -22,6 +23,29 @@ export const dateOf = (property: string, raw: string | null | undefined, fallbac
 };
 
 const USAGE_FIELDS = ['allowance', 'maxUsage', 'minUsage', 'rollover'] as const;
+
+/** The largest amount of a price in minor units (Stripe's largest `unit_amount`). */
+export const MAX_AMOUNT_MINOR = 99_999_999_999;
+/** Most places a per-unit amount of a metered line item may have below the minor unit (Stripe's `unit_amount_decimal`). */
+const AMOUNT_PLACES = 12;
+
+/**
+ * An amount in minor units, or a 400 naming the field: 0..MAX_AMOUNT_MINOR, whole (checkout,
+ * renewals and Stripe charge whole minor units) except a metered line item's amounts (`perUnit`:
+ * its unit amounts and its tiers' unit and flat amounts), which may be fractions of the minor unit
+ * as the catalog file's usage prices are (usage billing rounds each line once).
+ */
+const minorAmount = <T extends number | null | undefined>(property: string, value: T, perUnit: boolean): T => {
+  if (value === null || value === undefined) return value;
+  if (!Number.isFinite(value) || value < 0 || value > MAX_AMOUNT_MINOR)
+    return invalid(property, `must be an amount in minor units from 0 to ${MAX_AMOUNT_MINOR}`);
+  if (perUnit) {
+    if (Number(value.toFixed(AMOUNT_PLACES)) !== value)
+      invalid(property, `must have at most ${AMOUNT_PLACES} decimal places (fractions of the minor unit)`);
+  } else if (!Number.isInteger(value))
+    invalid(property, 'must be a whole number of minor units (cents): fractions are kept only on a metered line item’s per-unit amounts');
+  return value;
+};
 
 /**
  * A term in units as the meter's steps, or a 400 naming the field: on a whole-unit meter whole units
@@ -211,6 +235,20 @@ export class PlanPricing {
     now: Date,
     scales: ReadonlyMap<string, number> = new Map(),
   ): LineItem[] {
+    // Currencies: one of the published list (support/money.ts), in upper or lower case; a currency the
+    // plan already has stays accepted on a re-save even if the list does not hold it (imported, older).
+    const stored = new Set(current.flatMap((li) => li.prices.flatMap((p) => p.currencyOptions.map((o) => o.currency.toLowerCase()))));
+    drafts.forEach((d, i) =>
+      (d.prices ?? []).forEach((p, j) =>
+        p.currencyOptions.forEach((o, k) => {
+          if (!isCurrencyCode(o.currency) && !stored.has(o.currency.toLowerCase()))
+            invalid(
+              `lineItems[${i}].prices[${j}].currencyOptions[${k}].currency`,
+              'must be a currency code of the published list (e.g. USD)',
+            );
+        }),
+      ),
+    );
     const byId = new Map(current.map((li) => [li.id, li]));
     const kept = new Set<Id>();
     const saved = drafts.map((d, i) => {
@@ -255,7 +293,7 @@ export class PlanPricing {
     const saved = (d.prices ?? []).map((p, i) => {
       const old = p.id ? (prices.get(p.id) ?? invalid(`${at}.prices[${i}].id`, 'is not a price of this line item')) : undefined;
       if (old) keptPrices.add(old.id);
-      return this.price(p, old, tiersMode !== null, `${at}.prices[${i}]`, now, scale);
+      return this.price(p, old, tiersMode !== null, d.priceType === 'metered', `${at}.prices[${i}]`, now, scale);
     });
     // Prices left out stay, archived, while a subscription references the line item; else they go.
     const droppedPrices = [...prices.values()]
@@ -298,7 +336,7 @@ export class PlanPricing {
     };
   }
 
-  private price(d: PriceDraft, before: Price | undefined, tiered: boolean, at: string, now: Date, scale: number): Price {
+  private price(d: PriceDraft, before: Price | undefined, tiered: boolean, metered: boolean, at: string, now: Date, scale: number): Price {
     if (d.currencyOptions.length === 0) invalid(`${at}.currencyOptions`, 'at least one currency option is required');
     const currencies = d.currencyOptions.map((o) => o.currency.toLowerCase());
     if (new Set(currencies).size !== currencies.length) invalid(`${at}.currencyOptions`, 'names a currency twice');
@@ -322,7 +360,7 @@ export class PlanPricing {
         const old = o.id
           ? (oldOptions.find((x) => x.id === o.id) ?? invalid(`${at}.currencyOptions[${i}].id`, 'is not a currency option of this price'))
           : oldOptions.find((x) => x.currency === o.currency.toLowerCase());
-        return this.currencyOption(o, old, i === defaultIndex, tiered, `${at}.currencyOptions[${i}]`, now, scale);
+        return this.currencyOption(o, old, i === defaultIndex, tiered, metered, `${at}.currencyOptions[${i}]`, now, scale);
       }),
       archivedAt: dateOf(`${at}.archivedAt`, d.archivedAt, before?.archivedAt ?? null),
       createdAt: before?.createdAt ?? now,
@@ -335,11 +373,11 @@ export class PlanPricing {
     before: CurrencyOption | undefined,
     isDefault: boolean,
     tiered: boolean,
+    metered: boolean,
     at: string,
     now: Date,
     scale: number,
   ): CurrencyOption {
-    if (!/^[A-Za-z]{3}$/.test(d.currency)) invalid(`${at}.currency`, 'must be a three-letter currency code');
     if (tiered && !(d.tiers && d.tiers.length)) invalid(`${at}.tiers`, 'a tiered price needs tiers');
     const oldTiers = new Map((before?.tiers ?? []).map((t) => [t.id, t]));
     const id = before?.id ?? this.id();
@@ -357,8 +395,11 @@ export class PlanPricing {
       return {
         id: old?.id ?? this.id(),
         upTo: t.upTo,
-        flatAmount: t.flatAmount ?? null,
-        unitAmount: t.unitAmount,
+        // A metered tier's flat amount may be a fraction too (usage billing prices it in millionths of
+        // the minor unit and rounds each line; the catalog file stores such fractions), so what an
+        // import stored can be saved again as it reads back.
+        flatAmount: minorAmount(`${at}.tiers[${i}].flatAmount`, t.flatAmount ?? null, metered),
+        unitAmount: minorAmount(`${at}.tiers[${i}].unitAmount`, t.unitAmount, metered),
         createdAt: old?.createdAt ?? now,
         updatedAt: now,
       };
@@ -371,7 +412,7 @@ export class PlanPricing {
     return {
       id,
       currency: d.currency.toLowerCase(),
-      unitAmount: d.unitAmount ?? null,
+      unitAmount: minorAmount(`${at}.unitAmount`, d.unitAmount ?? null, metered),
       isDefault,
       // Tiers mean something only for a tiered price.
       tiers: saved,

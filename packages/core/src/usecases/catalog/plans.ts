@@ -10,6 +10,20 @@ import type { PlanDetail, PlanDraft, PlanInput } from './inputs';
 import { dateOf, PlanPricing, recurringBillingOf } from './plan-pricing';
 import { intervalPricingProviders, NO_HOLDS, planHolds, refuseCurrencyRemoval, refuseIntervalChange } from './plan-holds';
 import type { TierTagAdmin } from './tier-tags';
+import { lockedPlan } from './locks';
+
+/** An archived plan cannot be modified afterwards (published archivePlan): 400 naming the field that names it. */
+const refuseArchivedPlan = (plan: Plan, property = 'id') => {
+  if (plan.archivedAt)
+    fail(ErrorCodes.PLAN_ARCHIVED, `plan ${plan.id} is archived: it cannot be modified`, [{ property, error: 'names an archived plan' }]);
+};
+/** An archived product is read-only, its plans with it (un-archive it with `isActive: true`). */
+const refuseArchivedProduct = (product: { id: Id; archivedAt: Date | null }, property: string) => {
+  if (product.archivedAt)
+    fail(ErrorCodes.PRODUCT_ARCHIVED, `product ${product.id} is archived: it and its plans are read-only (un-archive the product first)`, [
+      { property, error: 'is of an archived product' },
+    ]);
+};
 
 /** Plans of the catalog generation with their entitlements and pricing: create, save, change, archive, delete, list. */
 export class PlanAdmin {
@@ -62,7 +76,9 @@ export class PlanAdmin {
 
   async updatePlan(tenant: Tenant, id: Id, input: Partial<PlanInput>): Promise<Plan> {
     return this.deps.uow.run(async (r) => {
-      const current = assertAccessible(await r.plans.get(id), tenant, 'plan');
+      const { plan: current, product } = await lockedPlan(r, tenant, id);
+      refuseArchivedPlan(current);
+      if (product) refuseArchivedProduct(product, 'id');
       if (input.productId && input.productId !== current.productId) invalid('productId', 'a plan cannot move to another product');
       const updated: Plan = {
         ...current,
@@ -79,7 +95,10 @@ export class PlanAdmin {
 
   async archivePlan(tenant: Tenant, id: Id): Promise<Plan> {
     return this.deps.uow.run(async (r) => {
-      const archived = archivePlan(assertAccessible(await r.plans.get(id), tenant, 'plan'), this.deps.clock.now());
+      const { plan, product } = await lockedPlan(r, tenant, id);
+      // Not allowed once the parent product is archived (published archivePlan).
+      if (product && !plan.archivedAt) refuseArchivedProduct(product, 'id');
+      const archived = archivePlan(plan, this.deps.clock.now());
       await r.plans.save(archived);
       return archived;
     });
@@ -87,7 +106,7 @@ export class PlanAdmin {
 
   async deletePlan(tenant: Tenant, id: Id): Promise<void> {
     await this.deps.uow.run(async (r) => {
-      assertAccessible(await r.plans.get(id), tenant, 'plan');
+      await lockedPlan(r, tenant, id);
       if ((await r.subscriptions.countReferencing({ planId: id })) > 0)
         fail(ErrorCodes.PLAN_HAS_SUBSCRIPTIONS, 'the plan has subscriptions; archive it instead');
       await r.plans.delete(id);
@@ -136,12 +155,21 @@ export class PlanAdmin {
   async savePlan(tenant: Tenant, draft: PlanDraft): Promise<{ plan: Plan; created: boolean }> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
-      const existing = draft.id ? await r.plans.get(draft.id) : undefined;
-      if (existing) assertAccessible(existing, tenant, 'plan');
-      const productId = draft.productId ?? existing?.productId ?? (await this.onlyProduct(r, tenant));
-      const product = assertAccessible(await r.products.get(productId), tenant, 'product');
-      if (product.archivedAt) fail(ErrorCodes.PRODUCT_ARCHIVED, 'the product is archived');
-      if (existing && existing.productId !== product.id) invalid('productId', 'a plan cannot move to another product');
+      // `id` saves an existing plan of the caller; it never makes a plan with an id of its choosing.
+      const found = draft.id ? await r.plans.get(draft.id) : undefined;
+      if (draft.id && (!found || (found.organisationId === tenant.organisationId && found.isTest !== tenant.isTest)))
+        fail(ErrorCodes.PLAN_NOT_FOUND, `plan ${draft.id} not found: leave id out to create a plan`, [
+          { property: 'id', error: 'is not a plan of this organisation and mode' },
+        ]);
+      const seen = found ? assertAccessible(found, tenant, 'plan') : undefined;
+      if (seen && draft.productId && seen.productId !== draft.productId) invalid('productId', 'a plan cannot move to another product');
+      const productId = draft.productId ?? seen?.productId ?? (await this.onlyProduct(r, tenant));
+      // The product's row lock, then the plan's (lockedPlan's order), read under them: a save never
+      // writes over an archive committed meanwhile (the plan's or product's `archivedAt` is saved as read).
+      const product = assertAccessible(await r.products.getForUpdate(productId), tenant, 'product');
+      const existing = seen ? assertAccessible(await r.plans.getForUpdate(seen.id), tenant, 'plan') : undefined;
+      if (existing) refuseArchivedPlan(existing);
+      refuseArchivedProduct(product, draft.productId ? 'productId' : 'id');
 
       let capabilities = product.capabilities;
       const capabilityIds: Id[] = [];
@@ -159,11 +187,12 @@ export class PlanAdmin {
           } satisfies Capability;
           capabilities = [...capabilities, cap];
         }
-        capabilityIds.push(cap.id);
+        // A name given twice is granted once.
+        if (!capabilityIds.includes(cap.id)) capabilityIds.push(cap.id);
       }
       if (capabilities !== product.capabilities) await r.products.save({ ...product, capabilities, updatedAt: now });
 
-      const base = existing ?? newPlan(tenant, draft.id ?? this.id(), { name: draft.name, productId: product.id }, now);
+      const base = existing ?? newPlan(tenant, this.id(), { name: draft.name, productId: product.id }, now);
       const holds = existing ? await planHolds(r, existing.id, now, intervalPricingProviders(this.deps)) : NO_HOLDS;
       const referenced = new Set<Id>(holds.subscriptions.flatMap(heldLineItemIds));
       const priced = draft.lineItems

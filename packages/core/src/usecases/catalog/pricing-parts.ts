@@ -14,6 +14,7 @@ import { intervalPricingProviders, planHolds, rebilledAfterPartWrite, refuseCurr
 import { pageOf } from '../../support/pagination';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
+import { lockedPlan } from './locks';
 
 /** Where a pricing part sits: its plan (which carries the tenancy) and its parents' ids. */
 export interface Placed<T> {
@@ -97,9 +98,16 @@ export class PricingParts {
   }
 
   /** The part in its plan: the plan decides who may see it (another organisation's: as any record of it). */
-  private async find<K extends Kind>(r: Repositories, tenant: Tenant, kind: K, id: Id, what: string): Promise<Placed<PartOf<K>>> {
-    const planId = await r.plans.planOfPart(id);
-    const plan = assertAccessible(planId ? await r.plans.get(planId) : undefined, tenant, what);
+  private async find<K extends Kind>(
+    r: Repositories,
+    tenant: Tenant,
+    kind: K,
+    id: Id,
+    what: string,
+    locked?: Plan,
+  ): Promise<Placed<PartOf<K>>> {
+    const planId = locked ? locked.id : await r.plans.planOfPart(id);
+    const plan = locked ?? assertAccessible(planId ? await r.plans.get(planId) : undefined, tenant, what);
     const found = (partsOf(plan)[kind] as Placed<PartOf<K>>[]).find((x) => x.item.id === id);
     return found ?? fail(ErrorCodes.NOT_FOUND, `${what} not found`);
   }
@@ -122,8 +130,12 @@ export class PricingParts {
     field?: string,
   ) {
     return this.deps.uow.run(async (r) => {
-      const placed = await this.find(r, tenant, kind, id, WHAT[kind]);
-      const product = (await r.products.get(placed.plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
+      // The plan and its product under their row locks (lockedPlan): the plan is saved as read, so a
+      // write here never undoes an archive committed meanwhile, nor writes into a plan archived meanwhile.
+      const planId = (await r.plans.planOfPart(id)) ?? fail(ErrorCodes.NOT_FOUND, `${WHAT[kind]} not found`);
+      const locked = await lockedPlan(r, tenant, planId, WHAT[kind]);
+      const placed = await this.find(r, tenant, kind, id, WHAT[kind], locked.plan);
+      const product = locked.product ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
       const now = this.deps.clock.now();
       const holds = await planHolds(r, placed.plan.id, now, intervalPricingProviders(this.deps));
       const sold = new Set(holds.subscriptions.flatMap(heldLineItemIds));
@@ -151,7 +163,7 @@ export class PricingParts {
   }
 
   async deleteLineItem(tenant: Tenant, id: Id): Promise<void> {
-    await this.change(tenant, 'lineItem', id, (x, _product, sold, now) => deleteLineItem(x.plan, id, sold, now));
+    await this.change(tenant, 'lineItem', id, (x, product, sold, now) => deleteLineItem(x.plan, product, id, sold, now));
   }
 
   async archivePrice(tenant: Tenant, id: Id): Promise<void> {
@@ -159,6 +171,6 @@ export class PricingParts {
   }
 
   async deletePrice(tenant: Tenant, id: Id): Promise<void> {
-    await this.change(tenant, 'price', id, (x, _product, sold, now) => deletePrice(x.plan, x.lineItemId, id, sold, now));
+    await this.change(tenant, 'price', id, (x, product, sold, now) => deletePrice(x.plan, product, x.lineItemId, id, sold, now));
   }
 }

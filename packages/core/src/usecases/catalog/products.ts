@@ -58,7 +58,14 @@ export class ProductAdmin {
       cancelUrl: httpUrl('settings.cancelUrl', settings.cancelUrl),
     };
     return this.deps.uow.run(async (r) => {
-      const current = assertAccessible(await r.products.get(id), tenant, 'product');
+      // Its row lock: a write of the product, its plans or entitlements waits for this one (and this for it).
+      const current = assertAccessible(await r.products.getForUpdate(id), tenant, 'product');
+      // An archived product is read-only (published archiveProduct); `isActive: true` un-archives it
+      // (docs/decisions.md), with whatever else the body changes.
+      if (current.archivedAt && isActive !== true)
+        fail(ErrorCodes.PRODUCT_ARCHIVED, `product ${id} is archived: it is read-only ({"isActive": true} un-archives it)`, [
+          { property: 'id', error: 'names an archived product' },
+        ]);
       const now = this.deps.clock.now();
       let updated: Product = { ...current, ...definedOnly(fields), updatedAt: now };
       if (checked) updated = { ...updated, settings: { ...current.settings, ...definedOnly(checked), updatedAt: now } };
@@ -71,7 +78,7 @@ export class ProductAdmin {
 
   async archiveProduct(tenant: Tenant, id: Id): Promise<Product> {
     return this.deps.uow.run(async (r) => {
-      const archived = archiveProduct(assertAccessible(await r.products.get(id), tenant, 'product'), this.deps.clock.now());
+      const archived = archiveProduct(assertAccessible(await r.products.getForUpdate(id), tenant, 'product'), this.deps.clock.now());
       await r.products.save(archived);
       return archived;
     });
@@ -80,7 +87,7 @@ export class ProductAdmin {
   /** Deletes a product no subscription references (archive it otherwise). */
   async deleteProduct(tenant: Tenant, id: Id): Promise<void> {
     await this.deps.uow.run(async (r) => {
-      assertAccessible(await r.products.get(id), tenant, 'product');
+      assertAccessible(await r.products.getForUpdate(id), tenant, 'product');
       if ((await r.subscriptions.countReferencing({ productId: id })) > 0) {
         fail(ErrorCodes.PRODUCT_HAS_SUBSCRIPTIONS, 'the product has subscriptions; archive it instead');
       }

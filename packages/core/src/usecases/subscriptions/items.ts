@@ -7,7 +7,7 @@ import { addPlan, removePlan, seatsOfPlan, setAddedPlanSeats } from '../../domai
 import { resolveCheckoutOptions } from '../../domain/checkout';
 import type { NewSeats } from '../../domain/seats';
 import { assertAccessible } from '../../domain/tenancy';
-import { effectiveStatus } from '../../domain/subscription';
+import { assertFreeWhenUnbilled, effectiveStatus } from '../../domain/subscription';
 import type { PaymentProvider, ProviderOutcome, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import { limitsOf } from '../deps';
@@ -23,9 +23,14 @@ import {
   saveSeats,
 } from './shared';
 
-/** One change of a subscription's plans, as the catalog API's items body asks it (`at`: where, for errors). */
+/**
+ * One change of a subscription's plans, as the catalog API's items body asks it (`at`: where, for
+ * errors). `field`: the request's field naming an added plan, when it is not `${at}.planId` (an
+ * added plan's replace: `${at}.newPlanId`).
+ */
 export type PlanItemStep =
-  { kind: 'add'; planId: Id; at: string; granteeId?: string; metadata?: LineItemQuantities } | { kind: 'remove'; planId: Id; at: string };
+  | { kind: 'add'; planId: Id; at: string; field?: string; granteeId?: string; metadata?: LineItemQuantities }
+  | { kind: 'remove'; planId: Id; at: string };
 
 interface Decision {
   before: Subscription;
@@ -45,11 +50,17 @@ interface Decision {
  * several plans".
  */
 export class SubscriptionItems {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout' | 'limits' | 'logger'>) {}
+  constructor(
+    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'testPayments' | 'freeCheckout' | 'limits' | 'logger'>,
+  ) {}
 
   async change(tenant: Tenant, id: Id, steps: PlanItemStep[], proration: Proration): Promise<Subscription> {
     const now = this.deps.clock.now();
-    const first = await this.deps.uow.run((r) => this.decide(r, tenant, id, steps, now, false));
+    const first = await this.deps.uow.run(async (r) => {
+      const d = await this.decide(r, tenant, id, steps, now, false);
+      // The member the customer is, for what the provider shows (the sandbox's invoices).
+      return { ...d, member: (await r.customers.get(d.before.customerId))?.value };
+    });
     const provider = this.providerOf(first.before);
     const outcomes: { planId: Id; outcome: ProviderOutcome }[] = [];
     if (provider && first.charges.length && (!provider.addPlan || !provider.removePlan))
@@ -78,6 +89,7 @@ export class SubscriptionItems {
             unitAmount: c.unitAmount,
             proration: 'none',
             paymentItemId: o.outcome.paymentItemId,
+            member: first.member,
           })
           .then(() =>
             // Logged for reconciliation: had the write's COMMIT landed after all (an answer in
@@ -111,6 +123,7 @@ export class SubscriptionItems {
             proration,
             requestId,
             paymentItemId: first.before.addedPlans.find((a) => a.planId === c.plan.id)?.paymentItemId ?? null,
+            member: first.member,
           };
           outcomes.push({
             planId: c.plan.id,
@@ -150,7 +163,7 @@ export class SubscriptionItems {
       if (d.ended.length) await r.licenses.saveMany(d.ended);
       if (subscription.planId !== d.before.planId)
         // The first plan removed, the next one promoted: the subscription's usage moves to its meters.
-        await moveSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps.payments, d.before), {
+        await moveSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps, d.before), {
           subscription,
           from: await loadPlan(r, d.before.planId),
           to: await loadPlan(r, subscription.planId),
@@ -176,6 +189,7 @@ export class SubscriptionItems {
     made?: ReadonlyMap<Id, string>,
   ): Promise<Decision> {
     const before = await loadOwned(r, tenant, id, forUpdate);
+    const billed = billedByProvider(before, this.deps.freeCheckout);
     const currencies = await loadCurrencies(r);
     let licenses = await r.licenses.listBySubscription(before.id);
     let s = before;
@@ -196,6 +210,11 @@ export class SubscriptionItems {
         if (!isUuid(step.planId)) fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
         const plan = assertAccessible(await r.plans.get(step.planId), tenant, 'plan');
         const product = assertAccessible(await r.products.get(plan.productId), tenant, 'product');
+        const field = step.field ?? `${step.at}.planId`;
+        // No provider bills the subscription (the free checkout's, or one made without payment):
+        // the sweep renews it for nothing, so a paid plan added (or moved to by a remove and an add,
+        // or an added plan's replace) would never be charged. As change-plan decides (`changePlan`).
+        if (!billed) assertFreeWhenUnbilled(plan, field);
         const firstPlan = await loadPlan(r, s.planId);
         // Sold in the subscription's currency, as its line items price it, or refused naming the
         // item: decided before the provider is told, not again in the write after it (the provider
@@ -203,11 +222,11 @@ export class SubscriptionItems {
         if (!forUpdate) {
           try {
             resolveCheckoutOptions({ currency: s.currency }, plan, product, currencies);
-            assertPricedIn(plan, s.currency, currencies, `${step.at}.planId`);
+            assertPricedIn(plan, s.currency, currencies, field);
           } catch {
-            invalid(`${step.at}.planId`, `the plan is not sold in ${s.currency}, the subscription's currency`);
+            invalid(field, `the plan is not sold in ${s.currency}, the subscription's currency`);
           }
-          assertBilledAsPriced(plan, s.currency, `${step.at}.planId`);
+          assertBilledAsPriced(plan, s.currency, field);
         }
         const price = unitAmount(plan, s.currency, currencies);
         const quantity = quickCheckoutQuantity(plan, step.metadata);
@@ -220,6 +239,7 @@ export class SubscriptionItems {
           quantity,
           granteeId: step.granteeId,
           at: step.at,
+          field,
           now,
           newId: () => this.deps.ids.newId(),
           maxSeats: limitsOf(this.deps).maxSeats,
@@ -259,7 +279,9 @@ export class SubscriptionItems {
       const licenses = seatsOfPlan(await r.licenses.listBySubscription(s.id), planId);
       const change = setAddedPlanSeats({ subscription: s, plan, licenses, quantity, now, newId: () => this.deps.ids.newId() });
       const price = unitAmount(plan, s.currency, await loadCurrencies(r));
-      return { s, plan, change, price };
+      // The member the customer is, for what the provider shows (the sandbox's invoices).
+      const member = (await r.customers.get(s.customerId))?.value;
+      return { s, plan, change, price, member };
     };
     const first = await this.deps.uow.run((r) => decide(r, false));
     if (first.change.delta === 0) return;
@@ -274,6 +296,7 @@ export class SubscriptionItems {
       proration,
       requestId: this.deps.ids.newId(),
       paymentItemId: d.s.addedPlans.find((a) => a.planId === planId)?.paymentItemId ?? null,
+      member: d.member,
     });
     /** Tells the provider the decided change: the number (setPlanSeats, Stripe), else the difference (the sandbox). */
     const tell = async (d: typeof first): Promise<ProviderOutcome | undefined> => {

@@ -1,10 +1,11 @@
 import { startSubscriptionUsage } from '../usage/periods';
-import { ErrorCodes, fail, invalid } from '../../errors';
+import { ErrorCodes, fail, invalid, isDomainError, isOutage } from '../../errors';
 import type {
   BillingDocument,
   Currency,
   Customer,
   Id,
+  License,
   PaymentIntegration,
   Plan,
   Product,
@@ -21,6 +22,7 @@ import {
   effectiveStatus,
   reactivate,
   enableRenewal,
+  PLAN_CHANGE_FIELD,
   type PlanChange,
   type SubscriptionChange,
 } from '../../domain/subscription';
@@ -79,19 +81,29 @@ export async function subscriptionViewIn(r: Repositories, s: Subscription, now: 
  * state of its own (sandbox). See docs/decisions.md, "No provider call under a row lock".
  */
 export class SubscriptionLifecycle {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'freeCheckout'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'testPayments' | 'freeCheckout'>) {}
 
   async get(tenant: Tenant, id: Id): Promise<SubscriptionView> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => subscriptionViewIn(r, await loadOwned(r, tenant, id, false), now));
   }
 
-  /** Moves to another plan of the same product (usage-based: cancels and starts a new subscription). */
-  async changePlan(tenant: Tenant, id: Id, planId: Id, proration: Proration): Promise<PlanChange & { view: SubscriptionView }> {
+  /**
+   * Moves to another plan of the same product (usage-based: cancels and starts a new subscription).
+   * `field`: the request's field naming the plan, which its refusals name (v1, v2, v3: `planUuid`).
+   */
+  async changePlan(
+    tenant: Tenant,
+    id: Id,
+    planId: Id,
+    proration: Proration,
+    field: string = PLAN_CHANGE_FIELD,
+  ): Promise<PlanChange & { view: SubscriptionView }> {
     const now = this.deps.clock.now();
     /**
      * The change decided on the subscription as read (plainly, or locked for the write) at `now`;
-     * `selling`: the target's prices are checked (before the provider is told, not again after it).
+     * `selling`: the target's prices and what the provider can do are checked (before the provider
+     * is told, not again after it).
      */
     const decide = async (r: Repositories, s: Subscription, now: Date, selling: boolean) => {
       const target = assertAccessible(await r.plans.get(planId), tenant, 'plan');
@@ -102,47 +114,23 @@ export class SubscriptionLifecycle {
         loadCurrencies(r),
       ]);
       if (!targetProduct) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      const change = changePlan({
-        subscription: s,
-        licenses,
-        currentPlan,
-        target,
-        targetProduct,
-        proration,
-        now,
-        newId: () => this.deps.ids.newId(),
-      });
-      // Sold in the subscription's currency, with its seats: else the target would cost nothing, or be billed by the wrong count.
-      if (selling) {
-        assertPricedIn(target, s.currency, currencies, 'planId');
-        assertBilledAsPriced(target, s.currency, 'planId');
-      }
-      assertSeatsCarry(s, target);
+      const change = this.decideMove({ s, licenses, currentPlan, target, targetProduct, currencies, proration, now, selling, field });
       return { s, change, currentPlan, target, currencies };
     };
-    const first = await this.deps.uow.run(async (r) => decide(r, await loadOwned(r, tenant, id, false), now, true));
-    const billing = billingProviderOf(this.deps.payments, first.s);
-    if (first.change.kind === 'replaced' && billing && !billing.renewedBySweep)
-      // The change starts a new subscription here, and only a provider whose renewals Tollgate makes
-      // (the sandbox, the free checkout) bills one started that way: on Stripe the old one would be
-      // canceled and the new one never billed.
-      invalid(
-        'planId',
-        `a usage-based plan change starts a new subscription, which ${billing.name} would not bill: cancel this subscription and check out the new plan`,
-      );
-    const { currentPlan: from, target: to } = first;
-    // The provider whose renewals the subscription follows (the free checkout's too, which bills none).
-    const renewer = providerOf(this.deps, first.s);
-    if (renewer?.renewedBySweep && (from.interval !== to.interval || from.length !== to.length))
-      // A change of billing interval starts a new period at the provider (Stripe resets the cycle
-      // and prorates); a provider whose renewals Tollgate makes keeps the period and would prorate
-      // each plan's price per its own period, billing a yearly price for the rest of a month.
-      invalid(
-        'planId',
-        `${to.displayName} is billed every ${to.length} ${to.interval}(s) and the subscription every ${from.length} ${from.interval}(s): ${renewer.name === 'none' ? 'the free checkout' : renewer.name} does not change billing intervals; cancel this subscription and check out the new plan`,
-      );
+    const first = await this.deps.uow.run(async (r) => {
+      const s = await loadOwned(r, tenant, id, false);
+      // The member the customer is, for what the provider shows (the sandbox's invoice).
+      return { ...(await decide(r, s, now, true)), member: (await r.customers.get(s.customerId))?.value };
+    });
+    const billing = billingProviderOf(this.deps, first.s);
+    // A subscription no provider bills (the free checkout's; it moves only to a plan that charges
+    // nothing) has nothing at a provider to move or cancel: the payment provider is not called
+    // (Stripe would refuse a subscription it does not bill, the sandbox would invoice it).
+    const billed = billedByProvider(first.s, this.deps.freeCheckout);
     let outcome: ProviderOutcome | void;
-    if (first.change.kind === 'moved') {
+    if (!billed) {
+      outcome = undefined;
+    } else if (first.change.kind === 'moved') {
       outcome = await this.deps.payments.changePlan({
         subscription: first.s,
         from: first.currentPlan,
@@ -150,12 +138,13 @@ export class SubscriptionLifecycle {
         proration,
         fromUnitAmount: unitAmount(first.currentPlan, first.s.currency, first.currencies),
         toUnitAmount: unitAmount(first.target, first.s.currency, first.currencies),
+        member: first.member,
       });
     } else {
       await this.deps.payments.cancel(first.s, 'now');
     }
     // The provider has been told: an outage from here on says so (the change may be partly applied).
-    return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), () =>
+    return afterProvider(this.deps.uow, billed, () =>
       this.deps.uow.run(async (r) => {
         const locked = await loadOwned(r, tenant, id, true);
         // The change is decided at the instant the provider was told it (decided again later, a
@@ -227,7 +216,7 @@ export class SubscriptionLifecycle {
       // Canceled now: the period's usage so far is final and billed (at its end: by the sweep).
       when === 'now'
         ? async (r, s, now) => {
-            await endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps.payments, s), {
+            await endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps, s), {
               subscription: s,
               plan: await loadPlan(r, s.planId),
               periodEnd: now,
@@ -291,17 +280,107 @@ export class SubscriptionLifecycle {
     return afterProvider(this.deps.uow, billedByProvider(first.s, this.deps.freeCheckout), write);
   }
 
-  /** Plans of the same product the subscription can switch to: active, not archived, not the current one. */
+  /**
+   * The plan change of `s` to `target` as change-plan decides it, or its refusal (thrown): the
+   * domain's rules (`changePlan`: sellable, same product, running, not held, a free subscription
+   * only to a free plan, ...), the seats carried and, when `selling` (before the provider is
+   * told; and for the switch list), the target's prices and what the subscription's providers do.
+   */
+  private decideMove(a: {
+    s: Subscription;
+    licenses: License[];
+    currentPlan: Plan;
+    target: Plan;
+    targetProduct: Product;
+    currencies: ReadonlyMap<Id, Currency>;
+    proration: Proration;
+    now: Date;
+    selling: boolean;
+    field: string;
+  }): PlanChange {
+    const { s, currentPlan: from, target: to, field } = a;
+    const change = changePlan({
+      subscription: s,
+      licenses: a.licenses,
+      currentPlan: from,
+      target: to,
+      targetProduct: a.targetProduct,
+      proration: a.proration,
+      now: a.now,
+      newId: () => this.deps.ids.newId(),
+      billed: billedByProvider(s, this.deps.freeCheckout),
+      field,
+    });
+    assertSeatsCarry(s, to, field);
+    if (!a.selling) return change;
+    // Sold in the subscription's currency, with its seats: else the target would cost nothing, or be billed by the wrong count.
+    assertPricedIn(to, s.currency, a.currencies, field);
+    assertBilledAsPriced(to, s.currency, field);
+    const billing = billingProviderOf(this.deps, s);
+    if (change.kind === 'replaced' && billing && !billing.renewedBySweep)
+      // The change starts a new subscription here, and only a provider whose renewals Tollgate makes
+      // (the sandbox, the free checkout) bills one started that way: on Stripe the old one would be
+      // canceled and the new one never billed.
+      invalid(
+        field,
+        `a usage-based plan change starts a new subscription, which ${billing.name} would not bill: cancel this subscription and check out the new plan`,
+      );
+    // The provider whose renewals the subscription follows (the free checkout's too, which bills none).
+    const renewer = providerOf(this.deps, s);
+    if (renewer?.renewedBySweep && (from.interval !== to.interval || from.length !== to.length))
+      // A change of billing interval starts a new period at the provider (Stripe resets the cycle
+      // and prorates); a provider whose renewals Tollgate makes keeps the period and would prorate
+      // each plan's price per its own period, billing a yearly price for the rest of a month.
+      invalid(
+        field,
+        `${to.displayName} is billed every ${to.length} ${to.interval}(s) and the subscription every ${from.length} ${from.interval}(s): ${renewer.name === 'none' ? 'the free checkout' : renewer.name} does not change billing intervals; cancel this subscription and check out the new plan`,
+      );
+    return change;
+  }
+
+  /**
+   * The plans a subscriber may switch to (the v1 switch list, the sandbox portal's buttons): the
+   * public plans on sale (active, not archived) of the subscription's product, billed on its
+   * interval and length, that change-plan would accept (`decideMove`, the very rules: not the
+   * plans it holds, seats that fit, priced in its currency, a free subscription only free plans).
+   * A canceled subscription has none.
+   */
   async switchablePlans(tenant: Tenant, id: Id): Promise<{ plans: Plan[]; product: Product; currencies: ReadonlyMap<Id, Currency> }> {
+    const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const s = await loadOwned(r, tenant, id, false);
-      const [plans, product, currencies] = await Promise.all([
+      const [plans, product, currencies, currentPlan] = await Promise.all([
         r.plans.listByProduct(s.productId),
         r.products.get(s.productId),
         loadCurrencies(r),
+        loadPlan(r, s.planId),
       ]);
       if (!product) return fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
-      return { plans: plans.filter((p) => p.id !== s.planId && p.active && !p.archivedAt && !product.archivedAt), product, currencies };
+      const accepted = (target: Plan): boolean => {
+        try {
+          this.decideMove({
+            s,
+            licenses: [],
+            currentPlan,
+            target,
+            targetProduct: product,
+            currencies,
+            proration: 'none',
+            now,
+            selling: true,
+            field: PLAN_CHANGE_FIELD,
+          });
+          return true;
+        } catch (e) {
+          if (isDomainError(e) && !isOutage(e)) return false;
+          throw e;
+        }
+      };
+      const listed = plans.filter(
+        (p) =>
+          p.visibility === 'public' && p.active && p.interval === currentPlan.interval && p.length === currentPlan.length && accepted(p),
+      );
+      return { plans: listed, product, currencies };
     });
   }
 

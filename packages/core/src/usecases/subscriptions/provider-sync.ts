@@ -360,6 +360,8 @@ export class ProviderSync {
         proration: 'none',
         now,
         newId: () => this.deps.ids.newId(),
+        // Switched at the provider: the provider bills it.
+        billed: true,
       });
       if (change.kind !== 'moved') return leave('not a move');
       return { subscription: change.subscription, plan: target, licenses: change.licenses };

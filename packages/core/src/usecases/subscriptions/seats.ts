@@ -16,6 +16,8 @@ interface SeatDecision {
   added: NewSeats | null;
   removed: Id[];
   price: number;
+  /** The member the customer is (the sandbox's invoices show it). */
+  member: string;
 }
 
 /**
@@ -181,16 +183,25 @@ export class SeatService {
     // A quantity asked for is the difference from the quantity now; a count is taken as it is.
     const delta =
       change.quantity === undefined ? (change.type === 'seats.increment' ? change.count : -change.count) : change.quantity - s.quantity;
-    if (delta === 0) return { before: s, subscription: s, plan, added: null, removed: [], price };
+    const member = customer.value;
+    if (delta === 0) return { before: s, subscription: s, plan, added: null, removed: [], price, member };
     if (delta > 0) {
       const added = addSeats(s, plan, customer.value, delta, now, () => this.deps.ids.newId(), limitsOf(this.deps).maxSeats);
-      return { before: s, subscription: added.subscription, plan, added: added.created, removed: [], price };
+      return { before: s, subscription: added.subscription, plan, added: added.created, removed: [], price, member };
     }
     const removed = removeSeats(s, plan, seatsOfPlan(await r.licenses.listBySubscription(s.id), s.planId), -delta, now);
-    return { before: s, subscription: removed.subscription, plan, added: null, removed: removed.removed.map((l) => l.id), price };
+    return {
+      before: s,
+      subscription: removed.subscription,
+      plan,
+      added: null,
+      removed: removed.removed.map((l) => l.id),
+      price,
+      member,
+    };
   }
 
   private tellProvider(d: SeatDecision, change: SeatChange): Promise<ProviderOutcome> {
-    return this.deps.payments.changeSeats(d.before, d.plan, d.subscription.quantity, change.proration, d.price);
+    return this.deps.payments.changeSeats(d.before, d.plan, d.subscription.quantity, change.proration, d.price, d.member);
   }
 }

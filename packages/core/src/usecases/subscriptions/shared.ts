@@ -41,9 +41,18 @@ export async function saveOutcome(r: Repositories, outcome: ProviderOutcome | vo
   for (const d of outcome?.documents ?? []) await r.billingDocuments.save(d);
 }
 
-/** The payment provider that bills the subscription, if it is this instance's (none, the free checkout: undefined). */
-export const billingProviderOf = (payments: PaymentProvider | undefined, s: Subscription): PaymentProvider | undefined =>
-  payments?.name === s.paymentProvider ? payments : undefined;
+/**
+ * The payment provider that bills the subscription, if it is this instance's (none, the free
+ * checkout: undefined): `payments`, or the provider of another name it recorded (`testPayments`,
+ * `otherPayments`: the sandbox under a live Stripe key, whose router is named `stripe`): what
+ * closes such a subscription's usage bills it through the sandbox, as the router sends its other
+ * calls there.
+ */
+export const billingProviderOf = (
+  deps: { payments?: PaymentProvider; testPayments?: PaymentProvider; otherPayments?: PaymentProvider[] },
+  s: Subscription,
+): PaymentProvider | undefined =>
+  [deps.payments, deps.testPayments, ...(deps.otherPayments ?? [])].find((p) => p !== undefined && p.name === s.paymentProvider);
 
 /**
  * A subscription ended (canceled now or at its period's end, here or at the provider, or moved to
@@ -73,7 +82,9 @@ async function billUsage(
   billed: BilledPeriod[],
 ): Promise<void> {
   const lines = usageInvoiceLines(billed);
-  if (lines.length) await saveOutcome(r, provider?.usageBilled?.(s, plan, lines) || undefined);
+  if (!lines.length || !provider?.usageBilled) return;
+  const member = (await r.customers.get(s.customerId))?.value;
+  await saveOutcome(r, provider.usageBilled(s, plan, lines, member) || undefined);
 }
 
 /**

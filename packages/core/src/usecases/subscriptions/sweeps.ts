@@ -2,7 +2,7 @@ import { periodEndReached, renew } from '../../domain/subscription';
 import { pricedIn, unitAmount } from '../../domain/catalog';
 import { addInterval } from '../../domain/time';
 import { isOutage } from '../../errors';
-import { limitsOf, providerOf, subscriptionProviders, type CoreDeps } from '../deps';
+import { billsTestModeOnly, limitsOf, providerOf, subscriptionProviders, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { billingProviderOf, endSubscriptionUsage, loadPlan, saveOutcome } from './shared';
 import type { UsageService } from '../usage';
@@ -23,7 +23,10 @@ export class Sweeps {
   private readonly passedOver = new Map<string, number>();
 
   constructor(
-    private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'payments' | 'freeCheckout' | 'ids' | 'limits' | 'logger'>,
+    private readonly deps: Pick<
+      CoreDeps,
+      'uow' | 'clock' | 'payments' | 'testPayments' | 'otherPayments' | 'freeCheckout' | 'ids' | 'limits' | 'logger'
+    >,
     private readonly usage?: Pick<UsageService, 'sweep' | 'maintainLedger'>,
   ) {}
 
@@ -46,16 +49,21 @@ export class Sweeps {
 
   /**
    * For providers that do not bill renewals themselves (sandbox, free): a running subscription
-   * whose period ended moves on by whole periods, with its licenses. Returns how many.
+   * whose period ended moves on by whole periods, with its licenses. Returns how many. A provider
+   * that bills test mode only (the sandbox beside a live Stripe key) renews only test-mode
+   * subscriptions: a live-mode one (made before Stripe was configured) is not renewed, as before
+   * test mode went to the sandbox, so unpaid live access ends with its period.
    */
   async renewals(limit = 100): Promise<number> {
     const now = this.deps.clock.now();
-    const providers = subscriptionProviders(this.deps)
-      .filter((p) => p.renewedBySweep)
-      .map((p) => p.name);
+    const renewers = subscriptionProviders(this.deps).filter((p) => p.renewedBySweep);
+    const providers = renewers.map((p) => p.name);
     if (providers.length === 0) return 0;
+    // Asked of the database, so live-mode ones never fill a pass (they keep their old period ends, first in line).
+    const testModeOnly = renewers.filter((p) => billsTestModeOnly(this.deps, p)).map((p) => p.name);
     for (const [id, until] of this.passedOver) if (until <= now.getTime()) this.passedOver.delete(id);
-    const due = (await this.deps.uow.run((r) => r.subscriptions.listDueForRenewal(now, providers, limit + this.passedOver.size)))
+    const listed = limit + this.passedOver.size;
+    const due = (await this.deps.uow.run((r) => r.subscriptions.listDueForRenewal(now, providers, listed, testModeOnly)))
       .filter((id) => !this.passedOver.has(id))
       .slice(0, limit);
     let done = 0;
@@ -82,6 +90,8 @@ export class Sweeps {
     return this.deps.uow.run(async (r) => {
       const s = await r.subscriptions.getForUpdate(id);
       if (!s || s.status === 'CANCELED' || s.cancelAtPeriodEnd || now < s.currentPeriodEnd) return false;
+      const renewer = providerOf(this.deps, s);
+      if (!s.isTest && renewer && billsTestModeOnly(this.deps, renewer)) return false;
       const plan = await loadPlan(r, s.planId);
       const currencies = await loadCurrencies(r);
       const addedPlans = [];
@@ -90,7 +100,7 @@ export class Sweeps {
       // sweep logs it and passes the subscription over for a while) rather than renewed for nothing.
       // Catalog writes refuse to remove such a currency; this guards data that lost it anyway.
       // The free checkout charges nothing: a plan made paid under its subscription renews as before.
-      const charges = providerOf(this.deps, s) !== this.deps.freeCheckout;
+      const charges = renewer !== this.deps.freeCheckout;
       const unpriced = charges ? [plan, ...addedPlans.map((a) => a.plan)].find((p) => !pricedIn(p, s.currency, currencies)) : undefined;
       if (unpriced)
         throw new Error(
@@ -115,7 +125,7 @@ export class Sweeps {
         now,
       });
       // Local bookkeeping of the sandbox (its renewal invoice); no network call under the lock.
-      const provider = providerOf(this.deps, s);
+      const provider = renewer;
       // Every plan the subscription holds is billed for the new period.
       const added = addedPlans.map((a) => ({ ...a, unitAmount: unitAmount(a.plan, s.currency, currencies) }));
       const outcome = provider?.renewedBySweep?.(
@@ -124,6 +134,7 @@ export class Sweeps {
         unitAmount(plan, s.currency, currencies),
         usageInvoiceLines(usage),
         added,
+        (await r.customers.get(s.customerId))?.value,
       );
       if (outcome) await saveOutcome(r, outcome);
       return true;
@@ -143,7 +154,7 @@ export class Sweeps {
         await r.subscriptions.save(change.subscription);
         await r.licenses.saveMany(change.licenses);
         // The last period's usage is final and billed (local bookkeeping of the sandbox, no network call under the lock).
-        await endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps.payments, s), {
+        await endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps, s), {
           subscription: change.subscription,
           plan: await loadPlan(r, s.planId),
           periodEnd: s.currentPeriodEnd,

@@ -310,6 +310,7 @@ export class MeterEventRelay {
               value: s.value,
               identifier: s.id,
               timestamp: s.timestamp,
+              isTest: s.isTest,
             });
           } catch (error) {
             return { ok: false as const, retryable: true, message: error instanceof Error ? error.message : String(error) };
