@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import type { Logger } from '@tollgate/core';
 import {
   createHttpApp,
@@ -12,7 +12,6 @@ import {
   ERROR_STATUS,
   generationRouter,
   openApiDocument,
-  sendJson,
   type GenerationRouter,
 } from '@tollgate/http';
 import { catalogErrorSchema } from './response-schemas';
@@ -41,40 +40,12 @@ const NOT_SERVED: [RegExp, string][] = [
 ];
 export const notServed = (path: string): string | undefined => NOT_SERVED.find(([re]) => re.test(path))?.[1];
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-
 /**
- * 405 for a method a known path does not take (the published API documents 405 on every
- * operation), with `Allow` naming those it does, in the catalog error shape; a path no operation
- * has stays 404. Before authentication, as the 404 is.
+ * The catalog generation's router (paths under `/api`), from its route table; idempotency keys on
+ * writes; a known path's wrong method is 405 with `Allow` (the published API documents 405 on
+ * every operation), a path no operation has 404, both before authentication.
  */
-function methodNotAllowed(generation: GenerationRouter): express.RequestHandler {
-  return (req, res, next) => {
-    if (generation.serves(req.method === 'HEAD' ? 'GET' : req.method, req.path)) return next();
-    const allowed = METHODS.filter((m) => generation.serves(m, req.path));
-    if (allowed.length === 0) return next();
-    res.setHeader('Allow', allowed.join(', '));
-    sendJson(
-      res,
-      405,
-      catalogErrorBody({
-        status: 405,
-        message: `${req.method} is not an operation of ${req.path}: it takes ${allowed.join(', ')}`,
-        details: [],
-      }),
-    );
-  };
-}
-
-/** The catalog generation's router (paths under `/api`), from its route table; idempotency keys on writes. */
 export function createCatalogRouter(s: Pick<CatalogAppServices, 'core' | 'logger' | 'rateLimits'>): GenerationRouter {
-  const generation = catalogGeneration(s);
-  const router = express.Router();
-  router.use(methodNotAllowed(generation), generation.router);
-  return { router, serves: generation.serves };
-}
-
-function catalogGeneration(s: Pick<CatalogAppServices, 'core' | 'logger' | 'rateLimits'>): GenerationRouter {
   return generationRouter(catalogRoutes(s.core), {
     keySource: 'bearer',
     apiKeys: s.core.apiKeys,
@@ -83,6 +54,7 @@ function catalogGeneration(s: Pick<CatalogAppServices, 'core' | 'logger' | 'rate
     errorSchema: catalogErrorSchema,
     logger: s.logger,
     notFound: (req) => notServed(req.path) ?? 'no such catalog operation',
+    methodNotAllowed: true,
     idempotency: s.core.idempotency,
     rateLimits: s.rateLimits,
   });

@@ -1,15 +1,18 @@
-import type {
-  Customer,
-  Grantee,
-  Group,
-  GroupMember,
-  LineItem,
-  Plan,
-  Subscription,
-  SubscriptionLineItem,
-  SubscriptionPlanPart,
-  SubscriptionRecord,
-  SubscriptionStatus,
+import {
+  LICENSE_STATUSES,
+  SUBSCRIPTION_STATUS_VALUES,
+  SUBSCRIPTION_STATUSES,
+  type Customer,
+  type Grantee,
+  type Group,
+  type GroupMember,
+  type LineItem,
+  type Plan,
+  type Subscription,
+  type SubscriptionLineItem,
+  type SubscriptionPlanPart,
+  type SubscriptionRecord,
+  type SubscriptionStatus,
 } from '@tollgate/core';
 import { iso } from '@tollgate/http';
 import { catalogPlan, lineItemView, nestedList, tierTagView } from './views';
@@ -54,19 +57,13 @@ export const subscriptionView = (s: Subscription, customer: Customer | undefined
  * (canceled, and Stripe's unpaid and paused, which keep their seats but grant nothing) are `inactive`.
  * The list's `status` filter reads the same table.
  */
-export const SUBSCRIPTION_PLAN_RUNNING: readonly SubscriptionStatus[] = ['ACTIVE', 'TRIALING', 'PAST_DUE'];
-const ALL_STATUSES: Record<SubscriptionStatus, true> = {
-  ACTIVE: true,
-  TRIALING: true,
-  PAST_DUE: true,
-  UNPAID: true,
-  PAUSED: true,
-  CANCELED: true,
-};
+export const SUBSCRIPTION_PLAN_RUNNING: readonly SubscriptionStatus[] = SUBSCRIPTION_STATUS_VALUES.filter(
+  (x) => LICENSE_STATUSES[SUBSCRIPTION_STATUSES[x].license].grantsAccess,
+);
 
 /** The subscription statuses a subscription plan's `status` filter (`active` or `inactive`) names. */
 export const subscriptionStatusesOfPlanStatus = (status: 'active' | 'inactive'): SubscriptionStatus[] =>
-  (Object.keys(ALL_STATUSES) as SubscriptionStatus[]).filter((x) => SUBSCRIPTION_PLAN_RUNNING.includes(x) === (status === 'active'));
+  SUBSCRIPTION_STATUS_VALUES.filter((x) => SUBSCRIPTION_PLAN_RUNNING.includes(x) === (status === 'active'));
 
 /**
  * One plan a subscription holds as its subscription plan: the first has the subscription's id, an

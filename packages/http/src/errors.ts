@@ -72,7 +72,7 @@ export const BUSY_RETRY_AFTER_SECONDS = 1;
 /** What an error becomes before a generation shapes its body. */
 export interface HttpError {
   status: number;
-  code: ErrorCode | 'INTERNAL' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'ROUTE_NOT_FOUND' | 'RATE_LIMITED';
+  code: ErrorCode | 'INTERNAL' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'ROUTE_NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'RATE_LIMITED';
   message: string;
   details: ErrorDetail[];
 }

@@ -308,6 +308,13 @@ export interface GenerationOptions {
   logger: Logger;
   /** What an unknown path answers; null: pass it on to what is mounted next. */
   notFound: ((req: Request) => string) | null;
+  /**
+   * A known path's other methods (catalog: the published API documents 405 on every operation):
+   * an unmatched request whose path other methods take answers 405 with `Allow` naming them,
+   * rather than the 404 (needs `notFound`). Only unmatched requests pay for the scan; before
+   * authentication, as the 404 is.
+   */
+  methodNotAllowed?: boolean;
   /** `idempotency-key` on POST, PUT and PATCH (catalog). */
   idempotency?: IdempotencyService;
   /** Runs before every route of the generation (v1: the version header rule). */
@@ -385,12 +392,29 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
     );
     r[def.method](def.path, ...chain);
   }
+  const patterns = routes.map((d) => ({ method: d.method.toUpperCase(), re: pathPattern(d.path) }));
+  const serves = (method: string, path: string) => patterns.some((p) => p.method === method.toUpperCase() && p.re.test(path));
   const notFound = options.notFound;
   if (notFound)
-    r.use((req, res) => sendJson(res, 404, errorShape({ status: 404, code: 'ROUTE_NOT_FOUND', message: notFound(req), details: [] })));
+    r.use((req, res) => {
+      const allowed = options.methodNotAllowed ? methodsNotTaken(serves, req) : [];
+      if (allowed.length > 0) {
+        res.setHeader('Allow', allowed.join(', '));
+        const message = `${req.method} is not an operation of ${req.path}: it takes ${allowed.join(', ')}`;
+        return sendJson(res, 405, errorShape({ status: 405, code: 'METHOD_NOT_ALLOWED', message, details: [] }));
+      }
+      sendJson(res, 404, errorShape({ status: 404, code: 'ROUTE_NOT_FOUND', message: notFound(req), details: [] }));
+    });
   r.use(errorHandler(options.statusTable, errorShape, options.logger));
-  const patterns = routes.map((d) => ({ method: d.method.toUpperCase(), re: pathPattern(d.path) }));
-  return { router: r, serves: (method, path) => patterns.some((p) => p.method === method.toUpperCase() && p.re.test(path)) };
+  return { router: r, serves };
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** The methods a path takes when the request's own is not one of them (none: the path is unknown, or its method is served). */
+function methodsNotTaken(serves: GenerationRouter['serves'], req: Request): string[] {
+  if (serves(req.method === 'HEAD' ? 'GET' : req.method, req.path)) return [];
+  return METHODS.filter((m) => serves(m, req.path));
 }
 
 export type { AuthContext, HttpError, NextFunction };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '@tollgate/core';
 import { object, ok, querySchema, resource, route, type Route } from '@tollgate/http';
 import type { DeferredCheckout } from '../links';
 import { linkRequest } from '../params';
@@ -42,18 +43,6 @@ export const checkoutRoutes = ({ core: { checkout } }: V1Services): Route[] =>
     }),
   ]);
 
-/** JSON with every object's keys in order: one text for one value, however it was built. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object')
-    return `{${Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(value) ?? 'null';
-}
-
 /** A verified payload that is a deferred checkout link (not another link signed with the same secret). */
 const isDeferredCheckout = (p: unknown): p is DeferredCheckout => {
   const o = p as Partial<DeferredCheckout> & { kind?: unknown };
@@ -76,7 +65,7 @@ const isDeferredCheckout = (p: unknown): p is DeferredCheckout => {
  */
 export const deferredLinkKey = (link: DeferredCheckout): string =>
   createHash('sha256')
-    .update(canonical({ organisationId: link.organisationId, isTest: link.isTest, planId: link.planId, request: link.request }))
+    .update(canonicalJson({ organisationId: link.organisationId, isTest: link.isTest, planId: link.planId, request: link.request }))
     .digest('base64url');
 
 /**

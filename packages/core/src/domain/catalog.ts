@@ -17,6 +17,19 @@ export function archivePlan(plan: Plan, now: Date): Plan {
   return { ...plan, archivedAt: now, updatedAt: now };
 }
 
+/**
+ * An archived product is read-only (published archiveProduct), and what belongs to it: 400
+ * PRODUCT_ARCHIVED with `message`, naming `property` with `error`.
+ */
+export function assertProductOpen(
+  product: Pick<Product, 'archivedAt'>,
+  property: string,
+  message: string,
+  error = 'is of an archived product',
+): void {
+  if (product.archivedAt) fail(ErrorCodes.PRODUCT_ARCHIVED, message, [{ property, error }]);
+}
+
 /** A plan can be bought or moved to only while it and its product are not archived. */
 export function assertPlanSellable(plan: Plan, product: Product): void {
   if (plan.archivedAt) fail(ErrorCodes.PLAN_ARCHIVED, 'the plan is archived');

@@ -1,5 +1,6 @@
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { LineItem, Plan, Price, Product } from '../model';
+import { assertProductOpen } from './catalog';
 
 /**
  * Rules of a plan's pricing parts as their own resources (the published catalog API's line items
@@ -8,10 +9,7 @@ import type { LineItem, Plan, Price, Product } from '../model';
 
 /** A part may change (or go) only while its plan and product are not archived: 400 naming the part's `id`. */
 function assertParentsOpen(plan: Plan, product: Product, what: string): void {
-  if (product.archivedAt)
-    fail(ErrorCodes.PRODUCT_ARCHIVED, `the ${what}'s product is archived`, [
-      { property: 'id', error: `is a ${what} of an archived product` },
-    ]);
+  assertProductOpen(product, 'id', `the ${what}'s product is archived`, `is a ${what} of an archived product`);
   if (plan.archivedAt)
     fail(ErrorCodes.PLAN_ARCHIVED, `the ${what}'s plan is archived`, [{ property: 'id', error: `is a ${what} of an archived plan` }]);
 }

@@ -3,6 +3,7 @@ import { ErrorCodes, fail } from '../errors';
 import type { Id, License, Plan, SeatChange, Subscription } from '../model';
 import { isPerSeat, minimumSeats } from './catalog';
 import { effectiveStatus } from './subscription';
+import { SUBSCRIPTION_STATUSES } from './status';
 import { NewSeats } from './new-seats';
 
 export { NewSeats, SEAT_BATCH } from './new-seats';
@@ -44,7 +45,8 @@ export function seatLicense(s: Subscription, plan: Plan, purchaser: string, id: 
     name: null,
     paymentService: s.paymentProvider,
     type: plan.licenseType,
-    status: s.status === 'TRIALING' ? 'TRIALING' : s.status === 'UNPAID' || s.status === 'PAUSED' ? 'INACTIVE' : 'ACTIVE',
+    // Never of a canceled subscription (its seats change no more): ACTIVE, TRIALING or INACTIVE.
+    status: SUBSCRIPTION_STATUSES[s.status].license,
     cancelAtPeriodEnd: s.cancelAtPeriodEnd,
     startTime: now,
     endTime: s.currentPeriodEnd,

@@ -4,14 +4,21 @@ import type { EventStatus, LicenseStatus, SubscriptionStatus } from '../model';
  * One status table per aggregate. `Record<Status, ...>` makes the compiler reject a table that
  * misses a status, so adding a status forces a decision for every row.
  */
-export const SUBSCRIPTION_STATUSES: Record<SubscriptionStatus, { running: boolean }> = {
-  ACTIVE: { running: true },
-  TRIALING: { running: true },
-  PAST_DUE: { running: true },
-  // Open at the provider (it may be paid or resumed, changed or canceled); its licenses grant nothing meanwhile.
-  UNPAID: { running: true },
-  PAUSED: { running: true },
-  CANCELED: { running: false },
+/**
+ * `license`: the status a subscription in this status gives its licenses (the provider sync's rule,
+ * and a new seat's).
+ */
+export const SUBSCRIPTION_STATUSES: Record<SubscriptionStatus, { running: boolean; license: LicenseStatus }> = {
+  ACTIVE: { running: true, license: 'ACTIVE' },
+  TRIALING: { running: true, license: 'TRIALING' },
+  // A late payment keeps access while the provider retries; CANCELED follows if it gives up.
+  PAST_DUE: { running: true, license: 'ACTIVE' },
+  // The provider gave up collecting (Stripe's "mark unpaid"), or paused the subscription: open there
+  // (it may be paid or resumed, changed or canceled), but its licenses grant nothing while the period
+  // moves on; they (and who holds them) come back when it is active again.
+  UNPAID: { running: true, license: 'INACTIVE' },
+  PAUSED: { running: true, license: 'INACTIVE' },
+  CANCELED: { running: false, license: 'CANCELED' },
 };
 
 export const LICENSE_STATUSES: Record<LicenseStatus, { grantsAccess: boolean; filter: string }> = {
@@ -31,6 +38,7 @@ export const EVENT_STATUSES: Record<EventStatus, { done: boolean }> = {
 };
 
 export const LICENSE_STATUS_VALUES = Object.keys(LICENSE_STATUSES) as LicenseStatus[];
+export const SUBSCRIPTION_STATUS_VALUES = Object.keys(SUBSCRIPTION_STATUSES) as SubscriptionStatus[];
 
 /** The license status named by a list filter value (`active`, `canceled`, ...), or undefined. */
 /** The status a list filter names, in any letter case (`active`, `ACTIVE`: real clients send both). */

@@ -94,7 +94,7 @@ export function enableRenewal(s: Subscription, licenses: License[], now: Date): 
 /**
  * A payment for the next period arrived: the period and the licenses move on, and the subscription
  * is ACTIVE. Its licenses take an ACTIVE subscription's license status by the provider sync's rule
- * (`LICENSE_STATUS_FOR`): a trial's become ACTIVE, and those an UNPAID or PAUSED subscription held
+ * (`SUBSCRIPTION_STATUSES`' `license`): a trial's become ACTIVE, and those an UNPAID or PAUSED subscription held
  * INACTIVE come back (with their grantees) at once, not only at the provider's next update.
  */
 export function renew(s: Subscription, licenses: License[], periodStart: Date, periodEnd: Date, now: Date): SubscriptionChange {
@@ -102,7 +102,7 @@ export function renew(s: Subscription, licenses: License[], periodStart: Date, p
   return {
     subscription: { ...s, status: 'ACTIVE', currentPeriodStart: periodStart, currentPeriodEnd: periodEnd, updatedAt: now },
     licenses: licenses.map((l) =>
-      l.status === 'CANCELED' ? l : { ...l, status: LICENSE_STATUS_FOR.ACTIVE, endTime: periodEnd, updatedAt: now },
+      l.status === 'CANCELED' ? l : { ...l, status: SUBSCRIPTION_STATUSES.ACTIVE.license, endTime: periodEnd, updatedAt: now },
     ),
   };
 }
@@ -275,18 +275,6 @@ export interface ProviderItem {
   intervalCount?: number | null;
 }
 
-const LICENSE_STATUS_FOR: Record<SubscriptionStatus, License['status']> = {
-  ACTIVE: 'ACTIVE',
-  TRIALING: 'TRIALING',
-  // A late payment keeps access while the provider retries; CANCELED follows if it gives up.
-  PAST_DUE: 'ACTIVE',
-  // The provider gave up collecting (Stripe's "mark unpaid"), or paused the subscription: no access
-  // while the period moves on; the licenses (and who holds them) come back when it is active again.
-  UNPAID: 'INACTIVE',
-  PAUSED: 'INACTIVE',
-  CANCELED: 'CANCELED',
-};
-
 /**
  * Brings our copy in line with the provider's truth: status, period, scheduled cancellation and
  * seat count (adding unassigned seats, or removing unassigned ones newest first; assigned seats are
@@ -310,7 +298,7 @@ export function syncWithProvider(
     quantity: snapshot.quantity,
     updatedAt: now,
   };
-  const status = LICENSE_STATUS_FOR[snapshot.status];
+  const status = SUBSCRIPTION_STATUSES[snapshot.status].license;
   // The provider's quantity is the first plan's seats (a plan bought beside it keeps its own).
   const live = licenses.filter((l) => l.status !== 'CANCELED' && l.planId === s.planId);
   let removed: License[] = [];

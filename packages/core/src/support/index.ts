@@ -1,4 +1,5 @@
 export * from './html';
+export * from './json';
 export * from './lru';
 export * from './pagination';
 export * from './text';

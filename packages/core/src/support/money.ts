@@ -1,4 +1,4 @@
-import type { Plan } from '../model';
+import type { Plan, SubscriptionStatus } from '../model';
 
 /** Currencies without a minor unit (Stripe's zero-decimal list). */
 const ZERO_DECIMAL = new Set([
@@ -71,10 +71,12 @@ export function planTerms(plan: Pick<Plan, 'licenseType' | 'perSeatAmount' | 'ev
 }
 
 /** A subscription status in plain words (the portal never shows `ACTIVE`). */
-export const STATUS_WORDS: Record<string, string> = {
+export const STATUS_WORDS: Record<SubscriptionStatus, string> = {
   ACTIVE: 'Active',
   TRIALING: 'Free trial',
   PAST_DUE: 'Payment overdue',
+  UNPAID: 'Unpaid',
+  PAUSED: 'Paused',
   CANCELED: 'Canceled',
 };
 

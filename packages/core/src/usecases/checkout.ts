@@ -10,6 +10,7 @@ import { withPeriodEnd } from '../domain/seat-grantees';
 import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import { subscriptionGroup } from '../domain/people';
+import { canonicalJson } from '../support/json';
 import { memberIdsOf } from './people/shared';
 import { addPlan } from '../domain/subscription-plans';
 import type { AddedPlanCharge, PaymentProvider, Repositories } from '../ports';
@@ -53,14 +54,6 @@ export interface PurchaseRequest {
  * life of a provider's checkout session (Stripe's, and its idempotency keys, last 24 h).
  */
 export const DEFERRED_SESSION_REUSE_MS = 23 * 60 * 60 * 1000;
-
-/** Canonical JSON (object keys sorted) of plain data. */
-const canonicalJson = (v: unknown): string =>
-  JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) && !(x instanceof Date)
-      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : x,
-  );
 
 /** The reuse key of a deferred link on these terms: the link's key and the terms' digest, digested. */
 const deferredTermsKey = (linkKey: string, terms: unknown): string =>

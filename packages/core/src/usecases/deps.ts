@@ -73,16 +73,12 @@ export const subscriptionProviders = (
   );
 
 /**
- * Whether the provider bills test-mode subscriptions only (`testPayments`, `otherPayments`: the
- * sandbox beside a live Stripe key): the sweep renews none of its live-mode subscriptions.
+ * Whether the provider, one of `subscriptionProviders(deps)`, bills test-mode subscriptions only
+ * (`testPayments`, `otherPayments`: the sandbox beside a live Stripe key): the sweep renews none of
+ * its live-mode subscriptions. Of those providers, every one but the payment provider and the free checkout.
  */
-export const billsTestModeOnly = (
-  deps: Pick<CoreDeps, 'payments' | 'testPayments' | 'otherPayments' | 'freeCheckout'>,
-  p: Pick<SubscriptionProvider, 'name'>,
-): boolean =>
-  p.name !== deps.payments.name &&
-  p.name !== deps.freeCheckout?.name &&
-  (p.name === deps.testPayments?.name || (deps.otherPayments ?? []).some((o) => o.name === p.name));
+export const billsTestModeOnly = (deps: Pick<CoreDeps, 'payments' | 'freeCheckout'>, p: Pick<SubscriptionProvider, 'name'>): boolean =>
+  p.name !== deps.payments.name && p.name !== deps.freeCheckout?.name;
 
 /** The provider of this instance a subscription was bought through (by its `paymentProvider`), if any. */
 export const providerOf = (

@@ -1,17 +1,14 @@
 import { ErrorCodes, fail, invalid } from '../../errors';
 import type { Capability, Id, Page, Product, Tenant } from '../../model';
+import { assertProductOpen } from '../../domain/catalog';
 import { assertAccessible } from '../../domain/tenancy';
 import { pageOf } from '../../support/pagination';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 
 /** An archived product is read-only (published archiveProduct): its entitlements with it. */
-const refuseArchived = (product: Product, property: string) => {
-  if (product.archivedAt)
-    fail(ErrorCodes.PRODUCT_ARCHIVED, `product ${product.id} is archived: its entitlements are read-only`, [
-      { property, error: 'is of an archived product' },
-    ]);
-};
+const refuseArchived = (product: Product, property: string) =>
+  assertProductOpen(product, property, `product ${product.id} is archived: its entitlements are read-only`);
 
 /** An entitlement as the catalog API shows it: a capability of one of the tenant's products. */
 export interface EntitlementRecord {
@@ -65,14 +62,13 @@ export class EntitlementAdmin {
       if (input.productId) {
         // Read under its row lock: an archive of the product waits for this write, or this write sees it.
         product = assertAccessible(await r.products.getForUpdate(input.productId), tenant, 'product');
-        refuseArchived(product, 'productId');
       } else {
         const products = (await r.products.list(tenant)).filter((p) => !p.archivedAt);
         if (products.length !== 1)
           invalid('productId', `is required: this organisation has ${products.length} products in this mode, name the entitlement's one`);
         product = assertAccessible(await r.products.getForUpdate(products[0].id), tenant, 'product');
-        refuseArchived(product, 'productId');
       }
+      refuseArchived(product, 'productId');
       if (product.capabilities.some((c) => c.name === name))
         fail(ErrorCodes.CONFLICT, `an entitlement named ${name} exists`, [{ property: 'name', error: 'is taken' }]);
       const capability: Capability = {

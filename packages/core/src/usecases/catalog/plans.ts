@@ -1,6 +1,6 @@
 import { ErrorCodes, fail, invalid } from '../../errors';
 import type { Capability, Customer, Id, LineItem, Page, Plan, Tenant } from '../../model';
-import { archivePlan } from '../../domain/catalog';
+import { archivePlan, assertProductOpen } from '../../domain/catalog';
 import { newPlan } from '../../domain/builders';
 import { assertAccessible } from '../../domain/tenancy';
 import { heldLineItemIds } from '../../domain/subscription';
@@ -18,12 +18,8 @@ const refuseArchivedPlan = (plan: Plan, property = 'id') => {
     fail(ErrorCodes.PLAN_ARCHIVED, `plan ${plan.id} is archived: it cannot be modified`, [{ property, error: 'names an archived plan' }]);
 };
 /** An archived product is read-only, its plans with it (un-archive it with `isActive: true`). */
-const refuseArchivedProduct = (product: { id: Id; archivedAt: Date | null }, property: string) => {
-  if (product.archivedAt)
-    fail(ErrorCodes.PRODUCT_ARCHIVED, `product ${product.id} is archived: it and its plans are read-only (un-archive the product first)`, [
-      { property, error: 'is of an archived product' },
-    ]);
-};
+const refuseArchivedProduct = (product: { id: Id; archivedAt: Date | null }, property: string) =>
+  assertProductOpen(product, property, `product ${product.id} is archived: it and its plans are read-only (un-archive the product first)`);
 
 /** Plans of the catalog generation with their entitlements and pricing: create, save, change, archive, delete, list. */
 export class PlanAdmin {

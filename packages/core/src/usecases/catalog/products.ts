@@ -1,6 +1,6 @@
 import { ErrorCodes, fail } from '../../errors';
 import type { Id, Page, Product, Tenant } from '../../model';
-import { archiveProduct } from '../../domain/catalog';
+import { archiveProduct, assertProductOpen } from '../../domain/catalog';
 import { newProduct } from '../../domain/builders';
 import { assertAccessible } from '../../domain/tenancy';
 import { invalid } from '../../errors';
@@ -62,10 +62,13 @@ export class ProductAdmin {
       const current = assertAccessible(await r.products.getForUpdate(id), tenant, 'product');
       // An archived product is read-only (published archiveProduct); `isActive: true` un-archives it
       // (docs/decisions.md), with whatever else the body changes.
-      if (current.archivedAt && isActive !== true)
-        fail(ErrorCodes.PRODUCT_ARCHIVED, `product ${id} is archived: it is read-only ({"isActive": true} un-archives it)`, [
-          { property: 'id', error: 'names an archived product' },
-        ]);
+      if (isActive !== true)
+        assertProductOpen(
+          current,
+          'id',
+          `product ${id} is archived: it is read-only ({"isActive": true} un-archives it)`,
+          'names an archived product',
+        );
       const now = this.deps.clock.now();
       let updated: Product = { ...current, ...definedOnly(fields), updatedAt: now };
       if (checked) updated = { ...updated, settings: { ...current.settings, ...definedOnly(checked), updatedAt: now } };
