@@ -1,7 +1,6 @@
 /** Server-rendered pages: semantic, accessible markup that works without JavaScript. */
 
-import { createHash } from 'node:crypto';
-import { Html, html } from '@tollgate/core';
+import { cspHash, Html, html, pageSecurityHeaders } from '@tollgate/core';
 
 export { esc, Html, html } from '@tollgate/core';
 
@@ -30,24 +29,10 @@ const STYLE = `
 const STYLE_TAG = new Html(`<style>${STYLE}</style>`);
 
 /**
- * The pages' Content-Security-Policy: nothing but their inline style (by hash); no script, no
- * frame, no `<base>`. `form-action` is left out: browsers apply it to the redirect after a form is
- * sent (the 303 to the vendor's success or cancel page).
+ * The security headers of every page: nothing but their inline style (by hash), no script, no
+ * frame, no `<base>`, no sniffing, and no referrer (their addresses carry tokens and session ids).
  */
-export const PAGE_CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-/** The security headers of every page: the policy, never framed, no sniffing, and no referrer (their addresses carry tokens and session ids). */
-export const PAGE_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': PAGE_CSP,
-  'X-Frame-Options': 'DENY',
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-};
+export const PAGE_HEADERS: Readonly<Record<string, string>> = pageSecurityHeaders({ styles: [cspHash(STYLE)], secretUrl: true });
 
 export function page(title: string, body: Html): string {
   return html`<!doctype html>

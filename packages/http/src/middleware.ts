@@ -1,8 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import { Readable, type Duplex } from 'node:stream';
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import { DomainError, ErrorCodes, type Logger } from '@tollgate/core';
+import { DomainError, ErrorCodes, pageSecurityHeaders, type Logger, type PagePolicy } from '@tollgate/core';
+
+export { cspHash, type PagePolicy } from '@tollgate/core';
 import { clientAddress, loggablePath } from './client-address';
 import { jsonDepthExceeds, MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
 import { lastRequestPath } from './server';
@@ -96,40 +98,9 @@ export const noSniff: RequestHandler = (_req, res, next) => {
   next();
 };
 
-/** The CSP source of an inline `<style>` or `<script>` whose content is exactly `text`. */
-export const cspHash = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-
-export interface PagePolicy {
-  /** `style-src` sources: `'self'` (served files) and `cspHash` of inline styles. */
-  styles?: string[];
-  /** `script-src` sources (none: no script runs). */
-  scripts?: string[];
-  /** Further directives, as `img-src 'self' data:`. */
-  extra?: string[];
-  /** The page's address carries a secret (a signed token, a session id): sent to no other page. */
-  secretUrl?: boolean;
-}
-
-/**
- * The security headers of an HTML page: a Content-Security-Policy allowing only what the page
- * loads (`default-src 'none'`), never framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`),
- * no `<base>` (`base-uri 'none'`); `Referrer-Policy: no-referrer` when its address holds a secret.
- * `form-action` is left out on purpose: browsers apply it to the redirect after a form is sent
- * (a checkout's 303 to the vendor's success page).
- */
+/** The security headers of an HTML page (core's `pageSecurityHeaders`), set on the answer. */
 export function setPageSecurity(res: Response, policy: PagePolicy): void {
-  const directives = [
-    "default-src 'none'",
-    policy.styles?.length ? `style-src ${policy.styles.join(' ')}` : undefined,
-    policy.scripts?.length ? `script-src ${policy.scripts.join(' ')}` : undefined,
-    ...(policy.extra ?? []),
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-  ].filter((d): d is string => !!d);
-  res.setHeader('Content-Security-Policy', directives.join('; '));
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', policy.secretUrl ? 'no-referrer' : 'strict-origin-when-cross-origin');
+  for (const [name, value] of Object.entries(pageSecurityHeaders(policy))) res.setHeader(name, value);
 }
 
 export interface HttpAppOptions {
