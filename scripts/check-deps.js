@@ -17,8 +17,9 @@ const path = require('node:path');
 const { builtinModules } = require('node:module');
 
 const builtins = new Set(builtinModules);
+// A side-effect import's module name has no blanks (so prose like "the import's refusal ... file'" is no import).
 const IMPORT_RE =
-  /(?:^|[\s;])(?:import|export)\s[^'"`]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;(])import\s*['"]([^'"]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
+  /(?:^|[\s;])(?:import|export)\s[^'"`]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;(])import\s*['"]([^'"\s]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 function isAllowed(spec) {
   if (spec.startsWith('.') || spec.startsWith('/')) return true;

@@ -77,7 +77,13 @@ export const catalogOpenApi = (core: CatalogServices) =>
 export function createCatalogApp(s: CatalogAppServices & OperationsServices): Express {
   const rateLimits = s.rateLimits ?? createRateLimits(s.config.rateLimits);
   const metrics = createMetrics(s);
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
+  const http = {
+    logger: s.logger,
+    logRequests: s.config.logRequests,
+    trustProxy: s.config.rateLimits.trustProxy,
+    errorShape: () => catalogErrorBody,
+  };
+  return createHttpApp(http, (app) => {
     app.use(observeRequests(metrics));
     mountOperations(app, s, metrics);
     app.use(createCatalogRouter({ ...s, rateLimits }).router);

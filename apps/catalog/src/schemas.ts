@@ -1,4 +1,4 @@
-import { CURRENCY_CODES, ErrorCodes, fail, INTERVALS, MAX_AMOUNT_MINOR, type PlanDraft } from '@tollgate/core';
+import { CURRENCY_CODES, ErrorCodes, fail, INTERVALS, isUuid, MAX_AMOUNT_MINOR, type PlanDraft } from '@tollgate/core';
 import { querySchema, typed } from '@tollgate/http';
 
 /** Request-schema pieces several catalog resources share, and the plan-save document (each route module declares its own beside its handlers). */
@@ -29,14 +29,13 @@ export const planBodyProps = {
   tierTag: { type: ['string', 'null'], minLength: 1, maxLength: 100 },
   isActive: { type: 'boolean' },
 };
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * A plan id of a body whose published schema is a plain string (quick checkout's `planId`, an items
  * change's `newPlanId`): one that cannot be a plan's id is a 404 "plan not found" naming the field,
  * as an unknown plan is, rather than a value the database cannot store.
  */
 export const planIdOf = (raw: string, property: string): string =>
-  UUID_TEXT.test(raw) ? raw : fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found', [{ property, error: 'is not the id of a plan' }]);
+  isUuid(raw) ? raw : fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found', [{ property, error: 'is not the id of a plan' }]);
 
 /** The largest count the database keeps (a PostgreSQL `integer`): quantities above it are a 400 naming the field. */
 export const MAX_INT32 = 2_147_483_647;
@@ -49,10 +48,11 @@ export const quantity = (minimum: number) => ({ type: 'integer', minimum, maximu
  */
 export const currencyCode = { type: 'string', enum: [...CURRENCY_CODES, ...CURRENCY_CODES.map((c) => c.toLowerCase())] } as const;
 /**
- * A currency of a plans/save price: three letters in one case here; the core checks it against the
- * list, except a currency the plan already has (so a plan with an older or imported code can be re-saved).
+ * A currency where one already stored stays accepted though the list lacks it (a plans/save price,
+ * a cart's replace): three letters in one case here; the core checks it against the list, except
+ * the currency the plan or cart already has (so one with an older or imported code can be re-saved).
  */
-const savedCurrency = { type: 'string', pattern: '^([A-Z]{3}|[a-z]{3})$' } as const;
+export const storedCurrency = { type: 'string', pattern: '^([A-Z]{3}|[a-z]{3})$' } as const;
 /**
  * An amount in minor units (0..99999999999, Stripe's largest); whole except a metered line item's
  * per-unit amounts (the core checks that, naming the field).
@@ -116,7 +116,7 @@ export const planSaveBody = typed<PlanDraft>({
               required: ['currencyOptions'],
               properties: {
                 id: { type: 'string', minLength: 1, maxLength: 100 },
-                defaultCurrency: savedCurrency,
+                defaultCurrency: storedCurrency,
                 archivedAt: dateTime,
                 interval: { enum: [...INTERVALS, null] },
                 intervalCount: { type: ['integer', 'null'], minimum: 1, maximum: 1095 },
@@ -130,7 +130,7 @@ export const planSaveBody = typed<PlanDraft>({
                     required: ['currency'],
                     properties: {
                       id: { type: 'string', minLength: 1, maxLength: 100 },
-                      currency: savedCurrency,
+                      currency: storedCurrency,
                       unitAmount: amount,
                       isDefault: { type: 'boolean' },
                       tiers: {

@@ -106,7 +106,14 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
     v3: () => versionOpenApi(s, 'v3'),
     catalog: () => catalogOpenApi(s.core),
   };
-  return createHttpApp({ logger: s.logger, logRequests: s.config.logRequests, trustProxy: s.config.rateLimits.trustProxy }, (app) => {
+  const http = {
+    logger: s.logger,
+    logRequests: s.config.logRequests,
+    trustProxy: s.config.rateLimits.trustProxy,
+    // What no router answered (a path that does not decode, a page's fault): the path's generation's shape.
+    errorShape: (path: string) => (isCatalogPath(path) ? catalogErrorBody : legacyErrorBody),
+  };
+  return createHttpApp(http, (app) => {
     mountOperations(app, s, metrics);
     app.get(
       '/',
@@ -125,7 +132,7 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
 
     const dispatch = express.Router();
     dispatch.use((req, res, next) => {
-      if (req.path === '/api' || req.path.startsWith('/api/')) return catalog.router(req, res, next);
+      if (isCatalogPath(req.path)) return catalog.router(req, res, next);
       const version = req.header('version');
       if (version === 'v2') return v2.router(req, res, next);
       if (version === 'v3') return v3.router(req, res, next);
@@ -138,6 +145,9 @@ function createExpressApp(s: ServerServices, rateLimits: ReturnType<typeof creat
     app.use(dispatch);
   });
 }
+
+/** The catalog generation's paths (`/api`, `/api/...`). */
+const isCatalogPath = (path: string) => path === '/api' || path.startsWith('/api/');
 
 /**
  * The HTTP server of the combined app, with the kit's client timeouts and per-address connection

@@ -1,5 +1,5 @@
 // The top floor: builds the runtime (the composition root) and serves every generation on one port.
-import { createRuntime, loadConfig, seedDemoIfEmpty, serve, startFailure } from '@tollgate/runtime';
+import { createRuntime, listeningLine, loadConfig, seedDemoIfEmpty, serve, startFailure } from '@tollgate/runtime';
 import { createServerApp, createServerHttp } from './app';
 import { pricingPageLink } from '@tollgate/app-v1';
 
@@ -39,10 +39,8 @@ async function main(): Promise<void> {
     : undefined;
   if (demoPricingPage) console.log(`Demo pricing page (sandbox payments): ${demoPricingPage}`);
   const app = createServerApp({ ...runtime, demoPricingPage });
-  serve(runtime, createServerHttp(app, config.http), () => {
-    console.log(
-      `Tollgate listening on ${config.publicUrl} (${config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`})`,
-    );
+  serve(runtime, createServerHttp(app, config.http), (port) => {
+    console.log(listeningLine('Tollgate', config, port));
     console.log(`  legacy:  ${config.publicUrl}/products            (x-api-key)`);
     console.log(`  v1:      ${config.publicUrl}/products            (x-api-key, version: v1)`);
     console.log(`  catalog: ${config.publicUrl}/api/products        (Authorization: Bearer)`);

@@ -1,4 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '@tollgate/adapter-postgres';
+import { redactDatabaseUrl } from '@tollgate/runtime';
 import { builtEntry, freePort, runToEnd, startProcess } from '@tollgate/runtime/testing';
 
 // Processes start on a shared, busy machine: give them time.
@@ -25,6 +26,10 @@ it('creates no demo organisation and prints no key on an empty PostgreSQL databa
   expect(server.stdout()).toContain('An empty database: create the first organisation with `npx tollgate orgs create NAME`');
   expect(home).not.toMatch(/pricing-tables\/[0-9a-f-]+\/page/);
   const orgs = runToEnd(CLI, ['orgs', 'list', '--json'], env);
-  expect(orgs.stderr).toBe('');
+  // stderr names the database the command used, password masked (stdout stays the JSON).
+  expect(orgs.stderr).toBe(`tollgate: database: PostgreSQL ${redactDatabaseUrl(db.url ?? '')}\n`);
+  expect(redactDatabaseUrl('postgres://tollgate:hunter2@db:5432/tollgate?password=hunter3')).toBe(
+    'postgres://tollgate:***@db:5432/tollgate?password=***',
+  );
   expect(JSON.parse(orgs.stdout)).toEqual([]);
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
-import { cspHash, setPageSecurity } from '@tollgate/http';
+import { clientStatus, cspHash, setPageSecurity } from '@tollgate/http';
 import {
   DomainError,
   formatMoney,
@@ -270,8 +270,25 @@ export function createPricingPageRouter(s: PricingPageServices): express.Router 
       notValid(409, 'These plans cannot be bought right now. Please go back and open the pricing page again.');
     }
   });
-  // Anything unexpected: a plain page, logged with its request id, never a stack trace.
+  // A request refused before the handler (a path that does not decode: express's 400): that status,
+  // the page of a link that is not valid, nothing logged. Anything unexpected: a plain page, logged
+  // with its request id, never a stack trace.
   r.use((err: unknown, req: Request, res: Response, _next: express.NextFunction) => {
+    const status = clientStatus(err);
+    if (status !== undefined) {
+      const message = 'This pricing link is not valid. Please go back and open it again.';
+      return req.query.format === 'fragment'
+        ? sendHtml(res, status, html`<p role="alert">${message}</p>`.text)
+        : sendHtml(
+            res,
+            status,
+            document(
+              'Pricing',
+              html`<h1>Pricing</h1>
+                <p role="alert">${message}</p>`,
+            ),
+          );
+    }
     s.logger.error('pricing page failed', { requestId: res.locals.requestId, path: req.path, error: String(err) });
     sendHtml(
       res,

@@ -227,6 +227,8 @@ describe('v1 plans and checkout', () => {
     await bad(`${checkoutParams}&promoCode=SAVE&allowPromoCode=true`, 'CHECKOUT_PROMO_CODE_CONFLICT');
     await bad(`${checkoutParams}&customerEmail=not-an-email`, 'CHECKOUT_INVALID_EMAIL');
     await bad(`${checkoutParams}&currency=GBP`, 'CHECKOUT_CURRENCY_NOT_SUPPORTED');
+    // A made-up code, or one outside the published list, is a currency the product is not sold in.
+    for (const code of ['XDR', 'ZZZ', 'US']) await bad(`${checkoutParams}&currency=${code}`, 'CHECKOUT_CURRENCY_NOT_SUPPORTED');
     await bad(`${checkoutParams}&quantity=1`, 'CHECKOUT_QUANTITY_BELOW_MINIMUM');
     await bad(`${checkoutParams}&quantity=2`, 'CHECKOUT_QUANTITY_NOT_PER_SEAT', org.keys['plans.notes.free']);
     await bad(`successUrl=/relative&cancelUrl=https://x.io&granteeId=a&member=m`, 'CHECKOUT_INVALID_URL');

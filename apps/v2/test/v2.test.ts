@@ -193,7 +193,8 @@ describe('v2 and v3 alone (createV2App)', () => {
       [0.1 + 0.2, 'must have at most 15 significant digits'],
       [0, 'must be greater than 0'],
       [-0.5, 'must be greater than 0'],
-      [1e10, 'must be at most 1000000000000'],
+      // The bound in the meter's units (10^12 steps of a 3-place meter), not its count of steps.
+      [1e10, 'must be at most 1000000000'],
     ] as const) {
       const res = await put(increment).expect(400);
       expect(res.body).toMatchObject({ code: 'VALIDATION_FAILED', validationErrors: [{ property: 'countOptions.increment', error }] });

@@ -38,6 +38,7 @@ import * as signingKeysPerMode from './migrations/2026-11-29T10-00-signing-keys-
 import * as openCheckoutSessions from './migrations/2026-11-29T10-01-open-checkout-sessions';
 import * as creditGrantsDue from './migrations/2026-11-29T10-02-credit-grants-due';
 import * as webhookAttemptsSucceeded from './migrations/2026-11-29T10-03-webhook-attempts-succeeded';
+import * as endedEvaluations from './migrations/2026-11-29T10-04-ended-evaluations';
 
 /** Every migration, by dated name; new ones are added here in order. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -74,6 +75,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T10-01-open-checkout-sessions': openCheckoutSessions,
   '2026-11-29T10-02-credit-grants-due': creditGrantsDue,
   '2026-11-29T10-03-webhook-attempts-succeeded': webhookAttemptsSucceeded,
+  '2026-11-29T10-04-ended-evaluations': endedEvaluations,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

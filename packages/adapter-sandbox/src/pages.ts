@@ -1,9 +1,13 @@
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import {
   assertCleanText,
+  BUSY_RETRY_AFTER_SECONDS,
+  DATABASE_RETRY_AFTER_SECONDS,
   DomainError,
   ErrorCodes,
   isDomainError,
+  isOutage,
+  MAY_HAVE_BEEN_APPLIED,
   formatMinorMoney,
   planTerms,
   pricePeriod,
@@ -32,7 +36,29 @@ const STATUS: Record<string, number> = {
   CHECKOUT_ALREADY_COMPLETED: 409,
   CHECKOUT_CANCELED: 409,
   NOT_FOUND: 404,
+  // A write that met another at once (two checkouts making one new customer): reload and retry.
+  CONFLICT: 409,
+  // The database does not answer, or every connection stayed in use: nothing to fix, try again.
+  DATABASE_UNAVAILABLE: 503,
+  BUSY: 503,
 };
+
+/** Seconds to wait before trying again, as the APIs ask. */
+const RETRY_AFTER: Record<string, number> = { DATABASE_UNAVAILABLE: DATABASE_RETRY_AFTER_SECONDS, BUSY: BUSY_RETRY_AFTER_SECONDS };
+
+/**
+ * An outage met while the change was being committed: it may have been applied (a payment taken,
+ * a subscription canceled), so the page says so and links to where the buyer sees whether it was,
+ * never "try again" (a second pay would be refused as already done, at best).
+ */
+const inDoubt = (err: DomainError): boolean => isOutage(err) && err.message.includes(MAY_HAVE_BEEN_APPLIED);
+
+/** The heading of an error page: a retryable error is not "already done". */
+function headingOf(code: string, status: number): string {
+  if (code === ErrorCodes.CONFLICT) return 'Please try again';
+  if (status === 503) return 'Please try again shortly';
+  return status === 409 ? 'Already done' : status === 404 ? 'Not found' : 'Cannot do that';
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
@@ -430,14 +456,42 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
     back(res, 'cancel', a);
   });
 
-  const errors: ErrorRequestHandler = (err, _req, res, _next) => {
+  /**
+   * The page a form of `req` was sent from (a checkout session's, or a subscription page's with the
+   * same token), where the buyer sees what happened; undefined for any other path.
+   */
+  const pageOf = (req: Request): string | undefined => {
+    const [kind, id] = req.path.split('/').filter(Boolean);
+    if (!id || !UUID.test(id)) return undefined;
+    if (kind === 'checkout') return deps.provider.links.checkout(id);
+    const token = req.query.token ?? req.body?.token;
+    if ((kind !== 'portal' && kind !== 'payment-method' && kind !== 'cancel') || typeof token !== 'string') return undefined;
+    const url = new URL(deps.provider.links.page(kind, id));
+    url.searchParams.set('token', token);
+    return url.href;
+  };
+
+  const errors: ErrorRequestHandler = (err, req, res, _next) => {
+    if (isDomainError(err) && inDoubt(err)) {
+      const checkAt = pageOf(req);
+      return sendPage(
+        res,
+        STATUS[err.code] ?? 503,
+        'It may have gone through',
+        html`<h1>It may have gone through</h1>
+          <p>${err.message}</p>
+          ${checkAt ? html`<p><a href="${checkAt}" id="check-back">See whether it did</a> before trying again.</p>` : ''}`,
+      );
+    }
     if (isDomainError(err)) {
       const status = STATUS[err.code] ?? 400;
+      const retryAfter = RETRY_AFTER[err.code];
+      if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
       return sendPage(
         res,
         status,
         'Something is not right',
-        html`<h1>${status === 409 ? 'Already done' : status === 404 ? 'Not found' : 'Cannot do that'}</h1>
+        html`<h1>${headingOf(err.code, status)}</h1>
           <p>${err.message}</p>`,
       );
     }

@@ -1,4 +1,4 @@
-import express, { type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type Stripe from 'stripe';
 import {
   ErrorCodes,
@@ -112,6 +112,12 @@ export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Rout
       res.status(400).json({ error: 'webhook signature verification failed', code: 'WEBHOOK_SIGNATURE_INVALID' });
       return;
     }
+    if (!isEvent(event)) {
+      // Signed, but not an event (`null`, an array, an object without a type or data): nothing to apply.
+      deps.logger?.info('stripe webhook refused', { reason: 'the signed body is not an event object' });
+      res.status(400).json({ error: 'the webhook body is not a Stripe event', code: 'WEBHOOK_EVENT_INVALID' });
+      return;
+    }
     if (account.livemode !== undefined && event.livemode !== account.livemode) {
       // A live event on a test secret (or the reverse): a misconfigured endpoint, never applied.
       deps.logger?.error('stripe webhook of the other mode ignored', {
@@ -163,7 +169,35 @@ export function createStripeWebhookRouter(deps: StripeWebhookDeps): express.Rout
       res.status(500).json({ error: 'the event could not be applied; it will be retried' });
     }
   });
+  // The raw body's own refusals (too large, an encoding it cannot undo, a body that does not
+  // decompress): fixed answers, as the signature's, never the parser's page or stack.
+  r.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const e = err as { type?: unknown; status?: unknown; statusCode?: unknown } | null;
+    const status = typeof e?.status === 'number' ? e.status : e?.statusCode;
+    if (res.headersSent || typeof status !== 'number' || status < 400 || status > 499) return next(err);
+    deps.logger?.info('stripe webhook refused', { reason: e?.type ?? `status ${status}` });
+    if (e?.type === 'entity.too.large')
+      return void res.status(413).json({ error: 'the webhook body is too large', code: 'WEBHOOK_BODY_TOO_LARGE' });
+    if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
+      return void res.status(415).json({ error: 'the webhook body has an unsupported encoding', code: 'WEBHOOK_BODY_UNSUPPORTED' });
+    res.status(400).json({ error: 'the webhook body could not be read', code: 'WEBHOOK_BODY_INVALID' });
+  });
   return r;
+}
+
+/** A verified body that is an event: an object with an id, a type and the object it is about. */
+function isEvent(event: unknown): event is Stripe.Event {
+  if (!event || typeof event !== 'object' || Array.isArray(event)) return false;
+  const e = event as { id?: unknown; type?: unknown; data?: unknown };
+  const data = e.data as { object?: unknown } | null | undefined;
+  return (
+    typeof e.id === 'string' &&
+    typeof e.type === 'string' &&
+    !!data &&
+    typeof data === 'object' &&
+    !!data.object &&
+    typeof data.object === 'object'
+  );
 }
 
 /** A Stripe account whose events the endpoint takes: its key, its mode, and the tenants' mode it bills alone, if any. */

@@ -45,7 +45,7 @@ describe('the embedded database lock', () => {
     server = undefined;
     expect(fs.existsSync(path.join(dataDir, 'tollgate.lock'))).toBe(false);
     const after = runToEnd(CLI, ['keys', 'create', '--org', 'demo', '--json'], { DATA_DIR: dataDir });
-    expect(after.stderr).toBe('');
+    expect(after.stderr).toBe(`tollgate: database: embedded PGlite in ${dataDir} (DATABASE_URL is not set)\n`);
     expect(after.code).toBe(0);
     expect(JSON.parse(after.stdout).key).toMatch(/^live_/);
   });
@@ -56,7 +56,7 @@ describe('the embedded database lock', () => {
       JSON.stringify({ pid: 2 ** 22 + 12345, command: 'tollgate server', since: 'earlier' }),
     );
     const r = runToEnd(CLI, ['orgs', 'list', '--json'], { DATA_DIR: dataDir });
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(`tollgate: database: embedded PGlite in ${dataDir} (DATABASE_URL is not set)\n`);
     expect(JSON.parse(r.stdout).map((o: { name: string }) => o.name)).toContain('demo');
     expect(fs.existsSync(path.join(dataDir, 'tollgate.lock'))).toBe(false);
   });

@@ -68,6 +68,11 @@ export const MAY_HAVE_BEEN_APPLIED = 'may have been applied';
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
+/** Seconds a client is asked to wait (`Retry-After`) before retrying while the database does not answer (DATABASE_UNAVAILABLE). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** Seconds a client is asked to wait (`Retry-After`) when every database connection was in use (BUSY: a burst, not an outage). */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
 /** One offending input, for validation errors. */
 export interface ErrorDetail {
   property: string;

@@ -1,5 +1,14 @@
 import type { ErrorRequestHandler } from 'express';
-import { DomainError, ErrorCodes, isDomainError, type ErrorCode, type ErrorDetail, type Logger } from '@tollgate/core';
+import {
+  BUSY_RETRY_AFTER_SECONDS,
+  DATABASE_RETRY_AFTER_SECONDS,
+  DomainError,
+  ErrorCodes,
+  isDomainError,
+  type ErrorCode,
+  type ErrorDetail,
+  type Logger,
+} from '@tollgate/core';
 import { sendJson } from './json';
 
 /** Domain error code -> HTTP status. `Record` makes it exhaustive. */
@@ -64,10 +73,8 @@ export const ERROR_STATUS: ErrorStatusTable = {
   BUSY: 503,
 };
 
-/** Seconds a client is asked to wait before retrying while the database does not answer. */
-export const DATABASE_RETRY_AFTER_SECONDS = 5;
-/** Seconds a client is asked to wait when every database connection was in use (a burst, not an outage). */
-export const BUSY_RETRY_AFTER_SECONDS = 1;
+/** Retry-After seconds of an outage and of a burst: core's, so the sandbox's pages ask the same. */
+export { BUSY_RETRY_AFTER_SECONDS, DATABASE_RETRY_AFTER_SECONDS };
 
 /** What an error becomes before a generation shapes its body. */
 export interface HttpError {
@@ -104,10 +111,28 @@ export function toHttpError(err: unknown, table: ErrorStatusTable): HttpError {
   if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported') {
     return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'the body must be UTF-8 JSON', details: [] };
   }
-  if (e?.status && e.status >= 400 && e.status < 500) {
-    return { status: e.status, code: ErrorCodes.VALIDATION_FAILED, message: 'the request is not valid', details: [] };
+  // A path whose percent-escapes do not decode (express: "Failed to decode param '%ff'").
+  if (err instanceof URIError) {
+    return {
+      status: 400,
+      code: ErrorCodes.VALIDATION_FAILED,
+      message: 'the path is not valid: a percent-escape in it does not decode',
+      details: [{ property: 'path', error: 'has a percent-escape that does not decode' }],
+    };
   }
+  // Any other refusal of the request a library gave a 4xx (a body that does not decompress, a length
+  // that does not match): that status, without the library's wording.
+  const status = clientStatus(err);
+  if (status !== undefined) return { status, code: ErrorCodes.VALIDATION_FAILED, message: 'the request is not valid', details: [] };
   return { status: 500, code: 'INTERNAL', message: 'internal error', details: [] };
+}
+
+/** The 4xx status a thrown error carries (`status` or `statusCode`, as express and its libraries set them), if any. */
+export function clientStatus(err: unknown): number | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { status?: unknown; statusCode?: unknown };
+  const status = typeof e.status === 'number' ? e.status : e.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : undefined;
 }
 
 /** The last middleware of every app: one table, one body shape, no stack traces out. */
@@ -128,6 +153,16 @@ export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, log
     if (h.code === ErrorCodes.BUSY) res.setHeader('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
     sendJson(res, h.status, shape(h));
   };
+}
+
+/**
+ * The app's last handler (`createHttpApp` adds it after everything mounted): what no router answered
+ * itself (a path that does not decode before any route, a webhook body refused by its parser, a
+ * page's fault) in the JSON error shape of the path's generation, never Express's HTML page or a
+ * stack. 5xx are logged once, with the stack.
+ */
+export function finalErrorHandler(shapeFor: (path: string) => ErrorBodyShape, logger: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => errorHandler(ERROR_STATUS, shapeFor(req.path), logger)(err, req, res, next);
 }
 
 export { DomainError };

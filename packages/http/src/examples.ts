@@ -11,6 +11,7 @@ const EXAMPLE_DATE = '2026-01-15T09:30:00.000Z';
 const PATTERN_EXAMPLES: [RegExp, string][] = [
   [/^\^\\d\{4\}/, EXAMPLE_DATE],
   [/^\^\[A-Za-z\]\{3\}\$$/, 'EUR'],
+  [/^\^\(\[A-Z\]\{3\}\|\[a-z\]\{3\}\)\$$/, 'EUR'],
   [/^\^\[a-z0-9_\]\+\$$/, 'api_calls'],
   [/^\^\(\[0-9\]\+\|inf\)\$$/, 'inf'],
   [/^\^\[0-9a-f\]\+\$$/, '3045022100ab'],

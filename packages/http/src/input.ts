@@ -33,6 +33,8 @@ export function jsonDepthExceeds(raw: Buffer, max: number): boolean {
  * hold only text the service can keep. Runs after body parsing, before any handler.
  */
 export const cleanInput: RequestHandler = (req, _res, next) => {
+  // Each path parameter is named itself (`granteeId`), as the query's and the body's fields are.
+  for (const [name, value] of Object.entries(req.params ?? {})) assertCleanText(value, name);
   assertCleanText(req.query, 'query');
   if (req.body !== undefined) assertCleanText(req.body, 'body');
   next();

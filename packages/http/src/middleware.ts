@@ -8,6 +8,7 @@ export { cspHash, type PagePolicy } from '@tollgate/core';
 import { clientAddress, loggablePath } from './client-address';
 import { jsonDepthExceeds, MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
 import { lastRequestPath } from './server';
+import { finalErrorHandler, legacyErrorBody, type ErrorBodyShape } from './errors';
 
 /** The request id for a given `x-request-id` header: the caller's if sane, else a new one. */
 export const requestIdOf = (given: string | string[] | undefined): string =>
@@ -108,12 +109,17 @@ export interface HttpAppOptions {
   logRequests: boolean;
   /** Reverse proxies in front (`TRUST_PROXY`): the log's client address comes from `X-Forwarded-For` only when above 0. */
   trustProxy?: number;
+  /**
+   * The error body shape of the generation a path belongs to, for errors no router answered itself
+   * (default: the legacy/v1/v2 shape; the combined server gives `/api` the catalog's).
+   */
+  errorShape?: (path: string) => ErrorBodyShape;
 }
 
 /**
- * The plumbing every app shares: request ids and the request log, then what `mount` adds. Bodies
- * are parsed by each generation's router (so their errors come in its shape) or kept raw (signed
- * webhooks).
+ * The plumbing every app shares: request ids and the request log, then what `mount` adds, then
+ * the last-resort error handler. Bodies are parsed by each generation's router (so their errors come
+ * in its shape) or kept raw (signed webhooks).
  */
 export function createHttpApp(options: HttpAppOptions, mount: (app: express.Express) => void): express.Express {
   const app = express();
@@ -122,6 +128,9 @@ export function createHttpApp(options: HttpAppOptions, mount: (app: express.Expr
   app.use(requestId);
   if (options.logRequests) app.use(requestLog(options.logger, options.trustProxy));
   mount(app);
+  // Last: an error nothing mounted answered gets the JSON shape of its path's generation, never
+  // Express's own HTML page (with the stack when NODE_ENV is not `production`).
+  app.use(finalErrorHandler(options.errorShape ?? (() => legacyErrorBody), options.logger));
   return app;
 }
 

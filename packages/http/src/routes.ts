@@ -222,9 +222,9 @@ export function pathPattern(path: string): RegExp {
 
 /** Sends an answer (the one place route answers are written). */
 export async function sendAnswer(res: Response, a: Answer): Promise<void> {
+  if (a.stream) return sendStream(res, a.status, a.stream, a.headers ?? {});
   for (const [k, v] of Object.entries(a.headers ?? {})) res.setHeader(k, v);
-  if (a.stream) await sendStream(res, a.status, a.stream);
-  else if (a.text) {
+  if (a.text) {
     res.status(a.status);
     res.setHeader('Content-Type', a.text.contentType);
     res.setHeader('Content-Length', Buffer.byteLength(a.text.content));
@@ -235,12 +235,19 @@ export async function sendAnswer(res: Response, a: Answer): Promise<void> {
 
 /**
  * A JSON array written as its batches arrive, waiting for the client to take each chunk (so a slow
- * reader holds one batch, not the list). A failure after the first byte cuts the connection: the
- * client sees a broken body, never a well-formed partial list.
+ * reader holds one batch, not the list). The first batch is read before the status and `[` are
+ * written, so a failure there (bad input, the database down) is answered in the generation's error
+ * shape. A failure after the first byte cuts the connection: the client sees a broken body, never a
+ * well-formed partial list.
  */
-async function sendStream(res: Response, status: number, batches: AsyncIterable<unknown[]>): Promise<void> {
-  res.status(status);
-  res.setHeader('Content-Type', 'application/json');
+async function sendStream(
+  res: Response,
+  status: number,
+  batches: AsyncIterable<unknown[]>,
+  headers: Record<string, string>,
+): Promise<void> {
+  const it = batches[Symbol.asyncIterator]();
+  let next = await it.next();
   let first = true;
   const drained = () =>
     new Promise<void>((resolve) => {
@@ -256,14 +263,24 @@ async function sendStream(res: Response, status: number, batches: AsyncIterable<
     if (res.destroyed) throw new Error('the client went away');
     if (!res.write(chunk)) await drained();
   };
-  await write('[');
-  for await (const batch of batches) {
-    let chunk = '';
-    for (const item of batch) {
-      chunk += (first ? '' : ',') + JSON.stringify(item);
-      first = false;
+  try {
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.status(status);
+    res.setHeader('Content-Type', 'application/json');
+    await write('[');
+    while (!next.done) {
+      let chunk = '';
+      for (const item of next.value) {
+        chunk += (first ? '' : ',') + JSON.stringify(item);
+        first = false;
+      }
+      if (chunk) await write(chunk);
+      next = await it.next();
     }
-    if (chunk) await write(chunk);
+  } catch (e) {
+    // Stopped half-way (the client went away): the reader gives back what it holds (a connection).
+    await Promise.resolve(it.return?.()).catch(() => undefined);
+    throw e;
   }
   res.end(']');
 }
@@ -374,8 +391,9 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
         res,
         params: req.params as Record<string, string>,
         query: query ? query({ ...(req.query as object) }) : (req.query as Record<string, string>),
-        // A request without a body is an empty one (the published createApiKey and resends send none).
-        body: body ? body(req.body ?? {}) : req.body,
+        // A request without a body is an empty one (the published createApiKey and resends send none);
+        // a JSON `null` is a body, and the schema refuses it where it wants an object.
+        body: body ? body(req.body === undefined ? {} : req.body) : req.body,
         get tenant(): Tenant {
           return tenantOf(res);
         },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { resolveCheckoutOptions } from '@tollgate/core';
+import { isCheckableGranteeId, resolveCheckoutOptions } from '@tollgate/core';
 import { aPlan, aProduct, errorCodeOf as codeOf } from '@tollgate/core/testing';
 import { checkoutOptionsInput, parseGrace, parseGranteeIds, parseLicenseStatusFilter } from '../src';
 
@@ -37,6 +37,25 @@ describe('edge syntax of legacy and v1', () => {
       { numRuns: 5000 },
     );
     expect(parseGranteeIds('user-12345')).toEqual(['user-12345']);
+  });
+
+  it('reads back, alone and in every documented list form, each grantee id core lets be written', () => {
+    // Core refuses ids the check could not read (bad-input audit: `team,user-7` sold, never granted).
+    const unit = fc.constantFrom('a', 'b', ' ', ',', '[', ']', '"', "'", '\t', '\u00a0', '\n', 'é', '-', '@');
+    fc.assert(
+      fc.property(fc.string({ unit, minLength: 1, maxLength: 10 }), (id) => {
+        if (!isCheckableGranteeId(id)) return;
+        expect(parseGranteeIds(id)).toEqual([id]);
+        expect(parseGranteeIds(`[${id}]`)).toEqual([id]);
+        expect(parseGranteeIds(`other,${id}`)).toEqual(['other', id]);
+        expect(parseGranteeIds(`[${id}, other]`)).toEqual([id, 'other']);
+        expect(parseGranteeIds(`["${id}","other"]`)).toEqual([id, 'other']);
+      }),
+      { numRuns: 5000 },
+    );
+    // What the audit sold: refused at the write, because the check reads two grantees.
+    expect(isCheckableGranteeId('team,user-7')).toBe(false);
+    expect(parseGranteeIds('[team,user-7]')).toEqual(['team', 'user-7']);
   });
 
   it('parses grantee ids as a,b or [a,b] and grace as a whole number above 0', () => {

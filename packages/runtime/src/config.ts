@@ -14,7 +14,10 @@ export interface Config {
   databaseUrl: string | undefined;
   /** A read replica for the check's snapshot loads (`DATABASE_READ_URL`, optional, server only). */
   databaseReadUrl: string | undefined;
-  /** A bearer token `/metrics` requires (`METRICS_TOKEN`); absent: `/metrics` is open (keep it off the public network). */
+  /**
+   * A bearer token `/metrics` requires (`METRICS_TOKEN`); absent: `/metrics` is open (keep it off the
+   * public network). Set but blank is refused at start: it would leave `/metrics` open unnoticed.
+   */
   metricsToken?: string;
   /** Entitlement snapshots one instance keeps (`CHECK_CACHE_ENTRIES`). */
   checkCacheEntries: number;
@@ -162,6 +165,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = choice('LOG_LEVEL', LOG_LEVELS, 'info');
   const flag = (name: string, fallback: boolean) => choice(name, ['true', 'false'] as const, fallback ? 'true' : 'false') === 'true';
   const rateLimit = choice('RATE_LIMIT', ['on', 'off'] as const, 'on');
+  // Other empty variables count as unset, which fails closed (no Stripe: the sandbox; no secret: one
+  // generated, or refused with DATABASE_URL). An unset METRICS_TOKEN leaves /metrics open, so a set
+  // but blank one (`METRICS_TOKEN=` of a secret that did not arrive) is a mistake to stop at.
+  if (env.METRICS_TOKEN !== undefined && env.METRICS_TOKEN.trim() === '')
+    bad('METRICS_TOKEN is set but blank, which would leave /metrics open: give it a token, or leave it unset for an open /metrics');
   const masterSecret = text('TOLLGATE_SECRET');
   if (masterSecret !== undefined && masterSecret.length < 16) bad('TOLLGATE_SECRET must be at least 16 characters');
   if (!masterSecret && env.DATABASE_URL)
@@ -232,9 +240,82 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 function persistedSecret(dataDir: string): string {
   const file = path.join(dataDir, 'secret');
-  fs.mkdirSync(dataDir, { recursive: true });
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  const secret = randomBytes(32).toString('hex');
-  fs.writeFileSync(file, secret, { mode: 0o600 });
-  return secret;
+  ensureDataDir(dataDir);
+  try {
+    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+    const secret = randomBytes(32).toString('hex');
+    fs.writeFileSync(file, secret, { mode: 0o600 });
+    return secret;
+  } catch (e) {
+    throw dataDirError(dataDir, `cannot ${fs.existsSync(file) ? 'read' : 'write'} ${file}`, e);
+  }
+}
+
+/** What an errno means to the person who chose `DATA_DIR`. */
+const DIR_ERRORS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is used up',
+  ENOENT: 'the file system does not allow a directory there',
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  EISDIR: 'it is a directory',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the path is too long',
+};
+
+/** `DATA_DIR` cannot be used: one line naming the variable, what failed and why (never the raw errno alone). */
+export function dataDirError(dataDir: string, what: string, e: unknown): ConfigError {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  const why = (code && DIR_ERRORS[code]) ?? String((e as Error | undefined)?.message ?? e).split('\n')[0];
+  return new ConfigError([`DATA_DIR ${dataDir} cannot be used: ${what}: ${why}${code ? ` (${code})` : ''}`]);
+}
+
+/**
+ * Makes the embedded database's directory (`DATA_DIR`) and any missing parent, one level at a
+ * time: Node's recursive mkdir never returns under `/proc` (it retries the ENOENT there forever).
+ * A path that cannot be a directory is a `ConfigError` naming `DATA_DIR`. Returns whether it made
+ * the directory now.
+ */
+export function ensureDataDir(dataDir: string): boolean {
+  const missing: string[] = [];
+  for (let at = path.resolve(dataDir); ;) {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(at);
+    } catch (e) {
+      const parent = path.dirname(at);
+      // ENOTDIR: a file on the way up, which the walk reaches and names.
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || parent === at) throw dataDirError(dataDir, `cannot look at ${at}`, e);
+      missing.unshift(at);
+      at = parent;
+      continue;
+    }
+    if (!stat.isDirectory()) throw new ConfigError([`DATA_DIR ${dataDir} cannot be used: ${at} is a file, not a directory`]);
+    break;
+  }
+  for (const dir of missing) {
+    try {
+      fs.mkdirSync(dir);
+    } catch (e) {
+      // Made meanwhile by another process starting beside this one: as good.
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && fs.statSync(dir).isDirectory()) continue;
+      throw dataDirError(dataDir, `cannot create ${dir}`, e);
+    }
+  }
+  return missing.length > 0;
+}
+
+/** A database URL to show (which database a command used): the password masked, the rest as given. */
+export function redactDatabaseUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.password) u.password = '***';
+    for (const key of [...u.searchParams.keys()]) if (/pass/i.test(key)) u.searchParams.set(key, '***');
+    return u.toString();
+  } catch {
+    return raw.replace(/\/\/[^@/]*@/, '//***@');
+  }
 }

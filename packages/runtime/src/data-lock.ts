@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { dataDirError, ensureDataDir } from './config';
 
 /** Who holds the embedded database: written into the lock file, shown to whoever is refused. */
 export interface LockHolder {
@@ -48,7 +49,7 @@ const readHolder = (file: string): LockHolder | undefined => {
  * machine restarted) leaves a stale lock that the next process takes over. Returns the release.
  */
 export function lockDataDir(dataDir: string, command = describeCommand()): () => void {
-  fs.mkdirSync(dataDir, { recursive: true });
+  ensureDataDir(dataDir);
   const file = path.join(dataDir, 'tollgate.lock');
   const me: LockHolder = { pid: process.pid, command, since: new Date().toISOString() };
   for (let attempt = 0; ; attempt++) {
@@ -56,7 +57,8 @@ export function lockDataDir(dataDir: string, command = describeCommand()): () =>
       fs.writeFileSync(file, JSON.stringify(me), { flag: 'wx', mode: 0o600 });
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      // A directory this user may not write to (or a full disk): one line naming DATA_DIR.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw dataDirError(dataDir, `cannot write ${file}`, e);
       const holder = readHolder(file);
       // A lock being written this instant reads empty: look again before judging it stale.
       if (!holder && attempt < 3) {

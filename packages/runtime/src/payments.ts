@@ -1,4 +1,4 @@
-import { DomainError, ErrorCodes } from '@tollgate/core';
+import { DomainError, ErrorCodes, setPlanSeatsAt } from '@tollgate/core';
 import type {
   BillingDocument,
   CheckoutRequest,
@@ -101,17 +101,11 @@ export class ModePaymentRouter implements PaymentProvider {
 
   /**
    * The added plan's seats set to `quantity`; a provider that keeps no number (the sandbox) is told
-   * the difference from what the subscription holds, as the plan's seats added or removed.
+   * the difference from what the subscription holds, as the plan's seats added or removed (core's
+   * `setPlanSeatsAt`, which the use case calls too).
    */
-  async setPlanSeats(request: PlanItemRequest) {
-    const p = this.of(request.subscription);
-    if (p.setPlanSeats) return p.setPlanSeats(request);
-    const held = request.subscription.addedPlans.find((a) => a.planId === request.plan.id)?.quantity ?? 0;
-    const delta = request.quantity - held;
-    if (delta === 0) return {};
-    const change = delta > 0 ? p.addPlan : p.removePlan;
-    if (!change) throw notAvailable(`subscriptions paid through ${p.name} hold one plan`);
-    return change.call(p, { ...request, quantity: Math.abs(delta) });
+  setPlanSeats(request: PlanItemRequest) {
+    return setPlanSeatsAt(this.of(request.subscription), request);
   }
 
   /** A provider that bills each period at the plan's price anyway (the sandbox) has nothing to move. */

@@ -1,6 +1,7 @@
 import type { RequestListener, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '@tollgate/http';
-import { loadConfig } from './config';
+import { loadConfig, type Config } from './config';
 import { createRuntime, type Runtime } from './container';
 import { closeGracefully } from './lifecycle';
 import { startFailure } from './start-failure';
@@ -13,7 +14,7 @@ import { BackgroundWork } from './worker';
  * and on a stop signal closes gracefully: no new connections, requests in flight finish, the
  * worker stops claiming work, the pools close.
  */
-export function serve(runtime: Runtime, server: Server, onListening: () => void): void {
+export function serve(runtime: Runtime, server: Server, onListening: (port: number) => void): void {
   const { config, core, logger } = runtime;
   const background = config.runWorker
     ? new BackgroundWork(
@@ -43,7 +44,7 @@ export function serve(runtime: Runtime, server: Server, onListening: () => void)
     stopping = true;
     finish(1);
   });
-  server.listen(config.port, onListening);
+  server.listen(config.port, () => onListening((server.address() as AddressInfo | null)?.port ?? config.port));
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -58,14 +59,24 @@ export function serve(runtime: Runtime, server: Server, onListening: () => void)
 export function runStandalone(name: string, build: (runtime: Runtime) => RequestListener): void {
   const start = async () => {
     const runtime = await createRuntime(loadConfig(), { lockAs: `tollgate ${name}` });
-    serve(runtime, createHttpServer(build(runtime), runtime.config.http), () =>
-      console.log(
-        `tollgate ${name} listening on ${runtime.config.publicUrl} (${runtime.config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${runtime.config.dataDir}`})`,
-      ),
+    serve(runtime, createHttpServer(build(runtime), runtime.config.http), (port) =>
+      console.log(listeningLine(`tollgate ${name}`, runtime.config, port)),
     );
   };
   start().catch((e) => {
     console.error(startFailure(e));
     process.exit(1);
   });
+}
+
+/**
+ * The start-up banner's first line: the local address this process listens on (the port it bound),
+ * then, when `PUBLIC_URL` names another address (a proxy, a domain), that too, and the database.
+ */
+export function listeningLine(name: string, config: Pick<Config, 'port' | 'publicUrl' | 'databaseUrl' | 'dataDir'>, port: number): string {
+  const local = `http://localhost:${port}`;
+  const database = config.databaseUrl ? 'PostgreSQL server' : `embedded PGlite in ${config.dataDir}`;
+  // PUBLIC_URL unset defaults to http://localhost:$PORT: nothing more to say then.
+  const publicUrl = [local, `http://localhost:${config.port}`].includes(config.publicUrl) ? '' : `public URL ${config.publicUrl}; `;
+  return `${name} listening on ${local} (${publicUrl}${database})`;
 }

@@ -1,4 +1,12 @@
-import type { EventWorker, Logger, MeterEventRelay, Sweeps, WebhookDispatcher, WebhookEvents } from '@tollgate/core';
+import {
+  isOutage,
+  type EventWorker,
+  type Logger,
+  type MeterEventRelay,
+  type Sweeps,
+  type WebhookDispatcher,
+  type WebhookEvents,
+} from '@tollgate/core';
 import type { WakeSignal } from './services';
 
 const PURGE_EVERY_MS = 60_000;
@@ -70,14 +78,26 @@ export class BackgroundWork {
       new Lane(
         'background work',
         async () => {
-          await worker.drain();
-          await sweeps.cancellations();
-          await sweeps.renewals();
-          await sweeps.usageHolds();
+          // Each step on its own: one that fails (a bug, bad data) is logged and the others still run
+          // this pass. An outage ends the pass (the next steps would meet it too); the next pass tries again.
+          const step = async (name: string, work: () => Promise<unknown>) => {
+            try {
+              await work();
+            } catch (e) {
+              if (isOutage(e)) throw e;
+              logger.error(`background work: ${name} failed; the other steps go on`, { error: e instanceof Error ? e.message : String(e) });
+            }
+          };
+          await step('events', () => worker.drain());
+          await step('cancellations', () => sweeps.cancellations());
+          await step('renewals', () => sweeps.renewals());
+          // Ad hoc evaluation licenses whose end came are written CANCELED (lists and webhooks agree).
+          await step('ended evaluations', () => sweeps.endedEvaluations());
+          await step('usage holds', () => sweeps.usageHolds());
           // The usage ledger's partitions, at most once an hour per instance.
           if (Date.now() - this.lastLedger >= LEDGER_EVERY_MS) {
             this.lastLedger = Date.now();
-            await sweeps.usageLedger();
+            await step('usage ledger', () => sweeps.usageLedger());
           }
         },
         logger,
@@ -124,7 +144,7 @@ export class BackgroundWork {
     void this.tick();
   }
 
-  /** One pass of each lane: drain due events, end or renew subscriptions, deliver due webhooks. */
+  /** One pass of each lane: drain due events, end or renew subscriptions, end evaluations, deliver due webhooks. */
   async tick(): Promise<void> {
     await Promise.all(this.lanes.map((l) => l.run()));
   }

@@ -1,3 +1,4 @@
+import { DomainError, ErrorCodes, type EventWorker, type Sweeps } from '@tollgate/core';
 import { BackgroundWork } from '../src';
 import { createTestWorld, purchase, seedOrganisation, type TestWorld } from '../src/testing';
 
@@ -105,4 +106,55 @@ it('runs the usage meter-event relay in a lane of its own, batch after batch whi
   await background.stop();
   // Two full batches, then one that found the rest: three passes, then the lane waits for the next tick.
   expect(calls).toBe(3);
+});
+
+describe('one failing step of the background work', () => {
+  /** Sweeps that record their calls; `endedEvaluations` throws `failure`. */
+  function recording(failure: unknown) {
+    const calls: string[] = [];
+    const call =
+      (name: string, result: unknown = 0) =>
+      async () => {
+        calls.push(name);
+        return result;
+      };
+    const sweeps = {
+      cancellations: call('cancellations'),
+      renewals: call('renewals'),
+      endedEvaluations: async () => {
+        calls.push('endedEvaluations');
+        throw failure;
+      },
+      usageHolds: call('usageHolds'),
+      usageLedger: call('usageLedger', { created: [], dropped: [] }),
+    } as unknown as Sweeps;
+    const worker = { drain: call('drain') } as unknown as EventWorker;
+    const errors: { message: string; fields: unknown }[] = [];
+    const background = new BackgroundWork(
+      worker,
+      sweeps,
+      world.wake,
+      { info: () => undefined, error: (message, fields) => errors.push({ message, fields }) },
+      60_000,
+    );
+    return { calls, errors, background };
+  }
+
+  it('is logged, and the steps after it still run in the same pass', async () => {
+    const { calls, errors, background } = recording(new Error('a broken license'));
+    await background.tick();
+    await background.stop();
+    expect(calls).toEqual(['drain', 'cancellations', 'renewals', 'endedEvaluations', 'usageHolds', 'usageLedger']);
+    expect(errors).toEqual([
+      { message: 'background work: ended evaluations failed; the other steps go on', fields: { error: 'a broken license' } },
+    ]);
+  });
+
+  it('an outage ends the pass, logged once (the next pass tries again)', async () => {
+    const { calls, errors, background } = recording(new DomainError(ErrorCodes.DATABASE_UNAVAILABLE, 'the database is unavailable'));
+    await background.tick();
+    await background.stop();
+    expect(calls).toEqual(['drain', 'cancellations', 'renewals', 'endedEvaluations']);
+    expect(errors).toEqual([{ message: 'background work failed', fields: { error: 'the database is unavailable' } }]);
+  });
 });

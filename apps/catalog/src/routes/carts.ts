@@ -14,7 +14,7 @@ import {
   quantities,
 } from '../cart-views';
 import { listOf, object, objectOf } from '../response-schemas';
-import { pageProps } from '../schemas';
+import { pageProps, storedCurrency } from '../schemas';
 import { listEnvelope, objectEnvelope, pageQueryOf } from '../views';
 import { expandOf } from './products';
 
@@ -39,7 +39,8 @@ const updateBody = typed<{
 }>({
   type: 'object',
   properties: {
-    currency: { anyOf: [CURRENCY, { type: 'null' }] },
+    // The list's codes, or the cart's own (core checks: a cart re-saved with a stored code the list lacks).
+    currency: { anyOf: [storedCurrency, { type: 'null' }] },
     owner: { type: 'string', minLength: 1, maxLength: 255 },
     cartItems: {
       type: 'array',

@@ -9,7 +9,8 @@ const importResultSchema = objectOf(
 );
 
 /** A catalog file (JSON body), or a multipart upload whose `file` part is read as text. */
-const importBody = typed<Partial<CatalogFile> & { file?: unknown }>({ type: 'object' });
+// `null` reaches the handler, which answers it as "file not provided" (as published) rather than "body must be object".
+const importBody = typed<(Partial<CatalogFile> & { file?: unknown }) | null>({ type: ['object', 'null'] });
 
 /** Catalog files (`tollgate import` / export): a product, its plans and pricing as one YAML document. */
 export const catalogFileRoutes = ({ importer, exporter }: Pick<Core, 'importer' | 'exporter'>): Route[] =>
@@ -46,7 +47,7 @@ export const catalogFileRoutes = ({ importer, exporter }: Pick<Core, 'importer' 
       async handle({ tenant, body }) {
         // Nothing to import (no body, `null`, `{}`, a body that is not JSON): 400, as published ("file not provided").
         if (body === null || typeof body !== 'object' || (body.file === undefined && Object.keys(body).length === 0))
-          invalid('file', 'not provided: send the catalog file as the multipart part `file` (YAML or JSON) or as a JSON body');
+          return invalid('file', 'not provided: send the catalog file as the multipart part `file` (YAML or JSON) or as a JSON body');
         const file = typeof body.file === 'string' ? parseCatalogFile(body.file) : body;
         // The file's shape is the catalog-file JSON Schema's, as `tollgate import` checks it: a 400
         // naming each path before the import. The key decides the organisation when the file names none.

@@ -1,4 +1,4 @@
-import type { Customer, CustomerRepository } from '@tollgate/core';
+import type { Customer, CustomerRepository, Tenant } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { containing, keysetPage, tenantOf, upsert, type Db } from './db';
@@ -15,19 +15,37 @@ const toCustomer = (r: Selectable<DB['customers']>): Customer => ({
 });
 
 export function customerRepository(db: Db): CustomerRepository {
+  const findByValue = async (t: Tenant, v: string) => {
+    const r = await db
+      .selectFrom('customers')
+      .selectAll()
+      .where((eb) => eb.and(tenantOf(t)))
+      .where('value', '=', v)
+      .executeTakeFirst();
+    return r && toCustomer(r);
+  };
   return {
     get: async (id) => {
       const r = await db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
       return r && toCustomer(r);
     },
-    findByValue: async (t, v) => {
-      const r = await db
-        .selectFrom('customers')
-        .selectAll()
-        .where((eb) => eb.and(tenantOf(t)))
-        .where('value', '=', v)
-        .executeTakeFirst();
-      return r && toCustomer(r);
+    findByValue,
+    // `on conflict do nothing` waits for a transaction inserting the same value and then inserts
+    // nothing; the read after it is a new statement, which (READ COMMITTED) sees that row committed.
+    // A row removed meanwhile (its customer deleted) lets the next round insert.
+    findOrCreate: async (c) => {
+      for (let round = 0; ; round++) {
+        const existing = await findByValue(c, c.value);
+        if (existing) return existing;
+        const inserted = await db
+          .insertInto('customers')
+          .values(customerRow(c))
+          .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'value']).doNothing())
+          .returningAll()
+          .executeTakeFirst();
+        if (inserted) return toCustomer(inserted);
+        if (round === 2) throw new Error(`customer ${c.value} neither found nor inserted`);
+      }
     },
     page: async (t, q) => {
       const page = await keysetPage(
@@ -49,18 +67,17 @@ export function customerRepository(db: Db): CustomerRepository {
       return { ...page, items: page.items.map(toCustomer) };
     },
     delete: async (id) => void (await db.deleteFrom('customers').where('id', '=', id).execute()),
-    save: (c) =>
-      upsert(db, 'customers', [
-        {
-          id: c.id,
-          organisation_id: c.organisationId,
-          is_test: c.isTest,
-          value: c.value,
-          email_address: c.emailAddress,
-          payment_customer_id: c.paymentCustomerId,
-          created_at: c.createdAt,
-          updated_at: c.updatedAt,
-        },
-      ]),
+    save: (c) => upsert(db, 'customers', [customerRow(c)]),
   };
 }
+
+const customerRow = (c: Customer) => ({
+  id: c.id,
+  organisation_id: c.organisationId,
+  is_test: c.isTest,
+  value: c.value,
+  email_address: c.emailAddress,
+  payment_customer_id: c.paymentCustomerId,
+  created_at: c.createdAt,
+  updated_at: c.updatedAt,
+});

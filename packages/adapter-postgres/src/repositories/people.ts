@@ -1,4 +1,4 @@
-import type { Grantee, Group, Membership, PeopleRepository } from '@tollgate/core';
+import type { Grantee, Group, Membership, PeopleRepository, Tenant } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { keysetPage, tenantOf, upsert, type Db } from './db';
@@ -32,23 +32,34 @@ const toMembership = (r: Selectable<DB['group_memberships']>): Membership => ({
   updatedAt: r.updated_at,
 });
 
+const granteeRow = (g: Grantee) => ({
+  id: g.id,
+  organisation_id: g.organisationId,
+  is_test: g.isTest,
+  grantee_id: g.granteeId,
+  name: g.name,
+  created_at: g.createdAt,
+  updated_at: g.updatedAt,
+});
+
 export function peopleRepository(db: Db): PeopleRepository {
+  const findGrantees = async (t: Tenant, ids: string[]) =>
+    ids.length
+      ? (
+          await db
+            .selectFrom('grantees')
+            .selectAll()
+            .where((eb) => eb.and(tenantOf(t)))
+            .where('grantee_id', 'in', ids)
+            .execute()
+        ).map(toGrantee)
+      : [];
   return {
     getGrantee: async (id) => {
       const r = await db.selectFrom('grantees').selectAll().where('id', '=', id).executeTakeFirst();
       return r && toGrantee(r);
     },
-    findGrantees: async (t, ids) =>
-      ids.length
-        ? (
-            await db
-              .selectFrom('grantees')
-              .selectAll()
-              .where((eb) => eb.and(tenantOf(t)))
-              .where('grantee_id', 'in', ids)
-              .execute()
-          ).map(toGrantee)
-        : [],
+    findGrantees,
     pageGrantees: async (t, q) => {
       const page = await keysetPage(
         () => {
@@ -76,18 +87,23 @@ export function peopleRepository(db: Db): PeopleRepository {
       );
       return { ...page, items: page.items.map(toGrantee) };
     },
-    saveGrantee: (g) =>
-      upsert(db, 'grantees', [
-        {
-          id: g.id,
-          organisation_id: g.organisationId,
-          is_test: g.isTest,
-          grantee_id: g.granteeId,
-          name: g.name,
-          created_at: g.createdAt,
-          updated_at: g.updatedAt,
-        },
-      ]),
+    // As customers' findOrCreate: the insert waits for a concurrent one of the same identifier, and
+    // the read after it (a new statement under READ COMMITTED) sees that grantee committed.
+    findOrCreateGrantee: async (g) => {
+      for (let round = 0; ; round++) {
+        const [existing] = await findGrantees(g, [g.granteeId]);
+        if (existing) return existing;
+        const inserted = await db
+          .insertInto('grantees')
+          .values(granteeRow(g))
+          .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'grantee_id']).doNothing())
+          .returningAll()
+          .executeTakeFirst();
+        if (inserted) return toGrantee(inserted);
+        if (round === 2) throw new Error(`grantee ${g.granteeId} neither found nor inserted`);
+      }
+    },
+    saveGrantee: (g) => upsert(db, 'grantees', [granteeRow(g)]),
     deleteGrantee: async (id) => void (await db.deleteFrom('grantees').where('id', '=', id).execute()),
     getGroup: async (id) => {
       const r = await db.selectFrom('groups').selectAll().where('id', '=', id).executeTakeFirst();

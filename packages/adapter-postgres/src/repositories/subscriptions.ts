@@ -422,6 +422,20 @@ export function licenseRepository(db: Db): LicenseRepository {
         await sql`close tollgate_check_index`.execute(db).catch(() => undefined);
       }
     },
+    // licenses_evaluation_end (end_time) where status = 'EVALUATION': the predicate written as the index's.
+    listEndedEvaluations: async (now, limit) =>
+      (
+        await db
+          .selectFrom('licenses')
+          .select('id')
+          .where('status', '=', 'EVALUATION')
+          .where('end_time', '<=', now)
+          .where('subscription_id', 'is', null)
+          .orderBy('end_time')
+          .orderBy('id')
+          .limit(limit)
+          .execute()
+      ).map((r) => r.id),
     saveMany: (ls) => upsert(db, 'licenses', ls.map(licenseRow)),
     // Only unassigned seats go: a seat assigned since the caller read it stays, and the whole unit of
     // work fails (nothing removed) rather than silently taking a named user's access.

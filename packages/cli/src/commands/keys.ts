@@ -1,4 +1,4 @@
-import { CLIENT_SCOPES } from '@tollgate/core';
+import { CLIENT_SCOPES, isUuid } from '@tollgate/core';
 import { CliError, type CommandModule } from '../command';
 import { list, organisationFor, print } from '../support';
 
@@ -75,6 +75,7 @@ export const keys: CommandModule = {
       .description('revoke a key (it stops working on every instance at once)')
       .argument('<id>', 'the key id (tollgate keys list shows it)')
       .action(async (id: string) => {
+        if (!isUuid(id)) throw new CliError(`${id} is not a key id: <id> is a UUID (tollgate keys list --org NAME shows them)`, 2);
         const revoked = await (await services()).core.apiKeys.revoke(id);
         io.out(`revoked ${revoked.id}`);
       });

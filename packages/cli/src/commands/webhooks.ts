@@ -1,5 +1,5 @@
-import type { Core, Tenant } from '@tollgate/core';
-import type { CommandModule } from '../command';
+import { isUuid, type Core, type Tenant } from '@tollgate/core';
+import { CliError, type CommandModule } from '../command';
 import { list, organisationFor, print } from '../support';
 
 interface Scoped {
@@ -71,6 +71,8 @@ export const webhooks: CommandModule = {
       .requiredOption('--org <name>', 'the organisation')
       .option('--test', 'a test-mode endpoint')
       .action(async (id: string, o: Scoped) => {
+        if (!isUuid(id))
+          throw new CliError(`${id} is not an endpoint id: <id> is a UUID (tollgate webhooks list --org NAME shows them)`, 2);
         const { core } = await services();
         await core.webhooks.delete(await tenantOf(core, o), id);
         io.out(`deleted ${id}`);

@@ -5,6 +5,7 @@ export * from './catalog';
 export * from './subscription';
 export * from './seats';
 export * from './license';
+export * from './grantee-ids';
 export * from './check';
 export * from './proration';
 export * from './checkout';

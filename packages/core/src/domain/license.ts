@@ -1,6 +1,7 @@
 import { ErrorCodes, fail } from '../errors';
 import type { Customer, Id, License, Plan, Product, Subscription } from '../model';
 import { assertPlanSellable, isPerSeat, minimumSeats } from './catalog';
+import { assertCheckableGranteeId } from './grantee-ids';
 import { DEFAULT_MAX_SEATS } from './limits';
 import { assertSeatTotal, NewSeats, seatLicense } from './seats';
 import { addDays, addInterval } from './time';
@@ -55,6 +56,7 @@ export function assignGrantee(license: License, granteeId: string | null, now: D
       { property: 'granteeId', error: 'must be a non-empty string or null' },
     ]);
   }
+  if (granteeId !== null) assertCheckableGranteeId('granteeId', granteeId);
   return { ...license, granteeId, updatedAt: now };
 }
 

@@ -1,6 +1,7 @@
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { Group, License, Subscription } from '../model';
 import { assignGrantee } from './license';
+import { assertCheckableGranteeId } from './grantee-ids';
 
 /**
  * Rules of the catalog API's people (issue #20): a subscription's group and the seats its members
@@ -31,6 +32,14 @@ export const seatHolders = (licenses: License[]): string[] => [
   ...new Set(licenses.filter((l) => taking(l) && l.granteeId !== null).map((l) => l.granteeId as string)),
 ];
 
+/** The grantee ids membership changes give a seat or a membership (`add`'s, `replace`'s new one): each must read back in the check. */
+export function assertCheckableMembers(changes: MembershipChange[]): void {
+  changes.forEach((c, i) => {
+    if (c.type === 'add') assertCheckableGranteeId(`[${i}].granteeId`, c.granteeId);
+    else if (c.type === 'replace') assertCheckableGranteeId(`[${i}].newGranteeId`, c.newGranteeId);
+  });
+}
+
 /**
  * The seats a group's membership changes move, applied in order: `add` takes an unassigned seat
  * (none left: 400, add seats first; already a member: nothing), `remove` frees the member's seats
@@ -45,6 +54,7 @@ export function applyMembershipChanges(licenses: License[], changes: MembershipC
     current.set(l.id, assignGrantee(l, granteeId, now));
     changed.add(l.id);
   };
+  assertCheckableMembers(changes);
   changes.forEach((c, i) => {
     if (c.type === 'add') {
       if (holding(c.granteeId).length) return;

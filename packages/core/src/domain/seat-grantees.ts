@@ -1,6 +1,7 @@
 import { ErrorCodes, fail, invalid } from '../errors';
 import type { Customer, License, Subscription } from '../model';
 import { assignGrantee } from './license';
+import { assertCheckableGranteeId } from './grantee-ids';
 
 /** One change of who holds a subscription's seats (v2/v3 `manage-seats`). */
 export type SeatGranteeChange =
@@ -25,6 +26,8 @@ export function manageSeatGrantees(seats: License[], changes: SeatGranteeChange[
   };
   changes.forEach((c, i) => {
     const at = `[${i}].granteeId`;
+    if (c.type === 'assign') assertCheckableGranteeId(at, c.granteeId);
+    if (c.type === 'replace') assertCheckableGranteeId(`[${i}].newGranteeId`, c.newGranteeId);
     if (c.type === 'assign') {
       if (holding(c.granteeId)) invalid(at, `${c.granteeId} already holds a seat of this subscription`);
       const free = [...current.values()].find((l) => l.granteeId === null);

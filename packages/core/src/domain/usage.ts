@@ -77,7 +77,7 @@ function decimalOf(value: unknown): { negative: boolean; whole: string; fraction
  * are read and scaled as text.
  */
 export function quantityOf(value: unknown, field: string, scale = 0): Quantity {
-  return boundedQuantity(typeof value === 'bigint' ? value : stepsOf(value, field, scale), field);
+  return boundedQuantity(typeof value === 'bigint' ? value : stepsOf(value, field, scale), field, scale);
 }
 
 function stepsOf(value: unknown, field: string, scale: number): bigint {
@@ -126,9 +126,10 @@ export function checkQuantityShape(value: unknown, field: string): void {
   if (typeof value !== 'bigint' && stepsOf(value, field, MAX_SCALE) <= 0n) invalid(field, 'must be greater than 0');
 }
 
-function boundedQuantity(q: bigint, field: string): Quantity {
+function boundedQuantity(q: bigint, field: string, scale: number): Quantity {
   if (q <= 0n) invalid(field, 'must be greater than 0');
-  if (q > MAX_QUANTITY) invalid(field, `must be at most ${MAX_QUANTITY}`);
+  // The bound in the meter's units, as the caller gave the quantity (MAX_QUANTITY counts steps).
+  if (q > MAX_QUANTITY) invalid(field, `must be at most ${formatUnits(MAX_QUANTITY, scale)}`);
   return q;
 }
 

@@ -188,6 +188,12 @@ export interface CustomerRepository {
   get(id: Id): Promise<Customer | undefined>;
   /** The tenant's customer with this member value, if any. */
   findByValue(tenant: Tenant, value: string): Promise<Customer | undefined>;
+  /**
+   * The tenant's customer with `customer.value`, inserting `customer` when there is none: the stored
+   * one is returned (`customer` itself when inserted). A concurrent transaction inserting the same
+   * value is waited for and its customer returned once committed, never a unique-key failure.
+   */
+  findOrCreate(customer: Customer): Promise<Customer>;
   /** Inserts the customer or updates it by id. */
   save(customer: Customer): Promise<void>;
   /** A page of the tenant's customers in creation order, by value or e-mail (`search`, part of either) and provider id. */
@@ -306,6 +312,12 @@ export interface LicenseRepository {
    * stops it. For the check's in-memory index.
    */
   scanForCheck(statuses: readonly string[], batch: number, visit: (rows: CheckIndexRow[]) => boolean): Promise<void>;
+  /**
+   * Ad hoc evaluation licenses (status `EVALUATION`, no subscription) of every organisation whose
+   * end has come (`endTime <= now`), earliest end first (then id), at most `limit` ids: what
+   * `Sweeps.endedEvaluations` ends. A plain read; the sweep locks and checks each again.
+   */
+  listEndedEvaluations(now: Date, limit: number): Promise<Id[]>;
   /** Inserts or updates each license by id. */
   saveMany(licenses: License[]): Promise<void>;
   /**
@@ -513,6 +525,11 @@ export interface PeopleRepository {
   getGrantee(id: Id): Promise<Grantee | undefined>;
   /** The tenant's grantees with these vendor identifiers. */
   findGrantees(tenant: Tenant, granteeIds: string[]): Promise<Grantee[]>;
+  /**
+   * The tenant's grantee with `grantee.granteeId`, inserting `grantee` when there is none (as
+   * `CustomerRepository.findOrCreate`: a concurrent insert of the same identifier is waited for and returned).
+   */
+  findOrCreateGrantee(grantee: Grantee): Promise<Grantee>;
   /** A page of the tenant's grantees in creation order; `granteeIds` or `groupId` (members of a group without a subscription) narrow it. */
   pageGrantees(
     tenant: Tenant,

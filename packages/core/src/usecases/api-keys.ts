@@ -26,6 +26,16 @@ export const hashApiKey = (key: string): ApiKeyHash =>
 
 const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPE_NAMES);
 
+/**
+ * The rule of a new organisation's name (the `--org` and catalog files' `organisation` that finds
+ * it again): not blank, and no blanks around it, refused rather than trimmed (a name kept trimmed
+ * would not be found by the untrimmed `--org` that made it). VALIDATION_FAILED naming `property`.
+ */
+export function assertOrganisationName(name: string, property = 'name'): void {
+  if (name.trim() === '') invalid(property, 'must not be blank');
+  if (name.trim() !== name) invalid(property, 'must not begin or end with blanks (spaces, tabs or line breaks)');
+}
+
 export function parseScopes(raw: string[]): Scope[] {
   const scopes = raw.map((s) => s.trim()).filter(Boolean);
   for (const s of scopes) {
@@ -149,11 +159,15 @@ export class ApiKeyService {
     return org ?? fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${name}`);
   }
 
-  /** Creates an organisation if it does not exist yet. */
+  /**
+   * Creates an organisation if it does not exist yet. A new one's name must pass
+   * `assertOrganisationName` (VALIDATION_FAILED naming `name`); an existing one is found as named.
+   */
   async ensureOrganisation(name: string): Promise<Organisation> {
     return this.deps.uow.run(async (r) => {
       const existing = await r.organisations.findByName(name);
       if (existing) return existing;
+      assertOrganisationName(name);
       const org: Organisation = { id: this.deps.ids.newId(), name, createdAt: this.deps.clock.now() };
       await r.organisations.save(org);
       return org;

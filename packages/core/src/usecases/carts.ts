@@ -25,10 +25,12 @@ import {
 } from '../domain/cart';
 import { groupSeats, quickCheckoutQuantity } from '../domain/quick-checkout';
 import { GROUP_PREFIX } from '../domain/people';
+import { assertCheckableGranteeId } from '../domain/grantee-ids';
 import { purchaseFor } from './people/shared';
 import { assertAccessible } from '../domain/tenancy';
 import { isPerSeat, minimumSeats } from '../domain/catalog';
 import { isUuid } from '../support/text';
+import { isCurrencyCode } from '../support/money';
 import type { Repositories } from '../ports';
 import type { CheckoutService } from './checkout';
 import type { CoreDeps } from './deps';
@@ -60,20 +62,17 @@ export class Carts {
   ) {}
 
   private async owner(r: Repositories, tenant: Tenant, value: string): Promise<Customer> {
-    const existing = await r.customers.findByValue(tenant, value);
-    if (existing) return existing;
     const now = this.deps.clock.now();
-    const created: Customer = {
+    return r.customers.findOrCreate({
       id: this.deps.ids.newId(),
-      ...tenant,
+      organisationId: tenant.organisationId,
+      isTest: tenant.isTest,
       value,
       emailAddress: null,
       paymentCustomerId: null,
       createdAt: now,
       updatedAt: now,
-    };
-    await r.customers.save(created);
-    return created;
+    });
   }
 
   private async view(r: Repositories, cart: Cart, withPlans: boolean): Promise<CartView> {
@@ -196,10 +195,14 @@ export class Carts {
   ): Promise<void> {
     await this.deps.uow.run(async (r) => {
       const cart = await this.load(r, tenant, id, true);
+      // A currency of the published list, or the one the cart already has (stored before the list,
+      // or by an older release), as plans/save keeps a plan's: a cart is re-saved as it reads back.
+      if (input.currency !== null && !isCurrencyCode(input.currency) && input.currency.toUpperCase() !== cart.currency?.toUpperCase())
+        invalid('currency', "must be a currency code of the published list (e.g. USD), or the cart's own");
       const customer = await this.owner(r, tenant, input.owner);
       const items = [];
-      for (const c of input.cartItems) {
-        const who = c.granteeId === undefined ? undefined : await purchaseFor(r, tenant, c.granteeId);
+      for (const [i, c] of input.cartItems.entries()) {
+        const who = c.granteeId === undefined ? undefined : await purchaseFor(r, tenant, c.granteeId, `cartItems[${i}].granteeId`);
         items.push({ id: c.id, metadata: c.metadata, who: who && { granteeId: who.granteeId, groupId: who.group?.id ?? null } });
       }
       const next = replaceCart(
@@ -283,6 +286,8 @@ export class Carts {
       return out;
     });
     if (due.length === 0) return invalid('cartItems', 'the cart has no items to pay');
+    // An item without a grantee gives its seat to the owner: its value must read back in the check too.
+    if (due.some((d) => !d.item.groupId && d.item.granteeId === null)) assertCheckableGranteeId('owner', customer.value);
     const [first, ...rest] = due;
     const who = (item: CartItem) => (item.groupId ? null : (item.granteeId ?? customer.value));
     // The session is written with its provider page (a call no transaction may wait on): a failure

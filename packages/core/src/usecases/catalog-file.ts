@@ -19,19 +19,19 @@ import type {
 import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
-import { currencyExponent, toMajor, toMinor } from '../domain/catalog';
+import { assertProductOpen, currencyExponent, toMajor, toMinor } from '../domain/catalog';
 import { exactNumber, formatUnits, MAX_SCALE, METER_SLUG, termSteps } from '../domain/usage';
 import { assertTierBounds, scanRecurringBilling, usageTermsOf } from './catalog/plan-pricing';
 import { intervalPricingProviders, planHolds, refuseCurrencyRemoval, refuseIntervalChange } from './catalog/plan-holds';
 import type { Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
+import { isCurrencyCode } from '../support/money';
+import { isUuid } from '../support/text';
 
 /** The catalog file (DESIGN.md section 9), already parsed from YAML or JSON. */
 /** Records a record's fate (`created`, `updated` or unchanged); true when it must be written. */
 type Count = (key: string, before: unknown, after: unknown) => boolean;
-
-const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
 
 export interface CatalogFile {
   organisation: string;
@@ -230,15 +230,21 @@ export class CatalogFileImport {
    * Applies the file in one transaction. `dryRun`: every check and write happens, then the
    * transaction is rolled back; the result says what would change. `createOrganisation`: the
    * file's organisation is made when there is none, in the same transaction (a failed import leaves
-   * no organisation behind).
+   * no organisation behind). `heldCurrencies`: codes the file's source already holds (copy to live
+   * mode: the test product's), taken though the published list lacks them, as a re-import takes a
+   * record's own.
    */
-  async apply(file: CatalogFile, options: { dryRun?: boolean; createOrganisation?: boolean } = {}): Promise<ImportResult> {
+  async apply(
+    file: CatalogFile,
+    options: { dryRun?: boolean; createOrganisation?: boolean; heldCurrencies?: ReadonlySet<string> } = {},
+  ): Promise<ImportResult> {
     if (!file || typeof file !== 'object' || Array.isArray(file)) invalid('file', 'must be a catalog file (an object)');
     if (typeof file.organisation !== 'string' || !file.organisation) invalid('organisation', 'is required');
     assertCatalogFileRules(file, limitsOf(this.deps).maxSeats);
-    if (!options.dryRun) return this.applyIn(file, false, options.createOrganisation);
+    const held = new Set([...(options.heldCurrencies ?? [])].map((c) => c.toUpperCase()));
+    if (!options.dryRun) return this.applyIn(file, held, false, options.createOrganisation);
     try {
-      await this.applyIn(file, true, options.createOrganisation);
+      await this.applyIn(file, held, true, options.createOrganisation);
     } catch (e) {
       if (e instanceof DryRun) return e.result;
       throw e;
@@ -246,7 +252,7 @@ export class CatalogFileImport {
     throw new Error('unreachable: a dry run always rolls back');
   }
 
-  private async applyIn(file: CatalogFile, dryRun = false, createOrganisation = false): Promise<ImportResult> {
+  private async applyIn(file: CatalogFile, held: ReadonlySet<string>, dryRun = false, createOrganisation = false): Promise<ImportResult> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       let org = await r.organisations.findByName(file.organisation);
@@ -266,14 +272,87 @@ export class CatalogFileImport {
         return changed;
       };
       const currencies = await this.ensureCurrencies(r, file.products ?? []);
+      const locked = await this.lockProducts(r, tenant, file.products ?? []);
       // Records created by one import get distinct creation instants in file order, so lists that
       // order by creation show them as the file does.
       let seq = 0;
       const created = () => new Date(now.getTime() + seq++);
-      for (const entry of file.products ?? []) await this.product(r, tenant, entry, currencies, now, created, result, count);
+      for (const entry of file.products ?? [])
+        await this.product(r, tenant, entry, locked.get(entry.key), currencies, held, now, created, result, count);
       if (dryRun) throw new DryRun(result);
       return result;
     });
+  }
+
+  /**
+   * The file's products that exist, each read again under its row lock (`getForUpdate`, the lock the
+   * catalog API's writes take), all of them before any plan is read, and in id order. Every write of
+   * a product or plan locks the product first (`catalog/locks.ts`), so the import, holding the
+   * products, reads their plans and pricing tables as last committed and no write changes them until
+   * it ends; two imports naming the same products in other orders take their locks in one order.
+   * Read under the lock, an archive committed meanwhile is seen (and refused below), never written
+   * over from an older read.
+   *
+   * A lock may have been waited for (another import of the same products): the keys not found are
+   * looked up again once the locks are held, and those made meanwhile (by the import waited for) are
+   * locked in turn (in id order), so the import updates what the other created instead of creating
+   * it again (a 409 on the key); until a round finds none new (each may have waited again).
+   */
+  private async lockProducts(r: Repositories, tenant: Tenant, entries: ProductEntry[]): Promise<Map<string, Product>> {
+    const found = new Map<string, Id>();
+    const byId = new Map<Id, Product | undefined>();
+    let missing = entries.map((e) => requireKey('products', e.key));
+    for (;;) {
+      const fresh: Id[] = [];
+      for (const key of missing) {
+        const p = await this.findProduct(r, tenant, key);
+        if (p) found.set(key, p.id);
+        if (p && !byId.has(p.id) && !fresh.includes(p.id)) fresh.push(p.id);
+      }
+      // None new: nothing more was locked, so nothing more waited for.
+      if (fresh.length === 0) break;
+      for (const id of fresh.sort()) byId.set(id, await r.products.getForUpdate(id));
+      missing = missing.filter((key) => !found.has(key));
+      if (missing.length === 0) break;
+    }
+    const out = new Map<string, Product>();
+    // One deleted meanwhile is made anew, as if the import had come after the delete.
+    for (const [key, id] of found) {
+      const p = byId.get(id);
+      if (p) out.set(key, p);
+    }
+    return out;
+  }
+
+  /** The tenant's product of this file key: by its key, or a keyless one (made by the API) by its id, as the export names it. */
+  private async findProduct(r: Repositories, tenant: Tenant, key: string): Promise<Product | undefined> {
+    return (
+      (await r.products.findByKey(tenant, key)) ??
+      (await (isUuid(key) ? r.products.get(key) : Promise.resolve(undefined)).then((x) =>
+        x && x.key === null && x.organisationId === tenant.organisationId && x.isTest === tenant.isTest ? x : undefined,
+      ))
+    );
+  }
+
+  /**
+   * The live product of a file key and, with `planKey`, its plan of that key (copy to live mode
+   * names them in its refusals), outside any transaction.
+   */
+  async lookUp(tenant: Tenant, productKey: string, planKey?: string): Promise<{ productId?: Id; planId?: Id }> {
+    return this.deps.uow.read(async (r) => {
+      const product = await this.findProduct(r, tenant, productKey);
+      if (!product || planKey === undefined) return { productId: product?.id };
+      return { productId: product.id, planId: (await this.findPlan(r, product, planKey))?.id };
+    });
+  }
+
+  private async findPlan(r: Repositories, product: Product, key: string): Promise<Plan | undefined> {
+    return (
+      (await r.plans.findByKey(product.id, key)) ??
+      (await (isUuid(key) ? r.plans.get(key) : Promise.resolve(undefined)).then((p) =>
+        p && p.key === null && p.productId === product.id ? p : undefined,
+      ))
+    );
   }
 
   private async ensureCurrencies(r: Repositories, products: ProductEntry[]): Promise<Map<string, Currency>> {
@@ -283,7 +362,9 @@ export class CatalogFileImport {
       for (const c of p.currencies ?? []) wanted.add(c.toUpperCase());
       for (const plan of p.plans ?? []) for (const c of Object.keys(plan.prices ?? {})) wanted.add(c.toUpperCase());
     }
-    for (const name of wanted) {
+    // In code order: two imports adding the same new codes insert them in one order (`short_name` is
+    // unique: in file order, [EUR, GBP] and [GBP, EUR] could each wait for the other's insert).
+    for (const name of [...wanted].sort()) {
       if (!/^[A-Z]{3}$/.test(name)) invalid('currencies', `${name} is not a three-letter currency code`);
       if (byName.has(name)) continue;
       const [longName, symbol] = KNOWN_CURRENCIES[name] ?? [name, name];
@@ -298,7 +379,9 @@ export class CatalogFileImport {
     r: Repositories,
     tenant: Tenant,
     e: ProductEntry,
+    existing: Product | undefined,
     currencies: Map<string, Currency>,
+    held: ReadonlySet<string>,
     now: Date,
     created: () => Date,
     result: ImportResult,
@@ -306,12 +389,13 @@ export class CatalogFileImport {
   ): Promise<void> {
     const key = requireKey('products', e.key);
     if (typeof e.name !== 'string' || !e.name) invalid(`products.${key}.name`, 'is required');
-    // A record made by the API has no key: the export names it by its id, and the import finds it so.
-    const existing =
-      (await r.products.findByKey(tenant, key)) ??
-      (await (isUuid(key) ? r.products.get(key) : Promise.resolve(undefined)).then((p) =>
-        p && p.key === null && p.organisationId === tenant.organisationId && p.isTest === tenant.isTest ? p : undefined,
-      ));
+    // A new currency is one of the published list (the catalog API's); one the product already has
+    // stays accepted on a re-import though the list lacks it (as plans/save keeps a plan's), and so
+    // does one the file's source holds (`held`: a copy to live mode carries the test product's).
+    const heldByProduct = new Set([...held, ...(existing?.currencies.map((pc) => shortNameOf(currencies, pc.currencyId)) ?? [])]);
+    for (const c of e.currencies ?? [])
+      if (!isCurrencyCode(c.toUpperCase()) && !heldByProduct.has(c.toUpperCase()))
+        invalid(`products.${key}.currencies`, `${c} is not a currency code of the published list (e.g. USD)`);
     const base =
       existing ?? newProduct(tenant, { id: this.deps.ids.newId(), settingsId: this.deps.ids.newId() }, { name: e.name }, created());
 
@@ -332,22 +416,30 @@ export class CatalogFileImport {
     const product: Product = {
       ...base,
       paymentIntegrationId: base.paymentIntegrationId ?? integration?.id ?? null,
-      key,
+      // Found by its id, a product made through the API stays keyless (as its plans): the next
+      // import finds it so again, and an unchanged file leaves it unchanged (archived too).
+      key: existing?.key === null ? null : key,
       name: e.name,
       displayName: e.displayName ?? e.name,
       description: e.description ?? '',
-      paid: (e.plans ?? []).some((p) => p.pricingType === 'paid'),
+      // Derived from its plans, which the file cannot change while the product is archived: an
+      // archived one keeps what it has (the API never sets it: its own export must stay unchanged).
+      paid: existing?.archivedAt ? existing.paid : (e.plans ?? []).some((p) => p.pricingType === 'paid'),
       currencies: productCurrencies,
       capabilities,
       features,
       updatedAt: existing ? now : base.createdAt,
     };
+    // An archived product is read-only with its plans and pricing tables (the catalog API's rule): a
+    // file may name it unchanged; one that changes it is refused, and the import writes nothing.
+    if (existing && !same(existing, product))
+      assertProductOpen(existing, `products.${key}`, archivedProductMessage(key), 'changes an archived product');
     if (count(`products.${key}`, existing, product)) await r.products.save(product);
     result.keys[`products.${key}`] = product.id;
 
     const plansByKey = new Map<string, Plan>();
     for (const pe of e.plans ?? []) {
-      const plan = await this.plan(r, tenant, product, pe, currencies, now, created, count);
+      const plan = await this.plan(r, tenant, product, pe, currencies, held, now, created, count);
       // A plan made through the API is named by its id (it stays keyless).
       const planKey = plan.key ?? plan.id;
       plansByKey.set(planKey, plan);
@@ -381,13 +473,14 @@ export class CatalogFileImport {
         features: featureIds.map((featureId, sortOrder) => ({ featureId, sortOrder, updatedAt: now })),
         updatedAt: now,
       };
+      if (!prev || !same(prev, table)) assertProductOpen(product, `pricingTables.${key}.${tkey}`, archivedProductMessage(key));
       if (count(`pricingTables.${key}.${tkey}`, prev, table)) await r.pricingTables.save(table);
       result.keys[`pricingTables.${key}.${tkey}`] = table.id;
     }
   }
 
   private feature(product: Product, f: FeatureEntry, sortOrder: number, now: Date): Feature {
-    const key = requireKey(`products.${product.key}.features`, f.key);
+    const key = requireKey(`products.${product.key ?? product.id}.features`, f.key);
     if (!['boolean', 'numerical', 'enum'].includes(f.valueType)) invalid(`features.${key}.valueType`, 'must be boolean, numerical or enum');
     const prev = product.features.find((x) => x.key === key) ?? product.features.find((x) => x.key === null && x.name === key);
     const id = prev?.id ?? this.deps.ids.newId();
@@ -421,11 +514,13 @@ export class CatalogFileImport {
     product: Product,
     e: PlanEntry,
     currencies: Map<string, Currency>,
+    held: ReadonlySet<string>,
     now: Date,
     created: () => Date,
     count: Count,
   ): Promise<Plan> {
-    const key = requireKey(`products.${product.key}.plans`, e.key);
+    const productKey = product.key ?? product.id;
+    const key = requireKey(`products.${productKey}.plans`, e.key);
     const where = `plans.${key}`;
     if (e.pricingType !== 'free' && e.pricingType !== 'paid') invalid(`${where}.pricingType`, 'must be free or paid');
     if (e.interval !== undefined && !INTERVALS.includes(e.interval)) invalid(`${where}.interval`, 'must be day, week, month or year');
@@ -441,11 +536,21 @@ export class CatalogFileImport {
             ? `${name} is not one of the product's currencies (${declared.join(', ')}); add it to the product's currencies`
             : `${name} is not a currency of the product; list it in the product's currencies`,
         );
-    const existing =
-      (await r.plans.findByKey(product.id, key)) ??
-      (await (isUuid(key) ? r.plans.get(key) : Promise.resolve(undefined)).then((p) =>
-        p && p.key === null && p.productId === product.id ? p : undefined,
-      ));
+    // Read without the plan's row lock: the import holds its product's (taken when it began), and
+    // every write of a plan takes its product's lock first (catalog/locks.ts), so none can change or
+    // delete the plan until the import ends, and this read sees the last one committed.
+    const existing = await this.findPlan(r, product, key);
+    // A new currency of the plan is one of the published list; one the plan already has (its prices
+    // or its line items' currency options) stays accepted, as plans/save keeps it, and so does one
+    // the file's source holds (copy to live mode).
+    const heldByPlan = new Set([
+      ...held,
+      ...(existing?.currencies.map((pc) => shortNameOf(currencies, pc.currencyId)) ?? []),
+      ...(existing?.lineItems.flatMap((li) => li.prices.flatMap((p) => p.currencyOptions.map((o) => o.currency.toUpperCase()))) ?? []),
+    ]);
+    for (const name of Object.keys(e.prices ?? {}))
+      if (!isCurrencyCode(name.toUpperCase()) && !heldByPlan.has(name.toUpperCase()))
+        invalid(`${where}.prices.${name}`, `${name} is not a currency code of the published list (e.g. USD)`);
     const base = existing ?? newPlan(tenant, this.deps.ids.newId(), { name: key, productId: product.id }, created());
     // A plan made through the catalog API keeps its pricing tree (below): it bills by its recurring
     // prices' interval, which the file may repeat but not change (a new interval is a new plan).
@@ -530,6 +635,15 @@ export class CatalogFileImport {
           ...this.lineItemsOf(plan, base.lineItems, currencies, now, (e.usage ?? []).length > 0),
           ...(await this.usageLineItems(r, tenant, `${where}.usage`, e.usage ?? [], base.lineItems, currencies, plan, now)),
         ];
+    // An archived plan cannot be modified, nor a plan of an archived product (new ones included): a
+    // file may name them unchanged. The import is one transaction, so a refusal writes nothing.
+    if (existing?.archivedAt && !same(existing, plan))
+      fail(
+        ErrorCodes.PLAN_ARCHIVED,
+        `plan ${key} is archived: it cannot be modified (leave it out of the file, or give a new plan another key)`,
+        [{ property: where, error: 'changes an archived plan' }],
+      );
+    if (!existing || !same(existing, plan)) assertProductOpen(product, where, archivedProductMessage(productKey));
     // Running subscriptions and open checkouts hold the plan's interval (a new interval is a new
     // plan); the import is one transaction, so a refusal writes nothing.
     if (existing && (plan.interval !== existing.interval || plan.length !== existing.length))
@@ -542,7 +656,7 @@ export class CatalogFileImport {
     // from the plan's prices is refused (their renewals would charge 0); amounts may change.
     if (existing && !same(existing, plan))
       await refuseCurrencyRemoval(r, existing, plan, await r.subscriptions.listByPlan(existing.id), now, (c) => `${where}.prices.${c}`);
-    if (count(`plans.${product.key}.${key}`, existing, plan)) await r.plans.save(plan);
+    if (count(`plans.${productKey}.${key}`, existing, plan)) await r.plans.save(plan);
     return plan;
   }
 
@@ -770,6 +884,16 @@ export class CatalogFileImport {
     ];
   }
 }
+
+/** The short name (`USD`) of the currency of this id, among the import's currencies. */
+function shortNameOf(currencies: Map<string, Currency>, id: Id): string | undefined {
+  for (const c of currencies.values()) if (c.id === id) return c.shortName.toUpperCase();
+  return undefined;
+}
+
+/** Why a file may not change an archived product or what belongs to it. */
+const archivedProductMessage = (key: string) =>
+  `product ${key} is archived: it, its plans and pricing tables are read-only (un-archive it first: PUT /api/products/:id {"isActive": true})`;
 
 /** A metered line item with terms as the catalog file's usage entry (what import reads back). */
 function usageEntryOf(li: LineItem, plan: Plan): UsageEntry {

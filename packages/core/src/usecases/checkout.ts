@@ -5,6 +5,7 @@ import type { CheckoutItem, CheckoutOptionsInput, CheckoutSession, Customer, Id,
 import { assertBilledAsPriced, assertPlanOnSale, assertPricedIn } from '../domain/catalog';
 import { assertAbsoluteUrl, resolveCheckoutOptions } from '../domain/checkout';
 import { startSubscription } from '../domain/license';
+import { assertCheckableGranteeId } from '../domain/grantee-ids';
 import { assertSeatTotal } from '../domain/seats';
 import { withPeriodEnd } from '../domain/seat-grantees';
 import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
@@ -13,7 +14,7 @@ import { subscriptionGroup } from '../domain/people';
 import { canonicalJson } from '../support/json';
 import { memberIdsOf } from './people/shared';
 import { addPlan } from '../domain/subscription-plans';
-import type { AddedPlanCharge, PaymentProvider, Repositories } from '../ports';
+import type { AddedPlanCharge, CheckoutRequest, PaymentProvider, Repositories } from '../ports';
 import { saveNewSubscription, saveOutcome, saveSeats, type WebhookDelivery } from './subscriptions/shared';
 import { limitsOf, type CoreDeps } from './deps';
 import { loadCurrencies, loadProductCatalog, type ProductCatalog } from './catalog-queries';
@@ -59,6 +60,11 @@ export const DEFERRED_SESSION_REUSE_MS = 23 * 60 * 60 * 1000;
 const deferredTermsKey = (linkKey: string, terms: unknown): string =>
   createHash('sha256').update(linkKey).update('\n').update(canonicalJson(terms)).digest('base64url');
 
+/** What the provider is sent for a session, but the session's own id (built once: a deferred link digests it too). */
+type ProviderRequest = Omit<CheckoutRequest, 'sessionId'>;
+
+const tenantOf = (session: CheckoutSession): Tenant => ({ organisationId: session.organisationId, isTest: session.isTest });
+
 const required = (name: string, value: string | undefined): string => {
   if (value === undefined || value.trim() === '')
     fail(ErrorCodes.VALIDATION_FAILED, `${name} is required`, [{ property: name, error: 'is required' }]);
@@ -93,21 +99,19 @@ export class CheckoutService {
       return { plan: p, catalog: await loadProductCatalog(r, tenant, p.productId) };
     });
     let session = this.newSession(plan, req, catalog);
-    if (session.extraItems.length) {
-      const extra = await this.deps.uow.read((r) => this.extraCharges(r, tenant, plan, session));
-      // The provider the link goes to: a cart with one paid plan goes to the payment provider,
-      // even when its first plan is free (what holds a plan's interval reads it).
-      session = { ...session, provider: this.providerFor(plan, extra).name };
-    }
+    const request = await this.requestFor(session, plan, catalog);
+    // The provider the link goes to: a cart with one paid plan goes to the payment provider,
+    // even when its first plan is free (what holds a plan's interval reads it).
+    if (request.extraItems) session = { ...session, provider: this.providerFor(plan, request.extraItems).name };
     await this.deps.uow.run((r) => this.saveNew(r, session));
-    return { ...(await this.providerLink(session, plan, catalog)), sessionId: session.id };
+    return { ...(await this.providerLink(session, plan, request)), sessionId: session.id };
   }
 
   /** A checkout link for a plan already loaded with its catalog (pricing tables build many). */
   async linkFor(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest): Promise<{ url: string }> {
     const session = this.newSession(plan, req, catalog);
     await this.deps.uow.run((r) => this.saveNew(r, session));
-    return this.providerLink(session, plan, catalog);
+    return this.providerLink(session, plan, await this.requestFor(session, plan, catalog));
   }
 
   /**
@@ -119,16 +123,19 @@ export class CheckoutService {
    * term edited since makes a new session). So an anonymous visitor replaying one link cannot
    * create sessions (nor provider sessions) without end, a customer who paid (or whose session was
    * canceled) can buy again, and nobody is charged the terms of before an edit. A reused session
-   * whose provider page is no longer open (paid, expired) gives way to a new one too.
+   * whose provider page is no longer open (paid, expired) gives way to a new one too. The request
+   * the provider is sent is built once, on the first transaction's reads: the key digests it, and
+   * the session followed (reused, or new) is sent it under its own id.
    */
   async followDeferredLink(tenant: Tenant, planId: Id, req: CheckoutLinkRequest, linkKey: string): Promise<{ url: string }> {
     const now = this.deps.clock.now();
-    const { session, plan, catalog, reused, key } = await this.deps.uow.run(async (r) => {
+    const { session, plan, catalog, request, reused, key } = await this.deps.uow.run(async (r) => {
       const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       const c = await loadProductCatalog(r, tenant, p.productId);
       const candidate = this.newSession(p, req, c);
       const extra = candidate.extraItems.length ? await this.extraCharges(r, tenant, p, candidate) : undefined;
-      const k = deferredTermsKey(linkKey, this.termsOf(candidate, p, c, extra));
+      const sent = this.requestOf(candidate, p, c, extra);
+      const k = deferredTermsKey(linkKey, this.termsOf(candidate, sent));
       const held = await r.checkoutSessions.lockDeferredLink(k, now);
       const previous = held.sessionId ? await r.checkoutSessions.get(held.sessionId) : undefined;
       // Reused while open, young and still at the provider the plan goes to (a plan made free or
@@ -139,10 +146,10 @@ export class CheckoutService {
         now.getTime() - previous.createdAt.getTime() < DEFERRED_SESSION_REUSE_MS &&
         previous.provider === this.providerFor(p).name
       )
-        return { session: previous, plan: p, catalog: c, reused: true, key: k };
+        return { session: previous, plan: p, catalog: c, request: sent, reused: true, key: k };
       await this.saveNew(r, candidate);
       await r.checkoutSessions.setDeferredLink(k, candidate.id);
-      return { session: candidate, plan: p, catalog: c, reused: false, key: k };
+      return { session: candidate, plan: p, catalog: c, request: sent, reused: false, key: k };
     });
     // Reused: the provider's page made for it, as made then (the terms are the same, by the key).
     // Asked again with the same request key, the provider would replay a page paid or expired
@@ -163,17 +170,20 @@ export class CheckoutService {
           await r.checkoutSessions.setDeferredLink(key, next.id);
           return next;
         });
-        return this.providerLink(fresh, plan, catalog);
+        return this.providerLink(fresh, plan, request);
       }
     }
-    return this.providerLink(session, plan, catalog);
+    return this.providerLink(session, plan, request);
   }
 
   /**
-   * What the provider is sent for a new session of the request, but the session's own id: its
-   * digest keys a deferred link's reuse, so that a session is reused only on the terms it was made with.
+   * The terms of what the provider is sent for a new session (`request`, which leaves out the
+   * session's id), with the session's provider and group: their digest keys a deferred link's
+   * reuse, so that a session is reused only on the terms it was made with. Stored keys must match
+   * after a deploy: what is digested, and how, changes only with a new key (a test holds digests
+   * computed before).
    */
-  private termsOf(session: CheckoutSession, plan: Plan, catalog: ProductCatalog, extra: AddedPlanCharge[] | undefined): unknown {
+  private termsOf(session: CheckoutSession, request: ProviderRequest): unknown {
     const planTerms = (x: Plan) => ({
       id: x.id,
       name: x.displayName,
@@ -188,18 +198,43 @@ export class CheckoutService {
     });
     return {
       provider: session.provider,
-      product: { id: catalog.product.id, name: catalog.product.displayName },
-      plan: planTerms(plan),
-      unitAmount: unitAmount(plan, session.options.currency, catalog.currencies),
-      options: session.options,
-      granteeId: session.granteeId,
-      member: session.member,
+      product: { id: request.product.id, name: request.product.displayName },
+      plan: planTerms(request.plan),
+      unitAmount: request.unitAmount,
+      options: request.options,
+      granteeId: request.granteeId,
+      member: request.member,
       groupId: session.groupId,
-      successUrl: session.successUrl,
-      cancelUrl: session.cancelUrl,
-      maxSeats: limitsOf(this.deps).maxSeats,
-      extra: (extra ?? []).map((x) => ({ plan: planTerms(x.plan), unitAmount: x.unitAmount, quantity: x.quantity })),
+      successUrl: request.successUrl,
+      cancelUrl: request.cancelUrl,
+      maxSeats: request.maxSeats,
+      extra: (request.extraItems ?? []).map((x) => ({ plan: planTerms(x.plan), unitAmount: x.unitAmount, quantity: x.quantity })),
     };
+  }
+
+  /** What the provider is sent for the session but its id: its cart's other plans (`extra`) as billed. */
+  private requestOf(session: CheckoutSession, plan: Plan, catalog: ProductCatalog, extra: AddedPlanCharge[] | undefined): ProviderRequest {
+    const { options, granteeId, member, successUrl, cancelUrl } = session;
+    return {
+      ...(extra ? { extraItems: extra } : {}),
+      product: catalog.product,
+      plan,
+      options,
+      granteeId,
+      member,
+      successUrl,
+      cancelUrl,
+      unitAmount: unitAmount(plan, options.currency, catalog.currencies),
+      maxSeats: limitsOf(this.deps).maxSeats,
+    };
+  }
+
+  /** `requestOf`, the cart's other plans read (and checked: refusals name `cartItems`) in a read of their own. */
+  private async requestFor(session: CheckoutSession, plan: Plan, catalog: ProductCatalog): Promise<ProviderRequest> {
+    const extra = session.extraItems.length
+      ? await this.deps.uow.read((r) => this.extraCharges(r, tenantOf(session), plan, session))
+      : undefined;
+    return this.requestOf(session, plan, catalog, extra);
   }
 
   /** A new open checkout session for the request (validated against the plan's rules). */
@@ -231,24 +266,12 @@ export class CheckoutService {
     };
   }
 
-  /** The provider's page for the session (the provider keeps one per session: asking again gives the same). */
-  private async providerLink(session: CheckoutSession, plan: Plan, catalog: ProductCatalog): Promise<{ url: string }> {
-    const { options, granteeId, member, successUrl, cancelUrl } = session;
-    const tenant = { organisationId: session.organisationId, isTest: session.isTest };
-    const extraItems = session.extraItems.length ? await this.deps.uow.read((r) => this.extraCharges(r, tenant, plan, session)) : undefined;
-    const made = await this.providerFor(plan, extraItems).checkoutLink({
-      ...(extraItems ? { extraItems } : {}),
-      sessionId: session.id,
-      product: catalog.product,
-      plan,
-      options,
-      granteeId,
-      member,
-      successUrl,
-      cancelUrl,
-      unitAmount: unitAmount(plan, options.currency, catalog.currencies),
-      maxSeats: limitsOf(this.deps).maxSeats,
-    });
+  /**
+   * The provider's page for the session (the provider keeps one per session: asking again gives
+   * the same), sent `request` (the session's, from `requestFor`) under the session's id.
+   */
+  private async providerLink(session: CheckoutSession, plan: Plan, request: ProviderRequest): Promise<{ url: string }> {
+    const made = await this.providerFor(plan, request.extraItems).checkoutLink({ ...request, sessionId: session.id });
     // The provider's own session, kept so that a reuse (a deferred link followed again) resumes it.
     if (made.providerSessionId && made.providerSessionId !== session.providerSessionId) {
       const providerSessionId = made.providerSessionId;
@@ -289,6 +312,7 @@ export class CheckoutService {
     const successUrl = assertAbsoluteUrl('successUrl', req.successUrl);
     const cancelUrl = assertAbsoluteUrl('cancelUrl', req.cancelUrl);
     const granteeId = required('granteeId', req.granteeId);
+    assertCheckableGranteeId('granteeId', granteeId);
     const member = required('member', req.member);
     assertPlanOnSale(plan, catalog.product);
     const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies, limitsOf(this.deps).maxSeats);
@@ -495,6 +519,13 @@ export class CheckoutService {
       const existing = await r.subscriptions.findByPaymentId(req.paymentSubscriptionId);
       if (existing) return { subscription: existing };
     }
+    // A purchase made now (not a paid checkout's completion, checked when its session was made):
+    // each grantee id must read back in the license check.
+    if (!completing) {
+      if (req.granteeId !== null) assertCheckableGranteeId('granteeId', req.granteeId);
+      for (const [i, item] of (req.extraItems ?? []).entries())
+        if (item.granteeId !== null) assertCheckableGranteeId(`cartItems[${i + 1}].granteeId`, item.granteeId);
+    }
     const plan = (await r.plans.get(req.planId)) ?? fail(ErrorCodes.PLAN_NOT_FOUND, 'plan not found');
     const product = (await r.products.get(plan.productId)) ?? fail(ErrorCodes.PRODUCT_NOT_FOUND, 'product not found');
     const currencies = await loadCurrencies(r);
@@ -566,24 +597,25 @@ export class CheckoutService {
   }
 
   private async customerFor(r: Repositories, plan: Plan, req: PurchaseRequest, now: Date): Promise<Customer> {
-    const tenant = { organisationId: plan.organisationId, isTest: plan.isTest };
-    const existing = await r.customers.findByValue(tenant, req.member);
-    const customer: Customer = existing
-      ? {
-          ...existing,
-          emailAddress: req.email ?? existing.emailAddress,
-          paymentCustomerId: req.paymentCustomerId ?? existing.paymentCustomerId,
-          updatedAt: now,
-        }
-      : {
-          id: this.deps.ids.newId(),
-          ...tenant,
-          value: req.member,
-          emailAddress: req.email,
-          paymentCustomerId: req.paymentCustomerId,
-          createdAt: now,
-          updatedAt: now,
-        };
+    const fresh: Customer = {
+      id: this.deps.ids.newId(),
+      organisationId: plan.organisationId,
+      isTest: plan.isTest,
+      value: req.member,
+      emailAddress: req.email,
+      paymentCustomerId: req.paymentCustomerId,
+      createdAt: now,
+      updatedAt: now,
+    };
+    // Found or made in one step: two purchases of one new owner at once share one customer.
+    const existing = await r.customers.findOrCreate(fresh);
+    if (existing.id === fresh.id) return existing;
+    const customer: Customer = {
+      ...existing,
+      emailAddress: req.email ?? existing.emailAddress,
+      paymentCustomerId: req.paymentCustomerId ?? existing.paymentCustomerId,
+      updatedAt: now,
+    };
     await r.customers.save(customer);
     return customer;
   }

@@ -2,6 +2,7 @@ import { ErrorCodes, fail, invalid } from '../errors';
 import type { Capability, Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, cancelLicense, createAdHocLicense, setLicenseEnd } from '../domain/license';
+import { assertCheckableGranteeId } from '../domain/grantee-ids';
 import type { LicenseCount, LicenseFilter, Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 import { lockSubscriptionsOf } from './subscriptions/shared';
@@ -49,6 +50,10 @@ export class LicenseService {
   async createAdHoc(tenant: Tenant, requests: AdHocLicenseRequest[]): Promise<WrittenLicenses> {
     const max = limitsOf(this.deps).maxLicensesPerRequest;
     if (requests.length > max) invalid('licenses', `at most ${max} licenses can be created in one request`);
+    requests.forEach((req, i) => {
+      if (req.granteeId !== null && req.granteeId !== undefined)
+        assertCheckableGranteeId(requests.length === 1 ? 'granteeId' : `[${i}].granteeId`, req.granteeId);
+    });
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const created: License[] = [];
@@ -100,6 +105,9 @@ export class LicenseService {
 
   /** Sets the grantee of each license; an unknown license fails the whole batch. */
   async batchUpdate(tenant: Tenant, updates: { uuid: Id; granteeId: string | null }[]): Promise<WrittenLicenses> {
+    updates.forEach((u, i) => {
+      if (typeof u.granteeId === 'string') assertCheckableGranteeId(`[${i}].granteeId`, u.granteeId);
+    });
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const ids = updates.map((u) => u.uuid);

@@ -4,6 +4,7 @@ import { assertPlanInterval, groupSeats, quickCheckoutQuantity, type QuickChecko
 import { GROUP_PREFIX } from '../domain/people';
 import { purchaseFor } from './people/shared';
 import { assertAccessible } from '../domain/tenancy';
+import { assertCheckableGranteeId } from '../domain/grantee-ids';
 import type { CheckoutService } from './checkout';
 import type { CoreDeps } from './deps';
 
@@ -29,6 +30,8 @@ export class QuickCheckout {
       };
     });
     assertPlanInterval(plan, req.interval, req.intervalCount);
+    // Without a grantee the owner gets the seat: its value must read back in the check too.
+    if (!who.group && who.granteeId === null) assertCheckableGranteeId('owner', req.owner);
     const quantity = who.group ? groupSeats(plan, who.members.length, req.metadata) : quickCheckoutQuantity(plan, req.metadata);
     return this.checkout.checkoutLink(tenant, plan.id, {
       successUrl: req.successUrl ?? product.settings.successUrl ?? undefined,

@@ -50,6 +50,15 @@ export class SigningKeys implements Signer {
    * one is never kept: as the entitlement and API-key caches do.
    */
   private epoch = 0;
+  /**
+   * Loads of a current key under way, by organisation and mode: the concurrent first requests of
+   * one instance wait for one load (and so one creation) instead of each making a transaction of
+   * its own. A forget drops its organisation's (both modes), a trust change all of them, so a load
+   * begun before either is not joined; a forget of another organisation leaves this one's joinable
+   * (a burst of first uses across organisations, each of whose new keys the change feed reports
+   * back, still shares one load per organisation and mode). A load ended, failed included, leaves.
+   */
+  private readonly loading = new Map<string, Promise<LiveKey>>();
 
   constructor(private readonly deps: SigningDeps) {}
 
@@ -58,6 +67,7 @@ export class SigningKeys implements Signer {
     message: string,
     options: { encoding?: SignatureEncoding; fromMemory?: boolean } = {},
   ): Promise<SignedMessage> {
+    this.notJoined();
     const held = options.fromMemory ? this.cache.peek(modeKey(tenant.organisationId, tenant.isTest)) : undefined;
     const current = held ?? (await this.loadCurrent(tenant));
     return this.signWith(current, message, options.encoding ?? 'der');
@@ -86,7 +96,10 @@ export class SigningKeys implements Signer {
 
   /** A new key that signs the tenant's mode from now on; older keys stay active until retired. The other mode's key is untouched. */
   async rotate(tenant: Tenant): Promise<SigningKey> {
+    this.notJoined();
     const record = await this.deps.uow.run(async (r) => {
+      // Every writer of an organisation's keys takes turns on its row (see `readCurrent`).
+      await r.organisations.getForUpdate(tenant.organisationId);
       // The new key must sort first ("newest") even within the millisecond of the one it replaces.
       const [newest] = await r.signingKeys.listActive(tenant, this.deps.scheme.algorithm);
       const after = newest ? new Date(newest.createdAt.getTime() + 1) : undefined;
@@ -127,8 +140,10 @@ export class SigningKeys implements Signer {
   /** Drops the cached keys of an organisation, both modes (its keys changed; the change feed names no mode). */
   forget(organisationId: Id): void {
     this.epoch++;
-    this.cache.delete(modeKey(organisationId, false));
-    this.cache.delete(modeKey(organisationId, true));
+    for (const isTest of [false, true]) {
+      this.cache.delete(modeKey(organisationId, isTest));
+      this.loading.delete(modeKey(organisationId, isTest));
+    }
   }
 
   /**
@@ -137,14 +152,41 @@ export class SigningKeys implements Signer {
    */
   setLive(live: boolean): void {
     if (live) this.cache.clear();
+    this.loading.clear();
     this.epoch++;
     this.live = live;
   }
 
   private async loadCurrent(tenant: Tenant): Promise<LiveKey> {
+    this.notJoined();
     const key = modeKey(tenant.organisationId, tenant.isTest);
     const cached = this.live ? this.cache.get(key) : undefined;
     if (cached) return cached;
+    const flying = this.loading.get(key);
+    if (flying) return flying;
+    const load = this.load(tenant, key).finally(() => {
+      if (this.loading.get(key) === load) this.loading.delete(key);
+    });
+    this.loading.set(key, load);
+    return load;
+  }
+
+  /**
+   * Never inside an idempotent request's transaction (JoinedUnitOfWork), as the capability check
+   * refuses it: a key read or made there is uncommitted (kept or shared, it may be rolled back), and
+   * the organisation's row lock that first use (and rotation) takes would come after that request's
+   * own locks and be held until it commits: other first uses would wait for the whole request, and
+   * one that wrote an API key before signing would lock key then organisation, the reverse of
+   * `ApiKeys.revokeFor` (organisation, then key): a deadlock. Nothing signs inside one: the signing
+   * routes are GETs (never idempotent), the capability check refuses first, the CLI runs none.
+   */
+  private notJoined(): void {
+    if (this.deps.uow.joined?.())
+      throw new Error("a signing key cannot be used inside an idempotent request's transaction: sign before or after it");
+  }
+
+  /** The current key from the database, kept in the cache when nothing raced the read. */
+  private async load(tenant: Tenant, key: string): Promise<LiveKey> {
     let mark = this.epoch;
     let current = await this.readCurrent(tenant);
     if (mark !== this.epoch) {
@@ -159,11 +201,22 @@ export class SigningKeys implements Signer {
     return current;
   }
 
-  /** The tenant's newest active key from the database (created when it has none), decrypted. */
+  /**
+   * The tenant's newest active key from the database (created when it has none), decrypted. On
+   * first use several instances (or requests) find none at once: each would make a key of its own,
+   * and answers signed with all but the newest would verify with no key the routes serve. So the
+   * maker takes the organisation's row lock (which lets inserts of its records go on) and looks
+   * again: one makes the key, the others wait for its commit and find it (READ COMMITTED: the
+   * second look is a new statement).
+   */
   private async readCurrent(tenant: Tenant): Promise<LiveKey> {
+    const algorithm = this.deps.scheme.algorithm;
     const record = await this.deps.uow.run(async (r) => {
-      const [newest] = await r.signingKeys.listActive(tenant, this.deps.scheme.algorithm);
-      return newest ?? this.create(tenant, (k) => r.signingKeys.save(k));
+      const [newest] = await r.signingKeys.listActive(tenant, algorithm);
+      if (newest) return newest;
+      await r.organisations.getForUpdate(tenant.organisationId);
+      const [madeMeanwhile] = await r.signingKeys.listActive(tenant, algorithm);
+      return madeMeanwhile ?? this.create(tenant, (k) => r.signingKeys.save(k));
     });
     return { record, key: this.deps.scheme.load(this.reveal(record)), publicHash: this.deps.scheme.publicHash(record) };
   }

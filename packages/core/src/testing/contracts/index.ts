@@ -457,6 +457,27 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       expect(await tx(uow(), (r) => r.customers.findByValue({ ...t, isTest: true }, customer.value))).toBeUndefined();
     });
 
+    it('finds or creates a customer by member value, and a grantee by granteeId, in one step', async () => {
+      const { t, customer } = await world();
+      // An existing value: the stored customer, nothing inserted.
+      const twin = aCustomer(t, { value: customer.value, emailAddress: 'other@example.com' });
+      expect(await tx(uow(), (r) => r.customers.findOrCreate(twin))).toEqual(customer);
+      expect(await tx(uow(), (r) => r.customers.get(twin.id))).toBeUndefined();
+      // A new value: inserted as given; again in the other mode of the tenant (its own customer).
+      const fresh = aCustomer(t, { value: `new-${randomUUID()}` });
+      expect(await tx(uow(), (r) => r.customers.findOrCreate(fresh))).toEqual(fresh);
+      expect(await tx(uow(), (r) => r.customers.findByValue(t, fresh.value))).toEqual(fresh);
+      const testMode = aCustomer({ ...t, isTest: true }, { value: fresh.value });
+      expect(await tx(uow(), (r) => r.customers.findOrCreate(testMode))).toEqual(testMode);
+      const grantee = { id: randomUUID(), ...t, granteeId: `g-${randomUUID()}`, name: 'Ann', createdAt: at(1), updatedAt: at(1) };
+      expect(await tx(uow(), (r) => r.people.findOrCreateGrantee(grantee))).toEqual(grantee);
+      const again = { ...grantee, id: randomUUID(), name: 'Other' };
+      expect(await tx(uow(), (r) => r.people.findOrCreateGrantee(again))).toEqual(grantee);
+      expect(await tx(uow(), (r) => r.people.getGrantee(again.id))).toBeUndefined();
+      const foreign = { ...again, isTest: true };
+      expect(await tx(uow(), (r) => r.people.findOrCreateGrantee(foreign))).toEqual(foreign);
+    });
+
     it("pages a tenant's subscriptions by creation, filtered by status, product, plan, customer and id", async () => {
       const { t, plan, customer } = await world();
       const other = aCustomer(t);
@@ -819,6 +840,41 @@ export function describeSubscriptionRepositoryContracts(name: string, uow: UnitO
       );
       await tx(uow(), (r) => r.licenses.deleteMany([ls[0].id, ls[1].id]));
       expect(await tx(uow(), (r) => r.licenses.listBySubscription(s.id))).toEqual([]);
+    });
+
+    it('lists ad hoc EVALUATION licenses whose end has come, earliest end first, at most the limit', async () => {
+      const { plan, customer } = await world();
+      const s = aSubscription(plan, customer);
+      // Ends long before every other test's licenses (T0 is 2026): this test's ended ones come first.
+      const end = (days: number) => new Date(Date.UTC(1990, 0, 1) + days * 86_400_000);
+      const ended = [
+        aLicense(plan, { status: 'EVALUATION', endTime: end(2) }),
+        aLicense(plan, { status: 'EVALUATION', endTime: end(1), granteeId: 'eve' }),
+        aLicense(plan, { status: 'EVALUATION', endTime: end(3), isTest: true }),
+      ];
+      const kept = [
+        aLicense(plan, { status: 'EVALUATION', endTime: end(10) }), // ends after `now`
+        aLicense(plan, { status: 'EVALUATION', endTime: null }), // never ends
+        aLicense(plan, { status: 'ACTIVE', endTime: end(1) }),
+        aLicense(plan, { status: 'CANCELED', endTime: end(1) }),
+        aLicense(plan, { status: 'TRIALING', endTime: end(1), subscriptionId: s.id }),
+        aLicense(plan, { status: 'EVALUATION', endTime: end(1), subscriptionId: s.id }), // a seat: ends with its subscription
+      ];
+      await tx(uow(), async (r) => {
+        await r.subscriptions.save(s);
+        await r.licenses.saveMany([...ended, ...kept]);
+      });
+      const now = end(5);
+      const mine = new Set([...ended, ...kept].map((l) => l.id));
+      const listed = (await tx(uow(), (r) => r.licenses.listEndedEvaluations(now, 1000))).filter((id) => mine.has(id));
+      expect(listed).toEqual([ended[1].id, ended[0].id, ended[2].id]);
+      // The end itself counts as come.
+      expect(await tx(uow(), (r) => r.licenses.listEndedEvaluations(end(3), 1000))).toContain(ended[2].id);
+      expect(await tx(uow(), (r) => r.licenses.listEndedEvaluations(new Date(end(3).getTime() - 1), 1000))).not.toContain(ended[2].id);
+      expect(await tx(uow(), (r) => r.licenses.listEndedEvaluations(now, 2))).toEqual([ended[1].id, ended[0].id]);
+      // Written CANCELED, it is not listed again.
+      await tx(uow(), (r) => r.licenses.saveMany([{ ...ended[1], status: 'CANCELED' }]));
+      expect(await tx(uow(), (r) => r.licenses.listEndedEvaluations(now, 1))).toEqual([ended[0].id]);
     });
 
     it('names the subscriptions of licenses (sorted) and removes only unassigned seats, all or none', async () => {

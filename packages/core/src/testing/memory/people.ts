@@ -21,6 +21,12 @@ export function peopleRepository(db: Tables): PeopleRepository {
         q,
       );
     },
+    findOrCreateGrantee: async (g) => {
+      const found = values(db.grantees).find((x) => inTenant(x, g) && x.granteeId === g.granteeId);
+      if (found) return found;
+      db.grantees.set(g.id, copy(g));
+      return copy(g);
+    },
     saveGrantee: async (g) => void db.grantees.set(g.id, copy(g)),
     deleteGrantee: async (id) => {
       for (const [k, m] of db.memberships) if (m.granteeRef === id) db.memberships.delete(k);

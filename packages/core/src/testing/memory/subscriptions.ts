@@ -158,6 +158,12 @@ export function licenseRepository(db: Tables, changed: Changed): LicenseReposito
       const rows = [...reduced.values()];
       for (let at = 0; at < rows.length; at += batch) if (!visit(rows.slice(at, at + batch))) return;
     },
+    listEndedEvaluations: async (now, limit) =>
+      values(db.licenses)
+        .filter((l) => l.status === 'EVALUATION' && l.subscriptionId === null && l.endTime !== null && l.endTime <= now)
+        .sort((a, b) => (a.endTime as Date).getTime() - (b.endTime as Date).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, limit)
+        .map((l) => l.id),
     saveMany: async (ls) =>
       ls.forEach((l) => {
         licenseChanged(db.licenses.get(l.id));

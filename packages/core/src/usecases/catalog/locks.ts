@@ -7,6 +7,13 @@ import type { Repositories } from '../../ports';
  * order every catalog write takes, so two never wait on each other), both read under their locks.
  * A write that read them so cannot write over an archive committed meanwhile, nor write into a plan
  * or product archived meanwhile: the archive waits for it, or it waits for the archive and sees it.
+ *
+ * The plan is read twice, deliberately: first without a lock, only to learn its product (a plan never
+ * moves to another product), then under its lock after the product's. Locking the plan on the first
+ * read would take it before its product, against the writes that lock a product and then its plans
+ * (savePlan, entitlement deletes, the catalog-file import): two such writes could deadlock. Reading
+ * it once would need a port that locks a plan's product by the plan's id (or names a plan's product
+ * without loading the plan) in each adapter, for one read more in a catalog write.
  */
 export async function lockedPlan(
   r: Repositories,

@@ -1,8 +1,9 @@
 import { ErrorCodes, fail, invalid } from '../../errors';
 import type { Grantee, Group, Id, Page, Tenant } from '../../model';
 import { seatHolders } from '../../domain/people';
+import { assertCheckableGranteeId } from '../../domain/grantee-ids';
 import { assertAccessible } from '../../domain/tenancy';
-import { ensureGrantees, loadGroup, moveLicenses, type GroupMember, type PeopleDeps } from './shared';
+import { loadGroup, moveLicenses, type GroupMember, type PeopleDeps } from './shared';
 
 /**
  * Grantees of the catalog API: who uses a product, named by the vendor's `granteeId` as licenses
@@ -53,12 +54,25 @@ export class GranteeDirectory {
   }
 
   async create(tenant: Tenant, input: { granteeId: string; name?: string }): Promise<Grantee> {
+    assertCheckableGranteeId('granteeId', input.granteeId);
+    const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
-      if ((await r.people.findGrantees(tenant, [input.granteeId])).length)
+      const fresh: Grantee = {
+        id: this.deps.ids.newId(),
+        organisationId: tenant.organisationId,
+        isTest: tenant.isTest,
+        granteeId: input.granteeId,
+        name: input.name ?? null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      // One step: of two creations of one new granteeId at once, the second is told it exists.
+      const stored = await r.people.findOrCreateGrantee(fresh);
+      if (stored.id !== fresh.id)
         fail(ErrorCodes.CONFLICT, 'a grantee with this granteeId exists', [
           { property: 'granteeId', error: 'is taken by another grantee' },
         ]);
-      return (await ensureGrantees(r, this.deps, tenant, [input])).get(input.granteeId) as Grantee;
+      return stored;
     });
   }
 
@@ -68,6 +82,7 @@ export class GranteeDirectory {
     return this.deps.uow.run(async (r) => {
       const current = assertAccessible(await r.people.getGrantee(id), tenant, 'grantee');
       if (input.granteeId !== current.granteeId) {
+        assertCheckableGranteeId('granteeId', input.granteeId);
         if ((await r.people.findGrantees(tenant, [input.granteeId])).length) invalid('granteeId', 'is taken by another grantee');
         await moveLicenses(r, tenant, current.granteeId, input.granteeId, now);
       }

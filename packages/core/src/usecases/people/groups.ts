@@ -1,7 +1,8 @@
 import { invalid } from '../../errors';
 import { isUuid } from '../../support/text';
 import type { Customer, Grantee, Group, Id, Membership, Page, Tenant } from '../../model';
-import { applyMembershipChanges, type MembershipChange } from '../../domain/people';
+import { applyMembershipChanges, assertCheckableMembers, type MembershipChange } from '../../domain/people';
+import { assertCheckableGranteeId } from '../../domain/grantee-ids';
 import { lockSubscriptions } from '../subscriptions/shared';
 import { ensureGrantees, loadGroup, lockForMoves, membersOf, type GroupMember, type PeopleDeps } from './shared';
 
@@ -39,21 +40,19 @@ export class GroupDirectory {
 
   /** A group of the owner (a customer, made when new) with these grantees (made when new). */
   async create(tenant: Tenant, input: { owner: string; name?: string; grantees?: { granteeId: string; name?: string }[] }): Promise<Group> {
+    (input.grantees ?? []).forEach((g, i) => assertCheckableGranteeId(`grantees[${i}].granteeId`, g.granteeId));
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
-      let owner = await r.customers.findByValue(tenant, input.owner);
-      if (!owner) {
-        owner = {
-          id: this.deps.ids.newId(),
-          ...tenant,
-          value: input.owner,
-          emailAddress: null,
-          paymentCustomerId: null,
-          createdAt: now,
-          updatedAt: now,
-        };
-        await r.customers.save(owner);
-      }
+      const owner = await r.customers.findOrCreate({
+        id: this.deps.ids.newId(),
+        organisationId: tenant.organisationId,
+        isTest: tenant.isTest,
+        value: input.owner,
+        emailAddress: null,
+        paymentCustomerId: null,
+        createdAt: now,
+        updatedAt: now,
+      });
       const group: Group = {
         id: this.deps.ids.newId(),
         ...tenant,
@@ -92,6 +91,7 @@ export class GroupDirectory {
       for (const [i, g] of input.grantees.entries()) {
         const current = members.get(g.id) ?? invalid(`grantees[${i}].id`, 'is not a member of the group');
         if (g.granteeId !== current.granteeId) {
+          assertCheckableGranteeId(`grantees[${i}].granteeId`, g.granteeId);
           if ((await r.people.findGrantees(tenant, [g.granteeId])).length)
             invalid(`grantees[${i}].granteeId`, 'is taken by another grantee');
           await moves.move(current.granteeId, g.granteeId, now);
@@ -122,6 +122,7 @@ export class GroupDirectory {
    * membership.
    */
   async manage(tenant: Tenant, id: Id, changes: MembershipChange[]): Promise<void> {
+    assertCheckableMembers(changes);
     const now = this.deps.clock.now();
     await this.deps.uow.run(async (r) => {
       const group = await loadGroup(r, tenant, id);

@@ -1,5 +1,6 @@
 import type { Grantee, Group, Id, License, Tenant } from '../../model';
 import { assignGrantee } from '../../domain/license';
+import { assertCheckableGranteeId } from '../../domain/grantee-ids';
 import { groupReference, seatHolders, subscriptionGroup } from '../../domain/people';
 import { ErrorCodes, fail } from '../../errors';
 import { isUuid } from '../../support/text';
@@ -40,8 +41,16 @@ export async function ensureGrantees(
   const now = deps.clock.now();
   for (const w of wanted) {
     if (found.has(w.granteeId)) continue;
-    const g: Grantee = { id: deps.ids.newId(), ...tenant, granteeId: w.granteeId, name: w.name ?? null, createdAt: now, updatedAt: now };
-    await r.people.saveGrantee(g);
+    // Found or made in one step: a request making the same grantee at once shares it (no unique-key failure).
+    const g = await r.people.findOrCreateGrantee({
+      id: deps.ids.newId(),
+      organisationId: tenant.organisationId,
+      isTest: tenant.isTest,
+      granteeId: w.granteeId,
+      name: w.name ?? null,
+      createdAt: now,
+      updatedAt: now,
+    });
     found.set(w.granteeId, g);
   }
   return found;
@@ -137,7 +146,12 @@ export async function memberIdsOf(r: Repositories, group: Group): Promise<string
  * 404; another organisation's: 403); a bare id that names one of the tenant's groups is that group
  * (an id read from `GET /api/groups`); anything else is a grantee.
  */
-export async function purchaseFor(r: Repositories, tenant: Tenant, grantee: string | undefined | null): Promise<PurchaseFor> {
+export async function purchaseFor(
+  r: Repositories,
+  tenant: Tenant,
+  grantee: string | undefined | null,
+  property = 'grantee',
+): Promise<PurchaseFor> {
   if (grantee === undefined || grantee === null) return { granteeId: null, group: null, members: [] };
   const ref = groupReference(grantee);
   let group: Group | undefined;
@@ -148,6 +162,9 @@ export async function purchaseFor(r: Repositories, tenant: Tenant, grantee: stri
     const row = (await r.people.getGroup(grantee)) ?? (await r.subscriptions.get(grantee));
     if (row && row.organisationId === tenant.organisationId && row.isTest === tenant.isTest) group = await loadGroup(r, tenant, grantee);
   }
-  if (!group) return { granteeId: grantee, group: null, members: [] };
+  if (!group) {
+    assertCheckableGranteeId(property, grantee);
+    return { granteeId: grantee, group: null, members: [] };
+  }
   return { granteeId: null, group, members: await memberIdsOf(r, group) };
 }

@@ -178,18 +178,15 @@ export class SubscriptionAdmin {
 
   private async customer(r: Repositories, tenant: Tenant, owner: string, now: Date): Promise<Customer> {
     if (owner.trim() === '' || owner.length > 320) invalid('owner', 'must be 1 to 320 characters');
-    const existing = await r.customers.findByValue(tenant, owner);
-    if (existing) return existing;
-    const c: Customer = {
+    return r.customers.findOrCreate({
       id: this.deps.ids.newId(),
-      ...tenant,
+      organisationId: tenant.organisationId,
+      isTest: tenant.isTest,
       value: owner,
       emailAddress: owner.includes('@') ? owner : null,
       paymentCustomerId: null,
       createdAt: now,
       updatedAt: now,
-    };
-    await r.customers.save(c);
-    return c;
+    });
   }
 }

@@ -3,6 +3,7 @@ import { assertPlanSellable, isPerSeat, minimumSeats } from '../../domain/catalo
 import type { Customer, Id, LineItem, Page, Plan, Subscription, SubscriptionLineItem, SubscriptionStatus, Tenant } from '../../model';
 import { effectiveStatus, heldPlanIds } from '../../domain/subscription';
 import { assertAccessible } from '../../domain/tenancy';
+import { assertCheckableGranteeId } from '../../domain/grantee-ids';
 import type { Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import type { SubscriptionAdmin } from './admin';
@@ -102,6 +103,7 @@ export class SubscriptionDirectory {
    */
   async createServiceOnly(tenant: Tenant, input: ServiceOnlyInput): Promise<SubscriptionView> {
     if (input.plans.length === 0) invalid('plans', 'must hold at least one plan');
+    if (input.grantee !== undefined) assertCheckableGranteeId('grantee', input.grantee);
     const plans = await this.deps.uow.read(async (r) => {
       const out: Plan[] = [];
       for (const [i, { planId }] of input.plans.entries()) {

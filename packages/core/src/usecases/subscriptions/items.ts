@@ -4,11 +4,12 @@ import type { Id, License, LineItemQuantities, Plan, Proration, Subscription, Te
 import { assertBilledAsPriced, assertPricedIn, unitAmount } from '../../domain/catalog';
 import { quickCheckoutQuantity } from '../../domain/quick-checkout';
 import { addPlan, removePlan, seatsOfPlan, setAddedPlanSeats } from '../../domain/subscription-plans';
+import { assertCheckableGranteeId } from '../../domain/grantee-ids';
 import { resolveCheckoutOptions } from '../../domain/checkout';
 import type { NewSeats } from '../../domain/seats';
 import { assertAccessible } from '../../domain/tenancy';
 import { assertFreeWhenUnbilled, effectiveStatus } from '../../domain/subscription';
-import type { PaymentProvider, ProviderOutcome, Repositories } from '../../ports';
+import type { PaymentProvider, PlanItemRequest, ProviderOutcome, Repositories } from '../../ports';
 import type { CoreDeps } from '../deps';
 import { limitsOf } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
@@ -31,6 +32,27 @@ import {
 export type PlanItemStep =
   | { kind: 'add'; planId: Id; at: string; field?: string; granteeId?: string; metadata?: LineItemQuantities }
   | { kind: 'remove'; planId: Id; at: string };
+
+/**
+ * Tells `provider` that the plan added to `request.subscription` now has `request.quantity` seats:
+ * the number, to a provider that keeps it (`setPlanSeats`, Stripe); else the difference from the
+ * seats `request.subscription` holds of the plan, as the plan's seats added or removed
+ * (`addPlan`/`removePlan` of that many: the sandbox), and nothing when there is none. A provider
+ * that can do neither refuses (PAYMENT_NOT_AVAILABLE). The one implementation of the port's
+ * `setPlanSeats` fallback: the use case's and the runtime's mode router's.
+ */
+export async function setPlanSeatsAt(
+  provider: Pick<PaymentProvider, 'name' | 'addPlan' | 'removePlan' | 'setPlanSeats'>,
+  request: PlanItemRequest,
+): Promise<ProviderOutcome> {
+  if (provider.setPlanSeats) return provider.setPlanSeats(request);
+  const held = request.subscription.addedPlans.find((a) => a.planId === request.plan.id)?.quantity ?? 0;
+  const delta = request.quantity - held;
+  if (delta === 0) return {};
+  const change = delta > 0 ? provider.addPlan : provider.removePlan;
+  if (!change) return fail(ErrorCodes.PAYMENT_NOT_AVAILABLE, `subscriptions paid through ${provider.name} hold one plan`);
+  return change.call(provider, { ...request, quantity: Math.abs(delta) });
+}
 
 interface Decision {
   before: Subscription;
@@ -55,6 +77,8 @@ export class SubscriptionItems {
   ) {}
 
   async change(tenant: Tenant, id: Id, steps: PlanItemStep[], proration: Proration): Promise<Subscription> {
+    for (const step of steps)
+      if (step.kind === 'add' && step.granteeId !== undefined) assertCheckableGranteeId(`${step.at}.grantee`, step.granteeId);
     const now = this.deps.clock.now();
     const first = await this.deps.uow.run(async (r) => {
       const d = await this.decide(r, tenant, id, steps, now, false);
@@ -299,12 +323,8 @@ export class SubscriptionItems {
       member: d.member,
     });
     /** Tells the provider the decided change: the number (setPlanSeats, Stripe), else the difference (the sandbox). */
-    const tell = async (d: typeof first): Promise<ProviderOutcome | undefined> => {
-      if (!provider) return undefined;
-      if (provider.setPlanSeats) return provider.setPlanSeats({ ...base(d), quantity });
-      const request = { ...base(d), quantity: Math.abs(d.change.delta) };
-      return (d.change.delta > 0 ? provider.addPlan : provider.removePlan)!.call(provider, request);
-    };
+    const tell = async (d: typeof first): Promise<ProviderOutcome | undefined> =>
+      provider ? setPlanSeatsAt(provider, { ...base(d), quantity }) : undefined;
     const outcome = await tell(first);
     const write = () =>
       this.deps.uow.run(async (r) => {

@@ -5,22 +5,51 @@ import { isOutage } from '../../errors';
 import { billsTestModeOnly, limitsOf, providerOf, subscriptionProviders, type CoreDeps } from '../deps';
 import { loadCurrencies } from '../catalog-queries';
 import { billingProviderOf, endSubscriptionUsage, loadPlan, saveOutcome } from './shared';
+import type { Id, License } from '../../model';
+import type { Repositories } from '../../ports';
 import type { UsageService } from '../usage';
 import { closeSubscriptionPeriod, usageInvoiceLines } from '../usage/periods';
 
-/** How long a subscription whose renewal failed (not for an outage) is passed over by this process's sweeps. */
+/**
+ * How long a subscription whose renewal failed (not for an outage), or an ended evaluation license
+ * that could not be ended, is passed over by this process's sweeps.
+ */
 export const RENEWAL_RETRY_MS = 10 * 60_000;
-/** Subscriptions one process passes over at most (the oldest failure is forgotten first). */
+/** Subscriptions (or licenses) one process passes over at most, each sweep (the oldest failure is forgotten first). */
 const PASSED_OVER_MAX = 1_000;
+
+/**
+ * What one sweep passes over, and until when: one broken row (bad data, a bug) must not stop every
+ * row behind it, nor be tried again on every pass. Per process, forgotten on restart.
+ */
+class PassedOver {
+  private readonly until = new Map<string, number>();
+
+  /** Forgets what is due again at `now`; how many are still passed over. */
+  prune(now: Date): number {
+    for (const [id, until] of this.until) if (until <= now.getTime()) this.until.delete(id);
+    return this.until.size;
+  }
+
+  has(id: string): boolean {
+    return this.until.has(id);
+  }
+
+  /** Passes `id` over for `RENEWAL_RETRY_MS` from `now` (the oldest is forgotten past `PASSED_OVER_MAX`). */
+  add(id: string, now: Date): void {
+    this.until.set(id, now.getTime() + RENEWAL_RETRY_MS);
+    if (this.until.size > PASSED_OVER_MAX) this.until.delete(this.until.keys().next().value as string);
+  }
+}
+/** Ended evaluation licenses one transaction of `Sweeps.endedEvaluations` writes at most. */
+const EVALUATION_BATCH = 100;
 
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
-  /**
-   * Subscriptions whose renewal failed for something else than an outage, and until when they are
-   * passed over: one broken subscription (bad data, a bug) must not stop every renewal behind it,
-   * nor be tried again on every pass.
-   */
-  private readonly passedOver = new Map<string, number>();
+  /** Subscriptions whose renewal failed for something else than an outage. */
+  private readonly passedOver = new PassedOver();
+  /** Ended evaluation licenses that could not be ended for something else than an outage. */
+  private readonly evaluationsPassedOver = new PassedOver();
 
   constructor(
     private readonly deps: Pick<
@@ -61,8 +90,7 @@ export class Sweeps {
     if (providers.length === 0) return 0;
     // Asked of the database, so live-mode ones never fill a pass (they keep their old period ends, first in line).
     const testModeOnly = renewers.filter((p) => billsTestModeOnly(this.deps, p)).map((p) => p.name);
-    for (const [id, until] of this.passedOver) if (until <= now.getTime()) this.passedOver.delete(id);
-    const listed = limit + this.passedOver.size;
+    const listed = limit + this.passedOver.prune(now);
     const due = (await this.deps.uow.run((r) => r.subscriptions.listDueForRenewal(now, providers, listed, testModeOnly)))
       .filter((id) => !this.passedOver.has(id))
       .slice(0, limit);
@@ -73,8 +101,7 @@ export class Sweeps {
       } catch (e) {
         // An outage stops the sweep (the next pass tries again); anything else is this subscription's own.
         if (isOutage(e)) throw e;
-        this.passedOver.set(id, now.getTime() + RENEWAL_RETRY_MS);
-        if (this.passedOver.size > PASSED_OVER_MAX) this.passedOver.delete(this.passedOver.keys().next().value as string);
+        this.passedOver.add(id, now);
         this.deps.logger?.error('subscription renewal failed; passed over for now, the others go on', {
           subscription: id,
           retryAfterMinutes: RENEWAL_RETRY_MS / 60_000,
@@ -141,6 +168,51 @@ export class Sweeps {
     });
   }
 
+  /**
+   * Ad hoc evaluation licenses (`EVALUATION`, no subscription) whose end has come are written as
+   * `CANCELED`, keeping their `endTime`: lists, `status` filters and counts of every generation stop
+   * showing them as evaluations, and each one's `license.cancelled` webhook and change-feed notice
+   * are written by its transaction (the outbox and the license trigger follow the write). The check
+   * ignored them already (their end passed). A trial is a subscription's (`TRIALING` seats): never
+   * touched here. At most `limit` a pass, `EVALUATION_BATCH` a transaction; each license is locked
+   * and checked again before it is written, so two instances sweeping at once end it once (the
+   * second finds it `CANCELED` and writes nothing). A license that cannot be ended (not for an
+   * outage) is logged and passed over by this process for `RENEWAL_RETRY_MS`, as renewals do: it
+   * would otherwise stay first in line (the earliest end) and be tried on every pass, and enough of
+   * them would fill every pass. Returns how many it ended.
+   */
+  async endedEvaluations(limit = 500): Promise<number> {
+    const now = this.deps.clock.now();
+    const listed = limit + this.evaluationsPassedOver.prune(now);
+    const due = (await this.deps.uow.run((r) => r.licenses.listEndedEvaluations(now, listed)))
+      .filter((id) => !this.evaluationsPassedOver.has(id))
+      .slice(0, limit);
+    let done = 0;
+    for (let at = 0; at < due.length; at += EVALUATION_BATCH) {
+      const batch = due.slice(at, at + EVALUATION_BATCH);
+      try {
+        done += await this.deps.uow.run((r) => endEvaluations(r, batch, now));
+      } catch (e) {
+        if (isOutage(e)) throw e;
+        // Something of one license's own (bad data, a bug): the others of its batch end one by one.
+        for (const id of batch) {
+          try {
+            done += await this.deps.uow.run((r) => endEvaluations(r, [id], now));
+          } catch (one) {
+            if (isOutage(one)) throw one;
+            this.evaluationsPassedOver.add(id, now);
+            this.deps.logger?.error('ending an evaluation license failed; passed over for now, the others go on', {
+              license: id,
+              retryAfterMinutes: RENEWAL_RETRY_MS / 60_000,
+              error: one instanceof Error ? one.message : String(one),
+            });
+          }
+        }
+      }
+    }
+    return done;
+  }
+
   /** Cancels subscriptions whose scheduled cancellation is due. Returns how many. */
   async cancellations(limit = 100): Promise<number> {
     const now = this.deps.clock.now();
@@ -165,4 +237,16 @@ export class Sweeps {
     }
     return done;
   }
+}
+
+/** Whether the license is an ad hoc evaluation whose end has come (what `endedEvaluations` ends). */
+const evaluationEnded = (l: License, now: Date): boolean =>
+  l.status === 'EVALUATION' && l.subscriptionId === null && l.endTime !== null && l.endTime <= now;
+
+/** Ends those of the licenses that are still ended evaluations, under their row locks (id order); how many. */
+async function endEvaluations(r: Repositories, ids: Id[], now: Date): Promise<number> {
+  const ended = (await r.licenses.getManyForUpdate(ids)).filter((l) => evaluationEnded(l, now));
+  if (ended.length === 0) return 0;
+  await r.licenses.saveMany(ended.map((l) => ({ ...l, status: 'CANCELED', cancelAtPeriodEnd: false, updatedAt: now })));
+  return ended.length;
 }

@@ -1,0 +1,22 @@
+import { invalid } from '../errors';
+
+/**
+ * What the capability checks' `granteeIds` list (`a,b` or `[a,b]`, items trimmed and unquoted)
+ * would read differently from the id itself: a comma splits it, blanks around it are trimmed, a
+ * leading `[` or trailing `]` may be taken for the list's brackets, a leading or trailing quote is
+ * stripped. Such an id could be sold but never checked, so no grantee id is written with one.
+ */
+const UNREADABLE = /,|^\s|\s$|^[["']|["'\]]$/;
+
+/** Whether the check's `granteeIds` reads this id back as itself, alone or in a list. */
+export const isCheckableGranteeId = (id: string): boolean => id.length > 0 && !UNREADABLE.test(id);
+
+/** A grantee id about to be written (a license, a checkout, a seat, a grantee record): 400 naming `property` unless the check can read it back. */
+export function assertCheckableGranteeId(property: string, id: string): void {
+  if (typeof id !== 'string' || id.length === 0) invalid(property, 'must be a non-empty string');
+  if (!isCheckableGranteeId(id))
+    invalid(
+      property,
+      'must not contain a comma, begin or end with a blank or a quote, begin with [ or end with ]: the license check could not read it back',
+    );
+}
