@@ -92,4 +92,41 @@ describe('grantee ids the license check cannot read back', () => {
     for (const granteeIds of ["o'neil@example.com", "[o'neil@example.com]", "other,o'neil@example.com", '["o\'neil@example.com"]'])
       await request(app).get('/licenses/check').query({ productUuid: product, granteeIds }).set('x-api-key', key()).expect(200);
   });
+
+  it('an id stored before the rule is sent back unchanged (v2 PUT moves the end; v1 batch re-sends it); refusals name where the id stands', async () => {
+    const planUuid = org.keys['plans.notes.free'];
+    const [lic] = (await post('/licenses', [{ planUuid, member: 'm@example.com', granteeId: 'stored-1' }], 'v1')).body;
+    await world.db.uow.run(async (r) => {
+      const l = await r.licenses.get(lic.uuid);
+      if (l) await r.licenses.saveMany([{ ...l, granteeId: 'team,user-9' }]);
+    });
+    const endTime = new Date(Date.now() + 40 * 86_400_000).toISOString();
+    const v2 = await request(app)
+      .put(`/licenses/${lic.uuid}`)
+      .set('x-api-key', key())
+      .set('version', 'v2')
+      .send({ granteeId: 'team,user-9', endTime })
+      .expect(200);
+    expect([v2.body.granteeId, v2.body.endTime]).toEqual(['team,user-9', endTime]);
+    await request(app)
+      .put('/licenses')
+      .set('x-api-key', key())
+      .set('version', 'v1')
+      .send([{ uuid: lic.uuid, granteeId: 'team,user-9' }])
+      .expect(200);
+    // An array of one names its item; v1's PUT of one license (an object) names the field itself.
+    const one = await post('/licenses', [{ planUuid, member: 'm@example.com', granteeId: 'a,b' }], 'v1');
+    expect([one.status, one.body.validationErrors?.[0]?.property]).toEqual([400, '[0].granteeId']);
+    const single = await request(app).put(`/licenses/${lic.uuid}`).set('x-api-key', key()).set('version', 'v1').send({ granteeId: 'c,d' });
+    expect([single.status, single.body.validationErrors?.[0]?.property]).toEqual([400, 'granteeId']);
+    // The catalog's owner, the seat holder when no grantee is named, is told why and what to do.
+    const checkout = await post('/api/checkout', {
+      planId: org.keys['plans.notes.business'],
+      owner: 'Doe, Jo',
+      interval: 'month',
+      intervalCount: 1,
+    });
+    refused(checkout, 'owner');
+    expect(JSON.stringify(checkout.body)).toContain('gets the seat when no grantee is named');
+  });
 });

@@ -3,7 +3,11 @@ import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import { clientStatus, cspHash, setPageSecurity } from '@tollgate/http';
 import {
+  BUSY_RETRY_AFTER_SECONDS,
+  DATABASE_RETRY_AFTER_SECONDS,
   DomainError,
+  ErrorCodes,
+  isOutage,
   formatMoney,
   html,
   Html,
@@ -266,18 +270,18 @@ export function createPricingPageRouter(s: PricingPageServices): express.Router 
       sendHtml(res, 200, fragment ? `<style>${PRICING_TABLE_STYLE}</style>${markup.text}` : document(table.title || table.name, markup));
     } catch (e) {
       // The table, a plan or the product changed since the link was made (archived, no longer sold).
-      if (!(e instanceof DomainError)) throw e;
+      // An outage is not that: the error handler's 503.
+      if (!(e instanceof DomainError) || isOutage(e)) throw e;
       notValid(409, 'These plans cannot be bought right now. Please go back and open the pricing page again.');
     }
   });
   // A request refused before the handler (a path that does not decode: express's 400): that status,
-  // the page of a link that is not valid, nothing logged. Anything unexpected: a plain page, logged
-  // with its request id, never a stack trace.
+  // the page of a link that is not valid, nothing logged. The database down or every connection in
+  // use: 503 with the APIs' Retry-After, "try again shortly", nothing logged (the outage is reported
+  // where it is met). Anything unexpected: a plain page, logged with its request id, never a stack trace.
   r.use((err: unknown, req: Request, res: Response, _next: express.NextFunction) => {
-    const status = clientStatus(err);
-    if (status !== undefined) {
-      const message = 'This pricing link is not valid. Please go back and open it again.';
-      return req.query.format === 'fragment'
+    const refused = (status: number, message: string) =>
+      req.query.format === 'fragment'
         ? sendHtml(res, status, html`<p role="alert">${message}</p>`.text)
         : sendHtml(
             res,
@@ -288,7 +292,13 @@ export function createPricingPageRouter(s: PricingPageServices): express.Router 
                 <p role="alert">${message}</p>`,
             ),
           );
+    if (isOutage(err)) {
+      const seconds = err.code === ErrorCodes.BUSY ? BUSY_RETRY_AFTER_SECONDS : DATABASE_RETRY_AFTER_SECONDS;
+      res.setHeader('Retry-After', String(seconds));
+      return refused(503, 'The pricing table cannot be shown right now. Please try again shortly.');
     }
+    const status = clientStatus(err);
+    if (status !== undefined) return refused(status, 'This pricing link is not valid. Please go back and open it again.');
     s.logger.error('pricing page failed', { requestId: res.locals.requestId, path: req.path, error: String(err) });
     sendHtml(
       res,

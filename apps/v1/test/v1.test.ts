@@ -472,7 +472,7 @@ describe('v1 licenses', () => {
     expect(created).toMatchObject({ granteeId: 'v1-after', capabilities: [expect.objectContaining({ name: 'edit' })] });
     const batch = await after('licenses.batchUpdate', 'put', '/licenses', [{ uuid: created.uuid, granteeId: 'v1-next' }]);
     expect(batch).toMatchObject([{ uuid: created.uuid, granteeId: 'v1-next', capabilities: created.capabilities }]);
-    const one = await after('licenses.batchUpdate', 'put', `/licenses/${created.uuid}`, { granteeId: 'v1-last' });
+    const one = await after('licenses.update', 'put', `/licenses/${created.uuid}`, { granteeId: 'v1-last' });
     expect(one).toEqual({ ...(await api.get(`/licenses/${created.uuid}`).expect(200)).body });
     expect(one.granteeId).toBe('v1-last');
   });

@@ -96,12 +96,18 @@ const translated = async <T>(work: () => Promise<T>, writing: boolean): Promise<
   }
 };
 
-/** Each unit of work is one database transaction (READ COMMITTED plus explicit row locks). */
+/**
+ * Each unit of work is one database transaction, READ COMMITTED plus explicit row locks. The level
+ * is named on every BEGIN, whatever the server's or role's `default_transaction_isolation`: the
+ * writers count on each statement seeing what committed before it (a find-or-create's read after
+ * its insert waited, a seat writer's read after its lock was granted); under REPEATABLE READ those
+ * would fail as serialization errors.
+ */
 export class PostgresUnitOfWork implements UnitOfWork {
   constructor(private readonly db: Kysely<DB>) {}
 
   async run<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
-    const trx = await translated(() => this.db.startTransaction().execute(), true);
+    const trx = await translated(() => this.db.startTransaction().setIsolationLevel('read committed').execute(), true);
     let result: T;
     try {
       result = await work(repositories(trx));

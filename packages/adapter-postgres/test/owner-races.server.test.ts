@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Customer, Grantee, Tenant } from '@tollgate/core';
 import { buyPlan, createTestCore, rejectionOf, seedSample, type TestCore } from '@tollgate/core/testing';
-import { createTestDatabase, type TestDatabase } from '../src';
+import { sql } from 'kysely';
+import { createTestDatabase, openDatabase, PostgresUnitOfWork, type TestDatabase } from '../src';
 
 let db: TestDatabase;
 let core: TestCore;
@@ -27,10 +28,29 @@ const customerOf = (tenant: Tenant, value: string): Customer => ({
 });
 
 /**
- * Runs `insert` in a transaction held open while `work` starts (and reaches the unique key), then
- * commits it; `work`'s outcome once settled.
+ * Until a statement of this database waits for a lock (`work` reached the unique key the open
+ * transaction holds), or `work` settled without waiting (its own failure, answered as it is).
  */
-async function whileInserting<T>(insert: Parameters<TestDatabase['uow']['run']>[0], work: () => Promise<T>): Promise<T> {
+async function untilWaiting(on: TestDatabase, settled: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(on.db);
+    if (rows[0].n > 0 || settled()) return;
+    if (Date.now() > deadline) throw new Error('the second transaction never waited for the first');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * Runs `insert` in a transaction held open until `work` waits for it (at the unique key), then
+ * commits it (or, `rollback`, rolls it back); `work`'s outcome once settled.
+ */
+async function whileInserting<T>(
+  insert: Parameters<TestDatabase['uow']['run']>[0],
+  work: () => Promise<T>,
+  { rollback = false }: { rollback?: boolean } = {},
+): Promise<T> {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   let inserted!: () => void;
@@ -39,13 +59,19 @@ async function whileInserting<T>(insert: Parameters<TestDatabase['uow']['run']>[
     await insert(r);
     inserted();
     await gate;
+    if (rollback) throw new Error('rolled back on purpose');
   });
+  void holder.catch(() => undefined);
   await ready;
+  let settled = false;
   const outcome = work();
-  void outcome.catch(() => undefined);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  void outcome.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await untilWaiting(db, () => settled);
   release();
-  await holder;
+  await (rollback ? expect(holder).rejects.toThrow('rolled back on purpose') : holder);
   return outcome;
 }
 
@@ -123,5 +149,49 @@ describe('one new owner or grantee made by two transactions at once', () => {
       message: 'a grantee with this granteeId exists',
       details: [{ property: 'granteeId', error: 'is taken by another grantee' }],
     });
+  });
+
+  it('the first transaction rolls back: the waiting one inserts its own row (a customer, a grantee)', async () => {
+    const { tenant, keys } = await seedSample(core, `race-rollback-${randomUUID()}`);
+    const gone = customerOf(tenant, 'buyer@example.com');
+    const { subscription } = await whileInserting(
+      (r) => r.customers.save(gone),
+      () => buyPlan(core, keys['plans.notes.team'], 2, 'alice'),
+      { rollback: true },
+    );
+    const stored = await db.uow.read((r) => r.customers.findByValue(tenant, 'buyer@example.com'));
+    expect(stored?.id).toBe(subscription.customerId);
+    expect(stored?.id).not.toBe(gone.id);
+
+    const ghost: Grantee = { id: randomUUID(), ...tenant, granteeId: 'erin', name: null, createdAt: new Date(), updatedAt: new Date() };
+    const group = await whileInserting(
+      (r) => r.people.saveGrantee(ghost),
+      () => core.groups.create(tenant, { owner: 'team-owner', grantees: [{ granteeId: 'erin' }] }),
+      { rollback: true },
+    );
+    const [member] = (await core.groups.get(tenant, group.id)).members;
+    expect(member.grantee.granteeId).toBe('erin');
+    expect(member.grantee.id).not.toBe(ghost.id);
+  });
+
+  it('a server or role whose default_transaction_isolation is REPEATABLE READ: the unit of work still reads what committed (READ COMMITTED named on BEGIN)', async () => {
+    // Connections of their own, each starting with the operator's default (a connection option).
+    const url = new URL(db.url as string);
+    url.searchParams.set('options', '-c default_transaction_isolation=repeatable\\ read');
+    const strict = openDatabase({ url: url.toString(), poolSize: 4 });
+    try {
+      const { rows } = await sql<{ level: string }>`select current_setting('default_transaction_isolation') as level`.execute(strict.db);
+      expect(rows[0].level).toBe('repeatable read');
+      const strictCore = createTestCore({ uow: new PostgresUnitOfWork(strict.db) });
+      const { tenant, keys } = await seedSample(strictCore, `race-strict-${randomUUID()}`);
+      const first = customerOf(tenant, 'buyer@example.com');
+      const { subscription } = await whileInserting(
+        (r) => r.customers.save(first),
+        () => buyPlan(strictCore, keys['plans.notes.team'], 2, 'alice'),
+      );
+      expect(subscription.customerId).toBe(first.id);
+    } finally {
+      await strict.close();
+    }
   });
 });

@@ -50,7 +50,7 @@ describeServer('a unit of work cut off around its COMMIT', () => {
   };
 
   it('answers a COMMIT that landed unacknowledged as in doubt (may have been applied), not "nothing was changed"', async () => {
-    const { failure, landed } = await saveCut({ query: /commit/i, when: 'after' });
+    const { failure, landed } = await saveCut({ query: /\bcommit\b/i, when: 'after' });
     expect(landed).toBe(true);
     expect(isDomainError(failure) && failure.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
     expect((failure as Error).message).toMatch(/may have been applied/);
@@ -58,7 +58,7 @@ describeServer('a unit of work cut off around its COMMIT', () => {
   });
 
   it('answers a COMMIT that never reached the server as in doubt too (the client cannot tell which)', async () => {
-    const { failure, landed } = await saveCut({ query: /commit/i, when: 'before' });
+    const { failure, landed } = await saveCut({ query: /\bcommit\b/i, when: 'before' });
     expect(landed).toBe(false);
     expect((failure as Error).message).toMatch(/may have been applied/);
   });

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { createRuntime, loadConfig, redactDatabaseUrl, type Config, type Runtime } from '@tollgate/runtime';
 
 /**
@@ -11,7 +9,8 @@ import { createRuntime, loadConfig, redactDatabaseUrl, type Config, type Runtime
 export async function openRuntime(argv: string[], env: NodeJS.ProcessEnv, err: (line: string) => void): Promise<Runtime> {
   // A command answers no checks: no in-memory index of every license to read at start.
   const config = { ...loadConfig(env), checkIndexMaxLicenses: 0 };
-  const fresh = !config.databaseUrl && !fs.existsSync(path.join(config.dataDir, 'pglite'));
+  // Whether the embedded database is new is told by the runtime, which looks under the data
+  // directory's lock (a look before it could race another process making it).
   const runtime = await createRuntime(config, {
     skipMigrations: argv[0] === 'migrate',
     // A command reads nothing from the read replica: an outage of it stops no operator.
@@ -19,7 +18,7 @@ export async function openRuntime(argv: string[], env: NodeJS.ProcessEnv, err: (
     lockAs: ['tollgate', ...argv.filter((a) => !a.startsWith('-')).slice(0, 2)].join(' '),
     logger: { info: () => undefined, error: (m: string) => err(`tollgate: ${m}`) },
   });
-  err(`tollgate: ${databaseLine(config, fresh)}`);
+  err(`tollgate: ${databaseLine(config, runtime.createdEmbeddedDatabase)}`);
   return runtime;
 }
 

@@ -56,7 +56,25 @@ describe('which database a command used', () => {
     expect(JSON.parse(second.out.join('\n')).map((o: { name: string }) => o.name)).toEqual(['fresh-db']);
     expect(second.err).toEqual([`tollgate: database: embedded PGlite in ${dataDir} (DATABASE_URL is not set)`]);
     // A command that never opens the database says nothing about one.
-    expect((await once('keys', 'revoke', 'nope')).err).toHaveLength(1);
+    expect((await once('keys', 'revoke', 'nope')).err).toEqual([
+      'tollgate: nope is not a key id: <id> is a UUID (tollgate keys list --org NAME shows them)',
+    ]);
+    // Not new is told under the data directory's lock: another process that made the database
+    // between this one's start and its lock (its lock released just before this one's) made it.
+    const moved = path.join(root, 'fresh', 'pglite-made-by-another');
+    fs.renameSync(path.join(dataDir, 'pglite'), moved);
+    const write = fs.writeFileSync;
+    jest.spyOn(fs, 'writeFileSync').mockImplementation((file, data, options) => {
+      if (String(file) === path.join(dataDir, 'tollgate.lock') && fs.existsSync(moved)) fs.renameSync(moved, path.join(dataDir, 'pglite'));
+      write(file, data, options);
+    });
+    try {
+      const third = await once('orgs', 'list', '--json');
+      expect(JSON.parse(third.out.join('\n')).map((o: { name: string }) => o.name)).toEqual(['fresh-db']);
+      expect(third.err).toEqual([`tollgate: database: embedded PGlite in ${dataDir} (DATABASE_URL is not set)`]);
+    } finally {
+      jest.restoreAllMocks();
+    }
   });
 
   it('names a PostgreSQL server by its URL with the password masked', () => {
@@ -97,6 +115,40 @@ describe('organisation names', () => {
     expect(imported).toMatchObject({ code: 1, err: [expect.stringMatching(/^tollgate: organisation: must not begin or end with blanks/)] });
     expect((await world.core.apiKeys.organisations()).length).toBe(before);
     expect((await run('orgs', 'create', 'inner space')).code).toBe(0);
+  });
+
+  it('orgs create refuses a blank name before opening the database (no fresh ./data, no database line)', async () => {
+    let opened = false;
+    const err: string[] = [];
+    const code = await runCli(
+      ['orgs', 'create', ''],
+      async () => {
+        opened = true;
+        return world;
+      },
+      { out: () => undefined, err: (l) => err.push(l) },
+    );
+    expect({ code, err, opened }).toEqual({ code: 1, err: ['tollgate: name: must not be blank'], opened: false });
+  });
+
+  it("the import's new organisation is named by the rule inside the import (core, not only the CLI)", async () => {
+    const before = (await world.core.apiKeys.organisations()).length;
+    for (const organisation of ['   ', ' spaced', 'tab\t'])
+      for (const dryRun of [false, true])
+        await expect(world.core.importer.apply({ organisation, products: [] }, { createOrganisation: true, dryRun })).rejects.toMatchObject(
+          {
+            code: 'VALIDATION_FAILED',
+            details: [{ property: 'organisation', error: expect.stringMatching(/^must not (be blank|begin or end with blanks)/) }],
+          },
+        );
+    expect((await world.core.apiKeys.organisations()).length).toBe(before);
+    // An existing organisation is found as named; a good new name is made.
+    await expect(
+      world.core.importer.apply({ organisation: 'made by import', products: [] }, { createOrganisation: true }),
+    ).resolves.toMatchObject({
+      created: 0,
+    });
+    expect((await world.core.apiKeys.organisations()).map((o) => o.name)).toContain('made by import');
   });
 });
 

@@ -1,64 +1,74 @@
-import type { CatalogFile, CheckoutLinkRequest, CheckoutRequest, CheckoutSession } from '../src';
-import { createTestCore } from '@tollgate/core/testing';
+import { randomUUID } from 'node:crypto';
+import type { CheckoutLinkRequest, CheckoutRequest, CheckoutSession, Currency, Plan, PlanCurrency } from '../src';
+import { aPlan, aProduct, createTestCore } from '@tollgate/core/testing';
 
 // The payment clean-up (paycleanup): a deferred link's reuse key digests the terms the provider is
 // sent. The key is stored with the link's open session (`deferred_checkouts`), so a deployment that
 // changes how the terms are built must digest them byte for byte as before: a session stored by
 // the code before it is reused after it. The digests below were computed by that code (before the
 // request was built once for both the digest and the provider) on this catalog and these ids.
+//
+// The catalog is written through the repositories, each record with its id fixed (the product's
+// and the plans' ids are part of the terms), so the digests do not depend on how many ids an
+// importer draws. The ids are those the digests were first computed on (a catalog file's, imported
+// with counted ids); the other ids (organisation, currencies, capabilities) are not in the terms.
 
-const catalog: CatalogFile = {
-  organisation: 'digest',
-  test: false,
-  products: [
-    {
-      key: 'notes',
-      name: 'notes-app',
-      displayName: 'Notes',
-      currencies: ['USD', 'EUR'],
-      capabilities: ['edit', 'export'],
-      plans: [
-        {
-          key: 'team',
-          displayName: 'Team',
-          pricingType: 'paid',
-          licenseType: 'perSeat',
-          perSeatAmount: 2,
-          interval: 'month',
-          length: 1,
-          prices: { USD: 12, EUR: 11 },
-          capabilities: ['edit', 'export'],
-        },
-        {
-          key: 'business',
-          displayName: 'Business',
-          pricingType: 'paid',
-          licenseType: 'perSeat',
-          perSeatAmount: 1,
-          interval: 'month',
-          length: 1,
-          prices: { USD: 30, EUR: 28 },
-          capabilities: ['edit', 'export'],
-        },
-      ],
-    },
-  ],
+const ids = {
+  product: '00000000-0000-4000-8000-000000000004',
+  team: '00000000-0000-4000-8000-000000000009',
+  business: '00000000-0000-4000-8000-000000000014',
 };
 
-/** A core whose ids are counted (so the plans' ids, part of the terms, are those of the fixtures). */
+const usd: Currency = { id: randomUUID(), shortName: 'USD', longName: 'US Dollar', symbol: '$' };
+const eur: Currency = { id: randomUUID(), shortName: 'EUR', longName: 'Euro', symbol: '€' };
+
+/** Notes (USD by default, EUR), its per-seat monthly plans Team (2 seats at least) and Business. */
 async function world() {
   const core = createTestCore();
-  let n = 0;
-  Object.assign(core.deps.ids, { newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}` });
-  const org = await core.apiKeys.ensureOrganisation(catalog.organisation);
-  const { keys } = await core.importer.apply(catalog);
+  const org = await core.apiKeys.ensureOrganisation('digest');
+  const tenant = { organisationId: org.id, isTest: false };
+  const product = aProduct(tenant, {
+    id: ids.product,
+    key: 'notes',
+    name: 'notes-app',
+    displayName: 'Notes',
+    paid: true,
+    currencies: [
+      { currencyId: usd.id, isDefault: true },
+      { currencyId: eur.id, isDefault: false },
+    ],
+  });
+  const prices = (key: string, inUsd: number, inEur: number): PlanCurrency[] => [
+    { currencyId: usd.id, amountMinor: inUsd, paymentPlanId: `${key}_usd` },
+    { currencyId: eur.id, amountMinor: inEur, paymentPlanId: `${key}_eur` },
+  ];
+  const perSeat = (id: string, key: string, displayName: string, perSeatAmount: number, currencies: PlanCurrency[]): Plan =>
+    aPlan(product, {
+      id,
+      key,
+      name: displayName,
+      displayName,
+      pricingType: 'paid',
+      licenseType: 'perSeat',
+      perSeatAmount,
+      interval: 'month',
+      length: 1,
+      currencies,
+      capabilityIds: product.capabilities.map((c) => c.id),
+    });
+  await core.uow.run(async (r) => {
+    for (const c of [usd, eur]) await r.currencies.save(c);
+    await r.products.save(product);
+    await r.plans.save(perSeat(ids.team, 'team', 'Team', 2, prices('team', 1200, 1100)));
+    await r.plans.save(perSeat(ids.business, 'business', 'Business', 1, prices('business', 3000, 2800)));
+  });
   const made: CheckoutRequest[] = [];
   const provider = core.payments as unknown as { checkoutLink: (r: CheckoutRequest) => Promise<{ url: string }> };
   provider.checkoutLink = async (request) => {
     made.push(request);
     return { url: `https://pay.example.test/checkout/${request.sessionId}` };
   };
-  return { core, tenant: { organisationId: org.id, isTest: false }, keys, made };
+  return { core, tenant, made };
 }
 
 const base = {
@@ -68,34 +78,34 @@ const base = {
   member: 'g@example.com',
 };
 
-const cases: { name: string; plan: string; digest: string; req: (keys: Record<string, string>) => CheckoutLinkRequest }[] = [
+const cases: { name: string; plan: string; digest: string; req: CheckoutLinkRequest }[] = [
   {
     name: 'one plan, with options',
-    plan: 'plans.notes.team',
+    plan: ids.team,
     digest: 'gzrUMIKGkCVYk3ff5CIoeLxhlNqTPXWG7Gjp-Tpj5h8',
-    req: () => ({ ...base, currency: 'EUR', customerEmail: 'g@example.com', quantity: 3 }),
+    req: { ...base, currency: 'EUR', customerEmail: 'g@example.com', quantity: 3 },
   },
   {
     name: 'a cart (its extra charges are part of the terms)',
-    plan: 'plans.notes.business',
+    plan: ids.business,
     digest: 'mlB1BqaE0dMmrgWj_n5P8hiIMu7dCfSdJ8IS729dGTw',
-    req: (keys) => ({ ...base, extraItems: [{ planId: keys['plans.notes.team'], quantity: 2, granteeId: null, groupId: null }] }),
+    req: { ...base, extraItems: [{ planId: ids.team, quantity: 2, granteeId: null, groupId: null }] },
   },
 ];
 
 describe.each(cases)('a deferred link of $name', ({ plan, digest, req }) => {
   it('stores a new session under the digest the code before the clean-up computed', async () => {
-    const { core, tenant, keys, made } = await world();
-    await core.checkout.followDeferredLink(tenant, keys[plan], req(keys), 'link-1');
+    const { core, tenant, made } = await world();
+    await core.checkout.followDeferredLink(tenant, plan, req, 'link-1');
     expect(made).toHaveLength(1);
     const held = await core.uow.read((r) => r.checkoutSessions.lockDeferredLink(digest, core.clock.now()));
     expect(held.sessionId).toBe(made[0].sessionId);
   });
 
   it('reuses the open session the code before the clean-up stored under that digest', async () => {
-    const { core, tenant, keys, made } = await world();
+    const { core, tenant, made } = await world();
     // What the code before stored: the session (as the first follow made it) and the link's key.
-    await core.checkout.followDeferredLink(tenant, keys[plan], req(keys), 'other-link');
+    await core.checkout.followDeferredLink(tenant, plan, req, 'other-link');
     const first = (await core.uow.read((r) => r.checkoutSessions.get(made[0].sessionId))) as CheckoutSession;
     const stored: CheckoutSession = { ...first, id: '11111111-1111-4111-8111-111111111111' };
     await core.uow.run(async (r) => {
@@ -103,7 +113,7 @@ describe.each(cases)('a deferred link of $name', ({ plan, digest, req }) => {
       await r.checkoutSessions.lockDeferredLink(digest, core.clock.now());
       await r.checkoutSessions.setDeferredLink(digest, stored.id);
     });
-    const { url } = await core.checkout.followDeferredLink(tenant, keys[plan], req(keys), 'link-1');
+    const { url } = await core.checkout.followDeferredLink(tenant, plan, req, 'link-1');
     expect(url).toBe(`https://pay.example.test/checkout/${stored.id}`);
     // The provider is sent the stored session's terms, as the first follow sent them but for its id.
     expect(made[1]).toEqual({ ...made[0], sessionId: stored.id });

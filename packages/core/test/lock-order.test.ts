@@ -26,6 +26,11 @@ class RecordingUnitOfWork implements UnitOfWork {
           ...r.licenses,
           getManyForUpdate: (ids) => (taken.push(...ids.map((id) => `license ${id}`)), r.licenses.getManyForUpdate(ids)),
         },
+        // A new grantee's insert waits at its unique key for a transaction inserting the same one.
+        people: {
+          ...r.people,
+          findOrCreateGrantee: (g) => (taken.push(`grantee ${g.granteeId}`), r.people.findOrCreateGrantee(g)),
+        },
       }),
     );
   }
@@ -89,5 +94,26 @@ describe('lock order of seat and grantee writers', () => {
     const [taken] = uow.locks;
     expect(taken.filter((l) => l.startsWith('subscription '))).toHaveLength(2);
     expectOrdered(taken);
+  });
+
+  it('new grantees are inserted in granteeId order, whatever the order asked ([a, b] and [b, a] never wait each at the other key)', async () => {
+    const uow = new RecordingUnitOfWork();
+    const core = createTestCore({ uow });
+    const { tenant, keys } = await seedSample(core, `org-${randomUUID()}`);
+    const inserts = () => uow.locks.flat().filter((l) => l.startsWith('grantee '));
+    uow.locks = [];
+    const group = await core.groups.create(tenant, {
+      owner: 'o',
+      grantees: [{ granteeId: 'zed' }, { granteeId: 'amy' }, { granteeId: 'max' }],
+    });
+    expect(inserts()).toEqual(['grantee amy', 'grantee max', 'grantee zed']);
+    expect((await core.groups.get(tenant, group.id)).members.map((m) => m.grantee.granteeId).sort()).toEqual(['amy', 'max', 'zed']);
+    const { subscription } = await buyPlan(core, keys['plans.notes.team'], 3, 'ann');
+    uow.locks = [];
+    await core.groups.manage(tenant, subscription.id, [
+      { type: 'add', granteeId: 'yan' },
+      { type: 'add', granteeId: 'bea' },
+    ]);
+    expect(inserts()).toEqual(['grantee bea', 'grantee yan']);
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { setPlanSeatsAt, type PaymentProvider, type PlanItemRequest, type ProviderOutcome } from '../src';
+import { setPlanSeatsAt, type PaymentProvider, type PlanItemRequest } from '../src';
 import { aCustomer, aPlan, aProduct, aSubscription } from '@tollgate/core/testing';
 
 // The payment clean-up (paycleanup): an added plan's seats are told to a provider by one
@@ -14,20 +14,41 @@ const subscription = {
   ...aSubscription(plan, aCustomer(tenant)),
   addedPlans: [{ id: randomUUID(), planId: plan.id, quantity: 2, lineItemIds: [], createdAt: T, updatedAt: T }],
 };
-const request = (quantity: number): PlanItemRequest => ({ subscription, plan, quantity, unitAmount: 100, proration: 'none' });
+// The whole request, the optional members included: the fallback passes each on, but the seats.
+const request = (quantity: number): PlanItemRequest => ({
+  subscription,
+  plan,
+  quantity,
+  unitAmount: 100,
+  proration: 'none',
+  requestId: 'req-1',
+  paymentItemId: 'si_1',
+  member: 'm@example.com',
+});
 
-/** A provider that records what it is told; `omit`: the operations it has not. */
-function provider(omit: (keyof Seats)[] = []): Seats & { told: [string, number][] } {
-  const told: [string, number][] = [];
-  const op =
-    (name: string) =>
-    async (r: PlanItemRequest): Promise<ProviderOutcome> => (told.push([name, r.quantity]), { paymentItemId: name });
-  const p: Seats & { told: [string, number][] } = {
+type Told = [string, PlanItemRequest];
+
+/**
+ * A provider that records what it is told, whole; `omit`: the operations it has not. Its
+ * operations read `this` (as a provider's methods do): called unbound, they throw.
+ */
+function provider(omit: (keyof Seats)[] = []): Seats & { told: Told[] } {
+  const told: Told[] = [];
+  const p: Seats & { told: Told[] } = {
     name: 'p',
     told,
-    addPlan: op('add'),
-    removePlan: op('remove'),
-    setPlanSeats: op('set'),
+    async addPlan(r) {
+      told.push([`${this.name}.add`, r]);
+      return { paymentItemId: 'add' };
+    },
+    async removePlan(r) {
+      told.push([`${this.name}.remove`, r]);
+      return { paymentItemId: 'remove' };
+    },
+    async setPlanSeats(r) {
+      told.push([`${this.name}.set`, r]);
+      return { paymentItemId: 'set' };
+    },
   };
   for (const k of omit) delete (p as Partial<Seats>)[k];
   return p;
@@ -38,8 +59,8 @@ it('tells a provider that keeps the number the number', async () => {
   expect(await setPlanSeatsAt(p, request(5))).toEqual({ paymentItemId: 'set' });
   expect(await setPlanSeatsAt(p, request(2))).toEqual({ paymentItemId: 'set' });
   expect(p.told).toEqual([
-    ['set', 5],
-    ['set', 2],
+    ['p.set', request(5)],
+    ['p.set', request(2)],
   ]);
 });
 
@@ -49,11 +70,13 @@ it('tells one that keeps no number the difference from what the subscription hol
   expect(await setPlanSeatsAt(p, request(1))).toEqual({ paymentItemId: 'remove' });
   expect(await setPlanSeatsAt(p, request(2))).toEqual({});
   // A plan the subscription does not hold: all its seats added.
-  expect(await setPlanSeatsAt(p, { ...request(3), subscription: { ...subscription, addedPlans: [] } })).toEqual({ paymentItemId: 'add' });
+  const none = { ...request(3), subscription: { ...subscription, addedPlans: [] } };
+  expect(await setPlanSeatsAt(p, none)).toEqual({ paymentItemId: 'add' });
+  // The request as asked (its id, item and member included), but the difference for its seats.
   expect(p.told).toEqual([
-    ['add', 3],
-    ['remove', 1],
-    ['add', 3],
+    ['p.add', { ...request(5), quantity: 3 }],
+    ['p.remove', { ...request(1), quantity: 1 }],
+    ['p.add', none],
   ]);
 });
 

@@ -111,8 +111,9 @@ export function toHttpError(err: unknown, table: ErrorStatusTable): HttpError {
   if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported') {
     return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'the body must be UTF-8 JSON', details: [] };
   }
-  // A path whose percent-escapes do not decode (express: "Failed to decode param '%ff'").
-  if (err instanceof URIError) {
+  // A path whose percent-escapes do not decode (express: "Failed to decode param '%ff'", status 400).
+  // Any other URIError (a handler's own `decodeURIComponent`) is a fault, not the path's.
+  if (isPathNotDecoded(err)) {
     return {
       status: 400,
       code: ErrorCodes.VALIDATION_FAILED,
@@ -127,17 +128,43 @@ export function toHttpError(err: unknown, table: ErrorStatusTable): HttpError {
   return { status: 500, code: 'INTERNAL', message: 'internal error', details: [] };
 }
 
-/** The 4xx status a thrown error carries (`status` or `statusCode`, as express and its libraries set them), if any. */
+/** Express's refusal of a path whose percent-escapes do not decode: a URIError it gave status 400. */
+const isPathNotDecoded = (err: unknown): boolean => err instanceof URIError && (err as { status?: unknown }).status === 400;
+
+/**
+ * The 4xx status of a refusal of the request itself, if `err` is one: an error that says its status
+ * may be shown (`expose: true`, as http-errors, body-parser and raw-body set it), or express's
+ * URIError for a path that does not decode. Another error's `status`/`statusCode` is not the
+ * request's fault (Stripe's authentication error carries `statusCode: 401`, an HTTP client's error
+ * the upstream's status): a fault, logged and answered 500.
+ */
 export function clientStatus(err: unknown): number | undefined {
   if (!err || typeof err !== 'object') return undefined;
-  const e = err as { status?: unknown; statusCode?: unknown };
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown };
+  if (e.expose !== true && !isPathNotDecoded(err)) return undefined;
   const status = typeof e.status === 'number' ? e.status : e.statusCode;
   return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : undefined;
+}
+
+/**
+ * The client closed the connection before its answer was written (a streamed list it stopped
+ * reading): not a fault of the server, nothing left to answer.
+ */
+export class ClientLeft extends Error {
+  constructor() {
+    super('the client went away');
+    this.name = 'ClientLeft';
+  }
 }
 
 /** The last middleware of every app: one table, one body shape, no stack traces out. */
 export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
+    if (err instanceof ClientLeft) {
+      // An information line (no stack, not a 5xx): the answer never finished, so no status is counted.
+      logger.info('client left before the answer ended', { requestId: res.locals.requestId, method: req.method, path: req.path });
+      return void res.destroy();
+    }
     const h = toHttpError(err, table);
     if (h.status >= 500 && h.code !== ErrorCodes.DATABASE_UNAVAILABLE && h.code !== ErrorCodes.BUSY) {
       logger.error('request failed', {

@@ -9,7 +9,7 @@ import {
   type Tenant,
 } from '@tollgate/core';
 import { authenticate, requireScope, tenantOf, type AuthContext, type KeySource } from './auth';
-import { errorHandler, type ErrorBodyShape, type ErrorStatusTable, type HttpError } from './errors';
+import { ClientLeft, errorHandler, type ErrorBodyShape, type ErrorStatusTable, type HttpError } from './errors';
 import { idempotent } from './idempotency';
 import { sendEmpty, sendJson } from './json';
 import { jsonBody } from './middleware';
@@ -89,6 +89,11 @@ export interface Route {
   query?: object;
   /** JSON Schema of the body; validated before the handler. */
   body?: object;
+  /**
+   * A JSON `null` body reaches the handler as `null`, not validated (the handler answers it, e.g.
+   * the import's "file not provided"); the documented schema stays `body`'s.
+   */
+  nullBody?: boolean;
   /** The success answer. */
   response: ResponseSpec;
   /** Other success answers it may give (e.g. 200 beside 201, 204 beside 200). */
@@ -260,8 +265,10 @@ async function sendStream(
       res.on('close', done);
     });
   const write = async (chunk: string) => {
-    if (res.destroyed) throw new Error('the client went away');
+    if (res.destroyed) throw new ClientLeft();
     if (!res.write(chunk)) await drained();
+    // Closed while waiting for the client to take the chunk: read no further batch.
+    if (res.destroyed) throw new ClientLeft();
   };
   try {
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
@@ -393,7 +400,7 @@ export function generationRouter(routes: Route[], options: GenerationOptions): G
         query: query ? query({ ...(req.query as object) }) : (req.query as Record<string, string>),
         // A request without a body is an empty one (the published createApiKey and resends send none);
         // a JSON `null` is a body, and the schema refuses it where it wants an object.
-        body: body ? body(req.body === undefined ? {} : req.body) : req.body,
+        body: body && !(def.nullBody && req.body === null) ? body(req.body === undefined ? {} : req.body) : req.body,
         get tenant(): Tenant {
           return tenantOf(res);
         },

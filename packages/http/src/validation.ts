@@ -27,6 +27,11 @@ function explainAnyOf(errors: ErrorObject[]): ErrorObject[] {
   let out = errors;
   for (const union of errors.filter((e) => e.keyword === 'anyOf')) {
     const prefix = `${union.schemaPath}/`;
+    // An error at or under the union's value that is not under one of its branches' schema paths (a
+    // `$ref` branch: ajv reports the referenced schema's path; a sibling keyword): which branch it
+    // belongs to is not known, so ajv's own errors are kept.
+    const under = (e: ErrorObject) => e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`);
+    if (out.some((e) => e !== union && under(e) && !e.schemaPath.startsWith(prefix))) continue;
     const branches = new Map<number, ErrorObject[]>();
     for (const e of out) {
       const m = e.schemaPath.startsWith(prefix) ? /^(\d+)\//.exec(e.schemaPath.slice(prefix.length)) : null;

@@ -83,7 +83,7 @@ const app = createHttpApp(
       throw new Error('secret');
     });
     a.get('/teapot', () => {
-      throw Object.assign(new Error('library wording'), { statusCode: 418 });
+      throw Object.assign(new Error('library wording'), { statusCode: 418, expose: true });
     });
     a.post('/raw', express.raw({ type: () => true, limit: 10 }), (_req, res) => void res.end('ok'));
     a.use(
@@ -128,7 +128,7 @@ describe('errors no router answered: JSON in the shape of the path, never a stac
     expect(logged).toEqual([]);
   });
 
-  it('uses statusCode as well as status for a 4xx', async () => {
+  it('uses statusCode as well as status for a 4xx a library says may be shown', async () => {
     noStack(await request(app).get('/teapot').expect(418));
   });
 

@@ -127,7 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!protocols.includes(u.protocol)) throw new Error('protocol');
       return raw;
     } catch {
-      bad(`${name} must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL, got ${raw.replace(/\/\/[^@/]*@/, '//***@')}`);
+      bad(`${name} must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL, got ${redactDatabaseUrl(raw)}`);
       return undefined;
     }
   };
@@ -156,7 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return seconds;
   };
   const port = whole('PORT', 3000, 0, 65535);
-  const dataDir = path.resolve(env.DATA_DIR ?? './data');
+  // Empty counts as unset, as for every other variable (`path.resolve('')` is the current directory).
+  const dataDir = path.resolve(text('DATA_DIR') ?? './data');
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const databaseReadUrl = url('DATABASE_READ_URL', ['postgres:', 'postgresql:']);
   if (databaseReadUrl && !env.DATABASE_URL) bad('DATABASE_READ_URL needs DATABASE_URL (a replica of that server)');
@@ -171,7 +172,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.METRICS_TOKEN !== undefined && env.METRICS_TOKEN.trim() === '')
     bad('METRICS_TOKEN is set but blank, which would leave /metrics open: give it a token, or leave it unset for an open /metrics');
   const masterSecret = text('TOLLGATE_SECRET');
-  if (masterSecret !== undefined && masterSecret.length < 16) bad('TOLLGATE_SECRET must be at least 16 characters');
+  if (masterSecret !== undefined && masterSecret.length < MIN_SECRET_LENGTH)
+    bad(`TOLLGATE_SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
   if (!masterSecret && env.DATABASE_URL)
     bad('TOLLGATE_SECRET is required with DATABASE_URL (every instance must share it; at least 16 characters)');
   if (!!env.STRIPE_SECRET_KEY !== !!env.STRIPE_WEBHOOK_SECRET)
@@ -238,17 +240,80 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return config;
 }
 
+/** A generated master secret: 32 random bytes, 64 hex characters. */
+const SECRET_BYTES = 32;
+/** The shortest master secret taken, given (`TOLLGATE_SECRET`) or stored (`DATA_DIR/secret`). */
+const MIN_SECRET_LENGTH = 16;
+
+/**
+ * The embedded database's master secret, kept in `DATA_DIR/secret`: read, or generated once. The
+ * new secret is written whole to a file of its own and then linked into place, which fails if the
+ * file is there: a write that fails half-way (a full disk) leaves no short secret behind, and of
+ * two processes starting on a fresh directory the second reads the first's instead of writing its
+ * own over it. A stored secret shorter than a secret may be (an empty file) is refused, never used.
+ */
 function persistedSecret(dataDir: string): string {
   const file = path.join(dataDir, 'secret');
   ensureDataDir(dataDir);
+  const stored = readSecret(dataDir, file) ?? (createSecret(dataDir, file), readSecret(dataDir, file));
+  if (stored === undefined) throw dataDirError(dataDir, `cannot read ${file}`, 'it was removed as it was made');
+  if (stored.length < MIN_SECRET_LENGTH)
+    throw dataDirError(
+      dataDir,
+      `${file} holds ${stored ? `only ${stored.length} characters` : 'nothing'}, not a master secret (${MIN_SECRET_LENGTH} at least)`,
+      'restore it from a backup, or set TOLLGATE_SECRET; if no database was started in this directory, delete the file and a new secret is made',
+    );
+  return stored;
+}
+
+/** The stored secret, trimmed; undefined when there is no file. */
+function readSecret(dataDir: string, file: string): string | undefined {
   try {
-    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-    const secret = randomBytes(32).toString('hex');
-    fs.writeFileSync(file, secret, { mode: 0o600 });
-    return secret;
+    return fs.readFileSync(file, 'utf8').trim();
   } catch (e) {
-    throw dataDirError(dataDir, `cannot ${fs.existsSync(file) ? 'read' : 'write'} ${file}`, e);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw dataDirError(dataDir, `cannot read ${file}`, e);
   }
+}
+
+/** Puts a new secret in `file` unless one is there (made meanwhile by another process: kept). */
+function createSecret(dataDir: string, file: string): void {
+  const secret = randomBytes(SECRET_BYTES).toString('hex');
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
+  const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
+  try {
+    fs.writeFileSync(temp, secret, { flag: 'wx', mode: 0o600 });
+    try {
+      fs.linkSync(temp, file);
+    } catch (e) {
+      if (code(e) === 'EEXIST') return;
+      // A file system without hard links: the exclusive write itself (removed again if it fails).
+      if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'].includes(code(e) ?? '')) throw e;
+      writeExclusively(file, secret);
+    }
+  } catch (e) {
+    throw dataDirError(dataDir, `cannot write ${file}`, e);
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}
+
+function writeExclusively(file: string, secret: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'wx', 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw e;
+  }
+  try {
+    fs.writeFileSync(fd, secret);
+  } catch (e) {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+    throw e;
+  }
+  fs.closeSync(fd);
 }
 
 /** What an errno means to the person who chose `DATA_DIR`. */
@@ -275,10 +340,10 @@ export function dataDirError(dataDir: string, what: string, e: unknown): ConfigE
 /**
  * Makes the embedded database's directory (`DATA_DIR`) and any missing parent, one level at a
  * time: Node's recursive mkdir never returns under `/proc` (it retries the ENOENT there forever).
- * A path that cannot be a directory is a `ConfigError` naming `DATA_DIR`. Returns whether it made
- * the directory now.
+ * A path that cannot be a directory (a file, a symbolic link to nothing) is a `ConfigError` naming
+ * `DATA_DIR`.
  */
-export function ensureDataDir(dataDir: string): boolean {
+export function ensureDataDir(dataDir: string): void {
   const missing: string[] = [];
   for (let at = path.resolve(dataDir); ;) {
     let stat: fs.Stats;
@@ -289,6 +354,10 @@ export function ensureDataDir(dataDir: string): boolean {
       // ENOTDIR: a file on the way up, which the walk reaches and names.
       const code = (e as NodeJS.ErrnoException).code;
       if ((code !== 'ENOENT' && code !== 'ENOTDIR') || parent === at) throw dataDirError(dataDir, `cannot look at ${at}`, e);
+      // A symbolic link whose target does not exist: there is something there, which no mkdir replaces.
+      const target = danglingLink(at);
+      if (target !== undefined)
+        throw new ConfigError([`DATA_DIR ${dataDir} cannot be used: ${at} is a symbolic link to nothing (${target} does not exist)`]);
       missing.unshift(at);
       at = parent;
       continue;
@@ -301,21 +370,46 @@ export function ensureDataDir(dataDir: string): boolean {
       fs.mkdirSync(dir);
     } catch (e) {
       // Made meanwhile by another process starting beside this one: as good.
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && fs.statSync(dir).isDirectory()) continue;
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && isDirectory(dir)) continue;
       throw dataDirError(dataDir, `cannot create ${dir}`, e);
     }
   }
-  return missing.length > 0;
 }
 
-/** A database URL to show (which database a command used): the password masked, the rest as given. */
-export function redactDatabaseUrl(raw: string): string {
+/** Where the symbolic link `at` points, when that does not exist; undefined for anything else. */
+function danglingLink(at: string): string | undefined {
   try {
-    const u = new URL(raw);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) if (/pass/i.test(key)) u.searchParams.set(key, '***');
-    return u.toString();
+    return fs.lstatSync(at).isSymbolicLink() ? fs.readlinkSync(at) : undefined;
   } catch {
-    return raw.replace(/\/\/[^@/]*@/, '//***@');
+    return undefined;
   }
+}
+
+const isDirectory = (at: string): boolean => {
+  try {
+    return fs.statSync(at).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A database URL to show (which database a command used, a URL refused at start): the password
+ * masked, the rest as given. Read as text, not parsed: a password holding `/`, `?`, `#` or `@` ends
+ * a URL parser's user part early (or makes the URL not parse), so everything from `//` to the last
+ * `@` is the user part here, and all of it after the first `:` is masked (all of it, if the user
+ * does not look like one). Query parameters named like a password are masked too. A value without
+ * `scheme://` is not shown at all.
+ */
+export function redactDatabaseUrl(raw: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw)?.[0];
+  if (!scheme) return '(not shown: not a URL, and it may hold a password)';
+  let rest = raw.slice(scheme.length);
+  const at = rest.lastIndexOf('@');
+  const colon = rest.slice(0, Math.max(at, 0)).indexOf(':');
+  if (at >= 0 && colon >= 0) {
+    const user = rest.slice(0, colon);
+    rest = `${/^[^/?#]*$/.test(user) ? `${user}:` : ''}***${rest.slice(at)}`;
+  }
+  return scheme + rest.replace(/([?&][^=&#]*pass[^=&#]*=)[^&#]*/gi, '$1***');
 }

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import fs from 'node:fs';
+import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import type { RequestHandler } from 'express';
 import { Container } from 'inversify';
@@ -108,6 +110,12 @@ export interface Runtime {
   /** Routers adapters serve: the sandbox's hosted pages, and provider webhooks by provider. */
   pages: { sandbox: RequestHandler; webhooks: Record<string, RequestHandler> };
   database: DatabaseHandle;
+  /**
+   * The embedded database's files (`DATA_DIR/pglite`) were not there before this runtime opened
+   * them: looked at under the data directory's lock, so no other process made them meanwhile. False
+   * on a PostgreSQL server and on a database given in the options.
+   */
+  createdEmbeddedDatabase: boolean;
   /** Applies pending database migrations; the names applied now. */
   migrate(): Promise<string[]>;
   /** Log lines the process's stdout logger dropped because its reader fell behind. */
@@ -133,7 +141,9 @@ export interface Readiness {
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   // One process at a time on the embedded database (a server and a CLI beside it would each write
   // their own view of the files); a PostgreSQL server is shared by design.
-  const unlock = !options.database && !config.databaseUrl ? lockDataDir(config.dataDir, options.lockAs) : () => undefined;
+  const embedded = !options.database && !config.databaseUrl;
+  const unlock = embedded ? lockDataDir(config.dataDir, options.lockAs) : () => undefined;
+  const createdEmbeddedDatabase = embedded && !fs.existsSync(path.join(config.dataDir, 'pglite'));
   let database: DatabaseHandle;
   try {
     database =
@@ -302,6 +312,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           : {},
     },
     database,
+    createdEmbeddedDatabase,
     migrate: () => migrateToLatest(database.db),
     logLinesDropped: droppedLogLines,
     readiness: async () => {

@@ -72,7 +72,7 @@ describe('configuration', () => {
   it('never prints a database password in a message', () => {
     expect(() =>
       loadConfig({ DATA_DIR: tmp(), DATABASE_URL: 'mysql://admin:hunter2@db/x', TOLLGATE_SECRET: 'long enough secret!' }),
-    ).toThrow(/DATABASE_URL must be a postgres or postgresql URL, got mysql:\/\/\*\*\*@db\/x/);
+    ).toThrow(/DATABASE_URL must be a postgres or postgresql URL, got mysql:\/\/admin:\*\*\*@db\/x$/);
   });
 
   it('takes LOG_LEVEL and the metrics token', () => {

@@ -1,13 +1,15 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, listeningLine, loadConfig, lockDataDir, startFailure } from '../src';
+import { ConfigError, listeningLine, loadConfig, lockDataDir, redactDatabaseUrl, startFailure } from '../src';
 
 // What the ops audit left in the configuration: an empty METRICS_TOKEN, a DATA_DIR that cannot be
 // a directory, and the banner with PUBLIC_URL set.
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-ops-'));
 const tmp = () => fs.mkdtempSync(path.join(root, 'case-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+afterEach(() => jest.restoreAllMocks());
 
 const problemsOf = (f: () => unknown): string[] => {
   try {
@@ -68,6 +70,131 @@ describe('DATA_DIR', () => {
     expect(problemsOf(() => loadConfig({ DATA_DIR: '/proc/tollgate-nowhere/data' }))).toEqual([
       'DATA_DIR /proc/tollgate-nowhere/data cannot be used: cannot create /proc/tollgate-nowhere: the file system does not allow a directory there (ENOENT)',
     ]);
+  });
+});
+
+describe('DATA_DIR review follow-ups', () => {
+  it('a symbolic link to nothing is one line naming DATA_DIR, not a raw ENOENT', () => {
+    const dir = tmp();
+    const link = path.join(dir, 'data');
+    fs.symlinkSync(path.join(dir, 'nowhere'), link);
+    const line = `DATA_DIR ${link} cannot be used: ${link} is a symbolic link to nothing (${path.join(dir, 'nowhere')} does not exist)`;
+    expect(problemsOf(() => loadConfig({ DATA_DIR: link }))).toEqual([line]);
+    expect(problemsOf(() => lockDataDir(link, 'test'))).toEqual([line]);
+    // Beneath it, too: the walk up names the link.
+    const under = path.join(link, 'sub');
+    expect(problemsOf(() => loadConfig({ DATA_DIR: under }))).toEqual([line.replace(`DATA_DIR ${link} `, `DATA_DIR ${under} `)]);
+  });
+
+  it('empty counts as unset (./data), not the current directory', () => {
+    const config = loadConfig({ DATA_DIR: '', TOLLGATE_SECRET: 'sixteen characters at least' });
+    expect(config.dataDir).toBe(path.resolve('data'));
+  });
+});
+
+describe('the stored master secret (DATA_DIR/secret)', () => {
+  const refusal = (file: string, holds: string) =>
+    `DATA_DIR ${path.dirname(file)} cannot be used: ${file} holds ${holds}, not a master secret (16 at least): restore it from a backup, or set TOLLGATE_SECRET; if no database was started in this directory, delete the file and a new secret is made`;
+
+  it('is generated once, 64 hex characters, readable by its owner only', () => {
+    const dir = tmp();
+    const secret = loadConfig({ DATA_DIR: dir }).masterSecret;
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(loadConfig({ DATA_DIR: dir }).masterSecret).toBe(secret);
+    expect(fs.statSync(path.join(dir, 'secret')).mode & 0o777).toBe(0o600);
+    // Nothing else is left beside it.
+    expect(fs.readdirSync(dir)).toEqual(['secret']);
+  });
+
+  it('an empty or short one is refused in one line naming the file and what to do, never used', () => {
+    const dir = tmp();
+    const file = path.join(dir, 'secret');
+    fs.writeFileSync(file, '');
+    expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))).toEqual([refusal(file, 'nothing')]);
+    fs.writeFileSync(file, '  \n');
+    expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))).toEqual([refusal(file, 'nothing')]);
+    fs.writeFileSync(file, 'short secret\n');
+    expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))).toEqual([refusal(file, 'only 12 characters')]);
+    // TOLLGATE_SECRET stands in for it.
+    expect(loadConfig({ DATA_DIR: dir, TOLLGATE_SECRET: 'sixteen characters at least' }).masterSecret).toBe('sixteen characters at least');
+  });
+
+  it('a write that fails half-way (a full disk) leaves no empty secret for the next start', () => {
+    const dir = tmp();
+    const write = fs.writeFileSync;
+    jest.spyOn(fs, 'writeFileSync').mockImplementation((file, _data, options) => {
+      // The file is made, nothing gets into it.
+      write(file, '', options as fs.WriteFileOptions);
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    });
+    expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))).toEqual([
+      `DATA_DIR ${dir} cannot be used: cannot write ${path.join(dir, 'secret')}: no space left on the device (ENOSPC)`,
+    ]);
+    jest.restoreAllMocks();
+    expect(loadConfig({ DATA_DIR: dir }).masterSecret).toMatch(/^[0-9a-f]{64}$/);
+    expect(fs.readdirSync(dir)).toEqual(['secret']);
+  });
+
+  it("of two processes starting on a fresh directory, the second takes the first one's secret", () => {
+    const dir = tmp();
+    const file = path.join(dir, 'secret');
+    const theirs = 'f'.repeat(64);
+    const random = crypto.randomBytes;
+    let raced = false;
+    jest.spyOn(crypto, 'randomBytes').mockImplementation(((size: number) => {
+      // The other process writes its secret between this one's look and its write.
+      if (size === 32 && !raced) {
+        raced = true;
+        fs.writeFileSync(file, theirs, { mode: 0o600 });
+      }
+      return random(size);
+    }) as typeof crypto.randomBytes);
+    expect(loadConfig({ DATA_DIR: dir }).masterSecret).toBe(theirs);
+    expect(raced).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(theirs);
+  });
+
+  it('a file system without hard links gets the secret written in place', () => {
+    const dir = tmp();
+    jest.spyOn(fs, 'linkSync').mockImplementation(() => {
+      throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+    });
+    const secret = loadConfig({ DATA_DIR: dir }).masterSecret;
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe(secret);
+    expect(fs.readdirSync(dir)).toEqual(['secret']);
+  });
+});
+
+describe('a database URL shown', () => {
+  it('masks a password holding /, ?, #, @ or %40, and password parameters; the rest as given', () => {
+    const cases: [string, string][] = [
+      ['postgres://user:secret@host/db', 'postgres://user:***@host/db'],
+      ['postgres://user:pa/ss@host/db', 'postgres://user:***@host/db'],
+      ['postgres://user:12345/x@host/db', 'postgres://user:***@host/db'],
+      ['postgres://user:pa?ss@host/db', 'postgres://user:***@host/db'],
+      ['postgres://user:pa#ss@host/db', 'postgres://user:***@host/db'],
+      ['postgres://user:p@ss@host:5432/db', 'postgres://user:***@host:5432/db'],
+      ['postgresql://user:pa%40ss@host/db', 'postgresql://user:***@host/db'],
+      ['postgres://:secret@host/db', 'postgres://:***@host/db'],
+      ['postgres://us/er:secret@host/db', 'postgres://***@host/db'],
+      ['postgres://user@host/db?options=-c%20x%3Dy&PassWord=s', 'postgres://user@host/db?options=-c%20x%3Dy&PassWord=***'],
+      ['postgres://host/db?password=a@b&sslmode=require', 'postgres://host/db?password=***&sslmode=require'],
+      ['postgres://user:secret@/db?host=/var/run/postgresql', 'postgres://user:***@/db?host=/var/run/postgresql'],
+      ['host=db user=u password=secret', '(not shown: not a URL, and it may hold a password)'],
+    ];
+    for (const [raw, shown] of cases) expect([raw, redactDatabaseUrl(raw)]).toEqual([raw, shown]);
+  });
+
+  it('a DATABASE_URL that does not parse is refused without its password', () => {
+    for (const [raw, shown] of [
+      ['postgres://user:pa/ss@host/db', 'postgres://user:***@host/db'],
+      ['postgres://user:pa#ss@host/db', 'postgres://user:***@host/db'],
+      ['mysql://user:pa%40ss@host/db', 'mysql://user:***@host/db'],
+    ])
+      expect(problemsOf(() => loadConfig({ DATABASE_URL: raw, TOLLGATE_SECRET: 'sixteen characters at least' }))).toEqual([
+        `DATABASE_URL must be a postgres or postgresql URL, got ${shown}`,
+      ]);
   });
 });
 

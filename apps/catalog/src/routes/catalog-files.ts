@@ -9,8 +9,9 @@ const importResultSchema = objectOf(
 );
 
 /** A catalog file (JSON body), or a multipart upload whose `file` part is read as text. */
-// `null` reaches the handler, which answers it as "file not provided" (as published) rather than "body must be object".
-const importBody = typed<(Partial<CatalogFile> & { file?: unknown }) | null>({ type: ['object', 'null'] });
+// A `null` body reaches the handler (`nullBody`), which answers it as "file not provided" (as
+// published) rather than "body must be object"; the documented schema stays an object.
+const importBody = typed<(Partial<CatalogFile> & { file?: unknown }) | null>({ type: 'object' });
 
 /** Catalog files (`tollgate import` / export): a product, its plans and pricing as one YAML document. */
 export const catalogFileRoutes = ({ importer, exporter }: Pick<Core, 'importer' | 'exporter'>): Route[] =>
@@ -42,6 +43,7 @@ export const catalogFileRoutes = ({ importer, exporter }: Pick<Core, 'importer' 
         'Creates or updates what the file describes, in one transaction; the answer counts what changed and gives the ids by key.',
       scope: ['products', 'write'],
       body: importBody,
+      nullBody: true,
       upload: 'file',
       response: { status: 201, schema: importResultSchema, description: 'created (201 as published), with what changed' },
       async handle({ tenant, body }) {

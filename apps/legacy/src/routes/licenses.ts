@@ -34,7 +34,7 @@ export const licenseRoutes = ({ licenses, checks }: Pick<Core, 'licenses' | 'che
       response: { status: 201, schema: { anyOf: [licenseSchema, arrayOf(licenseSchema)] } },
       async handle({ tenant, body }) {
         // The views come from the write's own transaction: nothing is read after the commit.
-        const views = licenseViews(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]));
+        const views = licenseViews(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body], { many: Array.isArray(body) }));
         return { status: 201, body: Array.isArray(body) ? views : views[0] };
       },
     }),

@@ -78,7 +78,8 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
       scope: ['licenses', 'write'],
       body: createLicensesBody,
       response: { status: 200, schema: licenses$ },
-      handle: async ({ tenant, body }) => ok(licenseViews(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body]))),
+      handle: async ({ tenant, body }) =>
+        ok(licenseViews(await licenses.createAdHoc(tenant, Array.isArray(body) ? body : [body], { many: Array.isArray(body) }))),
     }),
     route({
       method: 'put',
@@ -200,7 +201,7 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
       body: licenseUpdateBody,
       response: { status: 200, schema: licenseSchema },
       handle: async ({ tenant, params, body }) =>
-        ok(licenseViews(await licenses.batchUpdate(tenant, [{ uuid: params.licenseUuid, granteeId: body.granteeId }]))[0]),
+        ok(licenseViews(await licenses.update(tenant, params.licenseUuid, { granteeId: body.granteeId }))[0]),
     }),
     route({
       method: 'delete',

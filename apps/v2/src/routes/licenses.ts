@@ -123,6 +123,7 @@ export const licenseRoutes: RouteModule = (s, version) => {
               granteeId,
               ...(endTime === undefined ? {} : { endTime: new Date(endTime) }),
             })),
+            { many: Array.isArray(body) },
           );
           const created = licenseViews(made);
           return ok(Array.isArray(body) ? created : created[0]);

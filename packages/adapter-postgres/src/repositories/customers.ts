@@ -1,4 +1,4 @@
-import type { Customer, CustomerRepository, Tenant } from '@tollgate/core';
+import { DomainError, ErrorCodes, type Customer, type CustomerRepository, type Tenant } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
 import { containing, keysetPage, tenantOf, upsert, type Db } from './db';
@@ -32,7 +32,8 @@ export function customerRepository(db: Db): CustomerRepository {
     findByValue,
     // `on conflict do nothing` waits for a transaction inserting the same value and then inserts
     // nothing; the read after it is a new statement, which (READ COMMITTED) sees that row committed.
-    // A row removed meanwhile (its customer deleted) lets the next round insert.
+    // A row removed meanwhile (its customer deleted) lets the next round insert; after three rounds
+    // (rows made and removed again each time) the request is answered 409: retry.
     findOrCreate: async (c) => {
       for (let round = 0; ; round++) {
         const existing = await findByValue(c, c.value);
@@ -44,7 +45,7 @@ export function customerRepository(db: Db): CustomerRepository {
           .returningAll()
           .executeTakeFirst();
         if (inserted) return toCustomer(inserted);
-        if (round === 2) throw new Error(`customer ${c.value} neither found nor inserted`);
+        if (round === 2) throw stillRacing('customer');
       }
     },
     page: async (t, q) => {
@@ -81,3 +82,10 @@ const customerRow = (c: Customer) => ({
   created_at: c.createdAt,
   updated_at: c.updatedAt,
 });
+
+/**
+ * A find-or-create whose row was taken and removed again by other transactions three rounds in a row
+ * (or that cannot see a row it conflicts with): 409, the request may simply be sent again.
+ */
+export const stillRacing = (what: string): DomainError =>
+  new DomainError(ErrorCodes.CONFLICT, `the ${what} was being created and removed by other requests meanwhile; retry`);

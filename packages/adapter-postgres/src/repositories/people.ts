@@ -1,6 +1,7 @@
 import type { Grantee, Group, Membership, PeopleRepository, Tenant } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
+import { stillRacing } from './customers';
 import { keysetPage, tenantOf, upsert, type Db } from './db';
 
 const toGrantee = (r: Selectable<DB['grantees']>): Grantee => ({
@@ -88,7 +89,8 @@ export function peopleRepository(db: Db): PeopleRepository {
       return { ...page, items: page.items.map(toGrantee) };
     },
     // As customers' findOrCreate: the insert waits for a concurrent one of the same identifier, and
-    // the read after it (a new statement under READ COMMITTED) sees that grantee committed.
+    // the read after it (a new statement under READ COMMITTED) sees that grantee committed; three
+    // rounds without either: 409, retry.
     findOrCreateGrantee: async (g) => {
       for (let round = 0; ; round++) {
         const [existing] = await findGrantees(g, [g.granteeId]);
@@ -100,7 +102,7 @@ export function peopleRepository(db: Db): PeopleRepository {
           .returningAll()
           .executeTakeFirst();
         if (inserted) return toGrantee(inserted);
-        if (round === 2) throw new Error(`grantee ${g.granteeId} neither found nor inserted`);
+        if (round === 2) throw stillRacing('grantee');
       }
     },
     saveGrantee: (g) => upsert(db, 'grantees', [granteeRow(g)]),

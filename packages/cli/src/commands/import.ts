@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { assertOrganisationName, type CatalogFile } from '@tollgate/core';
+import type { CatalogFile } from '@tollgate/core';
 import { checkCatalogFile } from '../catalog-check';
 import { CliError, type CommandModule } from '../command';
 import { organisationFor } from '../support';
@@ -16,13 +16,11 @@ export const importCommand: CommandModule = {
       .action(async (file: string, o: { dryRun?: boolean; createOrg?: boolean; json?: boolean }) => {
         const doc = readCatalogFile(file);
         const { core } = await services();
-        // The file's organisation, made by --create-org, is named by the rule of every new organisation.
-        if (o.createOrg && !(await core.apiKeys.organisations()).some((x) => x.name === doc.organisation))
-          assertOrganisationName(doc.organisation, 'organisation');
         // A dry run may name an organisation still to be made: the import checks it the same way.
         if (o.dryRun && o.createOrg && !(await core.apiKeys.organisations()).some((x) => x.name === doc.organisation))
           throw new CliError(`a dry run does not create organisations: tollgate orgs create ${doc.organisation} first`);
-        // --create-org makes the organisation in the import's transaction: a failed import leaves none.
+        // --create-org makes the organisation in the import's transaction (a failed import leaves
+        // none), by the rule of every new organisation's name.
         if (!o.createOrg) await organisationFor(core, doc.organisation, false);
         const result = await core.importer.apply(doc, { dryRun: o.dryRun, createOrganisation: o.createOrg });
         if (o.dryRun) {

@@ -1,3 +1,4 @@
+import { assertOrganisationName } from '@tollgate/core';
 import type { CommandModule } from '../command';
 import { print } from '../support';
 
@@ -10,6 +11,8 @@ export const orgs: CommandModule = {
       .argument('<name>', 'the organisation name, as --org and catalog files give it')
       .option('--json', 'print {id, name, created} as JSON')
       .action(async (name: string, o: { json?: boolean }) => {
+        // A name no organisation may have is refused before the database is opened (or made).
+        assertOrganisationName(name);
         const { core } = await services();
         const existed = await core.apiKeys.organisation(name).then(
           () => true,

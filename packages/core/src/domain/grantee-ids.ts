@@ -11,12 +11,26 @@ const UNREADABLE = /,|^\s|\s$|^[["']|["'\]]$/;
 /** Whether the check's `granteeIds` reads this id back as itself, alone or in a list. */
 export const isCheckableGranteeId = (id: string): boolean => id.length > 0 && !UNREADABLE.test(id);
 
-/** A grantee id about to be written (a license, a checkout, a seat, a grantee record): 400 naming `property` unless the check can read it back. */
-export function assertCheckableGranteeId(property: string, id: string): void {
+/** Why an id that is not itself a grantee id must read back (the owner of a checkout without a grantee), and what to do instead. */
+export interface UnreadableReason {
+  /** What the value is used as, e.g. "gets the seat of an item without a grantee". */
+  because: string;
+  /** What the caller can do instead, e.g. "name a grantee". */
+  fix: string;
+}
+
+/**
+ * A grantee id about to be written (a license, a checkout, a seat, a grantee record): 400 naming
+ * `property` unless the check can read it back. `reason`: the value is not a grantee id of itself
+ * (the owner, who gets the seat when no grantee is named), said in the message with its fix.
+ */
+export function assertCheckableGranteeId(property: string, id: string, reason?: UnreadableReason): void {
   if (typeof id !== 'string' || id.length === 0) invalid(property, 'must be a non-empty string');
   if (!isCheckableGranteeId(id))
     invalid(
       property,
-      'must not contain a comma, begin or end with a blank or a quote, begin with [ or end with ]: the license check could not read it back',
+      reason
+        ? `${reason.because}; the license check could not read it back (a comma, a blank or a quote at either end, a leading [ or a trailing ]): ${reason.fix}`
+        : 'must not contain a comma, begin or end with a blank or a quote, begin with [ or end with ]: the license check could not read it back',
     );
 }

@@ -48,7 +48,10 @@ export function createAdHocLicense({ plan, product, member, granteeId, now, id }
   };
 }
 
-/** Gives the license to a grantee, or takes it back with null. */
+/**
+ * Gives the license to a grantee, or takes it back with null. A new grantee id must read back in the
+ * check; the license's own, sent back unchanged (an id stored before that rule), is kept as it is.
+ */
 export function assignGrantee(license: License, granteeId: string | null, now: Date): License {
   if (license.status === 'CANCELED') fail(ErrorCodes.LICENSE_CANCELED, 'a canceled license cannot be reassigned');
   if (granteeId !== null && (typeof granteeId !== 'string' || granteeId.trim() === '')) {
@@ -56,7 +59,7 @@ export function assignGrantee(license: License, granteeId: string | null, now: D
       { property: 'granteeId', error: 'must be a non-empty string or null' },
     ]);
   }
-  if (granteeId !== null) assertCheckableGranteeId('granteeId', granteeId);
+  if (granteeId !== null && granteeId !== license.granteeId) assertCheckableGranteeId('granteeId', granteeId);
   return { ...license, granteeId, updatedAt: now };
 }
 

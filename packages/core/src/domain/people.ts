@@ -32,11 +32,25 @@ export const seatHolders = (licenses: License[]): string[] => [
   ...new Set(licenses.filter((l) => taking(l) && l.granteeId !== null).map((l) => l.granteeId as string)),
 ];
 
-/** The grantee ids membership changes give a seat or a membership (`add`'s, `replace`'s new one): each must read back in the check. */
-export function assertCheckableMembers(changes: MembershipChange[]): void {
+/**
+ * The grantee ids membership changes give a seat or a membership (`add`'s, `replace`'s new one):
+ * each must read back in the check, unless it is a member's (`members`: the seat holders or
+ * memberships before the changes) given nothing new: an `add` of a member, a `replace` by itself
+ * (no-ops, however the id was stored before the rule).
+ */
+export function assertCheckableMembers(changes: MembershipChange[], members: readonly string[]): void {
+  // Followed through the changes in order: a member removed and added again is added anew.
+  const current = new Set(members);
   changes.forEach((c, i) => {
-    if (c.type === 'add') assertCheckableGranteeId(`[${i}].granteeId`, c.granteeId);
-    else if (c.type === 'replace') assertCheckableGranteeId(`[${i}].newGranteeId`, c.newGranteeId);
+    if (c.type === 'add') {
+      if (!current.has(c.granteeId)) assertCheckableGranteeId(`[${i}].granteeId`, c.granteeId);
+      current.add(c.granteeId);
+    } else if (c.type === 'remove') current.delete(c.granteeId);
+    else {
+      if (!(c.newGranteeId === c.granteeId && current.has(c.granteeId))) assertCheckableGranteeId(`[${i}].newGranteeId`, c.newGranteeId);
+      current.delete(c.granteeId);
+      current.add(c.newGranteeId);
+    }
   });
 }
 
@@ -54,7 +68,7 @@ export function applyMembershipChanges(licenses: License[], changes: MembershipC
     current.set(l.id, assignGrantee(l, granteeId, now));
     changed.add(l.id);
   };
-  assertCheckableMembers(changes);
+  assertCheckableMembers(changes, seatHolders(licenses));
   changes.forEach((c, i) => {
     if (c.type === 'add') {
       if (holding(c.granteeId).length) return;

@@ -287,7 +287,11 @@ export class Carts {
     });
     if (due.length === 0) return invalid('cartItems', 'the cart has no items to pay');
     // An item without a grantee gives its seat to the owner: its value must read back in the check too.
-    if (due.some((d) => !d.item.groupId && d.item.granteeId === null)) assertCheckableGranteeId('owner', customer.value);
+    if (due.some((d) => !d.item.groupId && d.item.granteeId === null))
+      assertCheckableGranteeId('owner', customer.value, {
+        because: 'gets the seat of an item without a grantee',
+        fix: 'name a grantee for each item (PUT /api/carts/:id cartItems[i].granteeId)',
+      });
     const [first, ...rest] = due;
     const who = (item: CartItem) => (item.groupId ? null : (item.granteeId ?? customer.value));
     // The session is written with its provider page (a call no transaction may wait on): a failure

@@ -28,6 +28,7 @@ import { limitsOf, type CoreDeps } from './deps';
 import { DEFAULT_PAYMENT_INTEGRATION, ensurePaymentIntegration } from './integrations';
 import { isCurrencyCode } from '../support/money';
 import { isUuid } from '../support/text';
+import { assertOrganisationName } from './api-keys';
 
 /** The catalog file (DESIGN.md section 9), already parsed from YAML or JSON. */
 /** Records a record's fate (`created`, `updated` or unchanged); true when it must be written. */
@@ -257,6 +258,8 @@ export class CatalogFileImport {
     return this.deps.uow.run(async (r) => {
       let org = await r.organisations.findByName(file.organisation);
       if (!org && createOrganisation) {
+        // A new organisation is named by the rule of every new one (an existing one is found as named).
+        assertOrganisationName(file.organisation, 'organisation');
         org = { id: this.deps.ids.newId(), name: file.organisation, createdAt: now };
         await r.organisations.save(org);
       }

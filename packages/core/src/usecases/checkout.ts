@@ -98,11 +98,9 @@ export class CheckoutService {
       const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       return { plan: p, catalog: await loadProductCatalog(r, tenant, p.productId) };
     });
-    let session = this.newSession(plan, req, catalog);
-    const request = await this.requestFor(session, plan, catalog);
-    // The provider the link goes to: a cart with one paid plan goes to the payment provider,
-    // even when its first plan is free (what holds a plan's interval reads it).
-    if (request.extraItems) session = { ...session, provider: this.providerFor(plan, request.extraItems).name };
+    const made = this.newSession(plan, req, catalog);
+    const request = await this.requestFor(made, plan, catalog);
+    const session = this.cartSession(made, plan, request.extraItems);
     await this.deps.uow.run((r) => this.saveNew(r, session));
     return { ...(await this.providerLink(session, plan, request)), sessionId: session.id };
   }
@@ -110,8 +108,10 @@ export class CheckoutService {
   /** A checkout link for a plan already loaded with its catalog (pricing tables build many). */
   async linkFor(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest): Promise<{ url: string }> {
     const session = this.newSession(plan, req, catalog);
+    // The cart's other plans checked before the session is written: a refused cart leaves none open.
+    const request = await this.requestFor(session, plan, catalog);
     await this.deps.uow.run((r) => this.saveNew(r, session));
-    return this.providerLink(session, plan, await this.requestFor(session, plan, catalog));
+    return this.providerLink(session, plan, request);
   }
 
   /**
@@ -132,19 +132,20 @@ export class CheckoutService {
     const { session, plan, catalog, request, reused, key } = await this.deps.uow.run(async (r) => {
       const p = assertAccessible(await r.plans.get(planId), tenant, 'plan');
       const c = await loadProductCatalog(r, tenant, p.productId);
-      const candidate = this.newSession(p, req, c);
-      const extra = candidate.extraItems.length ? await this.extraCharges(r, tenant, p, candidate) : undefined;
+      const made = this.newSession(p, req, c);
+      const extra = made.extraItems.length ? await this.extraCharges(r, tenant, p, made) : undefined;
+      const candidate = this.cartSession(made, p, extra);
       const sent = this.requestOf(candidate, p, c, extra);
       const k = deferredTermsKey(linkKey, this.termsOf(candidate, sent));
       const held = await r.checkoutSessions.lockDeferredLink(k, now);
       const previous = held.sessionId ? await r.checkoutSessions.get(held.sessionId) : undefined;
-      // Reused while open, young and still at the provider the plan goes to (a plan made free or
+      // Reused while open, young and still at the provider the plans go to (a plan made free or
       // paid since goes to the other: a new session).
       if (
         previous &&
         previous.status === 'open' &&
         now.getTime() - previous.createdAt.getTime() < DEFERRED_SESSION_REUSE_MS &&
-        previous.provider === this.providerFor(p).name
+        previous.provider === candidate.provider
       )
         return { session: previous, plan: p, catalog: c, request: sent, reused: true, key: k };
       await this.saveNew(r, candidate);
@@ -155,7 +156,7 @@ export class CheckoutService {
     // Asked again with the same request key, the provider would replay a page paid or expired
     // since: such a session gives way to a new one.
     if (reused && session.providerSessionId) {
-      const provider = this.providerFor(plan) as { name: string } & Partial<Pick<PaymentProvider, 'checkoutUrl'>>;
+      const provider = this.providerFor(plan, request.extraItems) as { name: string } & Partial<Pick<PaymentProvider, 'checkoutUrl'>>;
       if (provider.name === session.provider && provider.checkoutUrl) {
         const url = await provider.checkoutUrl(session.providerSessionId, session);
         if (url) return { url };
@@ -165,7 +166,7 @@ export class CheckoutService {
             const other = held.sessionId ? await r.checkoutSessions.get(held.sessionId) : undefined;
             if (other) return other;
           }
-          const next = this.newSession(plan, req, catalog);
+          const next = this.cartSession(this.newSession(plan, req, catalog), plan, request.extraItems);
           await this.saveNew(r, next);
           await r.checkoutSessions.setDeferredLink(key, next.id);
           return next;
@@ -264,6 +265,15 @@ export class CheckoutService {
       createdAt: this.deps.clock.now(),
       completedAt: null,
     };
+  }
+
+  /**
+   * A new session of a cart whose other plans are read (`extra`, as billed), at the provider the
+   * link goes to: a cart with one paid plan goes to the payment provider, even when its first plan
+   * is free (what holds a plan's interval reads it, and so does a deferred link's reuse).
+   */
+  private cartSession(session: CheckoutSession, plan: Plan, extra: AddedPlanCharge[] | undefined): CheckoutSession {
+    return extra ? { ...session, provider: this.providerFor(plan, extra).name } : session;
   }
 
   /**
@@ -463,7 +473,7 @@ export class CheckoutService {
           paymentCustomerId: input.paymentCustomerId ?? null,
         },
         now,
-        { completing },
+        { completing, fromSession: true },
       );
       const completed: CheckoutSession = { ...session, status: 'completed', subscriptionId: result.subscription.id, completedAt: now };
       await r.checkoutSessions.save(completed);
@@ -508,20 +518,23 @@ export class CheckoutService {
    * follows). `completing`: a checkout's completion, paid at the provider: the sale's rules (plans
    * and product sellable, seat minimums, the currency still the product's, the cart's interval)
    * held when its session was made and are not asked again; the seats and currency are those paid.
+   * `fromSession`: any checkout session's completion (the sandbox's and the free checkout's too):
+   * its grantee ids were checked when the session was made.
    */
   async purchaseIn(
     r: Repositories,
     req: PurchaseRequest,
     now: Date,
-    { completing }: { completing: boolean } = { completing: false },
+    { completing, fromSession = false }: { completing: boolean; fromSession?: boolean } = { completing: false },
   ): Promise<{ subscription: Subscription }> {
     if (req.paymentSubscriptionId) {
       const existing = await r.subscriptions.findByPaymentId(req.paymentSubscriptionId);
       if (existing) return { subscription: existing };
     }
-    // A purchase made now (not a paid checkout's completion, checked when its session was made):
+    // A purchase made now (not a checkout session's completion, whose grantees were checked when
+    // the session was made, or stored before the rule: paid or not, it completes as sold):
     // each grantee id must read back in the license check.
-    if (!completing) {
+    if (!completing && !fromSession) {
       if (req.granteeId !== null) assertCheckableGranteeId('granteeId', req.granteeId);
       for (const [i, item] of (req.extraItems ?? []).entries())
         if (item.granteeId !== null) assertCheckableGranteeId(`cartItems[${i + 1}].granteeId`, item.granteeId);

@@ -46,13 +46,21 @@ export interface LicenseUsage {
 export class LicenseService {
   constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'limits'>) {}
 
-  /** Ad hoc licenses (free or evaluation), all or none. */
-  async createAdHoc(tenant: Tenant, requests: AdHocLicenseRequest[]): Promise<WrittenLicenses> {
+  /**
+   * Ad hoc licenses (free or evaluation), all or none. `many`: the body was an array (a refusal
+   * names `[i].granteeId`, even in an array of one), else one object (`granteeId`); by default
+   * an array of more than one.
+   */
+  async createAdHoc(
+    tenant: Tenant,
+    requests: AdHocLicenseRequest[],
+    { many = requests.length !== 1 }: { many?: boolean } = {},
+  ): Promise<WrittenLicenses> {
     const max = limitsOf(this.deps).maxLicensesPerRequest;
     if (requests.length > max) invalid('licenses', `at most ${max} licenses can be created in one request`);
     requests.forEach((req, i) => {
       if (req.granteeId !== null && req.granteeId !== undefined)
-        assertCheckableGranteeId(requests.length === 1 ? 'granteeId' : `[${i}].granteeId`, req.granteeId);
+        assertCheckableGranteeId(many ? `[${i}].granteeId` : 'granteeId', req.granteeId);
     });
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
@@ -103,11 +111,12 @@ export class LicenseService {
     });
   }
 
-  /** Sets the grantee of each license; an unknown license fails the whole batch. */
+  /**
+   * Sets the grantee of each license; an unknown license fails the whole batch. A new grantee id
+   * must read back in the check (400 naming `[i].granteeId`); a license's own id sent back unchanged
+   * is kept, however it was stored.
+   */
   async batchUpdate(tenant: Tenant, updates: { uuid: Id; granteeId: string | null }[]): Promise<WrittenLicenses> {
-    updates.forEach((u, i) => {
-      if (typeof u.granteeId === 'string') assertCheckableGranteeId(`[${i}].granteeId`, u.granteeId);
-    });
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       const ids = updates.map((u) => u.uuid);
@@ -115,8 +124,9 @@ export class LicenseService {
       await lockSubscriptionsOf(r, ids);
       const found = new Map((await r.licenses.getManyForUpdate(ids)).map((l) => [l.id, l]));
       const updated = new Map<Id, License>();
-      for (const u of updates) {
+      for (const [i, u] of updates.entries()) {
         const current = updated.get(u.uuid) ?? assertAccessible(found.get(u.uuid), tenant, `license ${u.uuid}`);
+        if (u.granteeId !== null && u.granteeId !== current.granteeId) assertCheckableGranteeId(`[${i}].granteeId`, u.granteeId);
         updated.set(u.uuid, assignGrantee(current, u.granteeId, now));
       }
       await r.licenses.saveMany([...updated.values()]);

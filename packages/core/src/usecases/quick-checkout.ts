@@ -31,7 +31,8 @@ export class QuickCheckout {
     });
     assertPlanInterval(plan, req.interval, req.intervalCount);
     // Without a grantee the owner gets the seat: its value must read back in the check too.
-    if (!who.group && who.granteeId === null) assertCheckableGranteeId('owner', req.owner);
+    if (!who.group && who.granteeId === null)
+      assertCheckableGranteeId('owner', req.owner, { because: 'gets the seat when no grantee is named', fix: 'name a grantee' });
     const quantity = who.group ? groupSeats(plan, who.members.length, req.metadata) : quickCheckoutQuantity(plan, req.metadata);
     return this.checkout.checkoutLink(tenant, plan.id, {
       successUrl: req.successUrl ?? product.settings.successUrl ?? undefined,

@@ -4,7 +4,7 @@ import type { Customer, Grantee, Group, Id, Membership, Page, Tenant } from '../
 import { applyMembershipChanges, assertCheckableMembers, type MembershipChange } from '../../domain/people';
 import { assertCheckableGranteeId } from '../../domain/grantee-ids';
 import { lockSubscriptions } from '../subscriptions/shared';
-import { ensureGrantees, loadGroup, lockForMoves, membersOf, type GroupMember, type PeopleDeps } from './shared';
+import { ensureGrantees, loadGroup, lockForMoves, memberIdsOf, membersOf, type GroupMember, type PeopleDeps } from './shared';
 
 /**
  * Groups of the catalog API: teams of grantees of one owner. A subscription's group (with the
@@ -122,7 +122,6 @@ export class GroupDirectory {
    * membership.
    */
   async manage(tenant: Tenant, id: Id, changes: MembershipChange[]): Promise<void> {
-    assertCheckableMembers(changes);
     const now = this.deps.clock.now();
     await this.deps.uow.run(async (r) => {
       const group = await loadGroup(r, tenant, id);
@@ -136,13 +135,16 @@ export class GroupDirectory {
             ? [{ granteeId: c.newGranteeId, name: c.name }]
             : [],
       );
-      const grantees = await ensureGrantees(r, this.deps, tenant, named);
       if (group.subscriptionId) {
+        // The members' new ids are checked here, against the seats' holders (a holder added again is no change).
         const changed = applyMembershipChanges(await r.licenses.listBySubscription(group.subscriptionId), changes, now);
+        await ensureGrantees(r, this.deps, tenant, named);
         if (changed.length) await r.licenses.saveMany(changed);
         if (!(await r.people.getGroup(group.id))) await r.people.saveGroup(group);
         return;
       }
+      assertCheckableMembers(changes, await memberIdsOf(r, group));
+      const grantees = await ensureGrantees(r, this.deps, tenant, named);
       const refOf = async (granteeId: string) => grantees.get(granteeId) ?? (await r.people.findGrantees(tenant, [granteeId]))[0];
       const members = new Set((await r.people.members(group.id)).map((m) => m.granteeRef));
       for (const [i, c] of changes.entries()) {

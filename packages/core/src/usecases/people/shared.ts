@@ -30,7 +30,11 @@ export async function loadGroup(r: Repositories, tenant: Tenant, id: Id): Promis
   return assertAccessible(s && subscriptionGroup(s), tenant, 'group');
 }
 
-/** The grantee records of these vendor identifiers, created when new (with `names` for new ones). */
+/**
+ * The grantee records of these vendor identifiers, created when new (with `names` for new ones).
+ * New ones are inserted in granteeId order, whatever the order asked: two requests making the same
+ * new grantees ([a, b] and [b, a]) wait for each other at one key, never each at the other's.
+ */
 export async function ensureGrantees(
   r: Repositories,
   deps: PeopleDeps,
@@ -39,8 +43,10 @@ export async function ensureGrantees(
 ): Promise<Map<string, Grantee>> {
   const found = new Map((await r.people.findGrantees(tenant, [...new Set(wanted.map((w) => w.granteeId))])).map((g) => [g.granteeId, g]));
   const now = deps.clock.now();
-  for (const w of wanted) {
-    if (found.has(w.granteeId)) continue;
+  const made = new Map<string, Grantee>();
+  const inOrder = [...wanted].sort((a, b) => (a.granteeId < b.granteeId ? -1 : a.granteeId > b.granteeId ? 1 : 0));
+  for (const w of inOrder) {
+    if (found.has(w.granteeId) || made.has(w.granteeId)) continue;
     // Found or made in one step: a request making the same grantee at once shares it (no unique-key failure).
     const g = await r.people.findOrCreateGrantee({
       id: deps.ids.newId(),
@@ -51,8 +57,10 @@ export async function ensureGrantees(
       createdAt: now,
       updatedAt: now,
     });
-    found.set(w.granteeId, g);
+    made.set(w.granteeId, g);
   }
+  // Answered as before: those found, then the new ones in the order asked.
+  for (const w of wanted) if (made.has(w.granteeId)) found.set(w.granteeId, made.get(w.granteeId) as Grantee);
   return found;
 }
 
