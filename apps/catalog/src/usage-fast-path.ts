@@ -18,6 +18,7 @@ import {
   DATABASE_RETRY_AFTER_SECONDS,
   ERROR_STATUS,
   jsonDepthExceeds,
+  loggableRequestPath,
   MAX_JSON_DEPTH,
   requestIdOf,
   responseAuditSink,
@@ -160,7 +161,7 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
       o.logger.info('request', {
         requestId: id,
         method: 'POST',
-        path,
+        path: loggableRequestPath(req),
         status,
         address: clientAddress(req, o.trustProxy ?? 0),
         ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
@@ -174,7 +175,7 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
       o.logger.error('request failed', {
         requestId: requestIdOf(req.headers['x-request-id']),
         method: 'POST',
-        path: req.url,
+        path: loggableRequestPath(req),
         error: err instanceof Error ? err.stack : String(err),
       });
     const retry: [string, string] | undefined =

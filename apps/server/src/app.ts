@@ -70,7 +70,7 @@ export function createServerApp(s: ServerServices, options: { checkFastPath?: bo
     logRequests: s.config.logRequests,
     trustProxy: s.config.rateLimits.trustProxy,
   });
-  const metrics = createMetrics(s, fast.stats);
+  const metrics = createMetrics(s, fast.stats, usage.stats);
   const app = createExpressApp(s, rateLimits, metrics);
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (options.usageFastPath !== false && usage.wants(req)) {

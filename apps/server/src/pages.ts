@@ -104,6 +104,9 @@ export function homePage(info: HomeInfo): RequestHandler {
  */
 export function docsRouter(): express.Router {
   const r = express.Router();
+  // `fallthrough` stays true (serve-static's default): a missing file goes on to the next handler,
+  // whose 404 answers it. With `fallthrough: false`, send's own 404 would be passed on as an error,
+  // and it has `expose: false`: the error handler would answer it as a logged 500.
   const assets = express.static(SWAGGER_UI, { index: false, maxAge: '1h' });
   r.use('/docs/assets', (req, res, next) =>
     DOCS_ASSETS.has(req.path.slice(1)) ? noSniff(req, res, () => assets(req, res, next)) : next(),

@@ -70,6 +70,16 @@ describe('GET /metrics', () => {
     expect(sample(text, 'tollgate_usage_meter_relay_failing')).toBe(2);
   });
 
+  it("exports the usage fast path's counts and latency buckets up to 15 s (a request can wait 10 s for a pool connection)", async () => {
+    const app = createServerApp(world);
+    await request(app).post('/api/usage/consume').send({});
+    const text = (await request(app).get('/metrics').expect(200)).text;
+    const served = sample(text, 'tollgate_usage_fast_path{outcome="served"}');
+    const passed = sample(text, 'tollgate_usage_fast_path{outcome="passed"}');
+    expect((served ?? NaN) + (passed ?? NaN)).toBe(1);
+    for (const le of ['2.5', '5', '10', '15']) expect(text).toContain(`tollgate_http_request_duration_seconds_bucket{le="${le}",`);
+  });
+
   it('requires the bearer token when METRICS_TOKEN is set', async () => {
     const app = createServerApp({ ...world, config: { ...world.config, metricsToken: 'scrape-secret' } });
     const refused = await request(app).get('/metrics').expect(401);
@@ -77,5 +87,69 @@ describe('GET /metrics', () => {
     await request(app).get('/metrics').set('authorization', 'Bearer wrong').expect(401);
     const ok = await request(app).get('/metrics').set('authorization', 'Bearer scrape-secret').expect(200);
     expect(ok.text).toContain('tollgate_check_cache_hits');
+  });
+});
+
+describe('GET /metrics while the database fails', () => {
+  /** The world with its queue depths (the scrape's database reads) answered by `depth`. */
+  const withDepths = (events: () => Promise<{ queued: number; pending: number }>, webhooks: () => Promise<number>, pool?: () => number) =>
+    createServerApp({
+      ...world,
+      core: {
+        ...world.core,
+        worker: { ...world.core.worker, depth: events } as unknown as typeof world.core.worker,
+        webhookEvents: { ...world.core.webhookEvents, depth: webhooks } as unknown as typeof world.core.webhookEvents,
+      },
+      ...(pool ? { database: { kind: 'postgres', poolStats: () => ({ total: 2, idle: 2 - pool(), waiting: pool() }) } } : {}),
+    });
+  const refused = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+  const hangs = () => new Promise<never>(() => undefined);
+
+  it('answers 200 with every other metric, and tollgate_db_up 0, when the database refuses (a read that throws)', async () => {
+    const app = withDepths(refused, () => {
+      throw new Error('the repository threw');
+    });
+    const res = await request(app).get('/metrics').expect(200);
+    expect(sample(res.text, 'tollgate_db_up')).toBe(0);
+    expect(sample(res.text, 'tollgate_check_cache_live')).toBe(1);
+    expect(res.text).toContain('process_resident_memory_bytes');
+    // Never read: no made-up numbers of open events.
+    expect(res.text).not.toContain('tollgate_events_open{');
+  });
+
+  it('answers within about a second when the database hangs, keeping the last values read (tollgate_db_up 0)', async () => {
+    let hung = false;
+    const app = withDepths(
+      () => (hung ? hangs() : Promise.resolve({ queued: 4, pending: 1 })),
+      () => (hung ? hangs() : Promise.resolve(7)),
+    );
+    const healthy = (await request(app).get('/metrics').expect(200)).text;
+    expect(sample(healthy, 'tollgate_db_up')).toBe(1);
+    hung = true;
+    const started = Date.now();
+    const text = (await request(app).get('/metrics').expect(200)).text;
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(sample(text, 'tollgate_db_up')).toBe(0);
+    expect(sample(text, 'tollgate_events_open{status="queued"}')).toBe(4);
+    expect(sample(text, 'tollgate_events_open{status="pending"}')).toBe(1);
+    expect(sample(text, 'tollgate_webhook_deliveries_pending')).toBe(7);
+    expect(sample(text, 'tollgate_check_cache_live')).toBe(1);
+  });
+
+  it("reads the pool before the scrape's own database reads take connections (no waiting clients at rest)", async () => {
+    let waiting = 0;
+    // Each read waits for a connection from the moment it starts, like a query queued in the pool.
+    const queued = <T>(value: T) => {
+      waiting++;
+      return new Promise<T>((resolve) => setTimeout(() => (waiting--, resolve(value)), 5));
+    };
+    const app = withDepths(
+      () => queued({ queued: 0, pending: 0 }),
+      () => queued(0),
+      () => waiting,
+    );
+    const text = (await request(app).get('/metrics').expect(200)).text;
+    expect(sample(text, 'tollgate_db_pool_connections{state="waiting"}')).toBe(0);
+    expect(sample(text, 'tollgate_db_up')).toBe(1);
   });
 });

@@ -43,6 +43,31 @@ describe('GET /readyz', () => {
   });
 });
 
+describe('GET /readyz while the database hangs', () => {
+  it('answers 503 naming the database within about 2 s (the health checks give up at 3 s), one probe at a time', async () => {
+    let probes = 0;
+    const app = createServerApp({
+      ...world,
+      readiness: () => {
+        probes++;
+        return new Promise<never>(() => undefined);
+      },
+    });
+    const started = Date.now();
+    const [first, second] = await Promise.all([request(app).get('/readyz'), request(app).get('/readyz')]);
+    expect(Date.now() - started).toBeLessThan(2_900);
+    for (const res of [first, second]) {
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({
+        status: 'not ready',
+        checks: { database: { ok: false, detail: 'the database does not answer: no answer within 2000 ms' } },
+      });
+    }
+    // The second probe waited on the first one's checks instead of taking another connection.
+    expect(probes).toBe(1);
+  });
+});
+
 describe('graceful shutdown', () => {
   it('lets every request in flight finish, then refuses new connections', async () => {
     const server = createServerHttp(createServerApp(world));

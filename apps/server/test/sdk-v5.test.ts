@@ -13,6 +13,8 @@ import { createTestWorld, seedOrganisation, type SeededOrg, type TestWorld } fro
 import { createServerApp, createServerHttp } from '../src';
 
 const SALABLE = 'https://api.salable.app';
+/** SDK 5's `CheckLicensesCapabilitiesResponse` (its answer to `licenses.check` but the `void` of a 204). */
+type CheckLicensesCapabilitiesResponse = Exclude<Awaited<ReturnType<VersionedMethodsReturn<'v2'>['licenses']['check']>>, void>;
 
 let world: TestWorld;
 let org: SeededOrg;
@@ -158,6 +160,7 @@ const PLAN_V2 = [
   'productUuid',
   'updatedAt',
   'isTest',
+  'salablePlan',
 ];
 const PLAN_V3 = [
   'uuid',
@@ -214,7 +217,10 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     has(features[0], 'uuid', 'name', 'displayName', 'variableName', 'valueType', 'defaultValue', 'sortOrder', 'featureEnumOptions');
     has((await sdk.products.getCapabilities(product()))[0], 'uuid', 'name', 'status', 'productUuid', 'updatedAt');
     has((await sdk.products.getCurrencies(product()))[0], 'productUuid', 'currencyUuid', 'defaultCurrency', 'currency');
-    has(await sdk.plans.getOne(plan('team')), ...PLAN_V2, 'features', 'currencies');
+    const teamPlan = await sdk.plans.getOne(plan('team'));
+    has(teamPlan, ...PLAN_V2, 'features', 'currencies');
+    // SDK 5's Plan requires `salablePlan` and `paddlePlanId` (v1's `servicePlan`, `providerPlanId` kept beside them).
+    expect(teamPlan).toMatchObject({ salablePlan: true, paddlePlanId: null, servicePlan: false });
     has((await sdk.plans.getFeatures(plan('team')))[0], 'planUuid', 'featureUuid', 'value', 'isUnlimited', 'isUsage', 'feature');
     has((await sdk.plans.getCapabilities(plan('team')))[0], 'planUuid', 'capabilityUuid', 'updatedAt', 'capability');
     has((await sdk.plans.getCurrencies(plan('team')))[0], 'planUuid', 'currencyUuid', 'price', 'paymentIntegrationPlanId', 'currency');
@@ -241,9 +247,12 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
       await sdk.usage.updateLicenseUsage({ granteeId: 'alice', planUuid: plan('team'), increment: 3, idempotencyKey: 'sdk-v2-1' }),
     ).toBeUndefined();
     await sdk.usage.updateLicenseUsage({ granteeId: 'alice', planUuid: plan('team'), increment: 3, idempotencyKey: 'sdk-v2-1' });
+    // `updatedAt`: when the units last changed (the balance's last change), not when asked.
+    const recordedAt = world.clock.now().toISOString();
+    world.clock.set(new Date(world.clock.now().getTime() + 60_000));
     expect(await sdk.usage.getCurrentUsageRecord({ granteeId: 'alice', planUuid: plan('team') })).toEqual({
       unitCount: 3,
-      updatedAt: expect.any(String),
+      updatedAt: recordedAt,
     });
     const records = await sdk.usage.getAllUsageRecords({ granteeId: 'alice' });
     isPage(records);
@@ -272,8 +281,12 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     const invoices = await sdk.subscriptions.getInvoices(sub);
     hasMembers(invoices, 'first', 'last', 'hasMore', 'data');
     has(invoices.data[0], 'id', 'object', 'amount_due', 'currency', 'lines', 'status');
-    for (const p of await sdk.subscriptions.getSwitchablePlans(sub))
-      has(p, 'uuid', 'name', 'displayName', 'licenseType', 'currencies', 'features');
+    for (const p of await sdk.subscriptions.getSwitchablePlans(sub)) {
+      has(p, 'uuid', 'name', 'displayName', 'licenseType', 'currencies', 'features', 'salablePlan');
+      expect(p).toMatchObject({ salablePlan: true, paddlePlanId: null });
+    }
+    const withPlan = await sdk.subscriptions.getAll({ owner: 'buyer2@example.com', expand: ['plan'] });
+    expect((withPlan.data[0] as unknown as { plan: unknown }).plan).toMatchObject({ salablePlan: true, paddlePlanId: null });
     for (const get of [
       sdk.subscriptions.getUpdatePaymentLink,
       sdk.subscriptions.getPortalLink,
@@ -373,8 +386,34 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
       endTime: ends,
     });
     expect((await sdk.licenses.updateMany([{ uuid: many[1].uuid, granteeId: 'frank' }]))[0].granteeId).toBe('frank');
-    const check = await sdk.licenses.check({ productUuid: product(), granteeIds: ['alice', 'dave2'] });
-    has(check, 'capabilities', 'signature');
+    // SDK 5's CheckLicensesCapabilitiesResponse: each capability with its end, and a signature (v3's).
+    const check = (await sdk.licenses.check({
+      productUuid: product(),
+      granteeIds: ['alice', 'dave2'],
+    })) as CheckLicensesCapabilitiesResponse;
+    expect(Object.keys(check).sort()).toEqual(['capabilities', 'signature']);
+    expect(check.capabilities.some((c) => c.capability === 'edit')).toBe(true);
+    for (const c of check.capabilities) {
+      expect(c).toEqual({ capability: expect.any(String), expiry: expect.any(String) });
+      expect(new Date(c.expiry).toISOString()).toBe(c.expiry);
+    }
+    const v3check = await initSalable(org.liveKey, 'v3').entitlements.check({ productUuid: product(), granteeIds: ['alice', 'dave2'] });
+    expect(check.signature).toBe(v3check.signature);
+    expect(check.capabilities).toEqual(v3check.features.map((f) => ({ capability: f.feature, expiry: f.expiry })));
+    // No capability: 204 (the SDK's `void`); `grace` as v1 takes it.
+    expect(await sdk.licenses.check({ productUuid: product(), granteeIds: ['nobody-holds-this'] })).toBeUndefined();
+    expect(await sdk.licenses.check({ productUuid: product(), granteeIds: ['alice'], grace: 3 })).toMatchObject({
+      capabilities: expect.arrayContaining([expect.objectContaining({ capability: 'edit' })]),
+    });
+    await expect(sdk.licenses.check({ productUuid: product(), granteeIds: ['alice'], grace: 0 })).rejects.toMatchObject({
+      name: 'SalableValidationError',
+      data: { code: 'CHECK_GRACE_INVALID', validationErrors: [expect.objectContaining({ property: 'grace' })] },
+    });
+    const served = (await request(app).get('/openapi/v2.json').expect(200)).body;
+    expect(served.paths['/licenses/check'].get.responses['200'].content['application/json'].schema).toMatchObject({
+      properties: { capabilities: { items: { properties: { capability: { type: 'string' }, expiry: expect.anything() } } } },
+    });
+    expect(served.paths['/licenses/check'].get.responses).toHaveProperty('204');
     expect(await sdk.licenses.cancel(dave.uuid)).toBeUndefined();
     expect(await sdk.licenses.cancelMany({ uuids: many.map((l) => l.uuid) })).toBeUndefined();
     expect((await sdk.licenses.getOne(dave.uuid)).status).toBe('CANCELED');
@@ -496,6 +535,99 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
       `v3: ${called.v3.size} of ${methodsOf('v3').length} SDK methods called and answered:\n  ${[...called.v3].sort().join('\n  ')}`,
     );
     expect(missing).toEqual([]);
+  });
+
+  it('v2 and v3: a refusal that is 409 in v1 reaches the SDK as 400 with its reason and code (the SDK drops the body of any other status)', async () => {
+    const sdk = initSalable(org.liveKey, 'v2');
+    const sdk3 = initSalable(org.liveKey, 'v3');
+    const sub = await sdk.subscriptions.create({ planUuid: plan('team'), granteeId: 'ref-own', owner: 'refusals', quantity: 2 });
+    const [seat] = (await sdk.subscriptions.getSeats(sub.uuid)).data;
+    const refused = (code: string, error: RegExp) => ({
+      name: 'SalableValidationError',
+      code: 'S1004',
+      data: { code, error: expect.stringMatching(error) },
+    });
+    await expect(sdk.licenses.cancel(seat.uuid)).rejects.toMatchObject(refused('CONFLICT', /is a seat of subscription/));
+    await expect(sdk.licenses.cancelMany({ uuids: [seat.uuid] })).rejects.toMatchObject(refused('CONFLICT', /is a seat of subscription/));
+    const endTime = new Date(world.clock.now().getTime() + 86400_000).toISOString();
+    await expect(sdk.licenses.update(seat.uuid, { granteeId: seat.granteeId as string, endTime })).rejects.toMatchObject(
+      refused('CONFLICT', /ends with the subscription/),
+    );
+    // A usage key reused with another amount: the same 400 each time; the first amount still replays (200).
+    for (const [client, key] of [
+      [sdk, 'ref-v2'],
+      [sdk3, 'ref-v3'],
+    ] as const) {
+      const usage = { granteeId: 'ref-own', planUuid: plan('team'), idempotencyKey: key };
+      expect(await client.usage.updateLicenseUsage({ ...usage, increment: 1 })).toBeUndefined();
+      for (let i = 0; i < 2; i++)
+        await expect(client.usage.updateLicenseUsage({ ...usage, increment: 2 })).rejects.toMatchObject(
+          refused('IDEMPOTENCY_KEY_REUSED', /./),
+        );
+      expect(await client.usage.updateLicenseUsage({ ...usage, increment: 1 })).toBeUndefined();
+    }
+    expect((await sdk.usage.getCurrentUsageRecord({ granteeId: 'ref-own', planUuid: plan('team') })).unitCount).toBe(2);
+    // v1 keeps its 409.
+    await request(app).delete(`/licenses/${seat.uuid}`).set('x-api-key', org.liveKey).set('version', 'v1').expect(409);
+  });
+
+  it('a grantee holds at most one seat of a subscription: license updates refuse a second one (v1 and v2), unassign and replace free them all', async () => {
+    const sdk = initSalable(org.liveKey, 'v2');
+    const sdk3 = initSalable(org.liveKey, 'v3');
+    const sub = (await sdk.subscriptions.create({ planUuid: plan('team'), granteeId: 'dup-own', owner: 'dup-acme', quantity: 3 })).uuid;
+    const seats = async () => (await sdk.subscriptions.getSeats(sub)).data;
+    const own = (await seats()).find((x) => x.granteeId === 'dup-own')!;
+    const [a, b] = (await seats()).filter((x) => x.granteeId === null);
+    const named = (property: string) => ({
+      name: 'SalableValidationError',
+      data: {
+        code: 'VALIDATION_FAILED',
+        validationErrors: [{ property, error: expect.stringMatching(/already holds seat .* at most one seat/) }],
+      },
+    });
+    // Two items of one batch giving one grantee two seats: refused, nothing written.
+    await expect(
+      sdk.licenses.updateMany([
+        { uuid: a.uuid, granteeId: 'mallory' },
+        { uuid: b.uuid, granteeId: 'mallory' },
+      ]),
+    ).rejects.toMatchObject(named('[1].granteeId'));
+    expect(await sdk.subscriptions.getSeatCount(sub)).toEqual({ count: 3, assigned: 1, unassigned: 2 });
+    // One seat, then a second one by a single update, by a batch, by v1's routes: refused.
+    expect((await sdk.licenses.updateMany([{ uuid: a.uuid, granteeId: 'mallory' }]))[0].granteeId).toBe('mallory');
+    await expect(sdk.licenses.update(b.uuid, { granteeId: 'mallory' })).rejects.toMatchObject(named('granteeId'));
+    await expect(sdk.licenses.updateMany([{ uuid: b.uuid, granteeId: 'mallory' }])).rejects.toMatchObject(named('[0].granteeId'));
+    const v1 = (method: 'put', path: string, body: object) =>
+      request(app)[method](path).set('x-api-key', org.liveKey).set('version', 'v1').send(body).expect(400);
+    expect((await v1('put', `/licenses/${b.uuid}`, { granteeId: 'mallory' })).body).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      validationErrors: [{ property: 'granteeId' }],
+    });
+    expect((await v1('put', '/licenses', [{ uuid: b.uuid, granteeId: 'mallory' }])).body.validationErrors).toEqual([
+      expect.objectContaining({ property: '[0].granteeId' }),
+    ]);
+    // A seat given back to its holder is no change; items apply in order: a grantee an earlier item unassigns may take another seat.
+    expect((await sdk.licenses.update(own.uuid, { granteeId: 'dup-own' })).granteeId).toBe('dup-own');
+    const moved = await sdk.licenses.updateMany([
+      // null unassigns (the SDK types every granteeId a string).
+      { uuid: a.uuid, granteeId: null as unknown as string },
+      { uuid: b.uuid, granteeId: 'mallory' },
+    ]);
+    expect(moved.map((l) => l.granteeId)).toEqual([null, 'mallory']);
+    // Two seats written before the rule (straight into the store): unassign frees both, and the grantee loses access.
+    const twice = async (granteeId: string) => {
+      const stored = await world.db.uow.run((r) => r.licenses.getManyForUpdate([a.uuid, b.uuid]));
+      await world.db.uow.run((r) => r.licenses.saveMany(stored.map((l) => ({ ...l, granteeId }))));
+      expect((await seats()).filter((x) => x.granteeId === granteeId)).toHaveLength(2);
+    };
+    await twice('mallory');
+    expect(await sdk.subscriptions.manageSeats(sub, [{ type: 'unassign', granteeId: 'mallory' } as never])).toBeUndefined();
+    expect((await seats()).map((x) => x.granteeId).sort()).toEqual(['dup-own', null, null]);
+    expect((await sdk3.entitlements.check({ granteeIds: ['mallory'], productUuid: product() })).features).toEqual([]);
+    // Replace gives the new grantee one of them and frees the others: the rule holds after it.
+    await twice('trent');
+    await sdk.subscriptions.manageSeats(sub, [{ type: 'replace', granteeId: 'trent', newGranteeId: 'victor' } as never]);
+    expect((await seats()).map((x) => x.granteeId).sort()).toEqual(['dup-own', null, 'victor']);
   });
 
   it("names the SDK's own bugs by the request it sends, and what the server answers", async () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
-import { clientStatus, cspHash, setPageSecurity } from '@tollgate/http';
+import { clientStatus, cspHash, loggableRequestPath, setPageSecurity } from '@tollgate/http';
 import {
   BUSY_RETRY_AFTER_SECONDS,
   DATABASE_RETRY_AFTER_SECONDS,
@@ -299,7 +299,7 @@ export function createPricingPageRouter(s: PricingPageServices): express.Router 
     }
     const status = clientStatus(err);
     if (status !== undefined) return refused(status, 'This pricing link is not valid. Please go back and open it again.');
-    s.logger.error('pricing page failed', { requestId: res.locals.requestId, path: req.path, error: String(err) });
+    s.logger.error('pricing page failed', { requestId: res.locals.requestId, path: loggableRequestPath(req), error: String(err) });
     sendHtml(
       res,
       500,

@@ -12,6 +12,7 @@ import {
   observeRequests,
   openApiDocument,
   sendJson,
+  type ErrorStatusTable,
   type GenerationRouter,
   type OperationsServices,
   type RateLimitConfig,
@@ -52,6 +53,18 @@ export const unsupportedVersionBody = (value: string | undefined, supported: rea
     details: [{ property: 'version', error: `must be one of ${supported.join(', ')}` }],
   });
 
+/**
+ * v2's and v3's error statuses: the shared table with every 409 answered 400. The Node SDK 5 reads
+ * the body of a 400, 401, 403, 404 and 500 only; any other status becomes a `SalableUnknownError`
+ * (`S1006`) without the body, so a refusal (a seat cancelled, a usage key reused with another
+ * amount) would reach its users with no reason. 400 carries the same body and `code`, which the
+ * SDK's `SalableValidationError` keeps in `data`. 429, 502 and 503 stay (retries and proxies read
+ * them; `Retry-After` is kept): the SDK reports those as `S1006` (docs/api/v2.md).
+ */
+export const VERSION_ERROR_STATUS: ErrorStatusTable = Object.fromEntries(
+  Object.entries(ERROR_STATUS).map(([code, status]) => [code, status === 409 ? 400 : status]),
+) as ErrorStatusTable;
+
 /** The router of v2 or v3, from its route table, in the legacy/v1 error shape (the SDK reads `validationErrors` of a 400). */
 export function createVersionRouter(
   s: Pick<V2AppServices, 'core' | 'links' | 'clock' | 'config' | 'logger' | 'rateLimits'>,
@@ -60,7 +73,7 @@ export function createVersionRouter(
   return generationRouter(versionRoutes(s, version), {
     keySource: 'x-api-key',
     apiKeys: s.core.apiKeys,
-    statusTable: ERROR_STATUS,
+    statusTable: VERSION_ERROR_STATUS,
     errorShape: legacyErrorBody,
     errorSchema: legacyErrorSchema,
     logger: s.logger,

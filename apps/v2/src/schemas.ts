@@ -57,6 +57,8 @@ const v2PlanOwn = extend(ownOnly(v1PlanSchema as ObjectSchema), {
   maxSeatAmount: int,
   hasAcceptedTransaction: bool,
   archivedAt: ndate,
+  salablePlan: bool,
+  paddlePlanId: nstr,
 });
 
 export const productSchema = (v: Version) => (v === 'v2' ? v2ProductOwn : drop(v2ProductOwn, V3_PRODUCT_DROPS));

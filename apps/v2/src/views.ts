@@ -56,6 +56,8 @@ export const V3_PLAN_DROPS = [
   'environment',
   'providerPlanId',
   'servicePlan',
+  'salablePlan',
+  'paddlePlanId',
 ] as const;
 
 type Catalogish = Pick<ProductCatalog, 'product' | 'currencies'> & Partial<ProductCatalog>;
@@ -66,7 +68,12 @@ export function productView(version: Version, catalog: Catalogish, x: Expand = E
   return version === 'v2' ? base : omit(base, V3_PRODUCT_DROPS);
 }
 
-/** A plan's own members (no relations). */
+/**
+ * A plan's own members (no relations). v2 adds the two SDK 5's `Plan` requires beside v1's
+ * `servicePlan` and `providerPlanId` (kept: v1's clients read them): `salablePlan` true, every plan
+ * served here being one the service itself sells (none is a third-party marketplace's), and
+ * `paddlePlanId` null (no such provider here).
+ */
 export function planView(version: Version, plan: Plan, catalog: Pick<ProductCatalog, 'product' | 'currencies'>) {
   const base = {
     ...v1Plan(plan, catalog, new Expand([])),
@@ -74,6 +81,8 @@ export function planView(version: Version, plan: Plan, catalog: Pick<ProductCata
     maxSeatAmount: -1,
     hasAcceptedTransaction: false,
     archivedAt: iso(plan.archivedAt),
+    salablePlan: true,
+    paddlePlanId: null,
   };
   return version === 'v2' ? base : omit(base, V3_PLAN_DROPS);
 }

@@ -1,10 +1,11 @@
 import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider } from 'kysely';
-import { Pool, types } from 'pg';
+import { Pool, types, type QueryConfig } from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from './pglite-pool';
 import type { ChangeFeed } from '@tollgate/core';
 import { PGliteChangeFeed, PostgresChangeFeed, type ChangeFeedTiming } from './change-feed';
 import type { DB } from './schema';
+import { markConnectFailure } from './unit-of-work';
 import * as initial from './migrations/2026-11-22T00-initial';
 import * as signingKeys from './migrations/2026-11-22T01-signing-keys';
 import * as billing from './migrations/2026-11-22T02-billing';
@@ -108,11 +109,24 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/** The pg pool of each server database (`pingDatabase` asks it directly, with a statement timeout). */
+const pools = new WeakMap<object, Pool>();
+
 export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
   if (options.url) {
     // A server that does not answer must not hold requests forever: a connection attempt gives up
-    // after 10 s, and the request answers 503 (database unavailable) instead of hanging.
-    const pool = new Pool({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
+    // after 10 s, and the request answers 503 (database unavailable) instead of hanging. TCP
+    // keepalive (probes after 10 s idle) lets the OS find a connection whose peer vanished (a
+    // failover, a dropped NAT entry) instead of a statement waiting on it for hours. No statement
+    // timeout for all: long transactions (migrations, exports) are legitimate; the readiness
+    // probe caps its own (`pingDatabase`).
+    const pool = new Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 10_000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     // An idle connection the server closes (restart, failover) is dropped by the pool and replaced
     // on next use; without a listener pg would raise it as an uncaught error and end the process.
     pool.on('error', (err) => options.onIdleError?.(err));
@@ -121,7 +135,14 @@ export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
     // listens to then: without a listener of its own the process would end. The statement that
     // was running, or the next one, fails with the error (503 DATABASE_UNAVAILABLE to a client).
     pool.on('connect', (client) => client.on('error', (err) => options.onIdleError?.(err)));
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    // Whatever fails while taking a connection is an outage (marked for the unit of work): the
+    // server's refusals at connect carry codes that would otherwise read as statement errors.
+    const connecting = {
+      connect: () => pool.connect().catch((e: unknown) => Promise.reject(markConnectFailure(e))),
+      end: () => pool.end(),
+    };
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: connecting }) });
+    pools.set(db, pool);
     const url = options.url;
     return {
       db,
@@ -142,9 +163,30 @@ export async function pendingMigrations(db: Kysely<DB>): Promise<string[]> {
   return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
 
-/** Answers when the database takes a query (readiness). */
-export async function pingDatabase(db: Kysely<DB>): Promise<void> {
-  await sql`select 1`.execute(db);
+/**
+ * Answers when the database takes a query (readiness). With `timeoutMs`, fails once that long has
+ * passed: a database that hangs (a stalled network, a frozen server) makes a probe answer "not
+ * ready" in time for its caller's own timeout, and on a server the hung connection is closed by
+ * the statement's own timeout rather than kept out of the pool.
+ */
+export async function pingDatabase(db: Kysely<DB>, options: { timeoutMs?: number } = {}): Promise<void> {
+  const { timeoutMs } = options;
+  if (timeoutMs === undefined) return void (await sql`select 1`.execute(db));
+  const pool = pools.get(db);
+  // pg reads `query_timeout` from a query's config too (its types only list it for the client):
+  // the query fails then, and the pool closes the connection it hung on.
+  const config = { text: 'select 1', query_timeout: timeoutMs } as QueryConfig;
+  const ping: Promise<unknown> = pool ? pool.query(config) : sql`select 1`.execute(db);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([ping, late]);
+  } finally {
+    clearTimeout(timer);
+    ping.catch(() => undefined);
+  }
 }
 
 /** Applies every pending migration; applying them again is a no-op. Returns the names applied now. */

@@ -45,17 +45,46 @@ export function domainErrorOf(e: unknown, writing = true): DomainError | undefin
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
+ * Failures of taking a connection from the pool (`openDatabase` marks them): whatever the server
+ * answered while connecting (it is shutting down or starting, it takes no more clients, the
+ * database does not accept connections or is gone, the login is refused), the request could not
+ * reach the database at all, so nothing of it ran: an outage, never a 500.
+ */
+const connectFailures = new WeakSet<object>();
+
+/** Marks an error as thrown while connecting (acquiring a pool connection); returns it. */
+export function markConnectFailure<E>(e: E): E {
+  if (typeof e === 'object' && e !== null) connectFailures.add(e);
+  return e;
+}
+
+/**
+ * PostgreSQL's codes that mean "no connection for you" (what a server answers at connect, should
+ * such an error reach us unmarked): too_many_connections (53300, max_connections or a role's
+ * CONNECTION LIMIT), cannot_connect_now and the rest of the shutdown class (57P01 admin_shutdown,
+ * 57P02 crash_shutdown, 57P03 cannot_connect_now, 57P04 database_dropped, 57P05
+ * idle_session_timeout: the server ends the session). 57014 (a statement canceled, by its
+ * timeout) is a refusal of that statement, not an outage.
+ */
+const OUTAGE_CODES = /^(08...|57P0[1-5]|53300)$/;
+
+/**
  * Whether the error says the database cannot be reached or is going away (an outage, a restart, a
- * failover), as opposed to refusing this statement: sockets that fail, pg's own "terminated" and
- * "timeout" errors, and PostgreSQL's connection-exception (08) and shutdown (57P0x) classes. Such
- * a request changed nothing it can see committed (a transaction whose COMMIT was never answered is
- * the one exception: `PostgresUnitOfWork.run` answers it as `commitInDoubt`).
+ * failover), as opposed to refusing this statement: any failure while connecting, sockets that
+ * fail, pg's own "terminated" and "timeout" errors, PostgreSQL's connection-exception class (08),
+ * its shutdown and connection-refusal codes (OUTAGE_CODES), and object_not_in_prerequisite_state
+ * (55000) when it is the refusal of a database that does not accept connections (ALLOW_CONNECTIONS
+ * false; 55000 otherwise refuses a statement). Such a request changed nothing it can see committed
+ * (a transaction whose COMMIT was never answered is the one exception: `PostgresUnitOfWork.run`
+ * answers it as `commitInDoubt`).
  */
 export function isUnavailable(e: unknown): boolean {
+  if (typeof e === 'object' && e !== null && connectFailures.has(e) && !isPoolExhausted(e)) return true;
   const err = e as { code?: unknown; message?: unknown } | undefined;
   const code = typeof err?.code === 'string' ? err.code : '';
-  if (SOCKET_CODES.has(code) || code.startsWith('08') || /^57P0[1-3]$/.test(code)) return true;
   const message = typeof err?.message === 'string' ? err.message : '';
+  if (SOCKET_CODES.has(code) || OUTAGE_CODES.test(code)) return true;
+  if (code === '55000' && /not (currently )?accepting connections/.test(message)) return true;
   return /^(Connection terminated|Client has encountered a connection error|Client was closed|Connection ended)/.test(message);
 }
 

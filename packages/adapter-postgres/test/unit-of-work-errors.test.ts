@@ -1,6 +1,11 @@
 /* What a failed statement becomes: a crowded pool is BUSY, an unreachable server is an outage. */
 import { ErrorCodes } from '@tollgate/core';
-import { domainErrorOf } from '../src/unit-of-work';
+import { DatabaseError } from 'pg';
+import { domainErrorOf, markConnectFailure } from '../src/unit-of-work';
+
+/** An error as pg builds it from a server's ErrorResponse (severity FATAL at connect). */
+const serverError = (code: string, message: string) =>
+  Object.assign(new DatabaseError(message, message.length, 'error'), { code, severity: 'FATAL' });
 
 describe('database errors as domain errors', () => {
   it("reports pg-pool's queue timeout (every connection in use) as BUSY, never as the database being down", () => {
@@ -22,5 +27,33 @@ describe('database errors as domain errors', () => {
     expect(domainErrorOf(cut)?.message).toMatch(/nothing was changed/);
     expect(domainErrorOf(cut, false)?.message).toBe('the database is unavailable; retry later');
     expect(domainErrorOf(new Error('timeout exceeded when trying to connect'), false)?.message).not.toMatch(/nothing was changed/);
+  });
+
+  it("reports the server's refusals of a connection as the database being unavailable (503 with Retry-After), not a 500", () => {
+    for (const e of [
+      serverError('55000', 'database "tollgate" is not currently accepting connections'), // ALLOW_CONNECTIONS false
+      serverError('53300', 'sorry, too many clients already'),
+      serverError('53300', 'too many connections for role "tollgate"'),
+      serverError('57P03', 'the database system is starting up'),
+      serverError('57P04', 'database "tollgate" does not exist'),
+      serverError('57P05', 'terminating connection due to idle-session timeout'),
+    ]) {
+      expect(domainErrorOf(e)?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
+      expect(domainErrorOf(e, false)?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
+    }
+  });
+
+  it('reports any failure while connecting as an outage (a refused login too), but a crowded pool stays BUSY', () => {
+    const login = serverError('28P01', 'password authentication failed for user "tollgate"');
+    expect(domainErrorOf(login)).toBeUndefined();
+    expect(domainErrorOf(markConnectFailure(login))?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
+    const other55000 = serverError('55000', 'some other prerequisite is missing');
+    expect(domainErrorOf(markConnectFailure(other55000))?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
+    expect(domainErrorOf(markConnectFailure(new Error('timeout exceeded when trying to connect')))?.code).toBe(ErrorCodes.BUSY);
+  });
+
+  it("leaves a statement's own refusals alone: 55000 past connecting, a statement canceled by its timeout (57014)", () => {
+    expect(domainErrorOf(serverError('55000', 'cannot ALTER TABLE "x" because it has pending trigger events'))).toBeUndefined();
+    expect(domainErrorOf(serverError('57014', 'canceling statement due to statement timeout'))).toBeUndefined();
   });
 });

@@ -496,8 +496,8 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
       );
     }
     // The request's own fault (a body over the form limit, a path that does not decode): its status, no log.
-    const status = (err as { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
+    const status = requestFault(err);
+    if (status !== undefined) {
       return sendPage(
         res,
         status,
@@ -517,4 +517,19 @@ export function createSandboxRouter(deps: SandboxPagesDeps): express.Router {
   };
   r.use(errors);
   return r;
+}
+
+/**
+ * The 4xx of a refusal of the request itself (the rule of http's `clientStatus`, which this adapter
+ * does not import): an error that says its status may be shown (`expose: true`, as body-parser and
+ * http-errors set it), or express's URIError (status 400) for a path that does not decode. Any other
+ * error's `status`/`statusCode` (Stripe's 401, an upstream's answer) is a fault: logged, a 500.
+ */
+function requestFault(err: unknown): number | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown };
+  const pathNotDecoded = err instanceof URIError && e.status === 400;
+  if (e.expose !== true && !pathNotDecoded) return undefined;
+  const status = typeof e.status === 'number' ? e.status : e.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : undefined;
 }

@@ -10,9 +10,13 @@ import { createSandboxRouter, SandboxPaymentProvider } from '../src';
 // request, and an outage or a full pool a 503 with Retry-After, as the APIs answer them.
 
 function pagesFailingWith(code: ErrorCode, message: string) {
+  return pagesThrowing(() => new DomainError(code, message));
+}
+
+function pagesThrowing(error: () => unknown) {
   const errors: unknown[] = [];
   const fails = async () => {
-    throw new DomainError(code, message);
+    throw error();
   };
   const checkout = { session: fails, completeCheckout: fails } as unknown as CheckoutService;
   const subscriptions = {
@@ -115,4 +119,36 @@ it('a request the pages refuse stays a 400 (an error code they have no status fo
   expect(res.status).toBe(400);
   expect(res.headers['retry-after']).toBeUndefined();
   expect(res.text).toContain('<h1>Cannot do that</h1>');
+});
+
+// Second review: only a refusal of the request keeps its 4xx here too (http's clientStatus rule). A
+// third-party error carrying a `status` (Stripe's 401) is a fault of the service: a logged 500.
+describe('which thrown status is the request’s, on the sandbox pages', () => {
+  const stripeAuthError = () =>
+    Object.assign(new Error('Invalid API Key provided: sk_test_***'), { type: 'StripeAuthenticationError', status: 401, statusCode: 401 });
+
+  it('answers an error carrying status 401 without expose as a logged 500', async () => {
+    const { app, errors } = pagesThrowing(stripeAuthError);
+    const res = await request(app).get(`/sandbox/checkout/${randomUUID()}`);
+    expect(res.status).toBe(500);
+    expect(res.text).toContain('<h1>Something went wrong</h1>');
+    expect(res.text).not.toContain('Invalid API Key');
+    expect(errors).toHaveLength(1);
+  });
+
+  it('keeps the 4xx of an error that may be shown, of a form over the limit and of a path that does not decode, unlogged', async () => {
+    const shown = pagesThrowing(() => Object.assign(new Error('x'), { status: 409, expose: true }));
+    expect((await request(shown.app).get(`/sandbox/checkout/${randomUUID()}`)).status).toBe(409);
+    const { app, errors } = pagesFailingWith(ErrorCodes.CONFLICT, 'unused');
+    const tooLarge = await request(app)
+      .post(`/sandbox/checkout/${randomUUID()}/pay`)
+      .type('form')
+      .send(`quantity=${'1'.repeat(20_000)}`);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.text).toContain('The form is too large.');
+    const notDecoded = await request(app).get('/sandbox/checkout/%ff');
+    expect(notDecoded.status).toBe(400);
+    expect(notDecoded.text).toContain('<h1>Cannot do that</h1>');
+    expect([...shown.errors, ...errors]).toEqual([]);
+  });
 });

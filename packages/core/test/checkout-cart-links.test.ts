@@ -97,6 +97,7 @@ describe('a checkout link of a cart (linkFor)', () => {
     const [request] = sent();
     expect(url).toBe(`https://pay.example.test/checkout/${request.sessionId}`);
     expect(request.extraItems).toEqual([expect.objectContaining({ quantity: 2, unitAmount: 1200 })]);
-    expect(await sessionOf(request.sessionId)).toMatchObject({ status: 'open', extraItems });
+    // Recorded at the provider it is sent to (the cart's paid plan), not its free first plan's.
+    expect(await sessionOf(request.sessionId)).toMatchObject({ status: 'open', extraItems, provider: core.payments.name });
   });
 });

@@ -172,7 +172,10 @@ describe('subscription admin, grantee usage and coupons (use cases over the in-m
     expect(await core.granteeUsage.record(t, { granteeId: 'alice', planId: plan, increment: 2 }, 'k1')).toBe(2);
     core.clock.set(new Date(core.clock.now().getTime() + 1000));
     expect(await core.granteeUsage.record(t, { granteeId: 'alice', planId: plan, increment: 5 })).toBe(7);
-    expect(await core.granteeUsage.current(t, 'alice', plan)).toEqual({ unitCount: 7 });
+    // When the units last changed (the balance's last change), not when asked.
+    const recordedAt = core.clock.now();
+    core.clock.set(new Date(recordedAt.getTime() + 60_000));
+    expect(await core.granteeUsage.current(t, 'alice', plan)).toEqual({ unitCount: 7, updatedAt: recordedAt });
     const all = await core.granteeUsage.records(t, { granteeId: 'alice', take: 10 });
     expect(all.map((r) => r.unitCount)).toEqual([2, 5]);
     expect(await core.granteeUsage.records(t, { granteeId: 'alice', take: 10, cursor: all[0].id })).toEqual([all[1]]);

@@ -21,12 +21,47 @@ export function clientAddress(req: IncomingMessage, trustedProxies = 0): string 
   return hops[Math.max(0, hops.length - trustedProxies)];
 }
 
-/** Path prefixes whose next segment is a signed token: logged as `[token]`, so logs never carry a usable link. */
+/**
+ * Path prefixes whose next segment is a signed token: logged as `[token]`, so logs never carry a
+ * usable link. Compared as Express routes: in any case, after repeated slashes and escapes.
+ */
 const TOKEN_PATHS = ['/checkout/start/'];
+/**
+ * A signed link's token anywhere else in a path (a mistyped route, a proxy's prefix): `<body>.<mac>`
+ * in base64url, its body JSON (`{"` is `eyJ`), its MAC HMAC-SHA256's 43 characters; a body alone too
+ * (it carries the customer's email).
+ */
+const TOKEN_SHAPE =
+  /(?<![A-Za-z0-9_-])(?:eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?|[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-]))/g;
 
-/** A request path as it may be logged: without the signed tokens some paths carry. */
+/** Percent-escapes decoded where they decode (`%2F` too); a run that is not UTF-8 stays as written. */
+const decodeEscapes = (path: string): string =>
+  path.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+
+/**
+ * A request path as it may be logged: without the signed tokens some paths carry. Read as Express
+ * routes it (any case, `//` as `/`) and decoded (`/checkout%2Fstart/...`), so no spelling of a
+ * checkout link that routes, or that misses by a character, logs its token; a path without a
+ * token is logged as given.
+ */
 export function loggablePath(path: string): string {
+  const seen = decodeEscapes(path).replace(/\/{2,}/g, '/');
+  const lower = seen.toLowerCase();
   for (const prefix of TOKEN_PATHS)
-    if (path.startsWith(prefix)) return `${prefix}[token]${path.slice(prefix.length).replace(/^[^/]*/, '')}`;
-  return path;
+    if (lower.startsWith(prefix)) return `${prefix}[token]${seen.slice(prefix.length).replace(/^[^/]*/, '')}`;
+  const redacted = seen.replace(TOKEN_SHAPE, '[token]');
+  return redacted === seen ? path : redacted;
+}
+
+/** The path of a request as it may be logged: the whole path it was sent to (not a router's part of it), no query string. */
+export function loggableRequestPath(req: { originalUrl?: string; url?: string }): string {
+  const url = req.originalUrl ?? req.url ?? '/';
+  const q = url.indexOf('?');
+  return loggablePath(q < 0 ? url : url.slice(0, q));
 }

@@ -9,6 +9,7 @@ import {
   type ErrorDetail,
   type Logger,
 } from '@tollgate/core';
+import { loggableRequestPath } from './client-address';
 import { sendJson } from './json';
 
 /** Domain error code -> HTTP status. `Record` makes it exhaustive. */
@@ -162,7 +163,11 @@ export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, log
   return (err, req, res, _next) => {
     if (err instanceof ClientLeft) {
       // An information line (no stack, not a 5xx): the answer never finished, so no status is counted.
-      logger.info('client left before the answer ended', { requestId: res.locals.requestId, method: req.method, path: req.path });
+      logger.info('client left before the answer ended', {
+        requestId: res.locals.requestId,
+        method: req.method,
+        path: loggableRequestPath(req),
+      });
       return void res.destroy();
     }
     const h = toHttpError(err, table);
@@ -170,7 +175,7 @@ export function errorHandler(table: ErrorStatusTable, shape: ErrorBodyShape, log
       logger.error('request failed', {
         requestId: res.locals.requestId,
         method: req.method,
-        path: req.path,
+        path: loggableRequestPath(req),
         error: err instanceof Error ? err.stack : String(err),
       });
     }

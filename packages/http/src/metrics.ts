@@ -8,9 +8,11 @@ export interface MetricSources {
   checkCache(): CacheStats;
   /** The check's fast path (the combined server); absent: no fast path in this app. */
   fastPath?(): CheckFastPathStats;
-  /** Unfinished events (seat changes) of every organisation. */
+  /** The usage consume/record fast path (the combined server); absent: none in this app. */
+  usageFastPath?(): CheckFastPathStats;
+  /** Unfinished events (seat changes) of every organisation (a database read: see DATABASE_READ_DEADLINE_MS). */
   eventQueue?(): Promise<{ queued: number; pending: number }>;
-  /** Webhook deliveries not yet done (pending, retrying included). */
+  /** Webhook deliveries not yet done (pending, retrying included; a database read). */
   webhookQueue?(): Promise<number>;
   /** Connections of the database pool (server only). */
   pool?(): { total: number; idle: number; waiting: number };
@@ -18,6 +20,60 @@ export interface MetricSources {
   meterRelay?(): MeterRelayStats;
   /** Log lines this process dropped because stdout's reader fell behind (absent: a logger that never drops). */
   logLinesDropped?(): number;
+}
+
+/**
+ * How long a scrape waits for one database read (the queue depths) before it reports what it
+ * last read: a database that refuses or hangs never fails nor stalls the scrape (Prometheus'
+ * default scrape timeout is 10 s; the pool waits 10 s for a connection), so the process's other
+ * metrics (the check cache's liveness, the pool, the process) stay visible during an outage.
+ */
+export const DATABASE_READ_DEADLINE_MS = 1_000;
+
+/** Request latency buckets (seconds): up to 15 s, since a request can wait 10 s for a pool connection. */
+export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
+
+/**
+ * One database read of the scrape, with a deadline: the last value it answered is kept when it
+ * fails or does not answer in time. At most one read is under way: a scrape while the previous
+ * read still hangs (past its deadline) starts no other one, so a hung database does not collect
+ * a query per scrape in the pool.
+ */
+class DatabaseRead<T> {
+  last: T | undefined;
+  private pending: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly read: () => Promise<T>,
+    private readonly deadlineMs: number,
+  ) {}
+
+  /** Reads (or joins the read under way): true when it answered within the deadline. */
+  async refresh(): Promise<boolean> {
+    if (!this.pending) {
+      let started: Promise<T>;
+      try {
+        started = this.read();
+      } catch (e) {
+        started = Promise.reject(e);
+      }
+      this.pending = started.then(
+        (v) => {
+          this.last = v;
+          return true;
+        },
+        () => false,
+      );
+      void this.pending.then(() => (this.pending = undefined));
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.deadlineMs)));
+    try {
+      return await Promise.race([this.pending, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
 
 /**
@@ -30,9 +86,27 @@ export class ServerMetrics {
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly latency: Histogram<'method' | 'route'>;
 
-  constructor(sources: MetricSources) {
+  constructor(sources: MetricSources, options: { databaseDeadlineMs?: number } = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
+    // The pool first: a scrape collects every metric at once, in the order they were registered,
+    // and the queue depths' reads below take pool connections; read after them, the pool would
+    // show the scrape's own reads as clients waiting.
+    if (sources.pool) {
+      const pool = sources.pool;
+      new Gauge({
+        name: 'tollgate_db_pool_connections',
+        help: "Database pool connections by state (total, idle, waiting clients), read before the scrape's own database reads",
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const p = pool();
+          this.set({ state: 'total' }, p.total);
+          this.set({ state: 'idle' }, p.idle);
+          this.set({ state: 'waiting' }, p.waiting);
+        },
+      });
+    }
     this.requests = new Counter({
       name: 'tollgate_http_requests_total',
       help: 'HTTP requests answered, by route (the declared path) and status',
@@ -43,7 +117,7 @@ export class ServerMetrics {
       name: 'tollgate_http_request_duration_seconds',
       help: 'Time from request to the end of the answer, by route',
       labelNames: ['method', 'route'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      buckets: LATENCY_BUCKETS,
       registers,
     });
     const cache = (name: string, help: string, read: (s: CacheStats) => number) =>
@@ -89,31 +163,60 @@ export class ServerMetrics {
           this.set({ outcome: 'passed' }, s.passed);
         },
       });
-    if (sources.eventQueue) {
-      const queue = sources.eventQueue;
+    const usageFastPath = sources.usageFastPath;
+    if (usageFastPath)
+      new Gauge({
+        name: 'tollgate_usage_fast_path',
+        help: 'Usage consumes and records the fast path answered itself (served) or left to the routers (passed), since the start',
+        labelNames: ['outcome'],
+        registers,
+        collect() {
+          const s = usageFastPath();
+          this.set({ outcome: 'served' }, s.served);
+          this.set({ outcome: 'passed' }, s.passed);
+        },
+      });
+    // The database reads of a scrape: each with a deadline, keeping its last value when it fails.
+    const deadlineMs = options.databaseDeadlineMs ?? DATABASE_READ_DEADLINE_MS;
+    const events = sources.eventQueue && new DatabaseRead(sources.eventQueue, deadlineMs);
+    const webhooks = sources.webhookQueue && new DatabaseRead(sources.webhookQueue, deadlineMs);
+    const reads = [events, webhooks].filter((r) => r !== undefined);
+    if (events) {
       new Gauge({
         name: 'tollgate_events_open',
-        help: 'Accepted changes (seat events) not yet applied, by status (queued: not tried yet; pending: retrying)',
+        help: 'Accepted changes (seat events) not yet applied, by status (queued: not tried yet; pending: retrying); the last value read while tollgate_db_up is 0',
         labelNames: ['status'],
         registers,
         async collect() {
-          const q = await queue();
-          this.set({ status: 'queued' }, q.queued);
-          this.set({ status: 'pending' }, q.pending);
+          await events.refresh();
+          if (!events.last) return;
+          this.set({ status: 'queued' }, events.last.queued);
+          this.set({ status: 'pending' }, events.last.pending);
         },
       });
     }
-    if (sources.webhookQueue) {
-      const queue = sources.webhookQueue;
+    if (webhooks) {
       new Gauge({
         name: 'tollgate_webhook_deliveries_pending',
-        help: 'Webhook deliveries not yet delivered or given up (first tries and retries)',
+        help: 'Webhook deliveries not yet delivered or given up (first tries and retries); the last value read while tollgate_db_up is 0',
         registers,
         async collect() {
-          this.set(await queue());
+          await webhooks.refresh();
+          if (webhooks.last !== undefined) this.set(webhooks.last);
         },
       });
     }
+    if (reads.length)
+      new Gauge({
+        name: 'tollgate_db_up',
+        help: `1 when the database answered this scrape's reads within ${deadlineMs} ms, 0 when it refused or did not answer in time (down, hung, or every pool connection in use)`,
+        registers,
+        async collect() {
+          // Joins the reads the gauges above started for this scrape (or starts them).
+          const answered = await Promise.all(reads.map((r) => r.refresh()));
+          this.set(answered.every(Boolean) ? 1 : 0);
+        },
+      });
     if (sources.logLinesDropped) {
       const droppedLines = sources.logLinesDropped;
       new Counter({
@@ -154,21 +257,6 @@ export class ServerMetrics {
         registers,
         collect() {
           this.set(relay().failingFor);
-        },
-      });
-    }
-    if (sources.pool) {
-      const pool = sources.pool;
-      new Gauge({
-        name: 'tollgate_db_pool_connections',
-        help: 'Database pool connections by state (total, idle, waiting clients)',
-        labelNames: ['state'],
-        registers,
-        collect() {
-          const p = pool();
-          this.set({ state: 'total' }, p.total);
-          this.set({ state: 'idle' }, p.idle);
-          this.set({ state: 'waiting' }, p.waiting);
         },
       });
     }

@@ -5,7 +5,7 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import { DomainError, ErrorCodes, pageSecurityHeaders, type Logger, type PagePolicy } from '@tollgate/core';
 
 export { cspHash, type PagePolicy } from '@tollgate/core';
-import { clientAddress, loggablePath } from './client-address';
+import { clientAddress, loggableRequestPath } from './client-address';
 import { jsonDepthExceeds, MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
 import { lastRequestPath } from './server';
 import { finalErrorHandler, legacyErrorBody, type ErrorBodyShape } from './errors';
@@ -76,7 +76,7 @@ export function requestLog(logger: Logger, trustProxy = 0): RequestHandler {
       logger.info('request', {
         requestId: res.locals.requestId,
         method: req.method,
-        path: loggablePath(req.originalUrl.split('?')[0]),
+        path: loggableRequestPath(req),
         status: res.statusCode,
         address: clientAddress(req, trustProxy),
         ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,

@@ -24,15 +24,61 @@ export interface OperationsServices {
   logLinesDropped?(): number;
 }
 
+/**
+ * How long `GET /readyz` waits for the readiness checks (the database's) before answering 503:
+ * well within the 3 s of the image's and compose's health checks, so a database that hangs makes
+ * the instance "not ready" instead of a probe that times out without an answer.
+ */
+export const READINESS_DEADLINE_MS = 2_000;
+
+/**
+ * The readiness checks with a deadline. One run at a time: probes that arrive while one hangs
+ * wait on it (each with its own deadline) instead of each taking another database connection.
+ */
+function readinessWithDeadline(readiness: () => Promise<Readiness>, deadlineMs: number): () => Promise<Readiness> {
+  let running: Promise<Readiness> | undefined;
+  return async () => {
+    if (!running) {
+      const run = readiness();
+      running = run;
+      const done = () => {
+        if (running === run) running = undefined;
+      };
+      run.then(done, done);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<Readiness>((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve({
+            ready: false,
+            checks: { database: { ok: false, detail: `the database does not answer: no answer within ${deadlineMs} ms` } },
+          }),
+        deadlineMs,
+      );
+    });
+    try {
+      return await Promise.race([running, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
 /** Compares secrets in constant time (by their digests, so lengths do not show). */
 const safeEqual = (a: string, b: string) =>
   timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
-/** The process's metrics, reading the use cases (and the check's fast path, where there is one). */
-export function createMetrics(s: OperationsServices, fastPath?: MetricSources['fastPath']): ServerMetrics {
+/** The process's metrics, reading the use cases (and the check's and usage's fast paths, where there are). */
+export function createMetrics(
+  s: OperationsServices,
+  fastPath?: MetricSources['fastPath'],
+  usageFastPath?: MetricSources['usageFastPath'],
+): ServerMetrics {
   return new ServerMetrics({
     checkCache: () => s.core.checkCache.stats(),
     fastPath,
+    usageFastPath,
     eventQueue: () => s.core.worker.depth(),
     webhookQueue: () => s.core.webhookEvents.depth(),
     pool: s.database?.poolStats?.bind(s.database),
@@ -47,11 +93,17 @@ export function createMetrics(s: OperationsServices, fastPath?: MetricSources['f
  * `/metrics` (behind `METRICS_TOKEN` when set) and the sandbox's hosted checkout and portal pages
  * its checkout links point to.
  */
-export function mountOperations(app: Express, s: OperationsServices, metrics: ServerMetrics): void {
+export function mountOperations(
+  app: Express,
+  s: OperationsServices,
+  metrics: ServerMetrics,
+  options: { readinessDeadlineMs?: number } = {},
+): void {
   for (const [provider, handler] of Object.entries(s.pages.webhooks)) app.use(`/webhooks/${provider}`, handler);
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+  const readiness = s.readiness && readinessWithDeadline(s.readiness.bind(s), options.readinessDeadlineMs ?? READINESS_DEADLINE_MS);
   app.get('/readyz', async (_req, res) => {
-    const r: Readiness = s.readiness ? await s.readiness() : { ready: true, checks: {} };
+    const r: Readiness = readiness ? await readiness() : { ready: true, checks: {} };
     sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks });
   });
   app.get('/metrics', async (req, res) => {

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
 import type { ApiKeyService } from '@tollgate/core';
 import {
@@ -29,7 +28,7 @@ beforeEach(() => void (logged.length = 0));
 const stripeAuthError = () =>
   Object.assign(new Error('Invalid API Key provided: sk_test_***'), { type: 'StripeAuthenticationError', statusCode: 401 });
 
-const stream = { returned: 0, yielded: 0 };
+const stream = { returned: 0, yielded: 0, yieldedAtClose: -1 };
 async function* endless(): AsyncGenerator<string[]> {
   try {
     for (;;) {
@@ -77,6 +76,12 @@ const routes = resource({ name: 'things', description: 'test routes' }, [
 ]);
 
 const app = createHttpApp({ logger, logRequests: false }, (a) => {
+  // How many batches the list had read when the connection closed (this hook runs before the
+  // list's own wait for `drain`/`close` is let go).
+  a.use('/endless', (_req, res, next) => {
+    res.on('close', () => void (stream.yieldedAtClose = stream.yielded));
+    next();
+  });
   a.get('/stripe-page', () => {
     throw stripeAuthError();
   });
@@ -157,24 +162,38 @@ describe('a client that leaves a streamed list', () => {
       await new Promise((r) => server.once('listening', r));
       const { port } = server.address() as AddressInfo;
       stream.returned = 0;
+      stream.yieldedAtClose = -1;
+      let seenWaiting = -1;
       await new Promise<void>((resolve, reject) => {
-        const req = http.get({ host: '127.0.0.1', port, path: '/endless' }, (res) => {
-          expect(res.statusCode).toBe(200);
-          res.pause();
-          // The server fills the socket, waits for the client to read, and the client goes away.
-          setTimeout(() => {
-            req.destroy();
+        // A plain socket: the HTTP client is wrapped by nock here, which reads every answer whole.
+        const client = net.connect(port, '127.0.0.1', () => client.write('GET /endless HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'));
+        client.once('data', (head) => {
+          expect(head.toString('latin1')).toMatch(/^HTTP\/1\.1 200 /);
+          client.pause();
+          // The server fills the socket (the kernel's buffers) and waits for the client to read: no
+          // batch read for 100 ms. Then the client goes away, so the close ends a wait for `drain`.
+          let seen = -1;
+          let still = 0;
+          const look = setInterval(() => {
+            still = stream.yielded === seen ? still + 1 : 0;
+            seen = stream.yielded;
+            if (still < 5) return;
+            clearInterval(look);
+            seenWaiting = seen;
+            client.destroy();
             resolve();
-          }, 100);
+          }, 20);
         });
-        req.on('error', () => undefined);
-        setTimeout(() => reject(new Error('no answer')), 5000).unref();
+        client.on('error', () => undefined);
+        setTimeout(() => reject(new Error('the server never waited for the client')), 10_000).unref();
       });
       for (let i = 0; i < 100 && stream.returned === 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(stream.returned).toBe(1);
-      const yielded = stream.yielded;
+      // No batch is read after the close that ended the wait for the client (the check after drain).
+      expect(stream.yieldedAtClose).toBe(seenWaiting);
+      expect(stream.yielded).toBe(stream.yieldedAtClose);
       await new Promise((r) => setTimeout(r, 100));
-      expect(stream.yielded).toBe(yielded);
+      expect(stream.yielded).toBe(stream.yieldedAtClose);
       for (let i = 0; i < 50 && logged.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(logged).toEqual([
         {

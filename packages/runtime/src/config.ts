@@ -37,6 +37,11 @@ export interface Config {
   masterSecret: string;
   /** How often the event worker and the period-end sweep look for work when not woken. */
   workerIntervalMs: number;
+  /**
+   * How long a shutdown (SIGTERM, SIGINT) may take before the process exits 1 with its log flushed
+   * (`SHUTDOWN_TIMEOUT_MS`, 8000: under Docker's 10 s); unset: that default.
+   */
+  shutdownTimeoutMs?: number;
   /** Run the event worker and sweep in this process. */
   runWorker: boolean;
   /** Deliver webhooks to loopback and private addresses (`WEBHOOK_ALLOW_PRIVATE`). */
@@ -203,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signer,
     masterSecret: '',
     workerIntervalMs: whole('WORKER_INTERVAL_MS', 1000, 10),
+    shutdownTimeoutMs: whole('SHUTDOWN_TIMEOUT_MS', 8000, 100, 3_600_000),
     runWorker: flag('RUN_WORKER', true),
     webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE', false),
     webhookEventRetentionDays: whole('WEBHOOK_EVENT_RETENTION_DAYS', 30, 1, 3650),
@@ -247,15 +253,28 @@ const MIN_SECRET_LENGTH = 16;
 
 /**
  * The embedded database's master secret, kept in `DATA_DIR/secret`: read, or generated once. The
- * new secret is written whole to a file of its own and then linked into place, which fails if the
- * file is there: a write that fails half-way (a full disk) leaves no short secret behind, and of
- * two processes starting on a fresh directory the second reads the first's instead of writing its
- * own over it. A stored secret shorter than a secret may be (an empty file) is refused, never used.
+ * new secret is written whole to a file of its own, flushed to the disk, and then linked into place
+ * (the directory flushed after), which fails if the file is there: a write that fails half-way (a
+ * full disk) or a power cut leaves no short secret behind, and of two processes starting on a fresh
+ * directory the second reads the first's instead of writing its own over it. A stored secret
+ * shorter than a secret may be (an empty file) is refused, never used; one written this instant (by
+ * a process beside this one, on a file system without hard links) is read again for a second first.
  */
 function persistedSecret(dataDir: string): string {
   const file = path.join(dataDir, 'secret');
   ensureDataDir(dataDir);
-  const stored = readSecret(dataDir, file) ?? (createSecret(dataDir, file), readSecret(dataDir, file));
+  removeAbandonedTemps(dataDir);
+  let stored = readSecret(dataDir, file);
+  let lost = false;
+  if (stored === undefined) {
+    lost = !createSecret(dataDir, file);
+    stored = readSecret(dataDir, file);
+  }
+  // Another process's secret being written in place (no hard links): it is whole within moments.
+  for (const until = Date.now() + SECRET_WRITE_WAIT_MS; isShort(stored) && (lost || isFresh(file)) && Date.now() < until;) {
+    sleepSync(20);
+    stored = readSecret(dataDir, file);
+  }
   if (stored === undefined) throw dataDirError(dataDir, `cannot read ${file}`, 'it was removed as it was made');
   if (stored.length < MIN_SECRET_LENGTH)
     throw dataDirError(
@@ -264,6 +283,52 @@ function persistedSecret(dataDir: string): string {
       'restore it from a backup, or set TOLLGATE_SECRET; if no database was started in this directory, delete the file and a new secret is made',
     );
   return stored;
+}
+
+/** How long a short stored secret that may be being written is read again before it is refused. */
+const SECRET_WRITE_WAIT_MS = 1000;
+/** A temporary secret file older than this was left by a process that died (a kill, a power cut). */
+const ABANDONED_TEMP_MS = 60_000;
+/** `secret.<pid>.<random>.new`: the temporary files `createSecret` makes, and nothing else. */
+const SECRET_TEMP = /^secret\.\d+\.[0-9a-f]{8}\.new$/;
+
+const isShort = (stored: string | undefined): stored is string => stored !== undefined && stored.length < MIN_SECRET_LENGTH;
+
+/** Whether `file` was changed within the last couple of seconds (a write may be under way). */
+function isFresh(file: string): boolean {
+  try {
+    return Math.abs(Date.now() - fs.statSync(file).mtimeMs) < 2 * SECRET_WRITE_WAIT_MS;
+  } catch {
+    return false;
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Removes the temporary secret files a process killed between writing and removing one left in
+ * `DATA_DIR` (only `secret.<pid>.<random>.new`, only older than a minute: a live process's lasts
+ * moments). Best effort: one that cannot be removed is left.
+ */
+function removeAbandonedTemps(dataDir: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dataDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!SECRET_TEMP.test(name)) continue;
+    const temp = path.join(dataDir, name);
+    try {
+      const stat = fs.lstatSync(temp);
+      if (stat.isFile() && Date.now() - stat.mtimeMs > ABANDONED_TEMP_MS) fs.rmSync(temp);
+    } catch {
+      // Removed meanwhile (another process starting beside this one), or not removable: left.
+    }
+  }
 }
 
 /** The stored secret, trimmed; undefined when there is no file. */
@@ -276,21 +341,26 @@ function readSecret(dataDir: string, file: string): string | undefined {
   }
 }
 
-/** Puts a new secret in `file` unless one is there (made meanwhile by another process: kept). */
-function createSecret(dataDir: string, file: string): void {
+/**
+ * Puts a new secret in `file` unless one is there (made meanwhile by another process: kept).
+ * Returns whether this process made it.
+ */
+function createSecret(dataDir: string, file: string): boolean {
   const secret = randomBytes(SECRET_BYTES).toString('hex');
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
   const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
   try {
-    fs.writeFileSync(temp, secret, { flag: 'wx', mode: 0o600 });
+    writeDurably(temp, secret);
     try {
       fs.linkSync(temp, file);
     } catch (e) {
-      if (code(e) === 'EEXIST') return;
+      if (code(e) === 'EEXIST') return false;
       // A file system without hard links: the exclusive write itself (removed again if it fails).
       if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'].includes(code(e) ?? '')) throw e;
-      writeExclusively(file, secret);
+      if (!writeExclusively(file, secret)) return false;
     }
+    syncDirectory(dataDir);
+    return true;
   } catch (e) {
     throw dataDirError(dataDir, `cannot write ${file}`, e);
   } finally {
@@ -298,22 +368,57 @@ function createSecret(dataDir: string, file: string): void {
   }
 }
 
-function writeExclusively(file: string, secret: string): void {
+/** Writes `secret` to the new file `file` (`wx`, 0600), flushed to the disk before it is closed. */
+function writeDurably(file: string, secret: string): void {
+  writeAndClose(fs.openSync(file, 'wx', 0o600), secret);
+}
+
+function writeAndClose(fd: number, secret: string): void {
+  try {
+    const bytes = Buffer.from(secret);
+    for (let at = 0; at < bytes.length;) at += fs.writeSync(fd, bytes, at, bytes.length - at);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** `writeDurably` in place: false when the file is there (another process's); removed if the write fails. */
+function writeExclusively(file: string, secret: string): boolean {
   let fd: number;
   try {
     fd = fs.openSync(file, 'wx', 0o600);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return;
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw e;
   }
   try {
-    fs.writeFileSync(fd, secret);
+    writeAndClose(fd, secret);
   } catch (e) {
-    fs.closeSync(fd);
     fs.rmSync(file, { force: true });
     throw e;
   }
-  fs.closeSync(fd);
+  return true;
+}
+
+/**
+ * Flushes a directory's entries (a file just linked into it) to the disk. Best effort: where a
+ * directory cannot be opened or flushed (Windows, some file systems) the file's own flush is all.
+ */
+function syncDirectory(dir: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(dir, 'r');
+  } catch {
+    return;
+  }
+  try {
+    fs.fsyncSync(fd);
+  } catch {
+    // EINVAL/EISDIR/EPERM: a directory that cannot be flushed.
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** What an errno means to the person who chose `DATA_DIR`. */
@@ -393,13 +498,18 @@ const isDirectory = (at: string): boolean => {
   }
 };
 
+/** `host`, `host:5432`, `[::1]:5432`, `h1:5432,h2:5433`: an authority without a user part. */
+const HOSTS_AND_PORTS = /^(?:\[[^\]]*\]|[^:,[\]]*)(?::\d*)?(?:,(?:\[[^\]]*\]|[^:,[\]]*)(?::\d*)?)*$/;
+
 /**
  * A database URL to show (which database a command used, a URL refused at start): the password
  * masked, the rest as given. Read as text, not parsed: a password holding `/`, `?`, `#` or `@` ends
  * a URL parser's user part early (or makes the URL not parse), so everything from `//` to the last
  * `@` is the user part here, and all of it after the first `:` is masked (all of it, if the user
- * does not look like one). Query parameters named like a password are masked too. A value without
- * `scheme://` is not shown at all.
+ * does not look like one). Without an `@`, whatever follows the first `:` is masked unless the part
+ * before the path is hosts and ports (`host:5432`, `h1:5432,h2:5433`, `[::1]:5432`): `user:secret`
+ * alone is a password. Query and fragment parameters named like a password are masked up to the
+ * next `&` (a `#` in the value is the value's). A value without `scheme://` is not shown at all.
  */
 export function redactDatabaseUrl(raw: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw)?.[0];
@@ -410,6 +520,9 @@ export function redactDatabaseUrl(raw: string): string {
   if (at >= 0 && colon >= 0) {
     const user = rest.slice(0, colon);
     rest = `${/^[^/?#]*$/.test(user) ? `${user}:` : ''}***${rest.slice(at)}`;
+  } else if (at < 0 && !HOSTS_AND_PORTS.test(/^[^/?#]*/.exec(rest)?.[0] ?? '')) {
+    const first = rest.indexOf(':');
+    if (first >= 0) rest = `${rest.slice(0, first + 1)}***`;
   }
-  return scheme + rest.replace(/([?&][^=&#]*pass[^=&#]*=)[^&#]*/gi, '$1***');
+  return scheme + rest.replace(/([?&#][^=&#]*pass[^=&#]*=)[^&]*/gi, '$1***');
 }

@@ -41,6 +41,9 @@ import { SystemClock, UuidGenerator, WakeSignal } from './services';
 import { assertReplicaAnswers, assertSecretOpensDatabase } from './startup-checks';
 import { createLogger, droppedLogLines, type ProcessLogger } from './logger';
 
+/** How long readiness waits for each database's `select 1` (under /readyz's 2 s, so the answer names it). */
+const READINESS_PING_MS = 1500;
+
 /** Bytes one row of the check's index takes (measured: docs/decisions.md, issue #22). */
 const INDEX_ROW_BYTES = 230;
 
@@ -316,7 +319,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     migrate: () => migrateToLatest(database.db),
     logLinesDropped: droppedLogLines,
     readiness: async () => {
-      const database_: ReadinessCheck = await pingDatabase(database.db).then(
+      // Capped below /readyz's own 2 s: a hung database is named here, and its connection closed.
+      const database_: ReadinessCheck = await pingDatabase(database.db, { timeoutMs: READINESS_PING_MS }).then(
         () => ({ ok: true }),
         (e: unknown) => ({ ok: false, detail: `the database does not answer: ${e instanceof Error ? e.message : String(e)}` }),
       );
@@ -340,7 +344,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       // gone). Shown, but not a reason to be unready: every instance shares it, and a load balancer
       // dropping them all would take webhooks, checkouts and the checks from memory down with it.
       const replica_: ReadinessCheck | undefined = replica
-        ? await pingDatabase(replica.db).then(
+        ? await pingDatabase(replica.db, { timeoutMs: READINESS_PING_MS }).then(
             () => ({ ok: true }),
             (e: unknown) => ({
               ok: false,

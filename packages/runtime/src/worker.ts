@@ -11,6 +11,9 @@ import type { WakeSignal } from './services';
 
 const PURGE_EVERY_MS = 60_000;
 const LEDGER_EVERY_MS = 3_600_000;
+/** Events and webhook deliveries one pass of their lane takes at most (a stop ends it sooner: nothing more is claimed). */
+const EVENTS_PER_PASS = 1000;
+const DELIVERIES_PER_PASS = 1000;
 /** Relay passes (one plan, or one batch of planned sends, each) one tick of the relay's lane runs at most (more wait for the next tick). */
 const RELAY_BATCHES_PER_PASS = 20;
 
@@ -80,7 +83,9 @@ export class BackgroundWork {
         async () => {
           // Each step on its own: one that fails (a bug, bad data) is logged and the others still run
           // this pass. An outage ends the pass (the next steps would meet it too); the next pass tries again.
+          // A stop (the process shutting down) skips the steps not begun: they claim work.
           const step = async (name: string, work: () => Promise<unknown>) => {
+            if (this.stopped) return;
             try {
               await work();
             } catch (e) {
@@ -88,7 +93,7 @@ export class BackgroundWork {
               logger.error(`background work: ${name} failed; the other steps go on`, { error: e instanceof Error ? e.message : String(e) });
             }
           };
-          await step('events', () => worker.drain());
+          await step('events', () => worker.drain(EVENTS_PER_PASS, stopped));
           await step('cancellations', () => sweeps.cancellations());
           await step('renewals', () => sweeps.renewals());
           // Ad hoc evaluation licenses whose end came are written CANCELED (lists and webhooks agree).
@@ -108,9 +113,9 @@ export class BackgroundWork {
             new Lane(
               'webhook delivery',
               async () => {
-                await webhooks.delivery.drain();
+                await webhooks.delivery.drain(DELIVERIES_PER_PASS, stopped);
                 // Old events go at most once a minute per instance (a batch each time).
-                if (Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
+                if (!this.stopped && Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
                   this.lastPurge = Date.now();
                   await webhooks.events.purge();
                 }
@@ -154,6 +159,11 @@ export class BackgroundWork {
     return this.lanes.some((l) => l.busy());
   }
 
+  /**
+   * Claims nothing more (the drains ask before each claim; steps not begun are skipped) and waits for
+   * what is in hand: an event being applied, webhook POSTs in flight (each at most its timeout).
+   * `serve` bounds the wait by `SHUTDOWN_TIMEOUT_MS`.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);

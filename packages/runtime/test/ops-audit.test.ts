@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -109,11 +110,16 @@ describe('the stored master secret (DATA_DIR/secret)', () => {
   it('an empty or short one is refused in one line naming the file and what to do, never used', () => {
     const dir = tmp();
     const file = path.join(dir, 'secret');
-    fs.writeFileSync(file, '');
+    // Written long ago (a fresh one may be being written: read again for a second, below).
+    const stored = (text: string) => {
+      fs.writeFileSync(file, text);
+      fs.utimesSync(file, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    };
+    stored('');
     expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))).toEqual([refusal(file, 'nothing')]);
-    fs.writeFileSync(file, '  \n');
+    stored('  \n');
     expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))).toEqual([refusal(file, 'nothing')]);
-    fs.writeFileSync(file, 'short secret\n');
+    stored('short secret\n');
     expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))).toEqual([refusal(file, 'only 12 characters')]);
     // TOLLGATE_SECRET stands in for it.
     expect(loadConfig({ DATA_DIR: dir, TOLLGATE_SECRET: 'sixteen characters at least' }).masterSecret).toBe('sixteen characters at least');
@@ -121,10 +127,8 @@ describe('the stored master secret (DATA_DIR/secret)', () => {
 
   it('a write that fails half-way (a full disk) leaves no empty secret for the next start', () => {
     const dir = tmp();
-    const write = fs.writeFileSync;
-    jest.spyOn(fs, 'writeFileSync').mockImplementation((file, _data, options) => {
-      // The file is made, nothing gets into it.
-      write(file, '', options as fs.WriteFileOptions);
+    // The file is made, nothing gets into it.
+    jest.spyOn(fs, 'writeSync').mockImplementation(() => {
       throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     });
     expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))).toEqual([
@@ -166,6 +170,129 @@ describe('the stored master secret (DATA_DIR/secret)', () => {
   });
 });
 
+describe('the stored master secret: second review', () => {
+  /** Another process writes `text` into `file` after `seconds` (a process of its own: this one blocks meanwhile). */
+  const writesLater = (file: string, text: string, seconds: number) =>
+    spawn('sh', ['-c', `sleep ${seconds}; printf %s "$1" > "$0"`, file, text], { stdio: 'ignore' });
+
+  it('is flushed to the disk before it is linked into place, and the directory after', () => {
+    const dir = tmp();
+    const file = path.join(dir, 'secret');
+    const calls: string[] = [];
+    const fds = new Map<number, string>();
+    const name = (at: fs.PathLike) => (String(at) === dir ? 'dir' : String(at).startsWith(`${file}.`) ? 'temp' : String(at));
+    const { openSync, writeSync, fsyncSync, closeSync, linkSync } = fs;
+    jest.spyOn(fs, 'openSync').mockImplementation(((at: fs.PathLike, flags: string, mode?: number) => {
+      const fd = openSync(at, flags, mode);
+      fds.set(fd, name(at));
+      calls.push(`open ${name(at)} ${flags}${mode === undefined ? '' : ` ${mode.toString(8)}`}`);
+      return fd;
+    }) as typeof fs.openSync);
+    jest.spyOn(fs, 'writeSync').mockImplementation(((fd: number, ...rest: [Buffer, number, number]) => {
+      calls.push(`write ${fds.get(fd)}`);
+      return writeSync(fd, ...rest);
+    }) as typeof fs.writeSync);
+    jest.spyOn(fs, 'fsyncSync').mockImplementation((fd) => {
+      calls.push(`fsync ${fds.get(fd)}`);
+      fsyncSync(fd);
+    });
+    jest.spyOn(fs, 'closeSync').mockImplementation((fd) => {
+      calls.push(`close ${fds.get(fd)}`);
+      closeSync(fd);
+    });
+    jest.spyOn(fs, 'linkSync').mockImplementation((from, to) => {
+      calls.push(`link ${name(from)} ${name(to)}`);
+      linkSync(from, to);
+    });
+    const secret = loadConfig({ DATA_DIR: dir }).masterSecret;
+    expect(calls).toEqual([
+      'open temp wx 600',
+      'write temp',
+      'fsync temp',
+      'close temp',
+      `link temp ${file}`,
+      'open dir r',
+      'fsync dir',
+      'close dir',
+    ]);
+    jest.restoreAllMocks();
+    expect(fs.readFileSync(file, 'utf8')).toBe(secret);
+    expect(fs.readdirSync(dir)).toEqual(['secret']);
+  });
+
+  it('without hard links, the loser of a race waits for the winner to finish writing', async () => {
+    const dir = tmp();
+    const file = path.join(dir, 'secret');
+    const theirs = 'e'.repeat(64);
+    jest.spyOn(fs, 'linkSync').mockImplementation(() => {
+      throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+    });
+    const random = crypto.randomBytes;
+    let child: ChildProcess | undefined;
+    jest.spyOn(crypto, 'randomBytes').mockImplementation(((size: number) => {
+      // The other process has made the file (empty) between this one's look and its write, and
+      // writes its secret into it a moment later.
+      if (size === 32 && !child) {
+        fs.closeSync(fs.openSync(file, 'wx', 0o600));
+        child = writesLater(file, theirs, 0.3);
+      }
+      return random(size);
+    }) as typeof crypto.randomBytes);
+    expect(loadConfig({ DATA_DIR: dir }).masterSecret).toBe(theirs);
+    expect(child).toBeDefined();
+    await new Promise((r) => child?.once('exit', r));
+    expect(fs.readdirSync(dir)).toEqual(['secret']);
+  });
+
+  it('one being written this instant is read again; an empty one is still refused, after a second', async () => {
+    const dir = tmp();
+    const file = path.join(dir, 'secret');
+    const theirs = 'd'.repeat(64);
+    fs.writeFileSync(file, '');
+    const child = writesLater(file, theirs, 0.3);
+    expect(loadConfig({ DATA_DIR: dir }).masterSecret).toBe(theirs);
+    await new Promise((r) => child.once('exit', r));
+
+    fs.writeFileSync(file, '');
+    const started = Date.now();
+    expect(problemsOf(() => loadConfig({ DATA_DIR: dir }))[0]).toContain(`${file} holds nothing`);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('temporary files a killed process left are removed at start: only that name, only older than a minute', () => {
+    const dir = tmp();
+    const old = new Date(Date.now() - 120_000);
+    const leave = (name: string, when?: Date) => {
+      fs.writeFileSync(path.join(dir, name), 'x');
+      if (when) fs.utimesSync(path.join(dir, name), when, when);
+    };
+    leave('secret.123.0a1b2c3d.new', old);
+    leave('secret.456.deadbeef.new', old);
+    leave('secret.789.00112233.new'); // a process starting this instant: its own
+    leave('secret.123.0a1b2c3d.new.bak', old);
+    leave('secret.x.0a1b2c3d.new', old);
+    leave('other.123.0a1b2c3d.new', old);
+    fs.mkdirSync(path.join(dir, 'secret.1.00000000.new'));
+    fs.utimesSync(path.join(dir, 'secret.1.00000000.new'), old, old);
+    loadConfig({ DATA_DIR: dir });
+    expect(fs.readdirSync(dir).sort()).toEqual(
+      [
+        'other.123.0a1b2c3d.new',
+        'secret',
+        'secret.1.00000000.new',
+        'secret.123.0a1b2c3d.new.bak',
+        'secret.789.00112233.new',
+        'secret.x.0a1b2c3d.new',
+      ].sort(),
+    );
+    // And with a secret already there.
+    leave('secret.321.0a1b2c3d.new', old);
+    loadConfig({ DATA_DIR: dir });
+    expect(fs.existsSync(path.join(dir, 'secret.321.0a1b2c3d.new'))).toBe(false);
+  });
+});
+
 describe('a database URL shown', () => {
   it('masks a password holding /, ?, #, @ or %40, and password parameters; the rest as given', () => {
     const cases: [string, string][] = [
@@ -182,6 +309,27 @@ describe('a database URL shown', () => {
       ['postgres://host/db?password=a@b&sslmode=require', 'postgres://host/db?password=***&sslmode=require'],
       ['postgres://user:secret@/db?host=/var/run/postgresql', 'postgres://user:***@/db?host=/var/run/postgresql'],
       ['host=db user=u password=secret', '(not shown: not a URL, and it may hold a password)'],
+      // Second review: a `#` in a password parameter, a password without a host, a fragment's parameter.
+      ['postgres://host/db?password=se#cret', 'postgres://host/db?password=***'],
+      ['postgres://host/db?password=se#cret&sslmode=require', 'postgres://host/db?password=***&sslmode=require'],
+      ['postgres://user:secret', 'postgres://user:***'],
+      ['postgres://user:pa/ss', 'postgres://user:***'],
+      ['postgres://user:secret@host/db#pass=x', 'postgres://user:***@host/db#pass=***'],
+      ['postgres://host/db#a=1&password=x', 'postgres://host/db#a=1&password=***'],
+      // Hosts and ports are no password; the reviewer's other forms stay masked.
+      ['postgres://host:5432/db', 'postgres://host:5432/db'],
+      ['postgres://host:5432', 'postgres://host:5432'],
+      ['postgres://[::1]:5432/db', 'postgres://[::1]:5432/db'],
+      ['postgres://h1:5432,h2:5433/db?password=x', 'postgres://h1:5432,h2:5433/db?password=***'],
+      ['postgres://u:p/x@h/db', 'postgres://u:***@h/db'],
+      ['postgres://u:p@x@h/db', 'postgres://u:***@h/db'],
+      ['postgres://u:p#q@h/db', 'postgres://u:***@h/db'],
+      ['postgres:///db?host=/tmp&password=s3', 'postgres:///db?host=/tmp&password=***'],
+      ['postgres://h/db?user=u&password=s&x=1', 'postgres://h/db?user=u&password=***&x=1'],
+      ['postgres://u:p@h/db?options=-c%20x&sslpassword=zz', 'postgres://u:***@h/db?options=-c%20x&sslpassword=***'],
+      ['postgres://u:sec\nret@h', 'postgres://u:***@h'],
+      ['postgres://h/db?sslkey=/k&passfile=/p', 'postgres://h/db?sslkey=/k&passfile=***'],
+      ['postgres://:secret@h', 'postgres://:***@h'],
     ];
     for (const [raw, shown] of cases) expect([raw, redactDatabaseUrl(raw)]).toEqual([raw, shown]);
   });
@@ -191,6 +339,8 @@ describe('a database URL shown', () => {
       ['postgres://user:pa/ss@host/db', 'postgres://user:***@host/db'],
       ['postgres://user:pa#ss@host/db', 'postgres://user:***@host/db'],
       ['mysql://user:pa%40ss@host/db', 'mysql://user:***@host/db'],
+      ['postgres://user:secret', 'postgres://user:***'],
+      ['mysql://host/db?password=se#cret', 'mysql://host/db?password=***'],
     ])
       expect(problemsOf(() => loadConfig({ DATABASE_URL: raw, TOLLGATE_SECRET: 'sixteen characters at least' }))).toEqual([
         `DATABASE_URL must be a postgres or postgresql URL, got ${shown}`,

@@ -1,6 +1,10 @@
-import { NO_END } from '@tollgate/core';
+import { NO_END, type SignedCheck } from '@tollgate/core';
 import { arrayOf, object, ok, parseGranteeIds, querySchema, resource, route, str } from '@tollgate/http';
 import type { RouteModule } from './support';
+
+/** Each capability of a signed check with its latest end (v2 and v3 show them so; v1 as parallel lists). */
+export const capabilityEnds = (c: SignedCheck) =>
+  c.capabilities.map((name) => ({ name, expiry: (c.capabilitiesEndDates[name] ?? NO_END).toISOString() }));
 
 export const entitlementCheckSchema = object({
   features: arrayOf(object({ feature: str, expiry: { type: 'string', format: 'date-time' } })),
@@ -37,7 +41,7 @@ export const entitlementRoutes: RouteModule = ({ core: { checks } }, version) =>
             });
             if (!c) return ok({ features: [], signature: '' });
             return ok({
-              features: c.capabilities.map((feature) => ({ feature, expiry: (c.capabilitiesEndDates[feature] ?? NO_END).toISOString() })),
+              features: capabilityEnds(c).map(({ name, expiry }) => ({ feature: name, expiry })),
               signature: c.signature,
             });
           },

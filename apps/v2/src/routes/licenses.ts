@@ -3,6 +3,11 @@ import {
   adHocLicenseRequestSchema,
   arrayOf,
   bodySchema,
+  FROM_MEMORY_HEADER,
+  object,
+  parseGrace,
+  parseGranteeIds,
+  str as string,
   licenseSchema,
   licenseView,
   licenseViews,
@@ -17,6 +22,7 @@ import {
 import { v1Routes } from '@tollgate/app-v1';
 import { extend, planSchema } from '../schemas';
 import { planView } from '../views';
+import { capabilityEnds } from './entitlements';
 import { parseExpandV } from './expand';
 import { pageSchema, paged, pageProps, takeOf, type RouteModule, type V2Services } from './support';
 
@@ -72,8 +78,14 @@ async function checkLicenseRequests(s: V2Services, tenant: Tenant, requests: Lic
   }
 }
 
-/** v1's license operations v2 answers the same way (batch grantees, count, check, purchaser, cancel). */
-const SAME_AS_V1 = new Set(['updateLicenses', 'countLicenses', 'checkLicenses', 'getPurchaserLicenses', 'cancelLicenses', 'deleteLicense']);
+/** v1's license operations v2 answers the same way (batch grantees, count, purchaser, cancel). */
+const SAME_AS_V1 = new Set(['updateLicenses', 'countLicenses', 'getPurchaserLicenses', 'cancelLicenses', 'deleteLicense']);
+
+/** SDK 5's `CheckLicensesCapabilitiesResponse`: each capability with its latest end, and the signature. */
+export const v2CheckSchema = object({
+  capabilities: arrayOf(object({ capability: string, expiry: { type: 'string', format: 'date-time' } })),
+  signature: string,
+});
 
 const licenseWithPlan = extend(licenseSchema, {});
 licenseWithPlan.properties.plan = planSchema('v2');
@@ -95,7 +107,10 @@ async function viewsOf(s: V2Services, tenant: Tenant, ls: License[], expand: unk
 export const licenseRoutes: RouteModule = (s, version) => {
   if (version === 'v3') return [];
   const { licenses } = s.core;
-  const sameAsV1: Route[] = v1Routes(s).filter((r) => SAME_AS_V1.has(r.operationId));
+  // v2 answers v1's 409s as 400 (app.ts, VERSION_ERROR_STATUS): the summaries say so.
+  const sameAsV1: Route[] = v1Routes(s)
+    .filter((r) => SAME_AS_V1.has(r.operationId))
+    .map((r) => ({ ...r, summary: r.summary.replace('is 409', 'is 400') }));
   const tag = sameAsV1[0].tag;
   return [
     ...resource(tag, [
@@ -181,6 +196,35 @@ export const licenseRoutes: RouteModule = (s, version) => {
     ...resource(tag, [
       route({
         method: 'get',
+        path: '/licenses/check',
+        operationId: 'checkLicenses',
+        summary: 'Signed capability check (204: no capability)',
+        description:
+          "What the grantees may do in a product, signed, in SDK 5's shape: each capability with when it ends (`expiry`, its latest end) and a DER signature of the check, as v3 `/entitlements/check` signs it. `grace` (days > 0) counts licenses ended that many days ago, as v1. 204 when the grantees have no capability.",
+        scope: ['checks', 'read'],
+        query: querySchema({ productUuid: id, granteeIds: { type: 'string', minLength: 1 }, grace: str }, ['productUuid', 'granteeIds']),
+        response: { status: 200, schema: v2CheckSchema },
+        otherResponses: [{ status: 204, description: 'no capability' }],
+        async handle({ tenant, query }) {
+          let headers: Record<string, string> | undefined;
+          const c = await s.core.checks.check(
+            tenant,
+            {
+              productId: query.productUuid,
+              granteeIds: parseGranteeIds(query.granteeIds),
+              graceDays: parseGrace(query.grace),
+              encoding: 'der',
+            },
+            // Answered from memory in an outage: marked as v1's check marks it (docs/reliability.md).
+            { fromMemory: () => (headers = { [FROM_MEMORY_HEADER]: 'database-unavailable' }) },
+          );
+          if (!c) return { status: 204, headers };
+          const capabilities = capabilityEnds(c).map(({ name, expiry }) => ({ capability: name, expiry }));
+          return { status: 200, body: { capabilities, signature: c.signature }, headers };
+        },
+      }),
+      route({
+        method: 'get',
         path: '/licenses/:licenseUuid',
         operationId: 'getLicense',
         summary: 'Get a license',
@@ -197,7 +241,7 @@ export const licenseRoutes: RouteModule = (s, version) => {
         operationId: 'updateLicense',
         summary: "Set a license's grantee (null: unassign) and an ad hoc license's end",
         description:
-          'Gives the license to a grantee, or with null takes it back; `endTime` moves when an ad hoc license ends (a seat ends with its subscription: 409).',
+          'Gives the license to a grantee, or with null takes it back; `endTime` moves when an ad hoc license ends (a seat ends with its subscription: 400). A seat may not go to a grantee that holds another seat of its subscription (400 naming `granteeId`).',
         scope: ['licenses', 'write'],
         body: bodySchema({
           type: 'object',

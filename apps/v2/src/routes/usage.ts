@@ -34,7 +34,7 @@ export const usageBody = typed<{ granteeId: string; planUuid: string; countOptio
  * license of the plan (`unique-key` makes a retry count once), `GET /usage` lists what was
  * recorded, `GET /usage/current` the units of the period so far.
  */
-export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
+export const usageRoutes: RouteModule = ({ core: { granteeUsage } }) =>
   resource({ name: 'usage', description: "Usage of a plan's usage feature by a grantee" }, [
     route({
       method: 'put',
@@ -99,13 +99,14 @@ export const usageRoutes: RouteModule = ({ core: { granteeUsage }, clock }) =>
       path: '/usage/current',
       operationId: 'getCurrentUsageRecord',
       summary: 'Current usage',
-      description: "The units used so far this period under the grantee's license of the plan.",
+      description:
+        "The units used so far this period under the grantee's license of the plan; `updatedAt` is when they last changed (none used yet: when the license started).",
       scope: ['usage', 'read'],
       query: querySchema({ granteeId, planUuid }, ['granteeId', 'planUuid']),
       response: { status: 200, schema: currentUsageSchema },
       async handle({ tenant, query }) {
-        const { unitCount } = await granteeUsage.current(tenant, query.granteeId, query.planUuid);
-        return ok({ unitCount, updatedAt: iso(clock.now()) });
+        const { unitCount, updatedAt } = await granteeUsage.current(tenant, query.granteeId, query.planUuid);
+        return ok({ unitCount, updatedAt: iso(updatedAt) });
       },
     }),
   ]);

@@ -1,7 +1,7 @@
-import { DomainError, ErrorCodes, type Customer, type CustomerRepository, type Tenant } from '@tollgate/core';
+import { type Customer, type CustomerRepository, type Tenant } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
-import { containing, keysetPage, tenantOf, upsert, type Db } from './db';
+import { containing, keysetPage, stillRacing, tenantOf, upsert, type Db } from './db';
 
 const toCustomer = (r: Selectable<DB['customers']>): Customer => ({
   id: r.id,
@@ -82,10 +82,3 @@ const customerRow = (c: Customer) => ({
   created_at: c.createdAt,
   updated_at: c.updatedAt,
 });
-
-/**
- * A find-or-create whose row was taken and removed again by other transactions three rounds in a row
- * (or that cannot see a row it conflicts with): 409, the request may simply be sent again.
- */
-export const stillRacing = (what: string): DomainError =>
-  new DomainError(ErrorCodes.CONFLICT, `the ${what} was being created and removed by other requests meanwhile; retry`);

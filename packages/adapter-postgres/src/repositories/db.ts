@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
-import { decodeCursor, encodeCursor, type CursorKey, type Page, type Tenant } from '@tollgate/core';
+import { decodeCursor, DomainError, encodeCursor, ErrorCodes, type CursorKey, type Page, type Tenant } from '@tollgate/core';
 import type { DB } from '../schema';
 
 /** The typed handle every repository works on: the database or one transaction of it. */
@@ -210,3 +210,10 @@ export async function keysetPage<R extends { created_at: Date; id: string }>(
     previousCursor: hasPrevious && rows.length ? encodeCursor(toKey(rows[0])) : null,
   };
 }
+
+/**
+ * A find-or-create whose row was taken and removed again by other transactions three rounds in a row
+ * (or that cannot see a row it conflicts with): 409, the request may simply be sent again.
+ */
+export const stillRacing = (what: string): DomainError =>
+  new DomainError(ErrorCodes.CONFLICT, `the ${what} was being created and removed by other requests meanwhile; retry`);

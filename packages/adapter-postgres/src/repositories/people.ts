@@ -1,8 +1,7 @@
 import type { Grantee, Group, Membership, PeopleRepository, Tenant } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
-import { stillRacing } from './customers';
-import { keysetPage, tenantOf, upsert, type Db } from './db';
+import { keysetPage, stillRacing, tenantOf, upsert, type Db } from './db';
 
 const toGrantee = (r: Selectable<DB['grantees']>): Grantee => ({
   id: r.id,

@@ -12,14 +12,34 @@ export type SeatGranteeChange =
 const running = (l: License) => l.status !== 'CANCELED';
 
 /**
+ * The rule "a grantee holds at most one seat of a subscription" for a write that gives `seat` (one of
+ * a subscription's seats, as it stands before the write) to `granteeId` (the license updates, v1/v2
+ * `PUT /licenses[/:uuid]`): a 400 naming `property` when the grantee holds another running seat of
+ * the subscription among `seats` (its seats as the write has left them so far). A seat given back
+ * to its own holder is no change and passes; an ad hoc license or an unassignment is not checked.
+ */
+export function assertOneSeatPerGrantee(seats: Iterable<License>, seat: License, granteeId: string | null, property: string): void {
+  if (seat.subscriptionId === null || granteeId === null || granteeId === seat.granteeId) return;
+  for (const l of seats)
+    if (l.id !== seat.id && running(l) && l.subscriptionId === seat.subscriptionId && l.granteeId === granteeId)
+      invalid(
+        property,
+        `${granteeId} already holds seat ${l.id} of subscription ${seat.subscriptionId}: a grantee holds at most one seat of a subscription (unassign that seat first)`,
+      );
+}
+
+/**
  * Applies the changes in order to the subscription's seats, all or none: `assign` gives an unassigned
- * seat to the grantee, `unassign` takes the grantee's seat back, `replace` moves it to another
- * grantee. A grantee holds at most one seat of a subscription. Returns the seats that changed.
+ * seat to the grantee, `unassign` takes the grantee's seats back, `replace` moves the grantee's seat
+ * to another grantee. A grantee holds at most one seat of a subscription; one holding several (data
+ * written before license updates kept the rule) loses them all to `unassign`, and `replace` gives the
+ * new grantee the first of them and frees the others, so the rule holds after it. Returns the seats
+ * that changed.
  */
 export function manageSeatGrantees(seats: License[], changes: SeatGranteeChange[], now: Date): License[] {
   const current = new Map(seats.filter(running).map((l) => [l.id, l]));
   const changed = new Map<string, License>();
-  const holding = (granteeId: string) => [...current.values()].find((l) => l.granteeId === granteeId);
+  const holding = (granteeId: string) => [...current.values()].filter((l) => l.granteeId === granteeId);
   const put = (l: License) => {
     current.set(l.id, l);
     changed.set(l.id, l);
@@ -29,7 +49,7 @@ export function manageSeatGrantees(seats: License[], changes: SeatGranteeChange[
     if (c.type === 'assign') assertCheckableGranteeId(at, c.granteeId);
     if (c.type === 'replace') assertCheckableGranteeId(`[${i}].newGranteeId`, c.newGranteeId);
     if (c.type === 'assign') {
-      if (holding(c.granteeId)) invalid(at, `${c.granteeId} already holds a seat of this subscription`);
+      if (holding(c.granteeId).length) invalid(at, `${c.granteeId} already holds a seat of this subscription`);
       const free = [...current.values()].find((l) => l.granteeId === null);
       if (!free)
         fail(ErrorCodes.SEATS_EXCEED_UNASSIGNED, 'no unassigned seat is left: add seats first', [
@@ -37,11 +57,14 @@ export function manageSeatGrantees(seats: License[], changes: SeatGranteeChange[
         ]);
       put(assignGrantee(free as License, c.granteeId, now));
     } else {
-      const seat = holding(c.granteeId) ?? invalid(at, `${c.granteeId} holds no seat of this subscription`);
-      if (c.type === 'unassign') put(assignGrantee(seat, null, now));
+      const held = holding(c.granteeId);
+      if (!held.length) invalid(at, `${c.granteeId} holds no seat of this subscription`);
+      if (c.type === 'unassign') for (const seat of held) put(assignGrantee(seat, null, now));
       else {
-        if (holding(c.newGranteeId)) invalid(`[${i}].newGranteeId`, `${c.newGranteeId} already holds a seat of this subscription`);
-        put(assignGrantee(seat, c.newGranteeId, now));
+        if (holding(c.newGranteeId).length) invalid(`[${i}].newGranteeId`, `${c.newGranteeId} already holds a seat of this subscription`);
+        const [kept, ...extra] = held;
+        put(assignGrantee(kept, c.newGranteeId, now));
+        for (const seat of extra) put(assignGrantee(seat, null, now));
       }
     }
   });

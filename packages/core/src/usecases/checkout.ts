@@ -107,9 +107,10 @@ export class CheckoutService {
 
   /** A checkout link for a plan already loaded with its catalog (pricing tables build many). */
   async linkFor(plan: Plan, catalog: ProductCatalog, req: CheckoutLinkRequest): Promise<{ url: string }> {
-    const session = this.newSession(plan, req, catalog);
+    const made = this.newSession(plan, req, catalog);
     // The cart's other plans checked before the session is written: a refused cart leaves none open.
-    const request = await this.requestFor(session, plan, catalog);
+    const request = await this.requestFor(made, plan, catalog);
+    const session = this.cartSession(made, plan, request.extraItems);
     await this.deps.uow.run((r) => this.saveNew(r, session));
     return this.providerLink(session, plan, request);
   }

@@ -40,12 +40,12 @@ export class EventWorker {
     return this.deps.uow.run(async (r) => assertAccessible(await r.events.get(id), tenant, 'event'));
   }
 
-  /** Processes one due event; false when none was due. */
   /** Unfinished events of every organisation (metrics). */
   async depth(): Promise<{ queued: number; pending: number }> {
     return this.deps.uow.read((r) => r.events.countOpen());
   }
 
+  /** Processes one due event; false when none was due. */
   async processNext(): Promise<boolean> {
     const now = this.deps.clock.now();
     const event = await this.deps.uow.run((r) => r.events.claimNext(now, new Date(now.getTime() + limitsOf(this.deps).eventLeaseMs)));
@@ -62,10 +62,15 @@ export class EventWorker {
     return true;
   }
 
-  /** Processes due events until none is left; returns how many were processed. */
-  async drain(max = 1000): Promise<number> {
+  /**
+   * Processes due events until none is left (or `max` were, or `stopped` says to stop); returns how
+   * many were processed. `stopped` is asked before each claim (a process shutting down): once it
+   * says so nothing more is claimed; the event in hand is finished (its effect and "done", or its
+   * failure, committed) first.
+   */
+  async drain(max = 1000, stopped: () => boolean = () => false): Promise<number> {
     let n = 0;
-    while (n < max && (await this.processNext())) n++;
+    while (n < max && !stopped() && (await this.processNext())) n++;
     return n;
   }
 

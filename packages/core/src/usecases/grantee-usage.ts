@@ -49,11 +49,14 @@ export class GranteeUsage {
     return exactNumber(a.used);
   }
 
-  /** Units used this period under the grantee's license of the plan. */
-  async current(tenant: Tenant, granteeId: string, planId: Id): Promise<{ unitCount: number }> {
+  /**
+   * Units used this period under the grantee's license of the plan, and when they last changed: the
+   * balance's last change; none yet, the license's start (its count has stood at 0 since).
+   */
+  async current(tenant: Tenant, granteeId: string, planId: Id): Promise<{ unitCount: number; updatedAt: Date }> {
     const { license, featureId } = await this.target(tenant, granteeId, planId);
     const u = (await this.deps.usage.licenseUsage(tenant, license.id)).find((x) => x.featureId === featureId);
-    return { unitCount: u?.unitCount ?? 0 };
+    return { unitCount: u?.unitCount ?? 0, updatedAt: u?.updatedAt ?? license.startTime };
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Capability, Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, cancelLicense, createAdHocLicense, setLicenseEnd } from '../domain/license';
 import { assertCheckableGranteeId } from '../domain/grantee-ids';
+import { assertOneSeatPerGrantee } from '../domain/seat-grantees';
 import type { LicenseCount, LicenseFilter, Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 import { lockSubscriptionsOf } from './subscriptions/shared';
@@ -40,6 +41,8 @@ export interface LicenseUsage {
   featureId: Id;
   planId: Id;
   unitCount: number;
+  /** When the balance the units are counted in last changed. */
+  updatedAt: Date;
 }
 
 /** License records: ad hoc licenses, cancelling them, grantees, and the lists and counts of licenses. */
@@ -112,9 +115,11 @@ export class LicenseService {
   }
 
   /**
-   * Sets the grantee of each license; an unknown license fails the whole batch. A new grantee id
-   * must read back in the check (400 naming `[i].granteeId`); a license's own id sent back unchanged
-   * is kept, however it was stored.
+   * Sets the grantee of each license, in order; an unknown license fails the whole batch. A new
+   * grantee id must read back in the check (400 naming `[i].granteeId`); a license's own id sent
+   * back unchanged is kept, however it was stored. A seat may not go to a grantee that holds another
+   * seat of its subscription as the items before it left them (400 naming `[i].granteeId`; two
+   * items giving one grantee two seats included): a grantee holds at most one seat of a subscription.
    */
   async batchUpdate(tenant: Tenant, updates: { uuid: Id; granteeId: string | null }[]): Promise<WrittenLicenses> {
     const now = this.deps.clock.now();
@@ -124,10 +129,15 @@ export class LicenseService {
       await lockSubscriptionsOf(r, ids);
       const found = new Map((await r.licenses.getManyForUpdate(ids)).map((l) => [l.id, l]));
       const updated = new Map<Id, License>();
+      const seats = seatsAsWritten(r);
       for (const [i, u] of updates.entries()) {
+        const at = `[${i}].granteeId`;
         const current = updated.get(u.uuid) ?? assertAccessible(found.get(u.uuid), tenant, `license ${u.uuid}`);
-        if (u.granteeId !== null && u.granteeId !== current.granteeId) assertCheckableGranteeId(`[${i}].granteeId`, u.granteeId);
-        updated.set(u.uuid, assignGrantee(current, u.granteeId, now));
+        if (u.granteeId !== null && u.granteeId !== current.granteeId) assertCheckableGranteeId(at, u.granteeId);
+        const next = assignGrantee(current, u.granteeId, now);
+        await seats.check(current, u.granteeId, at);
+        await seats.written(next);
+        updated.set(u.uuid, next);
       }
       await r.licenses.saveMany([...updated.values()]);
       return written(
@@ -137,13 +147,18 @@ export class LicenseService {
     });
   }
 
-  /** One license's grantee and, for an ad hoc license, its end, in one transaction. */
+  /**
+   * One license's grantee and, for an ad hoc license, its end, in one transaction. A seat may not go
+   * to a grantee that holds another seat of its subscription (400 naming `granteeId`).
+   */
   async update(tenant: Tenant, id: Id, change: { granteeId: string | null; endTime?: Date }): Promise<WrittenLicenses> {
     const now = this.deps.clock.now();
     return this.deps.uow.run(async (r) => {
       await lockSubscriptionsOf(r, [id]);
       const [found] = await r.licenses.getManyForUpdate([id]);
-      let license = assignGrantee(assertAccessible(found, tenant, 'license'), change.granteeId, now);
+      const current = assertAccessible(found, tenant, 'license');
+      let license = assignGrantee(current, change.granteeId, now);
+      await seatsAsWritten(r).check(current, change.granteeId, 'granteeId');
       if (change.endTime !== undefined) license = setLicenseEnd(license, change.endTime, now);
       await r.licenses.saveMany([license]);
       return written(r, [license]);
@@ -196,6 +211,33 @@ export class LicenseService {
       ),
     );
   }
+}
+
+/**
+ * The seats of the subscriptions a license write touches, as the write leaves them so far (read
+ * once per subscription, under its row lock, in the write's transaction), for the one-seat rule.
+ */
+function seatsAsWritten(r: Repositories) {
+  const bySubscription = new Map<Id, Map<Id, License>>();
+  const seatsOf = async (subscriptionId: Id) => {
+    let seats = bySubscription.get(subscriptionId);
+    if (!seats) {
+      seats = new Map((await r.licenses.listBySubscription(subscriptionId)).map((l) => [l.id, l]));
+      bySubscription.set(subscriptionId, seats);
+    }
+    return seats;
+  };
+  return {
+    /** Refuses giving `license` (as it stands) to `granteeId` when that is a second seat of one subscription. */
+    async check(license: License, granteeId: string | null, property: string): Promise<void> {
+      if (license.subscriptionId === null || granteeId === null || granteeId === license.granteeId) return;
+      assertOneSeatPerGrantee((await seatsOf(license.subscriptionId)).values(), license, granteeId, property);
+    },
+    /** Records a license as written: a later item sees it. */
+    async written(license: License): Promise<void> {
+      if (license.subscriptionId !== null) (await seatsOf(license.subscriptionId)).set(license.id, license);
+    },
+  };
 }
 
 /** The licenses with their plans' capabilities, read in the transaction `r` that wrote them. */

@@ -2,7 +2,7 @@ import { invalid } from '../../errors';
 import { isUuid } from '../../support/text';
 import type { Customer, Grantee, Group, Id, Membership, Page, Tenant } from '../../model';
 import { applyMembershipChanges, assertCheckableMembers, type MembershipChange } from '../../domain/people';
-import { assertCheckableGranteeId } from '../../domain/grantee-ids';
+import { assertCheckableGranteeId, isCheckableGranteeId } from '../../domain/grantee-ids';
 import { lockSubscriptions } from '../subscriptions/shared';
 import { ensureGrantees, loadGroup, lockForMoves, memberIdsOf, membersOf, type GroupMember, type PeopleDeps } from './shared';
 
@@ -143,7 +143,11 @@ export class GroupDirectory {
         if (!(await r.people.getGroup(group.id))) await r.people.saveGroup(group);
         return;
       }
-      assertCheckableMembers(changes, await memberIdsOf(r, group));
+      // Only a change naming an id the check cannot read back needs the members (a member kept as stored is no change).
+      const unreadable = changes.some(
+        (c) => (c.type === 'add' && !isCheckableGranteeId(c.granteeId)) || (c.type === 'replace' && !isCheckableGranteeId(c.newGranteeId)),
+      );
+      if (unreadable) assertCheckableMembers(changes, await memberIdsOf(r, group));
       const grantees = await ensureGrantees(r, this.deps, tenant, named);
       const refOf = async (granteeId: string) => grantees.get(granteeId) ?? (await r.people.findGrantees(tenant, [granteeId]))[0];
       const members = new Set((await r.people.members(group.id)).map((m) => m.granteeRef));

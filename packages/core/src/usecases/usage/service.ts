@@ -541,7 +541,7 @@ export class UsageService {
         const slug = meters.get(b.meterId)?.slug;
         const feature = product?.features.find((f) => f.variableName.toLowerCase() === slug);
         const unitCount = exactNumber(b.used, meters.get(b.meterId)?.scale);
-        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount }] : [];
+        return feature ? [{ licenseId: license.id, featureId: feature.id, planId: license.planId, unitCount, updatedAt: b.updatedAt }] : [];
       });
     });
   }

@@ -28,16 +28,19 @@ export class WebhookDispatcher {
 
   /**
    * Delivers due deliveries, up to `webhookConcurrency` at once, until none is left (or `max` were
-   * tried); returns how many were tried. A slot that finds nothing to take while others still POST
-   * waits for one of them: what they finish may let a waiting delivery of the same key go next.
+   * tried, or `stopped` says to stop); returns how many were tried. A slot that finds nothing to
+   * take while others still POST waits for one of them: what they finish may let a waiting delivery
+   * of the same key go next. `stopped` is asked before each claim (a process shutting down): once it
+   * says so nothing more is claimed, and the deliveries already claimed are POSTed and recorded as
+   * usual (one the process does not live to record is taken again when its lease runs out).
    */
-  async drain(max = 1000): Promise<number> {
+  async drain(max = 1000, stopped: () => boolean = () => false): Promise<number> {
     const { webhookConcurrency } = limitsOf(this.deps);
     let tried = 0;
     let delivering = 0;
     let waiting: (() => void)[] = [];
     const slot = async () => {
-      while (tried < max) {
+      while (tried < max && !stopped()) {
         const claimed = await this.claim();
         if (!claimed) {
           // Nothing to take now; only a delivery in flight can change that (its key's next one).
