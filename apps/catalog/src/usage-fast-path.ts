@@ -161,7 +161,7 @@ export function createUsageFastPath(o: UsageFastPathOptions): UsageFastPath {
       o.logger.info('request', {
         requestId: id,
         method: 'POST',
-        path: loggableRequestPath(req),
+        path, // one of the fast path's two fixed paths: nothing to redact
         status,
         address: clientAddress(req, o.trustProxy ?? 0),
         ms: Number((process.hrtime.bigint() - start) / 1000n) / 1000,

@@ -6,6 +6,9 @@
  * output lists the methods called per version. docs/reference/node-sdk-v5.md has the SDK's facts.
  */
 import type { AddressInfo } from 'node:net';
+import { randomUUID, verify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { initSalable, type VersionedMethodsReturn } from '@salable/node-sdk';
@@ -400,6 +403,25 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     const v3check = await initSalable(org.liveKey, 'v3').entitlements.check({ productUuid: product(), granteeIds: ['alice', 'dave2'] });
     expect(check.signature).toBe(v3check.signature);
     expect(check.capabilities).toEqual(v3check.features.map((f) => ({ capability: f.feature, expiry: f.expiry })));
+    // Verified offline as docs/api/verifying.md says: the names joined by ',' in the answer's order, DER, hex; the key from
+    // `GET /signing-key` under v2 and v3, the same as v1's.
+    const keyOf = async (version: string | null) => {
+      const r = request(app).get('/signing-key').set('x-api-key', org.liveKey);
+      return (await (version ? r.set('version', version) : r).expect(200)).body.data.publicKey as string;
+    };
+    const publicKey = await keyOf('v2');
+    expect([await keyOf('v3'), await keyOf(null)]).toEqual([publicKey, publicKey]);
+    const signed = (names: string[]) =>
+      verify('sha256', Buffer.from(names.join(','), 'utf8'), { key: publicKey, dsaEncoding: 'der' }, Buffer.from(check.signature, 'hex'));
+    expect(signed(check.capabilities.map((c) => c.capability))).toBe(true);
+    expect(signed(v3check.features.map((f) => f.feature))).toBe(true);
+    expect(signed([...check.capabilities.map((c) => c.capability), 'forged'])).toBe(false);
+    // The documented snippet itself, as written.
+    const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'api', 'verifying.md'), 'utf8');
+    const code = /```js v2-verify\n([\s\S]*?)```/.exec(doc)![1];
+    const verifyV2Check = new Function('require', `${code}\nreturn verifyV2Check;`)(require) as (c: object, pem: string) => boolean;
+    expect(verifyV2Check(check, publicKey)).toBe(true);
+    expect(verifyV2Check({ ...check, capabilities: [...check.capabilities].reverse() }, publicKey)).toBe(check.capabilities.length < 2);
     // No capability: 204 (the SDK's `void`); `grace` as v1 takes it.
     expect(await sdk.licenses.check({ productUuid: product(), granteeIds: ['nobody-holds-this'] })).toBeUndefined();
     expect(await sdk.licenses.check({ productUuid: product(), granteeIds: ['alice'], grace: 3 })).toMatchObject({
@@ -571,7 +593,7 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     await request(app).delete(`/licenses/${seat.uuid}`).set('x-api-key', org.liveKey).set('version', 'v1').expect(409);
   });
 
-  it('a grantee holds at most one seat of a subscription: license updates refuse a second one (v1 and v2), unassign and replace free them all', async () => {
+  it('a grantee holds at most one seat of each plan of a subscription: license updates check the end state (v1 and v2), unassign frees them all, replace moves one per plan', async () => {
     const sdk = initSalable(org.liveKey, 'v2');
     const sdk3 = initSalable(org.liveKey, 'v3');
     const sub = (await sdk.subscriptions.create({ planUuid: plan('team'), granteeId: 'dup-own', owner: 'dup-acme', quantity: 3 })).uuid;
@@ -628,6 +650,40 @@ describe('@salable/node-sdk 5.0.0, unchanged, against Tollgate', () => {
     await twice('trent');
     await sdk.subscriptions.manageSeats(sub, [{ type: 'replace', granteeId: 'trent', newGranteeId: 'victor' } as never]);
     expect((await seats()).map((x) => x.granteeId).sort()).toEqual(['dup-own', null, 'victor']);
+    // A plan added to the subscription gives each holder a seat of it under the same subscription id: the rule is per plan.
+    const [ownSeat] = await world.db.uow.run((r) => r.licenses.getManyForUpdate([own.uuid]));
+    const addOn = { ...ownSeat, id: randomUUID(), planId: plan('business') };
+    const addOnFree = { ...addOn, id: randomUUID(), granteeId: null };
+    await world.db.uow.run((r) => r.licenses.saveMany([addOn, addOnFree]));
+    expect((await sdk.licenses.update(addOn.id, { granteeId: null as unknown as string })).granteeId).toBeNull();
+    expect((await sdk.licenses.update(addOn.id, { granteeId: 'dup-own' })).granteeId).toBe('dup-own');
+    await expect(sdk.licenses.update(addOnFree.id, { granteeId: 'dup-own' })).rejects.toMatchObject(named('granteeId'));
+    // The batch's end state is checked: a swap and a move in natural order pass (v2 and v1).
+    const victor = (await seats()).find((x) => x.granteeId === 'victor')!;
+    const swapped = await sdk.licenses.updateMany([
+      { uuid: own.uuid, granteeId: 'victor' },
+      { uuid: victor.uuid, granteeId: 'dup-own' },
+    ]);
+    expect(swapped.map((l) => l.granteeId)).toEqual(['victor', 'dup-own']);
+    const free = (await seats()).find((x) => x.granteeId === null && x.planUuid === plan('team'))!;
+    const v1Move = await request(app)
+      .put('/licenses')
+      .set('x-api-key', org.liveKey)
+      .set('version', 'v1')
+      .send([
+        { uuid: free.uuid, granteeId: 'victor' },
+        { uuid: own.uuid, granteeId: null },
+      ])
+      .expect(200);
+    expect(v1Move.body.map((l: { granteeId: string | null }) => l.granteeId)).toEqual(['victor', null]);
+    // replace moves the holder's seat of each plan: zed gets dup-own's seat of the team plan and of the add-on.
+    await sdk.subscriptions.manageSeats(sub, [{ type: 'replace', granteeId: 'dup-own', newGranteeId: 'zed' } as never]);
+    expect(
+      (await seats())
+        .filter((x) => x.granteeId === 'zed')
+        .map((x) => x.planUuid)
+        .sort(),
+    ).toEqual([plan('business'), plan('team')].sort());
   });
 
   it("names the SDK's own bugs by the request it sends, and what the server answers", async () => {

@@ -1,4 +1,5 @@
 /* No signed checkout token in a log line, whatever the spelling of its path and whatever the answer (observability audit). */
+import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -161,9 +162,32 @@ describe('loggablePath', () => {
     expect(loggablePath(`/checkout/start/abc.def/x`)).toBe('/checkout/start/[token]/x');
     expect(loggablePath(`/elsewhere/${t}/x`)).toBe('/elsewhere/[token]/x');
     expect(loggablePath(`/elsewhere/${t.split('.')[0]}`)).toBe('/elsewhere/[token]');
+    // A token past the first segment after the prefix, however that segment is spelt.
+    expect(loggablePath(`/checkout/start/x/${t}`)).toBe('/checkout/start/[token]/[token]');
+    expect(loggablePath(`/checkout/start/%20/${t}`)).toBe('/checkout/start/[token]/[token]');
+    expect(loggablePath(`/checkout/start//x/${t.split('.')[0]}/y`)).toBe('/checkout/start/[token]/[token]/y');
     expect(loggablePath('/products')).toBe('/products');
     expect(loggablePath('/products/%E0%A4%A')).toBe('/products/%E0%A4%A');
     expect(loggablePath('/licenses/check')).toBe('/licenses/check');
     expect(loggablePath('/docs/assets/swagger-ui-bundle.js')).toBe('/docs/assets/swagger-ui-bundle.js');
+  });
+
+  it('reads only paths that may carry a token: every signed link (checkout, sandbox, pricing) has a `.` or `eyJ`', () => {
+    // The format of HmacSignedLinks, which signs all three: `<base64url(JSON)>.<base64url(HMAC-SHA256)>`.
+    const sign = (secret: string, payload: object) => {
+      const body = Buffer.from(JSON.stringify({ ...payload, exp: Date.now() }), 'utf8').toString('base64url');
+      return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
+    };
+    for (const secret of ['checkout-links:s', 'sandbox-links:s']) {
+      for (const payload of [{}, { a: 1 }, { email: 'a@b.c', planId: 'p'.repeat(40) }, { pricingTableId: randomUUID(), customerId: 'c' }]) {
+        const token = sign(secret, payload);
+        const [body] = token.split('.');
+        for (const path of [`/x/${token}`, `/x/${body}`, `/x/%65${body.slice(1)}`, `/x/${token.replace('.', '%2E')}`])
+          expect(loggablePath(path)).not.toContain(body.slice(1));
+      }
+    }
+    // Paths without any of those are returned as given, unread.
+    expect(loggablePath('/v1/licenses/check')).toBe('/v1/licenses/check');
+    expect(loggablePath('/api/products/prod_01HF8ZK2Q3W4E5R6T7Y8U9I0')).toBe('/api/products/prod_01HF8ZK2Q3W4E5R6T7Y8U9I0');
   });
 });

@@ -53,16 +53,21 @@ export const unsupportedVersionBody = (value: string | undefined, supported: rea
     details: [{ property: 'version', error: `must be one of ${supported.join(', ')}` }],
   });
 
+/** The 409s v2 and v3 keep (see VERSION_ERROR_STATUS). */
+const KEEP_409 = new Set(['IDEMPOTENCY_KEY_IN_USE']);
+
 /**
- * v2's and v3's error statuses: the shared table with every 409 answered 400. The Node SDK 5 reads
+ * v2's and v3's error statuses: the shared table with every 409 but one answered 400. The Node SDK 5 reads
  * the body of a 400, 401, 403, 404 and 500 only; any other status becomes a `SalableUnknownError`
  * (`S1006`) without the body, so a refusal (a seat cancelled, a usage key reused with another
  * amount) would reach its users with no reason. 400 carries the same body and `code`, which the
  * SDK's `SalableValidationError` keeps in `data`. 429, 502 and 503 stay (retries and proxies read
- * them; `Retry-After` is kept): the SDK reports those as `S1006` (docs/api/v2.md).
+ * them; `Retry-After` is kept): the SDK reports those as `S1006` (docs/api/v2.md). So does
+ * `IDEMPOTENCY_KEY_IN_USE` keep its 409: the request is still in progress and a retry later
+ * succeeds, where a 400 says the request is wrong and is not to be retried.
  */
 export const VERSION_ERROR_STATUS: ErrorStatusTable = Object.fromEntries(
-  Object.entries(ERROR_STATUS).map(([code, status]) => [code, status === 409 ? 400 : status]),
+  Object.entries(ERROR_STATUS).map(([code, status]) => [code, status === 409 && !KEEP_409.has(code) ? 400 : status]),
 ) as ErrorStatusTable;
 
 /** The router of v2 or v3, from its route table, in the legacy/v1 error shape (the SDK reads `validationErrors` of a 400). */

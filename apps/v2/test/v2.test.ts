@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { ajv } from '@tollgate/http';
 import { coreDownAfter, createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
-import { createV2App, versionRoutes, type Version } from '../src';
+import { createV2App, versionRoutes, VERSION_ERROR_STATUS, type Version } from '../src';
 
 let world: TestWorld;
 let org: SeededOrg;
@@ -114,6 +114,12 @@ describe('v2 and v3 alone (createV2App)', () => {
     const later = new Date(world.clock.now().getTime() + 86400_000).toISOString();
     // A refusal that is 409 in v1 is 400 in v2/v3 (the SDK reads the body of a 400 only), same body and code.
     expect((await api('v2').put(`/licenses/${seatId}`, { granteeId: 'v2-bad', endTime: later }).expect(400)).body.code).toBe('CONFLICT');
+    // Except a request still in progress under its idempotency key: 409, retried later (a 400 says: do not retry).
+    expect([
+      VERSION_ERROR_STATUS.IDEMPOTENCY_KEY_IN_USE,
+      VERSION_ERROR_STATUS.CONFLICT,
+      VERSION_ERROR_STATUS.IDEMPOTENCY_KEY_REUSED,
+    ]).toEqual([409, 400, 400]);
     const past = await api('v2').put(`/licenses/${seatId}`, { granteeId: 'v2-bad', endTime: '2001-01-01T00:00:00Z' }).expect(400);
     expect(past.body.code).toBe('CONFLICT');
     const adHoc = (await api('v2').post('/licenses', { planUuid: org.keys['plans.notes.free'], member: 'm', granteeId: 'x' }).expect(200))

@@ -59,20 +59,24 @@ export function markConnectFailure<E>(e: E): E {
 }
 
 /**
- * PostgreSQL's codes that mean "no connection for you" (what a server answers at connect, should
- * such an error reach us unmarked): too_many_connections (53300, max_connections or a role's
- * CONNECTION LIMIT), cannot_connect_now and the rest of the shutdown class (57P01 admin_shutdown,
- * 57P02 crash_shutdown, 57P03 cannot_connect_now, 57P04 database_dropped, 57P05
- * idle_session_timeout: the server ends the session). 57014 (a statement canceled, by its
- * timeout) is a refusal of that statement, not an outage.
+ * PostgreSQL's codes that mean the connection is gone or refused, on an error that was not marked
+ * at connect: connection_exception (08000), connection_does_not_exist (08003),
+ * connection_failure (08006), too_many_connections (53300, max_connections or a role's CONNECTION
+ * LIMIT), and the shutdown class (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
+ * cannot_connect_now, 57P04 database_dropped, 57P05 idle_session_timeout: the server ends the
+ * session). Not the rest of class 08: 08P01 (protocol_violation) is what the server answers a
+ * client's bug (a Bind with more parameters than it can count) on a working connection, and a
+ * bug is a 500, never a retried 503 that starts the checks' answers from memory; 08001 and 08004
+ * come only while connecting, which is marked.
+ * 57014 (a statement canceled, by its timeout) is a refusal of that statement, not an outage.
  */
-const OUTAGE_CODES = /^(08...|57P0[1-5]|53300)$/;
+const OUTAGE_CODES = /^(0800[036]|57P0[1-5]|53300)$/;
 
 /**
  * Whether the error says the database cannot be reached or is going away (an outage, a restart, a
  * failover), as opposed to refusing this statement: any failure while connecting, sockets that
- * fail, pg's own "terminated" and "timeout" errors, PostgreSQL's connection-exception class (08),
- * its shutdown and connection-refusal codes (OUTAGE_CODES), and object_not_in_prerequisite_state
+ * fail, pg's own "terminated" and "timeout" errors, PostgreSQL's lost-connection, shutdown and
+ * connection-refusal codes (OUTAGE_CODES), and object_not_in_prerequisite_state
  * (55000) when it is the refusal of a database that does not accept connections (ALLOW_CONNECTIONS
  * false; 55000 otherwise refuses a statement). Such a request changed nothing it can see committed
  * (a transaction whose COMMIT was never answered is the one exception: `PostgresUnitOfWork.run`

@@ -2,6 +2,7 @@
    is an outage to a request, never a 500; a readiness ping against a hung server gives up in time
    and does not keep the connection it hung on. Needs TEST_DATABASE_URL. */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { Client } from 'pg';
 import { ErrorCodes, isDomainError } from '@tollgate/core';
 import {
@@ -74,6 +75,34 @@ describeServer('connection refusals and hung pings on a PostgreSQL server', () =
       for (const h of opened.splice(0)) await h.close().catch(() => undefined);
       await admin(`drop role ${role}`);
     }
+  });
+
+  it('answers a role that may not log in (28000, NOLOGIN: only the connect marking says outage) as unavailable', async () => {
+    const role = `tollgate_nologin_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+    await admin(`create role ${role} nologin`);
+    try {
+      const url = new URL(db.url as string);
+      url.username = role;
+      // The server's 28000 is no outage code: only the marking of connect failures makes it 503.
+      for (const e of await failures(url.toString())) expect(isDomainError(e) && e.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
+    } finally {
+      for (const h of opened.splice(0)) await h.close().catch(() => undefined);
+      await admin(`drop role ${role}`);
+    }
+  });
+
+  it('leaves a protocol violation on an open connection (08P01, a client bug) unmapped: a 500, not an outage', async () => {
+    const handle = open(db.url as string);
+    const uow = new PostgresUnitOfWork(handle.db);
+    // More parameters than a Bind message can count: pg sends 0, the server answers 08P01.
+    const tooMany = sql`select 1 where 0 in (${sql.join(Array.from({ length: 65_536 }, (_, i) => sql`${i}`))})`;
+    for (const work of [uow.read.bind(uow), uow.run.bind(uow)]) {
+      const e = await work(() => tooMany.execute(handle.db)).catch((x: unknown) => x);
+      expect((e as { code?: string }).code).toBe('08P01');
+      expect(isDomainError(e)).toBe(false);
+    }
+    // The connection was fine all along.
+    await expect(uow.read((r) => r.organisations.get(randomUUID()))).resolves.toBeUndefined();
   });
 
   it('gives up a ping on a hung server within its timeout and drops the connection it hung on', async () => {

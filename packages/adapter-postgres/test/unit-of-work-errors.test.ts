@@ -56,4 +56,13 @@ describe('database errors as domain errors', () => {
     expect(domainErrorOf(serverError('55000', 'cannot ALTER TABLE "x" because it has pending trigger events'))).toBeUndefined();
     expect(domainErrorOf(serverError('57014', 'canceling statement due to statement timeout'))).toBeUndefined();
   });
+
+  it('reads only the lost-connection codes of class 08 as an outage: a protocol violation (08P01, a client bug) stays a 500', () => {
+    for (const code of ['08000', '08003', '08006'])
+      expect(domainErrorOf(serverError(code, 'connection lost'))?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
+    const bug = serverError('08P01', 'bind message supplies 0 parameters, but prepared statement "" requires 65536');
+    expect(domainErrorOf(bug)).toBeUndefined();
+    // Raised while connecting (marked), any code is an outage.
+    expect(domainErrorOf(markConnectFailure(serverError('08001', 'could not connect')))?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
+  });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { changeOwner, manageSeatGrantees, setLicenseEnd, withPeriodEnd, type License } from '../src';
+import { addPlan, changeOwner, manageSeatGrantees, setLicenseEnd, withPeriodEnd, type License } from '../src';
 import { aCustomer, aLicense, aPlan, aProduct, aSubscription, at, buyPlan, createTestCore, errorCodeOf, seedSample } from '../src/testing';
 
 const tenant = { organisationId: randomUUID(), isTest: false };
@@ -42,6 +42,65 @@ describe('seat grantees (manage-seats rules)', () => {
     // A canceled seat is no seat.
     const canceled = seats(null).map((l) => ({ ...l, status: 'CANCELED' as const }));
     expect(errorCodeOf(() => manageSeatGrantees(canceled, [{ type: 'assign', granteeId: 'bob' }], now))).toBe('SEATS_EXCEED_UNASSIGNED');
+  });
+
+  it('keeps one seat per grantee and plan: a plan added to the subscription gives each holder a seat of it, which manage-seats moves and frees with the first', () => {
+    const product = aProduct(tenant);
+    const extra = aPlan(product, { licenseType: 'perSeat', perSeatAmount: 1 });
+    const sub = aSubscription(plan, customer, { quantity: 2 });
+    const first = [
+      aLicense(plan, { subscriptionId: sub.id, granteeId: 'ann', status: 'ACTIVE', createdAt: at(0) }),
+      aLicense(plan, { subscriptionId: sub.id, granteeId: null, status: 'ACTIVE', createdAt: at(1) }),
+    ];
+    let n = 0;
+    const newId = () => `00000000-0000-4000-8000-${String(n++).padStart(12, '0')}`;
+    const added = addPlan({
+      subscription: sub,
+      firstPlan: plan,
+      plan: extra,
+      product,
+      licenses: first,
+      at: 'items[0]',
+      now,
+      newId,
+      quantity: 2,
+    })
+      .seats.all()
+      .map((l) => ({ ...l, status: 'ACTIVE' as const, productId: extra.productId }));
+    const all = [...first, ...added];
+    expect(all.filter((l) => l.granteeId === 'ann').map((l) => l.planId)).toEqual([plan.id, extra.id]);
+    const holders = (out: License[]) => {
+      const byId = new Map(all.map((l) => [l.id, l]));
+      for (const l of out) byId.set(l.id, l);
+      return [...byId.values()].filter((l) => l.granteeId !== null).map((l) => [l.planId === plan.id ? 'first' : 'extra', l.granteeId]);
+    };
+    // replace moves ann's seat of each plan; unassign frees both.
+    expect(holders(manageSeatGrantees(all, [{ type: 'replace', granteeId: 'ann', newGranteeId: 'bob' }], now))).toEqual([
+      ['first', 'bob'],
+      ['extra', 'bob'],
+    ]);
+    expect(holders(manageSeatGrantees(all, [{ type: 'unassign', granteeId: 'ann' }], now))).toEqual([]);
+    // assign gives a seat of each plan; ann, holding one of each, is refused; with the add-on seat given back she gets it again.
+    expect(holders(manageSeatGrantees(all, [{ type: 'assign', granteeId: 'cat' }], now))).toEqual([
+      ['first', 'ann'],
+      ['first', 'cat'],
+      ['extra', 'ann'],
+      ['extra', 'cat'],
+    ]);
+    expect(errorCodeOf(() => manageSeatGrantees(all, [{ type: 'assign', granteeId: 'ann' }], now))).toBe('VALIDATION_FAILED');
+    const withoutExtra = all.map((l) => (l.planId === extra.id && l.granteeId === 'ann' ? { ...l, granteeId: null } : l));
+    expect(holders(manageSeatGrantees(withoutExtra, [{ type: 'assign', granteeId: 'ann' }], now))).toEqual([
+      ['first', 'ann'],
+      ['extra', 'ann'],
+    ]);
+    // Two seats of the first plan written before the rule: replace gives bob one of them and frees the other, and moves the add-on seat.
+    const twice = all.map((l) => (l.id === first[1].id ? { ...l, granteeId: 'ann' } : l));
+    const out = manageSeatGrantees(twice, [{ type: 'replace', granteeId: 'ann', newGranteeId: 'bob' }], now);
+    expect(out.map((l) => [l.id, l.granteeId])).toEqual([
+      [first[0].id, 'bob'],
+      [first[1].id, null],
+      [added[0].id, 'bob'],
+    ]);
   });
 
   it('passes a subscription to another owner with its seats, never a canceled one', () => {
@@ -148,6 +207,62 @@ describe('subscription admin, grantee usage and coupons (use cases over the in-m
       ]),
     ).rejects.toMatchObject({ code: 'SEATS_EXCEED_UNASSIGNED' });
     expect(await core.licenses.count(t, { subscriptionId: subscription.id })).toEqual({ count: 3, assigned: 2, unassigned: 1 });
+  });
+
+  it("license updates keep one seat per grantee and plan, on the end state of a batch: an added plan's seat given back, a swap and a move pass", async () => {
+    const { core, t, keys } = await world();
+    const { subscription: s } = await core.subscriptionAdmin.create(t, {
+      planId: keys['plans.notes.team'],
+      granteeId: 'ann',
+      owner: 'o@example.com',
+      quantity: 3,
+    });
+    const first = await core.licenses.list(t, { subscriptionId: s.id });
+    const business = (await core.uow.read((r) => r.plans.get(keys['plans.notes.business'])))!;
+    // A plan added to the subscription: a seat of it for each holder, under the same subscription id.
+    const added = [
+      aLicense(business, { subscriptionId: s.id, granteeId: 'ann', status: 'ACTIVE' }),
+      aLicense(business, { subscriptionId: s.id, status: 'ACTIVE' }),
+    ];
+    await core.uow.run((r) => r.licenses.saveMany(added));
+    const [s0, s1, s2] = [first.find((l) => l.granteeId === 'ann')!, ...first.filter((l) => l.granteeId === null)];
+    const refused = (property: string) => ({ code: 'VALIDATION_FAILED', details: [expect.objectContaining({ property })] });
+    // ann's add-on seat taken back and given again (she holds a seat of the first plan all along).
+    await core.licenses.update(t, added[0].id, { granteeId: null });
+    expect((await core.licenses.update(t, added[0].id, { granteeId: 'ann' })).licenses[0].granteeId).toBe('ann');
+    await expect(core.licenses.update(t, added[1].id, { granteeId: 'ann' })).rejects.toMatchObject(refused('granteeId'));
+    // A swap and a move written in natural order: every item applies, then the end state is checked.
+    await core.licenses.update(t, s1.id, { granteeId: 'bob' });
+    const swap = await core.licenses.batchUpdate(t, [
+      { uuid: s0.id, granteeId: 'bob' },
+      { uuid: s1.id, granteeId: 'ann' },
+    ]);
+    expect(swap.licenses.map((l) => l.granteeId)).toEqual(['bob', 'ann']);
+    const move = await core.licenses.batchUpdate(t, [
+      { uuid: s2.id, granteeId: 'ann' },
+      { uuid: s1.id, granteeId: null },
+    ]);
+    expect(move.licenses.map((l) => l.granteeId)).toEqual(['ann', null]);
+    // Two seats of one plan for one grantee: refused at the last item giving one, nothing written.
+    await expect(
+      core.licenses.batchUpdate(t, [
+        { uuid: s1.id, granteeId: 'bob' },
+        { uuid: added[1].id, granteeId: 'dan' },
+      ]),
+    ).rejects.toMatchObject(refused('[0].granteeId'));
+    await expect(
+      core.licenses.batchUpdate(t, [
+        { uuid: added[1].id, granteeId: 'dan' },
+        { uuid: s1.id, granteeId: 'dan' },
+        { uuid: added[0].id, granteeId: 'dan' },
+      ]),
+    ).rejects.toMatchObject(refused('[2].granteeId'));
+    expect(
+      (await core.licenses.list(t, { subscriptionId: s.id }))
+        .filter((l) => l.granteeId !== null)
+        .map((l) => l.granteeId)
+        .sort(),
+    ).toEqual(['ann', 'ann', 'bob']);
   });
 
   it('finds the plans a customer subscribes to or a grantee holds, running ones only', async () => {

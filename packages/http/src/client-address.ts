@@ -34,6 +34,12 @@ const TOKEN_PATHS = ['/checkout/start/'];
 const TOKEN_SHAPE =
   /(?<![A-Za-z0-9_-])(?:eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?|[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-]))/g;
 
+/**
+ * What any path `loggablePath` redacts has: a token's `.` or `eyJ` (its JSON body), an escape that
+ * may spell either, or a checkout link's `checkout` (in any case).
+ */
+const MAY_CARRY_TOKEN = /[%.]|eyJ|checkout/i;
+
 /** Percent-escapes decoded where they decode (`%2F` too); a run that is not UTF-8 stays as written. */
 const decodeEscapes = (path: string): string =>
   path.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
@@ -51,10 +57,18 @@ const decodeEscapes = (path: string): string =>
  * token is logged as given.
  */
 export function loggablePath(path: string): string {
+  // Most paths carry no token: every signed link's token has a `.` or its body's `eyJ`, written or
+  // escaped (`%`), and a checkout link says `checkout`. Such a path is logged as given, unread.
+  if (!MAY_CARRY_TOKEN.test(path)) return path;
   const seen = decodeEscapes(path).replace(/\/{2,}/g, '/');
   const lower = seen.toLowerCase();
   for (const prefix of TOKEN_PATHS)
-    if (lower.startsWith(prefix)) return `${prefix}[token]${seen.slice(prefix.length).replace(/^[^/]*/, '')}`;
+    if (lower.startsWith(prefix))
+      // The segment after the prefix, whatever it is; and a token further on (`/checkout/start/x/<token>`).
+      return `${prefix}[token]${seen
+        .slice(prefix.length)
+        .replace(/^[^/]*/, '')
+        .replace(TOKEN_SHAPE, '[token]')}`;
   const redacted = seen.replace(TOKEN_SHAPE, '[token]');
   return redacted === seen ? path : redacted;
 }

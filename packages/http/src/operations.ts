@@ -52,7 +52,7 @@ function readinessWithDeadline(readiness: () => Promise<Readiness>, deadlineMs: 
         () =>
           resolve({
             ready: false,
-            checks: { database: { ok: false, detail: `the database does not answer: no answer within ${deadlineMs} ms` } },
+            checks: { readiness: { ok: false, detail: `the readiness checks did not finish within ${deadlineMs} ms` } },
           }),
         deadlineMs,
       );

@@ -319,39 +319,44 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     migrate: () => migrateToLatest(database.db),
     logLinesDropped: droppedLogLines,
     readiness: async () => {
-      // Capped below /readyz's own 2 s: a hung database is named here, and its connection closed.
-      const database_: ReadinessCheck = await pingDatabase(database.db, { timeoutMs: READINESS_PING_MS }).then(
-        () => ({ ok: true }),
-        (e: unknown) => ({ ok: false, detail: `the database does not answer: ${e instanceof Error ? e.message : String(e)}` }),
-      );
-      let migrations: ReadinessCheck = { ok: false, detail: 'not checked: the database does not answer' };
-      if (database_.ok) {
-        const pending = await pendingMigrations(database.db).catch(() => null);
-        migrations =
-          pending === null
-            ? { ok: false, detail: 'the migrations could not be read' }
-            : pending.length
-              ? { ok: false, detail: `pending migrations: ${pending.join(', ')}` }
-              : { ok: true };
-      }
-      const listener: ReadinessCheck = core.checkCache.stats().live
-        ? { ok: true }
-        : {
-            ok: false,
-            detail: `the change feed is not heard or not confirmed within ${config.changeFeedBoundMs} ms (caches distrusted: checks read the database until it is)`,
-          };
       // The read replica answers the check's loads (those the in-memory index misses: 503 while it is
       // gone). Shown, but not a reason to be unready: every instance shares it, and a load balancer
       // dropping them all would take webhooks, checkouts and the checks from memory down with it.
-      const replica_: ReadinessCheck | undefined = replica
-        ? await pingDatabase(replica.db, { timeoutMs: READINESS_PING_MS }).then(
+      // Pinged beside the primary's checks, not after them: a hung replica never spends their time.
+      const replicaPing: Promise<ReadinessCheck | undefined> = replica
+        ? pingDatabase(replica.db, { timeoutMs: READINESS_PING_MS }).then(
             () => ({ ok: true }),
             (e: unknown) => ({
               ok: false,
               detail: `the read replica (DATABASE_READ_URL) does not answer: ${e instanceof Error ? e.message : String(e)}`,
             }),
           )
-        : undefined;
+        : Promise.resolve(undefined);
+      const primary = async (): Promise<{ database: ReadinessCheck; migrations: ReadinessCheck }> => {
+        // Capped below /readyz's own 2 s: a hung database is named here, and its connection closed.
+        const database_: ReadinessCheck = await pingDatabase(database.db, { timeoutMs: READINESS_PING_MS }).then(
+          () => ({ ok: true }),
+          (e: unknown) => ({ ok: false, detail: `the database does not answer: ${e instanceof Error ? e.message : String(e)}` }),
+        );
+        if (!database_.ok) return { database: database_, migrations: { ok: false, detail: 'not checked: the database does not answer' } };
+        const pending = await pendingMigrations(database.db).catch(() => null);
+        return {
+          database: database_,
+          migrations:
+            pending === null
+              ? { ok: false, detail: 'the migrations could not be read' }
+              : pending.length
+                ? { ok: false, detail: `pending migrations: ${pending.join(', ')}` }
+                : { ok: true },
+        };
+      };
+      const [{ database: database_, migrations }, replica_] = await Promise.all([primary(), replicaPing]);
+      const listener: ReadinessCheck = core.checkCache.stats().live
+        ? { ok: true }
+        : {
+            ok: false,
+            detail: `the change feed is not heard or not confirmed within ${config.changeFeedBoundMs} ms (caches distrusted: checks read the database until it is)`,
+          };
       return {
         ready: database_.ok && migrations.ok && listener.ok,
         checks: { database: database_, migrations, listener, ...(replica_ ? { replica: replica_ } : {}) },

@@ -46,8 +46,12 @@ export function serve(runtime: Runtime, server: Server, onListening: (port: numb
   let stopping = false;
   /** Ends the process with `code` once `closing` and the pools are done, or with 1 at the deadline. */
   const finish = (code: number, closing: Promise<unknown>) => {
+    // Set once the deadline has fired: from then on that path ends the process (exit 1, as its line
+    // says), even if the close finishes while the line is being flushed.
+    let late = false;
     // Not unref'd: a shutdown waiting on nothing that keeps the process alive still ends here, with 1.
     setTimeout(() => {
+      late = true;
       logger.error(`shutdown did not finish within ${deadlineMs} ms (SHUTDOWN_TIMEOUT_MS): exiting with work unfinished`, {
         backgroundBusy: background?.busy() ?? false,
       });
@@ -57,8 +61,11 @@ export function serve(runtime: Runtime, server: Server, onListening: (port: numb
     void Promise.all([closing, background?.stop()])
       .then(() => runtime.close())
       .then(
-        () => process.exit(code),
+        () => {
+          if (!late) process.exit(code);
+        },
         (e: unknown) => {
+          if (late) return;
           logger.error('shutdown failed', { error: String(e) });
           process.exit(1);
         },

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { get } from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { WebhookResponse } from '@tollgate/core';
@@ -153,6 +154,87 @@ describe('SHUTDOWN_TIMEOUT_MS', () => {
       'shutdown did not finish within 700 ms (SHUTDOWN_TIMEOUT_MS): exiting with work unfinished',
     ]);
     expect(lines[2].level).toBe('error');
+  });
+
+  /**
+   * `serve` over a runtime without background work whose close takes `closeMs`, with `handler`
+   * answering requests and, when `stuckFlush`, a log that never says it is flushed.
+   */
+  const slowServe = (o: { timeoutMs: number; closeMs: number; handler: string; stuckFlush?: boolean }) => `
+    const { createServer } = require('node:http');
+    const { serve, createLogger } = require(${JSON.stringify(builtEntry('packages/runtime/dist/index.js'))});
+    const logger = createLogger('info');
+    ${o.stuckFlush ? 'logger.flush = () => new Promise(() => undefined);' : ''}
+    const runtime = {
+      config: { port: 0, runWorker: false, shutdownTimeoutMs: ${o.timeoutMs} },
+      logger,
+      wake: { onWake() {} },
+      core: {},
+      close: () => new Promise((r) => setTimeout(r, ${o.closeMs})),
+    };
+    serve(runtime, createServer(${o.handler}), (port) => console.error('listening on ' + port));
+  `;
+  const spawnServe = (script: string) => {
+    const child = spawn(process.execPath, ['-e', script], { env: processEnv({}), cwd: REPO_ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code) => {
+        clearTimeout(killer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+    /** Resolves with the first match of `re` in what the child wrote to stderr. */
+    const said = (re: RegExp) =>
+      new Promise<RegExpExecArray>((resolve) => {
+        const look = () => {
+          const m = re.exec(stderr);
+          if (m) resolve(m);
+          else child.stderr.once('data', () => setImmediate(look));
+        };
+        look();
+      });
+    const port = said(/listening on (\d+)/).then((m) => Number(m[1]));
+    return { child, exited, port, said };
+  };
+
+  it("exits 1 when the close finishes only while the deadline's line is being flushed", async () => {
+    // The deadline fires at 500 ms, its flush waits up to 500 ms more; the close ends at about 800 ms.
+    const { child, exited, port } = spawnServe(slowServe({ timeoutMs: 500, closeMs: 800, handler: '', stuckFlush: true }));
+    await port;
+    child.kill('SIGTERM');
+    const r = await exited;
+    expect(r.code).toBe(1);
+  });
+
+  it('answers a request in flight that finishes within the grace period, then exits 0', async () => {
+    const { child, exited, port, said } = spawnServe(
+      slowServe({
+        timeoutMs: 3_000,
+        closeMs: 0,
+        handler: "(req, res) => { console.error('received'); setTimeout(() => res.end('done'), 400); }",
+      }),
+    );
+    const answer = new Promise<{ status?: number; body: string }>((resolve, reject) => {
+      void port.then((p) =>
+        get({ host: '127.0.0.1', port: p, path: '/slow' }, (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode, body }));
+        }).on('error', reject),
+      );
+    });
+    // The request is being handled (its answer 400 ms away) when the signal comes.
+    await said(/received/);
+    child.kill('SIGTERM');
+    expect(await answer).toEqual({ status: 200, body: 'done' });
+    const r = await exited;
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('did not finish');
   });
 
   it('has a default deadline: a hung shutdown without the variable still ends, at 8 s', async () => {

@@ -86,7 +86,8 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
       path: '/licenses',
       operationId: 'updateLicenses',
       summary: 'Batch update grantees',
-      description: 'Assigns (or with null unassigns) the grantee of several licenses at once, all or none.',
+      description:
+        'Assigns (or with null unassigns) the grantee of several licenses at once, all or none. Every item is applied, then the result is checked: a grantee holds at most one seat of each plan of a subscription (400 `VALIDATION_FAILED` naming `[i].granteeId`). A swap or a move in one batch passes.',
       scope: ['licenses', 'write'],
       body: batchUpdateBody,
       response: { status: 200, schema: licenses$ },
@@ -196,7 +197,8 @@ export function licenseRoutes({ core: { licenses, checks } }: V1Services): Route
       path: '/licenses/:licenseUuid',
       operationId: 'updateLicense',
       summary: 'Assign (or unassign, null) the grantee of a license',
-      description: 'Gives the license to a grantee, or with null takes it back (the seat stays).',
+      description:
+        'Gives the license to a grantee, or with null takes it back (the seat stays). A grantee holds at most one seat of each plan of a subscription: a seat for a grantee holding another seat of that subscription and plan is 400 `VALIDATION_FAILED` naming `granteeId`.',
       scope: ['licenses', 'write'],
       body: licenseUpdateBody,
       response: { status: 200, schema: licenseSchema },

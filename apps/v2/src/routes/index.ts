@@ -10,6 +10,7 @@ import { pricingTableRoutes } from './pricing-tables';
 import { productRoutes } from './products';
 import { seatRoutes } from './seats';
 import { sessionRoutes } from './sessions';
+import { signingKeyRoutes } from './signing-keys';
 import { subscriptionRoutes } from './subscriptions';
 import type { V2Services, Version } from './support';
 import { usageRoutes } from './usage';
@@ -29,6 +30,7 @@ export const versionRoutes = (s: V2Services, version: Version): Route[] =>
     couponRoutes,
     licenseRoutes,
     entitlementRoutes,
+    signingKeyRoutes,
     usageRoutes,
     sessionRoutes,
     eventRoutes,

@@ -125,7 +125,7 @@ export const seatRoutes: RouteModule = ({ core: { licenses, seats, subscriptionA
       operationId: 'manageSeats',
       summary: 'Assign, unassign or replace seat holders',
       description:
-        'Each change in order, all or none: `assign` gives an unassigned seat to the grantee, `unassign` takes it back, `replace` moves it to `newGranteeId`.',
+        "Each change in order, all or none; a grantee holds at most one seat of each plan of the subscription. `assign` gives the grantee an unassigned seat of each plan it holds no seat of, `unassign` takes back every seat the grantee holds (of every plan), `replace` moves the grantee's seat of each plan to `newGranteeId` (who may hold none of those plans) and frees any other seat of the same plan the grantee held.",
       scope: ['subscriptions', 'write'],
       body: manageSeatsBody,
       response: { status: 204 },

@@ -3,7 +3,7 @@ import type { Capability, Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { assignGrantee, cancelLicense, createAdHocLicense, setLicenseEnd } from '../domain/license';
 import { assertCheckableGranteeId } from '../domain/grantee-ids';
-import { assertOneSeatPerGrantee } from '../domain/seat-grantees';
+import { assertOneSeatPerGrantee, type GivenSeat } from '../domain/seat-grantees';
 import type { LicenseCount, LicenseFilter, Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 import { lockSubscriptionsOf } from './subscriptions/shared';
@@ -117,9 +117,10 @@ export class LicenseService {
   /**
    * Sets the grantee of each license, in order; an unknown license fails the whole batch. A new
    * grantee id must read back in the check (400 naming `[i].granteeId`); a license's own id sent
-   * back unchanged is kept, however it was stored. A seat may not go to a grantee that holds another
-   * seat of its subscription as the items before it left them (400 naming `[i].granteeId`; two
-   * items giving one grantee two seats included): a grantee holds at most one seat of a subscription.
+   * back unchanged is kept, however it was stored. Every item is applied first, then the end state
+   * is checked, all or none: a seat may not go to a grantee that then holds another seat of the
+   * same subscription and plan (400 naming `[i].granteeId` of the last item that gave it). A swap
+   * `[A→Y, B→X]` and a move `[B→X, A→null]` pass; two items giving one grantee two seats do not.
    */
   async batchUpdate(tenant: Tenant, updates: { uuid: Id; granteeId: string | null }[]): Promise<WrittenLicenses> {
     const now = this.deps.clock.now();
@@ -129,16 +130,18 @@ export class LicenseService {
       await lockSubscriptionsOf(r, ids);
       const found = new Map((await r.licenses.getManyForUpdate(ids)).map((l) => [l.id, l]));
       const updated = new Map<Id, License>();
-      const seats = seatsAsWritten(r);
+      const lastItem = new Map<Id, number>();
       for (const [i, u] of updates.entries()) {
         const at = `[${i}].granteeId`;
         const current = updated.get(u.uuid) ?? assertAccessible(found.get(u.uuid), tenant, `license ${u.uuid}`);
         if (u.granteeId !== null && u.granteeId !== current.granteeId) assertCheckableGranteeId(at, u.granteeId);
-        const next = assignGrantee(current, u.granteeId, now);
-        await seats.check(current, u.granteeId, at);
-        await seats.written(next);
-        updated.set(u.uuid, next);
+        updated.set(u.uuid, assignGrantee(current, u.granteeId, now));
+        lastItem.set(u.uuid, i);
       }
+      const given = [...lastItem.entries()]
+        .sort(([, a], [, b]) => a - b)
+        .map(([id, i]) => ({ seat: updated.get(id) as License, before: found.get(id) as License, property: `[${i}].granteeId` }));
+      await assertSeatsHeldOnce(r, tenant, given, updated.values());
       await r.licenses.saveMany([...updated.values()]);
       return written(
         r,
@@ -149,7 +152,7 @@ export class LicenseService {
 
   /**
    * One license's grantee and, for an ad hoc license, its end, in one transaction. A seat may not go
-   * to a grantee that holds another seat of its subscription (400 naming `granteeId`).
+   * to a grantee that holds another seat of the same subscription and plan (400 naming `granteeId`).
    */
   async update(tenant: Tenant, id: Id, change: { granteeId: string | null; endTime?: Date }): Promise<WrittenLicenses> {
     const now = this.deps.clock.now();
@@ -158,7 +161,7 @@ export class LicenseService {
       const [found] = await r.licenses.getManyForUpdate([id]);
       const current = assertAccessible(found, tenant, 'license');
       let license = assignGrantee(current, change.granteeId, now);
-      await seatsAsWritten(r).check(current, change.granteeId, 'granteeId');
+      await assertSeatsHeldOnce(r, tenant, [{ seat: license, before: current, property: 'granteeId' }], [license]);
       if (change.endTime !== undefined) license = setLicenseEnd(license, change.endTime, now);
       await r.licenses.saveMany([license]);
       return written(r, [license]);
@@ -214,30 +217,38 @@ export class LicenseService {
 }
 
 /**
- * The seats of the subscriptions a license write touches, as the write leaves them so far (read
- * once per subscription, under its row lock, in the write's transaction), for the one-seat rule.
+ * The one-seat rule on the end state of a license write (in its transaction, under the
+ * subscriptions' row locks): of each seat given to a new grantee, only that grantee's running seats
+ * of the same subscription and plan are read (not the subscription's every seat: assigning many
+ * seats one request at a time stays linear), with the write's own licenses (`written`, as it leaves
+ * them) laid over them.
  */
-function seatsAsWritten(r: Repositories) {
-  const bySubscription = new Map<Id, Map<Id, License>>();
-  const seatsOf = async (subscriptionId: Id) => {
-    let seats = bySubscription.get(subscriptionId);
-    if (!seats) {
-      seats = new Map((await r.licenses.listBySubscription(subscriptionId)).map((l) => [l.id, l]));
-      bySubscription.set(subscriptionId, seats);
-    }
-    return seats;
-  };
-  return {
-    /** Refuses giving `license` (as it stands) to `granteeId` when that is a second seat of one subscription. */
-    async check(license: License, granteeId: string | null, property: string): Promise<void> {
-      if (license.subscriptionId === null || granteeId === null || granteeId === license.granteeId) return;
-      assertOneSeatPerGrantee((await seatsOf(license.subscriptionId)).values(), license, granteeId, property);
-    },
-    /** Records a license as written: a later item sees it. */
-    async written(license: License): Promise<void> {
-      if (license.subscriptionId !== null) (await seatsOf(license.subscriptionId)).set(license.id, license);
-    },
-  };
+async function assertSeatsHeldOnce(
+  r: Repositories,
+  tenant: Tenant,
+  changes: (GivenSeat & { before: License })[],
+  written: Iterable<License>,
+): Promise<void> {
+  const given = changes.filter(
+    ({ seat, before }) => seat.subscriptionId !== null && seat.granteeId !== null && seat.granteeId !== before.granteeId,
+  );
+  if (!given.length) return;
+  const seats = new Map<Id, License>();
+  const read = new Set<string>();
+  for (const { seat } of given) {
+    const key = JSON.stringify([seat.subscriptionId, seat.planId, seat.granteeId]);
+    if (read.has(key)) continue;
+    read.add(key);
+    const held = await r.licenses.list(tenant, {
+      subscriptionId: seat.subscriptionId as Id,
+      planId: seat.planId,
+      granteeId: seat.granteeId as string,
+      live: true,
+    });
+    for (const l of held) seats.set(l.id, l);
+  }
+  for (const l of written) if (l.subscriptionId !== null) seats.set(l.id, l);
+  assertOneSeatPerGrantee(seats.values(), given);
 }
 
 /** The licenses with their plans' capabilities, read in the transaction `r` that wrote them. */
