@@ -217,6 +217,20 @@ const document = (title: string, body: Html) =>
       </body>
     </html>`.text;
 
+/** A pricing page (or its fragment) that only says why it cannot show plans. */
+function sendAlert(res: Response, fragment: boolean, status: number, message: string): void {
+  if (fragment) return sendHtml(res, status, html`<p role="alert">${message}</p>`.text);
+  sendHtml(
+    res,
+    status,
+    document(
+      'Pricing',
+      html`<h1>Pricing</h1>
+        <p role="alert">${message}</p>`,
+    ),
+  );
+}
+
 /** The hosted page, its fragment for the web component, and the component's script. */
 export function createPricingPageRouter(s: PricingPageServices): express.Router {
   const r = express.Router();
@@ -232,18 +246,7 @@ export function createPricingPageRouter(s: PricingPageServices): express.Router 
     // (it holds what the signed link grants, nothing more).
     res.setHeader('Access-Control-Allow-Origin', '*');
     const fragment = req.query.format === 'fragment';
-    const notValid = (status: number, message: string) =>
-      fragment
-        ? sendHtml(res, status, html`<p role="alert">${message}</p>`.text)
-        : sendHtml(
-            res,
-            status,
-            document(
-              'Pricing',
-              html`<h1>Pricing</h1>
-                <p role="alert">${message}</p>`,
-            ),
-          );
+    const notValid = (status: number, message: string) => sendAlert(res, fragment, status, message);
     const token = typeof req.query.token === 'string' ? req.query.token : '';
     const grant = s.links.verify<PricingPageGrant>(token, s.clock.now());
     if (!grant || grant.kind !== 'pricing-page' || grant.pricingTableId !== req.params.pricingTableUuid)
@@ -280,18 +283,7 @@ export function createPricingPageRouter(s: PricingPageServices): express.Router 
   // use: 503 with the APIs' Retry-After, "try again shortly", nothing logged (the outage is reported
   // where it is met). Anything unexpected: a plain page, logged with its request id, never a stack trace.
   r.use((err: unknown, req: Request, res: Response, _next: express.NextFunction) => {
-    const refused = (status: number, message: string) =>
-      req.query.format === 'fragment'
-        ? sendHtml(res, status, html`<p role="alert">${message}</p>`.text)
-        : sendHtml(
-            res,
-            status,
-            document(
-              'Pricing',
-              html`<h1>Pricing</h1>
-                <p role="alert">${message}</p>`,
-            ),
-          );
+    const refused = (status: number, message: string) => sendAlert(res, req.query.format === 'fragment', status, message);
     if (isOutage(err)) {
       const seconds = err.code === ErrorCodes.BUSY ? BUSY_RETRY_AFTER_SECONDS : DATABASE_RETRY_AFTER_SECONDS;
       res.setHeader('Retry-After', String(seconds));

@@ -64,7 +64,7 @@ export function markConnectFailure<E>(e: E): E {
  * connection_failure (08006), too_many_connections (53300, max_connections or a role's CONNECTION
  * LIMIT), and the shutdown class (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
  * cannot_connect_now, 57P04 database_dropped, 57P05 idle_session_timeout: the server ends the
- * session). Not the rest of class 08: 08P01 (protocol_violation) is what the server answers a
+ * session). Not the rest of class 08: 08P01 (protocol_violation, unless FATAL: see isUnavailable) is what the server answers a
  * client's bug (a Bind with more parameters than it can count) on a working connection, and a
  * bug is a 500, never a retried 503 that starts the checks' answers from memory; 08001 and 08004
  * come only while connecting, which is marked.
@@ -89,6 +89,10 @@ export function isUnavailable(e: unknown): boolean {
   const message = typeof err?.message === 'string' ? err.message : '';
   if (SOCKET_CODES.has(code) || OUTAGE_CODES.test(code)) return true;
   if (code === '55000' && /not (currently )?accepting connections/.test(message)) return true;
+  // A protocol violation the server (or a pooler: PgBouncer's "server conn crashed?",
+  // "query_wait_timeout") ends the session with is the connection gone; a client's bug (a Bind with
+  // too many parameters) comes back as an ERROR on a connection that still works.
+  if (code === '08P01' && (e as { severity?: unknown }).severity === 'FATAL') return true;
   return /^(Connection terminated|Client has encountered a connection error|Client was closed|Connection ended)/.test(message);
 }
 

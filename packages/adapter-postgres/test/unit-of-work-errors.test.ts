@@ -60,8 +60,13 @@ describe('database errors as domain errors', () => {
   it('reads only the lost-connection codes of class 08 as an outage: a protocol violation (08P01, a client bug) stays a 500', () => {
     for (const code of ['08000', '08003', '08006'])
       expect(domainErrorOf(serverError(code, 'connection lost'))?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
-    const bug = serverError('08P01', 'bind message supplies 0 parameters, but prepared statement "" requires 65536');
+    const bug = Object.assign(serverError('08P01', 'bind message supplies 0 parameters, but prepared statement "" requires 65536'), {
+      severity: 'ERROR',
+    });
     expect(domainErrorOf(bug)).toBeUndefined();
+    // A pooler (PgBouncer) ending the session when the server behind it went away, or its queue timed out: FATAL 08P01.
+    for (const message of ['server conn crashed?', 'query_wait_timeout'])
+      expect(domainErrorOf(serverError('08P01', message))?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
     // Raised while connecting (marked), any code is an outage.
     expect(domainErrorOf(markConnectFailure(serverError('08001', 'could not connect')))?.code).toBe(ErrorCodes.DATABASE_UNAVAILABLE);
   });

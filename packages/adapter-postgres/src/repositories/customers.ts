@@ -1,7 +1,7 @@
 import { type Customer, type CustomerRepository, type Tenant } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
-import { containing, keysetPage, stillRacing, tenantOf, upsert, type Db } from './db';
+import { containing, findOrInsert, keysetPage, tenantOf, upsert, type Db } from './db';
 
 const toCustomer = (r: Selectable<DB['customers']>): Customer => ({
   id: r.id,
@@ -30,24 +30,20 @@ export function customerRepository(db: Db): CustomerRepository {
       return r && toCustomer(r);
     },
     findByValue,
-    // `on conflict do nothing` waits for a transaction inserting the same value and then inserts
-    // nothing; the read after it is a new statement, which (READ COMMITTED) sees that row committed.
-    // A row removed meanwhile (its customer deleted) lets the next round insert; after three rounds
-    // (rows made and removed again each time) the request is answered 409: retry.
-    findOrCreate: async (c) => {
-      for (let round = 0; ; round++) {
-        const existing = await findByValue(c, c.value);
-        if (existing) return existing;
-        const inserted = await db
-          .insertInto('customers')
-          .values(customerRow(c))
-          .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'value']).doNothing())
-          .returningAll()
-          .executeTakeFirst();
-        if (inserted) return toCustomer(inserted);
-        if (round === 2) throw stillRacing('customer');
-      }
-    },
+    findOrCreate: (c) =>
+      findOrInsert(
+        'customer',
+        () => findByValue(c, c.value),
+        async () => {
+          const inserted = await db
+            .insertInto('customers')
+            .values(customerRow(c))
+            .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'value']).doNothing())
+            .returningAll()
+            .executeTakeFirst();
+          return inserted && toCustomer(inserted);
+        },
+      ),
     page: async (t, q) => {
       const page = await keysetPage(
         () => {

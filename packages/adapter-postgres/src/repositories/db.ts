@@ -212,8 +212,19 @@ export async function keysetPage<R extends { created_at: Date; id: string }>(
 }
 
 /**
- * A find-or-create whose row was taken and removed again by other transactions three rounds in a row
- * (or that cannot see a row it conflicts with): 409, the request may simply be sent again.
+ * A find-or-create that cannot lose a race: `insert` is an `on conflict do nothing` that waits for
+ * a transaction inserting the same identity and then inserts nothing; the `find` after it is a new
+ * statement, which (READ COMMITTED) sees that row committed. A row removed meanwhile lets the next
+ * round insert; a row taken and removed again by other transactions three rounds in a row (or one
+ * it conflicts with but cannot see) answers 409 CONFLICT: the request may simply be sent again.
  */
-export const stillRacing = (what: string): DomainError =>
-  new DomainError(ErrorCodes.CONFLICT, `the ${what} was being created and removed by other requests meanwhile; retry`);
+export async function findOrInsert<T>(what: string, find: () => Promise<T | undefined>, insert: () => Promise<T | undefined>): Promise<T> {
+  for (let round = 0; ; round++) {
+    const existing = await find();
+    if (existing) return existing;
+    const inserted = await insert();
+    if (inserted) return inserted;
+    if (round === 2)
+      throw new DomainError(ErrorCodes.CONFLICT, `the ${what} was being created and removed by other requests meanwhile; retry`);
+  }
+}

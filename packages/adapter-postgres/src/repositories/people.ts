@@ -1,7 +1,7 @@
 import type { Grantee, Group, Membership, PeopleRepository, Tenant } from '@tollgate/core';
 import type { Selectable } from 'kysely';
 import type { DB } from '../schema';
-import { keysetPage, stillRacing, tenantOf, upsert, type Db } from './db';
+import { findOrInsert, keysetPage, tenantOf, upsert, type Db } from './db';
 
 const toGrantee = (r: Selectable<DB['grantees']>): Grantee => ({
   id: r.id,
@@ -87,23 +87,20 @@ export function peopleRepository(db: Db): PeopleRepository {
       );
       return { ...page, items: page.items.map(toGrantee) };
     },
-    // As customers' findOrCreate: the insert waits for a concurrent one of the same identifier, and
-    // the read after it (a new statement under READ COMMITTED) sees that grantee committed; three
-    // rounds without either: 409, retry.
-    findOrCreateGrantee: async (g) => {
-      for (let round = 0; ; round++) {
-        const [existing] = await findGrantees(g, [g.granteeId]);
-        if (existing) return existing;
-        const inserted = await db
-          .insertInto('grantees')
-          .values(granteeRow(g))
-          .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'grantee_id']).doNothing())
-          .returningAll()
-          .executeTakeFirst();
-        if (inserted) return toGrantee(inserted);
-        if (round === 2) throw stillRacing('grantee');
-      }
-    },
+    findOrCreateGrantee: (g) =>
+      findOrInsert(
+        'grantee',
+        async () => (await findGrantees(g, [g.granteeId]))[0],
+        async () => {
+          const inserted = await db
+            .insertInto('grantees')
+            .values(granteeRow(g))
+            .onConflict((oc) => oc.columns(['organisation_id', 'is_test', 'grantee_id']).doNothing())
+            .returningAll()
+            .executeTakeFirst();
+          return inserted && toGrantee(inserted);
+        },
+      ),
     saveGrantee: (g) => upsert(db, 'grantees', [granteeRow(g)]),
     deleteGrantee: async (id) => void (await db.deleteFrom('grantees').where('id', '=', id).execute()),
     getGroup: async (id) => {
