@@ -39,6 +39,18 @@ describe('METRICS_TOKEN', () => {
   });
 });
 
+describe('compose.yaml', () => {
+  const repo = path.join(__dirname, '..', '..', '..');
+  it('passes what .env sets on to the instances (Stripe keys left in .env gave a public deployment the sandbox checkout), on the port nginx reaches', () => {
+    const compose = fs.readFileSync(path.join(repo, 'compose.yaml'), 'utf8');
+    const tollgate = compose.slice(compose.indexOf('x-tollgate:'), compose.indexOf('\nservices:'));
+    expect(tollgate).toMatch(/^ {2}env_file:\n {4}- path: \.env\n {6}required: false\n/m);
+    expect(tollgate).toMatch(/^ {4}PORT: '3000'\n/m);
+    const nginx = fs.readFileSync(path.join(repo, 'deploy', 'nginx.conf'), 'utf8');
+    expect([...nginx.matchAll(/server (tollgate-\d):(\d+)/g)].map((m) => m[2])).toEqual(['3000', '3000']);
+  });
+});
+
 describe('DATA_DIR', () => {
   it('under a file, or a file itself, is one configuration line naming DATA_DIR (config and lock alike)', () => {
     const file = path.join(tmp(), 'plain-file');
