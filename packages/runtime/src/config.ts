@@ -303,7 +303,8 @@ function isFresh(file: string): boolean {
   }
 }
 
-function sleepSync(ms: number): void {
+/** Blocks the thread for `ms` (start-up only: waiting for another process's file write). */
+export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
@@ -508,8 +509,8 @@ const HOSTS_AND_PORTS = /^(?:\[[^\]]*\]|[^:,[\]]*)(?::\d*)?(?:,(?:\[[^\]]*\]|[^:
  * `@` is the user part here, and all of it after the first `:` is masked (all of it, if the user
  * does not look like one). Without an `@`, whatever follows the first `:` is masked unless the part
  * before the path is hosts and ports (`host:5432`, `h1:5432,h2:5433`, `[::1]:5432`): `user:secret`
- * alone is a password. Query and fragment parameters named like a password are masked up to the
- * next `&` (a `#` in the value is the value's). A value without `scheme://` is not shown at all.
+ * alone is a password. Query and fragment parameters named like a password (`pass`, `pwd`; after
+ * `?`, `&`, `#` or `;`) are masked up to the next `&` (a `#` in the value is the value's). A value without `scheme://` is not shown at all.
  */
 export function redactDatabaseUrl(raw: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw)?.[0];
@@ -524,5 +525,5 @@ export function redactDatabaseUrl(raw: string): string {
     const first = rest.indexOf(':');
     if (first >= 0) rest = `${rest.slice(0, first + 1)}***`;
   }
-  return scheme + rest.replace(/([?&#][^=&#]*pass[^=&#]*=)[^&]*/gi, '$1***');
+  return scheme + rest.replace(/([?&#;][^=&#;]*(?:pass|pwd)[^=&#;]*=)[^&]*/gi, '$1***');
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { dataDirError, ensureDataDir } from './config';
+import { dataDirError, ensureDataDir, sleepSync } from './config';
 
 /** Who holds the embedded database: written into the lock file, shown to whoever is refused. */
 export interface LockHolder {
@@ -89,10 +89,6 @@ export function lockDataDir(dataDir: string, command = describeCommand()): () =>
   };
   process.on('exit', release);
   return release;
-}
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** How the holder is named to a refused process: the script and its arguments, e.g. `tollgate keys create`. */

@@ -341,6 +341,10 @@ describe('a database URL shown', () => {
       ['postgres://u:p@h/db?options=-c%20x&sslpassword=zz', 'postgres://u:***@h/db?options=-c%20x&sslpassword=***'],
       ['postgres://u:sec\nret@h', 'postgres://u:***@h'],
       ['postgres://h/db?sslkey=/k&passfile=/p', 'postgres://h/db?sslkey=/k&passfile=***'],
+      // `;`-separated and `pwd` parameters (JDBC-style URLs pasted into DATABASE_URL).
+      ['postgres://h/db;password=s3', 'postgres://h/db;password=***'],
+      ['postgres://h/db?user=u;pwd=s3&sslmode=require', 'postgres://h/db?user=u;pwd=***&sslmode=require'],
+      ['postgres://h/db?PWD=s3', 'postgres://h/db?PWD=***'],
       ['postgres://:secret@h', 'postgres://:***@h'],
     ];
     for (const [raw, shown] of cases) expect([raw, redactDatabaseUrl(raw)]).toEqual([raw, shown]);

@@ -25,6 +25,26 @@ const PASSED_OVER_MAX = 1_000;
 class PassedOver {
   private readonly until = new Map<string, number>();
 
+  /** `field` names the id in the log line (`subscription`, `license`); `message` says what failed. */
+  constructor(
+    private readonly field: string,
+    private readonly message: string,
+  ) {}
+
+  /**
+   * A failure of `id`'s own is passed over (one log line); an outage is rethrown: it stops the
+   * sweep, and the next pass tries again.
+   */
+  failed(id: string, now: Date, e: unknown, logger: CoreDeps['logger']): void {
+    if (isOutage(e)) throw e;
+    this.add(id, now);
+    logger?.error(this.message, {
+      [this.field]: id,
+      retryAfterMinutes: RENEWAL_RETRY_MS / 60_000,
+      error: e instanceof Error ? e.message : String(e),
+    });
+  }
+
   /** Forgets what is due again at `now`; how many are still passed over. */
   prune(now: Date): number {
     for (const [id, until] of this.until) if (until <= now.getTime()) this.until.delete(id);
@@ -36,7 +56,7 @@ class PassedOver {
   }
 
   /** Passes `id` over for `RENEWAL_RETRY_MS` from `now` (the oldest is forgotten past `PASSED_OVER_MAX`). */
-  add(id: string, now: Date): void {
+  private add(id: string, now: Date): void {
     this.until.set(id, now.getTime() + RENEWAL_RETRY_MS);
     if (this.until.size > PASSED_OVER_MAX) this.until.delete(this.until.keys().next().value as string);
   }
@@ -47,9 +67,12 @@ const EVALUATION_BATCH = 100;
 /** Work the clock brings: scheduled cancellations that fall due, and renewals our providers leave to us. */
 export class Sweeps {
   /** Subscriptions whose renewal failed for something else than an outage. */
-  private readonly passedOver = new PassedOver();
+  private readonly passedOver = new PassedOver('subscription', 'subscription renewal failed; passed over for now, the others go on');
   /** Ended evaluation licenses that could not be ended for something else than an outage. */
-  private readonly evaluationsPassedOver = new PassedOver();
+  private readonly evaluationsPassedOver = new PassedOver(
+    'license',
+    'ending an evaluation license failed; passed over for now, the others go on',
+  );
 
   constructor(
     private readonly deps: Pick<
@@ -99,14 +122,7 @@ export class Sweeps {
       try {
         if (await this.renewOne(id, now)) done++;
       } catch (e) {
-        // An outage stops the sweep (the next pass tries again); anything else is this subscription's own.
-        if (isOutage(e)) throw e;
-        this.passedOver.add(id, now);
-        this.deps.logger?.error('subscription renewal failed; passed over for now, the others go on', {
-          subscription: id,
-          retryAfterMinutes: RENEWAL_RETRY_MS / 60_000,
-          error: e instanceof Error ? e.message : String(e),
-        });
+        this.passedOver.failed(id, now, e, this.deps.logger);
       }
     }
     return done;
@@ -199,13 +215,7 @@ export class Sweeps {
           try {
             done += await this.deps.uow.run((r) => endEvaluations(r, [id], now));
           } catch (one) {
-            if (isOutage(one)) throw one;
-            this.evaluationsPassedOver.add(id, now);
-            this.deps.logger?.error('ending an evaluation license failed; passed over for now, the others go on', {
-              license: id,
-              retryAfterMinutes: RENEWAL_RETRY_MS / 60_000,
-              error: one instanceof Error ? one.message : String(one),
-            });
+            this.evaluationsPassedOver.failed(id, now, one, this.deps.logger);
           }
         }
       }
