@@ -118,7 +118,7 @@ describe('combined server dispatch', () => {
     }
     const v1doc = (await request(app).get('/openapi/v1.json')).body;
     const ops = operationsOf(v1doc);
-    expect(ops).toHaveLength(42);
+    expect(ops).toHaveLength(43);
     for (const op of [
       'GET /licenses/{licenseUuid}',
       'PUT /licenses/{licenseUuid}',
@@ -128,6 +128,7 @@ describe('combined server dispatch', () => {
       'GET /licenses/granteeId/{granteeId}',
       'GET /licenses/{licenseUuid}/usage',
       'PUT /usage',
+      'PUT /subscriptions',
     ])
       expect(ops).toContain(op);
     expect(ops).toContain('GET /signing-key');

@@ -420,6 +420,20 @@ describe('v1 subscriptions', () => {
     expect(licenses[0].subscriptionUuid).not.toBe(metered.subscription.id);
   });
 
+  it("moves a subscription with SDK 3's body spelling (PUT /subscriptions {newPlanId, subscriptionId}), with or without the version header", async () => {
+    const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'sub-move-body', 2);
+    const move = (version: string | null, body: object) => v1(app, org.liveKey, version).put('/subscriptions', body);
+    await move(null, { newPlanId: org.keys['plans.notes.business'], subscriptionId: subscription.id }).expect(204);
+    expect((await api.get(`/subscriptions/${subscription.id}`)).body.planUuid).toBe(org.keys['plans.notes.business']);
+    await move('v1', { newPlanId: org.keys['plans.notes.team'], subscriptionId: subscription.id }).expect(204);
+    expect((await api.get(`/subscriptions/${subscription.id}`)).body.planUuid).toBe(org.keys['plans.notes.team']);
+    // Bad bodies are 400s naming the field; nothing moves.
+    const missing = await move(null, { newPlanId: org.keys['plans.notes.business'] }).expect(400);
+    expect(JSON.stringify(missing.body)).toContain('subscriptionId');
+    await move(null, { newPlanId: 'nope', subscriptionId: subscription.id }).expect(400);
+    expect((await api.get(`/subscriptions/${subscription.id}`)).body.planUuid).toBe(org.keys['plans.notes.team']);
+  });
+
   it('moves a subscription with the deprecated operation, with or without the version header', async () => {
     const { subscription } = await purchase(world, org.keys['plans.notes.team'], 'sub-move', 2);
     await v1(app, org.liveKey, null).put(`/subscriptions/${subscription.id}/updateplan/${org.keys['plans.notes.business']}`).expect(204);

@@ -101,6 +101,13 @@ export const changePlanBody = bodySchema({
   required: ['planUuid'],
   additionalProperties: false,
 });
+/** SDK 3.x's `subscriptions.updatePlan` body (`PUT /subscriptions`). */
+export const movePlanBody = bodySchema({
+  type: 'object',
+  properties: { newPlanId: { type: 'string', format: 'uuid' }, subscriptionId: { type: 'string', format: 'uuid' } },
+  required: ['newPlanId', 'subscriptionId'],
+  additionalProperties: false,
+});
 export const incrementBody = bodySchema({
   type: 'object',
   properties: { increment: seatCount, proration },
@@ -278,6 +285,21 @@ export function subscriptionRoutes({ core: { subscriptions, seats } }: V1Service
       response: { status: 204 },
       async handle({ tenant, params }) {
         await subscriptions.changePlan(tenant, params.subscriptionUuid, params.planUuid, 'create_prorations');
+        return noContent;
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/subscriptions',
+      operationId: 'updateSubscriptionPlanByBody',
+      summary: 'Move to another plan (deprecated; the body spelling)',
+      description:
+        "The same move as `PUT /subscriptions/{uuid}/updateplan/{planUuid}`, with the ids in the body (`{newPlanId, subscriptionId}`): what `@salable/node-sdk` 3.x's `subscriptions.updatePlan` sends. Always prorated; kept for existing clients.",
+      scope: ['subscriptions', 'write'],
+      body: movePlanBody,
+      response: { status: 204 },
+      async handle({ tenant, body }) {
+        await subscriptions.changePlan(tenant, body.subscriptionId, body.newPlanId, 'create_prorations');
         return noContent;
       },
     }),
