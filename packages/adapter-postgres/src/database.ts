@@ -80,10 +80,30 @@ const MIGRATIONS: Record<string, Migration> = {
 };
 
 class StaticMigrationProvider implements MigrationProvider {
+  constructor(private readonly migrations: Record<string, Migration> = MIGRATIONS) {}
   async getMigrations(): Promise<Record<string, Migration>> {
-    return MIGRATIONS;
+    return this.migrations;
   }
 }
+
+/**
+ * The migrator over `migrations` (every migration this build knows; tests pass an older build's
+ * set). Unordered migrations are allowed: a migration added later under a name that sorts before
+ * one a deployment already ran (main did this: `2026-11-25T10-00-usage-lock` after
+ * `2026-11-25T30-01-meter-scale` had shipped) is applied after it, instead of refusing to start
+ * ("corrupted migrations"). Each migration stands on its own, so either order works; a fresh
+ * database applies them in name order, as before.
+ */
+function migratorOf(db: Kysely<DB>, migrations?: Record<string, Migration>): Migrator {
+  return new Migrator({ db, provider: new StaticMigrationProvider(migrations), allowUnorderedMigrations: true });
+}
+
+/** The names of every migration this build knows, in the order a new database applies them. */
+export const migrationNames = (): string[] => Object.keys(MIGRATIONS).sort();
+
+/** The migrations named (tests: an older build's set, to upgrade from). */
+export const migrationsNamed = (names: readonly string[]): Record<string, Migration> =>
+  Object.fromEntries(names.map((n) => [n, MIGRATIONS[n]]));
 
 // int8 (count(*), bigint columns) as a JS number: every count and amount we keep fits in 2^53.
 types.setTypeParser(20, (v) => Number(v));
@@ -159,8 +179,7 @@ export function openDatabase(options: DatabaseOptions = {}): DatabaseHandle {
 
 /** The migrations this build knows that the database has not applied (empty: current). */
 export async function pendingMigrations(db: Kysely<DB>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
-  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+  return (await migratorOf(db).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
 
 /**
@@ -190,9 +209,8 @@ export async function pingDatabase(db: Kysely<DB>, options: { timeoutMs?: number
 }
 
 /** Applies every pending migration; applying them again is a no-op. Returns the names applied now. */
-export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
-  const { error, results } = await migrator.migrateToLatest();
+export async function migrateToLatest(db: Kysely<DB>, migrations?: Record<string, Migration>): Promise<string[]> {
+  const { error, results } = await migratorOf(db, migrations).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
