@@ -202,7 +202,7 @@ async function fetchText(url, init) {
 /** Grantees of the warm rows: the same set on every data set (the 10 000-license set has 1 000). */
 const WARM_SET = 1000;
 
-async function checkScenarios(server, seeded, label, { cold = true, wide = false } = {}) {
+async function checkScenarios(server, seeded, label, { cold = true, wide = false, v2 = false } = {}) {
   const headers = { 'x-api-key': seeded.org.readOnlyKey };
   const check = (grantee) => `/licenses/check?productUuid=${seeded.product}&granteeIds=${grantee}`;
   const warmSet = Math.min(seeded.grantees, WARM_SET);
@@ -215,6 +215,13 @@ async function checkScenarios(server, seeded, label, { cold = true, wide = false
   log(`  ${label}: warm, grantees with licenses (${warmSet} grantees, each asked once before)`);
   await load(server.base, { headers, amount: warmSet, pathOf: (i) => check(`user-${i % warmSet}`) });
   out.licensedWarm = await load(server.base, { headers, pathOf: (i) => check(`user-${i % warmSet}`) });
+  if (v2) {
+    // The same warm check as SDK 5 (`@salable/node-sdk@5`) asks it: `version: v2`, SDK 5's shape.
+    const sdk5 = { ...headers, version: 'v2', 'content-type': 'application/json' };
+    log(`  ${label}: warm, grantees with licenses (${warmSet} grantees), v2 (SDK 5's call)`);
+    await load(server.base, { headers: sdk5, amount: warmSet, pathOf: (i) => check(`user-${i % warmSet}`) });
+    out.licensedWarmV2 = await load(server.base, { headers: sdk5, pathOf: (i) => check(`user-${i % warmSet}`) });
+  }
   if (wide) {
     const many = Math.min(seeded.grantees, 10 * WARM_SET);
     log(`  ${label}: warm, grantees with licenses (${many} grantees, each asked once before)`);
@@ -403,7 +410,7 @@ async function main() {
           }
         }
         log(`PostgreSQL server, ${LICENSES} licenses:`);
-        results.postgresLarge = await checkScenarios(server, seeded, `${LICENSES}`, { wide: true });
+        results.postgresLarge = await checkScenarios(server, seeded, `${LICENSES}`, { wide: true, v2: true });
         log('  catalog pages');
         results.catalog = await catalogPages(server, seeded.catalog);
         log('  1000 seats');
@@ -472,6 +479,9 @@ function ratios(r) {
   const out = {
     checkWarmVsExpress: ratio(r.postgresLarge.licensedWarm.requestsPerSecond, base.requestsPerSecond),
     checkWarmP99VsExpress: ratio(r.postgresLarge.licensedWarm.p99ms, Math.max(1, base.p99ms)),
+    checkWarmV2VsExpress: r.postgresLarge.licensedWarmV2
+      ? ratio(r.postgresLarge.licensedWarmV2.requestsPerSecond, base.requestsPerSecond)
+      : undefined,
     checkWarmWideVsExpress: r.postgresLarge.licensedWarmWide
       ? ratio(r.postgresLarge.licensedWarmWide.requestsPerSecond, base.requestsPerSecond)
       : undefined,
@@ -497,6 +507,7 @@ function rows(r) {
     if (!s) return;
     if (s.licensedCold) out.push(row(`${label}: with licenses, cold`, s.licensedCold));
     out.push(row(`${label}: with licenses, warm (${WARM_SET} grantees)`, s.licensedWarm));
+    if (s.licensedWarmV2) out.push(row(`${label}: warm check, v2 (SDK 5's call, ${WARM_SET} grantees)`, s.licensedWarmV2));
     if (s.licensedWarmWide) out.push(row(`${label}: with licenses, warm (${10 * WARM_SET} grantees)`, s.licensedWarmWide));
     if (s.unlicensedCold) out.push(row(`${label}: without licenses, cold`, s.unlicensedCold));
     if (s.unlicensedWarm) out.push(row(`${label}: without licenses, warm (${WARM_SET} grantees)`, s.unlicensedWarm));

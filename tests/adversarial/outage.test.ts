@@ -85,7 +85,12 @@ it('answers writes 503 with Retry-After and checks from memory within the grace,
     key: org.live,
     body: { planUuid: free, member: 'm@example.com', granteeId: 'outage-ann' },
   });
-  const check = () => call(server.url, 'GET', `/licenses/check?productUuid=${product}&granteeIds=outage-ann`, { key: org.live });
+  // v1's call and SDK 5's (`version: v2`, its own shape): both on the check's fast path, both answered from memory.
+  const check = (v2 = false) =>
+    call(server.url, 'GET', `/licenses/check?productUuid=${product}&granteeIds=outage-ann`, {
+      key: org.live,
+      headers: v2 ? { version: 'v2' } : undefined,
+    });
   expect((await check()).status).toBe(200);
   expect((await check()).headers.get('x-tollgate-from-memory')).toBeNull();
 
@@ -93,7 +98,7 @@ it('answers writes 503 with Retry-After and checks from memory within the grace,
     at: number;
     /** What a write made: the legacy license's grantee, the catalog product's name. */
     made?: string;
-    kind: 'check' | 'legacy write' | 'catalog write';
+    kind: 'check' | 'v2 check' | 'legacy write' | 'catalog write';
     status: number;
     fromMemory: boolean;
     retryAfter: string | null;
@@ -108,8 +113,8 @@ it('answers writes 503 with Retry-After and checks from memory within the grace,
       const sentAt = Date.now();
       const made = kind === 'legacy write' ? `outage-${n++}` : kind === 'catalog write' ? `outage ${n++}` : undefined;
       const r =
-        kind === 'check'
-          ? await check()
+        kind === 'check' || kind === 'v2 check'
+          ? await check(kind === 'v2 check')
           : kind === 'legacy write'
             ? await call(server.url, 'POST', '/licenses', {
                 key: org.live,
@@ -128,7 +133,7 @@ it('answers writes 503 with Retry-After and checks from memory within the grace,
       await new Promise((res) => setTimeout(res, 20));
     }
   };
-  const loaders = [load('check'), load('check'), load('legacy write'), load('catalog write')];
+  const loaders = [load('check'), load('v2 check'), load('legacy write'), load('catalog write')];
   await new Promise((r) => setTimeout(r, 1000));
   const down = Date.now();
   pgCrash();
@@ -150,7 +155,7 @@ it('answers writes 503 with Retry-After and checks from memory within the grace,
   // No 500 at any time: only what the contract and the outage policy allow.
   expect(seen.filter((s) => s.status >= 500 && s.status !== 503)).toEqual([]);
   // Writes while down: 503, Retry-After, each generation's own error shape.
-  const writes = during.filter((s) => s.kind !== 'check');
+  const writes = during.filter((s) => s.kind !== 'check' && s.kind !== 'v2 check');
   expect(writes.length).toBeGreaterThan(0);
   for (const w of writes) {
     expect(w.status).toBe(503);
@@ -159,12 +164,18 @@ it('answers writes 503 with Retry-After and checks from memory within the grace,
     else expect(w.body).toMatchObject({ title: 'Service Unavailable', detail: expect.any(String) });
   }
   // Checks: from memory (marked) within the grace after the outage began, 503 after it.
-  const checks = during.filter((s) => s.kind === 'check');
+  const checks = during.filter((s) => s.kind === 'check' || s.kind === 'v2 check');
   const early = checks.filter((s) => s.at < down + GRACE_S * 1000 - 500);
   const late = checks.filter((s) => s.at > down + GRACE_S * 1000 + 1500);
   expect(early.length).toBeGreaterThan(0);
   expect(late.length).toBeGreaterThan(0);
   for (const c of early) expect([c.status, c.fromMemory]).toEqual([200, true]);
+  expect(early.filter((c) => c.kind === 'v2 check').length).toBeGreaterThan(0);
+  for (const c of early.filter((e) => e.kind === 'v2 check'))
+    expect(c.body).toMatchObject({
+      capabilities: [expect.objectContaining({ capability: expect.any(String) })],
+      signature: expect.any(String),
+    });
   for (const c of late) expect([c.status, c.retryAfter !== null]).toEqual([503, true]);
   // Back: exact answers from the database again, unmarked.
   const after = await check();

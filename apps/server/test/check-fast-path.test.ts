@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from '@tollgate/core';
 import { createTestWorld, purchase, seedOrganisation, type SeededOrg, type TestWorld } from '@tollgate/runtime/testing';
 import { createServerApp, createServerHttp, type ServerApp } from '../src';
 
@@ -30,11 +31,13 @@ async function listen(app: Parameters<typeof createServerHttp>[0]): Promise<stri
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** A raw GET (no client-side normalisation of the path or the headers). */
+/** A raw GET (no client-side normalisation of the path, not even a fragment's removal, or of the headers). */
 function get(base: string, path: string, headers: Record<string, string>, body?: string): Promise<Raw> {
   return new Promise((resolve, reject) => {
     const length: Record<string, string> = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
-    const req = httpRequest(`${base}${path}`, { method: 'GET', headers: { 'x-request-id': 'same-id', ...length, ...headers } }, (res) => {
+    const { hostname, port } = new URL(base);
+    const options = { hostname, port, path, method: 'GET', headers: { 'x-request-id': 'same-id', ...length, ...headers } };
+    const req = httpRequest(options, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
@@ -115,8 +118,9 @@ describe('the check fast path', () => {
       [`/licenses/check?${q}`, { 'x-api-key': org.testKey }, 404],
       [`/licenses/check?${q}`, { 'x-api-key': other }, 403],
       [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, version: 'v4' }, 400],
-      // v2 is served (by its own generation, not the fast path).
-      [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, version: 'v2' }, 200],
+      // v3 has no /licenses/check (its check is /entitlements/check); a version is spelt in lower case.
+      [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, version: 'v3' }, 404],
+      [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, version: 'V2' }, 400],
       [`/licenses/check?${q}&grace=0`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?${q}&grace=soon`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?${q}&sigEncode=base64`, { 'x-api-key': org.liveKey }, 400],
@@ -127,6 +131,17 @@ describe('the check fast path', () => {
       [`/licenses/check?productUuid=${org.keys['plans.notes.team']}&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 404],
       [`/licenses/check?granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, 'content-type': 'application/json' }, 400, '{"granteeIds":"\\u0000"}'],
+      // An empty body the routers' JSON parser still refuses: its charset (415), its encoding (400).
+      [
+        `/licenses/check?${q}`,
+        { 'x-api-key': org.liveKey, 'content-length': '0', 'content-type': 'application/json; charset=latin1' },
+        415,
+      ],
+      [
+        `/licenses/check?${q}`,
+        { 'x-api-key': org.liveKey, 'content-length': '0', 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        400,
+      ],
     ];
     for (const [path, headers, status, body] of cases) {
       const before = fast.fastPathStats();
@@ -178,6 +193,122 @@ describe('the check fast path', () => {
     expect(after.capabilities).toEqual(expect.arrayContaining(before.capabilities));
     expect(after.capsHashed).toBe(after.capabilities.join(','));
     expect(after.signature).not.toBe(before.signature);
+  });
+});
+
+describe("the check fast path for v2 (SDK 5's call)", () => {
+  const product = () => org.keys['products.notes'];
+  /** What SDK 5 sends with every call: the version and a JSON content type (on a GET without a body). */
+  const sdk = (key = org.liveKey) => ({ 'x-api-key': key, version: 'v2', 'content-type': 'application/json' });
+
+  it("answers v2's happy path itself, with the bytes of v2's route", async () => {
+    const cases: [string, Record<string, string>, number][] = [
+      [`/licenses/check?productUuid=${product()}&granteeIds=licensed`, sdk(), 200],
+      [`/licenses/check?productUuid=${product()}&granteeIds=licensed,other-licensed`, sdk(), 200],
+      [`/licenses/check?productUuid=${product()}&granteeIds=[licensed,other-licensed]&grace=3`, sdk(` ${org.readOnlyKey} `), 200],
+      // SDK 5 writes an absent option as `undefined`: v2 drops the pair.
+      [`/licenses/check?productUuid=${product()}&granteeIds=licensed&grace=undefined`, sdk(), 200],
+      // v2 signs DER whatever `sigEncode` says: not in its schema, it is ignored as any unknown parameter.
+      [`/licenses/check?productUuid=${product()}&granteeIds=licensed&sigEncode=P1363&extra=ignored`, sdk(), 200],
+      [`/licenses/check?productUuid=${product()}&granteeIds=licensed&sigEncode=base64`, { ...sdk(), 'content-length': '0' }, 200],
+      [`/licenses/check?productUuid=${product()}&granteeIds=nobody`, sdk(), 204],
+      [`/licenses/check?productUuid=${product()}&granteeIds=nobody,else&grace=undefined`, sdk(), 204],
+    ];
+    for (const [path, headers, status] of cases) {
+      const before = fast.fastPathStats();
+      for (let i = 0; i < 3; i++) {
+        const [a, b] = [await get(fastBase, path, headers), await get(routerBase, path, headers)];
+        expect({ path, ...compared(a) }).toEqual({ path, ...compared(b) });
+        expect({ path, status: a.status }).toEqual({ path, status });
+      }
+      expect({ path, ...fast.fastPathStats() }).toEqual({ path, served: before.served + 3, passed: before.passed });
+    }
+    const answer = JSON.parse((await get(fastBase, cases[1][0], cases[1][1])).body) as Record<string, unknown>;
+    expect(Object.keys(answer)).toEqual(['capabilities', 'signature']);
+    expect(answer.capabilities).toEqual(
+      expect.arrayContaining([{ capability: expect.any(String), expiry: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) }]),
+    );
+    // DER: an ASN.1 SEQUENCE in hex.
+    expect(answer.signature).toMatch(/^30[0-9a-f]+$/);
+  });
+
+  it('keeps the v1 and the v2 renderings of one kept answer apart', async () => {
+    const path = `/licenses/check?productUuid=${product()}&granteeIds=licensed,other-licensed`;
+    const asked: Record<string, string>[] = [{ 'x-api-key': org.liveKey }, sdk(), { 'x-api-key': org.liveKey, version: 'v1' }, sdk()];
+    for (const headers of asked) {
+      const before = fast.fastPathStats().served;
+      const [a, b] = [await get(fastBase, path, headers), await get(routerBase, path, headers)];
+      expect(compared(a)).toEqual(compared(b));
+      expect(fast.fastPathStats().served).toBe(before + 1);
+      expect(Object.keys(JSON.parse(a.body))).toEqual(
+        headers.version === 'v2' ? ['capabilities', 'signature'] : expect.arrayContaining(['capsHashed']),
+      );
+    }
+  });
+
+  it("leaves everything but v2's happy path to the router, which answers it as before", async () => {
+    await world.core.apiKeys.ensureOrganisation('someone-else');
+    const other = (await world.core.apiKeys.create({ organisation: 'someone-else', scopes: ['*'], isTest: false })).plaintext;
+    const q = `productUuid=${product()}&granteeIds=licensed`;
+    const cases: [string, Record<string, string>, number, string?][] = [
+      [`/licenses/check?${q}`, { version: 'v2' }, 401],
+      [`/licenses/check?${q}`, sdk('   '), 401],
+      [`/licenses/check?${q}`, sdk('not-a-key'), 401],
+      [`/licenses/check?${q}`, sdk(scopelessKey), 403],
+      [`/licenses/check?${q}`, sdk(org.testKey), 404],
+      [`/licenses/check?${q}`, sdk(other), 403],
+      [`/licenses/check?${q}&grace=0`, sdk(), 400],
+      [`/licenses/check?${q}&grace=soon`, sdk(), 400],
+      [`/licenses/check?${q}&grace=%75ndefined`, sdk(), 400],
+      [`/licenses/check?${q}&productUuid=${product()}`, sdk(), 400],
+      [`/licenses/check?productUuid=${product()}&granteeIds=%00`, sdk(), 400],
+      [`/licenses/check?productUuid=${product()}&granteeIds=,,`, sdk(), 400],
+      [`/licenses/check?productUuid=${product()}&granteeIds=undefined`, sdk(), 400],
+      [`/licenses/check?productUuid=not-a-uuid&granteeIds=licensed`, sdk(), 400],
+      [`/licenses/check?productUuid=${org.keys['plans.notes.team']}&granteeIds=licensed`, sdk(), 404],
+      [`/licenses/check?granteeIds=licensed`, sdk(), 400],
+      [`/licenses/check?undefined=undefined`, sdk(), 400],
+      // A fragment in a raw request line: the router's URL parser drops it (and what follows).
+      [`/licenses/check?${q}#fragment`, sdk(), 200],
+      [`/licenses/check?${q}`, sdk(), 400, '{"granteeIds":"\\u0000"}'],
+      [`/licenses/check?${q}`, sdk(), 200, '{}'],
+      [`/licenses/check?${q}`, { ...sdk(), 'content-length': '0', 'content-type': 'application/json; charset=latin1' }, 415],
+      [`/licenses/check?${q}`, { ...sdk(), 'content-length': '0', 'content-encoding': 'gzip' }, 400],
+    ];
+    for (const [path, headers, status, body] of cases) {
+      const before = fast.fastPathStats();
+      const [a, b] = [await get(fastBase, path, headers, body), await get(routerBase, path, headers, body)];
+      expect({ path, ...compared(a) }).toEqual({ path, ...compared(b) });
+      expect({ path, status: a.status }).toEqual({ path, status });
+      expect({ path, headers, ...fast.fastPathStats() }).toEqual({ path, headers, served: before.served, passed: before.passed + 1 });
+    }
+  });
+});
+
+describe('the check fast path with request logs on', () => {
+  it("logs a v2 check as it logs v1's: the router's fields but the client address (request-log.test.ts pins the form)", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger: Logger = { info: (m, f) => void (m === 'request' && lines.push(f ?? {})), error: () => undefined };
+    const logged = { ...world, logger, config: { ...world.config, logRequests: true } };
+    const app = createServerApp(logged);
+    const [withFast, without] = [await listen(app), await listen(createServerApp(logged, { checkFastPath: false }))];
+    const path = `/licenses/check?productUuid=${org.keys['products.notes']}&granteeIds=licensed`;
+    const seen: Record<string, unknown>[] = [];
+    const asked: Record<string, string>[] = [{ 'x-api-key': org.liveKey }, { 'x-api-key': org.liveKey, version: 'v2' }];
+    for (const headers of asked) {
+      lines.length = 0;
+      await get(withFast, path, headers);
+      await get(without, path, headers);
+      expect(lines).toHaveLength(2);
+      const [a, b] = lines.map(({ ms, ...rest }): Record<string, unknown> => ({ ...rest, ms: typeof ms }));
+      const { address, ...routerWithoutAddress } = b;
+      expect(address).toBe('127.0.0.1');
+      expect(a).toEqual(routerWithoutAddress);
+      seen.push(a);
+    }
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[0]).toEqual({ requestId: 'same-id', method: 'GET', path: '/licenses/check', status: 200, ms: 'number' });
+    expect(app.fastPathStats().served).toBe(2);
   });
 });
 

@@ -17,6 +17,7 @@ import {
   type OperationsServices,
   type RateLimitConfig,
   type RateLimits,
+  dropUndefinedPairs,
 } from '@tollgate/http';
 import { mountV1Pages } from '@tollgate/app-v1';
 import { versionRoutes, VERSIONS, type V2Services, type Version } from './routes';
@@ -35,11 +36,8 @@ export interface V2AppServices extends V2Services {
 const dropUndefined: RequestHandler = (req, _res, next) => {
   const q = req.url.indexOf('?');
   if (q >= 0 && req.url.includes('=undefined')) {
-    const kept = req.url
-      .slice(q + 1)
-      .split('&')
-      .filter((pair) => !pair.endsWith('=undefined'));
-    req.url = req.url.slice(0, q) + (kept.length ? `?${kept.join('&')}` : '');
+    const kept = dropUndefinedPairs(req.url.slice(q + 1));
+    req.url = req.url.slice(0, q) + (kept ? `?${kept}` : '');
   }
   next();
 };

@@ -10,9 +10,9 @@ import {
   type Logger,
   type SignedCheck,
 } from '@tollgate/core';
-import { route, type RouteDef } from './routes';
-import { checkSchema } from './schemas';
-import { checkBody, checkView } from './views';
+import { querySchema, route, type RouteDef } from './routes';
+import { arrayOf, checkSchema, object, str } from './schemas';
+import { checkBody, checkView, v2CheckBody } from './views';
 import { parseGrace, parseGranteeIds } from './params';
 import { compile } from './validation';
 import { auditBody, responseAuditSink } from './response-audit';
@@ -76,6 +76,43 @@ function checkRequestOf(q: CheckQuery): CheckRequest {
   };
 }
 
+/**
+ * v2's check query (SDK 5's `licenses.check`): as v1's, without `sigEncode` (v2 signs DER; like any
+ * parameter it does not know, it is ignored). The v2 route and the fast path validate with it.
+ */
+export const v2CheckQuerySchema = querySchema(
+  { productUuid: { type: 'string', format: 'uuid' }, granteeIds: { type: 'string', minLength: 1 }, grace: { type: 'string' } },
+  ['productUuid', 'granteeIds'],
+);
+
+/** SDK 5's `CheckLicensesCapabilitiesResponse`: each capability with its latest end, and the signature. */
+export const v2CheckSchema = object({
+  capabilities: arrayOf(object({ capability: str, expiry: { type: 'string', format: 'date-time' } })),
+  signature: str,
+});
+
+type V2CheckQuery = { productUuid: string; granteeIds: string; grace?: string };
+
+/**
+ * What v2's router does to a query string before it reads it (`dropUndefined` in apps/v2): SDK 5
+ * writes an absent option as the literal `undefined`, and every `&`-separated pair ending in
+ * `=undefined` is dropped, as written (an escaped `%75ndefined` is kept).
+ */
+export function dropUndefinedPairs(search: string): string {
+  if (!search.includes('=undefined')) return search;
+  return search
+    .split('&')
+    .filter((pair) => !pair.endsWith('=undefined'))
+    .join('&');
+}
+
+/**
+ * A URL the routers' URL parser (`parseurl`) reads with Node's legacy `url.parse` rather than as
+ * `path?query`: a fragment (`#`, which a raw request line may carry) or whitespace. Its query is not
+ * what `querystring` reads from the text after `?`, so v2's fast path leaves it to the router.
+ */
+const NOT_PLAIN_URL = /[#\t\n\f\r \u00a0\ufeff]/;
+
 export interface CheckFastPathOptions {
   apiKeys: Pick<ApiKeyService, 'authenticateHash' | 'heldKey'>;
   licenses: Pick<CapabilityChecks, 'check'>;
@@ -102,18 +139,32 @@ export interface CheckFastPath {
 }
 
 const validCheckQuery = compile<CheckQuery>(checkQuerySchema);
+const validV2CheckQuery = compile<V2CheckQuery>(v2CheckQuerySchema);
+
+/** v2's check request from the query string after `?`, as v2's router reads it (DER, always); throws what it refuses. */
+function v2CheckRequestOf(search: string): CheckRequest {
+  if (NOT_PLAIN_URL.test(search)) throw new Error('not a plain query string');
+  const query = parseQueryString(dropUndefinedPairs(search));
+  assertCleanText(query, 'query');
+  const q = validV2CheckQuery(query);
+  return { productId: q.productUuid, granteeIds: parseGranteeIds(q.granteeIds), graceDays: parseGrace(q.grace), encoding: 'der' };
+}
 
 /** Where the fast path keeps an answer's rendered body, on the answer object (dropped with it). */
 const RENDERED = Symbol('tollgate.checkBody');
+/** The same for v2's rendering of the answer (an answer signed DER is shared by v1 and v2 requests). */
+const RENDERED_V2 = Symbol('tollgate.checkBodyV2');
 
 /**
  * `GET /licenses/check` outside express (DESIGN section 11): the route's happy path, with the same
  * key, scope and tenancy rules, the same validation and the same bytes (status, `x-request-id`,
- * `Content-Type`, `Content-Length`, body; 204 when there is no capability). Anything else (another
- * path spelling, a body, a bad or missing key, a missing scope, an invalid query, an address over
- * its failed-authentication budget, an error of the check) is left to the generation routers,
- * which answer it exactly as before; the check is read-only, so running it twice is harmless.
- * `checkFastPath.test.ts` in the server compares both paths byte for byte.
+ * `Content-Type`, `Content-Length`, body; 204 when there is no capability). Legacy and v1 (no
+ * `version`, or `v1`) in v1's shape; `version: v2` (SDK 5's call) as v2's route answers it: its
+ * query schema (no `sigEncode`), its `=undefined` pairs dropped, DER, SDK 5's shape. Anything else
+ * (another version, another path spelling, a body, a bad or missing key, a missing scope, an
+ * invalid query, an address over its failed-authentication budget, an error of the check) is left
+ * to the generation routers, which answer it exactly as before; the check is read-only, so running
+ * it twice is harmless. `check-fast-path.test.ts` in the server compares both paths byte for byte.
  */
 export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
   const stats: CheckFastPathStats = { served: 0, passed: 0 };
@@ -121,6 +172,7 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
   // kept on the answer itself (a weak map would hold an entry for every fresh answer too, and its
   // entries are work for every garbage collection).
   const render = (result: SignedCheck & { [RENDERED]?: string }) => (result[RENDERED] ??= checkBody(result));
+  const renderV2 = (result: SignedCheck & { [RENDERED_V2]?: string }) => (result[RENDERED_V2] ??= v2CheckBody(result));
   const pass = () => {
     stats.passed++;
     return false;
@@ -131,16 +183,30 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     const url = req.url as string;
     const start = o.logRequests ? process.hrtime.bigint() : 0n;
     const h = req.headers;
-    if ((h['version'] !== undefined && h['version'] !== 'v1') || h['transfer-encoding'] !== undefined) return pass();
-    if (h['content-length'] !== undefined && h['content-length'] !== '0') return pass();
+    // v1 (or none) pays this one comparison; only another value looks further (v2: SDK 5's call).
+    let v2 = false;
+    if (h['version'] !== undefined && h['version'] !== 'v1') {
+      if (h['version'] !== 'v2') return pass();
+      v2 = true;
+    }
+    if (h['transfer-encoding'] !== undefined) return pass();
+    if (h['content-length'] !== undefined) {
+      if (h['content-length'] !== '0') return pass();
+      // An empty body the routers' JSON parser still reads: its charset (415) or its encoding (400).
+      if (h['content-encoding'] !== undefined || (h['content-type'] !== undefined && h['content-type'] !== 'application/json'))
+        return pass();
+    }
     const presented = typeof h['x-api-key'] === 'string' ? h['x-api-key'].trim() : '';
     if (!presented) return pass();
     let request: CheckRequest;
     try {
-      // Validated as parsed (an object without a prototype; a copy cost more than the parse).
-      const query = parseQueryString(url.slice('/licenses/check?'.length));
-      assertCleanText(query, 'query');
-      request = checkRequestOf(validCheckQuery(query));
+      if (v2) request = v2CheckRequestOf(url.slice('/licenses/check?'.length));
+      else {
+        // Validated as parsed (an object without a prototype; a copy cost more than the parse).
+        const query = parseQueryString(url.slice('/licenses/check?'.length));
+        assertCleanText(query, 'query');
+        request = checkRequestOf(validCheckQuery(query));
+      }
     } catch {
       return pass();
     }
@@ -156,9 +222,10 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
       const result = await o.licenses.check({ organisationId: key.organisationId, isTest: key.isTest }, request, {
         fromMemory: () => (fromMemory = true),
       });
-      body = result ? render(result) : undefined;
+      body = result ? (v2 ? renderV2(result) : render(result)) : undefined;
       // Tests only (no sink in production: the hot path parses nothing).
-      if (body !== undefined && responseAuditSink()) auditBody('GET /licenses/check (fast path)', 200, checkSchema, JSON.parse(body));
+      if (body !== undefined && responseAuditSink())
+        auditBody(`GET /licenses/check (fast path${v2 ? ', v2' : ''})`, 200, v2 ? v2CheckSchema : checkSchema, JSON.parse(body));
     } catch {
       return pass();
     }

@@ -86,6 +86,22 @@ export const checkView = (c: SignedCheck) => ({
   capsHashed: c.capsHashed,
 });
 
+/** Each capability of a signed check with its latest end (v2 and v3 show them so; v1 as parallel lists). */
+export const capabilityEnds = (c: SignedCheck) =>
+  c.capabilities.map((name) => ({ name, expiry: (c.capabilitiesEndDates[name] ?? NO_END).toISOString() }));
+
+/**
+ * v2's check answer, SDK 5's `CheckLicensesCapabilitiesResponse`: each capability with its latest
+ * end, and the (DER) signature. The v2 route and the check's fast path both answer it.
+ */
+export const v2CheckView = (c: SignedCheck) => ({
+  capabilities: capabilityEnds(c).map(({ name, expiry }) => ({ capability: name, expiry })),
+  signature: c.signature,
+});
+
+/** `v2CheckView` as the text the v2 route sends (`sendJson` writes `JSON.stringify` of it): the fast path's body. */
+export const v2CheckBody = (c: SignedCheck): string => JSON.stringify(v2CheckView(c));
+
 /** Slots of the check's ISO-text memo (a power of two). */
 const ISO_SLOTS = 4096;
 const isoTimes = new Float64Array(ISO_SLOTS).fill(NaN);

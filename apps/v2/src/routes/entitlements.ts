@@ -1,10 +1,5 @@
-import { NO_END, type SignedCheck } from '@tollgate/core';
-import { arrayOf, object, ok, parseGranteeIds, querySchema, resource, route, str } from '@tollgate/http';
+import { arrayOf, capabilityEnds, object, ok, parseGranteeIds, querySchema, resource, route, str } from '@tollgate/http';
 import type { RouteModule } from './support';
-
-/** Each capability of a signed check with its latest end (v2 and v3 show them so; v1 as parallel lists). */
-export const capabilityEnds = (c: SignedCheck) =>
-  c.capabilities.map((name) => ({ name, expiry: (c.capabilitiesEndDates[name] ?? NO_END).toISOString() }));
 
 export const entitlementCheckSchema = object({
   features: arrayOf(object({ feature: str, expiry: { type: 'string', format: 'date-time' } })),

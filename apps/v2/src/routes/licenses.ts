@@ -4,10 +4,8 @@ import {
   arrayOf,
   bodySchema,
   FROM_MEMORY_HEADER,
-  object,
   parseGrace,
   parseGranteeIds,
-  str as string,
   licenseSchema,
   licenseView,
   licenseViews,
@@ -17,12 +15,14 @@ import {
   resource,
   route,
   typed,
+  v2CheckQuerySchema,
+  v2CheckSchema,
+  v2CheckView,
   type Route,
 } from '@tollgate/http';
 import { v1Routes } from '@tollgate/app-v1';
 import { extend, planSchema } from '../schemas';
 import { planView } from '../views';
-import { capabilityEnds } from './entitlements';
 import { parseExpandV } from './expand';
 import { pageSchema, paged, pageProps, takeOf, type RouteModule, type V2Services } from './support';
 
@@ -80,12 +80,6 @@ async function checkLicenseRequests(s: V2Services, tenant: Tenant, requests: Lic
 
 /** v1's license operations v2 answers the same way (batch grantees, count, purchaser, cancel). */
 const SAME_AS_V1 = new Set(['updateLicenses', 'countLicenses', 'getPurchaserLicenses', 'cancelLicenses', 'deleteLicense']);
-
-/** SDK 5's `CheckLicensesCapabilitiesResponse`: each capability with its latest end, and the signature. */
-export const v2CheckSchema = object({
-  capabilities: arrayOf(object({ capability: string, expiry: { type: 'string', format: 'date-time' } })),
-  signature: string,
-});
 
 const licenseWithPlan = extend(licenseSchema, {});
 licenseWithPlan.properties.plan = planSchema('v2');
@@ -202,7 +196,9 @@ export const licenseRoutes: RouteModule = (s, version) => {
         description:
           "What the grantees may do in a product, signed, in SDK 5's shape: each capability with when it ends (`expiry`, its latest end) and a DER signature of the check, as v3 `/entitlements/check` signs it. `grace` (days > 0) counts licenses ended that many days ago, as v1. 204 when the grantees have no capability.",
         scope: ['checks', 'read'],
-        query: querySchema({ productUuid: id, granteeIds: { type: 'string', minLength: 1 }, grace: str }, ['productUuid', 'granteeIds']),
+        // The schema, the shape and the body are the check fast path's own (packages/http/src/check.ts):
+        // it answers SDK 5's call with these bytes outside express.
+        query: v2CheckQuerySchema,
         response: { status: 200, schema: v2CheckSchema },
         otherResponses: [{ status: 204, description: 'no capability' }],
         async handle({ tenant, query }) {
@@ -218,9 +214,7 @@ export const licenseRoutes: RouteModule = (s, version) => {
             // Answered from memory in an outage: marked as v1's check marks it (docs/reliability.md).
             { fromMemory: () => (headers = { [FROM_MEMORY_HEADER]: 'database-unavailable' }) },
           );
-          if (!c) return { status: 204, headers };
-          const capabilities = capabilityEnds(c).map(({ name, expiry }) => ({ capability: name, expiry }));
-          return { status: 200, body: { capabilities, signature: c.signature }, headers };
+          return c ? { status: 200, body: v2CheckView(c), headers } : { status: 204, headers };
         },
       }),
       route({
