@@ -26,6 +26,31 @@ describe('grantee ids the check cannot read back', () => {
     for (const id of READABLE) expect([id, isCheckableGranteeId(id)]).toEqual([id, true]);
   });
 
+  it('an id longer than the check reads (GRANTEE_ID_MAX_LENGTH) is refused where written: a checkout link, a subscription', async () => {
+    const { core, tenant, keys } = await world();
+    const long = 'g'.repeat(321);
+    const link = { successUrl: 'https://x.example/ok', cancelUrl: 'https://x.example/no', member: 'm@example.com' };
+    const refused = async (p: Promise<unknown>) => {
+      const e = await rejectionOf(p);
+      return { code: e.code, property: e.details?.[0]?.property, long: /at most 320 characters/.test(e.message) };
+    };
+    expect(await refused(core.checkout.checkoutLink(tenant, keys['plans.notes.business'], { ...link, granteeId: long }))).toEqual({
+      code: 'VALIDATION_FAILED',
+      property: 'granteeId',
+      long: true,
+    });
+    const team = keys['plans.notes.team'];
+    expect(await refused(core.subscriptionAdmin.create(tenant, { planId: team, owner: 'o', granteeId: long, quantity: 2 }))).toEqual({
+      code: 'VALIDATION_FAILED',
+      property: 'granteeId',
+      long: true,
+    });
+    // 320 characters are still sold.
+    await expect(
+      core.checkout.checkoutLink(tenant, keys['plans.notes.business'], { ...link, granteeId: 'g'.repeat(320) }),
+    ).resolves.toBeDefined();
+  });
+
   it('licenses: created ad hoc, batch-updated and updated', async () => {
     const { core, tenant, keys } = await world();
     const planUuid = keys['plans.notes.free'];

@@ -1,4 +1,12 @@
-import { DomainError, ErrorCodes, licenseStatusFromFilter, type CheckoutOptionsInput, type LicenseStatus } from '@tollgate/core';
+import {
+  CHECK_GRANTEES_MAX,
+  DomainError,
+  ErrorCodes,
+  GRANTEE_ID_MAX_LENGTH,
+  licenseStatusFromFilter,
+  type CheckoutOptionsInput,
+  type LicenseStatus,
+} from '@tollgate/core';
 
 /**
  * Edge syntax shared by legacy and v1: query-string values become the typed commands core takes.
@@ -12,11 +20,18 @@ const invalid = (property: string, error: string, code: keyof typeof ErrorCodes 
 /** A first or last character the list syntax strips (a bracket or a quote). */
 const EDGE_QUOTE_OR_BRACKET = /^["'[]|["'\]]$/;
 
-/** `a,b`, `[a,b]`, `["a","b"]` -> the distinct, trimmed grantee ids (at least one). */
+/** A grantee id no license holds (longer than `GRANTEE_ID_MAX_LENGTH`): 400 naming `granteeIds`. */
+const tooLong = (): never => invalid('granteeIds', `names a grantee id longer than ${GRANTEE_ID_MAX_LENGTH} characters`);
+
+/**
+ * `a,b`, `[a,b]`, `["a","b"]` -> the distinct, trimmed grantee ids (at least one, at most
+ * `CHECK_GRANTEES_MAX`, none longer than `GRANTEE_ID_MAX_LENGTH`: what the check is asked is kept in memory).
+ */
 export function parseGranteeIds(raw: unknown): string[] {
   if (typeof raw !== 'string' || raw.trim() === '') return invalid('granteeIds', 'is required');
   // One plain id (the check's usual question): nothing to split, trim or unquote.
-  if (!raw.includes(',') && raw === raw.trim() && !EDGE_QUOTE_OR_BRACKET.test(raw)) return [raw];
+  if (!raw.includes(',') && raw === raw.trim() && !EDGE_QUOTE_OR_BRACKET.test(raw))
+    return raw.length > GRANTEE_ID_MAX_LENGTH ? tooLong() : [raw];
   let text = raw.trim();
   if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
   const ids = text
@@ -29,7 +44,10 @@ export function parseGranteeIds(raw: unknown): string[] {
     )
     .filter((s) => s.length > 0);
   if (ids.length === 0) invalid('granteeIds', 'names no grantee');
-  return [...new Set(ids)];
+  if (ids.some((id) => id.length > GRANTEE_ID_MAX_LENGTH)) tooLong();
+  const distinct = [...new Set(ids)];
+  if (distinct.length > CHECK_GRANTEES_MAX) invalid('granteeIds', `names more than ${CHECK_GRANTEES_MAX} grantees`);
+  return distinct;
 }
 
 /** `grace`: absent is 0 days; otherwise a whole number greater than 0. */

@@ -2,16 +2,57 @@ import Ajv, { type ErrorObject, type JSONSchemaType, type ValidateFunction } fro
 import addFormats from 'ajv-formats';
 import { DomainError, ErrorCodes, type ErrorDetail } from '@tollgate/core';
 
-/** One ajv instance for the process: schemas are compiled once, when a route is defined. */
+/**
+ * One ajv instance for the process that tells every error of a value: schemas are compiled once,
+ * when a route is defined. It builds an error object per offending value before anything is
+ * refused, so `compile` asks it only about values small enough (see `report`).
+ */
 export const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
 addFormats(ajv);
 
+/** The same rules stopping at the first error: what `compile` asks first (its work is bounded by the value, not by its errors). */
+const firstErrorAjv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: true, strict: false });
+addFormats(firstErrorAjv);
+
+/**
+ * Weight a refused value may have for every one of its errors to be looked for: each value (array
+ * item, object member, scalar) weighs 1, plus 1 for every `PATH_CHARS_PER_WEIGHT` characters of its
+ * path (an error repeats the keys on its path). A maximum-size v2 `manage-seats` body weighs 2 001.
+ */
+export const FULL_REPORT_VALUES = 5_000;
+/** Characters of a value's path that weigh as much as one value (ordinary paths weigh nothing more). */
+const PATH_CHARS_PER_WEIGHT = 200;
+/** Items of each list checked for the report of a refused value larger than that. */
+export const REPORTED_LIST_ITEMS = 50;
+/** Errors told at most in one answer; the rest are counted in a last detail. */
+export const REPORTED_ERRORS = 50;
+/** Errors explained at most (`explainAnyOf` groups a union's branch errors): the rest are only counted. */
+export const EXPLAINED_ERRORS = 400;
+/** Characters of a detail's `property` (and `error`) told at most: a longer one keeps its start and end around `…`. */
+export const REPORTED_PROPERTY_CHARS = 200;
+/** Characters of the whole message told at most. */
+export const REPORTED_MESSAGE_CHARS = 16_384;
+/** Shortened lists named in the closing note at most. */
+const NAMED_CUT_LISTS = 5;
+
+/** `text` if at most `max` characters long, else its start and end around `…` (`max` characters in all). */
+export function shorten(text: string, max = REPORTED_PROPERTY_CHARS): string {
+  if (text.length <= max) return text;
+  const head = Math.ceil((max - 1) / 2);
+  return `${text.slice(0, head)}…${text.slice(text.length - (max - 1 - head))}`;
+}
+
+/** ajv's instance path (a JSON pointer) as a detail's `property`, shortened before it is unescaped. */
+const propertyOf = (instancePath: string, key?: unknown): string => {
+  const path = shorten(instancePath.replace(/^\//, '')).replace(/\//g, '.');
+  return shorten([path, key === undefined ? '' : shorten(String(key))].filter(Boolean).join('.'));
+};
+
 const detail = (e: ErrorObject): ErrorDetail => {
-  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  if (e.keyword === 'required') return { property: [path, e.params.missingProperty].filter(Boolean).join('.'), error: 'is required' };
+  if (e.keyword === 'required') return { property: propertyOf(e.instancePath, e.params.missingProperty), error: 'is required' };
   if (e.keyword === 'additionalProperties')
-    return { property: [path, e.params.additionalProperty].filter(Boolean).join('.'), error: 'is not allowed' };
-  return { property: path || 'body', error: e.message ?? 'is not valid' };
+    return { property: propertyOf(e.instancePath, e.params.additionalProperty), error: 'is not allowed' };
+  return { property: propertyOf(e.instancePath) || 'body', error: shorten(e.message ?? 'is not valid') };
 };
 
 const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer', null: 'null' };
@@ -32,10 +73,16 @@ function explainAnyOf(errors: ErrorObject[]): ErrorObject[] {
     // belongs to is not known, so ajv's own errors are kept.
     const under = (e: ErrorObject) => e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`);
     if (out.some((e) => e !== union && under(e) && !e.schemaPath.startsWith(prefix))) continue;
+    // Only this union's own branch errors: the same schema path is every item's of a list.
     const branches = new Map<number, ErrorObject[]>();
     for (const e of out) {
-      const m = e.schemaPath.startsWith(prefix) ? /^(\d+)\//.exec(e.schemaPath.slice(prefix.length)) : null;
-      if (m) branches.set(Number(m[1]), [...(branches.get(Number(m[1])) ?? []), e]);
+      const m = under(e) && e.schemaPath.startsWith(prefix) ? /^(\d+)\//.exec(e.schemaPath.slice(prefix.length)) : null;
+      if (m) {
+        const i = Number(m[1]);
+        const es = branches.get(i);
+        if (es) es.push(e);
+        else branches.set(i, [e]);
+      }
     }
     const misfit = (i: number) =>
       (branches.get(i) ?? []).find(
@@ -55,12 +102,131 @@ function explainAnyOf(errors: ErrorObject[]): ErrorObject[] {
   return out;
 }
 
-/** A compiled check that throws VALIDATION_FAILED naming every offending property. */
+/**
+ * The weight of `value` (see `FULL_REPORT_VALUES`: each value it holds, itself included, and the
+ * characters of their paths), counted up to `limit + 1` (no more is walked); with `listItems`, as if
+ * every list were cut to that many items.
+ */
+function countValues(value: unknown, limit: number, listItems = Infinity): number {
+  let count = 1;
+  // Each object or list still to walk, with the characters of its path.
+  const stack: [unknown, number][] = [[value, 0]];
+  const visit = (v: unknown, pathChars: number) => {
+    count += 1 + Math.floor(pathChars / PATH_CHARS_PER_WEIGHT);
+    if (v !== null && typeof v === 'object') stack.push([v, pathChars]);
+    return count > limit;
+  };
+  while (stack.length > 0) {
+    const [v, pathChars] = stack.pop()!;
+    if (Array.isArray(v)) {
+      const items = Math.min(v.length, listItems);
+      for (let i = 0; i < items; i++) if (visit(v[i], pathChars + 1 + String(i).length)) return limit + 1;
+    } else if (v !== null && typeof v === 'object') {
+      for (const k in v) {
+        if (!Object.hasOwn(v, k)) continue;
+        if (visit((v as Record<string, unknown>)[k], pathChars + 1 + k.length)) return limit + 1;
+      }
+    }
+  }
+  return count;
+}
+
+const pointerPart = (key: string | number) => String(key).replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * A copy of the value with every list cut to its first `REPORTED_LIST_ITEMS` items (objects without
+ * a prototype, as the query parser's), and the instance paths (ajv's JSON pointers) of the lists cut.
+ */
+function firstItems(value: unknown, path: string, cut: Set<string>): unknown {
+  if (Array.isArray(value)) {
+    if (value.length > REPORTED_LIST_ITEMS) cut.add(path);
+    return value.slice(0, REPORTED_LIST_ITEMS).map((v, i) => firstItems(v, `${path}/${i}`, cut));
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(value)) out[k] = firstItems(v, `${path}/${pointerPart(k)}`, cut);
+  return out;
+}
+
+/** Keywords a list cut short may fail that the whole list passes. */
+const CUT_KEYWORDS = new Set(['minItems', 'contains', 'minContains']);
+
+const sameError = (a: ErrorObject, b: ErrorObject) =>
+  a.instancePath === b.instancePath && a.schemaPath === b.schemaPath && a.keyword === b.keyword;
+
+/** Why a report may not hold every error: nothing said, the lists cut short, or only the first error was looked for. */
+type Unchecked = { lists: string[] } | 'all-but-first' | undefined;
+
+/**
+ * The errors told of a refused value, in ajv's order: every one when the value is light enough
+ * (`FULL_REPORT_VALUES`); else those of its lists' first items (with the first error found in the
+ * whole value), or when even that is too heavy, the first error alone. `unchecked`: what was not.
+ */
+function report(full: () => ValidateFunction, firstErrors: ErrorObject[], value: unknown): { errors: ErrorObject[]; unchecked: Unchecked } {
+  if (countValues(value, FULL_REPORT_VALUES) <= FULL_REPORT_VALUES) {
+    const validate = full();
+    validate(value);
+    return { errors: validate.errors ?? firstErrors, unchecked: undefined };
+  }
+  if (countValues(value, FULL_REPORT_VALUES, REPORTED_LIST_ITEMS) > FULL_REPORT_VALUES)
+    return { errors: firstErrors, unchecked: 'all-but-first' };
+  const cut = new Set<string>();
+  const shortened = firstItems(value, '', cut);
+  const validate = full();
+  validate(shortened);
+  const found = (validate.errors ?? []).filter((e) => !(CUT_KEYWORDS.has(e.keyword) && cut.has(e.instancePath)));
+  // The first error of the whole value (a list's `maxItems`, an item past those checked) is told too.
+  const missed = firstErrors.filter((e) => !found.some((f) => sameError(e, f)));
+  return { errors: [...missed, ...found], unchecked: { lists: [...cut] } };
+}
+
+/** The closing detail of a report that does not tell every error, if any. */
+function closingNote(told: number, explained: number, uncounted: boolean, unchecked: Unchecked): ErrorDetail | undefined {
+  if (unchecked === 'all-but-first')
+    return { property: 'body', error: 'may have more errors, left out: the value is too large to check for more than its first error' };
+  if (unchecked) {
+    const named = unchecked.lists.slice(0, NAMED_CUT_LISTS).map((l) => propertyOf(l) || 'body');
+    const others = unchecked.lists.length - named.length;
+    const lists = `${named.join(', ')}${others > 0 ? ` and ${others} more list${others === 1 ? '' : 's'}` : ''}`;
+    return {
+      property: 'body',
+      error: `may have more errors, left out: the value is too large to check for every one (only the first ${REPORTED_LIST_ITEMS} items of ${lists} were checked)`,
+    };
+  }
+  const leftOut = explained - told;
+  if (uncounted) return { property: 'body', error: `has at least ${Math.max(leftOut, 1)} more error${leftOut > 1 ? 's' : ''}, left out` };
+  if (leftOut > 0) return { property: 'body', error: `has ${leftOut} more error${leftOut === 1 ? '' : 's'}, left out` };
+  return undefined;
+}
+
+/** `details` as one message, at most `REPORTED_MESSAGE_CHARS` characters. */
+const messageOf = (details: ErrorDetail[]): string => {
+  const message = details.map((d) => `${d.property} ${d.error}`).join('; ');
+  return message.length > REPORTED_MESSAGE_CHARS ? `${message.slice(0, REPORTED_MESSAGE_CHARS - 1)}…` : message;
+};
+
+/**
+ * A compiled check that throws VALIDATION_FAILED naming every offending property (at most
+ * `REPORTED_ERRORS` of them, then how many more). A value is first checked up to its first error:
+ * only a refused one is checked again for the report, which is bounded (`report`), so no value
+ * the body limit lets through makes validation build an error per item of a huge list. At most
+ * `EXPLAINED_ERRORS` errors are explained and made details, each property and error shortened.
+ */
 export function compile<T>(schema: JSONSchemaType<T> | object): (value: unknown) => T {
-  const validate = ajv.compile(schema) as ValidateFunction<T>;
+  const first = firstErrorAjv.compile(schema) as ValidateFunction<T>;
+  let fullValidate: ValidateFunction | undefined;
+  // Compiled on the first refusal: a route that is never refused never pays for it.
+  const full = () => (fullValidate ??= ajv.compile(schema));
   return (value: unknown) => {
-    if (validate(value)) return value;
-    const details = explainAnyOf(validate.errors ?? []).map(detail);
-    throw new DomainError(ErrorCodes.VALIDATION_FAILED, details.map((d) => `${d.property} ${d.error}`).join('; '), details);
+    if (first(value)) return value;
+    const { errors, unchecked } = report(full, first.errors ?? [], value);
+    const explained = explainAnyOf(errors.slice(0, EXPLAINED_ERRORS));
+    const details = explained.slice(0, REPORTED_ERRORS).map(detail);
+    // Past those explained, an error is one detail unless a union's (`anyOf`) might group it.
+    const rest = errors.slice(EXPLAINED_ERRORS);
+    const uncounted = rest.some((e) => e.keyword === 'anyOf');
+    const note = closingNote(details.length, explained.length + (uncounted ? 0 : rest.length), uncounted, unchecked);
+    if (note) details.push(note);
+    throw new DomainError(ErrorCodes.VALIDATION_FAILED, messageOf(details), details);
   };
 }

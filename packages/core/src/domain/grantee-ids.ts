@@ -1,4 +1,5 @@
 import { invalid } from '../errors';
+import { GRANTEE_ID_MAX_LENGTH } from './limits';
 
 /**
  * What the capability checks' `granteeIds` list (`a,b` or `[a,b]`, items trimmed and unquoted)
@@ -21,11 +22,19 @@ export interface UnreadableReason {
 
 /**
  * A grantee id about to be written (a license, a checkout, a seat, a grantee record): 400 naming
- * `property` unless the check can read it back. `reason`: the value is not a grantee id of itself
+ * `property` unless the check can read it back (nor one longer than `GRANTEE_ID_MAX_LENGTH`). `reason`: the value is not a grantee id of itself
  * (the owner, who gets the seat when no grantee is named), said in the message with its fix.
  */
 export function assertCheckableGranteeId(property: string, id: string, reason?: UnreadableReason): void {
   if (typeof id !== 'string' || id.length === 0) invalid(property, 'must be a non-empty string');
+  // The check refuses longer ids (its caches are bounded): one sold longer could never be checked.
+  if (id.length > GRANTEE_ID_MAX_LENGTH)
+    invalid(
+      property,
+      reason
+        ? `${reason.because}; the license check reads ids of at most ${GRANTEE_ID_MAX_LENGTH} characters: ${reason.fix}`
+        : `must be at most ${GRANTEE_ID_MAX_LENGTH} characters: the license check reads no longer ids`,
+    );
   if (!isCheckableGranteeId(id))
     invalid(
       property,

@@ -3,8 +3,8 @@ import type { Id, License, Tenant } from '../model';
 import { assertAccessible } from '../domain/tenancy';
 import { capabilityCheck, type CapabilityCheck, type CheckLicense } from '../domain/check';
 import { LICENSE_STATUSES, LICENSE_STATUS_VALUES } from '../domain/status';
-import { EntitlementCache } from './check-cache';
-import { Lru } from '../support/lru';
+import { EntitlementCache, WeightedLru } from './check-cache';
+import { CHECK_GRANTEES_MAX, GRANTEE_ID_MAX_LENGTH } from '../domain/limits';
 import type { SignedMessage, Signer } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
 
@@ -29,6 +29,8 @@ interface KeptAnswer {
   /** Until when (ms): the earliest capability end; after it a capability lapses. */
   validUntil: number;
   answer: SignedCheck | null;
+  /** What it weighs in the kept answers' bound (`answerWeight`). */
+  weight: number;
 }
 
 /** Bits of the admission filter of kept answers, and first sightings before it is cleared. */
@@ -53,7 +55,30 @@ interface PendingLoad {
 const INDEX_BATCH = 10_000;
 
 /** Answers kept at most (the hot set of questions; the snapshots hold the rest). */
-const KEPT_ANSWERS = 2_000;
+export const KEPT_ANSWERS = 2_000;
+
+/**
+ * The heaviest answer kept (`answerWeight`, about characters): an answer holds its question, its
+ * capabilities' names (twice: with their end dates) and, once served, its rendered body, so one
+ * naming long ids or long capability names is not kept (it is computed again when asked).
+ */
+export const KEPT_ANSWER_MAX_WEIGHT = 16_384;
+
+/** The kept answers' weight in all (about characters): the usual answer weighs a few hundred, so 2 000 of them fit. */
+export const KEPT_ANSWERS_MAX_WEIGHT = 4_194_304;
+
+/** Per capability, for its end date and its place in the answer's lists and rendering. */
+const CAPABILITY_WEIGHT = 32;
+
+/**
+ * What a kept answer weighs: its question's characters (the grantee ids) and its capabilities'
+ * names, each with `CAPABILITY_WEIGHT`. Counted once, when it is kept (a sum over the names).
+ */
+function answerWeight(question: string, answer: SignedCheck | null): number {
+  let weight = question.length;
+  if (answer !== null) for (const name of answer.capabilities) weight += name.length + CAPABILITY_WEIGHT;
+  return weight;
+}
 
 /** The capability check: "what may these grantees do?", signed, answered from memory once warm. */
 export class CapabilityChecks {
@@ -63,7 +88,20 @@ export class CapabilityChecks {
    * signing key is the same object, and no capability has ended since. The same answer object comes
    * back, so the edge can keep its rendering too.
    */
-  private readonly answers = new Lru<string, KeptAnswer>(KEPT_ANSWERS);
+  private readonly answers = new WeightedLru<string, KeptAnswer>(KEPT_ANSWERS, KEPT_ANSWERS_MAX_WEIGHT, (_, kept) => kept.weight);
+
+  /** Keeps an answer unless it weighs more than `KEPT_ANSWER_MAX_WEIGHT` (then one kept for the question goes). */
+  private keep(
+    question: string,
+    snapshots: KeptAnswer['snapshots'],
+    key: KeptAnswer['key'],
+    validUntil: number,
+    answer: SignedCheck | null,
+  ): void {
+    const weight = answerWeight(question, answer);
+    if (weight > KEPT_ANSWER_MAX_WEIGHT) this.answers.delete(question);
+    else this.answers.set(question, { snapshots, key, validUntil, answer, weight });
+  }
 
   constructor(
     private readonly deps: Pick<CoreDeps, 'uow' | 'readUow' | 'clock' | 'limits'>,
@@ -264,6 +302,10 @@ export class CapabilityChecks {
     const stale = outage !== false;
     const { productId, granteeIds, graceDays } = req;
     if (granteeIds.length === 0) invalid('granteeIds', 'names no grantee');
+    // What the edge refuses too (parseGranteeIds): every id asked is kept in memory, as a key.
+    if (granteeIds.length > CHECK_GRANTEES_MAX) invalid('granteeIds', `names more than ${CHECK_GRANTEES_MAX} grantees`);
+    for (const g of granteeIds)
+      if (g.length > GRANTEE_ID_MAX_LENGTH) invalid('granteeIds', `names a grantee id longer than ${GRANTEE_ID_MAX_LENGTH} characters`);
     if (!Number.isSafeInteger(graceDays) || graceDays < 0)
       fail(ErrorCodes.CHECK_GRACE_INVALID, 'grace must be a whole number of days greater than 0');
     const now = this.deps.clock.now();
@@ -326,8 +368,7 @@ export class CapabilityChecks {
     }
     const result = capabilityCheck({ licenses, productId: product.id, granteeIds, capabilitiesByPlan, graceDays, now });
     if (result.capabilities.length === 0) {
-      if (question !== undefined && this.admit(question))
-        this.answers.set(question, { snapshots, key: null, validUntil: Infinity, answer: null });
+      if (question !== undefined && this.admit(question)) this.keep(question, snapshots, null, Infinity, null);
       return null;
     }
     // With the key held (the feed heard), signed without a turn of the event loop.
@@ -345,7 +386,7 @@ export class CapabilityChecks {
     const key = this.signer.heldKey?.(tenant);
     if (question !== undefined && key !== undefined && this.admit(question)) {
       const validUntil = Math.min(...Object.values(result.capabilitiesEndDates).map((d) => d.getTime()));
-      this.answers.set(question, { snapshots, key, validUntil, answer });
+      this.keep(question, snapshots, key, validUntil, answer);
     }
     return answer;
   }

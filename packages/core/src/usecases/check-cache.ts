@@ -26,6 +26,120 @@ export interface CacheStats {
 
 type ProductOwnership = Owned & { archivedAt: Date | null };
 
+/**
+ * Characters of `product|grantee` keys the snapshot LRU holds per entry of its capacity (at least
+ * `SNAPSHOT_KEY_CHARS_MIN` in all): full of the usual ids (a UUID or an e-mail address, about 60 to
+ * 75 with the product's id) it holds its capacity; full of the longest (`GRANTEE_ID_MAX_LENGTH`)
+ * about a quarter of it, so its memory is bounded whatever the ids checked.
+ */
+export const SNAPSHOT_KEY_CHARS = 96;
+const SNAPSHOT_KEY_CHARS_MIN = 1 << 16;
+
+/**
+ * An `Lru` (support/lru.ts: a recent and an older generation, the older dropped whole) bounded in
+ * weight as well as in entries: each generation holds at most half of either, so the whole holds at
+ * most `maxWeight`. An entry weighing more than half of it is not kept (`set` is false). `weigh`
+ * must answer the same for an entry every time (it is asked again when the entry moves or goes).
+ */
+export class WeightedLru<K, V> {
+  private recent = new Map<K, V>();
+  private older = new Map<K, V>();
+  private recentWeight = 0;
+  private olderWeight = 0;
+  private readonly half: number;
+  private readonly halfWeight: number;
+
+  constructor(
+    readonly capacity: number,
+    readonly maxWeight: number,
+    private readonly weigh: (key: K, value: V) => number,
+  ) {
+    this.half = Math.max(1, Math.floor(capacity / 2));
+    this.halfWeight = Math.max(1, Math.floor(maxWeight / 2));
+  }
+
+  get(key: K): V | undefined {
+    const value = this.recent.get(key);
+    if (value !== undefined) return value;
+    const old = this.older.get(key);
+    if (old === undefined) return undefined;
+    this.older.delete(key);
+    const w = this.weigh(key, old);
+    this.olderWeight -= w;
+    this.add(key, old, w);
+    return old;
+  }
+
+  /** The value without marking it used. */
+  peek(key: K): V | undefined {
+    return this.recent.get(key) ?? this.older.get(key);
+  }
+
+  /** Keeps the entry; false (and nothing kept under the key) when it weighs more than half the bound. */
+  set(key: K, value: V): boolean {
+    const w = this.weigh(key, value);
+    this.delete(key);
+    if (w > this.halfWeight) return false;
+    this.add(key, value, w);
+    return true;
+  }
+
+  private add(key: K, value: V, w: number): void {
+    if (this.recentWeight + w > this.halfWeight) this.retire();
+    this.recent.set(key, value);
+    this.recentWeight += w;
+    if (this.recent.size >= this.half) this.retire();
+  }
+
+  private retire(): void {
+    this.older = this.recent;
+    this.olderWeight = this.recentWeight;
+    this.recent = new Map();
+    this.recentWeight = 0;
+  }
+
+  delete(key: K): boolean {
+    const r = this.recent.get(key);
+    if (r !== undefined || this.recent.has(key)) {
+      this.recentWeight -= this.weigh(key, r as V);
+      return this.recent.delete(key);
+    }
+    const o = this.older.get(key);
+    if (o !== undefined || this.older.has(key)) {
+      this.olderWeight -= this.weigh(key, o as V);
+      return this.older.delete(key);
+    }
+    return false;
+  }
+
+  clear(): void {
+    this.recent.clear();
+    this.older.clear();
+    this.recentWeight = 0;
+    this.olderWeight = 0;
+  }
+
+  get size(): number {
+    return this.recent.size + this.older.size;
+  }
+
+  /** The weight of what is held (at most `maxWeight`). */
+  get weight(): number {
+    return this.recentWeight + this.olderWeight;
+  }
+
+  /** Every entry, the older generation first (without marking any used). */
+  *entries(): IterableIterator<[K, V]> {
+    yield* this.older.entries();
+    yield* this.recent.entries();
+  }
+
+  *keys(): IterableIterator<K> {
+    yield* this.older.keys();
+    yield* this.recent.keys();
+  }
+}
+
 /** "No license": what the index answers for a grantee it holds nothing for (one object: kept answers compare by identity). */
 const NONE: readonly CheckLicense[] = Object.freeze([]);
 
@@ -56,7 +170,7 @@ const DISTINCT_ENDS_SHARED = 100_000;
  * grace need no invalidation.
  */
 export class EntitlementCache {
-  private readonly snapshots: Lru<string, readonly CheckLicense[]>;
+  private readonly snapshots: WeightedLru<string, readonly CheckLicense[]>;
   private readonly owners = new Lru<Id, ProductOwnership | null>(10_000);
   /** Capability names by plan, with the product the plan belongs to (its changes evict them). */
   private readonly planCaps = new Lru<Id, { productId: Id; names: string[] }>(10_000);
@@ -99,7 +213,8 @@ export class EntitlementCache {
     capacity = DEFAULT_CHECK_CACHE_ENTRIES,
     readonly maxIndexLicenses = 0,
   ) {
-    this.snapshots = new Lru(capacity);
+    // Bounded in key characters too: every id checked (a grantee without a license as well) is a key.
+    this.snapshots = new WeightedLru(capacity, Math.max(capacity * SNAPSHOT_KEY_CHARS, SNAPSHOT_KEY_CHARS_MIN), (key) => key.length);
   }
 
   /** The count of invalidations heard so far: note it before a load, hand it to the store. */
