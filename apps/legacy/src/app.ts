@@ -11,6 +11,7 @@ import {
   generationRouter,
   legacyErrorBody,
   legacyErrorSchema,
+  literalPlusQuery,
   openApiDocument,
   type GenerationRouter,
   type RateLimitConfig,
@@ -37,6 +38,8 @@ export function createLegacyRouter(s: Pick<LegacyAppServices, 'core' | 'logger' 
     logger: s.logger,
     notFound: () => 'no such operation',
     rateLimits: s.rateLimits,
+    // `+` in the query string is a literal plus (the real service's Node clients do not encode it).
+    before: [literalPlusQuery],
   });
 }
 

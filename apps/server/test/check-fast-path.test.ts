@@ -67,6 +67,8 @@ beforeAll(async () => {
   org = await seedOrganisation(world, 'fast-path-org');
   await purchase(world, org.keys['plans.notes.team'], 'licensed', 3);
   await purchase(world, org.keys['plans.notes.business'], 'other-licensed');
+  // An SDK's unencoded e-mail grantee: `+` is a literal plus (literal-plus.test.ts).
+  await purchase(world, org.keys['plans.notes.team'], 'ann+licensed@example.com', 2);
   scopelessKey = (await world.core.apiKeys.create({ organisation: 'fast-path-org', scopes: ['products:read'], isTest: false })).plaintext;
   fast = createServerApp(world);
   fastBase = await listen(fast);
@@ -89,6 +91,11 @@ describe('the check fast path', () => {
       [`/licenses/check?productUuid=${product()}&granteeIds=licensed&sigEncode=P1363&extra=ignored`, { 'x-api-key': org.liveKey }],
       [`/licenses/check?productUuid=${product()}&granteeIds=nobody`, { 'x-api-key': org.liveKey }],
       [`/licenses/check?productUuid=${product()}&granteeIds=${encodeURIComponent('"nobody", "else"')}`, { 'x-api-key': org.liveKey }],
+      // `+` is a literal plus, as the routers read it; `%20` a space.
+      [`/licenses/check?productUuid=${product()}&granteeIds=ann+licensed@example.com`, { 'x-api-key': org.liveKey }],
+      [`/licenses/check?productUuid=${product()}&granteeIds=[ann+licensed@example.com,+other-licensed]`, { 'x-api-key': org.liveKey }],
+      [`/licenses/check?productUuid=${product()}&granteeIds=ann%2Blicensed@example.com&grace=+3`, { 'x-api-key': org.liveKey }],
+      [`/licenses/check?productUuid=${product()}&granteeIds=ann%20licensed@example.com`, { 'x-api-key': org.liveKey, version: 'v1' }],
     ];
     for (const [path, headers] of cases) {
       const before = fast.fastPathStats().served;
@@ -104,6 +111,8 @@ describe('the check fast path', () => {
     const licensed = await get(fastBase, cases[0][0], cases[0][1]);
     expect(JSON.parse(licensed.body)).toMatchObject({ capabilities: expect.arrayContaining([expect.any(String)]) });
     expect((await get(fastBase, cases[4][0], cases[4][1])).status).toBe(204);
+    expect(JSON.parse((await get(fastBase, cases[6][0], cases[6][1])).body).capabilities).toEqual(JSON.parse(licensed.body).capabilities);
+    expect((await get(fastBase, cases[9][0], cases[9][1])).status).toBe(204);
   });
 
   it('leaves everything but the happy path to the routers, which answer it as before', async () => {
@@ -128,6 +137,9 @@ describe('the check fast path', () => {
       [`/licenses/check?productUuid=${product()}&granteeIds=%00`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?productUuid=${product()}&granteeIds=,,`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?productUuid=not-a-uuid&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
+      // A literal `+` is no space the edge trims: not a UUID, not a number of days.
+      [`/licenses/check?productUuid=${product()}+&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
+      [`/licenses/check?${q}&grace=3+`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?productUuid=${org.keys['plans.notes.team']}&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 404],
       [`/licenses/check?granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, 'content-type': 'application/json' }, 400, '{"granteeIds":"\\u0000"}'],
@@ -213,6 +225,10 @@ describe("the check fast path for v2 (SDK 5's call)", () => {
       [`/licenses/check?productUuid=${product()}&granteeIds=licensed&sigEncode=base64`, { ...sdk(), 'content-length': '0' }, 200],
       [`/licenses/check?productUuid=${product()}&granteeIds=nobody`, sdk(), 204],
       [`/licenses/check?productUuid=${product()}&granteeIds=nobody,else&grace=undefined`, sdk(), 204],
+      // SDK 5 interpolates grantees unencoded: `+` is a literal plus, as v2's router reads it; `%20` a space.
+      [`/licenses/check?productUuid=${product()}&granteeIds=ann+licensed@example.com&grace=undefined`, sdk(), 200],
+      [`/licenses/check?productUuid=${product()}&granteeIds=nobody,ann+licensed@example.com`, sdk(), 200],
+      [`/licenses/check?productUuid=${product()}&granteeIds=ann%20licensed@example.com&grace=undefined`, sdk(), 204],
     ];
     for (const [path, headers, status] of cases) {
       const before = fast.fastPathStats();
@@ -265,6 +281,8 @@ describe("the check fast path for v2 (SDK 5's call)", () => {
       [`/licenses/check?productUuid=${product()}&granteeIds=,,`, sdk(), 400],
       [`/licenses/check?productUuid=${product()}&granteeIds=undefined`, sdk(), 400],
       [`/licenses/check?productUuid=not-a-uuid&granteeIds=licensed`, sdk(), 400],
+      [`/licenses/check?productUuid=${product()}+&granteeIds=licensed`, sdk(), 400],
+      [`/licenses/check?${q}&grace=+undefined`, sdk(), 400],
       [`/licenses/check?productUuid=${org.keys['plans.notes.team']}&granteeIds=licensed`, sdk(), 404],
       [`/licenses/check?granteeIds=licensed`, sdk(), 400],
       [`/licenses/check?undefined=undefined`, sdk(), 400],

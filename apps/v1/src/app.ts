@@ -7,6 +7,7 @@ import {
   generationRouter,
   legacyErrorBody,
   legacyErrorSchema,
+  literalPlusQuery,
   createMetrics,
   mountOperations,
   observeRequests,
@@ -43,9 +44,9 @@ const options = (s: Pick<V1AppServices, 'core' | 'logger' | 'rateLimits'>, notFo
   rateLimits: s.rateLimits,
 });
 
-/** The v1 generation's router, from its route table. */
+/** The v1 generation's router, from its route table; `+` in its query strings is a literal plus (the real service's Node clients do not encode it). */
 export function createV1Router(s: Pick<V1AppServices, 'core' | 'links' | 'clock' | 'config' | 'logger' | 'rateLimits'>): GenerationRouter {
-  return generationRouter(v1Routes(s), { ...options(s, 'no such v1 operation'), before: [versionRule] });
+  return generationRouter(v1Routes(s), { ...options(s, 'no such v1 operation'), before: [literalPlusQuery, versionRule] });
 }
 
 /** Deferred checkout links (`/checkout/start/:token`), public: the customer's browser follows them. Other paths pass on. */

@@ -8,6 +8,7 @@ import {
   generationRouter,
   legacyErrorBody,
   legacyErrorSchema,
+  literalPlusQuery,
   mountOperations,
   observeRequests,
   openApiDocument,
@@ -82,7 +83,8 @@ export function createVersionRouter(
     logger: s.logger,
     notFound: () => `no such ${version} operation`,
     rateLimits: s.rateLimits,
-    before: [dropUndefined],
+    // `+` in the query string is a literal plus (SDK 5 does not encode it), then SDK 5's `=undefined` pairs dropped.
+    before: [literalPlusQuery, dropUndefined],
   });
 }
 

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseQueryString } from 'node:querystring';
 import {
   assertCleanText,
   hashApiKey,
@@ -16,7 +15,7 @@ import { checkBody, checkView, v2CheckBody } from './views';
 import { parseGrace, parseGranteeIds } from './params';
 import { compile } from './validation';
 import { auditBody, responseAuditSink } from './response-audit';
-import { requestIdOf } from './middleware';
+import { parseLiteralPlusQuery, requestIdOf } from './middleware';
 import type { RateLimits } from './rate-limits';
 
 /** The check's query string (productUuid a UUID; the rest parsed by the edge parsers). */
@@ -144,7 +143,7 @@ const validV2CheckQuery = compile<V2CheckQuery>(v2CheckQuerySchema);
 /** v2's check request from the query string after `?`, as v2's router reads it (DER, always); throws what it refuses. */
 function v2CheckRequestOf(search: string): CheckRequest {
   if (NOT_PLAIN_URL.test(search)) throw new Error('not a plain query string');
-  const query = parseQueryString(dropUndefinedPairs(search));
+  const query = parseLiteralPlusQuery(dropUndefinedPairs(search));
   assertCleanText(query, 'query');
   const q = validV2CheckQuery(query);
   return { productId: q.productUuid, granteeIds: parseGranteeIds(q.granteeIds), graceDays: parseGrace(q.grace), encoding: 'der' };
@@ -202,8 +201,9 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
     try {
       if (v2) request = v2CheckRequestOf(url.slice('/licenses/check?'.length));
       else {
-        // Validated as parsed (an object without a prototype; a copy cost more than the parse).
-        const query = parseQueryString(url.slice('/licenses/check?'.length));
+        // Validated as parsed (an object without a prototype; a copy cost more than the parse). `+`
+        // is a literal plus, as the routers read it (`literalPlusQuery`).
+        const query = parseLiteralPlusQuery(url.slice('/licenses/check?'.length));
         assertCleanText(query, 'query');
         request = checkRequestOf(validCheckQuery(query));
       }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import { Readable, type Duplex } from 'node:stream';
+import { parse as parseQueryString, type ParsedUrlQuery } from 'node:querystring';
+import { parse as parseLegacyUrl } from 'node:url';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { DomainError, ErrorCodes, pageSecurityHeaders, type Logger, type PagePolicy } from '@tollgate/core';
 
@@ -103,6 +105,49 @@ export const noSniff: RequestHandler = (_req, res, next) => {
 export function setPageSecurity(res: Response, policy: PagePolicy): void {
   for (const [name, value] of Object.entries(pageSecurityHeaders(policy))) res.setHeader(name, value);
 }
+
+/**
+ * A query string as the generations the real service's Node clients call (legacy, v1, v2, v3) read
+ * it: express's `'simple'` parser (`querystring.parse`: repeated keys as arrays, a bad `%` kept as
+ * written, an object without a prototype) but `+` is a literal plus (RFC 3986), not a space. Those
+ * clients interpolate values unencoded (`granteeIds=${ids}`), so a grantee `ann+test@example.com`
+ * arrives with its `+` as is; a space arrives as `%20`. Only a string holding a `+` pays for the
+ * replacement. The catalog (`/api`, whose clients form-encode) keeps `+` as a space.
+ */
+export function parseLiteralPlusQuery(search: string | null | undefined): ParsedUrlQuery {
+  return parseQueryString(typeof search === 'string' && search.includes('+') ? search.replace(/\+/g, '%2B') : (search ?? ''));
+}
+
+/**
+ * A URL `parseurl` (express's and the router's URL parser) reads with Node's legacy `url.parse`
+ * rather than as `path?query`: one not starting with `/`, or holding a fragment (`#`, which a raw
+ * request line may carry) or whitespace.
+ */
+const NOT_PLAIN_URL = /[#\t\n\f\r \u00a0\ufeff]/;
+
+/** The query string of a request URL exactly as express's `req.query` takes it (`parseurl(req).query`). */
+export function rawQueryOf(url: string): string | null {
+  if (url.charCodeAt(0) !== 0x2f || NOT_PLAIN_URL.test(url)) return parseLegacyUrl(url).query as string | null;
+  const q = url.indexOf('?');
+  return q < 0 ? null : url.slice(q + 1);
+}
+
+/**
+ * Runs first in the routers of legacy, v1, v2 and v3: the request's `req.query` reads `+` as a
+ * literal plus (`parseLiteralPlusQuery`). Like express's own, it is read anew from `req.url` each
+ * time it is asked (v2's router rewrites `req.url` before reading it). The app's parser (the
+ * catalog's, pages') is untouched.
+ */
+export const literalPlusQuery: RequestHandler = (req, _res, next) => {
+  Object.defineProperty(req, 'query', {
+    configurable: true,
+    enumerable: true,
+    get(this: Request) {
+      return parseLiteralPlusQuery(rawQueryOf(this.url));
+    },
+  });
+  next();
+};
 
 export interface HttpAppOptions {
   logger: Logger;
