@@ -29,7 +29,7 @@ export const DEFERRED_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export type PlanLinkOptions = Partial<Pick<CheckoutLinkRequest, 'granteeId' | 'successUrl' | 'cancelUrl'>>;
 
 export interface LinkServices {
-  checkout: Pick<CheckoutService, 'validateLink' | 'checkCustomerId'>;
+  checkout: Pick<CheckoutService, 'validateLink' | 'checkCustomerId' | 'unsellable'>;
   links: SignedLinks;
   clock: Clock;
   config: { publicUrl: string };
@@ -93,11 +93,14 @@ export async function deferredCheckoutLinks(
     // A plan sold in another currency than the list's (asked without `currency`, a plan not priced
     // in the product's default would fall back to one it is priced in), a paid plan without a price
     // in the list's currency (the page says "Not sold in"), or one Tollgate would not bill as priced
-    // there (`unbilledLine`), gets no link: the list shows one currency, a followed link would be
-    // refused, and the other plans of the table are still sold.
+    // there (`unbilledLine`), or one the payment provider cannot sell there (`unsellable`: Stripe, a
+    // charging metered line item without a Stripe price), gets no link: the list shows one currency,
+    // a followed link would be refused (the visitor's browser would get the 400), and the other
+    // plans of the table are still sold.
     // A free plan charges nothing: its link carries the list's currency only when asked (its own fallback could be refused).
     if (currency !== undefined && paid(plan) && options.currency.toUpperCase() !== currency) continue;
     if (!pricedIn(plan, options.currency, catalog.currencies) || unbilledLine(plan, options.currency)) continue;
+    if (s.checkout.unsellable(plan, options.currency)) continue;
     const token = s.links.sign(
       {
         organisationId: tenant.organisationId,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BillingDocument, Plan, Subscription } from '@tollgate/core';
+import { decimalText, type BillingDocument, type Plan, type Subscription } from '@tollgate/core';
 
 /** Sandbox invoices and cards in the provider shape the contract describes (Stripe's). */
 
@@ -10,19 +10,26 @@ export interface InvoiceLineInput {
   description: string;
   amount: number;
   quantity: number;
+  /** Minor units; a usage line's may be a fraction of the minor unit (shown as Stripe's `unit_amount_decimal`). */
   unitAmount: number;
   proration: boolean;
   periodStart: Date;
   periodEnd: Date;
 }
 
+/**
+ * A unit price as Stripe shows one: `unit_amount` in whole minor units (null when the price has a
+ * fraction of one, as a metered price of 0.0000075 cents has), `unit_amount_decimal` its exact text.
+ */
+const wholeOrNull = (unitAmount: number): number | null => (Number.isInteger(unitAmount) ? unitAmount : null);
+
 function providerPlan(plan: Plan, currency: string, unitAmount: number) {
   return {
     id: `plan_${plan.id.replace(/-/g, '').slice(0, 20)}`,
     object: 'plan',
     active: !plan.archivedAt,
-    amount: unitAmount,
-    amount_decimal: String(unitAmount),
+    amount: wholeOrNull(unitAmount),
+    amount_decimal: decimalText(unitAmount),
     billing_scheme: 'per_unit',
     currency: currency.toLowerCase(),
     interval: plan.interval,
@@ -48,8 +55,8 @@ function providerPrice(plan: Plan, currency: string, unitAmount: number) {
     product: `prod_${plan.productId.replace(/-/g, '').slice(0, 20)}`,
     recurring: { interval: plan.interval, interval_count: plan.length, usage_type: plan.usageBased ? 'metered' : 'licensed' },
     type: 'recurring',
-    unit_amount: unitAmount,
-    unit_amount_decimal: String(unitAmount),
+    unit_amount: wholeOrNull(unitAmount),
+    unit_amount_decimal: decimalText(unitAmount),
   };
 }
 
@@ -101,7 +108,7 @@ export function invoiceDocument(input: InvoiceInput): BillingDocument {
     tax_amounts: [],
     tax_rates: [],
     type: l.proration ? 'invoiceitem' : 'subscription',
-    unit_amount_excluding_tax: String(l.unitAmount),
+    unit_amount_excluding_tax: decimalText(l.unitAmount),
   }));
   const body = {
     id,

@@ -345,12 +345,12 @@ export class SandboxPaymentProvider implements PaymentProvider {
   }
 }
 
-/** A usage line of a sandbox invoice: the exact amount; the unit price as the provider shape's whole minor units. */
+/** A usage line of a sandbox invoice: the exact amount and unit price (a fraction of the minor unit shows in `unit_amount_decimal`). */
 const usageLine = (l: UsageInvoiceLine): InvoiceLineInput => ({
   description: l.description,
   amount: l.amount,
   quantity: l.quantity,
-  unitAmount: Math.round(l.unitAmount ?? 0),
+  unitAmount: l.unitAmount ?? 0,
   proration: false,
   periodStart: l.periodStart,
   periodEnd: l.periodEnd,

@@ -1,4 +1,4 @@
-export { StripePaymentProvider, type StripeProviderConfig, type StripeSubscriptionView } from './provider';
-export { createStripeWebhookRouter, snapshotOf, type StripeWebhookDeps } from './webhooks';
+export { StripePaymentProvider, unsellableAtStripe, type StripeProviderConfig, type StripeSubscriptionView } from './provider';
+export { createStripeWebhookRouter, renewedPeriod, snapshotOf, type StripeWebhookDeps } from './webhooks';
 export { domainStatus, type StripeSubscriptionStatus } from './status';
 export { stripeKeyMode } from './keys';

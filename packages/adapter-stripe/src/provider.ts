@@ -4,10 +4,15 @@ import {
   ErrorCodes,
   isPerSeat,
   minimumSeats,
+  currencyOptionCharges,
+  currentPrice,
+  isLiveMeteredLine,
+  usagePriceOption,
   type BillingDocument,
   type CheckoutRequest,
   type Customer,
   type InvoiceList,
+  type LineItem,
   type MeterEvent,
   type MeterEventOutcome,
   type PaymentProvider,
@@ -50,7 +55,8 @@ export interface StripeSubscriptionView {
         /** Minor units per seat per interval (null: tiered, or a decimal amount). */
         unit_amount?: number | null;
         currency?: string;
-        recurring?: { interval: string; interval_count: number } | null;
+        /** `usage_type: 'metered'`: a price billing a meter's usage (a plan's metered line item), not seats. */
+        recurring?: { interval: string; interval_count: number; usage_type?: string } | null;
       };
     }[];
   };
@@ -93,6 +99,82 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
 
 const interval = (plan: Plan) => ({ interval: plan.interval, interval_count: plan.length });
 
+/** A Stripe subscription item billing a meter's usage (a metered price): never a plan's seats. */
+export const isMeteredItem = (i: { price: { recurring?: { usage_type?: string } | null } }): boolean =>
+  i.price.recurring?.usage_type === 'metered';
+
+/**
+ * The form of the stand-in a catalog save gives a price saved without a provider price id
+ * (`price_` and the first 14 hex digits of a price's id: plan-pricing.ts, catalog-file.ts), which
+ * no Stripe account holds (a Stripe price id is `price_` and some 24 letters and digits). Any id of
+ * this form is a stand-in, the price's own or another's: a plan's saved JSON saved again as a new
+ * plan keeps the stand-in of the price it was copied from.
+ */
+const STAND_IN = /^price_[0-9a-f]{14}$/;
+
+/**
+ * The Stripe price a vendor gave a metered line item (its current price's `paymentPriceId`, the
+ * published `stripePriceId`); null when it has none: an empty id, or a stand-in (`STAND_IN`).
+ */
+export function stripeMeteredPrice(li: LineItem): string | null {
+  const price = currentPrice(li) ?? li.prices[0];
+  const id = price?.paymentPriceId.trim() ?? '';
+  if (!price || !id || STAND_IN.test(id)) return null;
+  return id;
+}
+
+/** Whether Tollgate's close charges anything for a metered line item in the currency (core's rule for an option). */
+const charges = (li: LineItem, currency: string): boolean => {
+  const o = usagePriceOption(li, currency);
+  return !!o && currencyOptionCharges(o);
+};
+
+/**
+ * The Stripe prices that bill a plan's usage at Stripe: per meter, the Stripe price of the first
+ * live metered line item on it (the one Tollgate's period close bills; a later line of the same
+ * meter is never billed, and a second price on one meter would bill its events twice). `missing`:
+ * the line items that charge for usage in `currency` and have no Stripe price, which Stripe would
+ * never bill (the meter events Tollgate sends would hit no price).
+ */
+export function meteredPrices(plan: Plan, currency: string): { prices: string[]; missing: LineItem[] } {
+  const meters = new Set<string>();
+  const prices: string[] = [];
+  const missing: LineItem[] = [];
+  for (const li of plan.lineItems) {
+    if (!isLiveMeteredLine(li) || !li.meter || meters.has(li.meter.slug)) continue;
+    meters.add(li.meter.slug);
+    const price = stripeMeteredPrice(li);
+    if (price) {
+      if (!prices.includes(price)) prices.push(price);
+    } else if (charges(li, currency)) missing.push(li);
+  }
+  return { prices, missing };
+}
+
+/** Why Stripe cannot bill a plan's usage: its first metered line item without a Stripe price, and what to set. */
+const unbilledUsage = (plan: Plan, li: LineItem): string =>
+  `the plan ${plan.displayName} cannot be billed through Stripe: its metered line item ${li.slug} (meter ${li.meter?.slug ?? li.slug}) ` +
+  `has no Stripe price, so Stripe would bill none of its usage. Create a metered Stripe price on the Stripe meter whose event name is ` +
+  `${li.meter?.slug ?? li.slug}, priced as the line item is, and set it as the paymentPriceId of the line item's price (POST /api/plans/save)`;
+
+/**
+ * Why Stripe cannot sell `plan` in `currency` (its first metered line item that charges for usage
+ * and has no Stripe price: Stripe would bill none of that usage), or undefined when it can. The one
+ * rule of the checkout's and the plan change's refusals and of the port's `unsellable`, which the
+ * pricing tables' links, the switch list and the move decision ask.
+ */
+export function unsellableAtStripe(plan: Plan, currency: string): string | undefined {
+  const missing = meteredPrices(plan, currency).missing[0];
+  return missing ? unbilledUsage(plan, missing) : undefined;
+}
+
+/**
+ * The proration a metered item is deleted with: never `none`, which would drop the usage it
+ * billed so far (flexible billing mode bills it on deletion, unless `proration_behavior` is
+ * `none`), whatever the change asked for the plan's price; `always_invoice` bills it at once.
+ */
+const meteredDeletion = (proration: Proration): Proration => (proration === 'none' ? 'create_prorations' : proration);
+
 /** The payment port over Stripe: Checkout Sessions, the billing portal, subscriptions and invoices. */
 export class StripePaymentProvider implements PaymentProvider {
   readonly name = 'stripe';
@@ -105,6 +187,13 @@ export class StripePaymentProvider implements PaymentProvider {
   async checkoutLink(req: CheckoutRequest): Promise<{ url: string; providerSessionId: string }> {
     const o = req.options;
     const perSeat = isPerSeat(req.plan);
+    // The plan's usage is billed by Stripe from the meter events Tollgate sends: each metered line
+    // item's Stripe price is an item of the subscription (a metered price takes no quantity; Checkout
+    // cannot make one inline). One that charges and has none would sell usage never billed: refused
+    // (400 naming planId), before Stripe is asked; test-mode checkouts show it first.
+    const why = unsellableAtStripe(req.plan, o.currency);
+    if (why) throw new DomainError(ErrorCodes.VALIDATION_FAILED, `planId: ${why}`, [{ property: 'planId', error: why }]);
+    const metered = meteredPrices(req.plan, o.currency);
     const params: Stripe.Checkout.SessionCreateParams = {
       mode: 'subscription',
       client_reference_id: req.sessionId,
@@ -149,6 +238,8 @@ export class StripePaymentProvider implements PaymentProvider {
               }),
           quantity: x.quantity,
         })),
+        // The first plan's metered prices, last: the seat line stays the first (the completion reads its quantity).
+        ...metered.prices.map((price) => ({ price })),
       ],
       ...(o.promoCode ? { discounts: [{ promotion_code: o.promoCode }] } : {}),
       ...(o.allowPromoCode ? { allow_promotion_codes: true } : {}),
@@ -223,18 +314,89 @@ export class StripePaymentProvider implements PaymentProvider {
    * first plan must not land on another plan's item (which Stripe may list first).
    */
   private async item(s: Subscription, plan: Plan | null) {
+    return (await this.itemAndSubscription(s, plan)).item;
+  }
+
+  /** `item`, with the Stripe subscription it was read from. */
+  private async itemAndSubscription(s: Subscription, plan: Plan | null) {
     const sub = (await call('subscription retrieve', () =>
       this.stripe.subscriptions.retrieve(stripeId(s)),
     )) as unknown as StripeSubscriptionView;
     const item = planItem(sub.items.data, s, plan, true);
     if (!item)
       throw new DomainError(ErrorCodes.PAYMENT_PROVIDER_FAILED, "the Stripe subscription has no item of the subscription's first plan");
-    return item;
+    return { item, sub };
+  }
+
+  /** Why a Stripe sale of the plan in the currency would leave usage unbilled (`unsellableAtStripe`). */
+  unsellable(plan: Plan, currency: string): string | undefined {
+    return unsellableAtStripe(plan, currency);
+  }
+
+  /**
+   * The metered items to delete and the metered prices to add when `target` becomes the
+   * subscription's first plan (Tollgate meters the first plan's usage alone): of the metered items
+   * no plan claims (`keep`: the plan items the change leaves alone; an added plan's, or one naming
+   * a plan), those of prices the target does not bill go, and the target's prices the subscription
+   * lacks come.
+   */
+  private meteredSwap(sub: StripeSubscriptionView, s: Subscription, keep: string[], target: Plan) {
+    const prices = meteredPrices(target, s.currency).prices;
+    const claimed = claimedItems(sub.items.data, s);
+    const held = sub.items.data.filter((i) => isMeteredItem(i) && !keep.includes(i.id) && !claimed.has(i.id) && !i.metadata?.tollgatePlan);
+    return {
+      drop: held.filter((i) => !prices.includes(i.price.id)).map((i) => i.id),
+      add: prices.filter((p) => !held.some((i) => i.price.id === p)),
+    };
+  }
+
+  /**
+   * Deletes metered items, each in a call of its own prorated as `meteredDeletion` says: deleted in
+   * the plan change's own update with `proration_behavior: none`, Stripe would never bill the usage
+   * they billed so far, which Tollgate's close records as billed. Called after the change's update
+   * was taken, so it never throws: the move is made at Stripe and Tollgate writes it; an item Stripe
+   * did not delete is returned as the outcome's `leftover` (logged as an error by the use case, to
+   * delete in Stripe), nothing undone. An item Stripe answers `resource_missing` for is gone (a
+   * retried DELETE whose first try was taken: Stripe ignores idempotency keys on DELETE).
+   */
+  private async dropMetered(items: string[], proration: Proration, key?: (item: string) => object): Promise<ProviderOutcome> {
+    const left: string[] = [];
+    let reason = '';
+    for (const item of items)
+      await call('subscription item delete', () =>
+        this.stripe.subscriptionItems
+          .del(item, { proration_behavior: meteredDeletion(proration) }, key?.(item) ?? {})
+          .catch((e: unknown) => {
+            if ((e as { code?: string }).code === 'resource_missing') return null;
+            throw e;
+          }),
+      ).catch((e: unknown) => {
+        left.push(item);
+        reason = (e as Error).message;
+      });
+    return left.length
+      ? {
+          leftover: {
+            items: left,
+            reason:
+              `the change was made at Stripe, but the old first plan's metered items ${left.join(', ')} were not deleted (${reason}): ` +
+              'delete them in Stripe, prorated (with proration none Stripe bills none of their usage so far); left, a meter both ' +
+              'prices bill has its events billed twice',
+          },
+        }
+      : {};
   }
 
   async changePlan(req: PlanChangeRequest): Promise<ProviderOutcome> {
     const id = stripeId(req.subscription);
-    const item = await this.item(req.subscription, req.from);
+    // The target's usage is billed at Stripe as a checkout's is (its metered prices); one it
+    // charges for without a Stripe price is refused before Stripe is told anything.
+    const why = unsellableAtStripe(req.to, req.subscription.currency);
+    if (why) throw new DomainError(ErrorCodes.PAYMENT_NOT_AVAILABLE, why);
+    const { item, sub } = await this.itemAndSubscription(req.subscription, req.from);
+    // The metered items move with the plan: the target's come in the update, the old ones go after
+    // it (their usage billed so far, whatever proration the change asked).
+    const metered = this.meteredSwap(sub, req.subscription, [item.id], req.to);
     const price = req.to.providerPlanId
       ? { price: req.to.providerPlanId }
       : {
@@ -249,12 +411,13 @@ export class StripePaymentProvider implements PaymentProvider {
       this.stripe.subscriptions.update(id, {
         // The item names its plan too: an inline price names none, and the re-sync follows a change
         // whose write here was lost by this name.
-        items: [{ id: item.id, ...price, metadata: { tollgatePlan: req.to.id } }],
+        items: [{ id: item.id, ...price, metadata: { tollgatePlan: req.to.id } }, ...metered.add.map((p) => ({ price: p }))],
         proration_behavior: req.proration,
         metadata: { tollgatePlan: req.to.id },
       }),
     );
-    return {};
+    // Idempotency keys are ignored on DELETE (Stripe); a retried deletion's 404 counts as done.
+    return this.dropMetered(metered.drop, req.proration);
   }
 
   /** The subscription item moves to the plan's current price; no proration (the next invoice bills it). */
@@ -314,17 +477,23 @@ export class StripePaymentProvider implements PaymentProvider {
    * item cannot be told apart (400, nothing changed at Stripe).
    */
   private async itemOf(req: PlanItemRequest): Promise<string> {
-    if (req.paymentItemId) return req.paymentItemId;
+    return (await this.itemOfIn(req)).item;
+  }
+
+  /** `itemOf`, with the Stripe subscription when it was read for it (a recorded item needs no read). */
+  private async itemOfIn(req: PlanItemRequest, read = false): Promise<{ item: string; sub?: StripeSubscriptionView }> {
+    if (req.paymentItemId && !read) return { item: req.paymentItemId };
     const sub = (await call('subscription retrieve', () =>
       this.stripe.subscriptions.retrieve(stripeId(req.subscription)),
     )) as unknown as StripeSubscriptionView;
+    if (req.paymentItemId) return { item: req.paymentItemId, sub };
     const item = planItem(sub.items.data, req.subscription, req.plan, req.plan.id === req.subscription.planId);
     if (!item)
       throw new DomainError(
         ErrorCodes.PAYMENT_NOT_AVAILABLE,
         `the Stripe subscription item of plan ${req.plan.id} is not known (a plan bought in a cart at an inline price): change it in Stripe`,
       );
-    return item.id;
+    return { item: item.id, sub };
   }
 
   /**
@@ -350,13 +519,36 @@ export class StripePaymentProvider implements PaymentProvider {
     return { paymentItemId: item.id };
   }
 
-  /** A plan removed from the Stripe subscription: its subscription item deleted, prorated as asked. */
+  /**
+   * A plan removed from the Stripe subscription: its subscription item deleted, prorated as asked.
+   * The first plan removed (`promoted` becomes the first): the metered items move as in a plan
+   * change, in the same update as the deletion the promoted plan's metered prices come, after it
+   * the old plan's metered items go (their usage billed so far); a promoted plan whose charging
+   * metered line item has no Stripe price is refused before Stripe is told anything.
+   */
   async removePlan(req: PlanItemRequest): Promise<ProviderOutcome> {
-    const item = await this.itemOf(req);
-    await call('subscription item delete', () =>
-      this.stripe.subscriptionItems.del(item, { proration_behavior: req.proration }, this.key('plan-remove', req)),
+    const promoted = req.plan.id === req.subscription.planId ? req.promoted : undefined;
+    if (!promoted) {
+      const item = await this.itemOf(req);
+      await call('subscription item delete', () =>
+        this.stripe.subscriptionItems.del(item, { proration_behavior: req.proration }, this.key('plan-remove', req)),
+      );
+      return {};
+    }
+    const why = unsellableAtStripe(promoted, req.subscription.currency);
+    if (why)
+      throw new DomainError(ErrorCodes.PAYMENT_NOT_AVAILABLE, `removing the first plan makes ${promoted.displayName} the first: ${why}`);
+    const id = stripeId(req.subscription);
+    const { item, sub } = (await this.itemOfIn(req, true)) as { item: string; sub: StripeSubscriptionView };
+    const metered = this.meteredSwap(sub, req.subscription, [item], promoted);
+    await call('subscription update', () =>
+      this.stripe.subscriptions.update(
+        id,
+        { items: [{ id: item, deleted: true }, ...metered.add.map((p) => ({ price: p }))], proration_behavior: req.proration },
+        this.key('plan-remove', req),
+      ),
     );
-    return {};
+    return this.dropMetered(metered.drop, req.proration, (m) => this.key(`plan-remove-${m}`, req));
   }
 
   /** An added plan's seats: its subscription item's quantity, prorated as asked. */
@@ -488,18 +680,27 @@ export class StripePaymentProvider implements PaymentProvider {
  * (`first`), else the first naming no plan, else the first left. So a change of one plan never lands
  * on another plan's item, whichever Stripe lists first.
  */
-function planItem<I extends { id: string; price: { id: string }; metadata?: Record<string, string> | null }>(
-  items: I[],
-  s: Subscription,
-  plan: Plan | null,
-  first: boolean,
-): I | undefined {
-  const recorded = new Set(s.addedPlans.map((a) => a.paymentItemId).filter(Boolean));
-  const added = new Set(s.addedPlans.map((a) => a.planId).filter((p) => p !== plan?.id));
-  const free = items.filter((i) => !recorded.has(i.id) && !added.has(i.metadata?.tollgatePlan ?? ''));
+function planItem<
+  I extends { id: string; price: { id: string; recurring?: { usage_type?: string } | null }; metadata?: Record<string, string> | null },
+>(items: I[], s: Subscription, plan: Plan | null, first: boolean): I | undefined {
+  const claimed = claimedItems(items, s, plan);
+  const free = items.filter((i) => !claimed.has(i.id));
+  // A metered item (the first plan's usage billing) is never taken for a plan's seats by default.
+  const seats = free.filter((i) => !isMeteredItem(i));
   return (
     (plan?.providerPlanId ? free.find((i) => i.price.id === plan.providerPlanId) : undefined) ??
     (plan ? free.find((i) => i.metadata?.tollgatePlan === plan.id) : undefined) ??
-    (first ? (free.find((i) => !i.metadata?.tollgatePlan) ?? free[0]) : undefined)
+    (first ? (seats.find((i) => !i.metadata?.tollgatePlan) ?? seats[0] ?? free[0]) : undefined)
   );
+}
+
+/** The items added plans hold: recorded on them, or naming one (`metadata.tollgatePlan`); `plan`'s own aside. */
+function claimedItems<I extends { id: string; metadata?: Record<string, string> | null }>(
+  items: I[],
+  s: Subscription,
+  plan: Plan | null = null,
+): Set<string> {
+  const recorded = new Set(s.addedPlans.map((a) => a.paymentItemId).filter(Boolean));
+  const added = new Set(s.addedPlans.map((a) => a.planId).filter((p) => p !== plan?.id));
+  return new Set(items.filter((i) => recorded.has(i.id) || added.has(i.metadata?.tollgatePlan ?? '')).map((i) => i.id));
 }

@@ -10,7 +10,7 @@ import {
   type WebhookDelivery,
 } from '@tollgate/core';
 import { domainStatus } from './status';
-import type { StripeSubscriptionView } from './provider';
+import { isMeteredItem, type StripeSubscriptionView } from './provider';
 
 export interface StripeWebhookDeps {
   stripe: Stripe;
@@ -38,12 +38,33 @@ const idOf = (v: unknown): string | null =>
 const date = (seconds: number | null | undefined) => (seconds ? new Date(seconds * 1000) : null);
 
 /**
+ * The period a paid invoice bills up to: its lines' latest-ending period (of those ending then, the
+ * earliest-starting). A renewal invoice bills the new period's seat items in advance and the
+ * period just ended's metered items in arrears, in either order: the new period is the one that
+ * ends last (a metered line never ends after the period it bills; a proration line ends with the
+ * current period). Earlier it was the first line's, so a metered line listed first read as no
+ * renewal (its period ends where the subscription's does).
+ */
+export function renewedPeriod(lines: { period?: { start: number; end: number } | null }[]): { start: number; end: number } | undefined {
+  let out: { start: number; end: number } | undefined;
+  for (const { period: p } of lines)
+    if (p && (!out || p.end > out.end || (p.end === out.end && p.start < out.start))) out = { start: p.start, end: p.end };
+  return out;
+}
+
+/**
  * Our view of a Stripe subscription, read from the object Stripe returns when asked (never the
  * webhook body). A canceled one ended at Stripe's `ended_at`: its `canceled_at` is when the cancel
  * was asked, days before the end for a cancellation at the period's end.
  */
 export function snapshotOf(sub: StripeSubscriptionView & { ended_at?: number | null }): ProviderSnapshot {
-  const item = sub.items.data[0];
+  // The metered items naming no plan are the first plan's usage billing (its metered line items'
+  // Stripe prices, added at checkout or by a plan change), not a plan: left out, so they are never
+  // taken for the first plan's item (its seats, a plan switched at Stripe) nor logged as unknown.
+  // A subscription of metered items alone (a plan whose own price is metered) is read as before.
+  const plans = sub.items.data.filter((i) => !isMeteredItem(i) || i.metadata?.tollgatePlan);
+  const data = plans.length ? plans : sub.items.data;
+  const item = data[0];
   const start = item?.current_period_start ?? sub.current_period_start ?? 0;
   const end = item?.current_period_end ?? sub.current_period_end ?? 0;
   const status = domainStatus(sub.status);
@@ -56,7 +77,7 @@ export function snapshotOf(sub: StripeSubscriptionView & { ended_at?: number | n
     quantity: item?.quantity ?? 1,
     // Every item, so the re-sync tells them apart by plan (a subscription of several plans).
     // Each with the plan Tollgate named on it (an added plan's item, a plan change's), if any.
-    items: sub.items.data.map((i) => ({
+    items: data.map((i) => ({
       id: i.id,
       priceId: i.price.id,
       quantity: i.quantity ?? 1,
@@ -248,6 +269,7 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
           paymentSubscriptionId: subscriptionId,
           paymentCustomerId: idOf(session.customer),
           email: session.customer_details?.email ?? null,
+          // The seat line's: Tollgate lists it first, the metered prices' lines (no quantity) last.
           quantity: session.line_items?.data[0]?.quantity ?? undefined,
           delivery,
           ...(isTest !== undefined ? { isTest } : {}),
@@ -276,10 +298,10 @@ async function handle(deps: StripeWebhookDeps, event: Stripe.Event, delivery: We
       const invoice = (await deps.stripe.invoices.retrieve(objectId as string)) as unknown as {
         subscription?: string | { id: string } | null;
         parent?: { subscription_details?: { subscription?: string | { id: string } } | null } | null;
-        lines: { data: { period: { start: number; end: number } }[] };
+        lines: { data: { period?: { start: number; end: number } | null }[] };
       };
       const subscriptionId = idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(invoice.subscription);
-      const period = invoice.lines.data[0]?.period;
+      const period = renewedPeriod(invoice.lines.data);
       if (!subscriptionId || !period) return 'ignored';
       return deps.providerSync.renew(subscriptionId, new Date(period.start * 1000), new Date(period.end * 1000), delivery);
     }

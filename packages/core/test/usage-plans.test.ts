@@ -126,6 +126,31 @@ describe('usage plans', () => {
     expect(await periodEnd(bad.id)).toBeGreaterThan(ended);
   });
 
+  it('a subscription whose scheduled cancellation fails is passed over for a while, and the others still end (review)', async () => {
+    const { subscription: bad } = await buyPlan(core, keys['plans.notes.api'], 1, 'bad-end', 'fake');
+    const { subscription: good } = await buyPlan(core, keys['plans.notes.api'], 1, 'good-end', 'fake');
+    for (const s of [bad, good]) {
+      await core.subscriptions.cancel(tenant(), s.id, 'end');
+      await core.usage.record(tenant(), { owner: s.id, meterSlug: 'api_calls', quantity: 1800 });
+    }
+    (core.payments as PaymentProvider).usageBilled = (s) => {
+      if (s.id === bad.id) throw new Error('a broken subscription');
+      return {};
+    };
+    const ended = Math.max(bad.currentPeriodEnd.getTime(), good.currentPeriodEnd.getTime());
+    core.clock.set(new Date(ended + 1000));
+    const status = async (id: string) => (await core.uow.read((r) => r.subscriptions.get(id)))?.status;
+    // The broken one fails alone (its transaction rolled back); the other ends.
+    expect(await core.sweeps.cancellations()).toBe(1);
+    expect([await status(bad.id), await status(good.id)]).toEqual(['ACTIVE', 'CANCELED']);
+    // Passed over on the next passes, tried again once RENEWAL_RETRY_MS has passed.
+    expect(await core.sweeps.cancellations()).toBe(0);
+    (core.payments as PaymentProvider).usageBilled = () => ({});
+    core.clock.set(new Date(ended + 1000 + RENEWAL_RETRY_MS));
+    expect(await core.sweeps.cancellations()).toBe(1);
+    expect(await status(bad.id)).toBe('CANCELED');
+  });
+
   it('buying gives the period its allowance and cap; the renewal closes, bills the tiers, resets and rolls over, once', async () => {
     const { subscription: s } = await buyPlan(core, keys['plans.notes.api'], 1, 'alice', 'fake');
     expect(await balance(s.id)).toMatchObject({ granted: 1000n, used: 0n, cap: 5000n, periodEnd: s.currentPeriodEnd });

@@ -56,6 +56,11 @@ export class ModePaymentRouter implements PaymentProvider {
     return this.forMode(request.plan.isTest).checkoutLink(request);
   }
 
+  /** What the plan's mode's provider cannot sell (Stripe: usage with no Stripe price), as the checkout would be routed. */
+  unsellable(plan: Plan, currency: string): string | undefined {
+    return this.forMode(plan.isTest).unsellable?.(plan, currency);
+  }
+
   async checkoutUrl(providerSessionId: string, session: CheckoutSession): Promise<string | null> {
     const p = this.forMode(session.isTest);
     return p.checkoutUrl ? p.checkoutUrl(providerSessionId, session) : null;

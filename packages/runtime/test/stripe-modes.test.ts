@@ -88,6 +88,25 @@ describe('ModePaymentRouter', () => {
     expect(sent).toEqual(['test', 'live', 'live']);
   });
 
+  it("asks the plan's mode's provider what it cannot sell (Stripe: usage without a Stripe price); nothing when it cannot say", () => {
+    const { plan: livePlan } = of(false, 'stripe');
+    const { plan: testPlan } = of(true, 'stripe');
+    const asked: string[] = [];
+    const reasons = (label: string) => (p: { id: string }, currency: string) => (asked.push(`${label} ${currency}`), `${label} ${p.id}`);
+    Object.assign(live, { unsellable: reasons('live') });
+    Object.assign(test, { unsellable: reasons('test') });
+    try {
+      expect(router.unsellable(livePlan, 'USD')).toBe(`live ${livePlan.id}`);
+      expect(router.unsellable(testPlan, 'EUR')).toBe(`test ${testPlan.id}`);
+      expect(asked).toEqual(['live USD', 'test EUR']);
+      Object.assign(live, { unsellable: undefined });
+      expect(router.unsellable(livePlan, 'USD')).toBeUndefined();
+    } finally {
+      Object.assign(live, { unsellable: undefined });
+      Object.assign(test, { unsellable: undefined });
+    }
+  });
+
   it("a sandbox subscription's added seats go as the difference; its price sync is nothing", async () => {
     const { s, plan } = of(true, 'sandbox');
     const held = { ...s, addedPlans: [{ ...(s.addedPlans[0] ?? {}), planId: plan.id, quantity: 2 }] } as typeof s;

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { CatalogFile } from '@tollgate/core';
+import type { CatalogFile, GrantChange } from '@tollgate/core';
 import { checkCatalogFile } from '../catalog-check';
 import { CliError, type CommandModule } from '../command';
 import { organisationFor } from '../support';
@@ -25,7 +25,8 @@ export const importCommand: CommandModule = {
         const result = await core.importer.apply(doc, { dryRun: o.dryRun, createOrganisation: o.createOrg });
         if (o.dryRun) {
           if (o.json) return io.out(JSON.stringify(result.changes));
-          for (const c of result.changes) io.out(`would ${c.change === 'created' ? 'create' : 'update'} ${c.key}`);
+          for (const c of result.changes)
+            io.out(`would ${c.change === 'created' ? 'create' : 'update'} ${c.key}${c.grants ? `: ${grantsText(c.grants)}` : ''}`);
           io.out(
             `dry run of ${file}: ${result.created} to create, ${result.updated} to update, ${result.unchanged} unchanged; nothing written`,
           );
@@ -36,6 +37,21 @@ export const importCommand: CommandModule = {
       });
   },
 };
+
+/**
+ * What a plan's grants gain and lose, for the dry run: `capabilities +admin -export; features sso
+ * true -> (none), projects 3 -> unlimited; 2 running subscriptions`.
+ */
+export function grantsText(g: GrantChange): string {
+  const parts: string[] = [];
+  const caps = [...g.capabilities.added.map((n) => `+${n}`), ...g.capabilities.removed.map((n) => `-${n}`)];
+  if (caps.length) parts.push(`capabilities ${caps.join(' ')}`);
+  const show = (v: string | null) => (v === null ? '(none)' : JSON.stringify(v));
+  const features = Object.entries(g.features).map(([k, v]) => `${k} ${show(v.before)} -> ${show(v.after)}`);
+  if (features.length) parts.push(`features ${features.join(', ')}`);
+  parts.push(`${g.runningSubscriptions} running subscription${g.runningSubscriptions === 1 ? '' : 's'}`);
+  return parts.join('; ');
+}
 
 /** The file, parsed and checked against the catalog-file schema; every problem is one line with its line number. */
 function readCatalogFile(file: string): CatalogFile {

@@ -97,18 +97,54 @@ export const isPaidProduct = (plans: Plan[]): boolean => plans.some((p) => p.pri
 export const legacyStatus = (r: { archivedAt: Date | null }): 'ACTIVE' | 'CANCELLED' => (r.archivedAt ? 'CANCELLED' : 'ACTIVE');
 
 export const toMajor = (minor: number, currency: string): number => minor / 10 ** currencyExponent(currency);
-export const toMinor = (major: number, currency: string): number => Math.round(major * 10 ** currencyExponent(currency));
+/**
+ * A price in major units as whole minor units, exactly: an amount with more places than the
+ * currency's minor unit (`12.345` dollars, `10.5` yen) is a RangeError, never rounded (callers
+ * check it first, naming the field). The product is read back to the same number, which holds
+ * exactly when the amount is a whole number of minor units.
+ */
+export const toMinor = (major: number, currency: string): number => {
+  const minor = Math.round(major * 10 ** currencyExponent(currency));
+  if (!Number.isSafeInteger(minor) || toMajor(minor, currency) !== major)
+    throw new RangeError(`${major} ${currency.toUpperCase()} is not a whole number of minor units`);
+  return minor;
+};
 
 /**
- * Whether the plan can be sold in a currency (by short name): a free plan always; one priced by
+ * Whether a metered line item charges for usage in a currency (by short name): false when its
+ * price has options that charge (a price above 0) but none in it (the period close bills usage in the subscription's currency
+ * only: sold in another, the meter would go unbilled); a line item without a price, or whose price
+ * has no option at all, meters without charging in any currency.
+ */
+export function usagePricedIn(li: LineItem, currency: string): boolean {
+  const options = (currentPrice(li) ?? li.prices[0])?.currencyOptions ?? [];
+  // A meter priced at 0 in every currency it names (a catalog file's free meter) bills nothing anywhere.
+  return !options.some(currencyOptionCharges) || options.some((o) => o.currency.toUpperCase() === currency.toUpperCase());
+}
+
+/** Whether a currency option charges anything: a unit amount or a tier's unit or flat amount above 0. */
+export const currencyOptionCharges = (o: LineItem['prices'][number]['currencyOptions'][number]): boolean =>
+  (o.unitAmount ?? 0) > 0 || o.tiers.some((t) => t.unitAmount > 0 || (t.flatAmount ?? 0) > 0);
+
+/**
+ * Whether the plan can be sold in a currency (by short name): a free plan when each of its meters
+ * that charges is priced in it (always, without such meters); one priced by
  * its line items when every active line item's current price has an option in it (the metered
- * ones too: their usage is billed in it); any other when it has a plan currency of that name.
- * Sold in a currency it has no price in, a paid plan would cost nothing (`unitAmount` is 0 there).
+ * ones too: their usage is billed in it); any other when it has a plan currency of that name and
+ * every metered line item that charges for usage has a price in it too (a catalog file's plan:
+ * `prices` in dollars and yen with usage priced in dollars alone is sold in dollars only).
+ * Sold in a currency it has no price in, a paid plan would cost nothing (`unitAmount` is 0 there),
+ * and a meter would go unbilled (the period close never bills one currency's amounts in another).
  */
 export function pricedIn(plan: Plan, currency: string, currencies: ReadonlyMap<string, { shortName: string }>): boolean {
-  if (plan.pricingType === 'free') return true;
   const wanted = currency.toUpperCase();
-  if (!pricedByLineItems(plan)) return plan.currencies.some((c) => currencies.get(c.currencyId)?.shortName.toUpperCase() === wanted);
+  // A free plan costs nothing in any currency, but a meter of it that charges bills in its own only.
+  if (plan.pricingType === 'free') return plan.lineItems.filter(isLiveMeteredLine).every((li) => usagePricedIn(li, wanted));
+  if (!pricedByLineItems(plan))
+    return (
+      plan.currencies.some((c) => currencies.get(c.currencyId)?.shortName.toUpperCase() === wanted) &&
+      plan.lineItems.filter(isLiveMeteredLine).every((li) => usagePricedIn(li, wanted))
+    );
   const options = plan.lineItems
     .filter((li) => !li.archivedAt)
     .map((li) => currentPrice(li)?.currencyOptions)

@@ -1,5 +1,5 @@
 import type { CurrencyOption, Interval, LineItem, Quantity, Tier, UsageTerms } from '../model';
-import { formatUnits } from './usage';
+import { formatUnits, MAX_SIGNIFICANT_DIGITS } from './usage';
 import { addInterval } from './time';
 import { currentPrice } from './catalog';
 
@@ -41,15 +41,55 @@ export interface UsageCharge {
 }
 
 /**
- * Amounts are priced in millionths of a minor unit, then rounded half up once per line: exact for
- * any catalog amount. Quantities count the meter's smallest step, so a line's exact amount is
- * steps x price (millionths) / 10^scale, and the one division (by 10^6 x 10^scale) rounds it.
+ * The exact decimal value of an amount: the digits of the shortest decimal text that names the
+ * number (what JSON shows and what was sent, for any number of at most 15 significant digits) and
+ * its places (`0.0000075`: 75 and 7). Never a binary fraction: a price is billed as it reads.
  */
-const SCALE = 1_000_000n;
-const scaled = (amount: number) => BigInt(Math.round(amount * 1_000_000));
+export function exactDecimal(n: number): { digits: bigint; places: number } {
+  if (!Number.isFinite(n)) throw new RangeError(`${n} is not a finite amount`);
+  const m = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:e([+-][0-9]+))?$/.exec(String(n)) as RegExpExecArray;
+  const fraction = m[3] ?? '';
+  const places = fraction.length - Number(m[4] ?? 0);
+  const digits = BigInt(`${m[1]}${m[2]}${fraction}`);
+  return places < 0 ? { digits: digits * 10n ** BigInt(-places), places: 0 } : { digits, places };
+}
+
+/** The significant digits of an amount's shortest decimal text (`0.0000075`: 2). */
+export const significantDigits = (n: number): number => String(exactDecimal(n).digits).replace(/^-?0*/, '').length;
+
+/** An amount as its exact decimal text, never in exponent form (`0.0000075`; Stripe's `unit_amount_decimal`). */
+export const decimalText = (n: number): string => {
+  const { digits, places } = exactDecimal(n);
+  return formatUnits(digits, places);
+};
+
+/**
+ * An amount times 10^`by` (a currency's exponent: major to minor units, or back with a negative
+ * one), moved on its decimal text and never multiplied as a binary fraction: `0.000000075` dollars
+ * are `0.0000075` cents. Exact whenever the result has at most 15 significant digits (as every
+ * amount the catalog API and the catalog file accept has).
+ */
+export function shiftDecimal(n: number, by: number): number {
+  const { digits, places } = exactDecimal(n);
+  const to = places - by;
+  return to >= 0 ? Number(formatUnits(digits, to)) : Number(digits * 10n ** BigInt(-to));
+}
+
+/** Most significant digits an amount may have to be billed as it reads (what a JSON number carries exactly). */
+export const AMOUNT_SIGNIFICANT_DIGITS = MAX_SIGNIFICANT_DIGITS;
+
+/**
+ * A line's exact amount rounded half up once: steps x unit price + flat amount x 10^scale, over
+ * 10^scale, each price taken at its exact decimal value (any number of places: the API keeps up to
+ * 12 below the minor unit, as Stripe's `unit_amount_decimal`), so nothing is rounded before the line.
+ */
 const linePrice = (steps: Quantity, unitAmount: number, flatAmount: number, one: bigint): Quantity => {
-  const divisor = SCALE * one;
-  return (steps * scaled(unitAmount) + scaled(flatAmount) * one + divisor / 2n) / divisor;
+  const unit = exactDecimal(unitAmount);
+  const flat = exactDecimal(flatAmount);
+  const places = Math.max(unit.places, flat.places);
+  const at = (d: { digits: bigint; places: number }) => d.digits * 10n ** BigInt(places - d.places);
+  const divisor = 10n ** BigInt(places) * one;
+  return (steps * at(unit) + at(flat) * one + divisor / 2n) / divisor;
 };
 
 /** The billed units of a closed period: what no grant covered, counting the period as at least `minUsage`. */
@@ -58,14 +98,17 @@ export function billedUnits(used: Quantity, granted: Quantity, terms: Pick<Usage
   return counted > granted ? counted - granted : 0n;
 }
 
-/** The currency option of a metered line item's current price in `currency` (else its default). */
+/**
+ * The currency option a metered line item bills in: its current price's (else its first's) option
+ * in `currency`, never another currency's (its amounts are not the subscription's money); undefined
+ * when it has none. Only without a currency (no subscription's to bill in) is the default option taken.
+ */
 export function usagePriceOption(li: LineItem, currency: string | null): CurrencyOption | undefined {
   const price = currentPrice(li) ?? li.prices[0];
   if (!price) return undefined;
-  const wanted = currency?.toLowerCase();
-  return (
-    price.currencyOptions.find((o) => o.currency === wanted) ?? price.currencyOptions.find((o) => o.isDefault) ?? price.currencyOptions[0]
-  );
+  if (!currency) return price.currencyOptions.find((o) => o.isDefault) ?? price.currencyOptions[0];
+  const wanted = currency.toLowerCase();
+  return price.currencyOptions.find((o) => o.currency.toLowerCase() === wanted);
 }
 
 /** A bound (decimal text in units, or inf) in steps of a meter of `scale`; null: inf. */

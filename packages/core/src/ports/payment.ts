@@ -192,6 +192,12 @@ export interface PlanItemRequest {
   /** The provider's item of this plan on its subscription, when Tollgate knows it (`AddedPlan.paymentItemId`). */
   paymentItemId?: string | null;
   /**
+   * A removal of the subscription's first plan: the plan that becomes its first (its first added
+   * plan, one this request added too), whose usage Tollgate meters from then on. A provider that
+   * bills metered usage itself (Stripe) moves the subscription's metered prices to it.
+   */
+  promoted?: Plan;
+  /**
    * The member the subscription's customer is (`Customer.value`), which a provider that writes its
    * own invoices shows on them (the sandbox's `subscription_details.metadata.member`).
    */
@@ -218,6 +224,13 @@ export interface ProviderOutcome {
   documents?: BillingDocument[];
   /** The provider's item made for a plan added to its subscription (Stripe's `si_...`), kept on the added plan. */
   paymentItemId?: string;
+  /**
+   * What the provider left undone of a change it made (the change itself taken: Tollgate writes
+   * it, nothing is undone): its items an operator deletes by hand (Stripe: the old first plan's
+   * metered items whose deletion failed after the update moved the plan; left, a meter's events
+   * may bill twice), and why. The use case logs it as an error naming them.
+   */
+  leftover?: { items: string[]; reason: string };
 }
 
 export interface CompletedPurchase {
@@ -278,6 +291,16 @@ export interface PaymentProvider {
    * invalid). The meter-event relay sends the ledger through it.
    */
   sendMeterEvent?(event: MeterEvent): Promise<MeterEventOutcome>;
+  /**
+   * Why the provider cannot sell `plan` in `currency` (a currency's short name) as Tollgate prices
+   * it, in words a vendor can act on; undefined when it can. Stripe: a metered line item that
+   * charges for usage and has no Stripe price (Stripe would bill none of that usage). Its own
+   * `checkoutLink`, `changePlan` and `removePlan` (of the promoted plan) refuse such a plan by the
+   * same rule; Tollgate asks it first, to refuse a checkout, a plan change or the removal of a first
+   * plan before anything is written or told to the provider, and to leave the plan out where it is
+   * offered (a pricing table's links, the switch list). Absent: the provider sells every plan Tollgate does.
+   */
+  unsellable?(plan: Plan, currency: string): string | undefined;
   /** Moves the provider's subscription to another plan with the given proration. */
   changePlan(request: PlanChangeRequest): Promise<ProviderOutcome>;
   /**

@@ -19,9 +19,11 @@ import type {
 import { INTERVALS } from '../model';
 import { newPlan, newProduct } from '../domain/builders';
 import { assertAccessible } from '../domain/tenancy';
-import { assertProductOpen, currencyExponent, toMajor, toMinor } from '../domain/catalog';
+import { effectiveStatus } from '../domain/subscription';
+import { assertProductOpen, currencyExponent, toMajor, toMinor, usagePricedIn } from '../domain/catalog';
 import { exactNumber, formatUnits, MAX_SCALE, METER_SLUG, termSteps } from '../domain/usage';
-import { assertTierBounds, scanRecurringBilling, usageTermsOf } from './catalog/plan-pricing';
+import { AMOUNT_PLACES, assertTierBounds, MAX_AMOUNT_MINOR, scanRecurringBilling, usageTermsOf } from './catalog/plan-pricing';
+import { AMOUNT_SIGNIFICANT_DIGITS, exactDecimal, shiftDecimal, significantDigits } from '../domain/usage-billing';
 import { intervalPricingProviders, planHolds, refuseCurrencyRemoval, refuseIntervalChange } from './catalog/plan-holds';
 import type { Repositories } from '../ports';
 import { limitsOf, type CoreDeps } from './deps';
@@ -31,8 +33,11 @@ import { isUuid } from '../support/text';
 import { assertOrganisationName } from './api-keys';
 
 /** The catalog file (DESIGN.md section 9), already parsed from YAML or JSON. */
-/** Records a record's fate (`created`, `updated` or unchanged); true when it must be written. */
-type Count = (key: string, before: unknown, after: unknown) => boolean;
+/**
+ * Records a record's fate (`created`, `updated` or unchanged), with what an updated plan's grants
+ * gain and lose; true when it must be written.
+ */
+type Count = (key: string, before: unknown, after: unknown, grants?: GrantChange) => boolean;
 
 export interface CatalogFile {
   organisation: string;
@@ -123,8 +128,24 @@ export interface ImportResult {
   created: number;
   updated: number;
   unchanged: number;
-  /** What the file changed (or, dry run, would change), record by record, in file order. */
-  changes: { key: string; change: 'created' | 'updated' }[];
+  /**
+   * What the file changed (or, dry run, would change), record by record, in file order; an updated
+   * plan whose capabilities or feature values change says which (`grants`).
+   */
+  changes: { key: string; change: 'created' | 'updated'; grants?: GrantChange }[];
+}
+
+/**
+ * What an import changes in the grants of a plan the file names: the plan's `capabilities` and
+ * `features` are its whole set, so one the file leaves out is taken from the plan. An import never
+ * changes the grants of a plan it does not name (it never deletes a capability or feature).
+ */
+export interface GrantChange {
+  capabilities: { added: string[]; removed: string[] };
+  /** Feature key to its value before and after (`null`: none, the feature's default applies). */
+  features: Record<string, { before: string | null; after: string | null }>;
+  /** The plan's running subscriptions (not canceled): their licenses gain and lose these at their next check. */
+  runningSubscriptions: number;
 }
 
 /** Thrown inside a dry run's transaction to roll it back with its result. */
@@ -266,12 +287,12 @@ export class CatalogFileImport {
       if (!org) return fail(ErrorCodes.ORGANISATION_NOT_FOUND, `no organisation named ${file.organisation}`);
       const tenant: Tenant = { organisationId: org.id, isTest: !!file.test };
       const result: ImportResult = { organisationId: org.id, keys: {}, created: 0, updated: 0, unchanged: 0, changes: [] };
-      const count: Count = (key, before, after) => {
+      const count: Count = (key, before, after, grants) => {
         if (!before) result.created++;
         else if (same(before, after)) result.unchanged++;
         else result.updated++;
         const changed = !before || !same(before, after);
-        if (changed) result.changes.push({ key, change: before ? 'updated' : 'created' });
+        if (changed) result.changes.push({ key, change: before ? 'updated' : 'created', ...(before && grants ? { grants } : {}) });
         return changed;
       };
       const currencies = await this.ensureCurrencies(r, file.products ?? []);
@@ -402,17 +423,61 @@ export class CatalogFileImport {
     const base =
       existing ?? newProduct(tenant, { id: this.deps.ids.newId(), settingsId: this.deps.ids.newId() }, { name: e.name }, created());
 
-    const capabilities: Capability[] = (e.capabilities ?? []).map((name) => {
-      const prev = base.capabilities.find((c) => c.name === name);
-      return (
-        prev ?? { id: this.deps.ids.newId(), productId: base.id, name, description: '', status: 'ACTIVE', createdAt: now, updatedAt: now }
-      );
-    });
-    const features: Feature[] = (e.features ?? []).map((f, i) => this.feature(base, f, i, now));
-    const productCurrencies = (e.currencies ?? []).map((c, i) => ({
-      currencyId: (currencies.get(c.toUpperCase()) as Currency).id,
-      isDefault: i === 0,
-    }));
+    // Nothing is ever deleted by an import: the product's capabilities and features are merged, the
+    // file's first (created or updated, in file order), then those it leaves out, kept as they are
+    // (in their order). Deleting one would take it from every plan granting it, plans the file does
+    // not name included, and from the licenses customers paid for.
+    const named = new Set(e.capabilities ?? []);
+    const capabilities: Capability[] = [
+      ...[...named].map((name): Capability => {
+        const prev = base.capabilities.find((c) => c.name === name);
+        return (
+          prev ?? { id: this.deps.ids.newId(), productId: base.id, name, description: '', status: 'ACTIVE', createdAt: now, updatedAt: now }
+        );
+      }),
+      ...base.capabilities.filter((c) => !named.has(c.name)),
+    ];
+    const fileFeatures: Feature[] = (e.features ?? []).map((f, i) => this.feature(base, f, i, now));
+    const features: Feature[] = [
+      ...fileFeatures,
+      ...[...base.features]
+        .filter((f) => !fileFeatures.some((x) => x.id === f.id))
+        .sort((a, b) => a.sortOrder - b.sortOrder)
+        .map((f, j) => ({ ...f, sortOrder: fileFeatures.length + j })),
+    ];
+    // The product's plans the file does not name keep their grants: a feature whose type the file
+    // changes would change what they grant (their values are of the old type), so it is refused
+    // while one of them has a value of it (name those plans with new values, or use a new key).
+    const storedPlans = existing ? await r.plans.listByProduct(existing.id) : [];
+    const planKeys = new Set((e.plans ?? []).map((pe) => pe.key));
+    const unnamed = storedPlans.filter((p) => !(p.key !== null ? planKeys.has(p.key) : planKeys.has(p.id)));
+    for (const f of fileFeatures) {
+      const before = base.features.find((x) => x.id === f.id);
+      if (!before || before.valueType === f.valueType) continue;
+      const holders = unnamed.filter((p) => p.features.some((v) => v.featureId === f.id));
+      // An archived plan cannot be given new values (PLAN_ARCHIVED): with one among them, only a new key will do.
+      if (holders.length)
+        invalid(
+          `features.${f.key}.valueType`,
+          `plans ${holders.map((p) => `${p.key ?? p.id}${p.archivedAt ? ' (archived)' : ''}`).join(', ')} (not in the file) have a ${before.valueType} value of feature ${f.key}: ${
+            holders.some((p) => p.archivedAt)
+              ? 'an archived plan cannot be given new values, so give the feature another key'
+              : 'name them in the file with new values, or give the feature another key'
+          }`,
+        );
+    }
+    // The product's currencies are merged as its capabilities are: the file's first (its first the
+    // default), then those it leaves out (plans it does not name may be priced in them; the pricing
+    // page's currency switch and checkout's default follow this list); a file without `currencies`
+    // keeps the list as it is.
+    const fileCurrencies = [...new Set((e.currencies ?? []).map((c) => (currencies.get(c.toUpperCase()) as Currency).id))];
+    const productCurrencies =
+      e.currencies === undefined
+        ? base.currencies
+        : [
+            ...fileCurrencies.map((currencyId, i) => ({ currencyId, isDefault: i === 0 })),
+            ...base.currencies.filter((pc) => !fileCurrencies.includes(pc.currencyId)).map((pc) => ({ ...pc, isDefault: false })),
+          ];
     const integration = base.paymentIntegrationId
       ? null
       : await ensurePaymentIntegration(r, tenant, DEFAULT_PAYMENT_INTEGRATION, this.deps.ids, now);
@@ -427,7 +492,10 @@ export class CatalogFileImport {
       description: e.description ?? '',
       // Derived from its plans, which the file cannot change while the product is archived: an
       // archived one keeps what it has (the API never sets it: its own export must stay unchanged).
-      paid: existing?.archivedAt ? existing.paid : (e.plans ?? []).some((p) => p.pricingType === 'paid'),
+      // A plan the file does not name counts as it is.
+      paid: existing?.archivedAt
+        ? existing.paid
+        : (e.plans ?? []).some((p) => p.pricingType === 'paid') || unnamed.some((p) => !p.archivedAt && p.pricingType === 'paid'),
       currencies: productCurrencies,
       capabilities,
       features,
@@ -442,7 +510,19 @@ export class CatalogFileImport {
 
     const plansByKey = new Map<string, Plan>();
     for (const pe of e.plans ?? []) {
-      const plan = await this.plan(r, tenant, product, pe, currencies, held, now, created, count);
+      const plan = await this.plan(
+        r,
+        tenant,
+        product,
+        { product: existing, plans: storedPlans },
+        e.currencies ?? [],
+        pe,
+        currencies,
+        held,
+        now,
+        created,
+        count,
+      );
       // A plan made through the API is named by its id (it stays keyless).
       const planKey = plan.key ?? plan.id;
       plansByKey.set(planKey, plan);
@@ -452,7 +532,10 @@ export class CatalogFileImport {
     for (const te of e.pricingTables ?? []) {
       const tkey = requireKey(`products.${key}.pricingTables`, te.key);
       const prev = tables.find((t) => t.key === tkey) ?? tables.find((t) => t.key === null && t.id === tkey);
-      const planIds = (te.plans ?? []).map((k) => plansByKey.get(k)?.id ?? invalid(`pricingTables.${tkey}.plans`, `unknown plan ${k}`));
+      // A table may list a plan the product keeps though the file does not name it (by its key, or
+      // its id when keyless), as plans may name the features it keeps.
+      const planOf = (k: string) => plansByKey.get(k) ?? storedPlans.find((p) => (p.key ?? p.id) === k);
+      const planIds = (te.plans ?? []).map((k) => planOf(k)?.id ?? invalid(`pricingTables.${tkey}.plans`, `unknown plan ${k}`));
       const featureIds = (te.features ?? []).map(
         (k) => features.find((f) => f.key === k)?.id ?? invalid(`pricingTables.${tkey}.features`, `unknown feature ${k}`),
       );
@@ -470,7 +553,7 @@ export class CatalogFileImport {
         featureOrder: 'asc',
         customTheme: null,
         featuredPlanId: te.featuredPlan
-          ? (plansByKey.get(te.featuredPlan)?.id ?? invalid(`pricingTables.${tkey}.featuredPlan`, `unknown plan ${te.featuredPlan}`))
+          ? (planOf(te.featuredPlan)?.id ?? invalid(`pricingTables.${tkey}.featuredPlan`, `unknown plan ${te.featuredPlan}`))
           : null,
         plans: planIds.map((planId, sortOrder) => ({ planId, sortOrder, updatedAt: now })),
         features: featureIds.map((featureId, sortOrder) => ({ featureId, sortOrder, updatedAt: now })),
@@ -487,10 +570,15 @@ export class CatalogFileImport {
     if (!['boolean', 'numerical', 'enum'].includes(f.valueType)) invalid(`features.${key}.valueType`, 'must be boolean, numerical or enum');
     const prev = product.features.find((x) => x.key === key) ?? product.features.find((x) => x.key === null && x.name === key);
     const id = prev?.id ?? this.deps.ids.newId();
-    const enumOptions: EnumOption[] = (f.valueType === 'enum' ? (f.enumOptions ?? []) : []).map((name) => {
-      const o = prev?.enumOptions.find((x) => x.name === name);
-      return o ?? { id: this.deps.ids.newId(), featureId: id, name, updatedAt: now };
-    });
+    const listed = f.valueType === 'enum' ? (f.enumOptions ?? []) : [];
+    const enumOptions: EnumOption[] = [
+      ...listed.map((name) => {
+        const o = prev?.enumOptions.find((x) => x.name === name);
+        return o ?? { id: this.deps.ids.newId(), featureId: id, name, updatedAt: now };
+      }),
+      // An enum feature keeps the options the file leaves out (plans may hold them, the file's or not).
+      ...(f.valueType === 'enum' && prev?.valueType === 'enum' ? prev.enumOptions.filter((o) => !listed.includes(o.name)) : []),
+    ];
     if (f.valueType === 'enum' && enumOptions.length === 0) invalid(`features.${key}.enumOptions`, 'an enum feature needs options');
     return {
       id,
@@ -515,6 +603,8 @@ export class CatalogFileImport {
     r: Repositories,
     tenant: Tenant,
     product: Product,
+    stored: { product: Product | undefined; plans: Plan[] },
+    fileCurrencies: string[],
     e: PlanEntry,
     currencies: Map<string, Currency>,
     held: ReadonlySet<string>,
@@ -529,8 +619,10 @@ export class CatalogFileImport {
     if (e.interval !== undefined && !INTERVALS.includes(e.interval)) invalid(`${where}.interval`, 'must be day, week, month or year');
     if (e.licenseType !== undefined && !LICENSE_TYPES.includes(e.licenseType))
       invalid(`${where}.licenseType`, `must be one of ${LICENSE_TYPES.join(', ')}, got ${String(e.licenseType)}`);
-    // A price in a currency the product does not declare could never be shown or bought.
-    const declared = product.currencies.map((pc) => [...currencies.values()].find((c) => c.id === pc.currencyId)?.shortName);
+    // A price in a currency the product does not declare could never be shown or bought. A plan the
+    // file names is priced in the currencies the file lists for its product (the CLI's check of the
+    // file says the same), though the product keeps others for the plans the file leaves out.
+    const declared = fileCurrencies.map((c) => c.toUpperCase());
     for (const name of Object.keys(e.prices ?? {}))
       if (!declared.includes(name.toUpperCase()))
         invalid(
@@ -601,9 +693,21 @@ export class CatalogFileImport {
       };
     });
     const planCurrencies = Object.entries(e.prices ?? {}).map(([name, amount]) => {
-      if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0)
-        invalid(`${where}.prices.${name}`, 'must be a number of at least 0');
+      const field = `${where}.prices.${name}`;
+      if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) invalid(field, 'must be a number of at least 0');
       const c = currencies.get(name.toUpperCase()) as Currency;
+      // A plan's price is whole minor units (checkout, renewals and Stripe charge them), read on its
+      // decimal text: more places than the currency's minor unit are refused, never rounded, and so
+      // is more than the catalog API takes for a price (Stripe's largest unit_amount).
+      const exponent = currencyExponent(c.shortName);
+      if (exactDecimal(amount).places > exponent)
+        invalid(
+          field,
+          exponent
+            ? `must have at most ${exponent} decimal places (whole ${c.shortName} minor units), got ${amount}`
+            : `must be a whole number of ${c.shortName} (it has no minor unit), got ${amount}`,
+        );
+      if (shiftDecimal(amount, exponent) > MAX_AMOUNT_MINOR) invalid(field, `must be at most ${shiftDecimal(MAX_AMOUNT_MINOR, -exponent)}`);
       return { currencyId: c.id, amountMinor: toMinor(amount, c.shortName), paymentPlanId: `${key}_${c.shortName.toLowerCase()}` };
     });
     const plan: Plan = {
@@ -657,10 +761,65 @@ export class CatalogFileImport {
       );
     // Running subscriptions (added plans included) are billed in their currency: a file that drops it
     // from the plan's prices is refused (their renewals would charge 0); amounts may change.
+    // The refusal names the field that dropped the currency: `prices` when it lacks it, else the
+    // first usage entry whose price charges but not in it (`unitPrices` or `tiers`).
+    const droppedAt = (c: string) => {
+      if (Object.keys(e.prices ?? {}).some((n) => n.toUpperCase() === c)) {
+        const i = (e.usage ?? []).findIndex((u) => {
+          const li = plan.lineItems.find((x) => x.usage && x.meter?.slug === u.meter);
+          return li !== undefined && !usagePricedIn(li, c);
+        });
+        if (i >= 0) return `${where}.usage[${i}].${(e.usage ?? [])[i].tiers !== undefined ? 'tiers' : 'unitPrices'}.${c}`;
+      }
+      return `${where}.prices.${c}`;
+    };
     if (existing && !same(existing, plan))
-      await refuseCurrencyRemoval(r, existing, plan, await r.subscriptions.listByPlan(existing.id), now, (c) => `${where}.prices.${c}`);
-    if (count(`plans.${productKey}.${key}`, existing, plan)) await r.plans.save(plan);
+      await refuseCurrencyRemoval(r, existing, plan, await r.subscriptions.listByPlan(existing.id), now, droppedAt);
+    // The plan's grants before the import: as read before the product was written (a feature made
+    // enum to boolean loses its options there, and the plan's values of them with them), through
+    // the product as stored.
+    const grants =
+      existing && !same(existing, plan)
+        ? await this.grantChange(
+            r,
+            stored.product ?? product,
+            product,
+            stored.plans.find((p) => p.id === existing.id) ?? existing,
+            plan,
+            now,
+          )
+        : undefined;
+    if (count(`plans.${productKey}.${key}`, existing, plan, grants)) await r.plans.save(plan);
     return plan;
+  }
+
+  /**
+   * What a named plan's grants gain and lose (its capabilities and feature values, by name), with
+   * its running subscriptions when it loses one; undefined when they stay. The product holds every
+   * capability and feature either plan refers to (an import deletes none). The plan's old grants are
+   * read through the product as stored (`stored`): a feature the file changes (an enum made boolean)
+   * has lost the options its old values name in the product after the merge (`product`).
+   */
+  private async grantChange(
+    r: Repositories,
+    stored: Product,
+    product: Product,
+    before: Plan,
+    after: Plan,
+    now: Date,
+  ): Promise<GrantChange | undefined> {
+    const capName = (p: Product) => (id: Id) => p.capabilities.find((c) => c.id === id)?.name ?? id;
+    const had = before.capabilityIds.map(capName(stored));
+    const has = after.capabilityIds.map(capName(product));
+    const capabilities = { added: has.filter((n) => !had.includes(n)), removed: had.filter((n) => !has.includes(n)) };
+    const was = new Map(planFeatureValues(stored, before));
+    const is = new Map(planFeatureValues(product, after));
+    const features: GrantChange['features'] = {};
+    for (const k of new Set([...was.keys(), ...is.keys()]))
+      if (was.get(k) !== is.get(k)) features[k] = { before: was.get(k) ?? null, after: is.get(k) ?? null };
+    if (!capabilities.added.length && !capabilities.removed.length && !Object.keys(features).length) return undefined;
+    const runningSubscriptions = (await r.subscriptions.listByPlan(before.id)).filter((x) => effectiveStatus(x, now) !== 'CANCELED').length;
+    return { capabilities, features, runningSubscriptions };
   }
 
   /**
@@ -735,9 +894,19 @@ export class CatalogFileImport {
       const declared = new Set(plan.currencies.map((c) => [...currencies.values()].find((x) => x.id === c.currencyId)?.shortName));
       for (const n of names)
         if (!declared.has(n.toUpperCase())) invalid(`${at}.${tiered ? 'tiers' : 'unitPrices'}.${n}`, "is not one of the plan's currencies");
+      // Major units to minor ones on the decimal text (never a binary multiply), exact: at most
+      // 12 places below the minor unit (the catalog API's limit, Stripe's unit_amount_decimal) and
+      // 15 significant digits, else refused rather than rounded.
       const minor = (major: number, currency: string, field: string) => {
         if (typeof major !== 'number' || !Number.isFinite(major) || !(major >= 0)) invalid(field, 'must be a number of at least 0');
-        return Math.round(major * 10 ** currencyExponent(currency) * 1e6) / 1e6;
+        const exponent = currencyExponent(currency);
+        if (exactDecimal(major).places > AMOUNT_PLACES + exponent)
+          invalid(field, `must have at most ${AMOUNT_PLACES + exponent} decimal places (${AMOUNT_PLACES} below the minor unit)`);
+        if (significantDigits(major) > AMOUNT_SIGNIFICANT_DIGITS)
+          invalid(field, `must have at most ${AMOUNT_SIGNIFICANT_DIGITS} significant digits`);
+        const amount = shiftDecimal(major, exponent);
+        if (amount > MAX_AMOUNT_MINOR) invalid(field, `must be at most ${shiftDecimal(MAX_AMOUNT_MINOR, -exponent)}`);
+        return amount;
       };
       const id = old?.id ?? this.deps.ids.newId();
       const priceId = oldPrice?.id ?? this.deps.ids.newId();
@@ -894,6 +1063,19 @@ function shortNameOf(currencies: Map<string, Currency>, id: Id): string | undefi
   return undefined;
 }
 
+/** A plan's feature values as the file writes them: feature key to `"true"`, a number, `unlimited` or an enum option. */
+function planFeatureValues(product: Product, plan: Plan): [string, string][] {
+  return plan.features.map((v) => {
+    const f = product.features.find((x) => x.id === v.featureId);
+    const value = v.isUnlimited
+      ? 'unlimited'
+      : v.enumOptionId
+        ? (f?.enumOptions.find((o) => o.id === v.enumOptionId)?.name ?? '')
+        : v.value;
+    return [f?.key ?? f?.name ?? v.featureId, value];
+  });
+}
+
 /** Why a file may not change an archived product or what belongs to it. */
 const archivedProductMessage = (key: string) =>
   `product ${key} is archived: it, its plans and pricing tables are read-only (un-archive it first: PUT /api/products/:id {"isActive": true})`;
@@ -903,7 +1085,8 @@ function usageEntryOf(li: LineItem, plan: Plan): UsageEntry {
   const t = li.usage as NonNullable<LineItem['usage']>;
   const scale = li.meter?.scale ?? 0;
   const options = li.prices[0]?.currencyOptions ?? [];
-  const major = (minor: number | null, currency: string) => Math.round(((minor ?? 0) / 10 ** currencyExponent(currency)) * 1e8) / 1e8;
+  // Minor units back to major ones on the decimal text: exactly what import reads back.
+  const major = (minor: number | null, currency: string) => shiftDecimal(minor ?? 0, -currencyExponent(currency));
   void plan;
   return {
     meter: li.meter?.slug ?? li.slug,
@@ -1003,17 +1186,7 @@ export class CatalogFileExport {
               }),
             ),
             capabilities: plan.capabilityIds.map((id) => capName.get(id)).filter((n): n is string => !!n),
-            features: Object.fromEntries(
-              plan.features.map((v) => {
-                const f = p.features.find((x) => x.id === v.featureId);
-                const value = v.isUnlimited
-                  ? 'unlimited'
-                  : v.enumOptionId
-                    ? (f?.enumOptions.find((o) => o.id === v.enumOptionId)?.name ?? '')
-                    : v.value;
-                return [f?.key ?? f?.name ?? v.featureId, value];
-              }),
-            ),
+            features: Object.fromEntries(planFeatureValues(p, plan)),
           })),
           pricingTables: tables.map((t) => ({
             key: t.key ?? t.id,

@@ -8,7 +8,7 @@ import { startSubscription } from '../domain/license';
 import { assertCheckableGranteeId } from '../domain/grantee-ids';
 import { assertSeatTotal } from '../domain/seats';
 import { withPeriodEnd } from '../domain/seat-grantees';
-import { isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
+import { currentPrice, isLiveMeteredLine, isPerSeat, minimumSeats, unitAmount } from '../domain/catalog';
 import { assertAccessible } from '../domain/tenancy';
 import { subscriptionGroup } from '../domain/people';
 import { canonicalJson } from '../support/json';
@@ -62,6 +62,15 @@ const deferredTermsKey = (linkKey: string, terms: unknown): string =>
 
 /** What the provider is sent for a session, but the session's own id (built once: a deferred link digests it too). */
 type ProviderRequest = Omit<CheckoutRequest, 'sessionId'>;
+
+/**
+ * A deferred link's terms of a plan's live metered line items: each one's current price's provider
+ * price id (`paymentPriceId`), in the plan's order; none for a plan without them.
+ */
+const meteredTerms = (plan: Plan): { metered?: (string | null)[] } => {
+  const metered = plan.lineItems.filter(isLiveMeteredLine).map((li) => (currentPrice(li) ?? li.prices[0])?.paymentPriceId ?? null);
+  return metered.length ? { metered } : {};
+};
 
 const tenantOf = (session: CheckoutSession): Tenant => ({ organisationId: session.organisationId, isTest: session.isTest });
 
@@ -197,6 +206,10 @@ export class CheckoutService {
       licenseType: x.licenseType,
       perSeat: isPerSeat(x),
       minimumSeats: minimumSeats(x),
+      // The provider prices of its metered line items (what a Stripe checkout adds for them): a
+      // price id set since makes a new session. Only for a plan that has some, so the terms of
+      // every other plan digest byte for byte as before (stored keys keep matching).
+      ...meteredTerms(x),
     });
     return {
       provider: session.provider,
@@ -246,6 +259,9 @@ export class CheckoutService {
     // when a session is made, never when a payment completes (what was paid is recorded).
     assertPricedIn(plan, options.currency, catalog.currencies, 'currency');
     assertBilledAsPriced(plan, options.currency, 'planId');
+    // One the provider would refuse (Stripe: usage it would never bill) is refused before a session is written.
+    const why = this.unsellable(plan, options.currency);
+    if (why) invalid('planId', why);
     return {
       id: this.deps.ids.newId(),
       organisationId: plan.organisationId,
@@ -274,7 +290,19 @@ export class CheckoutService {
    * is free (what holds a plan's interval reads it, and so does a deferred link's reuse).
    */
   private cartSession(session: CheckoutSession, plan: Plan, extra: AddedPlanCharge[] | undefined): CheckoutSession {
-    return extra ? { ...session, provider: this.providerFor(plan, extra).name } : session;
+    if (!extra) return session;
+    // The cart goes to the provider its plans together pick (a free first plan with a paid extra
+    // one: the payment provider, not the free checkout `newSession` asked): each of its plans is
+    // asked of that provider before the session is written.
+    const provider = this.providerFor(plan, extra) as { name: string } & Partial<Pick<PaymentProvider, 'unsellable'>>;
+    const currency = session.options.currency;
+    const why = provider.unsellable?.(plan, currency);
+    if (why) invalid('planId', why);
+    for (const x of extra) {
+      const other = provider.unsellable?.(x.plan, currency);
+      if (other) invalid('cartItems', other);
+    }
+    return { ...session, provider: provider.name };
   }
 
   /**
@@ -328,6 +356,16 @@ export class CheckoutService {
     assertPlanOnSale(plan, catalog.product);
     const options = resolveCheckoutOptions(req, plan, catalog.product, catalog.currencies, limitsOf(this.deps).maxSeats);
     return { successUrl, cancelUrl, granteeId, member, options };
+  }
+
+  /**
+   * Why the provider a checkout of the plan goes to cannot sell it in the currency (the port's
+   * `unsellable`: Stripe, a charging metered line item without a Stripe price), or undefined: a
+   * pricing table leaves such a plan's link out, a new session refuses it (400 naming `planId`).
+   */
+  unsellable(plan: Plan, currency: string): string | undefined {
+    const provider = this.providerFor(plan) as { name: string } & Partial<Pick<PaymentProvider, 'unsellable'>>;
+    return provider.unsellable?.(plan, currency);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { invalid } from '../../errors';
 import { isCurrencyCode } from '../../support/money';
 import { MAX_QUANTITY, termSteps } from '../../domain/usage';
+import { AMOUNT_SIGNIFICANT_DIGITS, exactDecimal, significantDigits } from '../../domain/usage-billing';
 import type { CurrencyOption, Id, Interval, LineItem, Price, Tier, UsageTerms } from '../../model';
 import type { CurrencyOptionDraft, LineItemDraft, PriceDraft } from './inputs';
 
@@ -27,7 +28,7 @@ const USAGE_FIELDS = ['allowance', 'maxUsage', 'minUsage', 'rollover'] as const;
 /** The largest amount of a price in minor units (Stripe's largest `unit_amount`). */
 export const MAX_AMOUNT_MINOR = 99_999_999_999;
 /** Most places a per-unit amount of a metered line item may have below the minor unit (Stripe's `unit_amount_decimal`). */
-const AMOUNT_PLACES = 12;
+export const AMOUNT_PLACES = 12;
 
 /**
  * An amount in minor units, or a 400 naming the field: 0..MAX_AMOUNT_MINOR, whole (checkout,
@@ -40,8 +41,12 @@ const minorAmount = <T extends number | null | undefined>(property: string, valu
   if (!Number.isFinite(value) || value < 0 || value > MAX_AMOUNT_MINOR)
     return invalid(property, `must be an amount in minor units from 0 to ${MAX_AMOUNT_MINOR}`);
   if (perUnit) {
-    if (Number(value.toFixed(AMOUNT_PLACES)) !== value)
+    // Read as its shortest decimal text, the one usage billing prices exactly (`exactDecimal`) and
+    // the API shows: at most 15 significant digits, so it is the text that was sent.
+    if (exactDecimal(value).places > AMOUNT_PLACES)
       invalid(property, `must have at most ${AMOUNT_PLACES} decimal places (fractions of the minor unit)`);
+    if (significantDigits(value) > AMOUNT_SIGNIFICANT_DIGITS)
+      invalid(property, `must have at most ${AMOUNT_SIGNIFICANT_DIGITS} significant digits`);
   } else if (!Number.isInteger(value))
     invalid(property, 'must be a whole number of minor units (cents): fractions are kept only on a metered line item’s per-unit amounts');
   return value;

@@ -18,6 +18,7 @@ import {
   billedByProvider,
   billingProviderOf,
   loadOwned,
+  logLeftover,
   loadPlan,
   moveSubscriptionUsage,
   saveOutcome,
@@ -59,8 +60,8 @@ interface Decision {
   subscription: Subscription;
   seats: NewSeats[];
   ended: License[];
-  /** What the provider is told, in order. */
-  charges: { kind: 'add' | 'remove'; plan: Plan; quantity: number; unitAmount: number }[];
+  /** What the provider is told, in order (`promoted`: the plan a removal of the first plan makes the first). */
+  charges: { kind: 'add' | 'remove'; plan: Plan; quantity: number; unitAmount: number; promoted?: Plan }[];
 }
 
 /**
@@ -148,11 +149,12 @@ export class SubscriptionItems {
             requestId,
             paymentItemId: first.before.addedPlans.find((a) => a.planId === c.plan.id)?.paymentItemId ?? null,
             member: first.member,
+            ...(c.promoted ? { promoted: c.promoted } : {}),
           };
-          outcomes.push({
-            planId: c.plan.id,
-            outcome: await (c.kind === 'add' ? provider.addPlan(request) : provider.removePlan(request)),
-          });
+          const outcome = await (c.kind === 'add' ? provider.addPlan(request) : provider.removePlan(request));
+          // Made at the provider with items left over (Stripe: old metered items not deleted): written, and logged.
+          logLeftover(this.deps.logger, outcome, { subscriptionId: id, planId: c.plan.id });
+          outcomes.push({ planId: c.plan.id, outcome });
         }
       }
       // Once the provider was told, an outage says so (the change may be partly applied there).
@@ -277,11 +279,25 @@ export class SubscriptionItems {
         const removed = removePlan({ subscription: s, planId: step.planId, licenses, next, at: step.at, now });
         const plan = await loadPlan(r, step.planId);
         if (plan.usageBased) invalid(`${step.at}.planId`, 'a usage-based plan ends with its subscription: cancel it instead');
+        // The plan promoted bills the subscription's usage from then on: one its provider cannot
+        // bill (Stripe: a charging metered line item without a Stripe price) is refused before the
+        // provider is told anything, as a plan change to it is.
+        // Asked of the provider that bills the subscription (as the switch list does): under a live
+        // Stripe key `payments` is the router, whose pick by the plan's mode may not be it (a test
+        // subscription the sandbox bills).
+        const why = next && !forUpdate && billed ? billingProviderOf(this.deps, before)?.unsellable?.(next, before.currency) : undefined;
+        if (why && next) invalid(`${step.at}.planId`, `removing it makes ${next.displayName} the subscription's first plan: ${why}`);
         s = removed.subscription;
         const endedIds = new Set(removed.ended.map((l) => l.id));
         ended.push(...removed.ended);
         licenses = licenses.map((l) => (endedIds.has(l.id) ? (removed.ended.find((e) => e.id === l.id) as License) : l));
-        charges.push({ kind: 'remove', plan, quantity: held ?? 1, unitAmount: unitAmount(plan, before.currency, currencies) });
+        charges.push({
+          kind: 'remove',
+          plan,
+          quantity: held ?? 1,
+          unitAmount: unitAmount(plan, before.currency, currencies),
+          ...(next ? { promoted: next } : {}),
+        });
       }
     }
     // Seats made by an earlier add are not in `licenses`: the removes after it end only seats that were there.

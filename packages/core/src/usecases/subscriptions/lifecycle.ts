@@ -42,6 +42,7 @@ import {
   endSubscriptionUsage,
   moveSubscriptionUsage,
   billingProviderOf,
+  logLeftover,
 } from './shared';
 
 export interface SubscriptionView {
@@ -81,7 +82,7 @@ export async function subscriptionViewIn(r: Repositories, s: Subscription, now: 
  * state of its own (sandbox). See docs/decisions.md, "No provider call under a row lock".
  */
 export class SubscriptionLifecycle {
-  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'testPayments' | 'freeCheckout'>) {}
+  constructor(private readonly deps: Pick<CoreDeps, 'uow' | 'clock' | 'ids' | 'payments' | 'testPayments' | 'freeCheckout' | 'logger'>) {}
 
   async get(tenant: Tenant, id: Id): Promise<SubscriptionView> {
     const now = this.deps.clock.now();
@@ -140,6 +141,8 @@ export class SubscriptionLifecycle {
         toUnitAmount: unitAmount(first.target, first.s.currency, first.currencies),
         member: first.member,
       });
+      // Made at the provider; what it could not delete (Stripe: the old plan's metered items) is an operator's.
+      logLeftover(this.deps.logger, outcome, { subscriptionId: id, planId });
     } else {
       await this.deps.payments.cancel(first.s, 'now');
     }
@@ -193,7 +196,8 @@ export class SubscriptionLifecycle {
           // the new one starts its own period on the target plan's meters.
           // Credits of the customer's own (purchased, promotion, adjustment) go with it until they expire.
           const closed = await endSubscriptionUsage(r, this.deps.ids, billing, {
-            subscription: change.canceled,
+            // As it ran (a trial's usage is not billed), not as the change leaves it (canceled).
+            subscription: locked,
             plan: first.currentPlan,
             periodEnd: at,
             keepGrants: true,
@@ -325,6 +329,10 @@ export class SubscriptionLifecycle {
         field,
         `a usage-based plan change starts a new subscription, which ${billing.name} would not bill: cancel this subscription and check out the new plan`,
       );
+    // A target the provider cannot bill as priced (Stripe: a charging metered line item without a
+    // Stripe price) is refused before it is told, and left out of the switch list.
+    const unsellable = billing?.unsellable?.(to, s.currency);
+    if (unsellable) invalid(field, unsellable);
     // The provider whose renewals the subscription follows (the free checkout's too, which bills none).
     const renewer = providerOf(this.deps, s);
     if (renewer?.renewedBySweep && (from.interval !== to.interval || from.length !== to.length))
@@ -342,7 +350,8 @@ export class SubscriptionLifecycle {
    * The plans a subscriber may switch to (the v1 switch list, the sandbox portal's buttons): the
    * public plans on sale (active, not archived) of the subscription's product, billed on its
    * interval and length, that change-plan would accept (`decideMove`, the very rules: not the
-   * plans it holds, seats that fit, priced in its currency, a free subscription only free plans).
+   * plans it holds, seats that fit, priced in its currency, a free subscription only free plans,
+   * none its payment provider cannot sell).
    * A canceled subscription has none.
    */
   async switchablePlans(tenant: Tenant, id: Id): Promise<{ plans: Plan[]; product: Product; currencies: ReadonlyMap<Id, Currency> }> {

@@ -3,7 +3,7 @@ import type { Customer, Id, Plan, Subscription, Tenant } from '../../model';
 import { assertAccessible } from '../../domain/tenancy';
 import type { NewSeats } from '../../domain/seats';
 import { subscriptionGroup } from '../../domain/people';
-import type { IdGenerator, PaymentProvider, ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
+import type { IdGenerator, Logger, PaymentProvider, ProviderOutcome, Repositories, UnitOfWork } from '../../ports';
 import { closeSubscriptionPeriod, metersChanged, startSubscriptionUsage, usageInvoiceLines, type BilledPeriod } from '../usage/periods';
 
 /** The tenant's subscription (locked for the unit of work with `forUpdate`). */
@@ -39,6 +39,21 @@ export async function loadCustomer(r: Repositories, s: Subscription): Promise<Cu
 /** Keeps what the provider asked us to keep, inside the caller's transaction. */
 export async function saveOutcome(r: Repositories, outcome: ProviderOutcome | void): Promise<void> {
   for (const d of outcome?.documents ?? []) await r.billingDocuments.save(d);
+}
+
+/**
+ * What the provider left undone of a change it made (`ProviderOutcome.leftover`: Stripe's old
+ * metered items it did not delete after the update moved the plan), logged as an error naming the
+ * items, for an operator to delete them at the provider. The change itself is written: it was made
+ * there. Called as the provider answers (before the write, which may fail).
+ */
+export function logLeftover(logger: Logger | undefined, outcome: ProviderOutcome | void, fields: Record<string, unknown>): void {
+  if (outcome?.leftover)
+    logger?.error('the payment provider made the change but left items to delete by hand', {
+      ...fields,
+      items: outcome.leftover.items,
+      reason: outcome.leftover.reason,
+    });
 }
 
 /**

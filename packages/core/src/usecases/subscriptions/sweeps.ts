@@ -68,6 +68,11 @@ const EVALUATION_BATCH = 100;
 export class Sweeps {
   /** Subscriptions whose renewal failed for something else than an outage. */
   private readonly passedOver = new PassedOver('subscription', 'subscription renewal failed; passed over for now, the others go on');
+  /** Subscriptions whose scheduled cancellation failed for something else than an outage. */
+  private readonly cancellationsPassedOver = new PassedOver(
+    'subscription',
+    'scheduled cancellation failed; passed over for now, the others go on',
+  );
   /** Ended evaluation licenses that could not be ended for something else than an outage. */
   private readonly evaluationsPassedOver = new PassedOver(
     'license',
@@ -226,26 +231,39 @@ export class Sweeps {
   /** Cancels subscriptions whose scheduled cancellation is due. Returns how many. */
   async cancellations(limit = 100): Promise<number> {
     const now = this.deps.clock.now();
-    const due = await this.deps.uow.run((r) => r.subscriptions.listDueForCancellation(now, limit));
+    const listed = limit + this.cancellationsPassedOver.prune(now);
+    const due = (await this.deps.uow.run((r) => r.subscriptions.listDueForCancellation(now, listed)))
+      .filter((id) => !this.cancellationsPassedOver.has(id))
+      .slice(0, limit);
     let done = 0;
     for (const id of due) {
-      await this.deps.uow.run(async (r) => {
-        const s = await r.subscriptions.getForUpdate(id);
-        if (!s || !s.cancelAtPeriodEnd || s.status === 'CANCELED' || now < s.currentPeriodEnd) return;
-        const change = periodEndReached(s, await r.licenses.listBySubscription(s.id), now);
-        await r.subscriptions.save(change.subscription);
-        await r.licenses.saveMany(change.licenses);
-        // The last period's usage is final and billed (local bookkeeping of the sandbox, no network call under the lock).
-        await endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps, s), {
-          subscription: change.subscription,
-          plan: await loadPlan(r, s.planId),
-          periodEnd: s.currentPeriodEnd,
-          now,
-        });
-        done++;
-      });
+      try {
+        if (await this.cancelOne(id, now)) done++;
+      } catch (e) {
+        this.cancellationsPassedOver.failed(id, now, e, this.deps.logger);
+      }
     }
     return done;
+  }
+
+  /** Ends one subscription whose scheduled cancellation is due (under its row lock); false when there was nothing to do. */
+  private cancelOne(id: string, now: Date): Promise<boolean> {
+    return this.deps.uow.run(async (r) => {
+      const s = await r.subscriptions.getForUpdate(id);
+      if (!s || !s.cancelAtPeriodEnd || s.status === 'CANCELED' || now < s.currentPeriodEnd) return false;
+      const change = periodEndReached(s, await r.licenses.listBySubscription(s.id), now);
+      await r.subscriptions.save(change.subscription);
+      await r.licenses.saveMany(change.licenses);
+      // The last period's usage is final and billed (local bookkeeping of the sandbox, no network call under the lock).
+      await endSubscriptionUsage(r, this.deps.ids, billingProviderOf(this.deps, s), {
+        // As the period ran (a trial's usage is not billed), not as its end leaves it (canceled).
+        subscription: s,
+        plan: await loadPlan(r, s.planId),
+        periodEnd: s.currentPeriodEnd,
+        now,
+      });
+      return true;
+    });
   }
 }
 

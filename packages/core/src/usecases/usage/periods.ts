@@ -11,7 +11,7 @@ import {
   type KeptGrant,
   type PeriodCarry,
 } from '../../domain/usage';
-import { billedUnits, minimumFor, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
+import { billedUnits, minimumFor, shiftDecimal, usageCharge, usagePriceOption, type UsageChargeLine } from '../../domain/usage-billing';
 import type {
   Balance,
   CreditGrant,
@@ -142,8 +142,9 @@ function featureLineItem(
           {
             id: feature.id,
             currency: code,
-            // Minor units, possibly fractional (usage amounts are computed in millionths and rounded once per line).
-            unitAmount: v.pricePerUnit > 0 ? v.pricePerUnit * 10 ** currencyExponent(code.toUpperCase()) : 0,
+            // Minor units, possibly fractional, moved from major units on the decimal text (never a
+            // binary multiply: 0.0015 dollars are exactly 0.15 cents); usage lines round once each.
+            unitAmount: v.pricePerUnit > 0 ? shiftDecimal(v.pricePerUnit, currencyExponent(code.toUpperCase())) : 0,
             isDefault: true,
             tiers: [],
             createdAt: now,
@@ -441,6 +442,9 @@ export async function closeSubscriptionPeriod(
       a.now,
     );
   }
+  // A free trial's usage is not billed, nor its minimum (Stripe: usage accrued during a trial does
+  // not count toward what is charged): its close keeps the final usage and bills nothing.
+  const trial = s.status === 'TRIALING';
   for (const line of lines) {
     if (await r.usage.findClose(tenant, owner, line.meter.id, a.periodEnd)) continue;
     const closed = await closeOpenPeriod(r, ids, {
@@ -450,10 +454,11 @@ export async function closeSubscriptionPeriod(
       rollover: a.next && !a.midPeriod ? line.terms.rollover : { kind: 'none' },
       carry: { grants: renews || !!a.keepGrants, holds: renews || metersNext.has(line.meter.id) },
       // The minimum of the time the balance covered (from its start, a move's say, to the close).
-      minUsage: (b) => minimumFor(line.terms.minUsage, a.plan, { periodStart: s.currentPeriodStart, from: b.periodStart, to: a.periodEnd }),
+      minUsage: (b) =>
+        trial ? 0n : minimumFor(line.terms.minUsage, a.plan, { periodStart: s.currentPeriodStart, from: b.periodStart, to: a.periodEnd }),
       now: a.now,
     });
-    const units = billedUnits(closed.finalUsage, closed.granted, closed);
+    const units = trial ? 0n : billedUnits(closed.finalUsage, closed.granted, closed);
     const charge = usageCharge(line.lineItem, usagePriceOption(line.lineItem, s.currency), units, line.scale);
     const close: UsageClose = {
       id: ids.newId(),
@@ -609,15 +614,29 @@ export async function metersChanged(
   };
 }
 
-/** The invoice lines of billed periods (what the payment port bills), quantities in the meter's units and amounts as exact JSON numbers. */
+const SAFE_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The invoice lines of billed periods (what the payment port bills), quantities in the meter's
+ * units and amounts as exact JSON numbers. A line of more than 2^53 - 1 minor units (units at most
+ * 10^15 steps, prices at most 99,999,999,999: an uncapped meter can get there) cannot be billed
+ * exactly: the close is refused naming the meter and the amount (the renewal sweep logs it and
+ * passes the subscription over), never billed as another amount.
+ */
 export const usageInvoiceLines = (billed: BilledPeriod[]): UsageInvoiceLine[] =>
   billed.flatMap((b) =>
-    b.lines.map((l) => ({
-      description: l.description,
-      quantity: exactNumber(l.quantity, b.scale),
-      unitAmount: l.unitAmount,
-      amount: exactNumber(l.amount),
-      periodStart: b.close.periodStart,
-      periodEnd: b.close.periodEnd,
-    })),
+    b.lines.map((l) => {
+      if (l.amount > SAFE_AMOUNT || l.amount < -SAFE_AMOUNT)
+        throw new RangeError(
+          `the usage of meter ${b.meterSlug} (subscription ${b.close.subscriptionId ?? b.close.owner}) bills ${l.amount} minor units on one line, more than an invoice line carries exactly (${SAFE_AMOUNT}): not billed`,
+        );
+      return {
+        description: l.description,
+        quantity: exactNumber(l.quantity, b.scale),
+        unitAmount: l.unitAmount,
+        amount: exactNumber(l.amount),
+        periodStart: b.close.periodStart,
+        periodEnd: b.close.periodEnd,
+      };
+    }),
   );
