@@ -143,6 +143,8 @@ describe('the check fast path', () => {
       [`/licenses/check?productUuid=${org.keys['plans.notes.team']}&granteeIds=licensed`, { 'x-api-key': org.liveKey }, 404],
       [`/licenses/check?granteeIds=licensed`, { 'x-api-key': org.liveKey }, 400],
       [`/licenses/check?${q}`, { 'x-api-key': org.liveKey, 'content-type': 'application/json' }, 400, '{"granteeIds":"\\u0000"}'],
+      // A raw `#` in the request line: the routers' URL parser drops the fragment (final review).
+      [`/licenses/check?${q}#fragment`, { 'x-api-key': org.liveKey }, 200],
       // An empty body the routers' JSON parser still refuses: its charset (415), its encoding (400).
       [
         `/licenses/check?${q}`,

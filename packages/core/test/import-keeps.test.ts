@@ -216,6 +216,17 @@ describe('an import, after review', () => {
     expect((await core.importer.apply({ organisation: ORG, products: [product] })).changes).toEqual([]);
   });
 
+  it('removes a currency no plan left out of the file is priced in; an empty list keeps the default of those kept (final review)', async () => {
+    const { core } = await setup();
+    await core.importer.apply(file({ currencies: ['GBP', 'USD'] }));
+    expect(await productCurrencies(core)).toEqual(['GBP*', 'USD', 'EUR']);
+    // GBP: no plan is priced in it, so a file leaving it out removes it; USD and EUR price the team plan.
+    await core.importer.apply(file({ currencies: ['USD'] }));
+    expect(await productCurrencies(core)).toEqual(['USD*', 'EUR']);
+    await core.importer.apply(file({ currencies: [] }));
+    expect(await productCurrencies(core)).toEqual(['USD*', 'EUR']);
+  });
+
   it('lets a pricing table list and feature a stored plan the file does not name', async () => {
     const { core, keys } = await setup();
     const result = await core.importer.apply(

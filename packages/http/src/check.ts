@@ -203,7 +203,10 @@ export function createCheckFastPath(o: CheckFastPathOptions): CheckFastPath {
       else {
         // Validated as parsed (an object without a prototype; a copy cost more than the parse). `+`
         // is a literal plus, as the routers read it (`literalPlusQuery`).
-        const query = parseLiteralPlusQuery(url.slice('/licenses/check?'.length));
+        const search = url.slice('/licenses/check?'.length);
+        // A URL the routers' parser reads otherwise (a raw `#` drops the rest there): theirs to answer.
+        if (NOT_PLAIN_URL.test(search)) return pass();
+        const query = parseLiteralPlusQuery(search);
         assertCleanText(query, 'query');
         request = checkRequestOf(validCheckQuery(query));
       }

@@ -1,6 +1,6 @@
 import Ajv, { type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { DomainError, ErrorCodes, type ErrorDetail } from '@tollgate/core';
+import { DomainError, ErrorCodes, shortenText, truncateText, type ErrorDetail } from '@tollgate/core';
 
 /**
  * One ajv instance for the process that tells every error of a value: schemas are compiled once,
@@ -37,9 +37,7 @@ const NAMED_CUT_LISTS = 5;
 
 /** `text` if at most `max` characters long, else its start and end around `…` (`max` characters in all). */
 export function shorten(text: string, max = REPORTED_PROPERTY_CHARS): string {
-  if (text.length <= max) return text;
-  const head = Math.ceil((max - 1) / 2);
-  return `${text.slice(0, head)}…${text.slice(text.length - (max - 1 - head))}`;
+  return shortenText(text, max);
 }
 
 /** ajv's instance path (a JSON pointer) as a detail's `property`, shortened before it is unescaped. */
@@ -202,7 +200,7 @@ function closingNote(told: number, explained: number, uncounted: boolean, unchec
 /** `details` as one message, at most `REPORTED_MESSAGE_CHARS` characters. */
 const messageOf = (details: ErrorDetail[]): string => {
   const message = details.map((d) => `${d.property} ${d.error}`).join('; ');
-  return message.length > REPORTED_MESSAGE_CHARS ? `${message.slice(0, REPORTED_MESSAGE_CHARS - 1)}…` : message;
+  return truncateText(message, REPORTED_MESSAGE_CHARS);
 };
 
 /**

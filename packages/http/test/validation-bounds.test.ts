@@ -1,4 +1,4 @@
-import { DomainError } from '@tollgate/core';
+import { assertCleanText, DomainError } from '@tollgate/core';
 import {
   compile,
   FULL_REPORT_VALUES,
@@ -11,6 +11,9 @@ import {
 // The resource audit: ajv with `allErrors` built one error object per bad item before anything was
 // refused (`maxItems` did not stop it): a 1 MB body of 500 000 bad ids ran the server out of heap,
 // 100 000 of them answered 8.5 MB. The report of a refused value is now bounded.
+
+/** No lone UTF-16 surrogate (`String.prototype.isWellFormed`, not in this TypeScript lib). */
+const wellFormed = (text: string): boolean => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
 
 const refusal = (validate: (v: unknown) => unknown, value: unknown): DomainError => {
   try {
@@ -118,6 +121,22 @@ describe('the report of a refused body is bounded in characters too', () => {
     const e = refusal(plans, withLongKey(1_000, 3));
     expect(e.details.map((d) => d.property.length)).toEqual([REPORTED_PROPERTY_CHARS, REPORTED_PROPERTY_CHARS, REPORTED_PROPERTY_CHARS]);
     expect(e.details.map((d) => d.property.slice(-3))).toEqual(['.u0', '.u1', '.u2']);
+  });
+
+  it('a shortened key never splits an emoji into half a surrogate pair; a clean-text refusal names a long key shortened (final review)', () => {
+    for (const length of [150, 151]) {
+      const e = refusal(plans, { plans: [{ metadata: { ['😀'.repeat(length)]: { u0: 1 } } }] });
+      for (const d of e.details) expect([wellFormed(d.property), wellFormed(d.error)]).toEqual([true, true]);
+      expect(wellFormed(e.message)).toBe(true);
+    }
+    let thrown: DomainError | undefined;
+    try {
+      assertCleanText({ ['k'.repeat(900_000)]: 'a\u0000' }, 'body');
+    } catch (e) {
+      thrown = e as DomainError;
+    }
+    expect(thrown?.details?.[0]?.property.length).toBeLessThanOrEqual(REPORTED_PROPERTY_CHARS);
+    expect(thrown?.message.length).toBeLessThan(1_000);
   });
 
   it('the whole message is bounded', () => {

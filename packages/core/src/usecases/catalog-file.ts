@@ -466,18 +466,31 @@ export class CatalogFileImport {
           }`,
         );
     }
-    // The product's currencies are merged as its capabilities are: the file's first (its first the
-    // default), then those it leaves out (plans it does not name may be priced in them; the pricing
-    // page's currency switch and checkout's default follow this list); a file without `currencies`
-    // keeps the list as it is.
+    // The product's currencies: the file's (its first the default), then those it leaves out that a
+    // plan it does not name (archived ones too: the product's own export must import again) is priced
+    // in; a currency nothing left prices in is removed (the pricing page's currency switch and
+    // checkout's default follow this list; a running subscription's currency is refused below). A
+    // file without `currencies` keeps the list as it is; an empty list keeps the default of those kept.
     const fileCurrencies = [...new Set((e.currencies ?? []).map((c) => (currencies.get(c.toUpperCase()) as Currency).id))];
+    const codeOf = new Map([...currencies.values()].map((c) => [c.id, c.shortName.toUpperCase()]));
+    const pricedByUnnamed = (currencyId: string) =>
+      unnamed.some(
+        (p) =>
+          p.currencies.some((c) => c.currencyId === currencyId) ||
+          p.lineItems.some((li) =>
+            li.prices.some((pr) => pr.currencyOptions.some((o) => o.currency.toUpperCase() === codeOf.get(currencyId))),
+          ),
+      );
+    const kept = base.currencies.filter((pc) => !fileCurrencies.includes(pc.currencyId) && pricedByUnnamed(pc.currencyId));
     const productCurrencies =
       e.currencies === undefined
         ? base.currencies
-        : [
-            ...fileCurrencies.map((currencyId, i) => ({ currencyId, isDefault: i === 0 })),
-            ...base.currencies.filter((pc) => !fileCurrencies.includes(pc.currencyId)).map((pc) => ({ ...pc, isDefault: false })),
-          ];
+        : fileCurrencies.length === 0
+          ? kept.map((pc, i) => ({ ...pc, isDefault: kept.some((k) => k.isDefault) ? pc.isDefault : i === 0 }))
+          : [
+              ...fileCurrencies.map((currencyId, i) => ({ currencyId, isDefault: i === 0 })),
+              ...kept.map((pc) => ({ ...pc, isDefault: false })),
+            ];
     const integration = base.paymentIntegrationId
       ? null
       : await ensurePaymentIntegration(r, tenant, DEFAULT_PAYMENT_INTEGRATION, this.deps.ids, now);
