@@ -230,6 +230,8 @@ function request(op: Op): { path: string; body?: unknown } {
     'put /licenses/{licenseUuid}': { granteeId: 'intruder' },
     'post /licenses/cancel': { uuids: [ids.license] },
     'put /subscriptions/{subscriptionUuid}/change-plan': { planUuid: a.keys['plans.notes.business'] },
+    // SDK 3's move: the ids in the body.
+    'put /subscriptions': { newPlanId: a.keys['plans.notes.business'], subscriptionId: ids.subscription },
     'post /subscriptions/{subscriptionUuid}/seats': { increment: 1 },
     'put /subscriptions/{subscriptionUuid}/seats': { decrement: 1 },
     'post /api/products': { name: 'intruder' },
