@@ -77,6 +77,10 @@ function failure(e: unknown, io: Io): number {
  * offending input the message does not already name.
  */
 export function domainLine(message: string, details: readonly { property: string; error: string }[]): string {
-  const extra = details.map((d) => `${d.property}: ${d.error}`).filter((d) => !message.includes(d));
+  // A detail that only repeats the message (`unknown scope x`, `scopes: unknown scope x`) adds nothing.
+  const extra = details
+    .filter((d) => d.error !== message)
+    .map((d) => `${d.property}: ${d.error}`)
+    .filter((d) => !message.includes(d));
   return [message, ...extra].join('; ');
 }

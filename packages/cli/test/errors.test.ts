@@ -35,5 +35,9 @@ describe('CLI refusals of the core', () => {
         { property: 'b', error: 'y' },
       ]),
     ).toBe('the request is invalid; a: x; b: y');
+    // A detail that says what the message says is not said twice (`keys create --scopes nope:read`).
+    expect(domainLine('unknown scope nope:read', [{ property: 'scopes', error: 'unknown scope nope:read' }])).toBe(
+      'unknown scope nope:read',
+    );
   });
 });

@@ -42,6 +42,28 @@ describe('the tollgate bin shim', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
+  it('builds first when the sources hold migrations the build does not (a pull without a build)', () => {
+    const { root, shim, built } = layout(
+      `node -e "require('fs').mkdirSync('packages/adapter-postgres/dist/migrations',{recursive:true});require('fs').writeFileSync('packages/adapter-postgres/dist/migrations/b.js','')"`,
+    );
+    fs.mkdirSync(path.dirname(built), { recursive: true });
+    fs.writeFileSync(built, 'console.log(JSON.stringify(process.argv.slice(2)))');
+    const migrations = path.join(root, 'packages', 'adapter-postgres');
+    fs.mkdirSync(path.join(migrations, 'src', 'migrations'), { recursive: true });
+    fs.mkdirSync(path.join(migrations, 'dist', 'migrations'), { recursive: true });
+    for (const f of ['a.ts', 'b.ts']) fs.writeFileSync(path.join(migrations, 'src', 'migrations', f), '');
+    fs.writeFileSync(path.join(migrations, 'dist', 'migrations', 'a.js'), '');
+    fs.writeFileSync(path.join(migrations, 'dist', 'migrations', 'a.d.ts'), '');
+    const r = run(shim, ['migrate']);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain('older than the sources (1 migration(s) not built)');
+    expect(JSON.parse(r.stdout)).toEqual(['migrate']);
+    // Built now: the next run does not build again.
+    const again = run(shim, ['migrate']);
+    expect(again.stderr).toBe('');
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
   it('says to run the build when it fails', () => {
     const { root, shim } = layout('exit 3');
     const r = run(shim, ['migrate']);
