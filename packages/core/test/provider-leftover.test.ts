@@ -6,7 +6,8 @@ import { buyPlan, createTestCore, sampleCatalog } from '../src/testing';
 // the change is made at the provider, so Tollgate writes it, undoes nothing there, and logs the
 // items as an error for an operator to delete.
 
-it('add B, remove A (the first): a removal with items left over is written, B is not taken back, and the items are logged', async () => {
+/** A core whose error log lines are kept, with a team subscription of two seats. */
+async function world() {
   const base = createTestCore();
   const org = await base.apiKeys.ensureOrganisation('acme');
   const tenant = { organisationId: org.id, isTest: false };
@@ -15,6 +16,11 @@ it('add B, remove A (the first): a removal with items left over is written, B is
   const errors: [string, Record<string, unknown> | undefined][] = [];
   const core = createCore({ ...base.deps, logger: { error: (m, f) => errors.push([m, f]), info: () => undefined } });
   const { subscription: s } = await buyPlan(base, plan('team'), 2);
+  return { base, core, tenant, plan, errors, s };
+}
+
+it('add B, remove A (the first): a removal with items left over is written, B is not taken back, and the items are logged', async () => {
+  const { base, core, tenant, plan, errors, s } = await world();
   const removePlan = base.payments.removePlan.bind(base.payments);
   Object.assign(base.payments, {
     addPlan: async (request: PlanItemRequest): Promise<ProviderOutcome> => {
@@ -49,14 +55,7 @@ it('add B, remove A (the first): a removal with items left over is written, B is
 });
 
 it('a plan change the provider made with items left over is written and the items are logged', async () => {
-  const base = createTestCore();
-  const org = await base.apiKeys.ensureOrganisation('acme');
-  const tenant = { organisationId: org.id, isTest: false };
-  const { keys } = await base.importer.apply(sampleCatalog('acme'));
-  const plan = (key: string) => keys[`plans.notes.${key}`];
-  const errors: [string, Record<string, unknown> | undefined][] = [];
-  const core = createCore({ ...base.deps, logger: { error: (m, f) => errors.push([m, f]), info: () => undefined } });
-  const { subscription: s } = await buyPlan(base, plan('team'), 2);
+  const { base, core, tenant, plan, errors, s } = await world();
   const changePlan = base.payments.changePlan.bind(base.payments);
   Object.assign(base.payments, {
     changePlan: async (request: Parameters<typeof changePlan>[0]): Promise<ProviderOutcome> => ({
