@@ -295,10 +295,13 @@ export function describeMeterRelay(kind: 'pglite' | 'postgres'): void {
         const [pa, pb] = await Promise.all([a.pass(), b.pass()]);
         oneRanOrTheOtherFoundNothing(pa, pb, 'planned');
         expect(pa.planned + pb.planned).toBe(12);
-        expect(await planned()).toHaveLength(2);
+        // A pass that runs after the other committed its plan sends that plan (CI on 474a1f6): what is
+        // still planned is what neither sent yet.
+        const sentFirst = pa.sent + pb.sent;
+        expect(await planned()).toHaveLength(2 - sentFirst);
         const [sa, sb] = await Promise.all([a.pass(), b.pass()]);
         oneRanOrTheOtherFoundNothing(sa, sb, 'sent');
-        expect(sa.sent + sb.sent).toBe(2);
+        expect(sentFirst + sa.sent + sb.sent).toBe(2);
         expect(meter.requests).toHaveLength(2);
         expect(meter.taken.size).toBe(2);
         expect(meter.units()).toBe(24);
