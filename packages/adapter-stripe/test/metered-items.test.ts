@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, type CheckoutOptions, type LineItem, type Plan } from '@tollgate/core';
 import { aCustomer, aPlan, aProduct, aSubscription } from '@tollgate/core/testing';
 import { snapshotOf, StripePaymentProvider } from '../src';
+import { metered, standIn, T0 } from './metered-fixtures';
 
 // A usage plan bought through Tollgate's Stripe checkout: Stripe bills its usage from the meter
 // events Tollgate relays only if the subscription holds a metered price of each metered line item.
@@ -13,46 +14,6 @@ const stripe = new Stripe('sk_test_tollgate', { maxNetworkRetries: 0 });
 const provider = new StripePaymentProvider(stripe, { publicUrl: 'https://billing.example.com' });
 const tenant = { organisationId: randomUUID(), isTest: true };
 const product = { ...aProduct(tenant), displayName: 'Notes' };
-const T0 = new Date('2026-01-01T00:00:00Z');
-
-/** A metered line item on meter `slug`, its price's `paymentPriceId` as given (`stand-in`: the one a save makes without one). */
-function metered(slug: string, paymentPriceId: string | 'stand-in', unitAmount = 2, over: Partial<LineItem> = {}): LineItem {
-  const priceId = randomUUID();
-  return {
-    id: randomUUID(),
-    name: slug,
-    slug: `${slug}-usage`,
-    paymentProductId: 'prod_x',
-    nickname: slug,
-    priceType: 'metered',
-    intervalType: 'recurring',
-    billingScheme: 'per_unit',
-    tiersMode: null,
-    minQuantity: 1,
-    maxQuantity: 1,
-    isActive: true,
-    allowChangingQuantity: false,
-    unitLabel: null,
-    meter: { id: randomUUID(), slug, name: slug, paymentMeterId: `mtr_${slug}`, createdAt: T0, updatedAt: T0 },
-    usage: { allowance: 10n, maxUsage: null, minUsage: 0n, rollover: { kind: 'none' } },
-    prices: [
-      {
-        id: priceId,
-        paymentPriceId: paymentPriceId === 'stand-in' ? `price_${priceId.replace(/-/g, '').slice(0, 14)}` : paymentPriceId,
-        interval: 'month',
-        intervalCount: 1,
-        currencyOptions: [{ id: randomUUID(), currency: 'eur', unitAmount, isDefault: true, tiers: [], createdAt: T0, updatedAt: T0 }],
-        archivedAt: null,
-        createdAt: T0,
-        updatedAt: T0,
-      },
-    ],
-    archivedAt: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...over,
-  };
-}
 
 const planOf = (lineItems: LineItem[], over: Partial<Plan> = {}) =>
   aPlan(product, { id: randomUUID(), displayName: 'Usage', interval: 'month', length: 1, lineItems, ...over });
@@ -103,7 +64,7 @@ describe('metered line items at Stripe (nock, no network)', () => {
       // Archived: Tollgate meters it no more.
       metered('old_meter', 'price_1OldMeter', 2, { archivedAt: T0 }),
       // Free metering (charges nothing) and no Stripe price: nothing to bill, nothing refused.
-      metered('free_meter', 'stand-in', 0),
+      metered('free_meter', standIn, 0),
     ]);
     const seen = capture('post', '/v1/checkout/sessions', {
       id: 'cs_m',
@@ -124,7 +85,7 @@ describe('metered line items at Stripe (nock, no network)', () => {
   });
 
   it.each([
-    ['the stand-in a save gives a price without one', 'stand-in'],
+    ['the stand-in a save gives a price without one', standIn],
     ['an empty id', ''],
   ])(
     'refuses a checkout whose charging metered line item has no Stripe price (%s): 400 naming planId, Stripe never asked',
@@ -188,7 +149,7 @@ describe('metered line items at Stripe (nock, no network)', () => {
 
   it('refuses a plan change to a plan whose charging metered line item has no Stripe price, before Stripe is told', async () => {
     const from = planOf([]);
-    const to = planOf([metered('api_calls', 'stand-in')]);
+    const to = planOf([metered('api_calls', standIn)]);
     const subscription = aSubscription(from, customer, {
       paymentProvider: 'stripe',
       paymentSubscriptionId: 'sub_m',

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, type CheckoutOptions, type LineItem, type Plan, type ProviderSync, type Subscription } from '@tollgate/core';
 import { aCustomer, aPlan, aProduct, aSubscription } from '@tollgate/core/testing';
 import { createStripeWebhookRouter, StripePaymentProvider } from '../src';
+import { metered, standIn, T0 } from './metered-fixtures';
 
 // The metered items' review: a plan change keeps the removed meters' usage billed, a removal of
 // the first plan moves the metered items to the plan promoted, any stand-in id counts as no Stripe
@@ -18,48 +19,6 @@ const provider = new StripePaymentProvider(stripe, { publicUrl: 'https://billing
 const tenant = { organisationId: randomUUID(), isTest: true };
 const product = { ...aProduct(tenant), displayName: 'Notes' };
 const customer = aCustomer(tenant, { paymentCustomerId: 'cus_m' });
-const T0 = new Date('2026-01-01T00:00:00Z');
-
-/** The stand-in a catalog save gives a price of this id saved without a provider price id. */
-const standIn = (priceId: string) => `price_${priceId.replace(/-/g, '').slice(0, 14)}`;
-
-/** A metered line item on meter `slug` charging 2 cents a unit in EUR, its price's `paymentPriceId` as given. */
-function metered(slug: string, paymentPriceId: string | ((priceId: string) => string)): LineItem {
-  const priceId = randomUUID();
-  return {
-    id: randomUUID(),
-    name: slug,
-    slug: `${slug}-usage`,
-    paymentProductId: 'prod_x',
-    nickname: slug,
-    priceType: 'metered',
-    intervalType: 'recurring',
-    billingScheme: 'per_unit',
-    tiersMode: null,
-    minQuantity: 1,
-    maxQuantity: 1,
-    isActive: true,
-    allowChangingQuantity: false,
-    unitLabel: null,
-    meter: { id: randomUUID(), slug, name: slug, paymentMeterId: `mtr_${slug}`, createdAt: T0, updatedAt: T0 },
-    usage: { allowance: 0n, maxUsage: null, minUsage: 0n, rollover: { kind: 'none' } },
-    prices: [
-      {
-        id: priceId,
-        paymentPriceId: typeof paymentPriceId === 'string' ? paymentPriceId : paymentPriceId(priceId),
-        interval: 'month',
-        intervalCount: 1,
-        currencyOptions: [{ id: randomUUID(), currency: 'eur', unitAmount: 2, isDefault: true, tiers: [], createdAt: T0, updatedAt: T0 }],
-        archivedAt: null,
-        createdAt: T0,
-        updatedAt: T0,
-      },
-    ],
-    archivedAt: null,
-    createdAt: T0,
-    updatedAt: T0,
-  };
-}
 
 const planOf = (displayName: string, lineItems: LineItem[]) =>
   aPlan(product, { id: randomUUID(), displayName, interval: 'month', length: 1, lineItems });
